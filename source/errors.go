@@ -1,0 +1,162 @@
+package source
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNotFound: the record does not exist (or is not listed).
+	ErrNotFound = errors.New("not found")
+	// ErrUnauthorized: the API key is missing or wrong.
+	ErrUnauthorized = errors.New("401 Unauthorized")
+)
+
+// Error type names used in bodies, as the real service writes them.
+const (
+	TypeRecordInvalid = "Record Invalid"
+	TypeRateLimit     = "Rate Limit Reached"
+)
+
+// FieldProblem is one field's reasons in a Record Invalid error.
+type FieldProblem struct {
+	Field   string // the input name, e.g. "employee[email]"
+	Reasons []string
+}
+
+// ValidationError is a create refused because of its fields: 400 with
+// {"error":{"type":"Record Invalid","employee[field]":["reason"]}}.
+type ValidationError struct {
+	Problems []FieldProblem
+}
+
+func (e *ValidationError) Error() string {
+	var b bytes.Buffer
+	b.WriteString("record invalid:")
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		fmt.Fprintf(&b, " %s %v", p.Field, p.Reasons)
+	}
+	return b.String()
+}
+
+// Add records a reason against a field, keeping the order fields were first named in.
+func (e *ValidationError) Add(field, reason string) {
+	for i := range e.Problems {
+		if e.Problems[i].Field == field {
+			e.Problems[i].Reasons = append(e.Problems[i].Reasons, reason)
+			return
+		}
+	}
+	e.Problems = append(e.Problems, FieldProblem{Field: field, Reasons: []string{reason}})
+}
+
+// Err returns e when it holds problems, else nil.
+func (e *ValidationError) Err() error {
+	if len(e.Problems) == 0 {
+		return nil
+	}
+	return e
+}
+
+// AppendJSON appends the error body.
+func (e *ValidationError) AppendJSON(b []byte) []byte {
+	b = append(b, `{"error":`...)
+	w := beginObject(b)
+	w.key("type")
+	w.b = appendString(w.b, TypeRecordInvalid)
+	for _, p := range e.Problems {
+		w.key(p.Field)
+		w.b = append(w.b, '[')
+		for i, r := range p.Reasons {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = appendString(w.b, r)
+		}
+		w.b = append(w.b, ']')
+	}
+	return append(w.end(), '}')
+}
+
+// ErrorBody renders the body of every other error hrsync answers: the 401 the real service
+// sends ({"error":"401 Unauthorized"}) and otherwise {"error":{"type":…,"message":…}}.
+func ErrorBody(status int, message string) []byte {
+	if status == http.StatusUnauthorized {
+		return []byte(`{"error":"401 Unauthorized"}`)
+	}
+	typ := http.StatusText(status)
+	if status == http.StatusTooManyRequests {
+		typ = TypeRateLimit
+	}
+	b := []byte(`{"error":`)
+	w := beginObject(b)
+	w.key("type")
+	w.b = appendString(w.b, typ)
+	if message != "" {
+		w.key("message")
+		w.b = appendString(w.b, message)
+	}
+	return append(w.end(), '}')
+}
+
+// ParsedError is an error body as read from a response: the real service writes error as a
+// string or as an object of a type and per-field reasons.
+type ParsedError struct {
+	Type    string              // "Record Invalid", "Rate Limit Reached", or the string form
+	Message string              // a message member, when present
+	Fields  map[string][]string // per-field reasons, for Record Invalid
+}
+
+// ParseErrorBody reads an error body of either shape. It returns an error when the body is not
+// one.
+func ParseErrorBody(body []byte) (ParsedError, error) {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || len(env.Error) == 0 {
+		return ParsedError{}, fmt.Errorf("parse error body: not an error object")
+	}
+	var s string
+	if json.Unmarshal(env.Error, &s) == nil {
+		return ParsedError{Type: s}, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(env.Error, &m); err != nil {
+		return ParsedError{}, fmt.Errorf("parse error body: error is neither string nor object")
+	}
+	pe := ParsedError{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := m[k]
+		switch k {
+		case "type":
+			pe.Type, _ = scalarText(v)
+		case "message":
+			pe.Message, _ = scalarText(v)
+		default:
+			var reasons []string
+			if json.Unmarshal(v, &reasons) != nil {
+				if one, ok := scalarText(v); ok {
+					reasons = []string{one}
+				}
+			}
+			if pe.Fields == nil {
+				pe.Fields = make(map[string][]string)
+			}
+			pe.Fields[k] = reasons
+		}
+	}
+	return pe, nil
+}

@@ -1,0 +1,512 @@
+package source
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrEmailTaken is returned by a Store's CreateEmployee when a listed employee has the email.
+var ErrEmailTaken = errors.New("email already taken")
+
+// List is one page of a collection, read in one snapshot of the store.
+type List[T any] struct {
+	Items []T
+	// Total is the number of records in the whole collection.
+	Total int64
+	// Version identifies the store's contents the page was read from (see Store.Version).
+	Version int64
+}
+
+// Store is what the handler serves the interface over.
+type Store interface {
+	// Version identifies the store's current contents; it changes whenever they do.
+	Version(ctx context.Context) (int64, error)
+	ListEmployees(ctx context.Context, p Page) (List[Employee], error)
+	// Employee returns one listed employee, or an error wrapping ErrNotFound.
+	Employee(ctx context.Context, id int64) (Employee, int64, error)
+	ListWorkingPatterns(ctx context.Context, p Page) (List[WorkingPattern], error)
+	ListDepartments(ctx context.Context, p Page) (List[Ref], error)
+	ListHolidayAllowances(ctx context.Context, p Page) (List[Ref], error)
+	// EmailTaken reports whether a listed employee has the email (case-insensitive).
+	EmailTaken(ctx context.Context, email string) (bool, error)
+	// CreateEmployee creates an employee locally, as the service would, or fails with
+	// ErrEmailTaken.
+	CreateEmployee(ctx context.Context, ne NewEmployee) (Employee, error)
+	// PutEmployee stores an employee as the source answered it.
+	PutEmployee(ctx context.Context, e Employee) error
+}
+
+// Creator creates an employee upstream; *Client is one.
+type Creator interface {
+	CreateEmployee(ctx context.Context, ne NewEmployee) (Employee, error)
+}
+
+// Writes says what the handler does with POST /v1/employees.
+type Writes string
+
+// The write modes.
+const (
+	WritesLocal   Writes = "local"   // create in the store
+	WritesForward Writes = "forward" // create upstream, store and return its answer
+	WritesOff     Writes = "off"     // refuse
+)
+
+// ParseWrites reads a write mode.
+func ParseWrites(s string) (Writes, error) {
+	switch w := Writes(strings.ToLower(strings.TrimSpace(s))); w {
+	case WritesLocal, WritesForward, WritesOff:
+		return w, nil
+	case "":
+		return WritesLocal, nil
+	}
+	return "", fmt.Errorf("writes mode %q: want local, forward or off", s)
+}
+
+// HandlerOptions configures a Handler.
+type HandlerOptions struct {
+	// APIKeys are the keys clients may present in X-API-KEY; at least one is required.
+	APIKeys []string
+	// PublicURL is the absolute base address links are built on (scheme, host and an optional
+	// path prefix before /v1); nil builds them from the request's host.
+	PublicURL *url.URL
+	Writes    Writes
+	// Upstream receives creates in WritesForward mode.
+	Upstream Creator
+	// MaxBodyBytes bounds a create's body (default 64 KiB).
+	MaxBodyBytes int64
+	// ETagSalt is mixed into every ETag, so a new build's output never matches an old tag.
+	ETagSalt string
+	Logger   *slog.Logger
+	// Observe, when set, is told of every request served: its route pattern, status and duration.
+	Observe func(route string, status int, d time.Duration)
+}
+
+// Handler serves the /v1 interface over a Store.
+type Handler struct {
+	store Store
+	opts  HandlerOptions
+	keys  [][sha256.Size]byte
+	log   *slog.Logger
+	mux   *http.ServeMux
+	bufs  sync.Pool
+}
+
+// NewHandler builds the /v1 handler.
+func NewHandler(store Store, opts HandlerOptions) (*Handler, error) {
+	if len(opts.APIKeys) == 0 {
+		return nil, errors.New("new handler: no API keys configured")
+	}
+	if opts.Writes == "" {
+		opts.Writes = WritesLocal
+	}
+	if opts.Writes == WritesForward && opts.Upstream == nil {
+		return nil, errors.New("new handler: forward writes need an upstream")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 64 << 10
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.PublicURL != nil {
+		u := *opts.PublicURL
+		u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+		u.RawQuery, u.Fragment = "", ""
+		opts.PublicURL = &u
+	}
+	h := &Handler{store: store, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	for _, k := range opts.APIKeys {
+		if k == "" {
+			return nil, errors.New("new handler: empty API key")
+		}
+		h.keys = append(h.keys, sha256.Sum256([]byte(k)))
+	}
+	h.bufs.New = func() any { b := make([]byte, 0, 64<<10); return &b }
+	h.route("/v1/employees", h.listEmployees, h.createEmployee)
+	h.route("/v1/employees/{id}", h.getEmployee, nil)
+	h.route("/v1/working_patterns", h.listWorkingPatterns, nil)
+	h.route("/v1/departments", h.listDepartments, nil)
+	h.route("/v1/holiday_allowances", h.listHolidayAllowances, nil)
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such resource: see /v1/employees, /v1/working_patterns, /v1/departments, /v1/holiday_allowances")
+	})
+	return h, nil
+}
+
+// route registers a path whose GET (and HEAD) and optional POST are served; other methods get a
+// JSON 405 with Allow.
+func (h *Handler) route(pattern string, get, post http.HandlerFunc) {
+	allow := "GET, HEAD"
+	if post != nil {
+		allow = "GET, HEAD, POST"
+	}
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			get(w, r)
+		case r.Method == http.MethodPost && post != nil:
+			post(w, r)
+		default:
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: "+allow)
+		}
+	})
+}
+
+// ServeHTTP serves one request: request id, access log, panic recovery, authentication, route.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := r.Header.Get("X-Request-Id")
+	if !validRequestID(id) {
+		id = newRequestID()
+	}
+	w.Header().Set("X-Request-Id", id)
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	route := "unmatched"
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.log.ErrorContext(r.Context(), "panic serving request", "request_id", id, "panic", fmt.Sprint(p))
+			if !rec.wrote {
+				writeError(rec, http.StatusInternalServerError, "internal error")
+			}
+		}
+		d := time.Since(start)
+		if h.opts.Observe != nil {
+			h.opts.Observe(route, rec.status, d)
+		}
+		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("request_id", id), slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.String("query", r.URL.RawQuery),
+			slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
+			slog.Duration("duration", d))
+	}()
+	if !h.authorized(r.Header.Get("X-Api-Key")) {
+		writeError(rec, http.StatusUnauthorized, "")
+		return
+	}
+	_, route = h.mux.Handler(r)
+	h.mux.ServeHTTP(rec, r)
+}
+
+// authorized compares the presented key with every configured key in constant time.
+func (h *Handler) authorized(key string) bool {
+	if key == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(key))
+	ok := 0
+	for i := range h.keys {
+		ok |= subtle.ConstantTimeCompare(sum[:], h.keys[i][:])
+	}
+	return ok == 1
+}
+
+func (h *Handler) listEmployees(w http.ResponseWriter, r *http.Request) {
+	serveList(h, w, r, "employees", h.store.ListEmployees, (*Employee).AppendJSON)
+}
+
+func (h *Handler) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
+	serveList(h, w, r, "working_patterns", h.store.ListWorkingPatterns, (*WorkingPattern).AppendJSON)
+}
+
+func (h *Handler) listDepartments(w http.ResponseWriter, r *http.Request) {
+	serveList(h, w, r, "departments", h.store.ListDepartments, (*Ref).AppendJSON)
+}
+
+func (h *Handler) listHolidayAllowances(w http.ResponseWriter, r *http.Request) {
+	serveList(h, w, r, "holiday_allowances", h.store.ListHolidayAllowances, (*Ref).AppendJSON)
+}
+
+// serveList answers one page of a collection, with Total, Per-Page, Link and ETag, or a 304 when
+// the client's tag is still current (one cheap version read, no page query).
+func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key string,
+	fetch func(context.Context, Page) (List[T], error), appendItem func(*T, []byte) []byte) {
+	ctx := r.Context()
+	query := r.URL.Query()
+	p, err := ParsePage(query)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	base := h.baseURL(r)
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		v, err := h.store.Version(ctx)
+		if err != nil {
+			h.internal(w, r, "read version", err)
+			return
+		}
+		if tag := h.etag(v, base, r.URL.RawQuery); etagMatch(inm, tag) {
+			w.Header().Set("ETag", tag)
+			w.Header().Set("Cache-Control", "no-cache")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	list, err := fetch(ctx, p)
+	if err != nil {
+		h.internal(w, r, "list "+key, err)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Total", strconv.FormatInt(list.Total, 10))
+	hdr.Set("Per-Page", strconv.FormatInt(p.Size, 10))
+	if link := FormatLink(base, query, p, list.Total); link != "" {
+		hdr.Set("Link", link)
+	}
+	hdr.Set("ETag", h.etag(list.Version, base, r.URL.RawQuery))
+	hdr.Set("Cache-Control", "no-cache")
+	bp := h.bufs.Get().(*[]byte)
+	b := append((*bp)[:0], `{"`...)
+	b = append(b, key...)
+	b = append(b, `":[`...)
+	for i := range list.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendItem(&list.Items[i], b)
+	}
+	b = append(b, "]}\n"...)
+	writeJSON(w, http.StatusOK, b)
+	*bp = b
+	h.bufs.Put(bp)
+}
+
+func (h *Handler) getEmployee(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		writeError(w, http.StatusNotFound, "no employee with that id")
+		return
+	}
+	base := h.baseURL(r)
+	e, v, err := h.store.Employee(r.Context(), id)
+	if errors.Is(err, ErrNotFound) {
+		writeError(w, http.StatusNotFound, "no employee with that id")
+		return
+	}
+	if err != nil {
+		h.internal(w, r, "get employee", err)
+		return
+	}
+	tag := h.etag(v, base, r.URL.RawQuery)
+	w.Header().Set("ETag", tag)
+	w.Header().Set("Cache-Control", "no-cache")
+	if etagMatch(r.Header.Get("If-None-Match"), tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	writeJSON(w, http.StatusOK, appendEnvelope(nil, &e))
+}
+
+func appendEnvelope(b []byte, e *Employee) []byte {
+	b = append(b, `{"employees":[`...)
+	b = e.AppendJSON(b)
+	return append(b, "]}\n"...)
+}
+
+func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Writes == WritesOff {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve writes mode is off)")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	ne, err := ReadNewEmployee(r)
+	var verr *ValidationError
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", h.opts.MaxBodyBytes))
+		return
+	case errors.As(err, &verr):
+		writeJSON(w, http.StatusBadRequest, verr.AppendJSON(nil))
+		return
+	case errors.Is(err, ErrUnsupportedMediaType):
+		writeError(w, http.StatusUnsupportedMediaType, err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ctx := r.Context()
+	var e Employee
+	switch h.opts.Writes {
+	case WritesForward:
+		taken, err := h.store.EmailTaken(ctx, ne.Email)
+		if err != nil {
+			h.internal(w, r, "check email", err)
+			return
+		}
+		if taken {
+			writeJSON(w, http.StatusBadRequest, emailTaken().AppendJSON(nil))
+			return
+		}
+		e, err = h.opts.Upstream.CreateEmployee(ctx, ne)
+		if err != nil {
+			h.upstreamFailed(w, r, err)
+			return
+		}
+		// The record exists upstream now: a failure to keep our copy must not turn the answer
+		// into an error the client would retry (creating it twice). The next sync converges.
+		if err := h.store.PutEmployee(ctx, e); err != nil {
+			h.log.ErrorContext(ctx, "store forwarded create", "request_id", w.Header().Get("X-Request-Id"), "employee_id", e.ID, "err", err)
+		}
+	default:
+		e, err = h.store.CreateEmployee(ctx, ne)
+		if errors.Is(err, ErrEmailTaken) {
+			writeJSON(w, http.StatusBadRequest, emailTaken().AppendJSON(nil))
+			return
+		}
+		if err != nil {
+			h.internal(w, r, "create employee", err)
+			return
+		}
+	}
+	w.Header().Set("Location", h.baseURL(r).JoinPath(strconv.FormatInt(e.ID, 10)).String())
+	writeJSON(w, http.StatusCreated, appendEnvelope(nil, &e))
+}
+
+func emailTaken() *ValidationError {
+	v := &ValidationError{}
+	v.Add("employee[email]", "has already been taken")
+	return v
+}
+
+// upstreamFailed answers a forwarded create the upstream did not accept.
+func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, err error) {
+	var verr *ValidationError
+	var rl *RateLimitError
+	switch {
+	case errors.As(err, &verr):
+		writeJSON(w, http.StatusBadRequest, verr.AppendJSON(nil))
+	case errors.As(err, &rl):
+		if rl.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int((rl.RetryAfter+time.Second-1)/time.Second)))
+		}
+		writeError(w, http.StatusTooManyRequests, "the upstream service's rate limit is reached; retry later")
+	case errors.Is(err, ErrUnauthorized):
+		h.log.ErrorContext(r.Context(), "forward create: upstream refused the configured source API key", "request_id", w.Header().Get("X-Request-Id"))
+		writeError(w, http.StatusBadGateway, "the upstream service refused this replica's credentials")
+	default:
+		h.log.ErrorContext(r.Context(), "forward create", "request_id", w.Header().Get("X-Request-Id"), "err", err)
+		writeError(w, http.StatusBadGateway, "the upstream service did not accept the create")
+	}
+}
+
+func (h *Handler) internal(w http.ResponseWriter, r *http.Request, op string, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		writeError(w, http.StatusServiceUnavailable, "request canceled")
+		return
+	}
+	h.log.ErrorContext(r.Context(), op, "request_id", w.Header().Get("X-Request-Id"), "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error")
+}
+
+// baseURL is the absolute URL of the requested path: the public base when configured, else the
+// request's own scheme and host.
+func (h *Handler) baseURL(r *http.Request) *url.URL {
+	var u url.URL
+	if h.opts.PublicURL != nil {
+		u = *h.opts.PublicURL
+		u.Path += r.URL.Path
+	} else {
+		u.Scheme = "http"
+		if r.TLS != nil {
+			u.Scheme = "https"
+		}
+		u.Host = r.Host
+		u.Path = r.URL.Path
+	}
+	return &u
+}
+
+// etag names one representation: the store's version, the absolute URL and the build.
+func (h *Handler) etag(version int64, base *url.URL, rawQuery string) string {
+	f := fnv.New64a()
+	fmt.Fprintf(f, "%d\x00%s\x00%s\x00%s", version, base.String(), rawQuery, h.opts.ETagSalt)
+	var sum [8]byte
+	return `"` + hex.EncodeToString(f.Sum(sum[:0])) + `"`
+}
+
+// etagMatch applies If-None-Match's weak comparison (RFC 9110 13.1.2).
+func etagMatch(header, tag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == tag {
+			return true
+		}
+	}
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeError answers an error as JSON (see ErrorBody).
+func writeError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, append(ErrorBody(status, message), '\n'))
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recorder notes what was written, for the access log.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if !r.wrote {
+		r.status, r.wrote = status, true
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,272 @@
+package source
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Lenient decoding of what the real service sends (UPSTREAM.md): numbers as numbers or strings,
+// "" and null both meaning "no value", dates with '-' or '/', timestamps with Z or an offset.
+// Every decoder returns a *FieldError naming the field, never the value (values are personal data).
+
+// FieldError reports a field whose value could not be read.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("field %s: %s", e.Field, e.Reason) }
+
+// Extra holds the fields of a record that hrsync does not model, as a canonical JSON object:
+// compact, keys sorted, never containing a modelled field. Empty means none.
+type Extra []byte
+
+// newExtra builds the canonical object from leftover members; it returns nil when there are none.
+func newExtra(m map[string]json.RawMessage) (Extra, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w := beginObject(make([]byte, 0, 64))
+	var buf bytes.Buffer
+	for _, k := range keys {
+		buf.Reset()
+		if err := json.Compact(&buf, m[k]); err != nil {
+			return nil, &FieldError{Field: k, Reason: "not valid JSON"}
+		}
+		w.raw(k, buf.Bytes())
+	}
+	return Extra(w.end()), nil
+}
+
+// Members returns the unmodelled fields as a map (nil when there are none).
+func (e Extra) Members() (map[string]json.RawMessage, error) {
+	if len(e) == 0 {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(e, &m); err != nil {
+		return nil, fmt.Errorf("extra fields: %w", err)
+	}
+	return m, nil
+}
+
+// isNull reports whether a raw value means "no value": absent, null or "".
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null" || string(raw) == `""`
+}
+
+// scalarText returns the text of a JSON string or the literal of a number or boolean.
+func scalarText(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return s, true
+	case '{', '[':
+		return "", false
+	default:
+		return string(raw), true
+	}
+}
+
+func decodeString(field string, raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	s, ok := scalarText(raw)
+	if !ok {
+		return "", &FieldError{Field: field, Reason: "want a string"}
+	}
+	return s, nil
+}
+
+func decodeInt(field string, raw json.RawMessage) (*int64, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	s, ok := scalarText(raw)
+	if !ok {
+		return nil, &FieldError{Field: field, Reason: "want an integer"}
+	}
+	s = strings.TrimSpace(s)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		// 12.0 is an integer written as a float.
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || f != float64(int64(f)) {
+			return nil, &FieldError{Field: field, Reason: "want an integer"}
+		}
+		n = int64(f)
+	}
+	return &n, nil
+}
+
+func decodeID(field string, raw json.RawMessage) (int64, error) {
+	n, err := decodeInt(field, raw)
+	if err != nil {
+		return 0, err
+	}
+	if n == nil || *n <= 0 {
+		return 0, &FieldError{Field: field, Reason: "want a positive integer id"}
+	}
+	return *n, nil
+}
+
+func decodeBool(field string, raw json.RawMessage) (*bool, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	s, ok := scalarText(raw)
+	if !ok {
+		return nil, &FieldError{Field: field, Reason: "want a boolean"}
+	}
+	var v bool
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "1", "t", "yes":
+		v = true
+	case "false", "0", "f", "no":
+		v = false
+	default:
+		return nil, &FieldError{Field: field, Reason: "want a boolean"}
+	}
+	return &v, nil
+}
+
+var decimalRE = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)$`)
+
+// decodeDecimal keeps the source's text ("40.0" stays "40.0").
+func decodeDecimal(field string, raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	s, ok := scalarText(raw)
+	s = strings.TrimSpace(s)
+	if !ok || !decimalRE.MatchString(s) {
+		return "", &FieldError{Field: field, Reason: "want a decimal number"}
+	}
+	return s, nil
+}
+
+// ParseDate reads a calendar date written YYYY-MM-DD or YYYY/MM/DD (or a timestamp, whose date
+// part is taken) and returns it as YYYY-MM-DD. It rejects dates that do not exist.
+func ParseDate(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if len(s) > 10 && (s[10] == 'T' || s[10] == ' ') {
+		if t, err := ParseTimestamp(s); err == nil {
+			return t[:10], nil
+		}
+	}
+	if len(s) != 10 || (s[4] != '-' && s[4] != '/') || s[7] != s[4] {
+		return "", fmt.Errorf("want a date as YYYY-MM-DD or YYYY/MM/DD")
+	}
+	layout := "2006-01-02"
+	if s[4] == '/' {
+		layout = "2006/01/02"
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil {
+		return "", fmt.Errorf("not a calendar date")
+	}
+	if t.Year() < 1 {
+		return "", fmt.Errorf("not a calendar date")
+	}
+	return t.Format("2006-01-02"), nil
+}
+
+// TimestampLayout is the seed's timestamp form, always UTC.
+const TimestampLayout = "2006-01-02T15:04:05Z"
+
+// ParseTimestamp reads an ISO 8601 timestamp with Z or an offset (or none, taken as UTC) and
+// returns it in UTC as YYYY-MM-DDTHH:MM:SSZ.
+func ParseTimestamp(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			if y := t.UTC().Year(); y < 1 || y > 9999 {
+				break
+			}
+			return t.UTC().Format(TimestampLayout), nil
+		}
+	}
+	return "", fmt.Errorf("want an ISO 8601 timestamp")
+}
+
+func decodeDate(field string, raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	s, ok := scalarText(raw)
+	if !ok {
+		return "", &FieldError{Field: field, Reason: "want a date"}
+	}
+	d, err := ParseDate(s)
+	if err != nil {
+		return "", &FieldError{Field: field, Reason: err.Error()}
+	}
+	return d, nil
+}
+
+func decodeTimestamp(field string, raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	s, ok := scalarText(raw)
+	if !ok {
+		return "", &FieldError{Field: field, Reason: "want a timestamp"}
+	}
+	t, err := ParseTimestamp(s)
+	if err != nil {
+		return "", &FieldError{Field: field, Reason: err.Error()}
+	}
+	return t, nil
+}
+
+// decodeOpaque keeps a value whose type the seed does not show, compacted; "" and null are none.
+func decodeOpaque(field string, raw json.RawMessage) (json.RawMessage, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, &FieldError{Field: field, Reason: "not valid JSON"}
+	}
+	return json.RawMessage(buf.Bytes()), nil
+}
+
+// members decodes a JSON object into its members, refusing anything else.
+func members(what string, data []byte) (map[string]json.RawMessage, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, fmt.Errorf("%s: want a JSON object", what)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return m, nil
+}
+
+// take removes and returns a member.
+func take(m map[string]json.RawMessage, k string) json.RawMessage {
+	v := m[k]
+	delete(m, k)
+	return v
+}

@@ -1,0 +1,397 @@
+package source
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The records of the /v1 interface. Values the seed types loosely are kept in their normalized
+// text: dates as YYYY-MM-DD, timestamps as YYYY-MM-DDTHH:MM:SSZ (UTC), decimals as the source
+// wrote them. The empty string, a nil pointer and a nil RawMessage all mean null.
+
+// Employee is one employee record (seed 2.1).
+type Employee struct {
+	ID                        int64
+	AccountID                 *int64
+	FirstName                 string
+	LastName                  string
+	Email                     string
+	JobTitle                  string
+	Status                    string
+	CompanyJoinDate           string
+	JobStartDate              string
+	LengthOfServiceInMonths   *int64
+	Age                       json.RawMessage
+	FullOrPartTime            json.RawMessage
+	NoticePeriod              json.RawMessage
+	WorkingPattern            *PatternRef
+	HolidayAllowance          *Ref
+	LineManager               *PersonRef
+	HolidayApprover           *PersonRef
+	Department                *Ref
+	ReceivesStatutoryHolidays *bool
+	HR                        *bool
+	CreatedAt                 string
+	UpdatedAt                 string
+	// Extra holds every field the source sent that is not modelled above.
+	Extra Extra
+}
+
+// Ref is a nested holiday allowance or department, and the full record of either.
+type Ref struct {
+	ID    int64
+	Name  string
+	Extra Extra
+}
+
+// PatternRef is the nested form of a working pattern (seed 2.3): id, name, total_hours, default.
+type PatternRef struct {
+	ID         int64
+	Name       string
+	TotalHours string
+	Default    *bool
+	// Raw is the object exactly as the source embedded it, compacted; nil when built locally.
+	Raw json.RawMessage
+}
+
+// PersonRef is a nested line manager or holiday approver. The seed does not show its fields, so
+// the object is kept as sent (Raw) and the known ones are read out of it.
+type PersonRef struct {
+	ID        int64
+	FirstName string
+	LastName  string
+	Email     string
+	// Raw is the object exactly as the source embedded it, compacted; nil when built locally.
+	Raw json.RawMessage
+}
+
+// Weekdays are the day prefixes of a working pattern, in the seed's order.
+var Weekdays = [7]string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+
+// WorkingPattern is the full working pattern record (seed 2.3).
+type WorkingPattern struct {
+	ID         int64
+	Name       string
+	Default    *bool
+	TotalHours string
+	Days       [7]*bool  // mon … sun
+	Hours      [7]string // mon_hr … sun_hr
+	CreatedAt  string
+	UpdatedAt  string
+	Extra      Extra
+}
+
+// UnmarshalJSON decodes an employee leniently (UPSTREAM.md).
+func (e *Employee) UnmarshalJSON(data []byte) error {
+	m, err := members("employee", data)
+	if err != nil {
+		return err
+	}
+	d := decoder{m: m}
+	*e = Employee{
+		ID:                      d.id("id"),
+		AccountID:               d.int("account_id"),
+		FirstName:               d.string("first_name"),
+		LastName:                d.string("last_name"),
+		Email:                   d.string("email"),
+		JobTitle:                d.string("job_title"),
+		Status:                  d.string("status"),
+		CompanyJoinDate:         d.date("company_join_date"),
+		JobStartDate:            d.date("job_start_date"),
+		LengthOfServiceInMonths: d.int("length_of_service_in_months"),
+		Age:                     d.opaque("age"),
+		FullOrPartTime:          d.opaque("full_or_part_time"),
+		NoticePeriod:            d.opaque("notice_period"),
+	}
+	// Real records were seen with join_date where the docs say company_join_date.
+	if jd := d.date("join_date"); e.CompanyJoinDate == "" {
+		e.CompanyJoinDate = jd
+	}
+	if raw := take(m, "working_pattern"); !isNull(raw) {
+		e.WorkingPattern = new(PatternRef)
+		d.setErr(e.WorkingPattern.decode("working_pattern", raw))
+	}
+	e.HolidayAllowance = d.ref("holiday_allowance")
+	e.LineManager = d.person("line_manager")
+	e.HolidayApprover = d.person("holiday_approver")
+	e.Department = d.ref("department")
+	e.ReceivesStatutoryHolidays = d.bool("receives_statutory_holidays")
+	e.HR = d.bool("hr")
+	e.CreatedAt = d.timestamp("created_at")
+	e.UpdatedAt = d.timestamp("updated_at")
+	e.Extra = d.extra()
+	return d.err
+}
+
+// AppendJSON appends the employee in the seed's field order, unmodelled fields after.
+func (e *Employee) AppendJSON(b []byte) []byte {
+	w := beginObject(b)
+	w.int("id", e.ID)
+	w.optInt("account_id", e.AccountID)
+	w.optString("first_name", e.FirstName)
+	w.optString("last_name", e.LastName)
+	w.optString("email", e.Email)
+	w.optString("job_title", e.JobTitle)
+	w.optString("status", e.Status)
+	w.optString("company_join_date", e.CompanyJoinDate)
+	w.optString("job_start_date", e.JobStartDate)
+	w.optInt("length_of_service_in_months", e.LengthOfServiceInMonths)
+	w.raw("age", e.Age)
+	w.raw("full_or_part_time", e.FullOrPartTime)
+	w.raw("notice_period", e.NoticePeriod)
+	w.key("working_pattern")
+	if e.WorkingPattern == nil {
+		w.b = append(w.b, "null"...)
+	} else {
+		w.b = e.WorkingPattern.AppendJSON(w.b)
+	}
+	w.key("holiday_allowance")
+	w.b = e.HolidayAllowance.AppendJSON(w.b)
+	w.key("line_manager")
+	w.b = e.LineManager.AppendJSON(w.b)
+	w.key("holiday_approver")
+	w.b = e.HolidayApprover.AppendJSON(w.b)
+	w.key("department")
+	w.b = e.Department.AppendJSON(w.b)
+	w.optBool("receives_statutory_holidays", e.ReceivesStatutoryHolidays)
+	w.optBool("hr", e.HR)
+	w.optString("created_at", e.CreatedAt)
+	w.optString("updated_at", e.UpdatedAt)
+	w.extra(e.Extra)
+	return w.end()
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON.
+func (e Employee) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
+
+func (r *Ref) decode(field string, raw json.RawMessage) error {
+	m, err := members(field, raw)
+	if err != nil {
+		return &FieldError{Field: field, Reason: "want an object"}
+	}
+	d := decoder{m: m, prefix: field + "."}
+	r.ID = d.id("id")
+	r.Name = d.string("name")
+	r.Extra = d.extra()
+	return d.err
+}
+
+// UnmarshalJSON decodes a holiday allowance or department.
+func (r *Ref) UnmarshalJSON(data []byte) error { return r.decode("record", data) }
+
+// AppendJSON appends the reference, or null for a nil one.
+func (r *Ref) AppendJSON(b []byte) []byte {
+	if r == nil {
+		return append(b, "null"...)
+	}
+	w := beginObject(b)
+	w.int("id", r.ID)
+	w.optString("name", r.Name)
+	w.extra(r.Extra)
+	return w.end()
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON.
+func (r Ref) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
+
+func (p *PatternRef) decode(field string, raw json.RawMessage) error {
+	m, err := members(field, raw)
+	if err != nil {
+		return &FieldError{Field: field, Reason: "want an object"}
+	}
+	compact, err := decodeOpaque(field, raw)
+	if err != nil {
+		return err
+	}
+	d := decoder{m: m, prefix: field + "."}
+	p.ID = d.id("id")
+	p.Name = d.string("name")
+	p.TotalHours = d.decimal("total_hours")
+	p.Default = d.bool("default")
+	p.Raw = compact
+	return d.err
+}
+
+// AppendJSON appends the nested working pattern as the source embedded it, or, for one never
+// embedded by the source, as {id, name, total_hours, default}.
+func (p *PatternRef) AppendJSON(b []byte) []byte {
+	if len(p.Raw) > 0 {
+		return append(b, p.Raw...)
+	}
+	w := beginObject(b)
+	w.int("id", p.ID)
+	w.optString("name", p.Name)
+	w.optString("total_hours", p.TotalHours)
+	w.optBool("default", p.Default)
+	return w.end()
+}
+
+func (p *PersonRef) decode(field string, raw json.RawMessage) error {
+	m, err := members(field, raw)
+	if err != nil {
+		return &FieldError{Field: field, Reason: "want an object"}
+	}
+	compact, err := decodeOpaque(field, raw)
+	if err != nil {
+		return err
+	}
+	d := decoder{m: m, prefix: field + "."}
+	p.ID = d.id("id")
+	p.FirstName = d.string("first_name")
+	p.LastName = d.string("last_name")
+	p.Email = d.string("email")
+	p.Raw = compact
+	return d.err
+}
+
+// AppendJSON appends the person as the source embedded it, or, for one never embedded by the
+// source, as {id, first_name, last_name, email}.
+func (p *PersonRef) AppendJSON(b []byte) []byte {
+	if p == nil {
+		return append(b, "null"...)
+	}
+	if len(p.Raw) > 0 {
+		return append(b, p.Raw...)
+	}
+	w := beginObject(b)
+	w.int("id", p.ID)
+	w.optString("first_name", p.FirstName)
+	w.optString("last_name", p.LastName)
+	w.optString("email", p.Email)
+	return w.end()
+}
+
+// UnmarshalJSON decodes a working pattern leniently.
+func (p *WorkingPattern) UnmarshalJSON(data []byte) error {
+	m, err := members("working pattern", data)
+	if err != nil {
+		return err
+	}
+	d := decoder{m: m}
+	*p = WorkingPattern{
+		ID:         d.id("id"),
+		Name:       d.string("name"),
+		Default:    d.bool("default"),
+		TotalHours: d.decimal("total_hours"),
+	}
+	for i, day := range Weekdays {
+		p.Days[i] = d.bool(day)
+		p.Hours[i] = d.decimal(day + "_hr")
+	}
+	p.CreatedAt = d.timestamp("created_at")
+	p.UpdatedAt = d.timestamp("updated_at")
+	p.Extra = d.extra()
+	return d.err
+}
+
+// AppendJSON appends the working pattern in the seed's field order.
+func (p *WorkingPattern) AppendJSON(b []byte) []byte {
+	w := beginObject(b)
+	w.int("id", p.ID)
+	w.optString("name", p.Name)
+	w.optBool("default", p.Default)
+	w.optString("total_hours", p.TotalHours)
+	for i, day := range Weekdays {
+		w.optBool(day, p.Days[i])
+	}
+	for i, day := range Weekdays {
+		w.optString(day+"_hr", p.Hours[i])
+	}
+	w.optString("created_at", p.CreatedAt)
+	w.optString("updated_at", p.UpdatedAt)
+	w.extra(p.Extra)
+	return w.end()
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON.
+func (p WorkingPattern) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
+
+// decoder takes modelled members out of an object one by one, keeping the first error; what is
+// left at the end is the record's Extra.
+type decoder struct {
+	m      map[string]json.RawMessage
+	prefix string
+	err    error
+}
+
+func (d *decoder) setErr(err error) {
+	if d.err == nil && err != nil {
+		d.err = err
+	}
+}
+
+func (d *decoder) id(k string) int64 {
+	v, err := decodeID(d.prefix+k, take(d.m, k))
+	d.setErr(err)
+	return v
+}
+
+func (d *decoder) int(k string) *int64 {
+	v, err := decodeInt(d.prefix+k, take(d.m, k))
+	d.setErr(err)
+	return v
+}
+
+func (d *decoder) string(k string) string {
+	v, err := decodeString(d.prefix+k, take(d.m, k))
+	d.setErr(err)
+	return v
+}
+
+func (d *decoder) bool(k string) *bool {
+	v, err := decodeBool(d.prefix+k, take(d.m, k))
+	d.setErr(err)
+	return v
+}
+
+func (d *decoder) decimal(k string) string {
+	v, err := decodeDecimal(d.prefix+k, take(d.m, k))
+	d.setErr(err)
+	return v
+}
+
+func (d *decoder) date(k string) string {
+	v, err := decodeDate(d.prefix+k, take(d.m, k))
+	d.setErr(err)
+	return v
+}
+
+func (d *decoder) timestamp(k string) string {
+	v, err := decodeTimestamp(d.prefix+k, take(d.m, k))
+	d.setErr(err)
+	return v
+}
+
+func (d *decoder) opaque(k string) json.RawMessage {
+	v, err := decodeOpaque(d.prefix+k, take(d.m, k))
+	d.setErr(err)
+	return v
+}
+
+func (d *decoder) ref(k string) *Ref {
+	raw := take(d.m, k)
+	if isNull(raw) {
+		return nil
+	}
+	r := new(Ref)
+	d.setErr(r.decode(d.prefix+k, raw))
+	return r
+}
+
+func (d *decoder) person(k string) *PersonRef {
+	raw := take(d.m, k)
+	if isNull(raw) {
+		return nil
+	}
+	p := new(PersonRef)
+	d.setErr(p.decode(d.prefix+k, raw))
+	return p
+}
+
+func (d *decoder) extra() Extra {
+	e, err := newExtra(d.m)
+	if err != nil {
+		d.setErr(fmt.Errorf("%sextra: %w", d.prefix, err))
+	}
+	return e
+}

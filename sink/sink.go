@@ -1,0 +1,240 @@
+// Package sink is the warehouse: Postgres or an embedded SQLite file, opened by URL. All SQL
+// lives here.
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	stdsync "sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq"  // Postgres driver
+	_ "modernc.org/sqlite" // SQLite driver, pure Go
+
+	"github.com/hrsync/hrsync/schema"
+)
+
+// Options configures a Store.
+type Options struct {
+	// Schema is the Postgres schema the warehouse lives in (default "hr"); ignored for SQLite.
+	Schema string
+	// AccountID is given to employees created locally; 0 takes the account of the records
+	// already there (1 in an empty warehouse).
+	AccountID int64
+	// SkipSchemaCheck opens a warehouse whose schema is behind (for migrate).
+	SkipSchemaCheck bool
+	// MaxOpenConns bounds the pool (default 16 for Postgres).
+	MaxOpenConns int
+	Logger       *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Store is an open warehouse. It is safe for concurrent use.
+type Store struct {
+	db      *sqlx.DB
+	dialect schema.Dialect
+	opts    Options
+	log     *slog.Logger
+	// where the warehouse is, without credentials, for messages
+	location string
+
+	q   queries
+	ids idCache
+}
+
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// ErrBadURL is wrapped by Open's errors for a warehouse URL it cannot use.
+var ErrBadURL = errors.New("bad warehouse URL")
+
+func init() {
+	// sqlx knows "sqlite3"; the pure-Go driver registers as "sqlite".
+	sqlx.BindDriver("sqlite", sqlx.QUESTION)
+}
+
+// Open opens the warehouse at rawURL: postgres://… or postgresql://… for Postgres; a file path,
+// file:… or sqlite:… for SQLite. It refuses a schema that is behind (see schema.BehindError),
+// except that an embedded SQLite file is migrated on open: it belongs to hrsync alone.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	if opts.Schema == "" {
+		opts.Schema = "hr"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Store{opts: opts, log: opts.Logger}
+	var err error
+	switch {
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		err = s.openPostgres(rawURL)
+	case rawURL == "":
+		return nil, fmt.Errorf("%w: empty", ErrBadURL)
+	default:
+		err = s.openSQLite(rawURL)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		_ = s.db.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
+	}
+	if s.dialect == schema.SQLite {
+		if _, err := schema.Migrate(ctx, s.db.DB, s.dialect); err != nil {
+			_ = s.db.Close()
+			return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
+		}
+	}
+	if !opts.SkipSchemaCheck {
+		if err := schema.Check(ctx, s.db.DB, s.dialect); err != nil {
+			_ = s.db.Close()
+			return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
+		}
+	}
+	s.q = buildQueries(s.dialect)
+	return s, nil
+}
+
+func (s *Store) openPostgres(rawURL string) error {
+	if !schemaName.MatchString(s.opts.Schema) {
+		return fmt.Errorf("%w: schema %q: want lower-case letters, digits and _", ErrBadURL, s.opts.Schema)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("%w: not a URL", ErrBadURL)
+	}
+	s.location = "postgres://" + u.Host + u.Path
+	q := u.Query()
+	// Every statement names tables unqualified; the connection's search_path puts them in the
+	// warehouse schema (and nothing else, so a same-named table elsewhere is never touched).
+	q.Set("search_path", s.opts.Schema)
+	if q.Get("sslmode") == "" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1" || u.Hostname() == "") {
+		q.Set("sslmode", "disable")
+	}
+	u.RawQuery = q.Encode()
+	db, err := sqlx.Open("postgres", u.String())
+	if err != nil {
+		return fmt.Errorf("open warehouse %s: %w", s.location, err)
+	}
+	n := s.opts.MaxOpenConns
+	if n <= 0 {
+		n = 16
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s.db, s.dialect = db, schema.Postgres
+	return nil
+}
+
+func (s *Store) openSQLite(rawURL string) error {
+	path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite://"), "sqlite:")
+	path = strings.TrimPrefix(path, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if path == "" || strings.Contains(path, "://") {
+		return fmt.Errorf("%w: want postgres://… or a SQLite file path", ErrBadURL)
+	}
+	s.location = path
+	// WAL lets readers (serve) run beside the writer; IMMEDIATE transactions take the write lock
+	// up front, so two writers queue on busy_timeout instead of failing mid-transaction.
+	dsn := "file:" + path + "?_txlock=immediate" +
+		"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	db, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		return fmt.Errorf("open warehouse %s: %w", s.location, err)
+	}
+	n := s.opts.MaxOpenConns
+	if n <= 0 {
+		n = 8
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	s.db, s.dialect = db, schema.SQLite
+	return nil
+}
+
+// Migrate brings the warehouse schema up to date and returns the versions it applied.
+func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
+	opts.SkipSchemaCheck = true
+	s, err := Open(ctx, rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if s.dialect == schema.Postgres {
+		if _, err := s.db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+s.opts.Schema); err != nil {
+			return nil, fmt.Errorf("migrate %s: create schema %s: %w", s.location, s.opts.Schema, err)
+		}
+	}
+	applied, err := schema.Migrate(ctx, s.db.DB, s.dialect)
+	if err != nil {
+		return applied, fmt.Errorf("migrate %s: %w", s.location, err)
+	}
+	return applied, nil
+}
+
+// Dialect says which database the warehouse is.
+func (s *Store) Dialect() schema.Dialect { return s.dialect }
+
+// Location is where the warehouse is, without credentials.
+func (s *Store) Location() string { return s.location }
+
+// DB exposes the handle for tests and tools in this module.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ready reports whether the warehouse answers and its schema is current.
+func (s *Store) Ready(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("warehouse %s: %w", s.location, err)
+	}
+	return schema.Check(ctx, s.db.DB, s.dialect)
+}
+
+// Version identifies the warehouse's contents: triggers bump it with every change to a served
+// table. One primary-key read; it is what a conditional GET costs.
+func (s *Store) Version(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.QueryRowContext(ctx, `SELECT version FROM meta`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read version: %w", err)
+	}
+	return v, nil
+}
+
+// idCache holds the ids of the served employees in order, for one version of the warehouse.
+// Page N of any size is then a primary-key range (ids[off] … ids[off+size-1]): page 1,000 costs
+// what page 1 costs, where OFFSET would walk 99,900 index entries first.
+type idCache struct {
+	mu      stdsync.Mutex
+	version int64
+	ids     []int64
+	loaded  bool
+}
+
+func (c *idCache) get() (ids []int64, version int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ids, c.version, c.loaded
+}
+
+func (c *idCache) set(ids []int64, version int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded || version >= c.version {
+		c.ids, c.version, c.loaded = ids, version, true
+	}
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hrsync/hrsync/source"
+)
+
+// Config is everything hrsync reads from config.yaml. Every key can be overridden by an
+// environment variable named HRSYNC_ + the key's path in upper case joined by _ (source.api_key
+// is HRSYNC_SOURCE_API_KEY); lists are comma-separated there. The environment wins.
+type Config struct {
+	Source     SourceConfig     `yaml:"source"`
+	Warehouse  WarehouseConfig  `yaml:"warehouse"`
+	Serve      ServeConfig      `yaml:"serve"`
+	Onboarding OnboardingConfig `yaml:"onboarding"`
+	// Schedule is when run syncs: cron (five fields) or a descriptor (@daily, @every 5m).
+	Schedule string        `yaml:"schedule"`
+	Metrics  MetricsConfig `yaml:"metrics"`
+	Log      LogConfig     `yaml:"log"`
+}
+
+// SourceConfig is the upstream Employee Records service.
+type SourceConfig struct {
+	URL       string `yaml:"url"`
+	APIKey    string `yaml:"api_key"`
+	RateLimit int    `yaml:"rate_limit"`
+}
+
+// WarehouseConfig is where records are kept.
+type WarehouseConfig struct {
+	URL    string `yaml:"url"`
+	Schema string `yaml:"schema"`
+}
+
+// ServeConfig is the /v1 replica.
+type ServeConfig struct {
+	Addr       string   `yaml:"addr"`
+	APIKeys    []string `yaml:"api_keys"`
+	APIKeyFile string   `yaml:"api_key_file"`
+	PublicURL  string   `yaml:"public_url"`
+	Writes     string   `yaml:"writes"`
+	AccountID  int64    `yaml:"account_id"`
+}
+
+// OnboardingConfig is the CSV drop folder.
+type OnboardingConfig struct {
+	Dir string `yaml:"dir"`
+}
+
+// MetricsConfig is the Prometheus endpoint.
+type MetricsConfig struct {
+	Addr string `yaml:"addr"`
+}
+
+// LogConfig shapes the logs on stderr.
+type LogConfig struct {
+	Format string `yaml:"format"`
+	Level  string `yaml:"level"`
+}
+
+// defaultConfig holds the defaults config.yaml documents.
+func defaultConfig() Config {
+	return Config{
+		Source:    SourceConfig{RateLimit: 60},
+		Warehouse: WarehouseConfig{URL: "hrsync.db", Schema: "hr"},
+		Serve:     ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
+		Log:       LogConfig{Format: "text", Level: "info"},
+	}
+}
+
+// loadConfig reads the file at path (when path is "", ./config.yaml if present) over the
+// defaults, then the environment over both, and validates the result.
+func loadConfig(path string, environ []string) (Config, error) {
+	cfg := defaultConfig()
+	explicit := path != ""
+	if !explicit {
+		path = "config.yaml"
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		// An empty file is io.EOF: the defaults stand.
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return cfg, fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
+		}
+	case explicit || !errors.Is(err, os.ErrNotExist):
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	env := make(map[string]string)
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "HRSYNC_") {
+			env[k] = v
+		}
+	}
+	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), "HRSYNC", env); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.validate()
+}
+
+// applyEnv sets every field whose variable is present in env.
+func applyEnv(v reflect.Value, prefix string, env map[string]string) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name := prefix + "_" + strings.ToUpper(tag)
+		fv := v.Field(i)
+		if f.Type.Kind() == reflect.Struct {
+			if err := applyEnv(fv, name, env); err != nil {
+				return err
+			}
+			continue
+		}
+		s, ok := env[name]
+		if !ok {
+			continue
+		}
+		switch f.Type.Kind() {
+		case reflect.String:
+			fv.SetString(s)
+		case reflect.Int, reflect.Int64:
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				return fmt.Errorf("config: %s: want an integer", name)
+			}
+			fv.SetInt(n)
+		case reflect.Bool:
+			b, err := strconv.ParseBool(strings.TrimSpace(s))
+			if err != nil {
+				return fmt.Errorf("config: %s: want true or false", name)
+			}
+			fv.SetBool(b)
+		case reflect.Slice:
+			var items []string
+			for item := range strings.SplitSeq(s, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					items = append(items, item)
+				}
+			}
+			fv.Set(reflect.ValueOf(items))
+		default:
+			return fmt.Errorf("config: %s: unsupported type %s", name, f.Type)
+		}
+	}
+	return nil
+}
+
+// envNames lists every variable the configuration reads, for docs and tests.
+func envNames() []string {
+	var names []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			name := prefix + "_" + strings.ToUpper(tag)
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, name)
+				continue
+			}
+			names = append(names, name)
+		}
+	}
+	walk(reflect.TypeFor[Config](), "HRSYNC")
+	return names
+}
+
+func (c Config) validate() error {
+	if c.Source.RateLimit < 0 {
+		return errors.New("config: source.rate_limit must be 0 (unpaced) or more requests a minute")
+	}
+	if c.Source.URL != "" {
+		if u, err := url.Parse(c.Source.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("config: source.url must be an absolute http(s) address")
+		}
+	}
+	if c.Warehouse.URL == "" {
+		return errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)")
+	}
+	if _, err := source.ParseWrites(c.Serve.Writes); err != nil {
+		return fmt.Errorf("config: serve.writes: %w", err)
+	}
+	if c.Serve.PublicURL != "" {
+		if u, err := url.Parse(c.Serve.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("config: serve.public_url must be an absolute http(s) address")
+		}
+	}
+	if c.Serve.AccountID < 0 {
+		return errors.New("config: serve.account_id must not be negative")
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("config: log.format %q: want text or json", c.Log.Format)
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.Log.Level)); err != nil {
+		return fmt.Errorf("config: log.level %q: want debug, info, warn or error", c.Log.Level)
+	}
+	return nil
+}
+
+func (c Config) logger(w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.Log.Level))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// oneLine folds a message onto one line, for the operator.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/hrsync/hrsync/sink"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+func buildVersion() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	return v
+}
+
+// usageError is a command line hrsync cannot act on: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// notBuiltError is a command whose issue has not landed yet: exit status 3.
+type notBuiltError struct{ cmd string }
+
+func (e *notBuiltError) Error() string {
+	return fmt.Sprintf("%s is not available in this build yet; this build does migrate, serve and version", e.cmd)
+}
+
+func exitCode(err error) int {
+	var ue *usageError
+	var nb *notBuiltError
+	switch {
+	case errors.As(err, &ue):
+		return 2
+	case errors.As(err, &nb):
+		return 3
+	}
+	return 1
+}
+
+const usageText = `usage: hrsync [--config FILE] COMMAND [flags]
+
+Commands:
+  migrate   create or upgrade the warehouse schema
+  serve     serve the warehouse as the /v1 interface (a read replica, or standalone)
+  sync      load the source into the warehouse (not in this build yet)
+  onboard   create new hires from CSV files (not in this build yet)
+  run       the long-running worker (not in this build yet)
+  demo      a self-contained demonstration (not in this build yet)
+  version   print the version
+
+Configuration comes from config.yaml (--config, default ./config.yaml when present) and
+HRSYNC_* environment variables, which win. See README.md.
+`
+
+// run is the whole program: main only adds the process around it.
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	global := flag.NewFlagSet("hrsync", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	configPath := global.String("config", "", "config file")
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return nil
+		}
+		return &usageError{err.Error() + " (hrsync --help lists the commands)"}
+	}
+	if global.NArg() == 0 {
+		fmt.Fprint(stderr, usageText)
+		return &usageError{"no command given"}
+	}
+	name, rest := global.Arg(0), global.Args()[1:]
+	fs := flag.NewFlagSet("hrsync "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(configPath, "config", *configPath, "config file (default ./config.yaml when present)")
+	var cmd func(context.Context, Config, io.Writer, io.Writer) error
+	switch name {
+	case "version":
+		cmd = func(context.Context, Config, io.Writer, io.Writer) error {
+			fmt.Fprintln(stdout, "hrsync", buildVersion())
+			return nil
+		}
+	case "help":
+		fmt.Fprint(stdout, usageText)
+		return nil
+	case "migrate":
+		cmd = migrateCmd
+	case "serve":
+		addr := fs.String("addr", "", "listen address (overrides serve.addr)")
+		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+			if *addr != "" {
+				cfg.Serve.Addr = *addr
+			}
+			return serveCmd(ctx, cfg, stdout, stderr)
+		}
+	case "sync", "onboard", "run", "demo":
+		return &notBuiltError{cmd: name}
+	default:
+		return &usageError{fmt.Sprintf("unknown command %q (hrsync --help lists the commands)", name)}
+	}
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("%s: unexpected arguments %s", name, strings.Join(fs.Args(), " "))}
+	}
+	cfg, err := loadConfig(*configPath, environ)
+	if err != nil {
+		return err
+	}
+	return cmd(ctx, cfg, stdout, stderr)
+}
+
+func (c Config) sinkOptions() sink.Options {
+	return sink.Options{Schema: c.Warehouse.Schema, AccountID: c.Serve.AccountID}
+}
+
+func migrateCmd(ctx context.Context, cfg Config, stdout, _ io.Writer) error {
+	applied, err := sink.Migrate(ctx, cfg.Warehouse.URL, cfg.sinkOptions())
+	if err != nil {
+		return err
+	}
+	where := redactURL(cfg.Warehouse.URL)
+	if len(applied) == 0 {
+		fmt.Fprintf(stdout, "warehouse %s is up to date\n", where)
+		return nil
+	}
+	fmt.Fprintf(stdout, "warehouse %s: applied migrations %v\n", where, applied)
+	return nil
+}
+
+// redactURL drops credentials from a database URL for output.
+func redactURL(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest := raw[i+3:]
+		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
+			rest = rest[at+1:]
+		}
+		if q := strings.IndexByte(rest, '?'); q >= 0 {
+			rest = rest[:q]
+		}
+		return raw[:i+3] + rest
+	}
+	return raw
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source"
+)
+
+// Server timeouts: a slow or stalled client cannot hold a connection or a goroutine for long.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 120 * time.Second
+	shutdownTimeout   = 15 * time.Second
+)
+
+func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
+	log := cfg.logger(stderr)
+	opts := cfg.sinkOptions()
+	opts.Logger = log
+	store, err := sink.Open(ctx, cfg.Warehouse.URL, opts)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	keys, err := apiKeys(cfg.Serve, log)
+	if err != nil {
+		return err
+	}
+	writes, _ := source.ParseWrites(cfg.Serve.Writes) // validated with the config
+	hopts := source.HandlerOptions{APIKeys: keys, Writes: writes, ETagSalt: buildVersion(), Logger: log}
+	if writes == source.WritesForward {
+		c, err := source.NewClient(cfg.Source.URL, cfg.Source.APIKey, source.ClientOptions{})
+		if err != nil {
+			return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
+		}
+		hopts.Upstream = c
+	}
+	if cfg.Serve.PublicURL != "" {
+		hopts.PublicURL, _ = url.Parse(cfg.Serve.PublicURL) // validated with the config
+	}
+	api, err := source.NewHandler(store, hopts)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeHealth(w, http.StatusOK, "ok", "")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if err := store.Ready(rctx); err != nil {
+			log.WarnContext(r.Context(), "not ready", "err", err)
+			writeHealth(w, http.StatusServiceUnavailable, "unavailable", oneLine(err.Error()))
+			return
+		}
+		writeHealth(w, http.StatusOK, "ok", "")
+	})
+	mux.Handle("/", api)
+	return listenAndServe(ctx, log, cfg.Serve.Addr, mux, "serve", slog.String("warehouse", store.Location()), slog.String("writes", string(writes)))
+}
+
+// listenAndServe serves until ctx ends, then drains in-flight requests within shutdownTimeout.
+func listenAndServe(ctx context.Context, log *slog.Logger, addr string, h http.Handler, what string, attrs ...slog.Attr) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s: listen on %s: %w", what, addr, err)
+	}
+	args := []any{"addr", ln.Addr().String()}
+	for _, a := range attrs {
+		args = append(args, a)
+	}
+	log.Info(what+" listening", args...)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("%s: %w", what, err)
+	case <-ctx.Done():
+	}
+	log.Info(what + " shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("%s: shutdown: %w", what, err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func writeHealth(w http.ResponseWriter, status int, state, reason string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if reason == "" {
+		fmt.Fprintf(w, "{\"status\":%q}\n", state)
+		return
+	}
+	fmt.Fprintf(w, "{\"status\":%q,\"reason\":%q}\n", state, reason)
+}
+
+// apiKeys returns the keys clients may use: serve.api_keys when set; otherwise the keys in
+// serve.api_key_file, one a line; and when that file does not exist either, a new random key
+// written to it (mode 0600), so the replica is never open without a key. Keys are never logged.
+func apiKeys(sc ServeConfig, log *slog.Logger) ([]string, error) {
+	if len(sc.APIKeys) > 0 {
+		return sc.APIKeys, nil
+	}
+	if sc.APIKeyFile == "" {
+		return nil, errors.New("serve: no API key: set serve.api_keys (HRSYNC_SERVE_API_KEYS) or serve.api_key_file")
+	}
+	data, err := os.ReadFile(sc.APIKeyFile)
+	if errors.Is(err, os.ErrNotExist) {
+		var b [20]byte
+		_, _ = rand.Read(b[:])
+		key := "hrsync-" + hex.EncodeToString(b[:])
+		f, err := os.OpenFile(sc.APIKeyFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("serve: no API key configured, and cannot create %s: %w", sc.APIKeyFile, err)
+		}
+		_, werr := f.WriteString(key + "\n")
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("serve: write %s: %w", sc.APIKeyFile, werr)
+		}
+		log.Warn("no API key configured: generated one; clients send it as X-API-KEY", "key_file", sc.APIKeyFile)
+		return []string{key}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("serve: read API key file: %w", err)
+	}
+	var keys []string
+	for line := range strings.Lines(string(data)) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			keys = append(keys, line)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("serve: API key file %s holds no key", sc.APIKeyFile)
+	}
+	if fi, err := os.Stat(sc.APIKeyFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("API key file is readable by other users", "key_file", sc.APIKeyFile, "mode", fi.Mode().Perm().String())
+	}
+	return keys, nil
+}

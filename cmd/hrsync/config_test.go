@@ -1,0 +1,121 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TestConfigFileDocumentsEveryKey keeps config.yaml, its defaults and the Config struct in
+// agreement: every key of the struct is in the file, nothing else is, and the file's values are
+// the defaults.
+func TestConfigFileDocumentsEveryKey(t *testing.T) {
+	data, err := os.ReadFile("../../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree map[string]any
+	if err := yaml.Unmarshal(data, &tree); err != nil {
+		t.Fatal(err)
+	}
+	var fileKeys []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			name := prefix + "_" + strings.ToUpper(k)
+			if sub, ok := v.(map[string]any); ok {
+				walk(name, sub)
+				continue
+			}
+			fileKeys = append(fileKeys, name)
+		}
+	}
+	walk("HRSYNC", tree)
+	slices.Sort(fileKeys)
+	structKeys := envNames()
+	slices.Sort(structKeys)
+	if !slices.Equal(fileKeys, structKeys) {
+		t.Errorf("config.yaml keys\n %v\nstruct keys\n %v", fileKeys, structKeys)
+	}
+	fromFile, err := loadConfig("../../config.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(normalize(fromFile), normalize(defaultConfig())) {
+		t.Errorf("config.yaml values differ from the defaults:\n file %+v\n code %+v", fromFile, defaultConfig())
+	}
+}
+
+func normalize(c Config) Config {
+	if len(c.Serve.APIKeys) == 0 {
+		c.Serve.APIKeys = nil
+	}
+	return c
+}
+
+func TestContractVariablesExist(t *testing.T) {
+	names := envNames()
+	for _, v := range []string{"HRSYNC_SOURCE_URL", "HRSYNC_SOURCE_API_KEY", "HRSYNC_SOURCE_RATE_LIMIT",
+		"HRSYNC_WAREHOUSE_URL", "HRSYNC_SERVE_ADDR", "HRSYNC_SERVE_API_KEYS", "HRSYNC_ONBOARDING_DIR",
+		"HRSYNC_SCHEDULE", "HRSYNC_METRICS_ADDR"} {
+		if !slices.Contains(names, v) {
+			t.Errorf("%s is not read", v)
+		}
+	}
+}
+
+func TestEnvironmentWinsOverFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("serve:\n  addr: \":1\"\n  writes: off\nsource:\n  rate_limit: 5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(path, []string{"HRSYNC_SERVE_ADDR=:2", "HRSYNC_SERVE_API_KEYS= a, b ,,", "HRSYNC_SOURCE_RATE_LIMIT=0", "OTHER=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Serve.Addr != ":2" || cfg.Serve.Writes != "off" || cfg.Source.RateLimit != 0 || !slices.Equal(cfg.Serve.APIKeys, []string{"a", "b"}) {
+		t.Errorf("got %+v", cfg)
+	}
+}
+
+func TestConfigErrorsAreOneLine(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, file string
+		env        []string
+		want       string
+	}{
+		{"unknown key", "serve:\n  adr: x\n", nil, "field adr not found"},
+		{"bad writes", "", []string{"HRSYNC_SERVE_WRITES=sometimes"}, "serve.writes"},
+		{"bad rate", "", []string{"HRSYNC_SOURCE_RATE_LIMIT=fast"}, "HRSYNC_SOURCE_RATE_LIMIT: want an integer"},
+		{"negative rate", "", []string{"HRSYNC_SOURCE_RATE_LIMIT=-1"}, "source.rate_limit"},
+		{"bad source url", "", []string{"HRSYNC_SOURCE_URL=ftp://x"}, "source.url"},
+		{"bad public url", "", []string{"HRSYNC_SERVE_PUBLIC_URL=/relative"}, "serve.public_url"},
+		{"bad log format", "", []string{"HRSYNC_LOG_FORMAT=xml"}, "log.format"},
+		{"empty warehouse", "", []string{"HRSYNC_WAREHOUSE_URL="}, "warehouse.url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".yaml")
+			if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := loadConfig(path, tt.env)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err %v, want one line containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMissingExplicitConfigIsAnError(t *testing.T) {
+	if _, err := loadConfig(filepath.Join(t.TempDir(), "nope.yaml"), nil); err == nil {
+		t.Error("no error for a missing --config file")
+	}
+}

@@ -1,0 +1,623 @@
+package source_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+func TestMain(m *testing.M) { sinktest.Main(m) }
+
+const testKey = "sandbox-test-key"
+
+var fixedNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	store *sink.Store
+	srv   *httptest.Server
+}
+
+func newFixture(t *testing.T, backend string, opts source.HandlerOptions) *fixture {
+	t.Helper()
+	store := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return fixedNow }})
+	if opts.APIKeys == nil {
+		opts.APIKeys = []string{"another-key", testKey}
+	}
+	h, err := source.NewHandler(store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &fixture{store: store, srv: srv}
+}
+
+// do sends a request with the test key (unless a header overrides it) and reads the answer.
+func (f *fixture) do(t *testing.T, method, path string, body io.Reader, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-KEY", testKey)
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func (f *fixture) put(t *testing.T, records ...string) {
+	t.Helper()
+	for _, r := range records {
+		var e source.Employee
+		if err := json.Unmarshal([]byte(r), &e); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.PutEmployee(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (f *fixture) putN(t *testing.T, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		f.put(t, fmt.Sprintf(`{"id":%d,"first_name":"F%d","last_name":"L","email":"e%d@example.com"}`, i, i, i))
+	}
+}
+
+func assertStatus(t *testing.T, resp *http.Response, body []byte, want int) {
+	t.Helper()
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: status %d, want %d; body %s", resp.Request.Method, resp.Request.URL, resp.StatusCode, want, body)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	tests := []struct {
+		name   string
+		header []string
+		want   int
+	}{
+		{"no key", []string{"X-API-KEY", ""}, 401},
+		{"wrong key", []string{"X-API-KEY", "sandbox-wrong"}, 401},
+		{"prefix of the key", []string{"X-API-KEY", testKey[:5]}, 401},
+		{"upper case header", []string{"X-API-KEY", testKey}, 200},
+		{"mixed case header", []string{"X-Api-Key", testKey}, 200},
+		{"lower case header", []string{"x-api-key", testKey}, 200},
+		{"second configured key", []string{"X-API-KEY", "another-key"}, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := f.do(t, "GET", "/v1/employees", nil, tt.header...)
+			assertStatus(t, resp, body, tt.want)
+			if tt.want == 401 && string(body) != "{\"error\":\"401 Unauthorized\"}\n" {
+				t.Errorf("401 body %q", body)
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("content type %q", ct)
+			}
+		})
+	}
+	// Every path needs the key, so a client cannot probe which exist.
+	resp, body := f.do(t, "GET", "/v1/nowhere", nil, "X-API-KEY", "")
+	assertStatus(t, resp, body, 401)
+}
+
+func TestPagingHeaders(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f.putN(t, 53)
+	base := f.srv.URL + "/v1/employees"
+	tests := []struct {
+		query   string
+		perPage string
+		items   int
+		link    string
+	}{
+		{"", "25", 25, `<` + base + `?page=3>; rel="last", <` + base + `?page=2>; rel="next"`},
+		{"?page=2", "25", 25, `<` + base + `?page=1>; rel="first", <` + base + `?page=1>; rel="prev", <` + base + `?page=3>; rel="last", <` + base + `?page=3>; rel="next"`},
+		{"?page=3", "25", 3, `<` + base + `?page=1>; rel="first", <` + base + `?page=2>; rel="prev"`},
+		{"?page=4", "25", 0, `<` + base + `?page=1>; rel="first", <` + base + `?page=3>; rel="prev"`},
+		{"?per_page=100", "100", 53, ""},
+		{"?per_page=1000", "100", 53, ""},
+		{"?per_page=53", "53", 53, ""},
+		{"?per_page=52&page=2", "52", 1, `<` + base + `?page=1&per_page=52>; rel="first", <` + base + `?page=1&per_page=52>; rel="prev"`},
+		{"?per_page=10&page=2&sort=x", "10", 10, `<` + base + `?page=1&per_page=10&sort=x>; rel="first", <` + base + `?page=1&per_page=10&sort=x>; rel="prev", <` + base + `?page=6&per_page=10&sort=x>; rel="last", <` + base + `?page=3&per_page=10&sort=x>; rel="next"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			resp, body := f.do(t, "GET", "/v1/employees"+tt.query, nil)
+			assertStatus(t, resp, body, 200)
+			var env struct {
+				Employees []json.RawMessage `json:"employees"`
+			}
+			if err := json.Unmarshal(body, &env); err != nil || env.Employees == nil {
+				t.Fatalf("body %s: %v", body, err)
+			}
+			if len(env.Employees) != tt.items {
+				t.Errorf("%d items, want %d", len(env.Employees), tt.items)
+			}
+			if got := resp.Header.Get("Total"); got != "53" {
+				t.Errorf("Total %q", got)
+			}
+			if got := resp.Header.Get("Per-Page"); got != tt.perPage {
+				t.Errorf("Per-Page %q, want %q", got, tt.perPage)
+			}
+			if _, present := resp.Header["Link"]; got(resp) != tt.link || (tt.link == "" && present) {
+				t.Errorf("Link\n got %s\nwant %s", got(resp), tt.link)
+			}
+		})
+	}
+}
+
+func got(resp *http.Response) string { return resp.Header.Get("Link") }
+
+func TestBadPagingIs400(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	for _, q := range []string{"page=0", "page=-1", "page=abc", "page=1.5", "page=", "per_page=0", "per_page=-5", "per_page=x", "page=1&page=2", "page=99999999999999999999"} {
+		for _, path := range []string{"/v1/employees", "/v1/working_patterns", "/v1/departments", "/v1/holiday_allowances"} {
+			resp, body := f.do(t, "GET", path+"?"+q, nil)
+			assertStatus(t, resp, body, 400)
+			pe, err := source.ParseErrorBody(body)
+			if err != nil || pe.Type != "Bad Request" || !strings.Contains(pe.Message, "page") {
+				t.Errorf("%s?%s: body %s", path, q, body)
+			}
+		}
+	}
+}
+
+func TestPublicURLInLinks(t *testing.T) {
+	pub, _ := url.Parse("https://hr.example.com/replica/v1/")
+	f := newFixture(t, "sqlite", source.HandlerOptions{PublicURL: pub})
+	f.putN(t, 3)
+	resp, body := f.do(t, "GET", "/v1/employees?per_page=1&page=2", nil)
+	assertStatus(t, resp, body, 200)
+	want := `<https://hr.example.com/replica/v1/employees?page=1&per_page=1>; rel="first", <https://hr.example.com/replica/v1/employees?page=1&per_page=1>; rel="prev", <https://hr.example.com/replica/v1/employees?page=3&per_page=1>; rel="last", <https://hr.example.com/replica/v1/employees?page=3&per_page=1>; rel="next"`
+	if got(resp) != want {
+		t.Errorf("Link\n got %s\nwant %s", got(resp), want)
+	}
+}
+
+// TestWalkFollowsNext walks the collection as a client does, following rel="next", at many
+// page sizes, on both backends: every record exactly once, in order, and Total agrees.
+func TestWalkFollowsNext(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backend, source.HandlerOptions{})
+			const n = 237
+			f.putN(t, n)
+			for _, size := range []int{1, 2, 3, 7, 10, 25, 50, 99, 100, 236, 237, 238, 1000} {
+				next := fmt.Sprintf("%s/v1/employees?per_page=%d", f.srv.URL, size)
+				var seen []int64
+				requests := 0
+				for next != "" {
+					requests++
+					if requests > n+2 {
+						t.Fatalf("size %d: more requests than records", size)
+					}
+					resp, body := f.do(t, "GET", strings.TrimPrefix(next, f.srv.URL), nil)
+					assertStatus(t, resp, body, 200)
+					if resp.Header.Get("Total") != fmt.Sprint(n) {
+						t.Fatalf("size %d: Total %q", size, resp.Header.Get("Total"))
+					}
+					var env struct{ Employees []source.Employee }
+					if err := json.Unmarshal(body, &env); err != nil {
+						t.Fatal(err)
+					}
+					for _, e := range env.Employees {
+						seen = append(seen, e.ID)
+					}
+					links, err := source.ParseLink(resp.Header.Get("Link"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					next = links["next"]
+				}
+				if len(seen) != n || !slices.IsSorted(seen) || slices.Compact(slices.Clone(seen))[n-1] != n {
+					t.Errorf("size %d: saw %d records (want %d once each, in order)", size, len(seen), n)
+				}
+				if want := (n + min(size, 100) - 1) / min(size, 100); requests != want {
+					t.Errorf("size %d: %d requests, want %d", size, requests, want)
+				}
+			}
+		})
+	}
+}
+
+func TestConditionalGet(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f.putN(t, 30)
+	resp, body := f.do(t, "GET", "/v1/employees?page=2", nil)
+	assertStatus(t, resp, body, 200)
+	tag := resp.Header.Get("ETag")
+	if tag == "" || !strings.HasPrefix(tag, `"`) {
+		t.Fatalf("ETag %q", tag)
+	}
+	for _, inm := range []string{tag, "W/" + tag, `"other", ` + tag, "*"} {
+		resp, body = f.do(t, "GET", "/v1/employees?page=2", nil, "If-None-Match", inm)
+		assertStatus(t, resp, body, 304)
+		if len(body) != 0 || resp.Header.Get("ETag") != tag {
+			t.Errorf("If-None-Match %s: body %q, ETag %q", inm, body, resp.Header.Get("ETag"))
+		}
+	}
+	// Another page, or the same page of another size, is another representation.
+	for _, path := range []string{"/v1/employees?page=1", "/v1/employees?page=2&per_page=10", "/v1/working_patterns?page=2"} {
+		resp, body = f.do(t, "GET", path, nil, "If-None-Match", tag)
+		assertStatus(t, resp, body, 200)
+	}
+	// Any change to the warehouse changes the tag, even one outside the page.
+	f.putN(t, 31)
+	resp, body = f.do(t, "GET", "/v1/employees?page=2", nil, "If-None-Match", tag)
+	assertStatus(t, resp, body, 200)
+	if resp.Header.Get("ETag") == tag {
+		t.Error("ETag unchanged after a write")
+	}
+	// A single record has a tag too.
+	resp, body = f.do(t, "GET", "/v1/employees/3", nil)
+	assertStatus(t, resp, body, 200)
+	resp, body = f.do(t, "GET", "/v1/employees/3", nil, "If-None-Match", resp.Header.Get("ETag"))
+	assertStatus(t, resp, body, 304)
+}
+
+func TestRoutingErrors(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f.putN(t, 1)
+	tests := []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{"GET", "/v1/nowhere", 404, ""},
+		{"GET", "/", 404, ""},
+		{"GET", "/v2/employees", 404, ""},
+		{"GET", "/v1/employees/", 404, ""},
+		{"GET", "/v1/employees/abc", 404, ""},
+		{"GET", "/v1/employees/0", 404, ""},
+		{"GET", "/v1/employees/999", 404, ""},
+		{"GET", "/v1/employees/1", 200, ""},
+		{"HEAD", "/v1/employees", 200, ""},
+		{"DELETE", "/v1/employees", 405, "GET, HEAD, POST"},
+		{"PUT", "/v1/employees/1", 405, "GET, HEAD"},
+		{"POST", "/v1/working_patterns", 405, "GET, HEAD"},
+		{"PATCH", "/v1/departments", 405, "GET, HEAD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			resp, body := f.do(t, tt.method, tt.path, nil)
+			assertStatus(t, resp, body, tt.status)
+			if resp.Header.Get("Allow") != tt.allow {
+				t.Errorf("Allow %q, want %q", resp.Header.Get("Allow"), tt.allow)
+			}
+			if tt.status >= 400 {
+				if pe, err := source.ParseErrorBody(body); err != nil || pe.Type != http.StatusText(tt.status) {
+					t.Errorf("error body %s", body)
+				}
+			}
+		})
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	resp, _ := f.do(t, "GET", "/v1/employees", nil, "X-Request-Id", "abc-123.x_y")
+	if resp.Header.Get("X-Request-Id") != "abc-123.x_y" {
+		t.Errorf("kept id %q", resp.Header.Get("X-Request-Id"))
+	}
+	for _, bad := range []string{"", "has space", "quote\"", strings.Repeat("x", 129)} {
+		resp, _ = f.do(t, "GET", "/v1/employees", nil, "X-Request-Id", bad)
+		if id := resp.Header.Get("X-Request-Id"); len(id) != 32 {
+			t.Errorf("for %q: id %q, want a fresh one", bad, id)
+		}
+	}
+}
+
+func form(fields map[string]string) (io.Reader, string) {
+	v := url.Values{}
+	for k, val := range fields {
+		v.Set("employee["+k+"]", val)
+	}
+	return strings.NewReader(v.Encode()), "application/x-www-form-urlencoded"
+}
+
+func TestCreate(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	valid := map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29", "job_title": "Engineer"}
+
+	body, ct := form(valid)
+	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
+	assertStatus(t, resp, b, 201)
+	var env struct{ Employees []source.Employee }
+	if err := json.Unmarshal(b, &env); err != nil || len(env.Employees) != 1 {
+		t.Fatalf("body %s: %v", b, err)
+	}
+	e := env.Employees[0]
+	if e.CompanyJoinDate != "2024-02-29" || e.JobStartDate != "2024-02-29" || e.Status != "Current employee" ||
+		e.WorkingPattern == nil || e.WorkingPattern.ID != 1 || e.HolidayAllowance == nil || e.LineManager != nil ||
+		e.Department != nil || *e.HR || *e.ReceivesStatutoryHolidays || *e.LengthOfServiceInMonths != 32 {
+		t.Errorf("created %s", b)
+	}
+	if loc := resp.Header.Get("Location"); loc != f.srv.URL+fmt.Sprintf("/v1/employees/%d", e.ID) {
+		t.Errorf("Location %q", loc)
+	}
+	resp, b2 := f.do(t, "GET", fmt.Sprintf("/v1/employees/%d", e.ID), nil)
+	assertStatus(t, resp, b2, 200)
+	if !bytes.Equal(b, b2) {
+		t.Errorf("GET differs from the create's answer:\n%s\n%s", b, b2)
+	}
+
+	// JSON, with the ISO date form.
+	resp, b = f.do(t, "POST", "/v1/employees", strings.NewReader(`{"employee":{"first_name":"Bo","last_name":"Ek","email":"bo@example.com","join_date":"2025-01-31"}}`), "Content-Type", "application/json")
+	assertStatus(t, resp, b, 201)
+
+	// Multipart.
+	var mp bytes.Buffer
+	w := multipart.NewWriter(&mp)
+	for k, v := range map[string]string{"first_name": "Cy", "last_name": "Do", "email": "cy@example.com", "join_date": "2025/01/31"} {
+		_ = w.WriteField("employee["+k+"]", v)
+	}
+	_ = w.Close()
+	resp, b = f.do(t, "POST", "/v1/employees", &mp, "Content-Type", w.FormDataContentType())
+	assertStatus(t, resp, b, 201)
+
+	resp, b = f.do(t, "GET", "/v1/employees", nil)
+	if resp.Header.Get("Total") != "3" {
+		t.Errorf("Total after 3 creates: %s", resp.Header.Get("Total"))
+	}
+	_ = b
+}
+
+func TestCreateRefusals(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{MaxBodyBytes: 4096})
+	f.put(t, `{"id":7,"first_name":"Taken","last_name":"T","email":"taken@example.com"}`)
+	tests := []struct {
+		name, ct, body string
+		status         int
+		want           string
+	}{
+		{"missing all", "application/x-www-form-urlencoded", "", 400,
+			`{"error":{"type":"Record Invalid","employee[first_name]":["missing"],"employee[last_name]":["missing"],"employee[email]":["missing"],"employee[join_date]":["missing"]}}`},
+		{"bad email and date", "application/json", `{"employee":{"first_name":"A","last_name":"B","email":"nope","join_date":"2023/02/29"}}`, 400,
+			`{"error":{"type":"Record Invalid","employee[email]":["is not a valid email address"],"employee[join_date]":["is not a valid date (use YYYY/MM/DD or YYYY-MM-DD)"]}}`},
+		{"email taken, other case", "application/json", `{"employee":{"first_name":"A","last_name":"B","email":"TAKEN@example.com","join_date":"2023/02/28"}}`, 400,
+			`{"error":{"type":"Record Invalid","employee[email]":["has already been taken"]}}`},
+		{"unknown field", "application/json", `{"employee":{"first_name":"A","last_name":"B","email":"a@example.com","join_date":"2023/02/28","salary":"1"}}`, 400,
+			`{"error":{"type":"Record Invalid","employee[salary]":["is not a supported field"]}}`},
+		{"no employee", "application/json", `{"person":{}}`, 400,
+			`{"error":{"type":"Record Invalid","employee":["missing"]}}`},
+		{"not json", "application/json", `{"employee":`, 400, ""},
+		{"xml", "application/xml", `<employee/>`, 415, ""},
+		{"too large", "application/json", `{"employee":{"first_name":"` + strings.Repeat("a", 5000) + `"}}`, 413, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := f.do(t, "POST", "/v1/employees", strings.NewReader(tt.body), "Content-Type", tt.ct)
+			assertStatus(t, resp, b, tt.status)
+			if tt.want != "" && strings.TrimSpace(string(b)) != tt.want {
+				t.Errorf("body\n got %s\nwant %s", b, tt.want)
+			}
+			if _, err := source.ParseErrorBody(b); err != nil {
+				t.Errorf("not a JSON error: %s", b)
+			}
+		})
+	}
+	resp, _ := f.do(t, "GET", "/v1/employees", nil)
+	if resp.Header.Get("Total") != "1" {
+		t.Errorf("refused creates wrote something: Total %s", resp.Header.Get("Total"))
+	}
+}
+
+func TestWritesOff(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{Writes: source.WritesOff})
+	body, ct := form(map[string]string{"first_name": "A", "last_name": "B", "email": "a@example.com", "join_date": "2024/01/01"})
+	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
+	assertStatus(t, resp, b, 405)
+	if resp.Header.Get("Allow") != "GET, HEAD" || !strings.Contains(string(b), "does not accept writes") {
+		t.Errorf("Allow %q body %s", resp.Header.Get("Allow"), b)
+	}
+}
+
+// upstreamCreated is what a real service answers a create with: nested objects and extra fields.
+const upstreamCreated = `{"employees":[{"id":5001,"account_id":77,"first_name":"Ana","last_name":"Lopez","email":"ana@example.com","job_title":null,"status":"Current employee","company_join_date":"2024-02-29","job_start_date":"2024-02-29","length_of_service_in_months":0,"age":null,"full_or_part_time":null,"notice_period":null,"working_pattern":{"id":31,"name":"Office hours","total_hours":"37.5","default":true},"holiday_allowance":{"id":12,"name":"Standard 25 days"},"line_manager":null,"holiday_approver":null,"department":null,"receives_statutory_holidays":false,"hr":false,"created_at":"2026-11-22T12:00:01Z","updated_at":"2026-11-22T12:00:01Z","middle_name":null}]}`
+
+func TestForwardWrites(t *testing.T) {
+	var gotKey, gotBody, gotCT string
+	status, answer := http.StatusCreated, upstreamCreated
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "POST" || r.URL.Path != "/v1/employees" {
+			http.Error(w, "unexpected", 500)
+			return
+		}
+		gotKey, gotCT = r.Header.Get("X-Api-Key"), r.Header.Get("Content-Type")
+		b, _ := io.ReadAll(r.Body)
+		gotBody = string(b)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, answer)
+	}))
+	defer upstream.Close()
+	client, err := source.NewClient(upstream.URL, "prod-upstream-key", source.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, "sqlite", source.HandlerOptions{Writes: source.WritesForward, Upstream: client})
+	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024-02-29"})
+	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
+	assertStatus(t, resp, b, 201)
+	if gotKey != "prod-upstream-key" || gotCT != "application/json" ||
+		gotBody != `{"employee":{"first_name":"Ana","last_name":"Lopez","email":"ana@example.com","join_date":"2024/02/29"}}` {
+		t.Errorf("upstream saw key %q, type %q, body %s", gotKey, gotCT, gotBody)
+	}
+	var env struct{ Employees []source.Employee }
+	if err := json.Unmarshal(b, &env); err != nil || env.Employees[0].ID != 5001 {
+		t.Fatalf("answer %s", b)
+	}
+	// The replica serves the upstream's record at once, as upstream sent it.
+	resp, b2 := f.do(t, "GET", "/v1/employees/5001", nil)
+	assertStatus(t, resp, b2, 200)
+	if !bytes.Equal(b, b2) {
+		t.Errorf("stored copy differs:\n%s\n%s", b, b2)
+	}
+	if !strings.Contains(string(b2), `"working_pattern":{"id":31,"name":"Office hours"`) {
+		t.Errorf("nested pattern not kept: %s", b2)
+	}
+
+	tests := []struct {
+		name         string
+		status       int
+		answer       string
+		header       string
+		want         int
+		bodyContains string
+	}{
+		{"upstream refuses the record", 400, `{"error":{"type":"Record Invalid","employee[email]":["is invalid"]}}`, "", 400, `"employee[email]":["is invalid"]`},
+		{"upstream refuses our key", 401, `{"error":"401 Unauthorized"}`, "", 502, "credentials"},
+		{"upstream rate limit", 429, `{"error":{"type":"Rate Limit Reached"}}`, "", 429, "Rate Limit Reached"},
+		{"upstream down", 503, `oops`, "", 502, "did not accept"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, answer = tt.status, tt.answer
+			body, ct := form(map[string]string{"first_name": "X", "last_name": "Y", "email": fmt.Sprintf("x%d@example.com", i), "join_date": "2024-01-01"})
+			resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
+			assertStatus(t, resp, b, tt.want)
+			if !strings.Contains(string(b), tt.bodyContains) || strings.Contains(string(b), "prod-upstream-key") {
+				t.Errorf("body %s", b)
+			}
+		})
+	}
+	// An email the replica already holds is refused before anything is sent.
+	gotBody = ""
+	body, ct = form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024-02-29"})
+	resp, b = f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
+	assertStatus(t, resp, b, 400)
+	if gotBody != "" {
+		t.Error("a taken email was forwarded")
+	}
+}
+
+// panicky is a real store whose one method panics, to check recovery.
+type panicky struct{ *sink.Store }
+
+func (panicky) ListDepartments(context.Context, source.Page) (source.List[source.Ref], error) {
+	panic("boom")
+}
+
+func TestPanicIs500WithoutInternals(t *testing.T) {
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	h, err := source.NewHandler(panicky{store}, source.HandlerOptions{APIKeys: []string{testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	f := &fixture{store: store, srv: srv}
+	resp, b := f.do(t, "GET", "/v1/departments", nil)
+	assertStatus(t, resp, b, 500)
+	if strings.Contains(string(b), "boom") || !strings.Contains(string(b), "Internal Server Error") {
+		t.Errorf("body %s", b)
+	}
+}
+
+// TestGolden pins the exact bytes served, identical on both backends. Run with -update to
+// rewrite testdata/golden after a deliberate change.
+func TestGolden(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			f := newFixture(t, backend, source.HandlerOptions{})
+			ctx := context.Background()
+			if _, err := f.store.DB().ExecContext(ctx, `UPDATE working_patterns SET created_at = '2020-01-01T00:00:00Z', updated_at = '2021-06-30T23:59:59Z'`); err != nil {
+				t.Fatal(err)
+			}
+			f.put(t, goldenEmployees...)
+			if _, err := f.store.CreateEmployee(ctx, source.NewEmployee{FirstName: "Łukasz", LastName: "O'Brien \"Jr\"", Email: "lukasz@example.com", JobTitle: "Chef <de> partie", JoinDate: "2026-01-15"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct{ name, path string }{
+				{"employees", "/v1/employees"},
+				{"employees_page2", "/v1/employees?per_page=2&page=2"},
+				{"employee_42", "/v1/employees/42"},
+				{"working_patterns", "/v1/working_patterns"},
+				{"departments", "/v1/departments"},
+				{"holiday_allowances", "/v1/holiday_allowances"},
+				{"not_found", "/v1/employees/900"},
+			} {
+				resp, body := f.do(t, "GET", c.path, nil)
+				var out bytes.Buffer
+				fmt.Fprintf(&out, "%d\n", resp.StatusCode)
+				for _, h := range []string{"Content-Type", "Total", "Per-Page", "Link"} {
+					if v := resp.Header.Get(h); v != "" {
+						fmt.Fprintf(&out, "%s: %s\n", h, strings.ReplaceAll(v, f.srv.URL, "http://replica"))
+					}
+				}
+				out.WriteString("\n")
+				out.Write(body)
+				golden(t, c.name, out.Bytes())
+			}
+		})
+	}
+}
+
+var goldenEmployees = []string{
+	`{"id":42,"account_id":7,"first_name":"Ana","middle_name":"María","last_name":"López","email":"ana@example.com","job_title":"Engineer","status":"Pending leaver","join_date":"2019/03/01","job_start_date":"2019-03-04","length_of_service_in_months":92,"age":null,"full_or_part_time":"Full Time","notice_period":"","working_pattern":{"id":9,"name":"Four day week","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"line_manager":{"id":900,"name":"Gone Boss","email":"boss@example.com"},"holiday_approver":{"id":43,"first_name":"Bea","last_name":"Ng"},"department":{"id":5,"name":"R&D","code":"RD"},"receives_statutory_holidays":true,"hr":false,"created_at":"2019-02-20T09:00:00+01:00","updated_at":"2026-01-02T03:04:05Z","custom_fields":{"shoe":"42"},"dob":"1990-01-01"}`,
+	`{"id":43,"account_id":"7","first_name":"Bea","last_name":"Ng","email":"bea@example.com","job_title":"","status":"Current employee","company_join_date":"2015-06-01","job_start_date":null,"length_of_service_in_months":"137","age":41,"full_or_part_time":null,"notice_period":{"weeks":4},"working_pattern":{"id":1,"name":"Standard","total_hours":"37.5","default":true},"holiday_allowance":{"id":1,"name":"Standard"},"line_manager":null,"holiday_approver":null,"department":{"id":5,"name":"R&D","code":"RD"},"receives_statutory_holidays":"true","hr":1,"created_at":"2015-05-20T10:00:00Z","updated_at":"2026-10-01T00:00:00-05:00"}`,
+}
+
+// updated notes the golden files rewritten in this run: the first backend writes them, the
+// others must then match what it wrote.
+var updated = map[string]bool{}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".txt")
+	if *update && !updated[path] {
+		updated[path] = true
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s:\n got %s\nwant %s", name, path, got, want)
+	}
+}

@@ -1,0 +1,48 @@
+# hrsync. `make test` is what CI runs (.ci/run).
+
+SHELL := /bin/bash
+# Go on a fresh machine lives in /usr/local/go.
+export PATH := /usr/local/go/bin:$(PATH)
+
+GO ?= go
+# Arguments for `make run`, after `serve`.
+ARGS ?=
+# Extra go test flags for `make test`, e.g. make test TESTFLAGS='-run TestX -v'
+TESTFLAGS ?=
+# How long `make fuzz` runs each fuzz target.
+FUZZTIME ?= 30s
+
+.DEFAULT_GOAL := build
+.PHONY: test build run bench fuzz lint
+
+# gofmt, go vet, staticcheck, go test -race (installs Postgres/gcc when root
+# and missing; see the script).
+test:
+	bash scripts/test.sh $(TESTFLAGS)
+
+# gofmt, go vet and staticcheck only.
+lint:
+	HRSYNC_LINT_ONLY=1 bash scripts/test.sh
+
+build:
+	$(GO) build -o bin/hrsync ./cmd/hrsync
+
+run:
+	$(GO) run ./cmd/hrsync serve $(ARGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Runs every Fuzz* target of every package for $(FUZZTIME) each, one at a
+# time (go test -fuzz takes one package and one target per run), e.g.
+#   make fuzz FUZZTIME=5m
+fuzz:
+	@set -euo pipefail; found=0; \
+	for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			found=1; \
+			echo "==> $$pkg $$target for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done; \
+	if [[ $$found == 0 ]]; then echo "no fuzz targets"; fi

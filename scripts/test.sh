@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Full check of the repository: gofmt, go vet, staticcheck, go test -race.
+#
+#   scripts/test.sh [go test flags...]      e.g. scripts/test.sh -run TestSink -v
+#
+# Works from any directory, as root with no stdin on a fresh Debian 12 with Go
+# in /usr/local/go: it installs what the tests need (Debian's postgresql when
+# no server answers and no initdb exists, gcc for the race detector) when it
+# runs as root, and says what is missing otherwise.
+#
+# Environment:
+#   HRSYNC_TEST_DATABASE_URL  Postgres admin URL for the tests (see package
+#                             sink/sinktest); skips looking for a server.
+#   HRSYNC_LINT_ONLY=1        stop after the static checks (make lint).
+set -euo pipefail
+
+# Staticcheck 2026.2.2, built for Go 1.26 (its go.mod says go 1.26.0).
+# Newer releases: go list -m -versions honnef.co/go/tools
+STATICCHECK_VERSION=v0.8.2
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+section() { printf '\n==> %s\n' "$*"; }
+die() {
+	printf '\nFAIL: %s\n' "$*" >&2
+	exit 1
+}
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+# A Postgres server answers on 127.0.0.1:5432 or the Debian socket.
+pg_answers() {
+	# (Debian's pg_isready is a wrapper that fails without a client package.)
+	if command -v pg_isready >/dev/null 2>&1 && pg_isready --version >/dev/null 2>&1; then
+		pg_isready -q -h 127.0.0.1 -p 5432 -t 3 && return 0
+		[[ -d /var/run/postgresql ]] && pg_isready -q -h /var/run/postgresql -p 5432 -t 3 && return 0
+		return 1
+	fi
+	timeout 3 bash -c ': </dev/tcp/127.0.0.1/5432' 2>/dev/null
+}
+
+# Prints the initdb the tests would use for a throwaway cluster.
+find_initdb() {
+	local p
+	if p=$(command -v initdb 2>/dev/null); then
+		echo "$p"
+		return 0
+	fi
+	for p in $(compgen -G '/usr/lib/postgresql/*/bin/initdb' | sort -V -r); do
+		if [[ -x $p ]]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+apt_install() {
+	echo "Installing Debian packages: $*"
+	DEBIAN_FRONTEND=noninteractive apt-get update </dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" </dev/null
+}
+
+lint_only=false
+[[ ${HRSYNC_LINT_ONLY:-} == 1 ]] && lint_only=true
+
+section "Go toolchain"
+export PATH="/usr/local/go/bin:$PATH"
+command -v go >/dev/null 2>&1 || die "go not found on PATH or in /usr/local/go/bin"
+gopath=$(go env GOPATH)
+gobin=$(go env GOBIN)
+[[ -n $gobin ]] || gobin="${gopath%%:*}/bin"
+export PATH="$gobin:${gopath%%:*}/bin:$PATH"
+go version
+echo "repository: $PWD"
+
+if ! $lint_only; then
+	section "Postgres for the tests"
+	if [[ -n ${HRSYNC_TEST_DATABASE_URL:-} ]]; then
+		echo "HRSYNC_TEST_DATABASE_URL is set: the tests use that server."
+	elif pg_answers; then
+		echo "A Postgres server answers on 127.0.0.1:5432 or in /var/run/postgresql: the tests try it first."
+	elif initdb=$(find_initdb); then
+		echo "No Postgres server answers: the tests will start throwaway clusters with $initdb."
+	elif ! is_root; then
+		die "no Postgres server answers on 127.0.0.1:5432 or in /var/run/postgresql, no initdb was found (PATH, /usr/lib/postgresql/*/bin), and installing postgresql needs root. Install it, start a server, or set HRSYNC_TEST_DATABASE_URL."
+	elif ! command -v apt-get >/dev/null 2>&1; then
+		die "no Postgres server answers, no initdb was found, and there is no apt-get to install postgresql. Install it or set HRSYNC_TEST_DATABASE_URL."
+	else
+		echo "No Postgres server answers and no initdb was found: installing postgresql."
+		apt_install postgresql
+		initdb=$(find_initdb) || die "postgresql installed but still no initdb in /usr/lib/postgresql/*/bin"
+		echo "The tests will use the local server if it runs, else throwaway clusters with $initdb."
+	fi
+
+	section "C compiler for the race detector"
+	cc=$(go env CC)
+	if [[ $(go env CGO_ENABLED) == 1 ]] && command -v "$cc" >/dev/null 2>&1; then
+		echo "cgo enabled, $cc: $(command -v "$cc")"
+	elif [[ ${CGO_ENABLED:-} == 0 ]]; then
+		die "CGO_ENABLED=0 is set, but go test -race needs cgo"
+	elif is_root && command -v apt-get >/dev/null 2>&1; then
+		echo "go test -race needs cgo and no C compiler was found: installing gcc."
+		apt_install gcc libc6-dev
+		if [[ $(go env CGO_ENABLED) != 1 ]] || ! command -v "$cc" >/dev/null 2>&1; then
+			die "gcc installed but cgo is still unusable (go env CGO_ENABLED: $(go env CGO_ENABLED), CC: $cc); check CC and 'go env -w' settings"
+		fi
+	else
+		die "go test -race needs cgo and a C compiler ($cc), and installing gcc needs root and apt-get"
+	fi
+fi
+
+section "gofmt"
+# Every .go file except in hidden, _-prefixed, vendor and testdata dirs
+# (the ones the go command ignores too).
+if ! unformatted=$(find . -mindepth 1 \( -type d \( -name '.*' -o -name '_*' -o -name vendor -o -name testdata \) -prune \) -o \( -type f -name '*.go' -print0 \) | xargs -0 -r gofmt -l); then
+	die "gofmt could not parse some files (see above)"
+fi
+if [[ -n $unformatted ]]; then
+	printf '%s\n' "$unformatted" >&2
+	die "these files need gofmt -w (listed above)"
+fi
+echo "ok"
+
+section "go vet ./..."
+go vet ./...
+echo "ok"
+
+section "staticcheck $STATICCHECK_VERSION ./..."
+sc="$gobin/staticcheck"
+# Reinstall when missing, another version, or built by another Go.
+if [[ ! -x $sc ]] || ! "$sc" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})" ||
+	[[ $(go version "$sc" 2>/dev/null | awk '{print $NF}') != "$(go env GOVERSION)" ]]; then
+	echo "Installing honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION into $gobin"
+	GOBIN="$gobin" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
+"$sc" -version
+"$sc" ./...
+echo "ok"
+
+if $lint_only; then
+	section "Static checks passed"
+	exit 0
+fi
+
+section "go test -race -count=1 ./... $*"
+go test -race -count=1 ./... "$@"
+
+section "All checks passed"

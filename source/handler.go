@@ -175,7 +175,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	route := "unmatched"
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -188,6 +187,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		d := time.Since(start)
 		if h.opts.Observe != nil {
+			route := r.Pattern // set by the mux; empty when the request never reached it
+			if route == "" {
+				route = "unmatched"
+			}
 			h.opts.Observe(route, rec.status, d)
 		}
 		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
@@ -200,7 +203,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusUnauthorized, "")
 		return
 	}
-	_, route = h.mux.Handler(r)
 	h.mux.ServeHTTP(rec, r)
 }
 

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink/sinktest"
+)
+
+func TestMain(m *testing.M) { sinktest.Main(m) }
+
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		args     []string
+		code     int
+		stdout   string
+		errorHas string
+	}{
+		{[]string{"version"}, 0, "hrsync dev", ""},
+		{[]string{"--help"}, 0, "usage: hrsync", ""},
+		{[]string{"help"}, 0, "usage: hrsync", ""},
+		{nil, 2, "", "no command given"},
+		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{[]string{"--nope", "serve"}, 2, "", "flag provided but not defined"},
+		{[]string{"migrate", "extra"}, 2, "", "unexpected arguments extra"},
+		{[]string{"sync"}, 3, "", "sync is not available in this build yet"},
+		{[]string{"onboard"}, 3, "", "not available"},
+		{[]string{"run"}, 3, "", "not available"},
+		{[]string{"demo"}, 3, "", "not available"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), tt.args, nil, &stdout, &stderr)
+			code := 0
+			if err != nil {
+				code = exitCode(err)
+			}
+			if code != tt.code {
+				t.Errorf("exit %d (%v), want %d", code, err, tt.code)
+			}
+			if !strings.Contains(stdout.String(), tt.stdout) {
+				t.Errorf("stdout %q, want it to contain %q", stdout.String(), tt.stdout)
+			}
+			if tt.errorHas != "" && (err == nil || !strings.Contains(err.Error(), tt.errorHas)) {
+				t.Errorf("error %v, want %q", err, tt.errorHas)
+			}
+		})
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine to write while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe runs `hrsync serve` in the background and waits for /healthz; the returned func
+// stops it the way a signal does and returns run's error.
+func startServe(t *testing.T, env []string) (base string, logs *syncBuffer, stop func() error) {
+	t.Helper()
+	addr := freeAddr(t)
+	env = append(env, "HRSYNC_SERVE_ADDR="+addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	logs = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, env, io.Discard, logs) }()
+	base = "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("serve exited: %v; logs:\n%s", err, logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not come up; logs:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(shutdownTimeout + 5*time.Second):
+				runErr = errors.New("serve did not stop")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return base, logs, stop
+}
+
+func get(t *testing.T, url, key string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if key != "" {
+		req.Header.Set("X-API-KEY", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestMigrateThenServePostgres(t *testing.T) {
+	url, schemaName := sinktest.Postgres(t)
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName, "HRSYNC_SERVE_API_KEYS=k1,k2"}
+
+	// Before migrate, serve refuses, saying what to do.
+	err := run(context.Background(), []string{"serve"}, env, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "run `hrsync migrate`") || exitCode(err) != 1 {
+		t.Fatalf("serve on an empty schema: %v", err)
+	}
+
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"migrate"}, env, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "applied migrations [1]") || strings.Contains(out.String(), "?") {
+		t.Errorf("migrate said %q", out.String())
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"migrate"}, env, &out, io.Discard); err != nil || !strings.Contains(out.String(), "up to date") {
+		t.Errorf("second migrate: %q %v", out.String(), err)
+	}
+
+	base, logs, stop := startServe(t, env)
+	if code, body := get(t, base+"/readyz", ""); code != 200 {
+		t.Errorf("readyz %d %s", code, body)
+	}
+	if code, _ := get(t, base+"/v1/employees", ""); code != 401 {
+		t.Errorf("no key: %d", code)
+	}
+	code, body := get(t, base+"/v1/working_patterns", "k2")
+	if code != 200 || !strings.Contains(body, `"total_hours":"37.5"`) {
+		t.Errorf("working patterns: %d %s", code, body)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	for _, secret := range []string{"k1", "k2"} {
+		if strings.Contains(logs.String(), "="+secret) || strings.Contains(logs.String(), `"`+secret+`"`) {
+			t.Errorf("a key appears in the logs:\n%s", logs)
+		}
+	}
+	if !strings.Contains(logs.String(), "serve shutting down") || !strings.Contains(logs.String(), "status=200") {
+		t.Errorf("logs lack the access log or the shutdown:\n%s", logs)
+	}
+}
+
+func TestServeGeneratesAKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "hrsync.key")
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db"), "HRSYNC_SERVE_API_KEY_FILE=" + keyFile}
+	base, logs, stop := startServe(t, env)
+	fi, err := os.Stat(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v", fi.Mode().Perm())
+	}
+	b, _ := os.ReadFile(keyFile)
+	key := strings.TrimSpace(string(b))
+	if code, body := get(t, base+"/v1/employees", key); code != 200 {
+		t.Errorf("with the generated key: %d %s", code, body)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), key) {
+		t.Error("the generated key was logged")
+	}
+	// A second start reuses the file.
+	base, _, stop = startServe(t, env)
+	if code, _ := get(t, base+"/v1/employees", key); code != 200 {
+		t.Errorf("after restart: %d", code)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:secret@db:5432/hr?sslmode=require": "postgres://db:5432/hr",
+		"postgres://db/hr":  "postgres://db/hr",
+		"hrsync.db":         "hrsync.db",
+		"postgres://u@db/x": "postgres://db/x",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if s := fmt.Sprint(redactURL("postgres://u:p%40ss@db/x")); strings.Contains(s, "p%40ss") {
+		t.Errorf("password kept: %s", s)
+	}
+}

@@ -31,6 +31,9 @@ type ClientOptions struct {
 
 // NewClient returns a client for the service at baseURL (with or without a trailing /v1).
 func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
+	if strings.TrimSpace(baseURL) == "" {
+		return nil, errors.New("source URL: not set")
+	}
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("source URL: want an absolute http(s) address")

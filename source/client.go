@@ -197,17 +197,24 @@ func sortByCreateOrder(keys []string) {
 	})
 }
 
-// retryAfter reads a Retry-After header: seconds or an HTTP date; 0 when absent or unreadable.
+// maxRetryAfter caps the wait a server may ask for.
+const maxRetryAfter = 24 * time.Hour
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date, capped at maxRetryAfter; 0
+// when absent or unreadable.
 func retryAfter(h string, now time.Time) time.Duration {
 	h = strings.TrimSpace(h)
 	if h == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+	if s, err := strconv.ParseUint(h, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if err != nil || s > uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
 		return time.Duration(s) * time.Second
 	}
 	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxRetryAfter)
 	}
 	return 0
 }

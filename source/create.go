@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"net/mail"
-	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -39,22 +39,24 @@ func ReadNewEmployee(r *http.Request) (NewEmployee, error) {
 	if err != nil && r.Header.Get("Content-Type") != "" {
 		return NewEmployee{}, fmt.Errorf("%w: unreadable Content-Type", ErrUnsupportedMediaType)
 	}
+	// Fields that cannot be read as text are reported beside the others' problems.
+	unreadable := &ValidationError{}
 	var fields map[string]string
 	switch ct {
 	case "application/json":
-		fields, err = jsonFields(r)
+		fields, err = jsonFields(r, unreadable)
 	case "application/x-www-form-urlencoded", "multipart/form-data", "":
-		fields, err = formFields(r)
+		fields, err = formFields(r, unreadable)
 	default:
 		return NewEmployee{}, fmt.Errorf("%w: send application/json or a form", ErrUnsupportedMediaType)
 	}
 	if err != nil {
 		return NewEmployee{}, err
 	}
-	return ValidateNewEmployee(fields)
+	return validate(fields, unreadable)
 }
 
-func jsonFields(r *http.Request) (map[string]string, error) {
+func jsonFields(r *http.Request, unreadable *ValidationError) (map[string]string, error) {
 	var env map[string]json.RawMessage
 	dec := json.NewDecoder(r.Body)
 	if err := dec.Decode(&env); err != nil {
@@ -72,21 +74,23 @@ func jsonFields(r *http.Request) (map[string]string, error) {
 		return nil, invalid("employee", "must be an object")
 	}
 	fields := make(map[string]string, len(m))
-	for k, v := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
 		if isNull(v) {
 			fields[k] = ""
 			continue
 		}
 		s, ok := scalarText(v)
 		if !ok {
-			return nil, invalid("employee["+k+"]", "must be a string")
+			unreadable.Add("employee["+k+"]", "must be a string")
+			continue
 		}
 		fields[k] = s
 	}
 	return fields, nil
 }
 
-func formFields(r *http.Request) (map[string]string, error) {
+func formFields(r *http.Request, unreadable *ValidationError) (map[string]string, error) {
 	// ParseMultipartForm also parses urlencoded bodies; it refuses a multipart body that is not.
 	err := r.ParseMultipartForm(32 << 10)
 	if err != nil && !errors.Is(err, http.ErrNotMultipart) {
@@ -98,21 +102,22 @@ func formFields(r *http.Request) (map[string]string, error) {
 			return nil, fmt.Errorf("read form body: file uploads are not accepted")
 		}
 	}
-	var form url.Values = r.PostForm
 	fields := make(map[string]string)
-	for k, vs := range form {
+	for _, k := range slices.Sorted(maps.Keys(r.PostForm)) {
+		vs := r.PostForm[k]
 		name, ok := strings.CutPrefix(k, "employee[")
 		if !ok {
 			continue // other form fields (utf8, commit buttons) are not ours
 		}
 		name, ok = strings.CutSuffix(name, "]")
-		if !ok || name == "" {
-			return nil, invalid(k, "is not a supported field")
+		switch {
+		case !ok || name == "":
+			unreadable.Add(k, "is not a supported field")
+		case len(vs) != 1:
+			unreadable.Add(k, "given more than once")
+		default:
+			fields[name] = vs[0]
 		}
-		if len(vs) != 1 {
-			return nil, invalid(k, "given more than once")
-		}
-		fields[name] = vs[0]
 	}
 	return fields, nil
 }
@@ -126,16 +131,27 @@ func invalid(field, reason string) error {
 // ValidateNewEmployee checks create input given as field name → text. company_join_date is
 // accepted as another name for join_date. Every problem is reported, not just the first.
 func ValidateNewEmployee(fields map[string]string) (NewEmployee, error) {
+	return validate(fields, &ValidationError{})
+}
+
+// validate checks the fields; verr already holds the problems of fields that could not be read,
+// which are not checked again (a field sent as an object is not also "missing").
+func validate(in map[string]string, verr *ValidationError) (NewEmployee, error) {
+	fields := maps.Clone(in)
 	if v, ok := fields["company_join_date"]; ok {
 		if _, both := fields["join_date"]; !both {
 			fields["join_date"] = v
 		}
 		delete(fields, "company_join_date")
 	}
-	var verr ValidationError
+	unreadable := make(map[string]bool, len(verr.Problems))
+	for _, p := range verr.Problems {
+		unreadable[p.Field] = true
+	}
+	reported := func(name string) bool { return unreadable["employee["+name+"]"] }
 	var unknown []string
 	for k := range fields {
-		if !slices.Contains(createFields, k) {
+		if !slices.Contains(createFields, k) && !reported(k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -143,6 +159,7 @@ func ValidateNewEmployee(fields map[string]string) (NewEmployee, error) {
 		v := strings.TrimSpace(fields[name])
 		field := "employee[" + name + "]"
 		switch {
+		case reported(name):
 		case v == "" && required:
 			verr.Add(field, "missing")
 		case !utf8.ValidString(v):
@@ -160,10 +177,10 @@ func ValidateNewEmployee(fields map[string]string) (NewEmployee, error) {
 		Email:     get("email", true),
 		JobTitle:  get("job_title", false),
 	}
-	if ne.Email != "" && !ValidEmail(ne.Email) {
+	if ne.Email != "" && !reported("email") && !ValidEmail(ne.Email) {
 		verr.Add("employee[email]", "is not a valid email address")
 	}
-	if jd := get("join_date", true); jd != "" {
+	if jd := get("join_date", true); jd != "" && !reported("join_date") {
 		d, err := ParseDate(jd)
 		if err != nil {
 			verr.Add("employee[join_date]", "is not a valid date (use YYYY/MM/DD or YYYY-MM-DD)")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Lenient decoding of what the real service sends (UPSTREAM.md): numbers as numbers or strings,
@@ -38,13 +39,12 @@ func newExtra(m map[string]json.RawMessage) (Extra, error) {
 	}
 	sort.Strings(keys)
 	w := beginObject(make([]byte, 0, 64))
-	var buf bytes.Buffer
 	for _, k := range keys {
-		buf.Reset()
-		if err := json.Compact(&buf, m[k]); err != nil {
+		v, err := compactUTF8(m[k])
+		if err != nil {
 			return nil, &FieldError{Field: k, Reason: "not valid JSON"}
 		}
-		w.raw(k, buf.Bytes())
+		w.raw(k, v)
 	}
 	return Extra(w.end()), nil
 }
@@ -170,9 +170,12 @@ func decodeDecimal(field string, raw json.RawMessage) (string, error) {
 func ParseDate(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if len(s) > 10 && (s[10] == 'T' || s[10] == ' ') {
-		if t, err := ParseTimestamp(s); err == nil {
-			return t[:10], nil
+		// A timestamp: its date as written, not as in UTC (a join date at local midnight
+		// +01:00 is that day, not the day before).
+		if _, err := ParseTimestamp(s); err != nil {
+			return "", fmt.Errorf("want a date as YYYY-MM-DD or YYYY/MM/DD")
 		}
+		s = s[:10]
 	}
 	if len(s) != 10 || (s[4] != '-' && s[4] != '/') || s[7] != s[4] {
 		return "", fmt.Errorf("want a date as YYYY-MM-DD or YYYY/MM/DD")
@@ -244,11 +247,36 @@ func decodeOpaque(field string, raw json.RawMessage) (json.RawMessage, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
+	b, err := compactUTF8(raw)
+	if err != nil {
 		return nil, &FieldError{Field: field, Reason: "not valid JSON"}
 	}
-	return json.RawMessage(buf.Bytes()), nil
+	return b, nil
+}
+
+// compactUTF8 compacts a JSON value and makes sure it is valid UTF-8, as every string hrsync
+// writes is: invalid bytes inside strings become U+FFFD, as encoding/json does for strings.
+func compactUTF8(raw []byte) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	if utf8.Valid(buf.Bytes()) {
+		return json.RawMessage(buf.Bytes()), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimRight(out.Bytes(), "\n")), nil
 }
 
 // members decodes a JSON object into its members, refusing anything else.

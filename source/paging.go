@@ -163,11 +163,10 @@ func ParseLink(header string) (map[string]string, error) {
 			if strings.HasPrefix(s, "=") {
 				s = strings.TrimLeft(s[1:], " \t")
 				if strings.HasPrefix(s, `"`) {
-					closing := strings.IndexByte(s[1:], '"')
-					if closing < 0 {
+					var ok bool
+					if value, s, ok = quoted(s); !ok {
 						return nil, fmt.Errorf("parse link header: unterminated quoted value")
 					}
-					value, s = s[1:1+closing], s[closing+2:]
 				} else {
 					value, s, _ = cutAny(s, ";,")
 					value = strings.TrimSpace(value)
@@ -184,6 +183,25 @@ func ParseLink(header string) (map[string]string, error) {
 			}
 		}
 	}
+}
+
+// quoted reads a quoted-string (RFC 9110 5.6.4) at the start of s, undoing \ escapes.
+func quoted(s string) (value, rest string, ok bool) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+		case '"':
+			return b.String(), s[i+1:], true
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return "", "", false
 }
 
 // cutAny splits s before the first byte of seps, leaving that byte at the start of rest.

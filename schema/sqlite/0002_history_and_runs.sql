@@ -1,5 +1,6 @@
 -- History and the run ledger, as in schema/postgres/0002_history_and_runs.sql. valid_from and
--- valid_to are TEXT timestamps (YYYY-MM-DDTHH:MM:SSZ, so they compare in time order).
+-- valid_to are TEXT timestamps with milliseconds (YYYY-MM-DDTHH:MM:SS.SSSZ: one length, so they
+-- compare in time order; Postgres keeps microseconds).
 CREATE TABLE employees_history (
     id                          INTEGER NOT NULL,
     valid_from                  TEXT NOT NULL,
@@ -33,11 +34,11 @@ CREATE TABLE employees_history (
 ) STRICT;
 CREATE INDEX employees_history_period ON employees_history (valid_from, valid_to);
 
--- A second write of a row in the same second replaces that second's version. (Not INSERT OR
+-- A second write of a row in the same millisecond replaces that millisecond's version. (Not INSERT OR
 -- REPLACE: inside a trigger the outer statement's conflict handling overrides it.)
 CREATE TRIGGER employees_history_ins AFTER INSERT ON employees BEGIN
-    DELETE FROM employees_history WHERE id = NEW.id AND valid_from = strftime('%Y-%m-%dT%H:%M:%SZ', 'now');
-    INSERT INTO employees_history VALUES (NEW.id, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), NULL,
+    DELETE FROM employees_history WHERE id = NEW.id AND valid_from = strftime('%Y-%m-%dT%H:%M:%fZ', 'now');
+    INSERT INTO employees_history VALUES (NEW.id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), NULL,
         NEW.account_id, NEW.first_name, NEW.last_name, NEW.email, NEW.job_title, NEW.status,
         NEW.company_join_date, NEW.job_start_date, NEW.length_of_service_in_months, NEW.age,
         NEW.full_or_part_time, NEW.notice_period, NEW.working_pattern_id, NEW.holiday_allowance_id,
@@ -46,10 +47,10 @@ CREATE TRIGGER employees_history_ins AFTER INSERT ON employees BEGIN
         NEW.listed, NEW.origin, NEW.deleted_at);
 END;
 CREATE TRIGGER employees_history_upd AFTER UPDATE ON employees BEGIN
-    UPDATE employees_history SET valid_to = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
-    WHERE id = OLD.id AND valid_to IS NULL AND valid_from < strftime('%Y-%m-%dT%H:%M:%SZ', 'now');
-    DELETE FROM employees_history WHERE id = NEW.id AND valid_from = strftime('%Y-%m-%dT%H:%M:%SZ', 'now');
-    INSERT INTO employees_history VALUES (NEW.id, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), NULL,
+    UPDATE employees_history SET valid_to = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+    WHERE id = OLD.id AND valid_to IS NULL AND valid_from < strftime('%Y-%m-%dT%H:%M:%fZ', 'now');
+    DELETE FROM employees_history WHERE id = NEW.id AND valid_from = strftime('%Y-%m-%dT%H:%M:%fZ', 'now');
+    INSERT INTO employees_history VALUES (NEW.id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), NULL,
         NEW.account_id, NEW.first_name, NEW.last_name, NEW.email, NEW.job_title, NEW.status,
         NEW.company_join_date, NEW.job_start_date, NEW.length_of_service_in_months, NEW.age,
         NEW.full_or_part_time, NEW.notice_period, NEW.working_pattern_id, NEW.holiday_allowance_id,
@@ -58,7 +59,7 @@ CREATE TRIGGER employees_history_upd AFTER UPDATE ON employees BEGIN
         NEW.listed, NEW.origin, NEW.deleted_at);
 END;
 
-INSERT INTO employees_history SELECT id, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), NULL, account_id,
+INSERT INTO employees_history SELECT id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), NULL, account_id,
     first_name, last_name, email, job_title, status, company_join_date, job_start_date,
     length_of_service_in_months, age, full_or_part_time, notice_period, working_pattern_id,
     holiday_allowance_id, department_id, line_manager_id, holiday_approver_id,

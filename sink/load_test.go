@@ -1,0 +1,316 @@
+package sink_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source"
+)
+
+// record builds a source-style employee: department d, manager m (0: none).
+func record(id, dept, manager int64, title string) source.Employee {
+	raw := fmt.Sprintf(`{"id":%d,"account_id":"7","first_name":"F%d","last_name":"Lé%d","email":"e%d@example.com","job_title":%q,"status":"Current employee","join_date":"2020/01/%02d","working_pattern":{"id":9,"name":"Four day","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"department":{"id":%d,"name":"Dept %d"},"created_at":"2020-01-01T09:00:00+01:00","updated_at":"2026-01-01T00:00:00Z","middle_name":"M%d"`,
+		id, id, id, id, title, id%28+1, dept, dept, id)
+	if manager > 0 {
+		raw += fmt.Sprintf(`,"line_manager":{"id":%d,"name":"Boss %d"}`, manager, manager)
+	}
+	raw += "}"
+	var e source.Employee
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// walk stages records in pages of size and merges them.
+func walk(t *testing.T, s *sink.Store, es []source.Employee, size int, opts sink.MergeOptions) sink.MergeResult {
+	t.Helper()
+	ctx := context.Background()
+	l, err := s.BeginLoad(ctx, sink.Employees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for start := 0; start < len(es); start += size {
+		if err := l.AddEmployees(ctx, es[start:min(start+size, len(es))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := l.Merge(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func people(n int) []source.Employee {
+	var es []source.Employee
+	for i := int64(1); i <= int64(n); i++ {
+		manager := int64(0)
+		if i > 1 {
+			manager = 1
+		}
+		if i%5 == 0 {
+			manager = 9999 // a manager the collection never lists
+		}
+		es = append(es, record(i, i%3+1, manager, "Engineer"))
+	}
+	return es
+}
+
+func served(t *testing.T, s *sink.Store) map[int64]string {
+	t.Helper()
+	out := map[int64]string{}
+	for page := int64(1); ; page++ {
+		list, err := s.ListEmployees(context.Background(), source.Page{Number: page, Size: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) == 0 {
+			return out
+		}
+		for _, e := range list.Items {
+			out[e.ID] = string(e.AppendJSON(nil))
+		}
+	}
+}
+
+func historyRows(t *testing.T, s *sink.Store) int {
+	t.Helper()
+	var n int
+	if err := s.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM employees_history`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestLoadRoundTrip(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		es := people(23)
+		// A shifting walk sees a record twice: the last copy counts once.
+		dup := record(7, 1, 1, "Engineer")
+		res := walk(t, s, append(slices.Clone(es), dup), 10, sink.MergeOptions{Complete: true})
+		if res.Inserted != 23 || res.Updated != 0 || res.Unchanged != 0 || res.Deleted != 0 {
+			t.Fatalf("first load: %+v", res)
+		}
+		got := served(t, s)
+		if len(got) != 23 {
+			t.Fatalf("served %d", len(got))
+		}
+		es[6] = dup
+		for _, e := range es {
+			if want := string(e.AppendJSON(nil)); got[e.ID] != want {
+				t.Errorf("employee %d\n got %s\nwant %s", e.ID, got[e.ID], want)
+			}
+		}
+		var fks, stubs int
+		if err := s.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM employees WHERE listed AND working_pattern_id = 9 AND holiday_allowance_id = 3 AND department_id IS NOT NULL`).Scan(&fks); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM employees WHERE id = 9999 AND NOT listed`).Scan(&stubs); err != nil {
+			t.Fatal(err)
+		}
+		if fks != 23 || stubs != 1 {
+			t.Errorf("foreign keys on %d rows (want 23), unlisted manager rows %d (want 1)", fks, stubs)
+		}
+		deps, _ := s.ListDepartments(context.Background(), source.Page{Number: 1, Size: 25})
+		if deps.Total != 3 {
+			t.Errorf("departments %d, want 3", deps.Total)
+		}
+	})
+}
+
+func TestLoadUnchangedWritesNothing(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		es := people(40)
+		walk(t, s, es, 7, sink.MergeOptions{Complete: true})
+		v0, _ := s.Version(ctx)
+		h0 := historyRows(t, s)
+		res := walk(t, s, es, 13, sink.MergeOptions{Complete: true})
+		if res.Inserted != 0 || res.Updated != 0 || res.Unchanged != 40 || res.Deleted != 0 {
+			t.Errorf("second load of the same data: %+v", res)
+		}
+		if v1, _ := s.Version(ctx); v1 != v0 {
+			t.Errorf("the warehouse version moved (%d → %d): something was written", v0, v1)
+		}
+		if h1 := historyRows(t, s); h1 != h0 {
+			t.Errorf("history grew %d → %d", h0, h1)
+		}
+	})
+}
+
+func TestLoadChangesAndSoftDeletes(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		es := people(30)
+		walk(t, s, es, 10, sink.MergeOptions{Complete: true})
+		next := slices.Clone(es)
+		next[4] = record(5, 3, 9999, "Principal Engineer") // changed title and department
+		next = slices.Delete(next, 9, 10)                  // id 10 leaves
+		next = append(next, record(31, 1, 1, "New"))       // id 31 joins
+		res := walk(t, s, next, 10, sink.MergeOptions{Complete: true})
+		if res.Inserted != 1 || res.Updated != 1 || res.Unchanged != 28 || res.Deleted != 1 {
+			t.Fatalf("counts %+v, want 1 inserted, 1 updated, 28 unchanged, 1 deleted", res)
+		}
+		got := served(t, s)
+		if _, ok := got[10]; ok || len(got) != 30 {
+			t.Errorf("id 10 still served, or %d served", len(got))
+		}
+		var deletedAt *string
+		if err := s.DB().QueryRowContext(ctx, `SELECT CAST(deleted_at AS text) FROM employees WHERE id = 10`).Scan(&deletedAt); err != nil || deletedAt == nil {
+			t.Errorf("id 10 was not kept with deleted_at: %v", err)
+		}
+		var versions int
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 5`).Scan(&versions); err != nil || versions != 2 {
+			t.Errorf("history of id 5: %d versions, %v", versions, err)
+		}
+		// "Who was in which department" on a date: one query over the history.
+		var current, open int
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE valid_to IS NULL AND listed AND deleted_at IS NULL`).Scan(&current); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 5 AND valid_to IS NULL AND department_id = 3`).Scan(&open); err != nil {
+			t.Fatal(err)
+		}
+		if current != 30 || open != 1 {
+			t.Errorf("current history versions %d (want 30), id 5 current in dept 3: %d", current, open)
+		}
+		// Back again: a soft-deleted record that reappears is served again.
+		res = walk(t, s, append(next, record(10, 2, 1, "Engineer")), 10, sink.MergeOptions{Complete: true})
+		if res.Inserted != 1 || res.Deleted != 0 {
+			t.Errorf("reappearance: %+v", res)
+		}
+		if _, ok := served(t, s)[10]; !ok {
+			t.Error("id 10 not served after it reappeared")
+		}
+	})
+}
+
+func TestDeletionGuard(t *testing.T) {
+	tests := []struct {
+		name       string
+		keep       int // of 50
+		opts       sink.MergeOptions
+		deleted    int64
+		refused    int64
+		reasonHas  string
+		servedLeft int
+	}{
+		{"within the share", 45, sink.MergeOptions{Complete: true}, 5, 0, "", 45},
+		{"over the share", 44, sink.MergeOptions{Complete: true}, 0, 6, "more than the 10.0% allowed", 50},
+		{"custom share", 30, sink.MergeOptions{Complete: true, MaxDeleteShare: 0.5}, 20, 0, "", 30},
+		{"allowed mass delete", 10, sink.MergeOptions{Complete: true, AllowMassDelete: true}, 40, 0, "", 10},
+		{"source lists nobody", 0, sink.MergeOptions{Complete: true, MaxDeleteShare: 1}, 0, 50, "lists no employees", 50},
+		{"incomplete walk deletes nothing", 10, sink.MergeOptions{}, 0, 0, "", 50},
+		{"dry run", 48, sink.MergeOptions{Complete: true, DryRun: true}, 2, 0, "", 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			backends(t, func(t *testing.T, s *sink.Store) {
+				es := people(50)
+				walk(t, s, es, 25, sink.MergeOptions{Complete: true})
+				res := walk(t, s, es[:tt.keep], 25, tt.opts)
+				if res.Deleted != tt.deleted || res.DeletionsRefused != tt.refused || !strings.Contains(res.GuardReason, tt.reasonHas) {
+					t.Errorf("result %+v", res)
+				}
+				if n := len(served(t, s)); n != tt.servedLeft {
+					t.Errorf("%d served after, want %d", n, tt.servedLeft)
+				}
+			})
+		})
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		v0, _ := s.Version(ctx)
+		res := walk(t, s, people(12), 5, sink.MergeOptions{Complete: true, DryRun: true})
+		if res.Inserted != 12 {
+			t.Errorf("dry run counts %+v", res)
+		}
+		if v1, _ := s.Version(ctx); v1 != v0 || len(served(t, s)) != 0 {
+			t.Error("the dry run wrote")
+		}
+	})
+}
+
+func TestLoadWorkingPatterns(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		var ps []source.WorkingPattern
+		for _, raw := range []string{
+			`{"id":31,"name":"Office","default":true,"total_hours":"37.5","mon":true,"tue":true,"wed":true,"thu":true,"fri":true,"sat":false,"sun":false,"mon_hr":"7.5","tue_hr":"7.5","wed_hr":"7.5","thu_hr":"7.5","fri_hr":"7.5","sat_hr":"0.0","sun_hr":"0.0","created_at":"2020-01-01T00:00:00Z","updated_at":"2020-01-01T00:00:00Z"}`,
+			`{"id":32,"name":"Weekend","default":false,"total_hours":"16.00","mon":false,"tue":false,"wed":false,"thu":false,"fri":false,"sat":true,"sun":true,"mon_hr":"0","tue_hr":"0","wed_hr":"0","thu_hr":"0","fri_hr":"0","sat_hr":"8","sun_hr":"8","created_at":"2020-01-01T00:00:00+01:00","updated_at":"2020-01-01T00:00:00Z","colour":"red"}`,
+		} {
+			var p source.WorkingPattern
+			if err := json.Unmarshal([]byte(raw), &p); err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+		l, err := s.BeginLoad(ctx, sink.WorkingPatterns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if err := l.AddWorkingPatterns(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		// The seeded default is not the source's: a complete walk retires it (1 of 1 is over
+		// the share, so the operator allows it, as a first sync into a standalone warehouse must).
+		res, err := l.Merge(ctx, sink.MergeOptions{Complete: true, AllowMassDelete: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Inserted != 2 || res.Deleted != 1 {
+			t.Errorf("counts %+v", res)
+		}
+		list, err := s.ListWorkingPatterns(ctx, source.Page{Number: 1, Size: 25})
+		if err != nil || list.Total != 2 {
+			t.Fatalf("served %+v %v", list, err)
+		}
+		for i := range ps {
+			if got, want := string(list.Items[i].AppendJSON(nil)), string(ps[i].AppendJSON(nil)); got != want {
+				t.Errorf("pattern\n got %s\nwant %s", got, want)
+			}
+		}
+	})
+}
+
+// A run's ledger row holds what the run did.
+func TestRunLedger(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		start := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+		id, err := s.StartRun(ctx, "run-1", sink.Employees, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs, err := s.Runs(ctx, 10)
+		if err != nil || len(runs) != 1 || runs[0].Status != sink.RunRunning {
+			t.Fatalf("runs %+v %v", runs, err)
+		}
+		r := sink.Run{ID: id, FinishedAt: start.Add(time.Minute), Status: sink.RunGuarded, Pages: 3, Requests: 4,
+			Retries: 1, RateLimited: 1, Walks: 1, TotalReported: 250, RecordsSeen: 250, DistinctRecords: 250,
+			Inserted: 1, Updated: 2, Unchanged: 247, DeletionsRefused: 30, Error: "guard"}
+		if err := s.FinishRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		runs, err = s.Runs(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.RunID, r.Resource, r.StartedAt = "run-1", sink.Employees, start
+		if fmt.Sprintf("%+v", runs[0]) != fmt.Sprintf("%+v", r) {
+			t.Errorf("ledger row\n got %+v\nwant %+v", runs[0], r)
+		}
+	})
+}

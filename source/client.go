@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,17 +17,50 @@ import (
 	"time"
 )
 
-// Client talks to an Employee Records service's /v1 interface.
+// Client talks to an Employee Records service's /v1 interface. It is safe for concurrent use,
+// and meant to be shared: every request it makes, from any goroutine, draws on one request
+// budget (ClientOptions.RateLimit), as the upstream's limit is per account.
 type Client struct {
 	base   *url.URL // ends in /v1/
 	apiKey string
 	http   *http.Client
+	opts   ClientOptions // defaults filled in
+	clock  clock
+	pacer  *pacer
+	log    *slog.Logger
 }
 
-// ClientOptions configures a Client.
+// ClientOptions configures a Client. The zero value is an unpaced client with the default
+// retries.
 type ClientOptions struct {
 	// HTTPClient defaults to one with a 60 s timeout.
 	HTTPClient *http.Client
+	// RateLimit is the request budget in requests per minute; 0 leaves requests unpaced.
+	// Requests are spaced evenly (a token bucket of burst 1), 2% wider than the budget allows,
+	// so that network jitter cannot push one request too many into the upstream's window.
+	RateLimit int
+	// RateLimitWindow is how long a 429 without Retry-After is waited out (default 60 s, the
+	// real service's window).
+	RateLimitWindow time.Duration
+	// MaxAttempts bounds the attempts of one call, the first included (default 6; 1 disables
+	// retries).
+	MaxAttempts int
+	// MaxElapsed bounds the time from a call's first attempt to its last retry, waits included
+	// (default 5 minutes).
+	MaxElapsed time.Duration
+	// RetryInitial and RetryMax shape the exponential backoff between retries after a 5xx or a
+	// transport failure: the first wait is about RetryInitial (default 1 s), each next one half
+	// as long again, none longer than about RetryMax (default 30 s); each is jittered by ±50%.
+	RetryInitial time.Duration
+	RetryMax     time.Duration
+	// Logger receives a warning for every retry, with the upstream's X-Request-Id (default:
+	// discard). Neither the key nor record data are logged.
+	Logger *slog.Logger
+	// Observe, when set, is called once per HTTP attempt, possibly from several goroutines.
+	Observe func(RequestEvent)
+
+	// clock replaces the time source of pacing and retries, in tests.
+	clock clock
 }
 
 // NewClient returns a client for the service at baseURL (with or without a trailing /v1).
@@ -41,13 +75,126 @@ func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
 	if apiKey == "" {
 		return nil, errors.New("source API key: not set")
 	}
+	switch {
+	case opts.RateLimit < 0:
+		return nil, errors.New("source rate limit: must not be negative")
+	case opts.MaxAttempts < 0:
+		return nil, errors.New("source max attempts: must not be negative")
+	case opts.RateLimitWindow < 0, opts.MaxElapsed < 0, opts.RetryInitial < 0, opts.RetryMax < 0:
+		return nil, errors.New("source retry timing: durations must not be negative")
+	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1") + "/v1/"
 	u.RawQuery, u.Fragment, u.User = "", "", nil
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 60 * time.Second}
 	}
-	return &Client{base: u, apiKey: apiKey, http: hc}, nil
+	opts.RateLimitWindow = cmp.Or(opts.RateLimitWindow, DefaultRateLimitWindow)
+	opts.MaxAttempts = cmp.Or(opts.MaxAttempts, DefaultMaxAttempts)
+	opts.MaxElapsed = cmp.Or(opts.MaxElapsed, DefaultMaxElapsed)
+	opts.RetryInitial = cmp.Or(opts.RetryInitial, DefaultRetryInitial)
+	opts.RetryMax = max(cmp.Or(opts.RetryMax, DefaultRetryMax), opts.RetryInitial)
+	if opts.clock == nil {
+		opts.clock = realClock{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Client{
+		base:   u,
+		apiKey: apiKey,
+		http:   hc,
+		opts:   opts,
+		clock:  opts.clock,
+		pacer:  newPacer(opts.RateLimit, opts.clock),
+		log:    log,
+	}, nil
+}
+
+// PerPage is the page size the client asks for: the most the service gives.
+const PerPage = MaxPerPage
+
+// ListEmployees reads one page (from 1) of employees, PerPage records a page (seed 4.1). The
+// Response carries Total, Per-Page and the Link relations; a page past the end is empty.
+func (c *Client) ListEmployees(ctx context.Context, page int64) ([]Employee, *Response, error) {
+	return listPage[Employee](ctx, c, "employees", page)
+}
+
+// ListWorkingPatterns reads one page (from 1) of working patterns (seed 4.3).
+func (c *Client) ListWorkingPatterns(ctx context.Context, page int64) ([]WorkingPattern, *Response, error) {
+	return listPage[WorkingPattern](ctx, c, "working_patterns", page)
+}
+
+// listPage reads page of the collection key: GET {base}/v1/{key}?page=N&per_page=100, its
+// envelope {"key":[...]} and each record leniently.
+func listPage[T any](ctx context.Context, c *Client, key string, page int64) ([]T, *Response, error) {
+	op := "list " + strings.ReplaceAll(key, "_", " ") + " page " + strconv.FormatInt(page, 10)
+	if page < 1 || page > MaxPage {
+		return nil, nil, fmt.Errorf("%s: page must be from 1 to %d", op, int64(MaxPage))
+	}
+	u := c.base.JoinPath(key)
+	u.RawQuery = url.Values{"page": {strconv.FormatInt(page, 10)}, "per_page": {strconv.Itoa(PerPage)}}.Encode()
+	resp, body, err := c.do(ctx, call{method: http.MethodGet, route: "/v1/" + key, url: u.String()})
+	if err != nil {
+		return nil, resp, fmt.Errorf("%s: %w", op, err)
+	}
+	raws, err := envelope(key, body)
+	if err != nil {
+		return nil, resp, fmt.Errorf("%s: %w", op, err)
+	}
+	items := make([]T, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &items[i]); err != nil {
+			return nil, resp, fmt.Errorf("%s: record %d: %w", op, i+1, err)
+		}
+	}
+	return items, resp, nil
+}
+
+// envelope reads the records of an answer {"key":[...]}: a body that is not an object, or has no
+// array under key, is an error.
+func envelope(key string, body []byte) ([]json.RawMessage, error) {
+	m, err := members("answer", body)
+	if err != nil {
+		return nil, fmt.Errorf("decode answer: %w", err)
+	}
+	raw, ok := m[key]
+	if !ok {
+		return nil, fmt.Errorf("decode answer: no %q member", key)
+	}
+	var raws []json.RawMessage
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' || json.Unmarshal(t, &raws) != nil {
+		return nil, fmt.Errorf("decode answer: %q is not an array", key)
+	}
+	return raws, nil
+}
+
+// SameOrigin reports whether target, an absolute URL such as a Link relation, has the scheme,
+// host and port of the client's base address, so that following it sends the API key nowhere
+// else. Relative, unreadable and user-info-carrying targets are not.
+func (c *Client) SameOrigin(target string) bool {
+	u, err := url.Parse(strings.TrimSpace(target))
+	if err != nil || !u.IsAbs() || u.Opaque != "" || u.User != nil || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Scheme, c.base.Scheme) &&
+		strings.EqualFold(u.Hostname(), c.base.Hostname()) &&
+		effectivePort(u) == effectivePort(c.base)
+}
+
+// effectivePort is the URL's port, or its scheme's default.
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
 }
 
 // Response is a service response with its paging headers read.
@@ -95,45 +242,34 @@ func (e *RateLimitError) Error() string {
 	return "source rate limit reached"
 }
 
-// CreateEmployee creates one employee (seed 4.2) with a JSON body. It is not retried: the
-// endpoint is not idempotent.
+// CreateEmployee creates one employee (seed 4.2) with a JSON body. The endpoint is not
+// idempotent, so a create is retried only when the service certainly did not act on it: after a
+// 429, or when the connection was refused. After any other failure (a 5xx, a timeout, a dropped
+// connection) the record may or may not exist; the caller resolves that.
 func (c *Client) CreateEmployee(ctx context.Context, ne NewEmployee) (Employee, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base.JoinPath("employees").String(), bytes.NewReader(ne.AppendJSON(nil)))
+	cl := call{
+		method:      http.MethodPost,
+		route:       "/v1/employees",
+		url:         c.base.JoinPath("employees").String(),
+		body:        ne.AppendJSON(nil),
+		contentType: "application/json",
+	}
+	_, body, err := c.do(ctx, cl)
 	if err != nil {
 		return Employee{}, fmt.Errorf("create employee: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	var env struct {
-		Employees []Employee `json:"employees"`
-	}
-	if _, err := c.do(req, &env); err != nil {
+	raws, err := envelope("employees", body)
+	if err != nil {
 		return Employee{}, fmt.Errorf("create employee: %w", err)
 	}
-	if len(env.Employees) != 1 {
-		return Employee{}, fmt.Errorf("create employee: answer holds %d employees, want 1", len(env.Employees))
+	if len(raws) != 1 {
+		return Employee{}, fmt.Errorf("create employee: answer holds %d employees, want 1", len(raws))
 	}
-	return env.Employees[0], nil
-}
-
-// do sends a request with the key, checks the status and decodes a success body into v.
-func (c *Client) do(req *http.Request, v any) (*Response, error) {
-	req.Header.Set("X-API-KEY", c.apiKey)
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
+	var e Employee
+	if err := json.Unmarshal(raws[0], &e); err != nil {
+		return Employee{}, fmt.Errorf("create employee: %w", err)
 	}
-	defer resp.Body.Close()
-	r := newResponse(resp)
-	if err := checkResponse(r); err != nil {
-		return r, err
-	}
-	if v != nil {
-		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-			return r, fmt.Errorf("decode answer: %w", err)
-		}
-	}
-	return r, nil
+	return e, nil
 }
 
 func newResponse(resp *http.Response) *Response {

@@ -247,7 +247,8 @@ func TestCreateEmployeeErrorMapping(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, _ := answerServer(t, tt.status, tt.header, tt.body)
-			c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client()})
+			// One attempt: the mapping of each answer, not the retries (see TestRetries).
+			c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), MaxAttempts: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -325,17 +326,21 @@ func wantRateLimit(okWait func(time.Duration) bool, requestID string) func(*test
 
 func TestClientErrorsNeverShowTheKey(t *testing.T) {
 	srv, _ := answerServer(t, http.StatusCreated, nil, createdAnswer)
-	c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client()})
+	fc := newFakeClock()
+	c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), clock: fc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Close() // the connection is refused
+	srv.Close() // the connection is refused, so even the create is retried, up to MaxAttempts
 	_, err = c.CreateEmployee(context.Background(), NewEmployee{FirstName: "Ana", LastName: "L", Email: "a@b.c", JoinDate: "2024-01-01"})
 	if err == nil {
 		t.Fatal("CreateEmployee against a closed server succeeded")
 	}
 	if strings.Contains(err.Error(), clientTestKey) {
 		t.Errorf("error %q contains the API key", err)
+	}
+	if !strings.Contains(err.Error(), "giving up after 6 attempts") || len(fc.Sleeps()) != DefaultMaxAttempts-1 {
+		t.Errorf("error %q after sleeps %v, want %d attempts", err, fc.Sleeps(), DefaultMaxAttempts)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -415,6 +420,225 @@ func TestClientErrorMessages(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// loosePage is a page of employees the way the real service writes them.
+const loosePage = `{"employees":[` +
+	`{"id":1001,"account_id":"77","first_name":"José","last_name":"Núñez","email":"jose@example.com","join_date":"2019/03/31",` +
+	`"working_pattern":{"id":31,"name":"Office hours","total_hours":"37.5","default":true},"line_manager":"","department":null,` +
+	`"length_of_service_in_months":"12","created_at":"2019-03-27T07:23:23+01:00","middle_name":null,"custom_fields":{}},` +
+	`{"id":"1002","first_name":"Zoë","company_join_date":"2020-01-02","line_manager":{"id":900001,"name":"Ana Ruiz"},` +
+	`"department":{"id":501,"name":"People \u0026 Culture"},"hr":"true","updated_at":"2020-01-02T10:00:00.000Z"}` +
+	`]}`
+
+func TestListEmployees(t *testing.T) {
+	link := `<https://api.example.com/v1/employees?page=1&per_page=100>; rel="first", ` +
+		`<https://api.example.com/v1/employees?page=1&per_page=100>; rel="prev", ` +
+		`<https://api.example.com/v1/employees?page=3&per_page=100>; rel="last", ` +
+		`<https://api.example.com/v1/employees?page=3&per_page=100>; rel="next"`
+	header := http.Header{"Total": {"250"}, "Per-Page": {"100"}, "Link": {link}, "X-Request-Id": {"r-42"}}
+	srv, last := answerServer(t, http.StatusOK, header, loosePage)
+	for _, tt := range []struct{ base, path string }{
+		{srv.URL, "/v1/employees"},
+		{srv.URL + "/v1/", "/v1/employees"},
+		{srv.URL + "/hr", "/hr/v1/employees"},
+	} {
+		c, err := NewClient(tt.base, clientTestKey, ClientOptions{HTTPClient: srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		emps, resp, err := c.ListEmployees(context.Background(), 2)
+		if err != nil {
+			t.Fatalf("base %q: %v", tt.base, err)
+		}
+		req := last()
+		if want := (recorded{http.MethodGet, tt.path, "page=2&per_page=100", clientTestKey, "", "application/json", []byte{}}); !reflect.DeepEqual(req, want) {
+			t.Errorf("base %q: request %+v, want %+v", tt.base, req, want)
+		}
+		if resp.Total != 250 || resp.PerPage != 100 || resp.RequestID != "r-42" || resp.StatusCode != 200 ||
+			resp.Links["next"] != "https://api.example.com/v1/employees?page=3&per_page=100" || len(resp.Links) != 4 {
+			t.Errorf("response %+v", resp)
+		}
+		if len(emps) != 2 {
+			t.Fatalf("%d employees", len(emps))
+		}
+		a, b := emps[0], emps[1]
+		if a.ID != 1001 || *a.AccountID != 77 || a.FirstName != "José" || a.CompanyJoinDate != "2019-03-31" ||
+			a.WorkingPattern.TotalHours != "37.5" || a.LineManager != nil || a.Department != nil ||
+			*a.LengthOfServiceInMonths != 12 || a.CreatedAt != "2019-03-27T06:23:23Z" ||
+			string(a.Extra) != `{"custom_fields":{},"middle_name":null}` {
+			t.Errorf("first employee %+v", a)
+		}
+		if b.ID != 1002 || b.CompanyJoinDate != "2020-01-02" || b.LineManager.ID != 900001 ||
+			b.Department.Name != "People & Culture" || !*b.HR || b.UpdatedAt != "2020-01-02T10:00:00Z" {
+			t.Errorf("second employee %+v", b)
+		}
+	}
+}
+
+func TestListWorkingPatterns(t *testing.T) {
+	body := `{"working_patterns":[{"id":31,"name":"Office hours","default":true,"total_hours":"37.5",` +
+		`"mon":true,"sat":false,"mon_hr":"7.5","sat_hr":"0.0","created_at":"2015-06-01T10:12:44+01:00"}]}`
+	srv, last := answerServer(t, http.StatusOK, http.Header{"Total": {"1"}, "Per-Page": {"100"}}, body)
+	c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wps, resp, err := c.ListWorkingPatterns(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req := last(); req.path != "/v1/working_patterns" || req.rawQuery != "page=1&per_page=100" {
+		t.Errorf("request %+v", req)
+	}
+	if resp.Total != 1 || resp.Links != nil {
+		t.Errorf("response %+v", resp)
+	}
+	if len(wps) != 1 || wps[0].ID != 31 || wps[0].TotalHours != "37.5" || !*wps[0].Days[0] || wps[0].Hours[5] != "0.0" ||
+		wps[0].CreatedAt != "2015-06-01T09:12:44Z" {
+		t.Errorf("working patterns %+v", wps)
+	}
+}
+
+func TestListEnvelopeErrors(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       string // in the error
+		field      string // a FieldError expected for this field
+	}{
+		{"empty page", `{"employees":[]}`, "", ""},
+		{"extra members", `{"employees":[],"meta":{"x":1}}`, "", ""},
+		{"array", `[]`, "want a JSON object", ""},
+		{"string", `"employees"`, "want a JSON object", ""},
+		{"empty body", ``, "want a JSON object", ""},
+		{"HTML", `<html>maintenance</html>`, "want a JSON object", ""},
+		{"truncated", `{"employees":[`, "decode answer", ""},
+		{"missing key", `{}`, `no "employees" member`, ""},
+		{"other key", `{"working_patterns":[]}`, `no "employees" member`, ""},
+		{"null", `{"employees":null}`, `"employees" is not an array`, ""},
+		{"object", `{"employees":{"id":1}}`, `"employees" is not an array`, ""},
+		{"record not an object", `{"employees":[1]}`, "list employees page 1: record 1: employee: want a JSON object", ""},
+		{"unreadable id", `{"employees":[{"id":1},{"id":"x"}]}`, "list employees page 1: record 2: field id", "id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := answerServer(t, http.StatusOK, nil, tt.body)
+			fc := newFakeClock()
+			c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), clock: fc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			emps, resp, err := c.ListEmployees(context.Background(), 1)
+			if tt.want == "" {
+				if err != nil || len(emps) != 0 || resp == nil {
+					t.Errorf("ListEmployees = %v, %v, %v", emps, resp, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+			if resp == nil || resp.StatusCode != 200 {
+				t.Errorf("response %+v, want the answer's", resp)
+			}
+			if tt.field != "" {
+				var fe *FieldError
+				if !errors.As(err, &fe) || fe.Field != tt.field {
+					t.Errorf("error %v, want a FieldError for %s", err, tt.field)
+				}
+			}
+			if len(fc.Sleeps()) != 0 {
+				t.Errorf("an unreadable answer was retried")
+			}
+		})
+	}
+}
+
+func TestListBadPage(t *testing.T) {
+	srv, last := answerServer(t, http.StatusOK, nil, `{"employees":[]}`)
+	c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range []int64{0, -1, MaxPage + 1} {
+		if _, _, err := c.ListEmployees(context.Background(), page); err == nil {
+			t.Errorf("page %d: no error", page)
+		}
+		if _, _, err := c.ListWorkingPatterns(context.Background(), page); err == nil {
+			t.Errorf("page %d: no error", page)
+		}
+	}
+	if last().method != "" {
+		t.Error("a bad page was requested")
+	}
+}
+
+func TestSameOrigin(t *testing.T) {
+	tests := []struct {
+		base   string
+		target string
+		want   bool
+	}{
+		{"https://api.breathehr.com/v1", "https://api.breathehr.com/v1/employees?page=2&per_page=100", true},
+		{"https://api.breathehr.com/v1", "https://API.BreatheHR.com/v1/employees", true},
+		{"https://api.breathehr.com/v1", "HTTPS://api.breathehr.com/elsewhere", true},
+		{"https://api.breathehr.com/v1", "https://api.breathehr.com:443/v1/employees", true},
+		{"https://api.breathehr.com/v1", " https://api.breathehr.com/v1/employees ", true},
+		{"https://api.breathehr.com:443/v1", "https://api.breathehr.com/v1/employees", true},
+		{"https://api.breathehr.com/v1", "http://api.breathehr.com/v1/employees", false},
+		{"https://api.breathehr.com/v1", "https://api.breathehr.com:8443/v1/employees", false},
+		{"https://api.breathehr.com/v1", "https://api.sandbox.breathehr.info/v1/employees", false},
+		{"https://api.breathehr.com/v1", "https://api.breathehr.com.evil.example/v1", false},
+		{"https://api.breathehr.com/v1", "https://evil.example/v1?next=https://api.breathehr.com", false},
+		{"https://api.breathehr.com/v1", "https://api.breathehr.com@evil.example/v1", false},
+		{"https://api.breathehr.com/v1", "https://user:pw@api.breathehr.com/v1", false},
+		{"https://api.breathehr.com/v1", "//api.breathehr.com/v1/employees", false},
+		{"https://api.breathehr.com/v1", "/v1/employees?page=2", false},
+		{"https://api.breathehr.com/v1", "employees?page=2", false},
+		{"https://api.breathehr.com/v1", "", false},
+		{"https://api.breathehr.com/v1", "%zz", false},
+		{"https://api.breathehr.com/v1", "https:api.breathehr.com", false},
+		{"https://api.breathehr.com/v1", "javascript:alert(1)", false},
+		{"http://127.0.0.1:8080/hr", "http://127.0.0.1:8080/other", true},
+		{"http://127.0.0.1:8080/hr", "http://127.0.0.1/hr/v1", false},
+		{"http://127.0.0.1:8080/hr", "http://localhost:8080/hr/v1", false},
+		{"http://localhost", "http://localhost:80/v1", true},
+		{"http://[::1]:8080", "http://[::1]:8080/v1/employees", true},
+		{"http://[::1]:8080", "http://[::2]:8080/v1/employees", false},
+	}
+	for _, tt := range tests {
+		c, err := NewClient(tt.base, clientTestKey, ClientOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.SameOrigin(tt.target); got != tt.want {
+			t.Errorf("base %q: SameOrigin(%q) = %v, want %v", tt.base, tt.target, got, tt.want)
+		}
+	}
+}
+
+func TestNewClientOptions(t *testing.T) {
+	c, err := NewClient("https://api.breathehr.com", clientTestKey, ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.opts.MaxAttempts != DefaultMaxAttempts || c.opts.MaxElapsed != DefaultMaxElapsed ||
+		c.opts.RateLimitWindow != DefaultRateLimitWindow || c.opts.RetryInitial != DefaultRetryInitial ||
+		c.opts.RetryMax != DefaultRetryMax || c.pacer.limiter != nil || c.log == nil {
+		t.Errorf("defaults %+v", c.opts)
+	}
+	c, err = NewClient("https://api.breathehr.com", clientTestKey, ClientOptions{RateLimit: 60})
+	if err != nil || c.pacer.limiter == nil || c.pacer.limiter.Burst() != 1 {
+		t.Errorf("RateLimit 60: %v, %+v", err, c.pacer)
+	}
+	for _, opts := range []ClientOptions{
+		{RateLimit: -1}, {MaxAttempts: -1}, {MaxElapsed: -time.Second}, {RateLimitWindow: -time.Second},
+		{RetryInitial: -time.Second}, {RetryMax: -time.Second},
+	} {
+		if _, err := NewClient("https://api.breathehr.com", clientTestKey, opts); err == nil {
+			t.Errorf("NewClient(%+v) succeeded", opts)
 		}
 	}
 }

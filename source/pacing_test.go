@@ -1,0 +1,282 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock whose sleeps return at once. By default a sleep moves the clock to the
+// end of the sleep (never backwards, so concurrent sleepers leave it at the latest end); with
+// frozen set it does not move at all.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	frozen  bool
+	sleeps  []time.Duration
+	ends    []time.Time                 // when each sleep would have ended
+	onSleep func(d time.Duration) error // called after each sleep; its error is returned
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	end := f.now.Add(d)
+	f.sleeps = append(f.sleeps, d)
+	f.ends = append(f.ends, end)
+	if !f.frozen && end.After(f.now) {
+		f.now = end
+	}
+	hook := f.onSleep
+	f.mu.Unlock()
+	if hook != nil {
+		if err := hook(d); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func (f *fakeClock) Sleeps() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.sleeps)
+}
+
+func (f *fakeClock) Ends() []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ends)
+}
+
+// near compares durations up to the limiter's float rounding (a nanosecond a slot).
+func near(a, b time.Duration) bool {
+	return (a - b).Abs() <= time.Microsecond
+}
+
+func TestPacingInterval(t *testing.T) {
+	tests := []struct {
+		perMinute int
+		want      time.Duration
+	}{
+		{60, 1020 * time.Millisecond},
+		{600, 102 * time.Millisecond},
+		{30, 2040 * time.Millisecond},
+		{6000, 10200 * time.Microsecond},
+	}
+	for _, tt := range tests {
+		if got := pacingInterval(tt.perMinute); got != tt.want {
+			t.Errorf("pacingInterval(%d) = %v, want %v", tt.perMinute, got, tt.want)
+		}
+		// Never more than perMinute requests in any minute.
+		if n := int(time.Minute/pacingInterval(tt.perMinute)) + 1; n > tt.perMinute {
+			t.Errorf("at %d a minute, %d requests fit in one minute", tt.perMinute, n)
+		}
+	}
+}
+
+// arrivalServer answers every list with an empty page and notes the fake clock's time at each
+// arrival.
+func arrivalServer(t *testing.T, fc *fakeClock) (*httptest.Server, func() []time.Time) {
+	t.Helper()
+	var mu sync.Mutex
+	var at []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		at = append(at, fc.Now())
+		mu.Unlock()
+		w.Header().Set("Total", "0")
+		_, _ = w.Write([]byte(`{"employees":[],"working_patterns":[]}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(at)
+	}
+}
+
+func TestPacingSpacesRequestsEvenly(t *testing.T) {
+	tests := []struct {
+		name      string
+		rateLimit int
+		n         int
+		wantGap   time.Duration
+	}{
+		{"600 a minute", 600, 11, 102 * time.Millisecond},
+		{"60 a minute", 60, 5, 1020 * time.Millisecond},
+		{"unpaced", 0, 5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fc := newFakeClock()
+			srv, arrivals := arrivalServer(t, fc)
+			c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), RateLimit: tt.rateLimit, clock: fc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stats Stats
+			ctx := WithStats(context.Background(), &stats)
+			start := fc.Now()
+			for i := range tt.n {
+				// Lists and creates draw on the same budget.
+				if i%2 == 0 {
+					_, _, err = c.ListEmployees(ctx, 1)
+				} else {
+					_, _, err = c.ListWorkingPatterns(ctx, 1)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			at := arrivals()
+			if len(at) != tt.n {
+				t.Fatalf("%d requests arrived, want %d", len(at), tt.n)
+			}
+			for i := 1; i < len(at); i++ {
+				if gap := at[i].Sub(at[i-1]); !near(gap, tt.wantGap) {
+					t.Errorf("gap before request %d = %v, want %v", i+1, gap, tt.wantGap)
+				}
+			}
+			total := fc.Now().Sub(start)
+			if want := time.Duration(tt.n-1) * tt.wantGap; !near(total, want) {
+				t.Errorf("%d requests took %v, want %v", tt.n, total, want)
+			}
+			if got := stats.Snapshot().Waited; got != total {
+				t.Errorf("Stats.Waited = %v, want %v", got, total)
+			}
+			if tt.rateLimit == 0 && len(fc.Sleeps()) != 0 {
+				t.Errorf("unpaced client slept %v", fc.Sleeps())
+			}
+		})
+	}
+}
+
+// With RateLimit=600/min, N requests take about (N-1)/10 s of wall time. Only the lower bound is
+// asserted: the limiter guarantees it, while an upper bound would depend on the machine.
+func TestPacingWallClock(t *testing.T) {
+	srv, _ := arrivalServer(t, newFakeClock())
+	c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), RateLimit: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	start := time.Now()
+	for range n {
+		if _, _, err := c.ListEmployees(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, want := time.Since(start), (n-1)*100*time.Millisecond; d < want {
+		t.Errorf("%d requests at 600/min took %v, want at least %v", n, d, want)
+	}
+}
+
+// Every goroutine using the Client draws on its one bucket: the slots handed out are spaced by
+// the interval, whoever asks.
+func TestPacerSharedAcrossGoroutines(t *testing.T) {
+	fc := newFakeClock()
+	fc.frozen = true // each sleep's end is then the slot it was given
+	p := newPacer(600, fc)
+	const n = 16
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := p.wait(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	ends := fc.Ends()
+	if len(ends) != n-1 { // the first slot is free
+		t.Fatalf("%d waits, want %d", len(ends), n-1)
+	}
+	slices.SortFunc(ends, time.Time.Compare)
+	start := fc.Now()
+	for i, e := range ends {
+		if want := start.Add(time.Duration(i+1) * pacingInterval(600)); !near(e.Sub(want), 0) {
+			t.Errorf("slot %d at %v, want %v", i+1, e.Sub(start), want.Sub(start))
+		}
+	}
+}
+
+func TestPacerRealWaitsAcrossGoroutines(t *testing.T) {
+	srv, _ := arrivalServer(t, newFakeClock())
+	c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), RateLimit: 6000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 6, 4
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				if _, _, err := c.ListEmployees(context.Background(), 1); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if d, want := time.Since(start), (workers*each-1)*pacingInterval(6000); d < want {
+		t.Errorf("%d requests from %d goroutines took %v, want at least %v", workers*each, workers, d, want)
+	}
+}
+
+func TestPacerPauseHoldsEveryRequest(t *testing.T) {
+	fc := newFakeClock()
+	p := newPacer(0, fc)
+	p.pauseUntil(fc.Now().Add(time.Minute))
+	p.pauseUntil(fc.Now().Add(time.Second)) // an earlier end does not shorten the pause
+	waited, err := p.wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited != time.Minute || !slices.Equal(fc.Sleeps(), []time.Duration{time.Minute}) {
+		t.Errorf("waited %v in sleeps %v, want one minute", waited, fc.Sleeps())
+	}
+	if waited, _ := p.wait(context.Background()); waited != 0 {
+		t.Errorf("after the pause, waited %v", waited)
+	}
+}
+
+func TestPacerCanceled(t *testing.T) {
+	p := newPacer(1, realClock{})
+	if _, err := p.wait(context.Background()); err != nil { // the first slot is free
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := p.wait(ctx) // the next slot is a minute away
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("wait = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	// The canceled slot was given back: the one after is no further away than a minute.
+	r := p.limiter.ReserveN(time.Now(), 1)
+	if d := r.Delay(); d > pacingInterval(1) {
+		t.Errorf("next slot in %v", d)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/source"
@@ -63,11 +62,10 @@ type MergeResult struct {
 var employeeCols = []string{"id", "account_id", "first_name", "last_name", "email", "job_title", "status",
 	"company_join_date", "job_start_date", "length_of_service_in_months", "age", "full_or_part_time",
 	"notice_period", "working_pattern_id", "holiday_allowance_id", "department_id", "line_manager_id",
-	"holiday_approver_id", "receives_statutory_holidays", "hr", "created_at", "updated_at", "extra"}
+	"holiday_approver_id", "receives_statutory_holidays", "hr", "created_at", "updated_at", "extra", "nested"}
 
-var refCols = []string{"wp_name", "wp_total_hours", "wp_default", "wp_embedded", "ha_name", "ha_extra",
-	"d_name", "d_extra", "lm_first_name", "lm_last_name", "lm_email", "lm_embedded",
-	"ap_first_name", "ap_last_name", "ap_email", "ap_embedded"}
+var refCols = []string{"wp_name", "wp_total_hours", "wp_default", "ha_name", "ha_extra",
+	"d_name", "d_extra", "lm_first_name", "lm_last_name", "lm_email", "ap_first_name", "ap_last_name", "ap_email"}
 
 var patternCols = func() []string {
 	c := []string{"id", "name", "is_default", "total_hours"}
@@ -87,7 +85,7 @@ func columnType(d schema.Dialect, col string) string {
 		"receives_statutory_holidays": "boolean", "hr": "boolean", "wp_default": "boolean", "is_default": "boolean",
 		"wp_total_hours": "numeric", "total_hours": "numeric",
 		"age": "json", "full_or_part_time": "json", "notice_period": "json", "extra": "json",
-		"wp_embedded": "json", "ha_extra": "json", "d_extra": "json", "lm_embedded": "json", "ap_embedded": "json",
+		"nested": "json", "ha_extra": "json", "d_extra": "json",
 	}
 	if strings.HasSuffix(col, "_id") {
 		return map[schema.Dialect]string{schema.Postgres: "bigint", schema.SQLite: "INTEGER"}[d]
@@ -137,7 +135,9 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 	for _, q := range []string{
 		`DROP TABLE IF EXISTS ` + l.table,
 		`DROP TABLE IF EXISTS ` + l.table + `_latest`,
+		`DROP TABLE IF EXISTS ` + l.table + `_seen`,
 		`CREATE TEMPORARY TABLE ` + l.table + ` (` + strings.Join(defs, ", ") + `)`,
+		`CREATE TEMPORARY TABLE ` + l.table + `_seen (id ` + columnType(s.dialect, "id") + ` PRIMARY KEY)`,
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			_ = conn.Close()
@@ -188,11 +188,11 @@ func stagedEmployee(e *source.Employee) []any {
 		e.LengthOfServiceInMonths, nullRaw(e.Age), nullRaw(e.FullOrPartTime), nullRaw(e.NoticePeriod),
 		patternID(e.WorkingPattern), refID(e.HolidayAllowance), refID(e.Department),
 		personID(e.LineManager), personID(e.HolidayApprover), e.ReceivesStatutoryHolidays, e.HR,
-		nullStr(e.CreatedAt), nullStr(e.UpdatedAt), nullRaw(e.Extra)}
+		nullStr(e.CreatedAt), nullStr(e.UpdatedAt), nullRaw(e.Extra), nullRaw(e.NestedRaw())}
 	if p := e.WorkingPattern; p != nil {
-		row = append(row, nullStr(p.Name), nullStr(p.TotalHours), p.Default, nullRaw(p.Raw))
+		row = append(row, nullStr(p.Name), nullStr(p.TotalHours), p.Default)
 	} else {
-		row = append(row, nil, nil, nil, nil)
+		row = append(row, nil, nil, nil)
 	}
 	for _, r := range []*source.Ref{e.HolidayAllowance, e.Department} {
 		if r != nil {
@@ -203,9 +203,9 @@ func stagedEmployee(e *source.Employee) []any {
 	}
 	for _, p := range []*source.PersonRef{e.LineManager, e.HolidayApprover} {
 		if p != nil {
-			row = append(row, nullStr(p.FirstName), nullStr(p.LastName), nullStr(p.Email), nullRaw(p.Raw))
+			row = append(row, nullStr(p.FirstName), nullStr(p.LastName), nullStr(p.Email))
 		} else {
-			row = append(row, nil, nil, nil, nil)
+			row = append(row, nil, nil, nil)
 		}
 	}
 	return row
@@ -223,7 +223,8 @@ func (l *Load) stage(ctx context.Context, rows [][]any) error {
 	defer func() { _ = tx.Rollback() }()
 	cols := append([]string{"seq"}, l.cols...)
 	if l.s.dialect == schema.Postgres {
-		stmt, err := tx.PrepareContext(ctx, pq.CopyIn(l.table, cols...))
+		// lib/pq runs a prepared COPY … FROM STDIN as a COPY stream: one round trip a page.
+		stmt, err := tx.PrepareContext(ctx, `COPY `+l.table+` (`+strings.Join(cols, ", ")+`) FROM STDIN`)
 		if err != nil {
 			return fmt.Errorf("stage %s: %w", l.resource, err)
 		}
@@ -274,6 +275,32 @@ func (l *Load) Distinct(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
+// DeletionCandidates counts the served records of the resource that the staged walk (and every
+// remembered walk) did not see: what a merge of a complete walk would soft-delete.
+func (l *Load) DeletionCandidates(ctx context.Context) (int64, error) {
+	target := string(l.resource)
+	var n int64
+	err := l.conn.QueryRowxContext(ctx, `SELECT count(*) FROM `+target+` WHERE listed AND deleted_at IS NULL
+    AND origin IN ('source', 'seed') AND id NOT IN (SELECT id FROM `+l.table+`)
+    AND id NOT IN (SELECT id FROM `+l.table+`_seen)`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count deletion candidates: %w", err)
+	}
+	return n, nil
+}
+
+// Remember keeps the ids of the staged walk: a record seen by any remembered walk is not
+// deleted. Offset pages that shift under a walk can hide a record that still exists; a record
+// is deleted only when two walks both miss it.
+func (l *Load) Remember(ctx context.Context) error {
+	_, err := l.conn.ExecContext(ctx, `INSERT INTO `+l.table+`_seen (id) SELECT DISTINCT id FROM `+l.table+
+		` WHERE id NOT IN (SELECT id FROM `+l.table+`_seen)`)
+	if err != nil {
+		return fmt.Errorf("remember walk: %w", err)
+	}
+	return nil
+}
+
 // Reset empties the staging table for another walk.
 func (l *Load) Reset(ctx context.Context) error {
 	if _, err := l.conn.ExecContext(ctx, `DELETE FROM `+l.table); err != nil {
@@ -288,7 +315,8 @@ func (l *Load) Close() error {
 	ctx := context.Background()
 	_, err1 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table)
 	_, err2 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_latest`)
-	return errors.Join(err1, err2, l.conn.Close())
+	_, err3 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_seen`)
+	return errors.Join(err1, err2, err3, l.conn.Close())
 }
 
 // Merge applies the staged walk in one transaction: nested references first, then the records
@@ -298,7 +326,7 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	if opts.MaxDeleteShare <= 0 {
 		opts.MaxDeleteShare = 0.10
 	}
-	m := merger{d: l.s.dialect, stage: l.table, latest: l.table + "_latest"}
+	m := merger{d: l.s.dialect, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen"}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
@@ -325,8 +353,24 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 
 // merger builds and runs the merge statements of one dialect.
 type merger struct {
-	d             schema.Dialect
-	stage, latest string
+	d                   schema.Dialect
+	stage, latest, seen string
+}
+
+// maxBool and maxJSON aggregate per id in both dialects: the references' fields are chosen
+// the same way whatever order the pages arrived in, so an unchanged source writes nothing.
+func (m merger) maxBool(c string) string {
+	if m.d == schema.Postgres {
+		return "bool_or(" + c + ")"
+	}
+	return "max(" + c + ")"
+}
+
+func (m merger) maxJSON(c string) string {
+	if m.d == schema.Postgres {
+		return "CAST(max(CAST(" + c + " AS text)) AS json)"
+	}
+	return "max(" + c + ")"
 }
 
 func (m merger) now() string {
@@ -425,7 +469,7 @@ func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts 
 		return nil
 	}
 	gone := `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN ('source', 'seed')
-    AND id NOT IN (SELECT id FROM ` + m.latest + `)`
+    AND id NOT IN (SELECT id FROM ` + m.latest + `) AND id NOT IN (SELECT id FROM ` + m.seen + `)`
 	var n, staged int64
 	if err := tx.QueryRowxContext(ctx, `SELECT count(*) `+gone).Scan(&n); err != nil {
 		return fmt.Errorf("count deletions: %w", err)
@@ -479,8 +523,8 @@ func (m merger) employees(ctx context.Context, tx *sqlx.Tx, opts MergeOptions) (
 	} {
 		p := ref.prefix
 		_, err := exec(ctx, tx, `INSERT INTO `+ref.table+` (id, name, extra, origin, synced_at)
-SELECT `+ref.col+`, `+p+`_name, `+p+`_extra, 'source', `+now+` FROM `+m.latest+`
-WHERE seq IN (SELECT max(seq) FROM `+m.latest+` WHERE `+ref.col+` IS NOT NULL GROUP BY `+ref.col+`)
+SELECT `+ref.col+`, max(`+p+`_name), `+m.maxJSON(p+"_extra")+`, 'source', `+now+` FROM `+m.latest+`
+WHERE `+ref.col+` IS NOT NULL GROUP BY `+ref.col+`
 ON CONFLICT (id) DO UPDATE SET name = excluded.name, extra = excluded.extra, origin = 'source',
     deleted_at = NULL, synced_at = excluded.synced_at
 WHERE (CAST(`+ref.table+`.name AS text), CAST(`+ref.table+`.extra AS text), `+ref.table+`.origin, `+ref.table+`.deleted_at IS NULL)
@@ -489,45 +533,33 @@ WHERE (CAST(`+ref.table+`.name AS text), CAST(`+ref.table+`.extra AS text), `+re
 			return res, err
 		}
 	}
-	// A working pattern only seen nested is kept unlisted; listed ones take only the embedded form.
-	_, err = exec(ctx, tx, `INSERT INTO working_patterns (id, name, total_hours, is_default, embedded, listed, origin, synced_at)
-SELECT working_pattern_id, wp_name, wp_total_hours, wp_default, wp_embedded, false, 'source', `+now+` FROM `+m.latest+`
-WHERE seq IN (SELECT max(seq) FROM `+m.latest+` WHERE working_pattern_id IS NOT NULL GROUP BY working_pattern_id)
-ON CONFLICT (id) DO UPDATE SET embedded = excluded.embedded,
-    name = CASE WHEN working_patterns.listed THEN working_patterns.name ELSE excluded.name END,
-    total_hours = CASE WHEN working_patterns.listed THEN working_patterns.total_hours ELSE excluded.total_hours END,
-    is_default = CASE WHEN working_patterns.listed THEN working_patterns.is_default ELSE excluded.is_default END,
-    synced_at = excluded.synced_at
-WHERE CAST(working_patterns.embedded AS text) IS DISTINCT FROM CAST(excluded.embedded AS text)
-   OR (NOT working_patterns.listed AND (CAST(working_patterns.name AS text), CAST(working_patterns.total_hours AS text), CAST(working_patterns.is_default AS text))
-       IS DISTINCT FROM (CAST(excluded.name AS text), CAST(excluded.total_hours AS text), CAST(excluded.is_default AS text)))`)
+	// A working pattern only seen nested is kept as an unlisted row; listed ones keep their own.
+	_, err = exec(ctx, tx, `INSERT INTO working_patterns (id, name, total_hours, is_default, listed, origin, synced_at)
+SELECT working_pattern_id, max(wp_name), max(wp_total_hours), `+m.maxBool("wp_default")+`, false, 'source', `+now+`
+FROM `+m.latest+` WHERE working_pattern_id IS NOT NULL GROUP BY working_pattern_id
+ON CONFLICT (id) DO UPDATE SET name = excluded.name, total_hours = excluded.total_hours,
+    is_default = excluded.is_default, synced_at = excluded.synced_at
+WHERE NOT working_patterns.listed AND (CAST(working_patterns.name AS text), CAST(working_patterns.total_hours AS text), CAST(working_patterns.is_default AS text))
+    IS DISTINCT FROM (CAST(excluded.name AS text), CAST(excluded.total_hours AS text), CAST(excluded.is_default AS text))`)
 	if err != nil {
 		return res, err
 	}
 	if err := m.upsert(ctx, tx, "employees", employeeCols); err != nil {
 		return res, err
 	}
-	// Managers and approvers: a person the collection does not list is kept as an unlisted row;
-	// everyone referenced keeps the form the source embeds them as.
-	_, err = exec(ctx, tx, `INSERT INTO employees (id, first_name, last_name, email, embedded, listed, origin, synced_at)
-SELECT id, first_name, last_name, email, embedded, false, 'source', `+now+` FROM (
-    SELECT line_manager_id AS id, lm_first_name AS first_name, lm_last_name AS last_name, lm_email AS email, lm_embedded AS embedded, seq * 2 AS k
+	// Managers and approvers the collection does not list are kept as unlisted rows.
+	_, err = exec(ctx, tx, `INSERT INTO employees (id, first_name, last_name, email, listed, origin, synced_at)
+SELECT id, max(first_name), max(last_name), max(email), false, 'source', `+now+` FROM (
+    SELECT line_manager_id AS id, lm_first_name AS first_name, lm_last_name AS last_name, lm_email AS email
     FROM `+m.latest+` WHERE line_manager_id IS NOT NULL
     UNION ALL
-    SELECT holiday_approver_id, ap_first_name, ap_last_name, ap_email, ap_embedded, seq * 2 + 1
+    SELECT holiday_approver_id, ap_first_name, ap_last_name, ap_email
     FROM `+m.latest+` WHERE holiday_approver_id IS NOT NULL) p
-WHERE k IN (SELECT max(k) FROM (
-    SELECT line_manager_id AS id, seq * 2 AS k FROM `+m.latest+` WHERE line_manager_id IS NOT NULL
-    UNION ALL
-    SELECT holiday_approver_id, seq * 2 + 1 FROM `+m.latest+` WHERE holiday_approver_id IS NOT NULL) q GROUP BY id)
-ON CONFLICT (id) DO UPDATE SET embedded = excluded.embedded,
-    first_name = CASE WHEN employees.listed THEN employees.first_name ELSE excluded.first_name END,
-    last_name = CASE WHEN employees.listed THEN employees.last_name ELSE excluded.last_name END,
-    email = CASE WHEN employees.listed THEN employees.email ELSE excluded.email END,
-    synced_at = CASE WHEN employees.listed THEN employees.synced_at ELSE excluded.synced_at END
-WHERE CAST(employees.embedded AS text) IS DISTINCT FROM CAST(excluded.embedded AS text)
-   OR (NOT employees.listed AND (employees.first_name, employees.last_name, employees.email)
-       IS DISTINCT FROM (excluded.first_name, excluded.last_name, excluded.email))`)
+WHERE true GROUP BY id
+ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
+    email = excluded.email, synced_at = excluded.synced_at
+WHERE NOT employees.listed AND (employees.first_name, employees.last_name, employees.email)
+    IS DISTINCT FROM (excluded.first_name, excluded.last_name, excluded.email)`)
 	if err != nil {
 		return res, err
 	}

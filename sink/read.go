@@ -49,12 +49,12 @@ func buildQueries(d schema.Dialect) queries {
 		"e.id, e.account_id, e.first_name, e.last_name, e.email, e.job_title, e.status",
 		date("e.company_join_date"), date("e.job_start_date"), "e.length_of_service_in_months",
 		txt("e.age"), txt("e.full_or_part_time"), txt("e.notice_period"),
-		"e.working_pattern_id, wp.name", txt("wp.total_hours"), "wp.is_default", txt("wp.embedded"),
+		"e.working_pattern_id, wp.name", txt("wp.total_hours"), "wp.is_default",
 		"e.holiday_allowance_id, ha.name", txt("ha.extra"),
 		"e.department_id, d.name", txt("d.extra"),
-		"e.line_manager_id, lm.first_name, lm.last_name, lm.email", txt("lm.embedded"),
-		"e.holiday_approver_id, ap.first_name, ap.last_name, ap.email", txt("ap.embedded"),
-		"e.receives_statutory_holidays, e.hr", ts("e.created_at"), ts("e.updated_at"), txt("e.extra"),
+		"e.line_manager_id, lm.first_name, lm.last_name, lm.email",
+		"e.holiday_approver_id, ap.first_name, ap.last_name, ap.email",
+		"e.receives_statutory_holidays, e.hr", ts("e.created_at"), ts("e.updated_at"), txt("e.extra"), txt("e.nested"),
 		"e.origin, m.version, m.employees_total",
 	}, ", ") + `
 FROM employees e
@@ -217,29 +217,28 @@ type employeeRow struct {
 	wpID                                         sql.NullInt64
 	wpName, wpHours                              sql.NullString
 	wpDefault                                    sql.NullBool
-	wpEmbedded                                   sql.NullString
 	haID                                         sql.NullInt64
 	haName, haExtra                              sql.NullString
 	dID                                          sql.NullInt64
 	dName, dExtra                                sql.NullString
 	lmID                                         sql.NullInt64
-	lmFirst, lmLast, lmEmail, lmEmbedded         sql.NullString
+	lmFirst, lmLast, lmEmail                     sql.NullString
 	apID                                         sql.NullInt64
-	apFirst, apLast, apEmail, apEmbedded         sql.NullString
+	apFirst, apLast, apEmail                     sql.NullString
 	statutory, hr                                sql.NullBool
-	createdAt, updatedAt, extra, origin          sql.NullString
+	createdAt, updatedAt, extra, nested, origin  sql.NullString
 	version, total                               int64
 }
 
 func (r *employeeRow) dest() []any {
 	return []any{&r.id, &r.accountID, &r.firstName, &r.lastName, &r.email, &r.jobTitle, &r.status,
 		&r.joinDate, &r.startDate, &r.service, &r.age, &r.fullOrPart, &r.notice,
-		&r.wpID, &r.wpName, &r.wpHours, &r.wpDefault, &r.wpEmbedded,
+		&r.wpID, &r.wpName, &r.wpHours, &r.wpDefault,
 		&r.haID, &r.haName, &r.haExtra,
 		&r.dID, &r.dName, &r.dExtra,
-		&r.lmID, &r.lmFirst, &r.lmLast, &r.lmEmail, &r.lmEmbedded,
-		&r.apID, &r.apFirst, &r.apLast, &r.apEmail, &r.apEmbedded,
-		&r.statutory, &r.hr, &r.createdAt, &r.updatedAt, &r.extra, &r.origin,
+		&r.lmID, &r.lmFirst, &r.lmLast, &r.lmEmail,
+		&r.apID, &r.apFirst, &r.apLast, &r.apEmail,
+		&r.statutory, &r.hr, &r.createdAt, &r.updatedAt, &r.extra, &r.nested, &r.origin,
 		&r.version, &r.total}
 }
 
@@ -273,7 +272,7 @@ func (r *employeeRow) employee(now time.Time) source.Employee {
 	}
 	if r.wpID.Valid {
 		e.WorkingPattern = &source.PatternRef{ID: r.wpID.Int64, Name: r.wpName.String, TotalHours: r.wpHours.String,
-			Default: boolPtr(r.wpDefault), Raw: raw(r.wpEmbedded)}
+			Default: boolPtr(r.wpDefault)}
 	}
 	if r.haID.Valid {
 		e.HolidayAllowance = &source.Ref{ID: r.haID.Int64, Name: r.haName.String, Extra: source.Extra(r.haExtra.String)}
@@ -283,12 +282,15 @@ func (r *employeeRow) employee(now time.Time) source.Employee {
 	}
 	if r.lmID.Valid {
 		e.LineManager = &source.PersonRef{ID: r.lmID.Int64, FirstName: r.lmFirst.String, LastName: r.lmLast.String,
-			Email: r.lmEmail.String, Raw: raw(r.lmEmbedded)}
+			Email: r.lmEmail.String}
 	}
 	if r.apID.Valid {
 		e.HolidayApprover = &source.PersonRef{ID: r.apID.Int64, FirstName: r.apFirst.String, LastName: r.apLast.String,
-			Email: r.apEmail.String, Raw: raw(r.apEmbedded)}
+			Email: r.apEmail.String}
 	}
+	// The forms the source embedded the references in; a malformed column (hand-edited) leaves
+	// the forms built from the referenced rows.
+	_ = e.SetNestedRaw(raw(r.nested))
 	return e
 }
 

@@ -99,8 +99,8 @@ func (s *Store) PutEmployee(ctx context.Context, e source.Employee) error {
     job_title, status, company_join_date, job_start_date, length_of_service_in_months, age,
     full_or_part_time, notice_period, working_pattern_id, holiday_allowance_id, department_id,
     line_manager_id, holiday_approver_id, receives_statutory_holidays, hr, created_at, updated_at,
-    extra, listed, origin, deleted_at, synced_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'source', NULL, ?)
+    extra, nested, listed, origin, deleted_at, synced_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'source', NULL, ?)
 ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, first_name = excluded.first_name,
     last_name = excluded.last_name, email = excluded.email, job_title = excluded.job_title,
     status = excluded.status, company_join_date = excluded.company_join_date,
@@ -112,13 +112,13 @@ ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, first_name = ex
     line_manager_id = excluded.line_manager_id, holiday_approver_id = excluded.holiday_approver_id,
     receives_statutory_holidays = excluded.receives_statutory_holidays, hr = excluded.hr,
     created_at = excluded.created_at, updated_at = excluded.updated_at, extra = excluded.extra,
-    listed = excluded.listed, origin = 'source', deleted_at = NULL, synced_at = excluded.synced_at`),
+    nested = excluded.nested, listed = excluded.listed, origin = 'source', deleted_at = NULL, synced_at = excluded.synced_at`),
 		e.ID, e.AccountID, nullStr(e.FirstName), nullStr(e.LastName), nullStr(e.Email),
 		nullStr(e.JobTitle), nullStr(e.Status), nullStr(e.CompanyJoinDate), nullStr(e.JobStartDate),
 		e.LengthOfServiceInMonths, nullRaw(e.Age), nullRaw(e.FullOrPartTime), nullRaw(e.NoticePeriod),
 		patternID(e.WorkingPattern), refID(e.HolidayAllowance), refID(e.Department),
 		personID(e.LineManager), personID(e.HolidayApprover), e.ReceivesStatutoryHolidays, e.HR,
-		nullStr(e.CreatedAt), nullStr(e.UpdatedAt), nullRaw(e.Extra), true, now)
+		nullStr(e.CreatedAt), nullStr(e.UpdatedAt), nullRaw(e.Extra), nullRaw(e.NestedRaw()), true, now)
 	if err != nil {
 		return fmt.Errorf("put employee: %w", err)
 	}
@@ -129,16 +129,16 @@ ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, first_name = ex
 }
 
 // putRefs upserts the records an employee's nested objects name. A record only ever seen
-// nested is kept unlisted; a listed one keeps its own fields and takes only the embedded form.
+// nested is kept unlisted; a listed one keeps its own fields.
 func (s *Store) putRefs(ctx context.Context, tx *sqlx.Tx, e *source.Employee, now string) error {
 	if p := e.WorkingPattern; p != nil {
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO working_patterns (id, name, total_hours, is_default, embedded, listed, origin, synced_at)
-VALUES (?, ?, ?, ?, ?, ?, 'source', ?)
-ON CONFLICT (id) DO UPDATE SET embedded = excluded.embedded,
+		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO working_patterns (id, name, total_hours, is_default, listed, origin, synced_at)
+VALUES (?, ?, ?, ?, ?, 'source', ?)
+ON CONFLICT (id) DO UPDATE SET
     name = CASE WHEN working_patterns.listed THEN working_patterns.name ELSE excluded.name END,
     total_hours = CASE WHEN working_patterns.listed THEN working_patterns.total_hours ELSE excluded.total_hours END,
     is_default = CASE WHEN working_patterns.listed THEN working_patterns.is_default ELSE excluded.is_default END`),
-			p.ID, nullStr(p.Name), nullStr(p.TotalHours), p.Default, nullRaw(p.Raw), false, now)
+			p.ID, nullStr(p.Name), nullStr(p.TotalHours), p.Default, false, now)
 		if err != nil {
 			return fmt.Errorf("working pattern: %w", err)
 		}
@@ -163,13 +163,13 @@ ON CONFLICT (id) DO UPDATE SET name = excluded.name, extra = excluded.extra, ori
 		if p == nil {
 			continue
 		}
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO employees (id, first_name, last_name, email, embedded, listed, origin, synced_at)
-VALUES (?, ?, ?, ?, ?, ?, 'source', ?)
-ON CONFLICT (id) DO UPDATE SET embedded = excluded.embedded,
+		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO employees (id, first_name, last_name, email, listed, origin, synced_at)
+VALUES (?, ?, ?, ?, ?, 'source', ?)
+ON CONFLICT (id) DO UPDATE SET
     first_name = CASE WHEN employees.listed THEN employees.first_name ELSE excluded.first_name END,
     last_name = CASE WHEN employees.listed THEN employees.last_name ELSE excluded.last_name END,
     email = CASE WHEN employees.listed THEN employees.email ELSE excluded.email END`),
-			p.ID, nullStr(p.FirstName), nullStr(p.LastName), nullStr(p.Email), nullRaw(p.Raw), false, now)
+			p.ID, nullStr(p.FirstName), nullStr(p.LastName), nullStr(p.Email), false, now)
 		if err != nil {
 			return fmt.Errorf("person %d: %w", p.ID, err)
 		}

@@ -75,6 +75,9 @@ func ParseWrites(s string) (Writes, error) {
 	return "", fmt.Errorf("writes mode %q: want local, forward or off", s)
 }
 
+// forwardTimeout bounds a forwarded create, pacing included, within the server's write timeout.
+const forwardTimeout = 30 * time.Second
+
 // HandlerOptions configures a Handler.
 type HandlerOptions struct {
 	// APIKeys are the keys clients may present in X-API-KEY; at least one is required.
@@ -358,7 +361,9 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, emailTaken().AppendJSON(nil))
 			return
 		}
-		e, err = h.opts.Upstream.CreateEmployee(ctx, ne)
+		fctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+		e, err = h.opts.Upstream.CreateEmployee(fctx, ne)
+		cancel()
 		if err != nil {
 			h.upstreamFailed(w, r, err)
 			return

@@ -469,7 +469,7 @@ func TestForwardWrites(t *testing.T) {
 		_, _ = io.WriteString(w, answer)
 	}))
 	defer upstream.Close()
-	client, err := source.NewClient(upstream.URL, "prod-upstream-key", source.ClientOptions{})
+	client, err := source.NewClient(upstream.URL, "prod-upstream-key", source.ClientOptions{MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

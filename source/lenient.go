@@ -298,3 +298,80 @@ func take(m map[string]json.RawMessage, k string) json.RawMessage {
 	delete(m, k)
 	return v
 }
+
+// nestedKind says how a known member of a nested object is normalized.
+type nestedKind int
+
+const (
+	kindID nestedKind = iota
+	kindString
+	kindDecimal
+	kindBool
+)
+
+var (
+	refKinds     = map[string]nestedKind{"id": kindID, "name": kindString}
+	patternKinds = map[string]nestedKind{"id": kindID, "name": kindString, "total_hours": kindDecimal, "default": kindBool}
+	personKinds  = map[string]nestedKind{"id": kindID, "name": kindString, "first_name": kindString, "last_name": kindString, "email": kindString}
+)
+
+// normalizeNested keeps a nested object's shape (its members, in the source's order) and writes
+// its known members as the seed prescribes: ids as integers, decimals as strings, "" as null.
+// What the source sent is accepted either way; what hrsync serves follows the seed.
+func normalizeNested(field string, raw json.RawMessage, kinds map[string]nestedKind) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, &FieldError{Field: field, Reason: "want an object"}
+	}
+	w := beginObject(make([]byte, 0, len(raw)))
+	seen := make(map[string]bool)
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, &FieldError{Field: field, Reason: "not valid JSON"}
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, &FieldError{Field: field, Reason: "not valid JSON"}
+		}
+		if seen[k] {
+			continue // encoding/json keeps the last; the typed fields were read that way
+		}
+		seen[k] = true
+		kind, known := kinds[k]
+		switch {
+		case !known:
+			c, err := compactUTF8(v)
+			if err != nil {
+				return nil, &FieldError{Field: field + "." + k, Reason: "not valid JSON"}
+			}
+			w.raw(k, c)
+		case kind == kindID:
+			n, err := decodeInt(field+"."+k, v)
+			if err != nil {
+				return nil, err
+			}
+			w.optInt(k, n)
+		case kind == kindString:
+			s, err := decodeString(field+"."+k, v)
+			if err != nil {
+				return nil, err
+			}
+			w.optString(k, s)
+		case kind == kindDecimal:
+			s, err := decodeDecimal(field+"."+k, v)
+			if err != nil {
+				return nil, err
+			}
+			w.optString(k, s)
+		case kind == kindBool:
+			b, err := decodeBool(field+"."+k, v)
+			if err != nil {
+				return nil, err
+			}
+			w.optBool(k, b)
+		}
+	}
+	return json.RawMessage(w.end()), nil
+}

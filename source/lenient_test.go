@@ -92,7 +92,7 @@ func TestEmployeeDecodesUpstreamRecord(t *testing.T) {
 		LengthOfServiceInMonths:   i64(12),
 		NoticePeriod:              json.RawMessage(`{"value":1,"unit":"month"}`),
 		WorkingPattern:            &PatternRef{ID: 31, Name: "Office hours", TotalHours: "37.5", Default: boolp(true), Raw: json.RawMessage(`{"id":31,"name":"Office hours","total_hours":"37.5","default":true}`)},
-		HolidayAllowance:          &Ref{ID: 12, Name: "Standard 25 days"},
+		HolidayAllowance:          &Ref{ID: 12, Name: "Standard 25 days", Raw: json.RawMessage(`{"id":12,"name":"Standard 25 days"}`)},
 		LineManager:               &PersonRef{ID: 9, Email: "jo@example.com", Raw: json.RawMessage(`{"id":9,"name":"Jo Bloggs","email":"jo@example.com"}`)},
 		ReceivesStatutoryHolidays: boolp(true),
 		HR:                        boolp(false),
@@ -227,14 +227,14 @@ func TestEmployeeLenientFields(t *testing.T) {
 		{"opaque null", `{"id":1,"age":null}`, Employee{ID: 1}},
 
 		{"working pattern numbers as strings", `{"id":1,"working_pattern":{"id":"31","name":"Office","total_hours":40.0,"default":"true"}}`,
-			Employee{ID: 1, WorkingPattern: &PatternRef{ID: 31, Name: "Office", TotalHours: "40.0", Default: boolp(true), Raw: json.RawMessage(`{"id":"31","name":"Office","total_hours":40.0,"default":"true"}`)}}},
+			Employee{ID: 1, WorkingPattern: &PatternRef{ID: 31, Name: "Office", TotalHours: "40.0", Default: boolp(true), Raw: json.RawMessage(`{"id":31,"name":"Office","total_hours":"40.0","default":true}`)}}},
 		{"working pattern empty", `{"id":1,"working_pattern":""}`, Employee{ID: 1}},
-		{"holiday allowance id as string", `{"id":1,"holiday_allowance":{"id":"12","name":"Standard"}}`, Employee{ID: 1, HolidayAllowance: &Ref{ID: 12, Name: "Standard"}}},
+		{"holiday allowance id as string", `{"id":1,"holiday_allowance":{"id":"12","name":"Standard"}}`, Employee{ID: 1, HolidayAllowance: &Ref{ID: 12, Name: "Standard", Raw: json.RawMessage(`{"id":12,"name":"Standard"}`)}}},
 		{"department with more fields", `{"id":1,"department":{"name":"Ops","id":3,"code":"OPS","head":{"id":9}}}`,
-			Employee{ID: 1, Department: &Ref{ID: 3, Name: "Ops", Extra: Extra(`{"code":"OPS","head":{"id":9}}`)}}},
+			Employee{ID: 1, Department: &Ref{ID: 3, Name: "Ops", Extra: Extra(`{"code":"OPS","head":{"id":9}}`), Raw: json.RawMessage(`{"name":"Ops","id":3,"code":"OPS","head":{"id":9}}`)}}},
 		{"department empty", `{"id":1,"department":""}`, Employee{ID: 1}},
 		{"holiday approver kept as sent", `{"id":1,"holiday_approver":{"email":"b@example.com","id":"8","first_name":"Bo","last_name":"Li","title":"Dr"}}`,
-			Employee{ID: 1, HolidayApprover: &PersonRef{ID: 8, FirstName: "Bo", LastName: "Li", Email: "b@example.com", Raw: json.RawMessage(`{"email":"b@example.com","id":"8","first_name":"Bo","last_name":"Li","title":"Dr"}`)}}},
+			Employee{ID: 1, HolidayApprover: &PersonRef{ID: 8, FirstName: "Bo", LastName: "Li", Email: "b@example.com", Raw: json.RawMessage(`{"email":"b@example.com","id":8,"first_name":"Bo","last_name":"Li","title":"Dr"}`)}}},
 		{"line manager null", `{"id":1,"line_manager":null}`, Employee{ID: 1}},
 
 		{"leading and trailing space around the object", " \n{\"id\":1}\t", Employee{ID: 1}},
@@ -513,7 +513,8 @@ func TestPersonRefAppendJSON(t *testing.T) {
 	if err := e.UnmarshalJSON([]byte(in)); err != nil {
 		t.Fatal(err)
 	}
-	const raw = `{"id":"9","name":"Jo Bloggs","first_name":"Jo","last_name":"Bloggs","email":"jo@example.com"}`
+	// The shape as sent, the id written as the seed prescribes.
+	const raw = `{"id":9,"name":"Jo Bloggs","first_name":"Jo","last_name":"Bloggs","email":"jo@example.com"}`
 	want := &PersonRef{ID: 9, FirstName: "Jo", LastName: "Bloggs", Email: "jo@example.com", Raw: json.RawMessage(raw)}
 	if !reflect.DeepEqual(e.LineManager, want) {
 		t.Errorf("LineManager = %#v, want %#v", e.LineManager, want)

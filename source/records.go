@@ -42,6 +42,63 @@ type Ref struct {
 	ID    int64
 	Name  string
 	Extra Extra
+	// Raw is the nested object exactly as the source embedded it, compacted; nil for a full
+	// record or one built locally.
+	Raw json.RawMessage
+}
+
+// NestedRaw returns the employee's nested objects as the source embedded them, as one canonical
+// JSON object keyed by field name (nil when there are none): what the warehouse keeps per record
+// so the replica gives each record back exactly. SetNestedRaw puts such an object back.
+func (e *Employee) NestedRaw() []byte {
+	w := beginObject(nil)
+	if e.Department != nil && len(e.Department.Raw) > 0 {
+		w.raw("department", e.Department.Raw)
+	}
+	if e.HolidayAllowance != nil && len(e.HolidayAllowance.Raw) > 0 {
+		w.raw("holiday_allowance", e.HolidayAllowance.Raw)
+	}
+	if e.HolidayApprover != nil && len(e.HolidayApprover.Raw) > 0 {
+		w.raw("holiday_approver", e.HolidayApprover.Raw)
+	}
+	if e.LineManager != nil && len(e.LineManager.Raw) > 0 {
+		w.raw("line_manager", e.LineManager.Raw)
+	}
+	if e.WorkingPattern != nil && len(e.WorkingPattern.Raw) > 0 {
+		w.raw("working_pattern", e.WorkingPattern.Raw)
+	}
+	if w.first {
+		return nil
+	}
+	return w.end()
+}
+
+// SetNestedRaw gives the employee's references the raw forms of a NestedRaw object; references
+// it does not name keep their built form.
+func (e *Employee) SetNestedRaw(nested []byte) error {
+	if len(nested) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(nested, &m); err != nil {
+		return fmt.Errorf("nested objects: %w", err)
+	}
+	if e.Department != nil {
+		e.Department.Raw = m["department"]
+	}
+	if e.HolidayAllowance != nil {
+		e.HolidayAllowance.Raw = m["holiday_allowance"]
+	}
+	if e.HolidayApprover != nil {
+		e.HolidayApprover.Raw = m["holiday_approver"]
+	}
+	if e.LineManager != nil {
+		e.LineManager.Raw = m["line_manager"]
+	}
+	if e.WorkingPattern != nil {
+		e.WorkingPattern.Raw = m["working_pattern"]
+	}
+	return nil
 }
 
 // PatternRef is the nested form of a working pattern (seed 2.3): id, name, total_hours, default.
@@ -61,7 +118,8 @@ type PersonRef struct {
 	FirstName string
 	LastName  string
 	Email     string
-	// Raw is the object exactly as the source embedded it, compacted; nil when built locally.
+	// Raw is the object as the source embedded it (its members, in its order; the known ones
+	// normalized as the seed prescribes); nil when built locally.
 	Raw json.RawMessage
 }
 
@@ -179,10 +237,14 @@ func (r *Ref) decode(field string, raw json.RawMessage) error {
 // UnmarshalJSON decodes a holiday allowance or department.
 func (r *Ref) UnmarshalJSON(data []byte) error { return r.decode("record", data) }
 
-// AppendJSON appends the reference, or null for a nil one.
+// AppendJSON appends the reference as the source embedded it, or built from its fields; null
+// for a nil one.
 func (r *Ref) AppendJSON(b []byte) []byte {
 	if r == nil {
 		return append(b, "null"...)
+	}
+	if len(r.Raw) > 0 {
+		return append(b, r.Raw...)
 	}
 	w := beginObject(b)
 	w.int("id", r.ID)
@@ -199,17 +261,16 @@ func (p *PatternRef) decode(field string, raw json.RawMessage) error {
 	if err != nil {
 		return &FieldError{Field: field, Reason: "want an object"}
 	}
-	compact, err := decodeOpaque(field, raw)
-	if err != nil {
-		return err
-	}
 	d := decoder{m: m, prefix: field + "."}
 	p.ID = d.id("id")
 	p.Name = d.string("name")
 	p.TotalHours = d.decimal("total_hours")
 	p.Default = d.bool("default")
-	p.Raw = compact
-	return d.err
+	if d.err != nil {
+		return d.err
+	}
+	p.Raw, err = normalizeNested(field, raw, patternKinds)
+	return err
 }
 
 // AppendJSON appends the nested working pattern as the source embedded it, or, for one never
@@ -231,17 +292,16 @@ func (p *PersonRef) decode(field string, raw json.RawMessage) error {
 	if err != nil {
 		return &FieldError{Field: field, Reason: "want an object"}
 	}
-	compact, err := decodeOpaque(field, raw)
-	if err != nil {
-		return err
-	}
 	d := decoder{m: m, prefix: field + "."}
 	p.ID = d.id("id")
 	p.FirstName = d.string("first_name")
 	p.LastName = d.string("last_name")
 	p.Email = d.string("email")
-	p.Raw = compact
-	return d.err
+	if d.err != nil {
+		return d.err
+	}
+	p.Raw, err = normalizeNested(field, raw, personKinds)
+	return err
 }
 
 // AppendJSON appends the person as the source embedded it, or, for one never embedded by the
@@ -375,6 +435,9 @@ func (d *decoder) ref(k string) *Ref {
 	}
 	r := new(Ref)
 	d.setErr(r.decode(d.prefix+k, raw))
+	if d.err == nil {
+		r.Raw, d.err = normalizeNested(d.prefix+k, raw, refKinds)
+	}
 	return r
 }
 

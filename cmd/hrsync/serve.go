@@ -44,7 +44,10 @@ func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
 	writes, _ := source.ParseWrites(cfg.Serve.Writes) // validated with the config
 	hopts := source.HandlerOptions{APIKeys: keys, Writes: writes, ETagSalt: buildVersion(), Logger: log}
 	if writes == source.WritesForward {
-		c, err := source.NewClient(cfg.Source.URL, cfg.Source.APIKey, source.ClientOptions{})
+		// A forwarded create holds a client's request open: one attempt, paced like every call
+		// to the account; a 429 goes straight back to the client, who may retry.
+		c, err := source.NewClient(cfg.Source.URL, cfg.Source.APIKey, source.ClientOptions{
+			RateLimit: cfg.Source.RateLimit, MaxAttempts: 1, Logger: log})
 		if err != nil {
 			return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
 		}

@@ -27,7 +27,6 @@ CREATE TABLE working_patterns (
     created_at  timestamptz,
     updated_at  timestamptz,
     extra       json,     -- fields the source sent that are not modelled, as an object
-    embedded    json,     -- the nested form the source embeds this pattern as, exactly
     listed      boolean NOT NULL DEFAULT true,
     origin      text NOT NULL DEFAULT 'source' CHECK (origin IN ('source', 'local', 'seed')),
     deleted_at  timestamptz,
@@ -75,8 +74,11 @@ CREATE TABLE employees (
     hr                          boolean,
     created_at                  timestamptz,
     updated_at                  timestamptz,
-    extra                       json,
-    embedded                    json,  -- the nested person form the source embeds this employee as
+    extra                       json,  -- fields the source sent that are not modelled, as an object
+    -- this record's nested objects (working_pattern, holiday_allowance, department,
+    -- line_manager, holiday_approver) exactly as the source sent them: the source embeds one
+    -- person in different forms in different records, so the form belongs to the reference
+    nested                      json,
     listed                      boolean NOT NULL DEFAULT true,
     origin                      text NOT NULL DEFAULT 'source' CHECK (origin IN ('source', 'local', 'seed')),
     deleted_at                  timestamptz,

@@ -24,6 +24,7 @@ type Config struct {
 	Source     SourceConfig     `yaml:"source"`
 	Warehouse  WarehouseConfig  `yaml:"warehouse"`
 	Serve      ServeConfig      `yaml:"serve"`
+	Sync       SyncConfig       `yaml:"sync"`
 	Onboarding OnboardingConfig `yaml:"onboarding"`
 	// Schedule is when run syncs: cron (five fields) or a descriptor (@daily, @every 5m).
 	Schedule string        `yaml:"schedule"`
@@ -54,6 +55,13 @@ type ServeConfig struct {
 	AccountID  int64    `yaml:"account_id"`
 }
 
+// SyncConfig shapes a sync run.
+type SyncConfig struct {
+	Concurrency    int     `yaml:"concurrency"`
+	MaxWalks       int     `yaml:"max_walks"`
+	MaxDeleteShare float64 `yaml:"max_delete_share"`
+}
+
 // OnboardingConfig is the CSV drop folder.
 type OnboardingConfig struct {
 	Dir string `yaml:"dir"`
@@ -74,6 +82,7 @@ type LogConfig struct {
 func defaultConfig() Config {
 	return Config{
 		Source:    SourceConfig{RateLimit: 60},
+		Sync:      SyncConfig{Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10},
 		Warehouse: WarehouseConfig{URL: "hrsync.db", Schema: "hr"},
 		Serve:     ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
 		Log:       LogConfig{Format: "text", Level: "info"},
@@ -139,6 +148,12 @@ func applyEnv(v reflect.Value, prefix string, env map[string]string) error {
 				return fmt.Errorf("config: %s: want an integer", name)
 			}
 			fv.SetInt(n)
+		case reflect.Float64:
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil {
+				return fmt.Errorf("config: %s: want a number", name)
+			}
+			fv.SetFloat(f)
 		case reflect.Bool:
 			b, err := strconv.ParseBool(strings.TrimSpace(s))
 			if err != nil {
@@ -188,6 +203,15 @@ func (c Config) validate() error {
 		if u, err := url.Parse(c.Source.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return errors.New("config: source.url must be an absolute http(s) address")
 		}
+	}
+	if c.Sync.Concurrency < 1 || c.Sync.Concurrency > 64 {
+		return errors.New("config: sync.concurrency must be between 1 and 64")
+	}
+	if c.Sync.MaxWalks < 1 {
+		return errors.New("config: sync.max_walks must be at least 1")
+	}
+	if c.Sync.MaxDeleteShare <= 0 || c.Sync.MaxDeleteShare > 1 {
+		return errors.New("config: sync.max_delete_share must be more than 0 and at most 1")
 	}
 	if c.Warehouse.URL == "" {
 		return errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)")

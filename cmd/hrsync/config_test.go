@@ -51,6 +51,27 @@ func TestConfigFileDocumentsEveryKey(t *testing.T) {
 	}
 }
 
+// TestReadmeDocumentsEveryKey keeps the README's configuration table in agreement with the code.
+func TestReadmeDocumentsEveryKey(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for line := range strings.Lines(string(data)) {
+		cells := strings.Split(line, "|")
+		if len(cells) > 3 && strings.HasPrefix(strings.TrimSpace(cells[2]), "`HRSYNC_") {
+			documented = append(documented, strings.Trim(strings.TrimSpace(cells[2]), "`"))
+		}
+	}
+	slices.Sort(documented)
+	want := envNames()
+	slices.Sort(want)
+	if !slices.Equal(documented, want) {
+		t.Errorf("README configuration table\n %v\ncode\n %v", documented, want)
+	}
+}
+
 func normalize(c Config) Config {
 	if len(c.Serve.APIKeys) == 0 {
 		c.Serve.APIKeys = nil

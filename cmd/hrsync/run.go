@@ -36,7 +36,7 @@ func (e *usageError) Error() string { return e.msg }
 type notBuiltError struct{ cmd string }
 
 func (e *notBuiltError) Error() string {
-	return fmt.Sprintf("%s is not available in this build yet; this build does migrate, serve and version", e.cmd)
+	return fmt.Sprintf("%s is not available in this build yet; this build does migrate, sync, serve and version", e.cmd)
 }
 
 func exitCode(err error) int {
@@ -56,7 +56,7 @@ const usageText = `usage: hrsync [--config FILE] COMMAND [flags]
 Commands:
   migrate   create or upgrade the warehouse schema
   serve     serve the warehouse as the /v1 interface (a read replica, or standalone)
-  sync      load the source into the warehouse (not in this build yet)
+  sync      load the source into the warehouse (--dry-run, --resource, --allow-mass-delete)
   onboard   create new hires from CSV files (not in this build yet)
   run       the long-running worker (not in this build yet)
   demo      a self-contained demonstration (not in this build yet)
@@ -106,7 +106,16 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			}
 			return serveCmd(ctx, cfg, stdout, stderr)
 		}
-	case "sync", "onboard", "run", "demo":
+	case "sync":
+		var f syncFlags
+		fs.StringVar(&f.resource, "resource", "all", "all, employees or working_patterns")
+		fs.BoolVar(&f.dryRun, "dry-run", false, "walk and report what would change; write nothing")
+		fs.BoolVar(&f.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
+		fs.IntVar(&f.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
+		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+			return syncCmd(ctx, cfg, f, stdout, stderr)
+		}
+	case "onboard", "run", "demo":
 		return &notBuiltError{cmd: name}
 	default:
 		return &usageError{fmt.Sprintf("unknown command %q (hrsync --help lists the commands)", name)}

@@ -35,8 +35,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{[]string{"--nope", "serve"}, 2, "", "flag provided but not defined"},
 		{[]string{"migrate", "extra"}, 2, "", "unexpected arguments extra"},
-		{[]string{"sync"}, 3, "", "sync is not available in this build yet"},
-		{[]string{"onboard"}, 3, "", "not available"},
+		{[]string{"onboard"}, 3, "", "onboard is not available in this build yet"},
 		{[]string{"run"}, 3, "", "not available"},
 		{[]string{"demo"}, 3, "", "not available"},
 	}

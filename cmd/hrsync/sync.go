@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// syncFlags are sync's command-line flags.
+type syncFlags struct {
+	resource        string
+	dryRun          bool
+	allowMassDelete bool
+	concurrency     int
+}
+
+// newClient builds the one client of the account: sync and onboarding share its pacing.
+func newClient(cfg Config) (*source.Client, error) {
+	if cfg.Source.URL == "" {
+		return nil, errors.New("source URL: not set (source.url, HRSYNC_SOURCE_URL)")
+	}
+	if cfg.Source.APIKey == "" {
+		return nil, errors.New("source API key: not set (source.api_key, HRSYNC_SOURCE_API_KEY)")
+	}
+	return source.NewClient(cfg.Source.URL, cfg.Source.APIKey, source.ClientOptions{RateLimit: cfg.Source.RateLimit})
+}
+
+func resourcesOf(flag string) ([]sink.Resource, error) {
+	switch flag {
+	case "", "all":
+		return hrsync.Resources, nil
+	case string(sink.Employees):
+		return []sink.Resource{sink.Employees}, nil
+	case string(sink.WorkingPatterns):
+		return []sink.Resource{sink.WorkingPatterns}, nil
+	}
+	return nil, &usageError{fmt.Sprintf("--resource %q: want all, employees or working_patterns", flag)}
+}
+
+func syncCmd(ctx context.Context, cfg Config, f syncFlags, stdout, stderr io.Writer) error {
+	resources, err := resourcesOf(f.resource)
+	if err != nil {
+		return err
+	}
+	log := cfg.logger(stderr)
+	client, err := newClient(cfg)
+	if err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	opts := cfg.sinkOptions()
+	opts.Logger = log
+	store, err := sink.Open(ctx, cfg.Warehouse.URL, opts)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	concurrency := cfg.Sync.Concurrency
+	if f.concurrency > 0 {
+		concurrency = f.concurrency
+	}
+	sopts := hrsync.Options{
+		Concurrency: concurrency, MaxWalks: cfg.Sync.MaxWalks, MaxDeleteShare: cfg.Sync.MaxDeleteShare,
+		AllowMassDelete: f.allowMassDelete, DryRun: f.dryRun, Logger: log,
+	}
+	if isTerminal(stderr) {
+		sopts.Progress = progressPrinter(stderr, cfg.Source.RateLimit)
+	}
+	results, err := hrsync.New(client, store, sopts).Run(ctx, resources)
+	for _, r := range results {
+		printResult(stdout, r, f.dryRun)
+	}
+	if err != nil {
+		var msgs []string
+		for _, r := range results {
+			if r.Err == nil {
+				continue
+			}
+			msg := fmt.Sprintf("%s: %v", r.Resource, r.Err)
+			if errors.Is(r.Err, hrsync.ErrGuarded) {
+				msg += " (if intended, run again with --allow-mass-delete)"
+			}
+			msgs = append(msgs, msg)
+		}
+		if len(msgs) == 0 {
+			return fmt.Errorf("sync: %w", err)
+		}
+		return fmt.Errorf("sync: %s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+func printResult(w io.Writer, r hrsync.Result, dryRun bool) {
+	verb := ""
+	if dryRun {
+		verb = " (dry run: nothing written)"
+	}
+	fmt.Fprintf(w, "%s: %s%s — %d records: %d new, %d changed, %d unchanged, %d deleted",
+		r.Resource, r.Status, verb, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged, r.Deleted)
+	if r.DeletionsRefused > 0 {
+		fmt.Fprintf(w, ", %d deletions refused", r.DeletionsRefused)
+	}
+	fmt.Fprintf(w, "; %d pages, %d requests, %d retries, %d rate-limited, %d walks, %s\n",
+		r.Pages, r.Requests, r.Retries, r.RateLimited, r.Walks, r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
+}
+
+// isTerminal reports whether w is a character device (a terminal), for progress output.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter redraws one status line: pages done of total, records a second, and the time
+// left, which under pacing is the pages left at the rate limit.
+func progressPrinter(w io.Writer, ratePerMinute int) func(hrsync.Progress) {
+	return func(p hrsync.Progress) {
+		secs := p.Elapsed.Seconds()
+		rate := 0.0
+		if secs > 0 {
+			rate = float64(p.Records) / secs
+		}
+		left := "?"
+		if p.PagesTotal > 0 && p.PagesDone > 0 {
+			remaining := float64(p.PagesTotal - p.PagesDone)
+			perPage := secs / float64(p.PagesDone)
+			if ratePerMinute > 0 {
+				perPage = max(perPage, 60/float64(ratePerMinute))
+			}
+			left = time.Duration(remaining * perPage * float64(time.Second)).Round(time.Second).String()
+		}
+		total := "?"
+		if p.PagesTotal > 0 {
+			total = fmt.Sprint(p.PagesTotal)
+		}
+		fmt.Fprintf(w, "\r\033[K%s (walk %d): page %d/%s · %d records · %.0f records/s · %s left",
+			p.Resource, p.Walk, p.PagesDone, total, p.Records, rate, left)
+		if p.PagesTotal > 0 && p.PagesDone >= p.PagesTotal {
+			fmt.Fprintln(w)
+		}
+	}
+}

@@ -1,0 +1,421 @@
+// Package sync runs syncs: it walks every page of the source's collections, verifies what it
+// received against the source's Total, and loads it into the warehouse in one transaction per
+// resource, recording each run in the ledger.
+package sync
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	stdsync "sync"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source"
+)
+
+// Source is the upstream service; *source.Client is one.
+type Source interface {
+	ListEmployees(ctx context.Context, page int64) ([]source.Employee, *source.Response, error)
+	ListWorkingPatterns(ctx context.Context, page int64) ([]source.WorkingPattern, *source.Response, error)
+	// SameOrigin reports whether a Link target is on the configured source's origin.
+	SameOrigin(target string) bool
+}
+
+// Warehouse is where a sync loads; *sink.Store is one.
+type Warehouse interface {
+	BeginLoad(ctx context.Context, r sink.Resource) (*sink.Load, error)
+	StartRun(ctx context.Context, runID string, r sink.Resource, started time.Time) (int64, error)
+	FinishRun(ctx context.Context, r sink.Run) error
+}
+
+// Options configures a Syncer.
+type Options struct {
+	// Concurrency bounds the pages fetched at once after the first (default 4). Pacing still
+	// applies: concurrency hides latency, it does not exceed the rate limit.
+	Concurrency int
+	// MaxWalks bounds the walks of one resource when the collection changes under a walk
+	// (default 3).
+	MaxWalks int
+	// MaxDeleteShare and AllowMassDelete configure the deletion guard (see sink.MergeOptions).
+	MaxDeleteShare  float64
+	AllowMassDelete bool
+	// DryRun walks and reports what would change, writing nothing (no ledger row either).
+	DryRun bool
+	// Progress, when set, is told after every page.
+	Progress func(Progress)
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+// Progress is a walk's state after a page.
+type Progress struct {
+	Resource   sink.Resource
+	Walk       int
+	PagesDone  int64
+	PagesTotal int64 // 0 while unknown
+	Records    int64
+	Elapsed    time.Duration
+}
+
+// Syncer runs syncs.
+type Syncer struct {
+	src  Source
+	wh   Warehouse
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns a Syncer.
+func New(src Source, wh Warehouse, opts Options) *Syncer {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	if opts.MaxWalks <= 0 {
+		opts.MaxWalks = 3
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Syncer{src: src, wh: wh, opts: opts, log: opts.Logger}
+}
+
+// Result is what one resource's run did.
+type Result struct {
+	sink.Run
+	GuardReason string
+	// Err is why the run did not end ok: a failure, an inconsistent walk, a guard.
+	Err error
+}
+
+// Errors a run ends with, besides the source's and the warehouse's own.
+var (
+	// ErrInconsistent: the collection kept changing under every walk; upserts were applied
+	// but nothing was deleted.
+	ErrInconsistent = errors.New("the source's collection changed during every walk")
+	// ErrGuarded: the deletion guard refused the deletions.
+	ErrGuarded = errors.New("deletions refused by the deletion guard")
+	// ErrForeignLink: a Link header pointed at another origin than the source's.
+	ErrForeignLink = errors.New("the source's Link header points at another origin")
+)
+
+// Resources are the collections a full sync loads, in order: working patterns first, so the
+// employees' patterns are listed ones.
+var Resources = []sink.Resource{sink.WorkingPatterns, sink.Employees}
+
+// Run syncs the resources in order and returns each one's result; the error joins the results'
+// errors. A failed resource does not stop the next one.
+func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, error) {
+	runID := newRunID()
+	var results []Result
+	var errs []error
+	for _, r := range resources {
+		if ctx.Err() != nil {
+			errs = append(errs, ctx.Err())
+			break
+		}
+		res := s.runResource(ctx, runID, r)
+		results = append(results, res)
+		if res.Err != nil {
+			errs = append(errs, fmt.Errorf("sync %s: %w", r, res.Err))
+		}
+	}
+	return results, errors.Join(errs...)
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource) Result {
+	start := s.opts.Now()
+	res := Result{Run: sink.Run{RunID: runID, Resource: r, StartedAt: start, Status: sink.RunRunning, TotalReported: -1}}
+	log := s.log.With("resource", string(r), "run_id", runID)
+	if !s.opts.DryRun {
+		id, err := s.wh.StartRun(ctx, runID, r, start)
+		if err != nil {
+			res.Status, res.Err = sink.RunFailed, err
+			return res
+		}
+		res.ID = id
+	}
+	stats := &source.Stats{}
+	ctx = source.WithStats(ctx, stats)
+	err := s.load(ctx, r, &res, log)
+	res.Requests, res.Retries, res.RateLimited = stats.Requests.Load(), stats.Retries.Load(), stats.RateLimited.Load()
+	res.FinishedAt = s.opts.Now()
+	switch {
+	case err != nil:
+		res.Status, res.Err, res.Error = sink.RunFailed, err, err.Error()
+	case res.DeletionsRefused > 0:
+		res.Status, res.Err, res.Error = sink.RunGuarded, fmt.Errorf("%w: %s", ErrGuarded, res.GuardReason), res.GuardReason
+	case res.Status == sink.RunInconsistent:
+		res.Err, res.Error = ErrInconsistent, ErrInconsistent.Error()
+	default:
+		res.Status = sink.RunOK
+	}
+	attrs := []any{"status", res.Status, "pages", res.Pages, "requests", res.Requests, "retries", res.Retries,
+		"rate_limited", res.RateLimited, "walks", res.Walks, "records", res.DistinctRecords,
+		"inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged, "deleted", res.Deleted,
+		"duration", res.FinishedAt.Sub(start).Round(time.Millisecond)}
+	if res.Err != nil {
+		log.Error("sync finished", append(attrs, "err", res.Err)...)
+	} else {
+		log.Info("sync finished", attrs...)
+	}
+	if !s.opts.DryRun {
+		// The ledger is written even when the run was canceled.
+		if err := s.wh.FinishRun(context.WithoutCancel(ctx), res.Run); err != nil {
+			res.Err = errors.Join(res.Err, err)
+		}
+	}
+	return res
+}
+
+// load walks until a walk is consistent (or MaxWalks), then merges.
+func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger) error {
+	l, err := s.wh.BeginLoad(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			log.Warn("close load", "err", err)
+		}
+	}()
+	// Walk until a walk is consistent. Offset pages that shift under a walk can also hide a
+	// record without changing any count (one leaver and one hire); so when a consistent walk
+	// finds records to delete, one more walk verifies, and only records both walks missed go.
+	consistent, verifying := false, false
+	for walk := 1; ; walk++ {
+		if walk > 1 {
+			if err := l.Reset(ctx); err != nil {
+				return err
+			}
+		}
+		res.Walks = int64(walk)
+		w, err := s.walk(ctx, r, walk, l)
+		if err != nil {
+			return err
+		}
+		distinct, err := l.Distinct(ctx)
+		if err != nil {
+			return err
+		}
+		res.Pages += w.pages
+		res.RecordsSeen, res.DistinctRecords, res.TotalReported = l.Staged(), distinct, w.totalFirst
+		consistent = w.totalFirst >= 0 && w.totalFirst == w.totalMin && w.totalFirst == w.totalMax &&
+			distinct == w.totalFirst && l.Staged() == distinct
+		if !consistent {
+			log.Warn("the collection changed during the walk", "walk", walk, "total_first", w.totalFirst,
+				"total_min", w.totalMin, "total_max", w.totalMax, "records_seen", l.Staged(), "distinct", distinct)
+			limit := s.opts.MaxWalks
+			if verifying {
+				limit++
+			}
+			if walk >= limit {
+				break
+			}
+			continue
+		}
+		if verifying {
+			break
+		}
+		candidates, err := l.DeletionCandidates(ctx)
+		if err != nil {
+			return err
+		}
+		if candidates == 0 {
+			break
+		}
+		log.Info("records to delete: walking once more to confirm", "candidates", candidates)
+		if err := l.Remember(ctx); err != nil {
+			return err
+		}
+		verifying = true
+	}
+	if !consistent {
+		res.Status = sink.RunInconsistent
+	}
+	mr, err := l.Merge(ctx, sink.MergeOptions{DryRun: s.opts.DryRun, Complete: consistent,
+		MaxDeleteShare: s.opts.MaxDeleteShare, AllowMassDelete: s.opts.AllowMassDelete})
+	if err != nil {
+		return err
+	}
+	res.Inserted, res.Updated, res.Unchanged, res.Deleted = mr.Inserted, mr.Updated, mr.Unchanged, mr.Deleted
+	res.DeletionsRefused, res.GuardReason = mr.DeletionsRefused, mr.GuardReason
+	return nil
+}
+
+// walked summarizes one walk: the Totals every page reported, and the pages read.
+type walked struct {
+	pages                          int64
+	totalFirst, totalMin, totalMax int64
+}
+
+type page struct {
+	n        int64
+	resp     *source.Response
+	employee []source.Employee
+	patterns []source.WorkingPattern
+}
+
+// fetch reads one page of the resource and checks its Link targets' origin.
+func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64) (page, error) {
+	p := page{n: n}
+	var err error
+	switch r {
+	case sink.Employees:
+		p.employee, p.resp, err = s.src.ListEmployees(ctx, n)
+	case sink.WorkingPatterns:
+		p.patterns, p.resp, err = s.src.ListWorkingPatterns(ctx, n)
+	default:
+		err = fmt.Errorf("unknown resource %q", r)
+	}
+	if err != nil {
+		return p, fmt.Errorf("page %d: %w", n, err)
+	}
+	for rel, target := range p.resp.Links {
+		if !s.src.SameOrigin(target) {
+			return p, fmt.Errorf("page %d: %w (rel %q); refusing to follow it", n, ErrForeignLink, rel)
+		}
+	}
+	return p, nil
+}
+
+func (p page) records() int64 { return int64(len(p.employee) + len(p.patterns)) }
+
+// pagesOf is how many pages the collection has, by the Link header's last relation, else by
+// Total and the page size the source used; 0 when neither says.
+func pagesOf(p page) int64 {
+	if last, ok := p.resp.Links["last"]; ok {
+		if n := source.PageOf(last); n > 0 {
+			return n
+		}
+	}
+	if _, hasNext := p.resp.Links["next"]; !hasNext && p.resp.Links != nil {
+		return p.n // Link present without next or last: this is the last page
+	}
+	size := p.resp.PerPage
+	if size <= 0 {
+		size = p.records()
+	}
+	if p.resp.Total >= 0 && size > 0 {
+		return max(source.LastPage(p.resp.Total, size), 1)
+	}
+	return 0
+}
+
+// walk reads every page once: page 1, then the rest with bounded concurrency, staging each page
+// as it arrives through one stager (the load holds one connection).
+func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.Load) (walked, error) {
+	start := time.Now()
+	first, err := s.fetch(ctx, r, 1)
+	if err != nil {
+		return walked{}, err
+	}
+	w := walked{pages: 1, totalFirst: first.resp.Total, totalMin: first.resp.Total, totalMax: first.resp.Total}
+	var staged int64
+	stage := func(p page) error {
+		var err error
+		if p.employee != nil {
+			err = l.AddEmployees(ctx, p.employee)
+		} else {
+			err = l.AddWorkingPatterns(ctx, p.patterns)
+		}
+		staged += p.records()
+		return err
+	}
+	if err := stage(first); err != nil {
+		return w, err
+	}
+	total := pagesOf(first)
+	s.progress(Progress{Resource: r, Walk: walkN, PagesDone: 1, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
+	if total == 0 {
+		// Neither Link nor Total: read on until an empty page.
+		for n := int64(2); first.records() > 0; n++ {
+			p, err := s.fetch(ctx, r, n)
+			if err != nil {
+				return w, err
+			}
+			w.pages++
+			if p.records() == 0 {
+				break
+			}
+			if err := stage(p); err != nil {
+				return w, err
+			}
+		}
+		return w, nil
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pagesCh := make(chan int64)
+	results := make(chan page, s.opts.Concurrency)
+	var fetchErr error
+	var errOnce stdsync.Once
+	var wg stdsync.WaitGroup
+	for range min(int64(s.opts.Concurrency), max(total-1, 0)) {
+		wg.Go(func() {
+			for n := range pagesCh {
+				p, err := s.fetch(ctx, r, n)
+				if err != nil {
+					errOnce.Do(func() { fetchErr = err; cancel() })
+					return
+				}
+				select {
+				case results <- p:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		defer close(pagesCh)
+		for n := int64(2); n <= total; n++ {
+			select {
+			case pagesCh <- n:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	var stageErr error
+	for p := range results {
+		if stageErr != nil {
+			continue // drain
+		}
+		w.pages++
+		w.totalMin, w.totalMax = min(w.totalMin, p.resp.Total), max(w.totalMax, p.resp.Total)
+		if err := stage(p); err != nil {
+			stageErr = err
+			cancel()
+			continue
+		}
+		s.progress(Progress{Resource: r, Walk: walkN, PagesDone: w.pages, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
+	}
+	if fetchErr != nil {
+		return w, fetchErr
+	}
+	if stageErr != nil {
+		return w, stageErr
+	}
+	return w, ctx.Err()
+}
+
+func (s *Syncer) progress(p Progress) {
+	if s.opts.Progress != nil {
+		s.opts.Progress(p)
+	}
+}

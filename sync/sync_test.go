@@ -1,0 +1,419 @@
+package sync_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/sourcetest"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+func TestMain(m *testing.M) { sinktest.Main(m) }
+
+// fastClient is unpaced and retries at once, so fault tests take milliseconds.
+func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.Client {
+	t.Helper()
+	opts.RateLimitWindow = max(opts.RateLimitWindow, time.Millisecond)
+	if opts.RetryInitial == 0 {
+		opts.RetryInitial, opts.RetryMax = time.Millisecond, 5*time.Millisecond
+	}
+	c, err := source.NewClient(up.URL+"/v1", up.APIKey(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// upstream is a fake source whose before-request hook a test may set mid-test.
+type upstream struct {
+	*sourcetest.Server
+	mu   stdsync.Mutex
+	hook func(s *sourcetest.Server, n int, r *http.Request)
+}
+
+func (u *upstream) setHook(f func(s *sourcetest.Server, n int, r *http.Request)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.hook = f
+}
+
+func newUpstream(t testing.TB, n int, opts sourcetest.Options) *upstream {
+	t.Helper()
+	if opts.Employees == nil {
+		opts.Employees = sourcetest.Generate(n, 42)
+	}
+	u := &upstream{}
+	opts.BeforeRequest = func(s *sourcetest.Server, n int, r *http.Request) {
+		u.mu.Lock()
+		f := u.hook
+		u.mu.Unlock()
+		if f != nil {
+			f(s, n, r)
+		}
+	}
+	u.Server = sourcetest.NewServer(opts)
+	t.Cleanup(u.Close)
+	return u
+}
+
+func syncAll(t *testing.T, c *source.Client, store *sink.Store, opts hrsync.Options) ([]hrsync.Result, error) {
+	t.Helper()
+	return hrsync.New(c, store, opts).Run(context.Background(), hrsync.Resources)
+}
+
+func result(t *testing.T, rs []hrsync.Result, r sink.Resource) hrsync.Result {
+	t.Helper()
+	for _, x := range rs {
+		if x.Resource == r {
+			return x
+		}
+	}
+	t.Fatalf("no result for %s", r)
+	return hrsync.Result{}
+}
+
+// servedPages reads a collection through serve mode's HTTP interface, following rel="next".
+func servedPages(t *testing.T, store *sink.Store, path string) map[int64]string {
+	t.Helper()
+	h, err := source.NewHandler(store, source.HandlerOptions{APIKeys: []string{"k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	out := map[int64]string{}
+	next := srv.URL + path + "?per_page=100"
+	for next != "" {
+		req, _ := http.NewRequest("GET", next, nil)
+		req.Header.Set("X-API-KEY", "k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var env map[string][]json.RawMessage
+		if err := json.Unmarshal(body, &env); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		for _, raw := range env[strings.TrimPrefix(path, "/v1/")] {
+			var id struct{ ID int64 }
+			_ = json.Unmarshal(raw, &id)
+			if _, dup := out[id.ID]; dup {
+				t.Errorf("%s served id %d twice", path, id.ID)
+			}
+			out[id.ID] = string(raw)
+		}
+		links, err := source.ParseLink(resp.Header.Get("Link"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = links["next"]
+	}
+	return out
+}
+
+// assertReplica is the main assertion: every record the source lists is served, field for
+// field, as the source sent it (normalized as the seed prescribes), and nothing else is.
+func assertReplica(t *testing.T, up *upstream, store *sink.Store, patterns bool) {
+	t.Helper()
+	want := map[int64]string{}
+	for _, raw := range up.Employees() {
+		var e source.Employee
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		want[e.ID] = string(e.AppendJSON(nil))
+	}
+	got := servedPages(t, store, "/v1/employees")
+	if len(got) != len(want) {
+		t.Errorf("served %d employees, the source lists %d", len(got), len(want))
+	}
+	bad := 0
+	for id, w := range want {
+		if got[id] != w && bad < 3 {
+			bad++
+			t.Errorf("employee %d\n served %s\n source %s", id, got[id], w)
+		}
+	}
+	if !patterns {
+		return
+	}
+	wantWP := map[int64]string{}
+	for _, raw := range up.WorkingPatterns() {
+		var p source.WorkingPattern
+		if err := json.Unmarshal(raw, &p); err != nil {
+			t.Fatal(err)
+		}
+		wantWP[p.ID] = string(p.AppendJSON(nil))
+	}
+	gotWP := servedPages(t, store, "/v1/working_patterns")
+	if fmt.Sprint(gotWP) != fmt.Sprint(wantWP) {
+		t.Errorf("working patterns\n served %v\n source %v", gotWP, wantWP)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, 537, sourcetest.Options{})
+			store := sinktest.Store(t, backend, sink.Options{})
+			c := fastClient(t, up, source.ClientOptions{})
+			// The first sync into a fresh warehouse retires its seeded pattern: allowed.
+			rs, err := syncAll(t, c, store, hrsync.Options{AllowMassDelete: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			emp := result(t, rs, sink.Employees)
+			if emp.Status != sink.RunOK || emp.Inserted != 537 || emp.Pages != 6 || emp.Walks != 1 || emp.TotalReported != 537 {
+				t.Errorf("employees run %+v", emp.Run)
+			}
+			assertReplica(t, up, store, true)
+
+			// The same source again writes nothing.
+			v0, _ := store.Version(context.Background())
+			rs, err = syncAll(t, c, store, hrsync.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			emp = result(t, rs, sink.Employees)
+			if emp.Inserted != 0 || emp.Updated != 0 || emp.Unchanged != 537 || emp.Deleted != 0 {
+				t.Errorf("second sync %+v", emp.Run)
+			}
+			if v1, _ := store.Version(context.Background()); v1 != v0 {
+				t.Errorf("an unchanged sync moved the warehouse version %d → %d", v0, v1)
+			}
+			runs, err := store.Runs(context.Background(), 10)
+			if err != nil || len(runs) != 4 || runs[0].Status != sink.RunOK || runs[0].Requests != 6 {
+				t.Errorf("ledger %+v %v", runs, err)
+			}
+		})
+	}
+}
+
+// TestFaults: the source misbehaves in every way UPSTREAM.md describes and the load is still
+// exact; the ledger counts what happened.
+func TestFaults(t *testing.T) {
+	tests := []struct {
+		name        string
+		faults      []sourcetest.Fault
+		retries     int64
+		rateLimited int64
+	}{
+		{"429 without Retry-After", []sourcetest.Fault{{}, {Status: 429}}, 1, 1},
+		{"429 with Retry-After", []sourcetest.Fault{{}, {Status: 429, Header: http.Header{"Retry-After": {"0"}}}}, 1, 1},
+		{"5xx", []sourcetest.Fault{{}, {Status: 502}, {Status: 503}, {Status: 500}}, 3, 0},
+		// net/http itself retries a GET once when a reused connection closes before answering,
+		// so one of these drops may never reach the client's retries: -1 means "at least one".
+		{"dropped connections", []sourcetest.Fault{{Drop: true}, {}, {Drop: true, Reset: true}}, -1, 0},
+		{"slow pages", []sourcetest.Fault{{Delay: 30 * time.Millisecond}, {Delay: 30 * time.Millisecond}}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, 250, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+			store := sinktest.Store(t, "sqlite", sink.Options{})
+			c := fastClient(t, up, source.ClientOptions{})
+			up.InjectFaults(tt.faults...)
+			rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := result(t, rs, sink.Employees)
+			retriesOK := r.Retries == tt.retries && r.Requests == 3+tt.retries
+			if tt.retries < 0 {
+				retriesOK = r.Retries >= 1 && r.Requests == 3+r.Retries
+			}
+			if r.Status != sink.RunOK || r.Inserted != 250 || !retriesOK || r.RateLimited != tt.rateLimited {
+				t.Errorf("run %+v", r.Run)
+			}
+			assertReplica(t, up, store, false)
+		})
+	}
+}
+
+// TestCollectionChangesMidWalk: records removed and added while pages are read shift the
+// pages; the sync notices, walks again, and ends exact.
+func TestCollectionChangesMidWalk(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, 300, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+			store := sinktest.Store(t, backend, sink.Options{})
+			c := fastClient(t, up, source.ClientOptions{})
+			if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
+				t.Fatal(err)
+			}
+			first := up.Employees()
+			var removed struct{ ID int64 }
+			_ = json.Unmarshal(first[5], &removed)
+			extra := sourcetest.Generate(310, 7)[305]
+			start := up.NumRequests()
+			up.setHook(func(s *sourcetest.Server, n int, r *http.Request) {
+				if n == start+2 { // after page 1 of the first walk: page 1's records shift
+					s.RemoveEmployee(removed.ID)
+					s.AddEmployee(extra)
+				}
+			})
+			rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 1}).Run(context.Background(), []sink.Resource{sink.Employees})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The shift hid one live record and kept the leaver: the counts hold, so the walk
+			// looks consistent; its deletion candidate sends a second walk, which sees the
+			// hidden record. Nobody who still works there is deleted; the leaver, seen by the
+			// first walk, waits for the next sync.
+			r := result(t, rs, sink.Employees)
+			if r.Status != sink.RunOK || r.Walks != 2 || r.Inserted != 1 || r.Deleted != 0 {
+				t.Errorf("run %+v", r.Run)
+			}
+			up.setHook(nil)
+			rs, err = hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := result(t, rs, sink.Employees); r.Deleted != 1 || r.Walks != 2 {
+				t.Errorf("next run %+v: want the leaver deleted after two walks", r.Run)
+			}
+			assertReplica(t, up, store, false)
+		})
+	}
+}
+
+func TestCollectionNeverHoldsStill(t *testing.T) {
+	up := newUpstream(t, 120, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+	store := sinktest.Store(t, "postgres", sink.Options{})
+	c := fastClient(t, up, source.ClientOptions{})
+	if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
+		t.Fatal(err)
+	}
+	up.RemoveEmployee(mustID(t, up.Employees()[0])) // gone before the run: a deletion a consistent walk would apply
+	more := sourcetest.Generate(400, 9)[200:]
+	up.setHook(func(s *sourcetest.Server, n int, r *http.Request) {
+		s.AddEmployee(more[n%len(more)]) // a hire on every request
+	})
+	rs, err := hrsync.New(c, store, hrsync.Options{MaxWalks: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
+	if !errors.Is(err, hrsync.ErrInconsistent) {
+		t.Fatalf("err %v, want ErrInconsistent", err)
+	}
+	r := result(t, rs, sink.Employees)
+	if r.Status != sink.RunInconsistent || r.Walks != 2 || r.Inserted == 0 || r.Deleted != 0 {
+		t.Errorf("run %+v: want upserts applied, no deletions", r.Run)
+	}
+	runs, _ := store.Runs(context.Background(), 1)
+	if runs[0].Status != sink.RunInconsistent {
+		t.Errorf("ledger status %q", runs[0].Status)
+	}
+}
+
+func mustID(t *testing.T, raw json.RawMessage) int64 {
+	t.Helper()
+	var e source.Employee
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e.ID
+}
+
+func TestRefusals(t *testing.T) {
+	t.Run("Link to another origin", func(t *testing.T) {
+		up := newUpstream(t, 150, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+		store := sinktest.Store(t, "sqlite", sink.Options{})
+		up.InjectFaults(sourcetest.Fault{LinkOrigin: "https://attacker.example"})
+		rs, err := hrsync.New(fastClient(t, up, source.ClientOptions{}), store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
+		if !errors.Is(err, hrsync.ErrForeignLink) || result(t, rs, sink.Employees).Status != sink.RunFailed {
+			t.Fatalf("err %v", err)
+		}
+		if n, _ := store.Version(context.Background()); n != 1 && len(servedPages(t, store, "/v1/employees")) != 0 {
+			t.Error("a refused walk loaded something")
+		}
+	})
+	t.Run("wrong key", func(t *testing.T) {
+		up := newUpstream(t, 10, sourcetest.Options{})
+		store := sinktest.Store(t, "sqlite", sink.Options{})
+		c, err := source.NewClient(up.URL, "sandbox-wrong-key", source.ClientOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), hrsync.Resources)
+		if !errors.Is(err, source.ErrUnauthorized) || strings.Contains(err.Error(), "sandbox-wrong-key") {
+			t.Fatalf("err %v", err)
+		}
+		if up.NumRequests() != 2 { // one per resource, no retries
+			t.Errorf("%d requests, want 2", up.NumRequests())
+		}
+		if rs[0].Status != sink.RunFailed || !strings.Contains(rs[0].Error, "401") {
+			t.Errorf("run %+v", rs[0].Run)
+		}
+	})
+	t.Run("collection empties", func(t *testing.T) {
+		up := newUpstream(t, 80, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+		store := sinktest.Store(t, "postgres", sink.Options{})
+		c := fastClient(t, up, source.ClientOptions{})
+		if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
+			t.Fatal(err)
+		}
+		up.SetEmployees(nil)
+		rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
+		if !errors.Is(err, hrsync.ErrGuarded) {
+			t.Fatalf("err %v, want ErrGuarded", err)
+		}
+		r := result(t, rs, sink.Employees)
+		if r.Status != sink.RunGuarded || r.DeletionsRefused != 80 || r.Deleted != 0 || !strings.Contains(r.GuardReason, "lists no employees") {
+			t.Errorf("run %+v %q", r.Run, r.GuardReason)
+		}
+		if n := len(servedPages(t, store, "/v1/employees")); n != 80 {
+			t.Errorf("%d served after a guarded sync, want all 80", n)
+		}
+	})
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	up := newUpstream(t, 90, sourcetest.Options{})
+	store := sinktest.Store(t, "postgres", sink.Options{})
+	v0, _ := store.Version(context.Background())
+	rs, err := syncAll(t, fastClient(t, up, source.ClientOptions{}), store, hrsync.Options{DryRun: true, AllowMassDelete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := result(t, rs, sink.Employees); r.Inserted != 90 {
+		t.Errorf("dry run %+v", r.Run)
+	}
+	if v1, _ := store.Version(context.Background()); v1 != v0 {
+		t.Error("the dry run wrote to the warehouse")
+	}
+	if runs, _ := store.Runs(context.Background(), 10); len(runs) != 0 {
+		t.Errorf("the dry run wrote %d ledger rows", len(runs))
+	}
+}
+
+// TestPacedSyncProvokesNo429 walks a source that enforces its limit, as the real one does, at
+// a budget just inside it.
+func TestPacedSyncProvokesNo429(t *testing.T) {
+	up := newUpstream(t, 700, sourcetest.Options{RateLimit: 5, Window: time.Second, WorkingPatterns: []json.RawMessage{}})
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	c := fastClient(t, up, source.ClientOptions{RateLimit: 300}) // 5 a second
+	rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4}).Run(context.Background(), []sink.Resource{sink.Employees})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := result(t, rs, sink.Employees); r.RateLimited != 0 || up.Count("/v1/employees", 429) != 0 || r.Inserted != 700 {
+		t.Errorf("run %+v, 429s seen by the source %d", r.Run, up.Count("/v1/employees", 429))
+	}
+	if up.MaxInWindow() > 5 {
+		t.Errorf("%d requests in one window, limit 5", up.MaxInWindow())
+	}
+}

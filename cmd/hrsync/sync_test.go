@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq"
+
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/sourcetest"
+)
+
+// writes reads the rows inserted, updated and deleted in the warehouse tables, as Postgres
+// counts them (pg_stat_user_tables), leaving out the run ledger.
+func writes(t *testing.T, url, schemaName string) int64 {
+	t.Helper()
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	err = db.QueryRow(`SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables
+WHERE schemaname = $1 AND relname <> 'sync_runs'`, schemaName).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSyncThenServe is the done-when of the sync: `hrsync sync` loads a source exactly, `hrsync
+// serve` then answers every record as the source did, and a second sync of the unchanged source
+// writes no row (pg_stat_user_tables says so).
+func TestSyncThenServe(t *testing.T) {
+	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(1234, 3)})
+	defer up.Close()
+	url, schemaName := sinktest.Postgres(t)
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL + "/v1/", "HRSYNC_SOURCE_API_KEY=" + up.APIKey(),
+		"HRSYNC_SOURCE_RATE_LIMIT=0", "HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName,
+		"HRSYNC_SERVE_API_KEYS=k"}
+	ctx := context.Background()
+	if err := run(ctx, []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var out, logs bytes.Buffer
+	// A first sync retires the warehouse's seeded pattern: more than the guard allows of one.
+	if err := run(ctx, []string{"sync", "--allow-mass-delete"}, env, &out, &logs); err != nil {
+		t.Fatalf("sync: %v\n%s", err, logs.String())
+	}
+	if !strings.Contains(out.String(), "employees: ok — 1234 records: 1234 new, 0 changed, 0 unchanged, 0 deleted; 13 pages") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+	if strings.Contains(logs.String(), up.APIKey()) {
+		t.Error("the source key appears in the logs")
+	}
+
+	base, _, stop := startServe(t, env)
+	defer func() { _ = stop() }()
+	served := map[int64]string{}
+	for page := 1; ; page++ {
+		code, body := get(t, fmt.Sprintf("%s/v1/employees?per_page=100&page=%d", base, page), "k")
+		if code != 200 {
+			t.Fatalf("page %d: %d %s", page, code, body)
+		}
+		var env struct{ Employees []json.RawMessage }
+		if err := json.Unmarshal([]byte(body), &env); err != nil {
+			t.Fatal(err)
+		}
+		if len(env.Employees) == 0 {
+			break
+		}
+		for _, raw := range env.Employees {
+			var id struct{ ID int64 }
+			_ = json.Unmarshal(raw, &id)
+			served[id.ID] = string(raw)
+		}
+	}
+	if len(served) != 1234 {
+		t.Errorf("served %d employees, want 1234", len(served))
+	}
+	for _, raw := range up.Employees() {
+		var e source.Employee
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		if want := string(e.AppendJSON(nil)); served[e.ID] != want {
+			t.Fatalf("employee %d\n served %s\n source %s", e.ID, served[e.ID], want)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Again, unchanged: nothing is written. (The store closes its connections when the
+	// command ends, which flushes their statistics.)
+	before := settledWrites(t, url, schemaName)
+	out.Reset()
+	if err := run(ctx, []string{"sync"}, env, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "employees: ok — 1234 records: 0 new, 0 changed, 1234 unchanged, 0 deleted") {
+		t.Errorf("second summary:\n%s", out.String())
+	}
+	if after := settledWrites(t, url, schemaName); after != before {
+		t.Fatalf("an unchanged sync wrote %d rows (pg_stat_user_tables)", after-before)
+	}
+}
+
+// settledWrites waits for the statistics to settle: backends flush theirs as they exit, a
+// moment after the pool that held them closed.
+func settledWrites(t *testing.T, url, schemaName string) int64 {
+	t.Helper()
+	last, stable := writes(t, url, schemaName), 0
+	for stable < 10 {
+		time.Sleep(100 * time.Millisecond)
+		n := writes(t, url, schemaName)
+		if n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	return last
+}
+
+func TestSyncExitsNonZeroWhenGuarded(t *testing.T) {
+	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(50, 1)})
+	defer up.Close()
+	url, schemaName := sinktest.Postgres(t)
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName}
+	ctx := context.Background()
+	if err := run(ctx, []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, []string{"sync", "--allow-mass-delete"}, env, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	up.SetEmployees(sourcetest.Generate(50, 1)[:30])
+	var out bytes.Buffer
+	err := run(ctx, []string{"sync", "--resource", "employees"}, env, &out, io.Discard)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "--allow-mass-delete") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err %v", err)
+	}
+	if !strings.Contains(out.String(), "employees: guarded") || !strings.Contains(out.String(), "20 deletions refused") {
+		t.Errorf("summary %s", out.String())
+	}
+	// Dry run: reports, writes nothing, and the guard still speaks.
+	out.Reset()
+	err = run(ctx, []string{"sync", "--resource", "employees", "--dry-run", "--allow-mass-delete"}, env, &out, io.Discard)
+	if err != nil || !strings.Contains(out.String(), "dry run: nothing written") || !strings.Contains(out.String(), "20 deleted") {
+		t.Errorf("dry run: %v %s", err, out.String())
+	}
+	if err := run(ctx, []string{"sync", "--resource", "nope"}, env, io.Discard, io.Discard); err == nil || exitCode(err) != 2 {
+		t.Errorf("bad --resource: %v", err)
+	}
+}
+
+func TestSyncWithoutSourceSaysWhatIsMissing(t *testing.T) {
+	err := run(context.Background(), []string{"sync"}, []string{"HRSYNC_WAREHOUSE_URL=" + t.TempDir() + "/w.db"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "HRSYNC_SOURCE_URL") {
+		t.Errorf("err %v", err)
+	}
+}

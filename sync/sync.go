@@ -47,8 +47,10 @@ type Options struct {
 	DryRun bool
 	// Progress, when set, is told after every page.
 	Progress func(Progress)
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Metrics, when set, records runs.
+	Metrics *Metrics
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Progress is a walk's state after a page.
@@ -153,6 +155,9 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	res.Requests, res.Retries, res.RateLimited = stats.Requests.Load(), stats.Retries.Load(), stats.RateLimited.Load()
 	res.FinishedAt = s.opts.Now()
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// Asked to stop: the open transaction was rolled back; the next run converges.
+		res.Status, res.Err, res.Error = sink.RunFailed, err, "interrupted: hrsync was stopping; nothing of this run was written"
 	case err != nil:
 		res.Status, res.Err, res.Error = sink.RunFailed, err, err.Error()
 	case res.DeletionsRefused > 0:
@@ -162,6 +167,7 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	default:
 		res.Status = sink.RunOK
 	}
+	s.opts.Metrics.observeRun(res)
 	attrs := []any{"status", res.Status, "pages", res.Pages, "requests", res.Requests, "retries", res.Retries,
 		"rate_limited", res.RateLimited, "walks", res.Walks, "records", res.DistinctRecords,
 		"inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged, "deleted", res.Deleted,
@@ -215,6 +221,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		consistent = w.totalFirst >= 0 && w.totalFirst == w.totalMin && w.totalFirst == w.totalMax &&
 			distinct == w.totalFirst && l.Staged() == distinct
 		if !consistent {
+			s.opts.Metrics.observeInconsistentWalk(r)
 			log.Warn("the collection changed during the walk", "walk", walk, "total_first", w.totalFirst,
 				"total_min", w.totalMin, "total_max", w.totalMax, "records_seen", l.Staged(), "distinct", distinct)
 			limit := s.opts.MaxWalks

@@ -1,0 +1,120 @@
+package sync
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source"
+)
+
+// Metrics are the sync's Prometheus metrics, registered on the registry given to NewMetrics.
+// A nil *Metrics records nothing.
+type Metrics struct {
+	runs             *prometheus.CounterVec
+	duration         *prometheus.HistogramVec
+	records          *prometheus.CounterVec
+	lastSuccess      *prometheus.GaugeVec
+	inconsistencies  *prometheus.CounterVec
+	deletionsRefused *prometheus.CounterVec
+	skipped          *prometheus.CounterVec
+	panics           *prometheus.CounterVec
+	requests         *prometheus.CounterVec
+	retries          prometheus.Counter
+	rateLimitWait    prometheus.Counter
+}
+
+// NewMetrics creates the metrics and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_sync_runs_total", Help: "Sync runs by resource and final status (ok, failed, inconsistent, guarded).",
+		}, []string{"resource", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "hrsync_sync_duration_seconds", Help: "Wall time of sync runs by resource.",
+			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
+		}, []string{"resource"}),
+		records: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_sync_records_total", Help: "Records merged by resource and outcome (inserted, updated, unchanged, deleted).",
+		}, []string{"resource", "outcome"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hrsync_sync_last_success_timestamp_seconds", Help: "Unix time the last successful sync of a resource finished.",
+		}, []string{"resource"}),
+		inconsistencies: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_sync_walk_inconsistencies_total", Help: "Walks that found the source's collection changed under them.",
+		}, []string{"resource"}),
+		deletionsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_sync_deletions_refused_total", Help: "Soft deletes the deletion guard refused.",
+		}, []string{"resource"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_sync_skipped_total", Help: "Scheduled syncs skipped: the previous still running (overlap) or another replica syncing (locked).",
+		}, []string{"reason"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_job_panics_total", Help: "Scheduled jobs that panicked (recovered).",
+		}, []string{"job"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_source_requests_total", Help: "Requests to the source by route, method and status code (0: no answer).",
+		}, []string{"route", "method", "code"}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hrsync_source_retries_total", Help: "Requests to the source that were retries.",
+		}),
+		rateLimitWait: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hrsync_source_rate_limit_wait_seconds_total", Help: "Seconds spent waiting on the source's rate limit (pacing and 429 windows).",
+		}),
+	}
+	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.inconsistencies, m.deletionsRefused,
+		m.skipped, m.panics, m.requests, m.retries, m.rateLimitWait)
+	for _, r := range Resources {
+		for _, st := range []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded} {
+			m.runs.WithLabelValues(string(r), st)
+		}
+	}
+	return m
+}
+
+func (m *Metrics) observeRun(r Result) {
+	if m == nil {
+		return
+	}
+	res := string(r.Resource)
+	m.runs.WithLabelValues(res, r.Status).Inc()
+	m.duration.WithLabelValues(res).Observe(r.FinishedAt.Sub(r.StartedAt).Seconds())
+	for outcome, n := range map[string]int64{"inserted": r.Inserted, "updated": r.Updated, "unchanged": r.Unchanged, "deleted": r.Deleted} {
+		m.records.WithLabelValues(res, outcome).Add(float64(n))
+	}
+	m.deletionsRefused.WithLabelValues(res).Add(float64(r.DeletionsRefused))
+	if r.Status == sink.RunOK {
+		m.lastSuccess.WithLabelValues(res).Set(float64(r.FinishedAt.Unix()))
+	}
+}
+
+func (m *Metrics) observeInconsistentWalk(r sink.Resource) {
+	if m != nil {
+		m.inconsistencies.WithLabelValues(string(r)).Inc()
+	}
+}
+
+func (m *Metrics) skip(reason string) {
+	if m != nil {
+		m.skipped.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) panicked(job string) {
+	if m != nil {
+		m.panics.WithLabelValues(job).Inc()
+	}
+}
+
+// ObserveRequest records one request to the source; give it to source.ClientOptions.Observe.
+func (m *Metrics) ObserveRequest(e source.RequestEvent) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(e.Route, e.Method, strconv.Itoa(e.Status)).Inc()
+	if e.Retried {
+		m.retries.Inc()
+	}
+	m.rateLimitWait.Add(e.Waited.Seconds())
+}

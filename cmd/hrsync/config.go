@@ -11,10 +11,12 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hrsync/hrsync/source"
+	hrsync "github.com/hrsync/hrsync/sync"
 )
 
 // Config is everything hrsync reads from config.yaml. Every key can be overridden by an
@@ -26,10 +28,12 @@ type Config struct {
 	Serve      ServeConfig      `yaml:"serve"`
 	Sync       SyncConfig       `yaml:"sync"`
 	Onboarding OnboardingConfig `yaml:"onboarding"`
-	// Schedule is when run syncs: cron (five fields) or a descriptor (@daily, @every 5m).
-	Schedule string        `yaml:"schedule"`
-	Metrics  MetricsConfig `yaml:"metrics"`
-	Log      LogConfig     `yaml:"log"`
+	// Schedule is when run syncs: cron (five fields) or a descriptor (@daily, @every 5m), read
+	// in ScheduleTimezone.
+	Schedule         string        `yaml:"schedule"`
+	ScheduleTimezone string        `yaml:"schedule_timezone"`
+	Metrics          MetricsConfig `yaml:"metrics"`
+	Log              LogConfig     `yaml:"log"`
 }
 
 // SourceConfig is the upstream Employee Records service.
@@ -57,6 +61,7 @@ type ServeConfig struct {
 
 // SyncConfig shapes a sync run.
 type SyncConfig struct {
+	RunAtStart     bool    `yaml:"run_at_start"`
 	Concurrency    int     `yaml:"concurrency"`
 	MaxWalks       int     `yaml:"max_walks"`
 	MaxDeleteShare float64 `yaml:"max_delete_share"`
@@ -86,6 +91,8 @@ func defaultConfig() Config {
 		Warehouse: WarehouseConfig{URL: "hrsync.db", Schema: "hr"},
 		Serve:     ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
 		Log:       LogConfig{Format: "text", Level: "info"},
+
+		ScheduleTimezone: "UTC",
 	}
 }
 
@@ -203,6 +210,14 @@ func (c Config) validate() error {
 		if u, err := url.Parse(c.Source.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return errors.New("config: source.url must be an absolute http(s) address")
 		}
+	}
+	if c.Schedule != "" {
+		if err := hrsync.ParseSchedule(c.Schedule); err != nil {
+			return fmt.Errorf("config: %s", oneLine(err.Error()))
+		}
+	}
+	if _, err := time.LoadLocation(c.ScheduleTimezone); err != nil {
+		return fmt.Errorf("config: schedule_timezone %q: not a time zone (e.g. UTC, Europe/London)", c.ScheduleTimezone)
 	}
 	if c.Sync.Concurrency < 1 || c.Sync.Concurrency > 64 {
 		return errors.New("config: sync.concurrency must be between 1 and 64")

@@ -36,7 +36,7 @@ func (e *usageError) Error() string { return e.msg }
 type notBuiltError struct{ cmd string }
 
 func (e *notBuiltError) Error() string {
-	return fmt.Sprintf("%s is not available in this build yet; this build does migrate, sync, serve and version", e.cmd)
+	return fmt.Sprintf("%s is not available in this build yet; this build does migrate, sync, serve, run and version", e.cmd)
 }
 
 func exitCode(err error) int {
@@ -58,7 +58,7 @@ Commands:
   serve     serve the warehouse as the /v1 interface (a read replica, or standalone)
   sync      load the source into the warehouse (--dry-run, --resource, --allow-mass-delete)
   onboard   create new hires from CSV files (not in this build yet)
-  run       the long-running worker (not in this build yet)
+  run       the worker: syncs on the schedule, metrics, health (--serve, --now)
   demo      a self-contained demonstration (not in this build yet)
   version   print the version
 
@@ -115,7 +115,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			return syncCmd(ctx, cfg, f, stdout, stderr)
 		}
-	case "onboard", "run", "demo":
+	case "run":
+		var f runFlags
+		fs.BoolVar(&f.serve, "serve", false, "also serve the /v1 replica on serve.addr")
+		fs.BoolVar(&f.now, "now", false, "sync once at start, then on the schedule")
+		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+			return runCmd(ctx, cfg, f, stdout, stderr)
+		}
+	case "onboard", "demo":
 		return &notBuiltError{cmd: name}
 	default:
 		return &usageError{fmt.Sprintf("unknown command %q (hrsync --help lists the commands)", name)}

@@ -36,7 +36,6 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--nope", "serve"}, 2, "", "flag provided but not defined"},
 		{[]string{"migrate", "extra"}, 2, "", "unexpected arguments extra"},
 		{[]string{"onboard"}, 3, "", "onboard is not available in this build yet"},
-		{[]string{"run"}, 3, "", "not available"},
 		{[]string{"demo"}, 3, "", "not available"},
 	}
 	for _, tt := range tests {

@@ -37,45 +37,84 @@ func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	keys, err := apiKeys(cfg.Serve, log)
+	reg := newRegistry()
+	var upstream *source.Client
+	if w, _ := source.ParseWrites(cfg.Serve.Writes); w == source.WritesForward {
+		// A forwarded create holds a client's request open: one attempt, paced like every call
+		// to the account; a 429 goes straight back to the client, who may retry.
+		if upstream, err = newClient(cfg, log, source.ClientOptions{MaxAttempts: 1}); err != nil {
+			return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
+		}
+	}
+	mux, err := apiMux(cfg, store, upstream, newServeMetrics(reg), log)
 	if err != nil {
 		return err
 	}
+	return serveAll(ctx, log, []server{
+		{name: "serve", addr: cfg.Serve.Addr, handler: mux, attrs: []slog.Attr{slog.String("warehouse", store.Location()), slog.String("writes", cfg.Serve.Writes)}},
+		{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)},
+	})
+}
+
+// apiMux is the /v1 interface over the store, with the health endpoints.
+func apiMux(cfg Config, store *sink.Store, upstream *source.Client, m *serveMetrics, log *slog.Logger) (*http.ServeMux, error) {
+	keys, err := apiKeys(cfg.Serve, log)
+	if err != nil {
+		return nil, err
+	}
 	writes, _ := source.ParseWrites(cfg.Serve.Writes) // validated with the config
-	hopts := source.HandlerOptions{APIKeys: keys, Writes: writes, ETagSalt: buildVersion(), Logger: log}
-	if writes == source.WritesForward {
-		// A forwarded create holds a client's request open: one attempt, paced like every call
-		// to the account; a 429 goes straight back to the client, who may retry.
-		c, err := source.NewClient(cfg.Source.URL, cfg.Source.APIKey, source.ClientOptions{
-			RateLimit: cfg.Source.RateLimit, MaxAttempts: 1, Logger: log})
-		if err != nil {
-			return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
-		}
-		hopts.Upstream = c
+	hopts := source.HandlerOptions{APIKeys: keys, Writes: writes, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
+	if upstream != nil {
+		hopts.Upstream = upstream
 	}
 	if cfg.Serve.PublicURL != "" {
 		hopts.PublicURL, _ = url.Parse(cfg.Serve.PublicURL) // validated with the config
 	}
 	api, err := source.NewHandler(store, hopts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeHealth(w, http.StatusOK, "ok", "")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		defer cancel()
-		if err := store.Ready(rctx); err != nil {
-			log.WarnContext(r.Context(), "not ready", "err", err)
-			writeHealth(w, http.StatusServiceUnavailable, "unavailable", oneLine(err.Error()))
-			return
-		}
-		writeHealth(w, http.StatusOK, "ok", "")
-	})
+	addHealth(mux, store, log)
 	mux.Handle("/", api)
-	return listenAndServe(ctx, log, cfg.Serve.Addr, mux, "serve", slog.String("warehouse", store.Location()), slog.String("writes", string(writes)))
+	return mux, nil
+}
+
+// server is one HTTP server of the process; an empty addr means none.
+type server struct {
+	name    string
+	addr    string
+	handler http.Handler
+	attrs   []slog.Attr
+}
+
+// serveAll runs the servers until ctx ends, then shuts them down; the first that fails stops
+// the others.
+func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(servers))
+	n := 0
+	for _, s := range servers {
+		if s.addr == "" {
+			continue
+		}
+		n++
+		go func() {
+			err := listenAndServe(ctx, log, s.addr, s.handler, s.name, s.attrs...)
+			if err != nil {
+				cancel()
+			}
+			errc <- err
+		}()
+	}
+	var errs []error
+	for range n {
+		if err := <-errc; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // listenAndServe serves until ctx ends, then drains in-flight requests within shutdownTimeout.

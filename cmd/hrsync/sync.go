@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -22,15 +23,17 @@ type syncFlags struct {
 	concurrency     int
 }
 
-// newClient builds the one client of the account: sync and onboarding share its pacing.
-func newClient(cfg Config) (*source.Client, error) {
+// newClient builds a client of the account, paced at source.rate_limit; a process makes one and
+// shares it, so everything it sends the account counts against one budget.
+func newClient(cfg Config, log *slog.Logger, opts source.ClientOptions) (*source.Client, error) {
 	if cfg.Source.URL == "" {
 		return nil, errors.New("source URL: not set (source.url, HRSYNC_SOURCE_URL)")
 	}
 	if cfg.Source.APIKey == "" {
 		return nil, errors.New("source API key: not set (source.api_key, HRSYNC_SOURCE_API_KEY)")
 	}
-	return source.NewClient(cfg.Source.URL, cfg.Source.APIKey, source.ClientOptions{RateLimit: cfg.Source.RateLimit})
+	opts.RateLimit, opts.Logger = cfg.Source.RateLimit, log
+	return source.NewClient(cfg.Source.URL, cfg.Source.APIKey, opts)
 }
 
 func resourcesOf(flag string) ([]sink.Resource, error) {
@@ -51,7 +54,7 @@ func syncCmd(ctx context.Context, cfg Config, f syncFlags, stdout, stderr io.Wri
 		return err
 	}
 	log := cfg.logger(stderr)
-	client, err := newClient(cfg)
+	client, err := newClient(cfg, log, source.ClientOptions{})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
@@ -73,7 +76,14 @@ func syncCmd(ctx context.Context, cfg Config, f syncFlags, stdout, stderr io.Wri
 	if isTerminal(stderr) {
 		sopts.Progress = progressPrinter(stderr, cfg.Source.RateLimit)
 	}
-	results, err := hrsync.New(client, store, sopts).Run(ctx, resources)
+	var results []hrsync.Result
+	err = hrsync.WithLock(ctx, store, func(ctx context.Context) error {
+		results, err = hrsync.New(client, store, sopts).Run(ctx, resources)
+		return err
+	})
+	if errors.Is(err, hrsync.ErrLocked) {
+		return fmt.Errorf("sync: %w; try again when it is done", err)
+	}
 	for _, r := range results {
 		printResult(stdout, r, f.dryRun)
 	}

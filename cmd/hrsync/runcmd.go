@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// runFlags are run's command-line flags.
+type runFlags struct {
+	serve bool
+	now   bool
+}
+
+// stopTimeout bounds how long run waits, when asked to stop, for a sync to roll back.
+const stopTimeout = 30 * time.Second
+
+// runCmd is the long-running worker: syncs on the schedule (one runner across replicas), the
+// metrics and health endpoints, and with --serve the /v1 replica. On SIGTERM or SIGINT it stops
+// fetching (the open transaction rolls back, or commits if it was committing), stops the
+// scheduler, then the servers, then closes the warehouse, and exits 0.
+func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) error {
+	log := cfg.logger(stderr)
+	if cfg.Schedule == "" {
+		return errors.New("run: no schedule: set schedule (HRSYNC_SCHEDULE), e.g. @daily, \"0 2 * * *\" or @every 1h")
+	}
+	loc, err := time.LoadLocation(cfg.ScheduleTimezone)
+	if err != nil {
+		return fmt.Errorf("run: schedule_timezone %q: %w", cfg.ScheduleTimezone, err)
+	}
+	reg := newRegistry()
+	syncMetrics := hrsync.NewMetrics(reg)
+	client, err := newClient(cfg, log, source.ClientOptions{Observe: syncMetrics.ObserveRequest})
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	opts := cfg.sinkOptions()
+	opts.Logger = log
+	store, err := sink.Open(ctx, cfg.Warehouse.URL, opts)
+	if err != nil {
+		return err
+	}
+	defer store.Close() // last: after the scheduler and the servers
+	syncer := hrsync.New(client, store, hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
+		MaxDeleteShare: cfg.Sync.MaxDeleteShare, Metrics: syncMetrics, Logger: log})
+	job := func(ctx context.Context) error {
+		_, err := syncer.Run(ctx, hrsync.Resources)
+		return err
+	}
+	sched, err := hrsync.NewScheduler(ctx, job, hrsync.SchedulerOptions{Spec: cfg.Schedule, Location: loc,
+		Lock: store, Metrics: syncMetrics, Logger: log})
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if cfg.Onboarding.Dir != "" {
+		log.Warn("onboarding.dir is set, but onboarding is not in this build yet; the folder is not polled")
+	}
+
+	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)}}
+	if f.serve {
+		var upstream *source.Client
+		if w, _ := source.ParseWrites(cfg.Serve.Writes); w == source.WritesForward {
+			upstream = client // one budget for the account
+		}
+		mux, err := apiMux(cfg, store, upstream, newServeMetrics(reg), log)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, server{name: "serve", addr: cfg.Serve.Addr, handler: mux})
+	}
+	srvCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServers()
+	served := make(chan error, 1)
+	go func() { served <- serveAll(srvCtx, log, servers) }()
+
+	sched.Start()
+	if f.now || cfg.Sync.RunAtStart {
+		go sched.RunNow()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served: // a server could not start or failed
+		stopCtx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		_ = sched.Stop(stopCtx)
+		return err
+	}
+	log.Info("stopping: the scheduler first, then the servers")
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	if err := sched.Stop(stopCtx); err != nil {
+		log.Error("stop", "err", err)
+	}
+	stopServers()
+	if err := <-served; err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

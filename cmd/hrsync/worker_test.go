@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/sourcetest"
+)
+
+// buildBinary builds hrsync once for the tests that run it as a process.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hrsync")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+type process struct {
+	cmd     *exec.Cmd
+	stderr  *syncBuffer
+	metrics string
+	done    chan error
+}
+
+func startRun(t *testing.T, bin string, env []string, args ...string) *process {
+	t.Helper()
+	p := &process{stderr: &syncBuffer{}, done: make(chan error, 1), metrics: freeAddr(t)}
+	p.cmd = exec.Command(bin, append([]string{"run"}, args...)...)
+	p.cmd.Env = append(env, "HRSYNC_METRICS_ADDR="+p.metrics, "PATH="+os.Getenv("PATH"))
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
+	return p
+}
+
+// stop sends SIGTERM and waits for a clean exit within the bound.
+func (p *process) stop(t *testing.T, within time.Duration) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("exit: %v\n%s", err, p.stderr)
+		}
+	case <-time.After(within):
+		t.Errorf("did not exit within %s of SIGTERM\n%s", within, p.stderr)
+	}
+}
+
+func (p *process) scrape(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + p.metrics + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no metrics: %v\n%s", err, p.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func metricValue(t *testing.T, exposition, name, label string) float64 {
+	t.Helper()
+	// Legacy names: Prometheus conventions, as promtool checks them.
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(exposition))
+	if err != nil {
+		t.Fatalf("the exposition does not parse: %v", err)
+	}
+	total := 0.0
+	if f, ok := families[name]; ok {
+		for _, m := range f.GetMetric() {
+			match := label == ""
+			for _, l := range m.GetLabel() {
+				match = match || l.GetName()+"="+l.GetValue() == label
+			}
+			if match {
+				total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+// TestTwoWorkersNeverSyncAtOnce: two `hrsync run` processes on one warehouse, both scheduled
+// every second; the advisory lock lets one sync at a time, the other skips and counts it, and
+// the ledger shows no overlapping runs of a resource.
+func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes for several seconds")
+	}
+	bin := buildBinary(t)
+	// Slow pages make each run last long enough for the other worker's schedule to fire.
+	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(400, 5),
+		Fault: func(int, *http.Request) sourcetest.Fault { return sourcetest.Fault{Delay: 250 * time.Millisecond} }})
+	defer up.Close()
+	url, schemaName := sinktest.Postgres(t)
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName, "HRSYNC_SCHEDULE=@every 1s",
+		"HRSYNC_SYNC_CONCURRENCY=1", "HRSYNC_SYNC_MAX_DELETE_SHARE=1"}
+	if err := run(context.Background(), []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	a, b := startRun(t, bin, env), startRun(t, bin, env)
+	time.Sleep(6 * time.Second)
+	ma, mb := a.scrape(t), b.scrape(t)
+	a.stop(t, 45*time.Second)
+	b.stop(t, 45*time.Second)
+
+	locked := metricValue(t, ma, "hrsync_sync_skipped_total", "reason=locked") + metricValue(t, mb, "hrsync_sync_skipped_total", "reason=locked")
+	if locked == 0 {
+		t.Errorf("no run was skipped for the lock; logs:\n%s\n%s", a.stderr, b.stderr)
+	}
+	for _, want := range []string{"hrsync_sync_runs_total", "hrsync_source_requests_total", "go_goroutines", "process_resident_memory_bytes", "hrsync_build_info"} {
+		if !strings.Contains(ma, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(ma)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
+	}
+
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(fmt.Sprintf(`SELECT resource, started_at, finished_at FROM %s.sync_runs ORDER BY resource, started_at`, schemaName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var prevRes string
+	var prevEnd time.Time
+	n := 0
+	for rows.Next() {
+		var res string
+		var start time.Time
+		var end sql.NullTime
+		if err := rows.Scan(&res, &start, &end); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if res == prevRes && start.Before(prevEnd) {
+			t.Errorf("%s: a run started at %s before the previous ended at %s", res, start, prevEnd)
+		}
+		prevRes, prevEnd = res, end.Time
+	}
+	if n < 4 {
+		t.Errorf("%d ledger rows: expected several runs of both resources", n)
+	}
+}
+
+// TestRunStopsCleanlyMidSync: SIGTERM during a sync stops fetching, rolls the transaction
+// back, stops the servers, and exits 0 quickly; the ledger says the run did not finish.
+func TestRunStopsCleanlyMidSync(t *testing.T) {
+	bin := buildBinary(t)
+	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(900, 6),
+		Fault: func(_ int, r *http.Request) sourcetest.Fault {
+			if r.URL.Path == "/v1/employees" {
+				return sourcetest.Fault{Delay: 2 * time.Second}
+			}
+			return sourcetest.Fault{}
+		}})
+	defer up.Close()
+	url, schemaName := sinktest.Postgres(t)
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName, "HRSYNC_SCHEDULE=@daily",
+		"HRSYNC_LOG_FORMAT=json"}
+	if err := run(context.Background(), []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	p := startRun(t, bin, env, "--now")
+	p.scrape(t)
+	time.Sleep(1500 * time.Millisecond) // working patterns are in; employees' first page is in flight
+	start := time.Now()
+	p.stop(t, 10*time.Second)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s to stop", d)
+	}
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var employees int
+	var status, errText string
+	if err := db.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.employees`, schemaName)).Scan(&employees); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(fmt.Sprintf(`SELECT status, coalesce(error, '') FROM %s.sync_runs WHERE resource = 'employees' ORDER BY id DESC LIMIT 1`, schemaName)).Scan(&status, &errText); err != nil {
+		t.Fatalf("the employees run: %v\n%s", err, p.stderr)
+	}
+	if employees != 0 || status != "failed" || !strings.Contains(errText, "interrupted") {
+		t.Errorf("after SIGTERM: %d employees loaded (want 0), run %s %q", employees, status, errText)
+	}
+	if !bytes.Contains([]byte(p.stderr.String()), []byte(`"msg":"stopped"`)) {
+		t.Errorf("no clean stop in the logs:\n%s", p.stderr)
+	}
+}

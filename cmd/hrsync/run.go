@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime/debug"
 	"strings"
 
@@ -145,6 +146,13 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 
 func (c Config) sinkOptions() sink.Options {
 	return sink.Options{Schema: c.Warehouse.Schema, AccountID: c.Serve.AccountID}
+}
+
+// openStore opens the configured warehouse, refusing one whose schema is behind.
+func (c Config) openStore(ctx context.Context, log *slog.Logger) (*sink.Store, error) {
+	opts := c.sinkOptions()
+	opts.Logger = log
+	return sink.Open(ctx, c.Warehouse.URL, opts)
 }
 
 func migrateCmd(ctx context.Context, cfg Config, stdout, _ io.Writer) error {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
@@ -40,9 +39,7 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	opts := cfg.sinkOptions()
-	opts.Logger = log
-	store, err := sink.Open(ctx, cfg.Warehouse.URL, opts)
+	store, err := cfg.openStore(ctx, log)
 	if err != nil {
 		return err
 	}

@@ -30,9 +30,7 @@ const (
 
 func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
 	log := cfg.logger(stderr)
-	opts := cfg.sinkOptions()
-	opts.Logger = log
-	store, err := sink.Open(ctx, cfg.Warehouse.URL, opts)
+	store, err := cfg.openStore(ctx, log)
 	if err != nil {
 		return err
 	}

@@ -58,9 +58,7 @@ func syncCmd(ctx context.Context, cfg Config, f syncFlags, stdout, stderr io.Wri
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	opts := cfg.sinkOptions()
-	opts.Logger = log
-	store, err := sink.Open(ctx, cfg.Warehouse.URL, opts)
+	store, err := cfg.openStore(ctx, log)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ type Metrics struct {
 	skipped          *prometheus.CounterVec
 	panics           *prometheus.CounterVec
 	requests         *prometheus.CounterVec
+	onboardingRows   *prometheus.CounterVec
 	retries          prometheus.Counter
 	rateLimitWait    prometheus.Counter
 }
@@ -56,6 +57,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_source_requests_total", Help: "Requests to the source by route, method and status code (0: no answer).",
 		}, []string{"route", "method", "code"}),
+		onboardingRows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_onboarding_rows_total", Help: "Onboarding CSV rows by outcome (created, skipped, rejected, failed).",
+		}, []string{"outcome"}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hrsync_source_retries_total", Help: "Requests to the source that were retries.",
 		}),
@@ -64,7 +68,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.inconsistencies, m.deletionsRefused,
-		m.skipped, m.panics, m.requests, m.retries, m.rateLimitWait)
+		m.skipped, m.panics, m.requests, m.onboardingRows, m.retries, m.rateLimitWait)
+	for _, o := range []string{OutcomeCreated, OutcomeSkipped, OutcomeRejected, OutcomeFailed} {
+		m.onboardingRows.WithLabelValues(o)
+	}
 	for _, r := range Resources {
 		for _, st := range []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded} {
 			m.runs.WithLabelValues(string(r), st)
@@ -104,6 +111,12 @@ func (m *Metrics) skip(reason string) {
 func (m *Metrics) panicked(job string) {
 	if m != nil {
 		m.panics.WithLabelValues(job).Inc()
+	}
+}
+
+func (m *Metrics) onboarded(outcome string) {
+	if m != nil && outcome != OutcomeWouldCreate {
+		m.onboardingRows.WithLabelValues(outcome).Inc()
 	}
 }
 

@@ -22,8 +22,8 @@ type Locker interface {
 // LockName is the lock a sync holds: one sync of a source at a time across replicas.
 const LockName = "sync"
 
-// ErrLocked: another process holds the sync lock.
-var ErrLocked = errors.New("another hrsync process is syncing this warehouse")
+// ErrLocked: another process holds the lock.
+var ErrLocked = errors.New("another hrsync process holds the lock on this warehouse")
 
 // Job is one scheduled run.
 type Job func(ctx context.Context) error
@@ -127,12 +127,17 @@ func (s *Scheduler) guard(ctx context.Context) (err error) {
 // WithLock runs job while holding LockName (no lock: just runs it); ErrLocked when another
 // process holds it.
 func WithLock(ctx context.Context, l Locker, job Job) error {
+	return WithLockNamed(ctx, l, LockName, job)
+}
+
+// WithLockNamed runs job while holding the named lock; ErrLocked when another process holds it.
+func WithLockNamed(ctx context.Context, l Locker, name string, job Job) error {
 	if l == nil {
 		return job(ctx)
 	}
-	release, ok, err := l.TryLock(ctx, LockName)
+	release, ok, err := l.TryLock(ctx, name)
 	if err != nil {
-		return fmt.Errorf("take the sync lock: %w", err)
+		return fmt.Errorf("take the %s lock: %w", name, err)
 	}
 	if !ok {
 		return ErrLocked

@@ -69,7 +69,10 @@ type SyncConfig struct {
 
 // OnboardingConfig is the CSV drop folder.
 type OnboardingConfig struct {
-	Dir string `yaml:"dir"`
+	Dir           string `yaml:"dir"`
+	PollSeconds   int    `yaml:"poll_seconds"`
+	SettleSeconds int    `yaml:"settle_seconds"`
+	DateLayout    string `yaml:"date_layout"`
 }
 
 // MetricsConfig is the Prometheus endpoint.
@@ -86,11 +89,12 @@ type LogConfig struct {
 // defaultConfig holds the defaults config.yaml documents.
 func defaultConfig() Config {
 	return Config{
-		Source:    SourceConfig{RateLimit: 60},
-		Sync:      SyncConfig{Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10},
-		Warehouse: WarehouseConfig{URL: "hrsync.db", Schema: "hr"},
-		Serve:     ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
-		Log:       LogConfig{Format: "text", Level: "info"},
+		Source:     SourceConfig{RateLimit: 60},
+		Sync:       SyncConfig{Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10},
+		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
+		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr"},
+		Serve:      ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
+		Log:        LogConfig{Format: "text", Level: "info"},
 
 		ScheduleTimezone: "UTC",
 	}
@@ -218,6 +222,9 @@ func (c Config) validate() error {
 	}
 	if _, err := time.LoadLocation(c.ScheduleTimezone); err != nil {
 		return fmt.Errorf("config: schedule_timezone %q: not a time zone (e.g. UTC, Europe/London)", c.ScheduleTimezone)
+	}
+	if c.Onboarding.PollSeconds < 1 || c.Onboarding.SettleSeconds < 0 {
+		return errors.New("config: onboarding.poll_seconds must be at least 1 and onboarding.settle_seconds not negative")
 	}
 	if c.Sync.Concurrency < 1 || c.Sync.Concurrency > 64 {
 		return errors.New("config: sync.concurrency must be between 1 and 64")

@@ -37,7 +37,7 @@ func (e *usageError) Error() string { return e.msg }
 type notBuiltError struct{ cmd string }
 
 func (e *notBuiltError) Error() string {
-	return fmt.Sprintf("%s is not available in this build yet; this build does migrate, sync, serve, run and version", e.cmd)
+	return fmt.Sprintf("%s is not available in this build yet; this build does migrate, sync, onboard, serve, run and version", e.cmd)
 }
 
 func exitCode(err error) int {
@@ -58,7 +58,7 @@ Commands:
   migrate   create or upgrade the warehouse schema
   serve     serve the warehouse as the /v1 interface (a read replica, or standalone)
   sync      load the source into the warehouse (--dry-run, --resource, --allow-mass-delete)
-  onboard   create new hires from CSV files (not in this build yet)
+  onboard   create the new hires of CSV files, each exactly once (--dry-run; files, or onboarding.dir)
   run       the worker: syncs on the schedule, metrics, health (--serve, --now)
   demo      a self-contained demonstration (not in this build yet)
   version   print the version
@@ -123,7 +123,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			return runCmd(ctx, cfg, f, stdout, stderr)
 		}
-	case "onboard", "demo":
+	case "onboard":
+		var f onboardFlags
+		fs.BoolVar(&f.dryRun, "dry-run", false, "validate and report; send nothing, write nothing, move nothing")
+		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+			f.files = fs.Args()
+			return onboardCmd(ctx, cfg, f, stdout, stderr)
+		}
+	case "demo":
 		return &notBuiltError{cmd: name}
 	default:
 		return &usageError{fmt.Sprintf("unknown command %q (hrsync --help lists the commands)", name)}
@@ -134,7 +141,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		}
 		return &usageError{err.Error()}
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && name != "onboard" {
 		return &usageError{fmt.Sprintf("%s: unexpected arguments %s", name, strings.Join(fs.Args(), " "))}
 	}
 	cfg, err := loadConfig(*configPath, environ)

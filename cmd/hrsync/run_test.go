@@ -35,8 +35,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{[]string{"--nope", "serve"}, 2, "", "flag provided but not defined"},
 		{[]string{"migrate", "extra"}, 2, "", "unexpected arguments extra"},
-		{[]string{"onboard"}, 3, "", "onboard is not available in this build yet"},
-		{[]string{"demo"}, 3, "", "not available"},
+		{[]string{"onboard"}, 2, "", "name CSV files, or set onboarding.dir"},
+		{[]string{"demo"}, 3, "", "demo is not available in this build yet"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -55,9 +55,6 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	if cfg.Onboarding.Dir != "" {
-		log.Warn("onboarding.dir is set, but onboarding is not in this build yet; the folder is not polled")
-	}
 
 	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)}}
 	if f.serve {
@@ -80,6 +77,13 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	if f.now || cfg.Sync.RunAtStart {
 		go sched.RunNow()
 	}
+	onboardingDone := make(chan struct{})
+	if cfg.Onboarding.Dir != "" {
+		o := newOnboarder(cfg, client, store, syncMetrics, false, log)
+		go func() { defer close(onboardingDone); pollOnboarding(ctx, cfg, o, store, log) }()
+	} else {
+		close(onboardingDone)
+	}
 	select {
 	case <-ctx.Done():
 	case err := <-served: // a server could not start or failed
@@ -93,6 +97,11 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	defer cancel()
 	if err := sched.Stop(stopCtx); err != nil {
 		log.Error("stop", "err", err)
+	}
+	select { // the folder: the row being sent is answered or left "sending" for the next run
+	case <-onboardingDone:
+	case <-stopCtx.Done():
+		log.Error("stop: onboarding did not finish in time")
 	}
 	stopServers()
 	if err := <-served; err != nil {

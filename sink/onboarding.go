@@ -1,0 +1,85 @@
+package sink
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hrsync/hrsync/source"
+)
+
+// OnboardingRow is one CSV row in the onboarding ledger.
+type OnboardingRow struct {
+	FileHash   string
+	FileName   string
+	Line       int
+	Email      string
+	Status     string // sending, created, skipped, rejected, failed
+	EmployeeID int64
+	Reason     string
+}
+
+// Onboarding row statuses.
+const (
+	RowSending  = "sending" // written before a create goes out; a crash leaves it so
+	RowCreated  = "created"
+	RowSkipped  = "skipped"
+	RowRejected = "rejected"
+	RowFailed   = "failed"
+)
+
+// OnboardingRows returns the ledger rows of one file (by content hash), by line.
+func (s *Store) OnboardingRows(ctx context.Context, fileHash string) (map[int]OnboardingRow, error) {
+	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT file_hash, file_name, line, email, status,
+    coalesce(employee_id, 0), coalesce(reason, '') FROM onboarding_rows WHERE file_hash = ?`), fileHash)
+	if err != nil {
+		return nil, fmt.Errorf("read onboarding ledger: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int]OnboardingRow)
+	for rows.Next() {
+		var r OnboardingRow
+		if err := rows.Scan(&r.FileHash, &r.FileName, &r.Line, &r.Email, &r.Status, &r.EmployeeID, &r.Reason); err != nil {
+			return nil, fmt.Errorf("read onboarding ledger: %w", err)
+		}
+		out[r.Line] = r
+	}
+	return out, rows.Err()
+}
+
+// CreatedByEmail finds a row of any file that created, or is sending, an employee with the email:
+// the same person in another file is not created again.
+func (s *Store) CreatedByEmail(ctx context.Context, email string) (OnboardingRow, error) {
+	var r OnboardingRow
+	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT file_hash, file_name, line, email, status,
+    coalesce(employee_id, 0), coalesce(reason, '') FROM onboarding_rows
+WHERE email = ? AND status IN ('created', 'sending') ORDER BY id LIMIT 1`), strings.ToLower(email)).
+		Scan(&r.FileHash, &r.FileName, &r.Line, &r.Email, &r.Status, &r.EmployeeID, &r.Reason)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("onboarding row for email: %w", source.ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read onboarding ledger: %w", err)
+	}
+	return r, nil
+}
+
+// PutOnboardingRow writes a row's state; it is durable when it returns.
+func (s *Store) PutOnboardingRow(ctx context.Context, r OnboardingRow) error {
+	now := s.opts.Now().UTC().Format(source.TimestampLayout)
+	var id any
+	if r.EmployeeID > 0 {
+		id = r.EmployeeID
+	}
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO onboarding_rows (file_hash, file_name, line, email, status, employee_id, reason, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (file_hash, line) DO UPDATE SET file_name = excluded.file_name, email = excluded.email,
+    status = excluded.status, employee_id = excluded.employee_id, reason = excluded.reason, updated_at = excluded.updated_at`),
+		r.FileHash, r.FileName, r.Line, strings.ToLower(r.Email), r.Status, id, nullStr(r.Reason), now, now)
+	if err != nil {
+		return fmt.Errorf("write onboarding ledger: %w", err)
+	}
+	return nil
+}

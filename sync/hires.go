@@ -1,0 +1,614 @@
+package sync
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hrsync/hrsync/source"
+)
+
+// Reading a CSV file of new hires, as spreadsheets write it: Excel (UTF-8 with a byte-order mark,
+// CRLF, ';' in European locales, a lone CR from old Excel for Mac), Google Sheets and Numbers
+// (UTF-8, LF), with human headers. A file is read in one pass; memory grows with the rows, which
+// HireOptions.MaxRows bounds, and with the longest row, which only the size of the input bounds:
+// the caller bounds that (io.LimitReader).
+
+// DefaultMaxHireRows is HireOptions.MaxRows when it is not set.
+const DefaultMaxHireRows = 100_000
+
+// Hire is one valid row.
+type Hire struct {
+	Line     int                // 1-based line the row starts on in the file
+	Employee source.NewEmployee // validated; JoinDate YYYY-MM-DD
+}
+
+// RowProblem is a row that will not be sent, with why.
+type RowProblem struct {
+	Line int
+	// Email is the row's email cell as given (trimmed), already made safe for a report (see
+	// SafeCell); "" if none.
+	Email string
+	// Reason is one line naming fields, never values (values are personal data), e.g.
+	// "join_date: not a date (use YYYY/MM/DD or YYYY-MM-DD)", "email: used again (first on line 3)".
+	Reason string
+	// Duplicate is true when the row repeats an email seen earlier in the file (to be reported as
+	// skipped, not rejected).
+	Duplicate bool
+}
+
+// HireOptions configures ReadHires.
+type HireOptions struct {
+	// DateLayout, when set, is one more accepted join date layout (Go time layout, e.g.
+	// "02/01/2006"). It must give a whole date (year, month and day). YYYY/MM/DD and YYYY-MM-DD
+	// are always accepted and win over it.
+	DateLayout string
+	// MaxRows bounds the rows read (default DefaultMaxHireRows); more is an error for the whole
+	// file. Blank rows are not counted.
+	MaxRows int
+}
+
+// ReadHires reads a whole file; a file it cannot read at all (not UTF-8 text, no header, a
+// required column missing, unbalanced quotes that make the CSV unreadable, too many rows) is an
+// error naming the problem; bad rows do not stop the others: they come back as RowProblems, in
+// line order.
+//
+// The file is UTF-8, with or without a byte-order mark, its lines end in CRLF, LF or CR, and its
+// separator is ',', ';' or a tab: the one that splits the header into the most known columns
+// (or the one a first line "sep=;" names, as Excel honours). The header is the first row that
+// is not blank; its cells are matched ignoring case, spaces and punctuation, and a few aliases
+// are known ("Surname", "Work email", "Start date", "Role", ...). Unknown columns are ignored.
+//
+// Every row is checked as the API checks a create (source.ValidateNewEmployee), after its cells
+// are trimmed and its join date is read (YYYY/MM/DD, YYYY-MM-DD or opts.DateLayout; nothing is
+// guessed). A row repeating an earlier row's email (compared ignoring case) is a Duplicate
+// problem, whatever else is wrong with it. Rows whose cells are all blank are skipped. Hires and
+// problems carry the physical line the row starts on, the header's line being 1 (a quoted cell
+// may span lines).
+//
+// An error reading r is returned wrapped. On any error, ReadHires returns no hires and no
+// problems.
+func ReadHires(r io.Reader, opts HireOptions) ([]Hire, []RowProblem, error) {
+	h := &hireReader{maxRows: opts.MaxRows, layout: opts.DateLayout}
+	if h.maxRows <= 0 {
+		h.maxRows = DefaultMaxHireRows
+	}
+	if h.layout != "" {
+		if err := checkDateLayout(h.layout); err != nil {
+			return nil, nil, err
+		}
+		h.layoutExample = dateExample.Format(h.layout)
+	}
+	if err := h.open(r); err != nil {
+		return nil, nil, err
+	}
+	if err := h.read(); err != nil {
+		return nil, nil, err
+	}
+	return h.hires, h.problems, nil
+}
+
+// SafeCell makes a cell safe to echo into a CSV report opened in a spreadsheet: a value starting
+// with = + - @ (or tab/CR) gets a leading apostrophe, so it can never run as a formula (OWASP CSV
+// injection guidance). To be safe with every spreadsheet, so does a value whose first such
+// character comes after leading white space, or is the full-width form of one (＝ ＋ － ＠).
+// Quoting the cell (, " and newlines) is the CSV writer's job.
+func SafeCell(s string) string {
+	first, _ := utf8.DecodeRuneInString(s)
+	if first == '\t' || first == '\r' {
+		return "'" + s
+	}
+	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsSpace(r) })
+	if i < 0 {
+		return s
+	}
+	switch r, _ := utf8.DecodeRuneInString(s[i:]); r {
+	case '=', '+', '-', '@', '＝', '＋', '－', '＠':
+		return "'" + s
+	}
+	return s
+}
+
+const (
+	// sniffSize is how much of the file is looked at before reading it: its encoding, a sep=
+	// line, and the header, to choose the separator.
+	sniffSize = 64 << 10
+
+	fieldFirstName = "first_name"
+	fieldLastName  = "last_name"
+	fieldEmail     = "email"
+	fieldJobTitle  = "job_title"
+	fieldJoinDate  = "join_date"
+)
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// requiredHireFields are the columns a file must have, in the order they are reported.
+var requiredHireFields = []string{fieldFirstName, fieldLastName, fieldEmail, fieldJoinDate}
+
+// hireColumns maps a header cell, reduced by headerKey, to the create field it names.
+var hireColumns = map[string]string{
+	"firstname": fieldFirstName, "firstnames": fieldFirstName, "givenname": fieldFirstName,
+	"givennames": fieldFirstName, "forename": fieldFirstName, "forenames": fieldFirstName,
+
+	"lastname": fieldLastName, "surname": fieldLastName, "familyname": fieldLastName,
+
+	"email": fieldEmail, "emailaddress": fieldEmail, "workemail": fieldEmail,
+	"workemailaddress": fieldEmail,
+
+	"joindate": fieldJoinDate, "joiningdate": fieldJoinDate, "startdate": fieldJoinDate,
+	"companyjoindate": fieldJoinDate, "hiredate": fieldJoinDate,
+
+	"jobtitle": fieldJobTitle, "title": fieldJobTitle, "job": fieldJobTitle,
+	"role": fieldJobTitle, "position": fieldJobTitle,
+}
+
+// columnHints are header names suggested for a missing column.
+var columnHints = map[string]string{
+	fieldFirstName: `"First name"`,
+	fieldLastName:  `"Last name" or "Surname"`,
+	fieldEmail:     `"Email"`,
+	fieldJoinDate:  `"Join date" or "Start date"`,
+}
+
+// headerKey reduces a header cell to its lower-case letters and digits, ignoring a trailing
+// remark in brackets: "First Name", "first_name", "FIRST-NAME" and "First name:" are all
+// "firstname", "Start date (YYYY-MM-DD)" is "startdate".
+func headerKey(cell string) string {
+	if i := strings.IndexAny(cell, "(["); i >= 0 {
+		if k := headerKey(cell[:i]); k != "" {
+			return k
+		}
+	}
+	var b strings.Builder
+	for _, r := range cell {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// hireReader is the state of one ReadHires.
+type hireReader struct {
+	maxRows       int
+	layout        string // opts.DateLayout
+	layoutExample string // a date written in layout, for reasons
+
+	csv    *csv.Reader
+	offset int // lines before the ones csv counts (a sep= line)
+
+	cols  map[string]int // create field → its column
+	width int            // the header's cells
+	rows  int            // rows read after the header, not counting blank ones
+	first map[string]int // email (foldKey) → line of its first row
+
+	hires    []Hire
+	problems []RowProblem
+}
+
+// open looks at the start of the file for its encoding, a sep= line and the separator, and sets
+// up the CSV reader after the byte-order mark and sep= line.
+func (h *hireReader) open(r io.Reader) error {
+	br := bufio.NewReaderSize(r, sniffSize)
+	head, err := br.Peek(sniffSize)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read: %w", err)
+	}
+	if err := sniff(head); err != nil {
+		return err
+	}
+	skip := 0
+	if bytes.HasPrefix(head, utf8BOM) {
+		skip = len(utf8BOM)
+	}
+	sep, n := sepLine(head[skip:])
+	if n > 0 {
+		skip += n
+		h.offset = 1
+	} else {
+		sep = detectSeparator(head[skip:])
+	}
+	if _, err := br.Discard(skip); err != nil { // buffered: cannot fail
+		return fmt.Errorf("read: %w", err)
+	}
+	h.csv = newCSVReader(br, sep)
+	return nil
+}
+
+func newCSVReader(r io.Reader, sep rune) *csv.Reader {
+	cr := csv.NewReader(&lineEnds{r: r})
+	cr.Comma = sep
+	cr.FieldsPerRecord = -1 // rows may be short or long: see hireReader.row
+	// ` "Smith, Jr."` is a quoted cell; with tabs as separators, leading tabs are empty cells.
+	cr.TrimLeadingSpace = sep != '\t'
+	cr.ReuseRecord = true
+	return cr
+}
+
+// sniff refuses what is not UTF-8 text, naming what it is when that is known.
+func sniff(head []byte) error {
+	const saveAs = "save it as CSV UTF-8"
+	switch {
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return errors.New("the file is UTF-16 text (Excel's \"Unicode Text\"), not UTF-8: " + saveAs)
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		return errors.New("the file is a spreadsheet workbook (.xlsx or .ods), not CSV: " + saveAs)
+	case bytes.HasPrefix(head, []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}):
+		return errors.New("the file is an Excel 97-2003 workbook (.xls), not CSV: " + saveAs)
+	case bytes.IndexByte(head, 0) >= 0:
+		return errors.New("the file holds NUL bytes, so it is not UTF-8 text (UTF-16 without a byte-order mark?): " + saveAs)
+	}
+	return nil
+}
+
+// sepLine reads a first line "sep=;", which tells Excel the separator: it returns the separator
+// and the length of the line, or 0, 0 when there is no such line.
+func sepLine(head []byte) (sep rune, n int) {
+	const prefix = "sep="
+	if len(head) < len(prefix)+1 || !strings.EqualFold(string(head[:len(prefix)]), prefix) {
+		return 0, 0
+	}
+	c := head[len(prefix)]
+	if !strings.ContainsRune(",;\t|", rune(c)) {
+		return 0, 0
+	}
+	n = len(prefix) + 1
+	switch rest := head[n:]; {
+	case len(rest) == 0:
+	case bytes.HasPrefix(rest, []byte("\r\n")):
+		n += 2
+	case rest[0] == '\n' || rest[0] == '\r':
+		n++
+	default:
+		return 0, 0
+	}
+	return rune(c), n
+}
+
+// detectSeparator returns the separator that splits the header (the first row that is not
+// blank) into the most known columns; ',' when none does better.
+func detectSeparator(head []byte) rune {
+	best, bestN := ',', 0
+	for _, sep := range []rune{',', ';', '\t'} {
+		cr := newCSVReader(bytes.NewReader(head), sep)
+		cr.LazyQuotes = true // a guess: the real reading is strict
+		for {
+			rec, err := cr.Read()
+			if err != nil {
+				break
+			}
+			if isBlank(rec) {
+				continue
+			}
+			if n := knownColumns(rec); n > bestN {
+				best, bestN = sep, n
+			}
+			break
+		}
+	}
+	return best
+}
+
+// knownColumns counts the distinct create fields a header names.
+func knownColumns(header []string) int {
+	seen := make(map[string]bool)
+	for _, c := range header {
+		if f, ok := hireColumns[headerKey(c)]; ok {
+			seen[f] = true
+		}
+	}
+	return len(seen)
+}
+
+// read reads the header and every row.
+func (h *hireReader) read() error {
+	for {
+		rec, err := h.csv.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if err := h.unreadable(err); err != nil {
+				return err
+			}
+			continue
+		}
+		line, _ := h.csv.FieldPos(0)
+		line += h.offset
+		if err := checkText(rec, line); err != nil {
+			return err
+		}
+		if isBlank(rec) {
+			continue
+		}
+		if h.cols == nil {
+			if err := h.header(rec, line); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := h.count(line); err != nil {
+			return err
+		}
+		h.row(rec, line)
+	}
+	if h.cols == nil {
+		return errors.New("the file has no header: it is empty or blank")
+	}
+	return nil
+}
+
+// unreadable handles a row the CSV reader could not read: a quote problem within one line is
+// that row's problem; anything else makes the file unreadable.
+func (h *hireReader) unreadable(err error) error {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("read: %w", err)
+	}
+	start, end := pe.StartLine+h.offset, pe.Line+h.offset
+	if h.cols == nil {
+		return fmt.Errorf("line %d: the header cannot be read: %v", start, pe.Err)
+	}
+	if start != end {
+		// A quote opened a cell that ran over lines, so where the rows after it start is
+		// anyone's guess.
+		return fmt.Errorf("lines %d-%d: unbalanced quotes: a quoted cell starting on line %d is not closed where it should be, so the rows after it cannot be read; fix its quotes", start, end, start)
+	}
+	if err := h.count(start); err != nil {
+		return err
+	}
+	reason := `quotes: a quoted cell is not closed properly (text after its closing ", or no closing ")`
+	if errors.Is(pe.Err, csv.ErrBareQuote) {
+		reason = `quotes: a " inside a cell that is not quoted (quote the cell and double the ")`
+	}
+	h.problem(start, "", reason, false)
+	return nil
+}
+
+// count counts a row, refusing the file past maxRows.
+func (h *hireReader) count(line int) error {
+	h.rows++
+	if h.rows > h.maxRows {
+		return fmt.Errorf("line %d: the file has more than %d rows: split it", line, h.maxRows)
+	}
+	return nil
+}
+
+// checkText refuses a row that is not UTF-8 text.
+func checkText(rec []string, line int) error {
+	for _, c := range rec {
+		if !utf8.ValidString(c) {
+			return fmt.Errorf("line %d: the file is not UTF-8 text (Windows-1252 or another legacy encoding?): save it as CSV UTF-8", line)
+		}
+		if strings.IndexByte(c, 0) >= 0 {
+			return fmt.Errorf("line %d: the file holds NUL bytes, so it is not UTF-8 text: save it as CSV UTF-8", line)
+		}
+	}
+	return nil
+}
+
+func isBlank(cells []string) bool {
+	for _, c := range cells {
+		if strings.TrimSpace(c) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// header maps the header's columns to create fields.
+func (h *hireReader) header(rec []string, line int) error {
+	h.width = len(rec)
+	h.cols = make(map[string]int)
+	h.first = make(map[string]int)
+	for i, c := range rec {
+		f, ok := hireColumns[headerKey(c)]
+		if !ok {
+			continue
+		}
+		if j, dup := h.cols[f]; dup {
+			return fmt.Errorf("line %d: columns %d (%q) and %d (%q) both give %s: keep one", line, j+1, strings.TrimSpace(rec[j]), i+1, strings.TrimSpace(c), f)
+		}
+		h.cols[f] = i
+	}
+	if len(h.cols) == 0 {
+		return fmt.Errorf("line %d: the first row is not a header: none of its cells names a known column (first_name, last_name, email, join_date, job_title)", line)
+	}
+	var missing []string
+	for _, f := range requiredHireFields {
+		if _, ok := h.cols[f]; !ok {
+			missing = append(missing, fmt.Sprintf("%s (e.g. %s)", f, columnHints[f]))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("line %d: the header lacks required columns: %s", line, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// cell returns the trimmed cell of a field ("" when the row is short or the column absent).
+func (h *hireReader) cell(rec []string, field string) string {
+	i, ok := h.cols[field]
+	if !ok || i >= len(rec) {
+		return ""
+	}
+	return strings.TrimSpace(rec[i])
+}
+
+// row turns a row that is not blank into a Hire or a RowProblem.
+func (h *hireReader) row(rec []string, line int) {
+	email := h.cell(rec, fieldEmail)
+	if len(rec) > h.width && !isBlank(rec[h.width:]) {
+		// Likely a separator inside a cell that is not quoted: the cells are shifted.
+		h.problem(line, email, fmt.Sprintf("row has %d cells but the header has %d, and the extra cells are not blank", len(rec), h.width), false)
+		return
+	}
+	if source.ValidEmail(email) {
+		k := foldKey(email)
+		if first, seen := h.first[k]; seen {
+			h.problem(line, email, fmt.Sprintf("email: used again (first on line %d)", first), true)
+			return
+		}
+		h.first[k] = line
+	}
+	fields := map[string]string{
+		fieldFirstName: h.cell(rec, fieldFirstName),
+		fieldLastName:  h.cell(rec, fieldLastName),
+		fieldEmail:     email,
+	}
+	if _, ok := h.cols[fieldJobTitle]; ok {
+		fields[fieldJobTitle] = h.cell(rec, fieldJobTitle)
+	}
+	raw := h.cell(rec, fieldJoinDate)
+	date, dateProblem := h.joinDate(raw)
+	fields[fieldJoinDate] = raw
+	if dateProblem == "" && date != "" {
+		fields[fieldJoinDate] = date
+	}
+	ne, err := source.ValidateNewEmployee(fields)
+	if err == nil && dateProblem == "" {
+		h.hires = append(h.hires, Hire{Line: line, Employee: ne})
+		return
+	}
+	h.problem(line, email, reasons(err, dateProblem), false)
+}
+
+// joinDate reads a join date: YYYY/MM/DD, YYYY-MM-DD or the configured layout, as YYYY-MM-DD.
+// It returns why s is not one; "" is neither (the validator reports it missing).
+func (h *hireReader) joinDate(s string) (date, problem string) {
+	if s == "" {
+		return "", ""
+	}
+	if isoShaped(s) {
+		d, err := source.ParseDate(s)
+		if err != nil {
+			return "", "not a calendar date"
+		}
+		return d, ""
+	}
+	if h.layout == "" {
+		return "", "not a date (use YYYY/MM/DD or YYYY-MM-DD)"
+	}
+	if t, err := time.Parse(h.layout, s); err == nil && t.Year() >= 1 && t.Year() <= 9999 {
+		return t.Format(time.DateOnly), ""
+	}
+	return "", "not a date (use YYYY/MM/DD, YYYY-MM-DD or the form " + h.layoutExample + ")"
+}
+
+// isoShaped reports whether s is written YYYY-MM-DD or YYYY/MM/DD, whether or not it exists.
+func isoShaped(s string) bool {
+	if len(s) != 10 || (s[4] != '-' && s[4] != '/') || s[7] != s[4] {
+		return false
+	}
+	for i := range len(s) {
+		if i != 4 && i != 7 && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// dateExample is written in a configured layout to show it in reasons, and to check it.
+var dateExample = time.Date(2025, time.January, 31, 0, 0, 0, 0, time.UTC)
+
+// checkDateLayout refuses a layout that does not give back the dates written in it.
+func checkDateLayout(layout string) error {
+	for _, d := range []time.Time{dateExample, time.Date(1999, time.November, 7, 0, 0, 0, 0, time.UTC)} {
+		t, err := time.Parse(layout, d.Format(layout))
+		if err != nil || t.Format(time.DateOnly) != d.Format(time.DateOnly) {
+			return fmt.Errorf("DateLayout %q is not the layout of a whole date (year, month and day, e.g. \"02/01/2006\")", layout)
+		}
+	}
+	return nil
+}
+
+// reasons writes the validator's problems (and the join date's, which replaces the validator's
+// view of it) as one line: "first_name: missing; email: not a valid email address".
+func reasons(err error, dateProblem string) string {
+	var parts []string
+	var verr *source.ValidationError
+	switch {
+	case errors.As(err, &verr):
+		for _, p := range verr.Problems {
+			name := strings.TrimSuffix(strings.TrimPrefix(p.Field, "employee["), "]")
+			if name == fieldJoinDate && dateProblem != "" {
+				continue
+			}
+			for _, r := range p.Reasons {
+				parts = append(parts, name+": "+strings.TrimPrefix(r, "is "))
+			}
+		}
+	case err != nil:
+		parts = append(parts, err.Error())
+	}
+	if dateProblem != "" {
+		parts = append(parts, fieldJoinDate+": "+dateProblem)
+	}
+	return oneLine(strings.Join(parts, "; "))
+}
+
+// oneLine replaces control characters, so a reason stays on one line of a report.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// problem records a row that will not be sent.
+func (h *hireReader) problem(line int, email, reason string, dup bool) {
+	h.problems = append(h.problems, RowProblem{Line: line, Email: SafeCell(email), Reason: reason, Duplicate: dup})
+}
+
+// foldKey maps strings equal under Unicode case folding (strings.EqualFold) to the same key:
+// each rune becomes the least rune of its folding orbit.
+func foldKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, s)
+}
+
+// lineEnds reads r with CRLF and lone CR (old Excel for Mac) line ends turned into LF, so the
+// CSV reader sees, and counts, every line end.
+type lineEnds struct {
+	r      io.Reader
+	prevCR bool // the last byte read was a CR, written as LF: an LF right after it is dropped
+}
+
+func (l *lineEnds) Read(p []byte) (int, error) {
+	for {
+		n, err := l.r.Read(p)
+		out := p[:0] // filtered in place: out never overtakes the bytes read
+		for _, b := range p[:n] {
+			switch {
+			case b == '\n' && l.prevCR:
+				l.prevCR = false
+				continue
+			case b == '\r':
+				l.prevCR = true
+				b = '\n'
+			default:
+				l.prevCR = false
+			}
+			out = append(out, b)
+		}
+		// Only a dropped LF can leave nothing from something: read on rather than return 0, nil.
+		if len(out) > 0 || err != nil || n == 0 {
+			return len(out), err
+		}
+	}
+}

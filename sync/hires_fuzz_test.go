@@ -1,0 +1,228 @@
+package sync_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/hrsync/hrsync/source"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// Run one at a time, e.g.
+//   go test -run '^$' -fuzz '^FuzzReadHires$' -fuzztime 60s ./sync/
+// A crasher worth keeping goes into testdata/hires/regressions/, which seeds both targets.
+
+// hireSeeds are the sample files and the regressions, as seeds.
+func hireSeeds(f *testing.F) [][]byte {
+	f.Helper()
+	var seeds [][]byte
+	for _, pattern := range []string{"*.csv", "regressions/*"} {
+		names, err := filepath.Glob(filepath.Join("testdata", "hires", pattern))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, name := range names {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			seeds = append(seeds, b)
+		}
+	}
+	if len(seeds) < 4 {
+		f.Fatalf("%d seed files in testdata/hires, want the samples", len(seeds))
+	}
+	return seeds
+}
+
+var (
+	isoDate        = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	acceptableDate = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}|\d{4}/\d{2}/\d{2})$`)
+)
+
+// physicalLines counts the lines of a file as the reader does: CRLF, LF and a lone CR end one.
+func physicalLines(b []byte) int {
+	return bytes.Count(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n")) +
+		bytes.Count(bytes.ReplaceAll(b, []byte("\r\n"), nil), []byte("\r")) + 1
+}
+
+func FuzzReadHires(f *testing.F) {
+	for _, s := range hireSeeds(f) {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	for _, s := range []string{
+		"", "\ufeff", "\xff\xfe", "sep=;\n", "sep=;", "First name,Last name,Email,Join date\n",
+		"First name,Last name,Email,Join date\nA,B,a@b.co,2025-01-01\na,b,A@B.CO,2025-01-01\n",
+		"first_name;last_name;email;join_date\r\"x\r\ny\";b;c@d.ee;01/02/2025\r",
+		"First name\tLast name\tEmail\tJoin date\n\tB\ta@b.co\t2025-1-1\n",
+		"First name,Last name,Email,Join date\n\"A\"B,\"\n",
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, layout bool) {
+		opts := hrsync.HireOptions{MaxRows: 1000}
+		if layout {
+			opts.DateLayout = "02/01/2006"
+		}
+		hires, problems, err := hrsync.ReadHires(bytes.NewReader(data), opts)
+		if err != nil {
+			if hires != nil || problems != nil {
+				t.Fatalf("error %v with hires %v and problems %v", err, hires, problems)
+			}
+			if msg := err.Error(); msg == "" || strings.ContainsAny(msg, "\r\n") {
+				t.Fatalf("error %q is not one line", msg)
+			}
+			return
+		}
+		last := physicalLines(data)
+		lines := make(map[int]string)
+		prev := 0
+		for _, h := range hires {
+			if h.Line < 2 || h.Line > last || h.Line <= prev {
+				t.Fatalf("hire on line %d (after %d, file of %d lines)", h.Line, prev, last)
+			}
+			prev = h.Line
+			lines[h.Line] = "hire"
+			e := h.Employee
+			fields := map[string]string{"first_name": e.FirstName, "last_name": e.LastName, "email": e.Email, "job_title": e.JobTitle, "join_date": e.JoinDate}
+			again, err := source.ValidateNewEmployee(fields)
+			if err != nil || again != e {
+				t.Fatalf("hire on line %d %+v is not valid: %v (%+v)", h.Line, e, err, again)
+			}
+			if !isoDate.MatchString(e.JoinDate) {
+				t.Fatalf("hire on line %d: join date %q is not YYYY-MM-DD", h.Line, e.JoinDate)
+			}
+		}
+		for i, a := range hires {
+			for _, b := range hires[:i] {
+				if strings.EqualFold(a.Employee.Email, b.Employee.Email) {
+					t.Fatalf("hires on lines %d and %d share an email", b.Line, a.Line)
+				}
+			}
+		}
+		prev = 0
+		for _, p := range problems {
+			if p.Line < 2 || p.Line > last || p.Line <= prev {
+				t.Fatalf("problem on line %d (after %d, file of %d lines)", p.Line, prev, last)
+			}
+			prev = p.Line
+			if lines[p.Line] != "" {
+				t.Fatalf("line %d is both a hire and a problem", p.Line)
+			}
+			lines[p.Line] = "problem"
+			if p.Reason == "" || strings.ContainsAny(p.Reason, "\r\n") || !utf8.ValidString(p.Reason) {
+				t.Fatalf("line %d: reason %q is not one line", p.Line, p.Reason)
+			}
+			if hrsync.SafeCell(p.Email) != p.Email {
+				t.Fatalf("line %d: email %q is not safe", p.Line, p.Email)
+			}
+			if p.Duplicate {
+				var first int
+				if _, err := fmt.Sscanf(p.Reason, "email: used again (first on line %d)", &first); err != nil || first < 2 || first >= p.Line || lines[first] == "" {
+					t.Fatalf("line %d: duplicate %q does not name an earlier row", p.Line, p.Reason)
+				}
+			}
+		}
+	})
+}
+
+// FuzzHiresRoundTrip writes a row the way a spreadsheet does (any separator, line end, BOM,
+// quoting), after a row with a note that may span lines, and checks it reads back as the
+// validator sees it, on the right line.
+func FuzzHiresRoundTrip(f *testing.F) {
+	f.Add("Zoë", "Ødegård", "zoe@example.com", "Designer", "2025/03/03", "a\nnote", byte(','), "\r\n", true)
+	f.Add("John", "Smith, Jr.", "JOHN@example.com", `Head of "Sales"`, "2025-03-10", "", byte(';'), "\n", false)
+	f.Add(" Ana ", "", "ana@", "", "03/04/2025", "x\r\ny\rz", byte('\t'), "\r", false)
+	f.Add("", "", "", "", "", "", byte(','), "\n", false)
+	f.Add("=1+1", "-2", "anchor@example.COM", "@x", "2025-02-30", "\"", byte(','), "\n", true)
+	f.Fuzz(func(t *testing.T, first, last, email, title, date, note string, sep byte, eol string, bom bool) {
+		comma := rune(sep)
+		switch sep {
+		case ',', ';', '\t':
+		default:
+			comma = ','
+		}
+		if eol != "\r\n" && eol != "\r" {
+			eol = "\n"
+		}
+		var b bytes.Buffer
+		if bom {
+			b.WriteString("\ufeff")
+		}
+		w := csv.NewWriter(&b)
+		w.Comma = comma
+		const anchor = "anchor@example.com"
+		row := []string{first, last, email, title, date, ""}
+		for _, rec := range [][]string{
+			{"First name", "Last name", "Email", "Job title", "Join date", "Notes"},
+			{"Ada", "Lovelace", anchor, "", "2025-01-06", note},
+			row,
+		} {
+			if err := w.Write(rec); err != nil {
+				t.Skip(err)
+			}
+		}
+		w.Flush()
+		data := b.Bytes()
+		if eol != "\n" {
+			data = bytes.ReplaceAll(data, []byte("\n"), []byte(eol))
+		}
+		hires, problems, err := hrsync.ReadHires(bytes.NewReader(data), hrsync.HireOptions{})
+
+		text := true
+		for _, c := range append(row, note) {
+			text = text && utf8.ValidString(c) && !strings.ContainsRune(c, 0)
+		}
+		if !text {
+			if err == nil {
+				t.Fatalf("not text, but no error: %v %v", hires, problems)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("ReadHires(%q): %v", data, err)
+		}
+		if len(hires) == 0 || hires[0].Line != 2 || hires[0].Employee.Email != anchor {
+			t.Fatalf("the anchor row: hires %v problems %v", hires, problems)
+		}
+		// The row starts after the anchor's lines, however many its note spans as written.
+		line := 2 + physicalLines([]byte(strings.ReplaceAll(note, "\n", eol)))
+		blank := true
+		for _, c := range row {
+			blank = blank && strings.TrimSpace(c) == ""
+		}
+		fields := map[string]string{"first_name": first, "last_name": last, "email": email, "job_title": title, "join_date": date}
+		want, verr := source.ValidateNewEmployee(fields)
+		dup := source.ValidEmail(strings.TrimSpace(email)) && strings.EqualFold(strings.TrimSpace(email), anchor)
+		iso := acceptableDate.MatchString(strings.TrimSpace(date))
+		switch {
+		case blank:
+			if len(hires) != 1 || len(problems) != 0 {
+				t.Fatalf("blank row: hires %v problems %v", hires, problems)
+			}
+		case dup:
+			if len(hires) != 1 || len(problems) != 1 || !problems[0].Duplicate || problems[0].Line != line {
+				t.Fatalf("repeated email on line %d: hires %v problems %v", line, hires, problems)
+			}
+		case verr == nil && iso:
+			if len(hires) != 2 || len(problems) != 0 || hires[1] != (hrsync.Hire{Line: line, Employee: want}) {
+				t.Fatalf("valid row on line %d (%+v): hires %v problems %v", line, want, hires, problems)
+			}
+		default:
+			if len(hires) != 1 || len(problems) != 1 || problems[0].Line != line || problems[0].Duplicate {
+				t.Fatalf("invalid row on line %d (%v, iso date %v): hires %v problems %v", line, verr, iso, hires, problems)
+			}
+			if p := problems[0]; p.Email != hrsync.SafeCell(strings.TrimSpace(email)) {
+				t.Fatalf("problem email %q, want %q", p.Email, hrsync.SafeCell(strings.TrimSpace(email)))
+			}
+		}
+	})
+}

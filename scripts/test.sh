@@ -142,6 +142,10 @@ if $lint_only; then
 	exit 0
 fi
 
+section "deploy/: Prometheus rules and their tests, the dashboard (deploy/check.sh)"
+# Before the Go tests: it installs promtool when missing, which they use to lint /metrics.
+bash deploy/check.sh
+
 section "go test -race -count=1 ./... $*"
 go test -race -count=1 ./... "$@"
 

@@ -53,7 +53,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"reason"}),
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_job_panics_total", Help: "Scheduled jobs that panicked (recovered).",
-		}, []string{"job"}),
+		}, []string{"task"}), // not "job": Prometheus gives every target that label
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_source_requests_total", Help: "Requests to the source by route, method and status code (0: no answer).",
 		}, []string{"route", "method", "code"}),
@@ -72,10 +72,24 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, o := range []string{OutcomeCreated, OutcomeSkipped, OutcomeRejected, OutcomeFailed} {
 		m.onboardingRows.WithLabelValues(o)
 	}
+	// Every series whose labels are known exists from the start, at zero, so increase() sees
+	// its first event.
 	for _, r := range Resources {
+		res := string(r)
 		for _, st := range []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded} {
-			m.runs.WithLabelValues(string(r), st)
+			m.runs.WithLabelValues(res, st)
 		}
+		for _, o := range []string{"inserted", "updated", "unchanged", "deleted"} {
+			m.records.WithLabelValues(res, o)
+		}
+		m.inconsistencies.WithLabelValues(res)
+		m.deletionsRefused.WithLabelValues(res)
+	}
+	for _, reason := range []string{"overlap", "locked"} {
+		m.skipped.WithLabelValues(reason)
+	}
+	for _, task := range []string{"sync", "onboarding"} {
+		m.panics.WithLabelValues(task)
 	}
 	return m
 }
@@ -108,9 +122,9 @@ func (m *Metrics) skip(reason string) {
 	}
 }
 
-func (m *Metrics) panicked(job string) {
+func (m *Metrics) panicked(task string) {
 	if m != nil {
-		m.panics.WithLabelValues(job).Inc()
+		m.panics.WithLabelValues(task).Inc()
 	}
 }
 

@@ -97,7 +97,7 @@ func TestSchedulerRecoversPanics(t *testing.T) {
 	s, reg := newScheduler(t, func(ctx context.Context) error { panic("boom") }, lock)
 	s.RunNow()
 	s.RunNow() // the panic released the lock and the running flag
-	if got := counter(t, reg, "hrsync_job_panics_total", "job=sync"); got != 2 {
+	if got := counter(t, reg, "hrsync_job_panics_total", "task=sync"); got != 2 {
 		t.Errorf("panics counted %v, want 2", got)
 	}
 	if lock.held.Load() {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/source"
 )
@@ -129,7 +131,7 @@ func (s *Store) ListEmployees(ctx context.Context, p source.Page) (source.List[s
 		if off >= int64(len(ids)) {
 			// Past the end at the cached version: confirm the version, answer empty.
 			var v, total int64
-			if err := s.db.QueryRowContext(ctx, s.q.totals).Scan(&v, &total); err != nil {
+			if err := s.stmts.totals.QueryRowContext(ctx).Scan(&v, &total); err != nil {
 				return source.List[source.Employee]{}, fmt.Errorf("list employees: %w", err)
 			}
 			if v == cachedVersion || attempt >= 2 {
@@ -138,7 +140,7 @@ func (s *Store) ListEmployees(ctx context.Context, p source.Page) (source.List[s
 			continue
 		}
 		end := min(off+p.Size, int64(len(ids)))
-		list, err := s.employeeRows(ctx, s.q.employeePage, ids[off], ids[end-1], end-off)
+		list, err := s.employeeRows(ctx, s.stmts.employeePage, ids[off], ids[end-1], end-off)
 		if err != nil {
 			return source.List[source.Employee]{}, fmt.Errorf("list employees: %w", err)
 		}
@@ -152,8 +154,19 @@ func (s *Store) ListEmployees(ctx context.Context, p source.Page) (source.List[s
 	}
 }
 
-// loadIDs reads the served ids and the version they belong to in one read-only snapshot.
+// loadIDs reads the served ids and the version they belong to in one read-only snapshot. One
+// goroutine reloads at a time; one that waited reuses the reload it waited for when it is
+// current.
 func (s *Store) loadIDs(ctx context.Context) ([]int64, int64, error) {
+	before, _, _ := s.ids.get()
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if ids, v, ok := s.ids.get(); ok && !sameSlice(ids, before) {
+		var current int64
+		if err := s.stmts.totals.QueryRowContext(ctx).Scan(&current, new(int64)); err == nil && current == v {
+			return ids, v, nil
+		}
+	}
 	opts := &sql.TxOptions{ReadOnly: true}
 	if s.dialect == schema.Postgres {
 		opts.Isolation = sql.LevelRepeatableRead
@@ -175,9 +188,14 @@ func (s *Store) loadIDs(ctx context.Context) ([]int64, int64, error) {
 	return ids, version, nil
 }
 
+// sameSlice reports whether a and b are the same slice (the cache unchanged), not equal ones.
+func sameSlice(a, b []int64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // Employee reads one served employee and the version it was read at.
 func (s *Store) Employee(ctx context.Context, id int64) (source.Employee, int64, error) {
-	list, err := s.employeeRows(ctx, s.q.employeeByID, id)
+	list, err := s.employeeRows(ctx, s.stmts.employeeByID, id)
 	if err != nil {
 		return source.Employee{}, 0, fmt.Errorf("get employee: %w", err)
 	}
@@ -187,8 +205,8 @@ func (s *Store) Employee(ctx context.Context, id int64) (source.Employee, int64,
 	return list.Items[0], list.Version, nil
 }
 
-func (s *Store) employeeRows(ctx context.Context, query string, args ...any) (source.List[source.Employee], error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+func (s *Store) employeeRows(ctx context.Context, stmt *sqlx.Stmt, args ...any) (source.List[source.Employee], error) {
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return source.List[source.Employee]{}, err
 	}

@@ -45,8 +45,18 @@ type Store struct {
 	// where the warehouse is, without credentials, for messages
 	location string
 
-	q   queries
-	ids idCache
+	q     queries
+	stmts statements
+	ids   idCache
+	// loadMu makes one goroutine reload the id cache after a write while the others wait and
+	// reuse what it read.
+	loadMu stdsync.Mutex
+}
+
+// statements are the serve path's queries, prepared once: Postgres then plans them once per
+// connection instead of on every request (planning cost more than running a page).
+type statements struct {
+	employeePage, employeeByID, totals *sqlx.Stmt
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -102,7 +112,28 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		}
 	}
 	s.q = buildQueries(s.dialect)
+	if opts.SkipSchemaCheck {
+		return s, nil // for migrate: the tables may not exist yet
+	}
+	if err := s.prepare(ctx); err != nil {
+		_ = s.db.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
+	}
 	return s, nil
+}
+
+func (s *Store) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		stmt **sqlx.Stmt
+		q    string
+	}{{&s.stmts.employeePage, s.q.employeePage}, {&s.stmts.employeeByID, s.q.employeeByID}, {&s.stmts.totals, s.q.totals}} {
+		st, err := s.db.PreparexContext(ctx, p.q)
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		*p.stmt = st
+	}
+	return nil
 }
 
 func (s *Store) openPostgres(rawURL string) error {
@@ -195,7 +226,14 @@ func (s *Store) Location() string { return s.location }
 func (s *Store) DB() *sqlx.DB { return s.db }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	for _, st := range []*sqlx.Stmt{s.stmts.employeePage, s.stmts.employeeByID, s.stmts.totals} {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+	return s.db.Close()
+}
 
 // Ready reports whether the warehouse answers and its schema is current.
 func (s *Store) Ready(ctx context.Context) error {

@@ -50,8 +50,8 @@ type HireOptions struct {
 	// "02/01/2006"). It must give a whole date (year, month and day). YYYY/MM/DD and YYYY-MM-DD
 	// are always accepted and win over it.
 	DateLayout string
-	// MaxRows bounds the rows read (default DefaultMaxHireRows); more is an error for the whole
-	// file. Blank rows are not counted.
+	// MaxRows bounds the rows read (when 0 or less, DefaultMaxHireRows); more is an error for
+	// the whole file. Blank rows are not counted.
 	MaxRows int
 }
 
@@ -60,9 +60,9 @@ type HireOptions struct {
 // error naming the problem; bad rows do not stop the others: they come back as RowProblems, in
 // line order.
 //
-// The file is UTF-8, with or without a byte-order mark, its lines end in CRLF, LF or CR, and its
-// separator is ',', ';' or a tab: the one that splits the header into the most known columns
-// (or the one a first line "sep=;" names, as Excel honours). The header is the first row that
+// The file is UTF-8, with or without a byte-order mark; its lines end in CRLF or LF, or all in a
+// lone CR (old Excel for Mac); its separator is ',', ';' or a tab: the one that splits the header
+// into the most known columns (or the one a first line "sep=;" names, as Excel honours). The header is the first row that
 // is not blank; its cells are matched ignoring case, spaces and punctuation, and a few aliases
 // are known ("Surname", "Work email", "Start date", "Role", ...). Unknown columns are ignored.
 //
@@ -70,8 +70,8 @@ type HireOptions struct {
 // are trimmed and its join date is read (YYYY/MM/DD, YYYY-MM-DD or opts.DateLayout; nothing is
 // guessed). A row repeating an earlier row's email (compared ignoring case) is a Duplicate
 // problem, whatever else is wrong with it. Rows whose cells are all blank are skipped. Hires and
-// problems carry the physical line the row starts on, the header's line being 1 (a quoted cell
-// may span lines).
+// problems carry the physical line of the file the row starts on, counting from 1 at the top of
+// the file (the header's line, when nothing is above it); a quoted cell may span lines.
 //
 // An error reading r is returned wrapped. On any error, ReadHires returns no hires and no
 // problems.
@@ -97,9 +97,10 @@ func ReadHires(r io.Reader, opts HireOptions) ([]Hire, []RowProblem, error) {
 
 // SafeCell makes a cell safe to echo into a CSV report opened in a spreadsheet: a value starting
 // with = + - @ (or tab/CR) gets a leading apostrophe, so it can never run as a formula (OWASP CSV
-// injection guidance). To be safe with every spreadsheet, so does a value whose first such
-// character comes after leading white space, or is the full-width form of one (＝ ＋ － ＠).
-// Quoting the cell (, " and newlines) is the CSV writer's job.
+// injection guidance). Erring on the side of caution, so does a value whose first such character
+// comes after leading white space, or is the full-width form of one (＝ ＋ － ＠), in case a
+// spreadsheet reads those as formulas too. Quoting the cell (, " and newlines) is the CSV
+// writer's job.
 func SafeCell(s string) string {
 	first, _ := utf8.DecodeRuneInString(s)
 	if first == '\t' || first == '\r' {
@@ -209,22 +210,46 @@ func (h *hireReader) open(r io.Reader) error {
 	if bytes.HasPrefix(head, utf8BOM) {
 		skip = len(utf8BOM)
 	}
+	crEnds := crLineEnds(head[skip:])
 	sep, n := sepLine(head[skip:])
 	if n > 0 {
 		skip += n
 		h.offset = 1
 	} else {
-		sep = detectSeparator(head[skip:])
+		sep = detectSeparator(head[skip:], crEnds)
 	}
 	if _, err := br.Discard(skip); err != nil { // buffered: cannot fail
 		return fmt.Errorf("read: %w", err)
 	}
-	h.csv = newCSVReader(br, sep)
+	h.csv = newCSVReader(br, sep, crEnds)
 	return nil
 }
 
-func newCSVReader(r io.Reader, sep rune) *csv.Reader {
-	cr := csv.NewReader(&lineEnds{r: r})
+// crLineEnds reports whether the first line of the file (outside quotes) ends in a lone CR, as
+// every line of a file from Excel for Mac before 2016 does, line breaks inside cells included.
+func crLineEnds(head []byte) bool {
+	quoted := false
+	for i, b := range head {
+		switch {
+		case b == '"':
+			quoted = !quoted
+		case quoted:
+		case b == '\n':
+			return false
+		case b == '\r':
+			return i+1 < len(head) && head[i+1] != '\n'
+		}
+	}
+	return false
+}
+
+// newCSVReader reads CSV separated by sep; crEnds turns lone CRs into line ends first (the CSV
+// reader ends lines at LF only, and drops the CR of a CRLF).
+func newCSVReader(r io.Reader, sep rune, crEnds bool) *csv.Reader {
+	if crEnds {
+		r = &lineEnds{r: r}
+	}
+	cr := csv.NewReader(r)
 	cr.Comma = sep
 	cr.FieldsPerRecord = -1 // rows may be short or long: see hireReader.row
 	// ` "Smith, Jr."` is a quoted cell; with tabs as separators, leading tabs are empty cells.
@@ -275,10 +300,10 @@ func sepLine(head []byte) (sep rune, n int) {
 
 // detectSeparator returns the separator that splits the header (the first row that is not
 // blank) into the most known columns; ',' when none does better.
-func detectSeparator(head []byte) rune {
+func detectSeparator(head []byte, crEnds bool) rune {
 	best, bestN := ',', 0
 	for _, sep := range []rune{',', ';', '\t'} {
-		cr := newCSVReader(bytes.NewReader(head), sep)
+		cr := newCSVReader(bytes.NewReader(head), sep, crEnds)
 		cr.LazyQuotes = true // a guess: the real reading is strict
 		for {
 			rec, err := cr.Read()
@@ -582,8 +607,8 @@ func foldKey(s string) string {
 	}, s)
 }
 
-// lineEnds reads r with CRLF and lone CR (old Excel for Mac) line ends turned into LF, so the
-// CSV reader sees, and counts, every line end.
+// lineEnds reads r with lone CR (and CRLF) line ends turned into LF, so the CSV reader sees, and
+// counts, every line end of a file from old Excel for Mac.
 type lineEnds struct {
 	r      io.Reader
 	prevCR bool // the last byte read was a CR, written as LF: an LF right after it is dropped

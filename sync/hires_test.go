@@ -260,6 +260,7 @@ func TestReadHiresRowProblems(t *testing.T) {
 		{"year zero", "Ada,Lovelace,ada@example.com,,0000-01-01", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
 		{"not the layout", "Ada,Lovelace,ada@example.com,,2025.03.04", hrsync.HireOptions{DateLayout: "02/01/2006"}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
 		{"not a day in the layout", "Ada,Lovelace,ada@example.com,,31/04/2025", hrsync.HireOptions{DateLayout: "02/01/2006"}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
+		{"year zero in the layout", "Ada,Lovelace,ada@example.com,,31/12/0000", hrsync.HireOptions{DateLayout: "02/01/2006"}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
 		{"too long", "Ada," + long + ",ada@example.com,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "last_name: too long (maximum is 255 characters)"}},
 		{"line break in a name", "\"Ada\nAugusta\",Lovelace,ada@example.com,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "first_name: contains control characters"}},
 		{"tab in a title", "Ada,Lovelace,ada@example.com,Analyst\tLead,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "job_title: contains control characters"}},
@@ -333,6 +334,12 @@ func TestReadHiresRowShapes(t *testing.T) {
 			want: []hrsync.Hire{{Line: 4, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
 		},
 		{
+			name: "a lone CR in a CRLF file is in a cell, not a line end",
+			rows: "\"Ada\rAugusta\",Lovelace,\"ada\r@example.com\",2025-01-06\r\nGrace,Hopper,grace@example.com,2025-01-13\r\n",
+			want: []hrsync.Hire{{Line: 3, Employee: emp("Grace", "Hopper", "grace@example.com", "", "2025-01-13")}},
+			prob: []hrsync.RowProblem{{Line: 2, Email: "ada\r@example.com", Reason: "first_name: contains control characters; email: contains control characters; email: not a valid email address"}},
+		},
+		{
 			name: "decomposed accents are kept as given",
 			rows: "Zoe\u0308,O\u0308degard,zoe@example.com,2025-01-06\n",
 			want: []hrsync.Hire{{Line: 2, Employee: emp("Zoe\u0308", "O\u0308degard", "zoe@example.com", "", "2025-01-06")}},
@@ -353,7 +360,7 @@ func TestReadHiresLineNumbers(t *testing.T) {
 		"Grace,Hopper,grace,2025-01-13,\"one\n\ntwo\"\r\n" + // 6-8
 		",,,,\r\n" + // 9
 		"\"Alan\",\"Turing\",\"alan@example.com\",\"2025-01-20\",\"\"\"quoted\"\"\r\nnote\"\r\n" + // 10-11
-		"Katherine,Johnson,KATHERINE@example.com,2025-01-27,\r" + // 12 (a lone CR)
+		"Katherine,Johnson,KATHERINE@example.com,2025-01-27,\"a lone CR\ris no line end here\"\r\n" + // 12
 		"Katherine,Johnson,katherine@example.com,2025-01-27,\n" // 13
 	h, p, err := hrsync.ReadHires(strings.NewReader(in), hrsync.HireOptions{})
 	checkHires(t, h, p, err,
@@ -366,6 +373,36 @@ func TestReadHiresLineNumbers(t *testing.T) {
 			{Line: 6, Email: "grace", Reason: "email: not a valid email address"},
 			{Line: 13, Email: "katherine@example.com", Reason: "email: used again (first on line 12)", Duplicate: true},
 		})
+}
+
+// TestReadHiresLoneCR tells a file of lone CR line ends (old Excel for Mac) from a file with a
+// lone CR inside a quoted cell, even in the header.
+func TestReadHiresLoneCR(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []int // lines of the hires
+	}{
+		{"lone CR line ends", "Notes,First name,Last name,Email,Join date\r\"x\ry\",Ada,Lovelace,ada@example.com,2025-01-06\rx,Grace,Hopper,grace@example.com,2025-01-13\r", []int{2, 4}},
+		{"lone CR line ends, quoted header", "\"Notes\rabout\",First name,Last name,Email,Join date\r\"x\ry\",Ada,Lovelace,ada@example.com,2025-01-06\rx,Grace,Hopper,grace@example.com,2025-01-13\r", []int{3, 5}},
+		{"LF line ends, CRs in cells", "\"Notes\rabout\",First name,Last name,Email,Join date\n\"x\ry\",Ada,Lovelace,ada@example.com,2025-01-06\nx,Grace,Hopper,grace@example.com,2025-01-13\n", []int{2, 3}},
+		{"CRLF line ends, CRs in cells", "\"Notes\rabout\",First name,Last name,Email,Join date\r\n\"x\ry\",Ada,Lovelace,ada@example.com,2025-01-06\r\nx,Grace,Hopper,grace@example.com,2025-01-13\r\n", []int{2, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, p, err := hrsync.ReadHires(strings.NewReader(tt.in), hrsync.HireOptions{})
+			if err != nil || len(p) != 0 {
+				t.Fatalf("problems %s, err %v", dump(p), err)
+			}
+			var lines []int
+			for _, h := range h {
+				lines = append(lines, h.Line)
+			}
+			if !slices.Equal(lines, tt.want) {
+				t.Errorf("hires on lines %v, want %v", lines, tt.want)
+			}
+		})
+	}
 }
 
 func TestReadHiresDuplicates(t *testing.T) {
@@ -504,8 +541,8 @@ func TestReadHiresFileErrors(t *testing.T) {
 		opts hrsync.HireOptions
 		want []string // substrings of the error
 	}{
-		{"UTF-16 LE (Excel's Unicode Text)", bytes.NewReader(utf16Bytes(strings.ReplaceAll(good, ",", "\t"), false, true)), hrsync.HireOptions{}, []string{"UTF-16", "save it as CSV UTF-8"}},
-		{"UTF-16 BE", bytes.NewReader(utf16Bytes(good, true, true)), hrsync.HireOptions{}, []string{"UTF-16", "save it as CSV UTF-8"}},
+		{"UTF-16 LE (Excel's Unicode Text)", bytes.NewReader(utf16Bytes(strings.ReplaceAll(good, ",", "\t"), false, true)), hrsync.HireOptions{}, []string{"is UTF-16 text", "save it as CSV UTF-8"}},
+		{"UTF-16 BE", bytes.NewReader(utf16Bytes(good, true, true)), hrsync.HireOptions{}, []string{"is UTF-16 text", "save it as CSV UTF-8"}},
 		{"UTF-16 without BOM", bytes.NewReader(utf16Bytes(good, false, false)), hrsync.HireOptions{}, []string{"NUL", "save it as CSV UTF-8"}},
 		{"Windows-1252", strings.NewReader("First name,Last name,Email,Join date\nZo\xeb,\xd8deg\xe5rd,zoe@example.com,2025-01-06\n"), hrsync.HireOptions{}, []string{"line 2", "not UTF-8", "save it as CSV UTF-8"}},
 		{"NUL far into the file", strings.NewReader(good + strings.Repeat("Ada,Lovelace,ada@example.com,2025-01-06\n", 2000) + "Ada\x00,Lovelace,ada@example.com,2025-01-06\n"), hrsync.HireOptions{}, []string{"line 2003", "NUL"}},

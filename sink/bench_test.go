@@ -1,0 +1,770 @@
+package sink_test
+
+// BenchmarkServe measures serve mode end to end: the real /v1 handler (source.NewHandler) over
+// the real *sink.Store, behind a real HTTP server on loopback, driven by keep-alive clients, over
+// a warehouse of 100,000 employees. Beside it, in the same run, the SQL it replaces: an OFFSET
+// page and a COUNT(*) Total. See docs/benchmarks.md for the command and the figures.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+)
+
+var benchClients = flag.Int("bench.clients", 8, "concurrent keep-alive clients in BenchmarkServe")
+
+const (
+	benchEmployees = 100_000
+	benchPerPage   = 100
+	benchKey       = "bench-key"
+)
+
+func BenchmarkServe(b *testing.B) {
+	b.Run("db=postgres", func(b *testing.B) {
+		f := newPostgresBench(b)
+		f.serve(b)
+		f.sqlBaselines(b)
+	})
+	b.Run("db=sqlite", func(b *testing.B) {
+		f := newSQLiteBench(b)
+		f.serve(b)
+	})
+}
+
+// benchFixture is one seeded warehouse served over loopback.
+type benchFixture struct {
+	store  *sink.Store
+	srv    *httptest.Server
+	client *http.Client
+	etags  map[int64]string // page number → the ETag of its first answer
+}
+
+func newBenchFixture(b testing.TB, s *sink.Store) *benchFixture {
+	b.Helper()
+	h, err := source.NewHandler(s, source.HandlerOptions{APIKeys: []string{benchKey}, ETagSalt: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	tr := &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        4 * *benchClients,
+		MaxIdleConnsPerHost: 4 * *benchClients,
+		DisableCompression:  true,
+	}
+	b.Cleanup(tr.CloseIdleConnections)
+	f := &benchFixture{store: s, srv: srv, client: &http.Client{Transport: tr}, etags: map[int64]string{}}
+	// The first request of each page loads the id cache and gives the tag the 304 runs send;
+	// it also checks the page is the one asked for.
+	for _, page := range []int64{1, 1000} {
+		resp, body, err := f.get(page, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("page %d: status %d: %s", page, resp.StatusCode, body)
+		}
+		if got := resp.Header.Get("Total"); got != strconv.Itoa(benchEmployees) {
+			b.Fatalf("page %d: Total %q, want %d", page, got, benchEmployees)
+		}
+		first := (page-1)*benchPerPage + 1
+		if !strings.HasPrefix(string(body), fmt.Sprintf(`{"employees":[{"id":%d,`, first)) ||
+			strings.Count(string(body), `"holiday_allowance":{"id":1,`) != benchPerPage {
+			b.Fatalf("page %d: not %d employees from id %d: %.300s", page, benchPerPage, first, body)
+		}
+		f.etags[page] = resp.Header.Get("ETag")
+		b.Logf("page %d: %d bytes, ETag %s, starts %.700s", page, len(body), f.etags[page], body)
+	}
+	return f
+}
+
+// get asks for one page of employees, with If-None-Match when inm is set, and reads the body to
+// the end so the connection is kept.
+func (f *benchFixture) get(page int64, inm string) (*http.Response, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, f.srv.URL+"/v1/employees?page="+strconv.FormatInt(page, 10)+"&per_page="+strconv.Itoa(benchPerPage), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("X-Api-Key", benchKey)
+	if inm != "" {
+		req.Header.Set("If-None-Match", inm)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp, body, err
+}
+
+// serve runs the HTTP sub-benchmarks: page 1 and page 1,000, each as a full page and as a
+// conditional GET whose tag is current (a 304).
+func (f *benchFixture) serve(b *testing.B) {
+	for _, page := range []int64{1, 1000} {
+		for _, inm := range []bool{false, true} {
+			name := fmt.Sprintf("page=%d/inm=no", page)
+			tag, want := "", http.StatusOK
+			if inm {
+				name = fmt.Sprintf("page=%d/inm=yes", page)
+				tag, want = f.etags[page], http.StatusNotModified
+			}
+			b.Run(name, func(b *testing.B) {
+				measure(b, func(context.Context) error {
+					resp, body, err := f.get(page, tag)
+					if err != nil {
+						return err
+					}
+					if resp.StatusCode != want {
+						return fmt.Errorf("status %d, want %d: %.200s", resp.StatusCode, want, body)
+					}
+					return nil
+				})
+			})
+		}
+	}
+}
+
+// measure runs b.N ops from exactly *benchClients goroutines (each op taken from a shared
+// counter) and reports requests per second and the 50th and 99th percentile latency of one op.
+// sec/op is then wall time per op at that concurrency: the inverse of the throughput.
+func measure(b *testing.B, op func(context.Context) error) {
+	b.Helper()
+	clients := max(*benchClients, 1)
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		mu     stdsync.Mutex
+		all    = make([]time.Duration, 0, b.N)
+		wg     stdsync.WaitGroup
+	)
+	ctx := context.Background()
+	b.ResetTimer()
+	for range clients {
+		wg.Go(func() {
+			lat := make([]time.Duration, 0, b.N/clients+1)
+			for next.Add(1) <= int64(b.N) && !failed.Load() {
+				t0 := time.Now()
+				if err := op(ctx); err != nil {
+					if !failed.Swap(true) {
+						b.Error(err)
+					}
+					break
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	b.ReportMetric(float64(percentile(all, 0.50))/1e3, "p50-µs")
+	b.ReportMetric(float64(percentile(all, 0.99))/1e3, "p99-µs")
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// procTB is a TB whose cleanups we run ourselves, so a short-lived fixture (its store, server
+// and client) can be closed mid-benchmark, which also flushes its backend's statistics.
+type procTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (p *procTB) Cleanup(f func()) { p.cleanups = append(p.cleanups, f) }
+
+func (p *procTB) close() {
+	for i := len(p.cleanups) - 1; i >= 0; i-- {
+		p.cleanups[i]()
+	}
+	p.cleanups = nil
+}
+
+// ---- Postgres ----------------------------------------------------------------------------
+
+type postgresBench struct {
+	*benchFixture
+	url, schema string
+}
+
+func newPostgresBench(b *testing.B) *postgresBench {
+	b.Helper()
+	ctx := context.Background()
+	url, schemaName := sinktest.Postgres(b) // dropped when db=postgres ends
+	opts := sink.Options{Schema: schemaName, Now: func() time.Time { return fixedNow }}
+	if _, err := sink.Migrate(ctx, url, opts); err != nil {
+		b.Fatalf("migrate: %v", err)
+	}
+
+	// Seed through a store of its own, closed afterwards: its backend's statistics are then
+	// flushed and cannot land in the row accounting below.
+	start := time.Now()
+	func() {
+		seedStore := openBenchStore(b, url, schemaName, 1)
+		defer seedStore.Close()
+		db := seedStore.DB().DB
+		seed(b, db, pgSeed, true)
+		// VACUUM as well as ANALYZE: the steady state of a warehouse autovacuum has seen (hint
+		// bits set, visibility map current), not the first read after a bulk load.
+		if _, err := db.ExecContext(ctx, `VACUUM (ANALYZE) employees, departments, meta`); err != nil {
+			b.Fatalf("vacuum: %v", err)
+		}
+	}()
+	b.Logf("seeded %d employees in %v", benchEmployees, time.Since(start).Round(time.Millisecond))
+
+	f := &postgresBench{url: url, schema: schemaName}
+	f.accountRows(b)
+
+	s := openBenchStore(b, url, schemaName, 0)
+	b.Cleanup(func() { s.Close() })
+	f.benchFixture = newBenchFixture(b, s)
+	f.explain(b)
+	f.planTimes(b)
+	return f
+}
+
+func openBenchStore(b *testing.B, url, schemaName string, conns int) *sink.Store {
+	b.Helper()
+	s, err := sink.Open(context.Background(), url, sink.Options{Schema: schemaName, MaxOpenConns: conns,
+		Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		b.Fatalf("open: %v", err)
+	}
+	return s
+}
+
+// checkSeed fails unless the triggers counted every seeded employee into meta.
+func checkSeed(b *testing.B, db *sql.DB) {
+	b.Helper()
+	var total, counted int64
+	if err := db.QueryRowContext(context.Background(),
+		`SELECT (SELECT employees_total FROM meta), (SELECT count(*) FROM employees WHERE listed AND deleted_at IS NULL)`).Scan(&total, &counted); err != nil {
+		b.Fatal(err)
+	}
+	if total != benchEmployees || counted != benchEmployees {
+		b.Fatalf("after seeding: meta.employees_total %d, counted %d; want %d", total, counted, benchEmployees)
+	}
+}
+
+// Seed vocabularies, shared by both dialects (joined in by id modulo their length).
+var (
+	seedFirst = []string{"Ana", "Ben", "Chloé", "Dev", "Emma", "Farid", "Grace", "Hiro", "Isla", "Jonas",
+		"Kemi", "Liam", "Maya", "Noah", "Olga", "Priya", "Quinn", "Rosa", "Sam", "Tomasz",
+		"Uma", "Victor", "Wen", "Xavier", "Yara", "Zoë", "Aidan", "Bea", "Carlos", "Dana",
+		"Eli", "Fatima", "Gus", "Hannah", "Ivan", "Jade", "Kai", "Lena", "Mateo", "Nina"}
+	seedLast = []string{"Smith", "Jones", "Williams", "Taylor", "Brown", "Davies", "Evans", "Wilson", "Thomas", "Johnson",
+		"Roberts", "Robinson", "Thompson", "Wright", "Walker", "White", "Edwards", "Hughes", "Green", "Hall",
+		"Lewis", "Harris", "Clarke", "Patel", "Jackson", "Wood", "Turner", "Martin", "Cooper", "Hill",
+		"Ward", "Morris", "Moore", "Clark", "Lee", "King", "Baker", "Harrison", "Morgan", "Allen",
+		"James", "Scott", "Phillips", "Watson", "Davis", "Parker", "Price", "Bennett", "Young", "O'Brien"}
+	seedTitles = []string{"Software Engineer", "Senior Software Engineer", "Account Executive", "Nurse", "Care Assistant",
+		"Data Analyst", "Product Manager", "HR Business Partner", "Finance Assistant", "Customer Success Manager",
+		"Designer", "Warehouse Operative", "Store Manager", "Recruiter", "Office Manager",
+		"Marketing Executive", "Support Agent", "Legal Counsel", "Team Lead", "Operations Analyst"}
+	seedDepartments = []string{"Engineering", "Sales", "Marketing", "Finance", "People", "Operations", "Support",
+		"Legal", "Product", "Design"}
+)
+
+// valuesCTE renders a vocabulary as a CTE "name(i, v)" with i from 0.
+func valuesCTE(name string, vs []string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s(i, v) AS (VALUES ", name)
+	for i, v := range vs {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "(%d, '%s')", i, strings.ReplaceAll(v, "'", "''"))
+	}
+	sb.WriteString(")")
+	return sb.String()
+}
+
+// seedDialect holds what the seed statement spells differently in Postgres and SQLite.
+type seedDialect struct {
+	rows    string                   // FROM item of g = 1 … benchEmployees, or a CTE name
+	cte     string                   // a leading CTE for rows, if any
+	joined  func(days string) string // the date days before 2026-11-22
+	addDays func(date, days string) string
+	ts      func(minutes string) string // 2019-01-01 09:00 UTC plus minutes, as stored
+	quote   func(text string) string    // a JSON string of text, as text
+	asJSON  func(text string) string    // JSON text as the column type
+	num     func(n string) string       // a JSON number
+	true_   string
+}
+
+var (
+	pgSeed = seedDialect{
+		rows:    "generate_series(1, " + strconv.Itoa(benchEmployees) + ") g",
+		joined:  func(d string) string { return "date '2026-11-22' - " + d },
+		addDays: func(t, d string) string { return "((" + t + ")::date + " + d + ")" },
+		ts: func(m string) string {
+			return "timestamptz '2019-01-01 09:00:00+00' + (" + m + ") * interval '1 minute'"
+		},
+		quote:  func(x string) string { return "to_json(" + x + ")::text" },
+		asJSON: func(x string) string { return "(" + x + ")::json" },
+		num:    func(n string) string { return "to_json(" + n + ")" },
+		true_:  "true",
+	}
+	sqliteSeedDialect = seedDialect{
+		rows:    "seq",
+		cte:     "RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < " + strconv.Itoa(benchEmployees) + "),\n",
+		joined:  func(d string) string { return "date('2026-11-22', '-' || " + d + " || ' days')" },
+		addDays: func(t, d string) string { return "date(" + t + ", '+' || " + d + " || ' days')" },
+		ts: func(m string) string {
+			return "strftime('%Y-%m-%dT%H:%M:%SZ', '2019-01-01 09:00:00', '+' || (" + m + ") || ' minutes')"
+		},
+		quote:  func(x string) string { return "json_quote(" + x + ")" },
+		asJSON: func(x string) string { return x },
+		num:    func(n string) string { return "CAST(" + n + " AS TEXT)" },
+		true_:  "1",
+	}
+)
+
+// departmentsSeed inserts 40 departments, every third with a field the model does not know.
+func departmentsSeed() string {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO departments (id, name, extra) VALUES ")
+	for g := 1; g <= 40; g++ {
+		if g > 1 {
+			sb.WriteString(", ")
+		}
+		name := seedDepartments[(g-1)%10]
+		if g > 10 {
+			name += " " + strconv.Itoa((g-1)/10+1)
+		}
+		extra := "NULL"
+		if g%3 == 0 {
+			extra = fmt.Sprintf(`'{"code":"D%d"}'`, g)
+		}
+		fmt.Fprintf(&sb, "(%d, '%s', %s)", g, name, extra)
+	}
+	return sb.String()
+}
+
+// employeesSeed inserts the employees in one statement. Per employee g:
+//
+//	managers: every 100th employee is one (1,000 of them, spread over the ids); 100…1,000
+//	          have none, the other managers report to them, everyone else to a manager
+//	approver: the line manager, except every 7th employee has none
+//	department: one of 40, except every 50th employee has none
+//	working pattern 1, holiday allowance 1 (the migration's), account 7
+//	joined up to ~21 years before 2026-11-22; extra fields on every 5th and every 11th
+//
+// nested, when the warehouse has the column, holds the references as a sync stores them: the
+// objects the source embedded, compact.
+func employeesSeed(d seedDialect, nested bool) string {
+	const (
+		manager = `CASE WHEN g % 100 = 0 AND g <= 1000 THEN NULL WHEN g % 100 = 0 THEN 100 * (1 + (g / 100) % 10) ELSE 100 * (1 + (g * 31) % 1000) END`
+		days    = `((g * 7919) % 7700)` // days of service
+	)
+	email := func(f, l, id string) string {
+		return "lower(" + f + " || '.' || " + l + ") || '.' || " + id + " || '@example.com'"
+	}
+	person := func(id string) string {
+		return `'{"id":' || ` + id + ` || ',"name":' || ` + d.quote("mf.v || ' ' || ml.v") + ` || ',"email":' || ` + d.quote(email("mf.v", "ml.v", id)) + ` || '}'`
+	}
+	cols := `id, account_id, first_name, last_name, email, job_title, status,
+    company_join_date, job_start_date, length_of_service_in_months, age, full_or_part_time,
+    notice_period, working_pattern_id, holiday_allowance_id, department_id, line_manager_id,
+    holiday_approver_id, receives_statutory_holidays, hr, created_at, updated_at, extra, listed, origin`
+	vals := `g, 7, f, l, ` + email("f", "l", "g") + `, title,
+    CASE WHEN g % 97 = 0 THEN 'Pending leaver' ELSE 'Current employee' END,
+    joined, ` + d.addDays("joined", "((g * 31) % 60)") + `, ` + days + ` * 12 / 365,
+    CASE WHEN g % 4 = 0 THEN NULL ELSE ` + d.num("20 + g % 45") + ` END,
+    ` + d.asJSON(d.quote("CASE WHEN g % 5 = 0 THEN 'Part Time' ELSE 'Full Time' END")) + `,
+    CASE WHEN g % 3 = 0 THEN NULL ELSE ` + d.asJSON(d.quote("(1 + g % 3) || ' months'")) + ` END,
+    1, 1, dept, mgr, appr, g % 10 <> 0, g % 53 = 0,
+    ` + d.ts("g * 17") + `, ` + d.ts("g * 17 + (g % 400) * 1440") + `,
+    ` + d.asJSON(`CASE WHEN g % 5 = 0 THEN '{"custom_fields":{"shoe":"' || (35 + g % 12) || '","team":"T' || (g % 17) || '"},"middle_name":"M"}'
+         WHEN g % 11 = 0 THEN '{"dob":"' || `+d.addDays("'1960-01-01'", "((g * 13) % 15000)")+` || '"}' END`) + `,
+    ` + d.true_ + `, 'source'`
+	if nested {
+		cols += ", nested"
+		vals += `,
+    ` + d.asJSON(`'{' || concat_ws(',',
+        CASE WHEN dept IS NOT NULL THEN '"department":{"id":' || dept || ',"name":' || `+d.quote("dp.name")+` || '}' END,
+        '"holiday_allowance":{"id":1,"name":"Standard"}',
+        CASE WHEN appr IS NOT NULL THEN '"holiday_approver":' || `+person("appr")+` END,
+        CASE WHEN mgr IS NOT NULL THEN '"line_manager":' || `+person("mgr")+` END,
+        '"working_pattern":{"id":1,"name":"Standard","total_hours":"37.5","default":true}') || '}'`)
+	}
+	return `WITH ` + d.cte + valuesCTE("fn", seedFirst) + ",\n" + valuesCTE("ln", seedLast) + ",\n" + valuesCTE("jt", seedTitles) + `,
+s AS (
+    SELECT g, fn.v AS f, ln.v AS l, jt.v AS title, ` + d.joined(days) + ` AS joined,
+        CASE WHEN g % 50 = 0 THEN NULL ELSE 1 + g % 40 END AS dept,
+        ` + manager + ` AS mgr,
+        CASE WHEN g % 7 = 0 THEN NULL ELSE ` + manager + ` END AS appr
+    FROM ` + d.rows + `
+    JOIN fn ON fn.i = g % 40 JOIN ln ON ln.i = (g * 7) % 50 JOIN jt ON jt.i = (g * 3) % 20
+)
+INSERT INTO employees (` + cols + `)
+SELECT ` + vals + `
+FROM s
+LEFT JOIN departments dp ON dp.id = s.dept
+LEFT JOIN fn mf ON mf.i = s.mgr % 40
+LEFT JOIN ln ml ON ml.i = (s.mgr * 7) % 50`
+}
+
+// hasColumn reports whether the warehouse's employees table has a column (the schema moves).
+func hasColumn(b *testing.B, db *sql.DB, pg bool, column string) bool {
+	b.Helper()
+	q := `SELECT count(*) FROM pragma_table_info('employees') WHERE name = ?`
+	if pg {
+		q = `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'employees' AND column_name = $1`
+	}
+	var n int
+	if err := db.QueryRowContext(context.Background(), q, column).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n > 0
+}
+
+// seed fills a fresh warehouse and checks the triggers counted every employee into meta.
+func seed(b *testing.B, db *sql.DB, d seedDialect, pg bool) {
+	b.Helper()
+	ctx := context.Background()
+	nested := hasColumn(b, db, pg, "nested")
+	if !nested {
+		b.Logf("employees has no nested column: seeding without it")
+	}
+	for _, q := range []string{departmentsSeed(), employeesSeed(d, nested)} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			b.Fatalf("seed: %v\n%s", err, q)
+		}
+	}
+	checkSeed(b, db)
+}
+
+// The Postgres statements the benchmark compares, on the seeded warehouse. employeeSelect is
+// the store's employee page statement (sink/read.go, buildQueries, Postgres), copied; the range
+// sub-benchmark checks it still answers what the store answers.
+const employeeSelect = `SELECT e.id, e.account_id, e.first_name, e.last_name, e.email, e.job_title, e.status, to_char(e.company_join_date, 'YYYY-MM-DD'), to_char(e.job_start_date, 'YYYY-MM-DD'), e.length_of_service_in_months, e.age::text, e.full_or_part_time::text, e.notice_period::text, e.working_pattern_id, wp.name, wp.total_hours::text, wp.is_default, e.holiday_allowance_id, ha.name, ha.extra::text, e.department_id, d.name, d.extra::text, e.line_manager_id, lm.first_name, lm.last_name, lm.email, e.holiday_approver_id, ap.first_name, ap.last_name, ap.email, e.receives_statutory_holidays, e.hr, to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), to_char(e.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), e.extra::text, e.nested::text, e.origin, m.version, m.employees_total
+FROM employees e
+CROSS JOIN meta m
+LEFT JOIN working_patterns wp ON wp.id = e.working_pattern_id
+LEFT JOIN holiday_allowances ha ON ha.id = e.holiday_allowance_id
+LEFT JOIN departments d ON d.id = e.department_id
+LEFT JOIN employees lm ON lm.id = e.line_manager_id
+LEFT JOIN employees ap ON ap.id = e.holiday_approver_id
+WHERE e.listed AND e.deleted_at IS NULL`
+
+var (
+	// what the store runs: the page as a primary-key range the id cache found
+	rangeSQL = employeeSelect + ` AND e.id BETWEEN $1 AND $2 ORDER BY e.id LIMIT $3`
+	// the same page by OFFSET, written the plain way
+	offsetSQL = employeeSelect + ` ORDER BY e.id LIMIT $1 OFFSET $2`
+	// the same page by OFFSET done before the joins (as read.go pages the small collections)
+	offsetSubSQL = strings.Replace(employeeSelect, "FROM employees e\n",
+		"FROM (SELECT * FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT $1 OFFSET $2) e\n", 1) + ` ORDER BY e.id`
+	// the store's page with the range applied in a subquery, not run by the store: it plans
+	// several times faster than the flat join (see planTimes)
+	rangeSubSQL = strings.Replace(employeeSelect, "FROM employees e\n",
+		"FROM (SELECT * FROM employees WHERE listed AND deleted_at IS NULL AND id BETWEEN $1 AND $2 ORDER BY id LIMIT $3) e\n", 1) + ` ORDER BY e.id`
+	countSQL = `SELECT count(*) FROM employees WHERE listed AND deleted_at IS NULL`
+	metaSQL  = `SELECT employees_total FROM meta`
+	idsSQL   = `SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id`
+)
+
+// scanAll reads every row of a query to the end, as raw bytes, and returns the first column of
+// the first row and the row count.
+func scanAll(ctx context.Context, db *sql.DB, query string, args ...any) (first string, n int, err error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return "", 0, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", 0, err
+	}
+	raw := make([]sql.RawBytes, len(cols))
+	dest := make([]any, len(cols))
+	for i := range raw {
+		dest[i] = &raw[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return "", 0, err
+		}
+		if n == 0 {
+			first = string(raw[0])
+		}
+		n++
+	}
+	return first, n, rows.Err()
+}
+
+// sqlBaselines times the statements directly on the store's pool, with the same clients.
+func (f *postgresBench) sqlBaselines(b *testing.B) {
+	db := f.store.DB().DB
+	page := func(number int64) (lo, hi int64) {
+		return (number-1)*benchPerPage + 1, number * benchPerPage // the seeded ids are 1…100,000
+	}
+	rows := func(want int, wantFirst int64, query string, args ...any) func(context.Context) error {
+		return func(ctx context.Context) error {
+			first, n, err := scanAll(ctx, db, query, args...)
+			if err != nil {
+				return err
+			}
+			if n != want || (wantFirst > 0 && first != strconv.FormatInt(wantFirst, 10)) {
+				return fmt.Errorf("%d rows from %s, want %d from %d", n, first, want, wantFirst)
+			}
+			return nil
+		}
+	}
+	for _, number := range []int64{1, 1000} {
+		lo, hi := page(number)
+		b.Run(fmt.Sprintf("sql=range/page=%d", number), func(b *testing.B) {
+			measure(b, rows(benchPerPage, lo, rangeSQL, lo, hi, benchPerPage))
+		})
+		b.Run(fmt.Sprintf("sql=offset/page=%d", number), func(b *testing.B) {
+			measure(b, rows(benchPerPage, lo, offsetSQL, benchPerPage, lo-1))
+		})
+		b.Run(fmt.Sprintf("sql=offset-subquery/page=%d", number), func(b *testing.B) {
+			measure(b, rows(benchPerPage, lo, offsetSubSQL, benchPerPage, lo-1))
+		})
+	}
+	b.Run("sql=total-meta", func(b *testing.B) {
+		measure(b, rows(1, benchEmployees, metaSQL))
+	})
+	b.Run("sql=total-count", func(b *testing.B) {
+		measure(b, rows(1, benchEmployees, countSQL))
+	})
+	// What the id cache costs to fill: once per warehouse version, not per request.
+	b.Run("sql=load-ids", func(b *testing.B) {
+		measure(b, rows(benchEmployees, 1, idsSQL))
+	})
+}
+
+// explain logs the plans of the page-1,000 statements and of COUNT(*).
+func (f *postgresBench) explain(b *testing.B) {
+	ctx := context.Background()
+	db := f.store.DB().DB
+	lo, hi := int64(99_901), int64(100_000)
+	// The store's statement with its parameters filled in: the plan of the request.
+	literal := strings.NewReplacer("$1", strconv.FormatInt(lo, 10), "$2", strconv.FormatInt(hi, 10), "$3", strconv.Itoa(benchPerPage)).Replace(rangeSQL)
+	for _, q := range []struct{ name, sql string }{
+		{"range page 1 (the store's statement)", strings.NewReplacer("$1", "1", "$2", "100", "$3", "100").Replace(rangeSQL)},
+		{"range page 1000 (the store's statement)", literal},
+		{"offset page 1000", strings.NewReplacer("$1", "100", "$2", "99900").Replace(offsetSQL)},
+		{"offset-subquery page 1000", strings.NewReplacer("$1", "100", "$2", "99900").Replace(offsetSubSQL)},
+		{"count(*)", countSQL},
+		{"meta", metaSQL},
+	} {
+		// The second run is logged: the first also pays for loading catalog caches.
+		if _, err := db.ExecContext(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q.sql); err != nil {
+			b.Fatalf("explain %s: %v", q.name, err)
+		}
+		rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q.sql)
+		if err != nil {
+			b.Fatalf("explain %s: %v", q.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				b.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		rows.Close()
+		b.Logf("EXPLAIN (ANALYZE, BUFFERS) %s:\n%s", q.name, strings.Join(plan, "\n"))
+	}
+}
+
+// planTimes logs the median planning and execution time of the compared statements as the
+// store runs them (planned afresh on every request: lib/pq sends a statement with arguments
+// unnamed), and of the page statement prepared on a cached generic plan, to show what
+// planning costs per request.
+func (f *postgresBench) planTimes(b *testing.B) {
+	ctx := context.Background()
+	conn, err := f.store.DB().DB.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	median := func(query string) (plan, exec float64, text []string) {
+		const n = 21
+		var ps, es []float64
+		for range n {
+			rows, err := conn.QueryContext(ctx, query)
+			if err != nil {
+				b.Fatalf("%v\n%s", err, query)
+			}
+			text = text[:0]
+			for rows.Next() {
+				var line string
+				if err := rows.Scan(&line); err != nil {
+					b.Fatal(err)
+				}
+				text = append(text, line)
+				var ms float64
+				if _, err := fmt.Sscanf(line, "Planning Time: %f ms", &ms); err == nil {
+					ps = append(ps, ms)
+				} else if _, err := fmt.Sscanf(line, "Execution Time: %f ms", &ms); err == nil {
+					es = append(es, ms)
+				}
+			}
+			rows.Close()
+		}
+		slices.Sort(ps)
+		slices.Sort(es)
+		if len(ps) != n || len(es) != n {
+			b.Fatalf("no timings in %q", text)
+		}
+		return ps[n/2], es[n/2], text
+	}
+	for _, q := range []struct{ name, sql string }{
+		{"range page 1 (the store's statement)", strings.NewReplacer("$1", "1", "$2", "100", "$3", "100").Replace(rangeSQL)},
+		{"range page 1000 (the store's statement)", strings.NewReplacer("$1", "99901", "$2", "100000", "$3", "100").Replace(rangeSQL)},
+		{"range in a subquery page 1000 (not run)", strings.NewReplacer("$1", "99901", "$2", "100000", "$3", "100").Replace(rangeSubSQL)},
+		{"offset page 1000", strings.NewReplacer("$1", "100", "$2", "99900").Replace(offsetSQL)},
+		{"offset-subquery page 1", strings.NewReplacer("$1", "100", "$2", "0").Replace(offsetSubSQL)},
+		{"offset-subquery page 1000", strings.NewReplacer("$1", "100", "$2", "99900").Replace(offsetSubSQL)},
+		{"count(*)", countSQL},
+		{"meta", metaSQL},
+	} {
+		p, e, _ := median("EXPLAIN (ANALYZE, SUMMARY, TIMING OFF) " + q.sql)
+		b.Logf("%-40s planned per request: median planning %7.3f ms, execution %8.3f ms", q.name, p, e)
+	}
+	for _, q := range []string{
+		`PREPARE bench_page(bigint, bigint, bigint) AS ` + rangeSQL,
+		`SET plan_cache_mode = force_generic_plan`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	defer func() {
+		for _, q := range []string{`DEALLOCATE bench_page`, `RESET plan_cache_mode`} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				b.Error(err)
+			}
+		}
+	}()
+	p, e, text := median("EXPLAIN (ANALYZE, SUMMARY, TIMING OFF, COSTS OFF) EXECUTE bench_page(99901, 100000, 100)")
+	b.Logf("same statement prepared, cached generic plan: median planning %.3f ms, execution %.3f ms; plan:\n%s", p, e, strings.Join(text, "\n"))
+}
+
+// tableReads are the cumulative statistics of one table: scans, rows read and buffers touched.
+type tableReads struct {
+	seqScans, idxScans, rows, buffers int64
+}
+
+func (r tableReads) minus(o tableReads) tableReads {
+	return tableReads{r.seqScans - o.seqScans, r.idxScans - o.idxScans, r.rows - o.rows, r.buffers - o.buffers}
+}
+
+func readStats(ctx context.Context, db *sql.DB, table string) (tableReads, error) {
+	var r tableReads
+	err := db.QueryRowContext(ctx, `SELECT coalesce(t.seq_scan, 0), coalesce(t.idx_scan, 0),
+    coalesce(t.seq_tup_read, 0) + coalesce((SELECT sum(idx_tup_read) FROM pg_stat_user_indexes i WHERE i.relid = t.relid), 0),
+    coalesce(io.heap_blks_hit, 0) + coalesce(io.heap_blks_read, 0) + coalesce(io.idx_blks_hit, 0) + coalesce(io.idx_blks_read, 0)
+FROM pg_stat_user_tables t JOIN pg_statio_user_tables io USING (relid)
+WHERE t.schemaname = current_schema() AND t.relname = $1`, table).Scan(&r.seqScans, &r.idxScans, &r.rows, &r.buffers)
+	return r, err
+}
+
+// accountRows shows, from Postgres's own statistics, what one request reads. It serves requests
+// from a store with a single connection (one backend), makes that backend flush its statistics
+// before and after, and divides by the number of requests. A Total by COUNT(*) would read every
+// employee row or index entry on every request; COUNT(*) is measured the same way beside it.
+func (f *postgresBench) accountRows(b *testing.B) {
+	b.Helper()
+	ctx := context.Background()
+	const k = 200
+	tb := &procTB{TB: b}
+	defer tb.close()
+	s := openBenchStore(b, f.url, f.schema, 1)
+	tb.Cleanup(func() { s.Close() })
+	fx := newBenchFixture(tb, s) // loads the id cache: not counted below
+	db := s.DB().DB
+	// A backend flushes its pending statistics when it goes idle at least a second after its
+	// last flush (PGSTAT_MIN_INTERVAL), before it answers.
+	flush := func() {
+		time.Sleep(1100 * time.Millisecond)
+		if _, err := db.ExecContext(ctx, `SELECT 1`); err != nil {
+			b.Fatal(err)
+		}
+	}
+	get := func(page int64, inm string, want int) func() error {
+		return func() error {
+			resp, _, err := fx.get(page, inm)
+			if err == nil && resp.StatusCode != want {
+				err = fmt.Errorf("status %d, want %d", resp.StatusCode, want)
+			}
+			return err
+		}
+	}
+	for _, o := range []struct {
+		name string
+		op   func() error
+	}{
+		{"GET page=1", get(1, "", http.StatusOK)},
+		{"GET page=1000", get(1000, "", http.StatusOK)},
+		{"GET page=1000 with If-None-Match (304)", get(1000, fx.etags[1000], http.StatusNotModified)},
+		{"SELECT count(*) (not run by the store)", func() error { _, _, err := scanAll(ctx, db, countSQL); return err }},
+	} {
+		flush()
+		e0, err1 := readStats(ctx, db, "employees")
+		m0, err2 := readStats(ctx, db, "meta")
+		for range k {
+			if err := o.op(); err != nil {
+				b.Fatalf("%s: %v", o.name, err)
+			}
+		}
+		flush()
+		e1, err3 := readStats(ctx, db, "employees")
+		m1, err4 := readStats(ctx, db, "meta")
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			b.Fatal(err)
+		}
+		e, m := e1.minus(e0), m1.minus(m0)
+		per := func(n int64) float64 { return float64(n) / k }
+		b.Logf("%-40s per request: employees %.2f seq scans, %.2f index scans, %.1f rows/index entries read, %.1f buffers; meta %.2f rows read",
+			o.name, per(e.seqScans), per(e.idxScans), per(e.rows), per(e.buffers), per(m.rows))
+	}
+}
+
+// ---- SQLite ------------------------------------------------------------------------------
+
+func newSQLiteBench(b *testing.B) *benchFixture {
+	b.Helper()
+	s := openSQLite(b)
+	start := time.Now()
+	seed(b, s.DB().DB, sqliteSeedDialect, false)
+	if _, err := s.DB().ExecContext(context.Background(), `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d employees in %v", benchEmployees, time.Since(start).Round(time.Millisecond))
+	return newBenchFixture(b, s)
+}

@@ -1,0 +1,97 @@
+// Command fakeupstream serves the fake Employee Records service of package sourcetest on an
+// address, in a process of its own: for measuring hrsync from outside (its memory, its wall
+// time) and for demos.
+//
+//	fakeupstream -addr 127.0.0.1:8099 -employees 100000 -seed 42 -delay 20ms -rate-limit 60
+//
+// It prints the source's URL and API key as environment assignments hrsync reads
+// (HRSYNC_SOURCE_URL=…, HRSYNC_SOURCE_API_KEY=…), then serves until SIGINT or SIGTERM, and on
+// its way out prints to stderr how many requests it answered, and how many with 429.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hrsync/hrsync/source/sourcetest"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (port 0: any free port)")
+	employees := flag.Int("employees", 1000, "employees to serve (sourcetest.Generate)")
+	seed := flag.Int64("seed", 42, "seed of the generated employees")
+	delay := flag.Duration("delay", 0, "hold every answer back this long")
+	rateLimit := flag.Int("rate-limit", 0, "answer 429 past this many requests within any -window, as the real service does (0: no limit)")
+	window := flag.Duration("window", time.Minute, "the rate limit's sliding window")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *employees < 0 || *delay < 0 || *rateLimit < 0 || *window <= 0 {
+		return errors.New("-employees, -delay and -rate-limit must not be negative, -window must be positive")
+	}
+
+	// Caught from the start: a background job of a non-interactive shell ignores SIGINT until
+	// the signal is asked for.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	opts := sourcetest.Options{
+		Employees: sourcetest.Generate(*employees, *seed),
+		RateLimit: *rateLimit,
+		Window:    *window,
+	}
+	if *delay > 0 {
+		opts.Fault = func(int, *http.Request) sourcetest.Fault { return sourcetest.Fault{Delay: *delay} }
+	}
+	// The fake is an httptest.Server on a loopback port of its choosing; its handler is served
+	// here on the address asked for as well.
+	fake := sourcetest.NewServer(opts)
+	defer fake.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: fake.Config.Handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	fmt.Printf("HRSYNC_SOURCE_URL=http://%s\nHRSYNC_SOURCE_API_KEY=%s\n", ln.Addr(), fake.APIKey())
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return err
+	}
+	// Close the fake first: it cuts delayed answers short, so that shutdown does not wait them out.
+	fake.Close()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		return err
+	}
+	var total, limited int
+	for k, n := range fake.Counts() {
+		total += n
+		if k.Status == http.StatusTooManyRequests {
+			limited += n
+		}
+	}
+	fmt.Fprintf(os.Stderr, "fakeupstream: %d requests, %d answered 429; at most %d in one window\n",
+		total, limited, fake.MaxInWindow())
+	return nil
+}

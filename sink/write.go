@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/source"
 )
@@ -83,96 +81,20 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'local', ?)`),
 	return id, tx.Commit()
 }
 
-// PutEmployee stores one employee as the source answered it, with its nested references, in
-// one transaction: a forwarded create lands in the replica before the next sync.
+// PutEmployee stores one employee as the source answered it, with its nested references: a
+// forwarded or onboarded create lands in the replica before the next sync. It is the sync's own
+// load of a one-record walk, merged without deletions, so both write a record the same way.
 func (s *Store) PutEmployee(ctx context.Context, e source.Employee) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	l, err := s.BeginLoad(ctx, Employees)
 	if err != nil {
 		return fmt.Errorf("put employee: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	now := s.opts.Now().UTC().Format(source.TimestampLayout)
-	if err := s.putRefs(ctx, tx, &e, now); err != nil {
+	defer func() { _ = l.Close() }()
+	if err := l.AddEmployees(ctx, []source.Employee{e}); err != nil {
 		return fmt.Errorf("put employee: %w", err)
 	}
-	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO employees (id, account_id, first_name, last_name, email,
-    job_title, status, company_join_date, job_start_date, length_of_service_in_months, age,
-    full_or_part_time, notice_period, working_pattern_id, holiday_allowance_id, department_id,
-    line_manager_id, holiday_approver_id, receives_statutory_holidays, hr, created_at, updated_at,
-    extra, nested, listed, origin, deleted_at, synced_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'source', NULL, ?)
-ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, first_name = excluded.first_name,
-    last_name = excluded.last_name, email = excluded.email, job_title = excluded.job_title,
-    status = excluded.status, company_join_date = excluded.company_join_date,
-    job_start_date = excluded.job_start_date,
-    length_of_service_in_months = excluded.length_of_service_in_months, age = excluded.age,
-    full_or_part_time = excluded.full_or_part_time, notice_period = excluded.notice_period,
-    working_pattern_id = excluded.working_pattern_id,
-    holiday_allowance_id = excluded.holiday_allowance_id, department_id = excluded.department_id,
-    line_manager_id = excluded.line_manager_id, holiday_approver_id = excluded.holiday_approver_id,
-    receives_statutory_holidays = excluded.receives_statutory_holidays, hr = excluded.hr,
-    created_at = excluded.created_at, updated_at = excluded.updated_at, extra = excluded.extra,
-    nested = excluded.nested, listed = excluded.listed, origin = 'source', deleted_at = NULL, synced_at = excluded.synced_at`),
-		e.ID, e.AccountID, nullStr(e.FirstName), nullStr(e.LastName), nullStr(e.Email),
-		nullStr(e.JobTitle), nullStr(e.Status), nullStr(e.CompanyJoinDate), nullStr(e.JobStartDate),
-		e.LengthOfServiceInMonths, nullRaw(e.Age), nullRaw(e.FullOrPartTime), nullRaw(e.NoticePeriod),
-		patternID(e.WorkingPattern), refID(e.HolidayAllowance), refID(e.Department),
-		personID(e.LineManager), personID(e.HolidayApprover), e.ReceivesStatutoryHolidays, e.HR,
-		nullStr(e.CreatedAt), nullStr(e.UpdatedAt), nullRaw(e.Extra), nullRaw(e.NestedRaw()), true, now)
-	if err != nil {
+	if _, err := l.Merge(ctx, MergeOptions{}); err != nil {
 		return fmt.Errorf("put employee: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("put employee: %w", err)
-	}
-	return nil
-}
-
-// putRefs upserts the records an employee's nested objects name. A record only ever seen
-// nested is kept unlisted; a listed one keeps its own fields.
-func (s *Store) putRefs(ctx context.Context, tx *sqlx.Tx, e *source.Employee, now string) error {
-	if p := e.WorkingPattern; p != nil {
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO working_patterns (id, name, total_hours, is_default, listed, origin, synced_at)
-VALUES (?, ?, ?, ?, ?, 'source', ?)
-ON CONFLICT (id) DO UPDATE SET
-    name = CASE WHEN working_patterns.listed THEN working_patterns.name ELSE excluded.name END,
-    total_hours = CASE WHEN working_patterns.listed THEN working_patterns.total_hours ELSE excluded.total_hours END,
-    is_default = CASE WHEN working_patterns.listed THEN working_patterns.is_default ELSE excluded.is_default END`),
-			p.ID, nullStr(p.Name), nullStr(p.TotalHours), p.Default, false, now)
-		if err != nil {
-			return fmt.Errorf("working pattern: %w", err)
-		}
-	}
-	for _, r := range []struct {
-		table string
-		ref   *source.Ref
-	}{{"holiday_allowances", e.HolidayAllowance}, {"departments", e.Department}} {
-		if r.ref == nil {
-			continue
-		}
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO `+r.table+` (id, name, extra, origin, synced_at)
-VALUES (?, ?, ?, 'source', ?)
-ON CONFLICT (id) DO UPDATE SET name = excluded.name, extra = excluded.extra, origin = 'source',
-    deleted_at = NULL, synced_at = excluded.synced_at`),
-			r.ref.ID, nullStr(r.ref.Name), nullRaw(r.ref.Extra), now)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.table, err)
-		}
-	}
-	for _, p := range []*source.PersonRef{e.LineManager, e.HolidayApprover} {
-		if p == nil {
-			continue
-		}
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO employees (id, first_name, last_name, email, listed, origin, synced_at)
-VALUES (?, ?, ?, ?, ?, 'source', ?)
-ON CONFLICT (id) DO UPDATE SET
-    first_name = CASE WHEN employees.listed THEN employees.first_name ELSE excluded.first_name END,
-    last_name = CASE WHEN employees.listed THEN employees.last_name ELSE excluded.last_name END,
-    email = CASE WHEN employees.listed THEN employees.email ELSE excluded.email END`),
-			p.ID, nullStr(p.FirstName), nullStr(p.LastName), nullStr(p.Email), false, now)
-		if err != nil {
-			return fmt.Errorf("person %d: %w", p.ID, err)
-		}
 	}
 	return nil
 }

@@ -59,15 +59,30 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
+// freeAddr returns a loopback address nothing listens on, never the same one twice in this test
+// process (the kernel may hand a just-closed port out again at once).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
+
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine to write while the test reads.
 type syncBuffer struct {

@@ -465,17 +465,9 @@ func seed(b *testing.B, db *sql.DB, d seedDialect, pg bool) {
 }
 
 // The Postgres statements the benchmark compares, on the seeded warehouse. employeeSelect is
-// the store's employee page statement (sink/read.go, buildQueries, Postgres), copied; the range
-// sub-benchmark checks it still answers what the store answers.
-const employeeSelect = `SELECT e.id, e.account_id, e.first_name, e.last_name, e.email, e.job_title, e.status, to_char(e.company_join_date, 'YYYY-MM-DD'), to_char(e.job_start_date, 'YYYY-MM-DD'), e.length_of_service_in_months, e.age::text, e.full_or_part_time::text, e.notice_period::text, e.working_pattern_id, wp.name, wp.total_hours::text, wp.is_default, e.holiday_allowance_id, ha.name, ha.extra::text, e.department_id, d.name, d.extra::text, e.line_manager_id, lm.first_name, lm.last_name, lm.email, e.holiday_approver_id, ap.first_name, ap.last_name, ap.email, e.receives_statutory_holidays, e.hr, to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), to_char(e.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), e.extra::text, e.nested::text, e.origin, m.version, m.employees_total
-FROM employees e
-CROSS JOIN meta m
-LEFT JOIN working_patterns wp ON wp.id = e.working_pattern_id
-LEFT JOIN holiday_allowances ha ON ha.id = e.holiday_allowance_id
-LEFT JOIN departments d ON d.id = e.department_id
-LEFT JOIN employees lm ON lm.id = e.line_manager_id
-LEFT JOIN employees ap ON ap.id = e.holiday_approver_id
-WHERE e.listed AND e.deleted_at IS NULL`
+// the store's own employee statement (sink/export_test.go), so the baselines are built on what
+// the store runs.
+var employeeSelect = sink.PostgresEmployeeSelect()
 
 var (
 	// what the store runs: the page as a primary-key range the id cache found

@@ -281,8 +281,9 @@ func (l *Load) DeletionCandidates(ctx context.Context) (int64, error) {
 	target := string(l.resource)
 	var n int64
 	err := l.conn.QueryRowxContext(ctx, `SELECT count(*) FROM `+target+` WHERE listed AND deleted_at IS NULL
-    AND origin IN ('source', 'seed') AND id NOT IN (SELECT id FROM `+l.table+`)
-    AND id NOT IN (SELECT id FROM `+l.table+`_seen)`).Scan(&n)
+    AND origin IN ('source', 'seed')
+    AND NOT EXISTS (SELECT 1 FROM `+l.table+` s WHERE s.id = `+target+`.id)
+    AND NOT EXISTS (SELECT 1 FROM `+l.table+`_seen s WHERE s.id = `+target+`.id)`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count deletion candidates: %w", err)
 	}
@@ -294,7 +295,7 @@ func (l *Load) DeletionCandidates(ctx context.Context) (int64, error) {
 // is deleted only when two walks both miss it.
 func (l *Load) Remember(ctx context.Context) error {
 	_, err := l.conn.ExecContext(ctx, `INSERT INTO `+l.table+`_seen (id) SELECT DISTINCT id FROM `+l.table+
-		` WHERE id NOT IN (SELECT id FROM `+l.table+`_seen)`)
+		` t WHERE NOT EXISTS (SELECT 1 FROM `+l.table+`_seen s WHERE s.id = t.id)`)
 	if err != nil {
 		return fmt.Errorf("remember walk: %w", err)
 	}
@@ -427,7 +428,7 @@ func (m merger) prepare(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := exec(ctx, tx, `CREATE INDEX ON `+m.latest+` (id)`); err != nil {
 			return err
 		}
-		_, err = exec(ctx, tx, `ANALYZE `+m.latest)
+		_, err = exec(ctx, tx, `ANALYZE `+m.latest+` (id)`) // the joins need only id's statistics
 	}
 	return err
 }
@@ -469,7 +470,8 @@ func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts 
 		return nil
 	}
 	gone := `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN ('source', 'seed')
-    AND id NOT IN (SELECT id FROM ` + m.latest + `) AND id NOT IN (SELECT id FROM ` + m.seen + `)`
+    AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + table + `.id)
+    AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = ` + table + `.id)`
 	var n, staged int64
 	if err := tx.QueryRowxContext(ctx, `SELECT count(*) `+gone).Scan(&n); err != nil {
 		return fmt.Errorf("count deletions: %w", err)

@@ -87,7 +87,11 @@ func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
 	u.RawQuery, u.Fragment, u.User = "", "", nil
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: 60 * time.Second}
+		// Keep enough idle connections for a concurrent walk: the default transport keeps 2 a
+		// host, below sync.concurrency, so pages would keep reconnecting (a TLS handshake each).
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 16
+		hc = &http.Client{Timeout: 60 * time.Second, Transport: t}
 	}
 	opts.RateLimitWindow = cmp.Or(opts.RateLimitWindow, DefaultRateLimitWindow)
 	opts.MaxAttempts = cmp.Or(opts.MaxAttempts, DefaultMaxAttempts)

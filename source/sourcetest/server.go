@@ -131,8 +131,27 @@ type Server struct {
 	maxInWindow int
 }
 
-// NewServer starts a fake upstream.
+// NewServer starts a fake upstream on a loopback port of httptest's choosing.
 func NewServer(opts Options) *Server {
+	s := newServer(opts)
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	return s
+}
+
+// NewServerOn starts a fake upstream on ln, a listener the caller chose (an address a person
+// can reach, for a demo or a process of its own), instead of a port httptest picks. The Server
+// takes ln over: Close closes it. URL is http:// and ln's address.
+func NewServerOn(ln net.Listener, opts Options) *Server {
+	s := newServer(opts)
+	s.Server = &httptest.Server{
+		Listener: ln,
+		Config:   &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second},
+	}
+	s.Start()
+	return s
+}
+
+func newServer(opts Options) *Server {
 	if opts.APIKey == "" {
 		opts.APIKey = DefaultAPIKey
 	}
@@ -152,7 +171,6 @@ func NewServer(opts Options) *Server {
 	} else {
 		s.SetWorkingPatterns(opts.WorkingPatterns)
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	return s
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -127,6 +128,28 @@ func TestListHeadersAsTheRealService(t *testing.T) {
 				t.Errorf("served %d records, not emps[%d:%d] as given", len(got), tt.from, tt.from+tt.n)
 			}
 		})
+	}
+}
+
+// NewServerOn serves on the listener given, with links on its address, and Close closes it.
+func TestServerOnAListenerOfOurOwn(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sourcetest.NewServerOn(ln, sourcetest.Options{Employees: sourcetest.Generate(150, 1)})
+	defer srv.Close()
+	if srv.URL != "http://"+ln.Addr().String() {
+		t.Errorf("URL %s, listener on %s", srv.URL, ln.Addr())
+	}
+	resp, body := get(t, srv, "/v1/employees?per_page=100")
+	if resp.StatusCode != 200 || len(items(t, "employees", body)) != 100 || !strings.Contains(resp.Header.Get("Link"), srv.URL+"/v1/employees?page=2") {
+		t.Errorf("status %d, Link %q", resp.StatusCode, resp.Header.Get("Link"))
+	}
+	srv.Close()
+	if c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		c.Close()
+		t.Error("the listener still accepts after Close")
 	}
 }
 

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -149,7 +148,9 @@ func listPage[T any](ctx context.Context, c *Client, key string, page int64) ([]
 	}
 	items := make([]T, len(raws))
 	for i, raw := range raws {
-		if err := json.Unmarshal(raw, &items[i]); err != nil {
+		// The envelope checked the whole body once; each record decodes itself from its
+		// slice of it (json.Unmarshal would check the record's bytes again first).
+		if err := any(&items[i]).(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
 			return nil, resp, fmt.Errorf("%s: record %d: %w", op, i+1, err)
 		}
 	}
@@ -159,16 +160,22 @@ func listPage[T any](ctx context.Context, c *Client, key string, page int64) ([]
 // envelope reads the records of an answer {"key":[...]}: a body that is not an object, or has no
 // array under key, is an error.
 func envelope(key string, body []byte) ([]json.RawMessage, error) {
-	m, err := members("answer", body)
+	ms, err := objectMembers(body)
 	if err != nil {
 		return nil, fmt.Errorf("decode answer: %w", err)
 	}
-	raw, ok := m[key]
-	if !ok {
+	var raw []byte
+	found := false
+	for _, m := range ms { // the last of duplicate names, as encoding/json
+		if m.key == key {
+			raw, found = m.val, true
+		}
+	}
+	if !found {
 		return nil, fmt.Errorf("decode answer: no %q member", key)
 	}
-	var raws []json.RawMessage
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' || json.Unmarshal(t, &raws) != nil {
+	raws, err := arrayElements(raw)
+	if err != nil {
 		return nil, fmt.Errorf("decode answer: %q is not an array", key)
 	}
 	return raws, nil

@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -75,6 +76,9 @@ func scalarText(raw json.RawMessage) (string, bool) {
 	}
 	switch raw[0] {
 	case '"':
+		if s, ok := plainString(raw); ok {
+			return s, true
+		}
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
 			return "", false
@@ -257,6 +261,10 @@ func decodeOpaque(field string, raw json.RawMessage) (json.RawMessage, error) {
 // compactUTF8 compacts a JSON value and makes sure it is valid UTF-8, as every string hrsync
 // writes is: invalid bytes inside strings become U+FFFD, as encoding/json does for strings.
 func compactUTF8(raw []byte) (json.RawMessage, error) {
+	// Already compact (no whitespace byte at all, not even inside strings) and valid: as is.
+	if bytes.IndexAny(raw, " \t\r\n") < 0 && utf8.Valid(raw) && validJSON(raw) {
+		return json.RawMessage(raw), nil
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, err
@@ -280,14 +288,15 @@ func compactUTF8(raw []byte) (json.RawMessage, error) {
 }
 
 // members decodes a JSON object into its members, refusing anything else.
+// Duplicate names keep the last value, as encoding/json does.
 func members(what string, data []byte) (map[string]json.RawMessage, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
-		return nil, fmt.Errorf("%s: want a JSON object", what)
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	ms, err := objectMembers(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, mb := range ms {
+		m[mb.key] = mb.val
 	}
 	return m, nil
 }
@@ -319,22 +328,17 @@ var (
 // its known members as the seed prescribes: ids as integers, decimals as strings, "" as null.
 // What the source sent is accepted either way; what hrsync serves follows the seed.
 func normalizeNested(field string, raw json.RawMessage, kinds map[string]nestedKind) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, &FieldError{Field: field, Reason: "want an object"}
+	ms, err := objectMembers(raw)
+	if err != nil {
+		if errors.Is(err, errNotObject) {
+			return nil, &FieldError{Field: field, Reason: "want an object"}
+		}
+		return nil, &FieldError{Field: field, Reason: "not valid JSON"}
 	}
 	w := beginObject(make([]byte, 0, len(raw)))
-	seen := make(map[string]bool)
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, &FieldError{Field: field, Reason: "not valid JSON"}
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, &FieldError{Field: field, Reason: "not valid JSON"}
-		}
+	seen := make(map[string]bool, len(ms))
+	for _, mb := range ms {
+		k, v := mb.key, json.RawMessage(mb.val)
 		if seen[k] {
 			continue // encoding/json keeps the last; the typed fields were read that way
 		}

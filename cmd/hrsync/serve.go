@@ -117,6 +117,15 @@ func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
 
 // listenAndServe serves until ctx ends, then drains in-flight requests within shutdownTimeout.
 func listenAndServe(ctx context.Context, log *slog.Logger, addr string, h http.Handler, what string, attrs ...slog.Attr) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s: listen on %s: %w", what, addr, err)
+	}
+	return serveOn(ctx, log, ln, h, what, attrs...)
+}
+
+// serveOn is listenAndServe on a listener already open; it closes ln.
+func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Handler, what string, attrs ...slog.Attr) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -126,10 +135,6 @@ func listenAndServe(ctx context.Context, log *slog.Logger, addr string, h http.H
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", what, addr, err)
 	}
 	args := []any{"addr", ln.Addr().String()}
 	for _, a := range attrs {

@@ -33,21 +33,10 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// notBuiltError is a command whose issue has not landed yet: exit status 3.
-type notBuiltError struct{ cmd string }
-
-func (e *notBuiltError) Error() string {
-	return fmt.Sprintf("%s is not available in this build yet; this build does migrate, sync, onboard, serve, run and version", e.cmd)
-}
-
 func exitCode(err error) int {
 	var ue *usageError
-	var nb *notBuiltError
-	switch {
-	case errors.As(err, &ue):
+	if errors.As(err, &ue) {
 		return 2
-	case errors.As(err, &nb):
-		return 3
 	}
 	return 1
 }
@@ -60,7 +49,9 @@ Commands:
   sync      load the source into the warehouse (--dry-run, --resource, --allow-mass-delete)
   onboard   create the new hires of CSV files, each exactly once (--dry-run; files, or onboarding.dir)
   run       the worker: syncs on the schedule, metrics, health (--serve, --now)
-  demo      a self-contained demonstration (not in this build yet)
+  demo      everything at once, with nothing to set up: an in-process upstream, a sync, an
+            onboarding, a second sync, a report, then the replica until Ctrl-C
+            (--employees, --addr, --hires, --warehouse, --no-serve)
   version   print the version
 
 Configuration comes from config.yaml (--config, default ./config.yaml when present) and
@@ -131,7 +122,18 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			return onboardCmd(ctx, cfg, f, stdout, stderr)
 		}
 	case "demo":
-		return &notBuiltError{cmd: name}
+		f := demoFlags{set: map[string]bool{}}
+		fs.IntVar(&f.employees, "employees", 2500, "employees the in-process upstream serves")
+		fs.StringVar(&f.addr, "addr", demoAddr, "where the replica listens at the end (when this default is taken, another free port)")
+		fs.StringVar(&f.upstreamAddr, "upstream-addr", "127.0.0.1:0", "where the in-process upstream listens (port 0: any free port)")
+		fs.StringVar(&f.hires, "hires", demoHiresPath, "CSV of new hires to onboard (when this default is absent, a built-in copy of it)")
+		fs.StringVar(&f.warehouse, "warehouse", "", "the demo's own warehouse, made fresh every run: a SQLite file (default "+demoWarehouseFile+
+			"), or postgres://… (default when warehouse.url is Postgres; in schema "+demoSchema+")")
+		fs.BoolVar(&f.noServe, "no-serve", false, "exit after the report instead of serving the replica")
+		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+			fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+			return demoCmd(ctx, cfg, f, stdout, stderr)
+		}
 	default:
 		return &usageError{fmt.Sprintf("unknown command %q (hrsync --help lists the commands)", name)}
 	}

@@ -36,7 +36,9 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--nope", "serve"}, 2, "", "flag provided but not defined"},
 		{[]string{"migrate", "extra"}, 2, "", "unexpected arguments extra"},
 		{[]string{"onboard"}, 2, "", "name CSV files, or set onboarding.dir"},
-		{[]string{"demo"}, 3, "", "demo is not available in this build yet"},
+		{[]string{"demo", "--employees", "0"}, 2, "", "--employees 0: want 1 to"},
+		{[]string{"demo", "now"}, 2, "", "unexpected arguments now"},
+		{[]string{"demo", "--warehouse", "mysql://db/hr"}, 2, "", "want a SQLite file path or a postgres:// URL"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -1,0 +1,709 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/sourcetest"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// `hrsync demo`: the whole product in one process, with nothing to set up. An upstream serving
+// generated employees (sourcetest, on a real port), a sync into a warehouse of the demo's own, an
+// onboarding of a CSV through the upstream, a second sync, a report, and the replica left
+// serving until Ctrl-C. Every step is the code the real commands run (newClient, the Syncer, the
+// Onboarder, apiMux); only the upstream is a stand-in.
+
+// builtinHires is deploy/examples/new-hires.csv, for a binary run outside the repository; a test
+// keeps the two the same.
+//
+//go:generate cp ../../deploy/examples/new-hires.csv demo-new-hires.csv
+//go:embed demo-new-hires.csv
+var builtinHires []byte
+
+const (
+	demoSeed          = 42 // of the generated employees; deploy/examples/new-hires.csv names one of them
+	demoAccountID     = 77 // the generated records' account, given to created ones too
+	demoWarehouseFile = "hrsync-demo.db"
+	demoSchema        = "hrsync_demo"
+	demoHiresPath     = "deploy/examples/new-hires.csv"
+	demoAddr          = "127.0.0.1:8080"
+	demoMaxEmployees  = 1_000_000
+	demoMaxRowsShown  = 20
+
+	// The demo only ever removes a warehouse it made: a SQLite file whose application_id is
+	// demoAppID ("hrsd"), a Postgres schema whose comment is demoComment.
+	demoAppID   = 0x68727364
+	demoComment = "made by hrsync demo, which drops and remakes it on every run"
+
+	// realRateLimit is the real service's budget, requests a minute (UPSTREAM.md).
+	realRateLimit = 60
+)
+
+// demoFlags are demo's command-line flags.
+type demoFlags struct {
+	employees    int
+	addr         string
+	upstreamAddr string
+	hires        string
+	warehouse    string
+	noServe      bool
+	// set holds the names of the flags given on the command line.
+	set map[string]bool
+	// schema is the Postgres schema of the demo's warehouse (demoSchema; tests use their own).
+	schema string
+}
+
+// demoQuery is the example query: printed for the user, and run to show its answer.
+const demoQuery = `SELECT coalesce(d.name, '(none)') AS department, count(*) AS employees ` +
+	`FROM employees e LEFT JOIN departments d ON d.id = e.department_id ` +
+	`WHERE e.listed AND e.deleted_at IS NULL GROUP BY d.name ORDER BY d.name IS NULL, employees DESC, department`
+
+func demoCmd(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Writer) error {
+	err := runDemo(ctx, cfg, f, stdout, stderr)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C before the replica was up: stopping is what was asked. The next run starts over.
+		cfg.logger(stderr).Info("demo stopped", "err", err)
+		return nil
+	}
+	return err
+}
+
+func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Writer) error {
+	if f.employees < 1 || f.employees > demoMaxEmployees {
+		return &usageError{fmt.Sprintf("demo: --employees %d: want 1 to %d", f.employees, demoMaxEmployees)}
+	}
+	if f.schema == "" {
+		f.schema = demoSchema
+	}
+	log := cfg.logger(stderr)
+	began := time.Now()
+	hiresName, hiresFrom, hires, err := demoHires(f)
+	if err != nil {
+		return err
+	}
+	wh, err := demoWarehouse(cfg, f)
+	if err != nil {
+		return err
+	}
+	// The replica's port first: a port that is taken says so before anything else runs.
+	var replica net.Listener
+	var addrNote string
+	if !f.noServe {
+		if replica, addrNote, err = listenReplica(f); err != nil {
+			return err
+		}
+		defer replica.Close() // closed already once served; here for the early returns
+	}
+	w := &demoWriter{w: stdout}
+	w.line("hrsync demo: an upstream, a warehouse, an onboarding and a replica, all in this process;")
+	w.line("nothing is read from or sent to a real service.")
+	w.line("")
+
+	// 1. The upstream.
+	ln, err := net.Listen("tcp", f.upstreamAddr)
+	if err != nil {
+		return fmt.Errorf("demo: upstream: listen on %s: %w", f.upstreamAddr, err)
+	}
+	up := sourcetest.NewServerOn(ln, sourcetest.Options{
+		APIKey:    newDemoKey("demo-upstream-"),
+		Employees: sourcetest.Generate(f.employees, demoSeed),
+		AccountID: demoAccountID,
+	})
+	defer up.Close() // last: after the replica and the warehouse
+	w.step("1. Upstream", "%s/v1 serves %s generated employees: names with accents, departments,", up.URL, thousands(int64(f.employees)))
+	w.more("managers on other pages (some not listed at all), 5 working patterns; unpaced for the demo")
+
+	// 2. The warehouse.
+	t := time.Now()
+	store, err := openDemoWarehouse(ctx, wh, f.schema, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	w.step("2. Warehouse", "%s, made fresh (%s)", wh.describe(f.schema), time.Since(t).Round(time.Millisecond))
+	if wh.postgres {
+		w.more("a schema of its own: %s and any other schema are not touched", cfg.Warehouse.Schema)
+	} else {
+		w.more("a file of its own: %s is not touched", cfg.Warehouse.URL)
+	}
+
+	// The client every step shares, as a process of hrsync does: one budget for the account.
+	dcfg := cfg
+	dcfg.Source = SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
+	client, err := newClient(dcfg, log, source.ClientOptions{})
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	sopts := hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
+		MaxDeleteShare: cfg.Sync.MaxDeleteShare, Logger: log}
+
+	// 3. The first sync. A new warehouse holds one default working pattern, which the source
+	// does not list: retiring one of one is past the deletion guard, rightly, so it is allowed
+	// here, as `hrsync sync --allow-mass-delete` would be.
+	t = time.Now()
+	first := sopts
+	first.AllowMassDelete = true
+	sync1, err := hrsync.New(client, store, first).Run(ctx, hrsync.Resources)
+	if err != nil {
+		return fmt.Errorf("demo: sync: %w", err)
+	}
+	w.step("3. Sync", "every page of the upstream into the warehouse (%s)", time.Since(t).Round(time.Millisecond))
+	w.results(sync1)
+	if r := result(sync1, sink.WorkingPatterns); r.Deleted > 0 {
+		w.more("(the deleted working pattern is the default one a new warehouse starts with)")
+	}
+
+	// 4. Onboarding, through the upstream.
+	t = time.Now()
+	o := newOnboarder(dcfg, client, store, nil, false, log)
+	file := o.ProcessFile(ctx, hiresName, hires)
+	if file.Err != nil {
+		return fmt.Errorf("demo: onboarding %s: %w", hiresFrom, file.Err)
+	}
+	w.step("4. Onboarding", "%s, each row created in the upstream (%s)", hiresFrom, time.Since(t).Round(time.Millisecond))
+	w.file(file)
+	created := count(file, hrsync.OutcomeCreated)
+	if created > 0 {
+		w.more("Each created employee went into the warehouse at once, from the upstream's answer.")
+	}
+
+	// 5. The second sync.
+	t = time.Now()
+	sync2, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Resources)
+	if err != nil {
+		return fmt.Errorf("demo: second sync: %w", err)
+	}
+	w.step("5. Sync again", "(%s)", time.Since(t).Round(time.Millisecond))
+	w.results(sync2)
+	e1, e2 := result(sync1, sink.Employees), result(sync2, sink.Employees)
+	switch grew := e2.DistinctRecords - e1.DistinctRecords; {
+	case grew > 0 && e2.Inserted == 0 && e2.Updated == 0:
+		w.more("The upstream now lists %s employees, %d more: the new hires, found just as onboarding stored them.",
+			thousands(e2.DistinctRecords), grew)
+	case grew > 0:
+		w.more("The upstream now lists %s employees, %d more: %d new to the warehouse, %d changed.",
+			thousands(e2.DistinctRecords), grew, e2.Inserted, e2.Updated)
+	}
+
+	requests := up.NumRequests()
+	w.line("")
+	w.line("Done in %s: %d requests to the upstream. A real account allows %d requests a minute, and",
+		time.Since(began).Round(100*time.Millisecond), requests, realRateLimit)
+	w.line("hrsync paces itself to that: against the real service this run would take about %s.",
+		aboutDuration(paced(requests, realRateLimit)))
+
+	// The example query, and its answer.
+	w.line("")
+	w.line("Query the warehouse (%s; this is its answer):", wh.shellName())
+	w.line("  %s", wh.queryCommand(f.schema))
+	if err := w.query(ctx, store.DB(), demoQuery); err != nil {
+		return fmt.Errorf("demo: example query: %w", err)
+	}
+
+	if f.noServe {
+		w.line("")
+		w.line("Not serving (--no-serve). To serve this warehouse as /v1:")
+		w.line("  %s %s serve", wh.serveEnv(f.schema), self())
+		return w.err
+	}
+	return serveDemo(ctx, dcfg, store, replica, addrNote, sampleID(file, up), w, log)
+}
+
+// serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing
+// commands to try; the store is closed by the caller, after the server has shut down.
+func serveDemo(ctx context.Context, cfg Config, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
+	key := newDemoKey("demo-")
+	cfg.Serve.APIKeys = []string{key}
+	cfg.Serve.Writes = string(source.WritesLocal)
+	cfg.Serve.PublicURL = ""
+	mux, err := apiMux(cfg, store, nil, newServeMetrics(newRegistry()), log)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	served := make(chan error, 1)
+	go func() {
+		served <- serveOn(sctx, log, ln, mux, "replica", slog.String("warehouse", store.Location()))
+	}()
+	base := "http://" + reachable(ln.Addr())
+	page := base + "/v1/employees?per_page=2"
+	etag, err := probe(ctx, page, key)
+	if err != nil {
+		stop()
+		<-served
+		return fmt.Errorf("demo: the replica does not answer: %w", err)
+	}
+	h := "-H 'X-API-KEY: " + key + "'"
+	w.line("")
+	w.line("The replica: the warehouse served as /v1 at %s/v1, API key %s (made for this run),", base, key)
+	w.line("with no rate limit. Try:")
+	if addrNote != "" {
+		w.line("(%s)", addrNote)
+	}
+	w.line("  curl -s %s '%s'", h, page)
+	w.line("  curl -s %s %s/v1/employees/%d", h, base, sampleID)
+	w.line("  curl -s %s %s/v1/working_patterns", h, base)
+	w.line("  curl -s %s %s/v1/departments", h, base)
+	w.line("  curl -si %s '%s&page=3'   # headers: Total, Link, ETag", h, page)
+	w.line("  curl -si %s -H 'If-None-Match: %s' '%s'   # 304 while nothing changes", h, etag, page)
+	w.line("Serving until Ctrl-C.")
+	if w.err != nil {
+		log.Warn("demo: writing the report", "err", w.err)
+	}
+	return <-served
+}
+
+// demoHires is the CSV to onboard: --hires when given; else deploy/examples/new-hires.csv when
+// it is there (the demo run from the repository); else the built-in copy of it. from says which.
+func demoHires(f demoFlags) (name, from string, data []byte, err error) {
+	data, err = os.ReadFile(f.hires)
+	switch {
+	case err == nil:
+		return filepath.Base(f.hires), f.hires, data, nil
+	case f.set["hires"] || !errors.Is(err, os.ErrNotExist):
+		return "", "", nil, fmt.Errorf("demo: --hires: %w", err)
+	}
+	return filepath.Base(demoHiresPath), "the built-in copy of " + demoHiresPath + " (not found here)", builtinHires, nil
+}
+
+// demoWarehouseSpec is where the demo's warehouse goes.
+type demoWarehouseSpec struct {
+	url      string
+	postgres bool
+}
+
+// demoWarehouse picks the warehouse: --warehouse when given; else, when warehouse.url
+// (HRSYNC_WAREHOUSE_URL) is Postgres, that database; else the file hrsync-demo.db. A SQLite
+// warehouse.url is never used: that is the real warehouse.
+func demoWarehouse(cfg Config, f demoFlags) (demoWarehouseSpec, error) {
+	target := f.warehouse
+	if !f.set["warehouse"] {
+		target = demoWarehouseFile
+		if isPostgres(cfg.Warehouse.URL) {
+			target = cfg.Warehouse.URL
+		}
+	}
+	switch {
+	case isPostgres(target):
+		return demoWarehouseSpec{url: target, postgres: true}, nil
+	case target == "" || strings.Contains(target, "://") || strings.ContainsAny(target, "?#"):
+		return demoWarehouseSpec{}, &usageError{fmt.Sprintf("demo: --warehouse %q: want a SQLite file path or a postgres:// URL", target)}
+	}
+	return demoWarehouseSpec{url: target}, nil
+}
+
+func isPostgres(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+func (wh demoWarehouseSpec) describe(schema string) string {
+	if wh.postgres {
+		return fmt.Sprintf("Postgres %s, schema %s", redactURL(wh.url), schema)
+	}
+	return "SQLite file " + absPath(wh.url)
+}
+
+func (wh demoWarehouseSpec) shellName() string {
+	if wh.postgres {
+		return "with psql"
+	}
+	return "with the sqlite3 shell"
+}
+
+// queryCommand is the example query as a command to paste.
+func (wh demoWarehouseSpec) queryCommand(schema string) string {
+	if wh.postgres {
+		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(withoutPassword(wh.url)), schema, demoQuery)
+	}
+	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), demoQuery)
+}
+
+// serveEnv is the environment that points hrsync at the demo's warehouse.
+func (wh demoWarehouseSpec) serveEnv(schema string) string {
+	if wh.postgres {
+		return "HRSYNC_WAREHOUSE_URL=" + shellQuote(withoutPassword(wh.url)) + " HRSYNC_WAREHOUSE_SCHEMA=" + schema
+	}
+	return "HRSYNC_WAREHOUSE_URL=" + shellQuote(absPath(wh.url))
+}
+
+// openDemoWarehouse removes the demo's previous warehouse, if it made one there, and opens a new
+// one, migrated and marked as the demo's.
+func openDemoWarehouse(ctx context.Context, wh demoWarehouseSpec, schema string, log *slog.Logger) (*sink.Store, error) {
+	opts := sink.Options{Schema: schema, Logger: log}
+	var err error
+	if wh.postgres {
+		err = freshPostgres(ctx, wh.url, opts)
+	} else {
+		err = freshSQLite(ctx, wh.url)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sink.Migrate(ctx, wh.url, opts); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	store, err := sink.Open(ctx, wh.url, opts)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	return store, nil
+}
+
+// freshSQLite removes the file at path (and its -wal and -shm) when it is a demo warehouse, and
+// refuses when it is anything else; then it starts a new file, marked.
+func freshSQLite(ctx context.Context, path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		if !isDemoSQLite(ctx, path) {
+			return fmt.Errorf("demo: %s exists and is not a warehouse hrsync demo made; the demo removes only its own: remove it yourself, or give --warehouse another file", path)
+		}
+		for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("demo: remove the previous demo warehouse: %w", err)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("demo: warehouse: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return fmt.Errorf("demo: create %s: %w", path, err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `PRAGMA application_id = `+strconv.Itoa(demoAppID)); err != nil {
+		return fmt.Errorf("demo: create %s: %w", path, err)
+	}
+	return nil
+}
+
+// isDemoSQLite reports whether the file at path is a SQLite database the demo made.
+func isDemoSQLite(ctx context.Context, path string) bool {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var id int64
+	return db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&id) == nil && id == demoAppID
+}
+
+// freshPostgres drops the demo's schema when the demo made it, refuses when someone else did,
+// and creates it anew, marked.
+func freshPostgres(ctx context.Context, rawURL string, opts sink.Options) error {
+	opts.SkipSchemaCheck = true // the schema may not exist: only its catalogue is read here
+	adm, err := sink.Open(ctx, rawURL, opts)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer adm.Close()
+	db := adm.DB()
+	// The schema name is one sink.Open accepted: lower-case letters, digits and _.
+	var comment sql.NullString
+	err = db.QueryRowContext(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, opts.Schema).Scan(&comment)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("demo: look for schema %s: %w", opts.Schema, err)
+	case comment.String != demoComment:
+		return fmt.Errorf("demo: schema %s exists in %s and hrsync demo did not make it; the demo drops only its own: drop or rename it yourself", opts.Schema, redactURL(rawURL))
+	default:
+		if _, err := db.ExecContext(ctx, `DROP SCHEMA `+opts.Schema+` CASCADE`); err != nil {
+			return fmt.Errorf("demo: drop the previous demo schema %s: %w", opts.Schema, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+opts.Schema); err != nil {
+		return fmt.Errorf("demo: create schema %s: %w", opts.Schema, err)
+	}
+	if _, err := db.ExecContext(ctx, `COMMENT ON SCHEMA `+opts.Schema+` IS '`+demoComment+`'`); err != nil {
+		return fmt.Errorf("demo: mark schema %s: %w", opts.Schema, err)
+	}
+	return nil
+}
+
+// listenReplica listens on --addr; when the default address is taken, on a free port of the
+// same host instead, with a note saying so.
+func listenReplica(f demoFlags) (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", f.addr)
+	if err == nil {
+		return ln, "", nil
+	}
+	if f.set["addr"] {
+		return nil, "", fmt.Errorf("demo: replica: listen on %s: %w (choose another with --addr, or --no-serve)", f.addr, err)
+	}
+	host, _, _ := net.SplitHostPort(f.addr)
+	ln, err2 := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err2 != nil {
+		return nil, "", fmt.Errorf("demo: replica: listen on %s: %w", f.addr, err)
+	}
+	return ln, f.addr + " is taken, so another free port; --addr chooses", nil
+}
+
+// reachable is addr as a client writes it: an unspecified host (":8080", "0.0.0.0:8080") is
+// reached on the loopback address.
+func reachable(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// probe GETs a page of the replica with the key and returns its ETag.
+func probe(ctx context.Context, target, key string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("X-API-KEY", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") == "" {
+		return "", fmt.Errorf("GET %s: %s", target, resp.Status)
+	}
+	return resp.Header.Get("ETag"), nil
+}
+
+// sampleID is an employee worth looking at: the first hire created, else the first generated.
+func sampleID(file hrsync.FileResult, up *sourcetest.Server) int64 {
+	for _, r := range file.Rows {
+		if r.Outcome == hrsync.OutcomeCreated && r.EmployeeID > 0 {
+			return r.EmployeeID
+		}
+	}
+	var e struct {
+		ID json.Number `json:"id"`
+	}
+	if es := up.Employees(); len(es) > 0 && json.Unmarshal(es[0], &e) == nil {
+		if id, err := e.ID.Int64(); err == nil {
+			return id
+		}
+	}
+	return 1
+}
+
+func result(rs []hrsync.Result, r sink.Resource) hrsync.Result {
+	for _, x := range rs {
+		if x.Resource == r {
+			return x
+		}
+	}
+	return hrsync.Result{}
+}
+
+func count(f hrsync.FileResult, outcome string) int {
+	n := 0
+	for _, r := range f.Rows {
+		if r.Outcome == outcome {
+			n++
+		}
+	}
+	return n
+}
+
+// paced is how long n requests take at the client's pacing of perMinute (evenly spaced, 2%
+// wider than the budget: see source.ClientOptions.RateLimit).
+func paced(n, perMinute int) time.Duration {
+	return time.Duration(float64(n) * 1.02 * float64(time.Minute) / float64(perMinute))
+}
+
+// aboutDuration writes d for a person: "40 seconds", "3 minutes", "2 hours 5 minutes".
+func aboutDuration(d time.Duration) string {
+	switch {
+	case d < 90*time.Second:
+		return plural(int64(d.Round(time.Second)/time.Second), "second")
+	case d < 90*time.Minute:
+		return plural(int64(d.Round(time.Minute)/time.Minute), "minute")
+	}
+	d = d.Round(time.Minute)
+	return plural(int64(d/time.Hour), "hour") + " " + plural(int64(d%time.Hour/time.Minute), "minute")
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
+}
+
+// thousands writes n with thousands separators: 2,500.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func newDemoKey(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// self is how to run hrsync here: go run from the repository, else the binary.
+func self() string {
+	if _, err := os.Stat(filepath.Join("cmd", "hrsync", "main.go")); err == nil {
+		return "go run ./cmd/hrsync"
+	}
+	return "hrsync"
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// withoutPassword drops a URL's password (psql asks for it) and keeps the rest.
+func withoutPassword(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.User(u.User.Username())
+	}
+	return u.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-:@=,+%", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// demoWriter writes the report; the first write error is kept.
+type demoWriter struct {
+	w   io.Writer
+	err error
+}
+
+const demoIndent = "               " // under the step's text
+
+func (d *demoWriter) line(format string, args ...any) {
+	if d.err == nil {
+		_, d.err = fmt.Fprintf(d.w, format+"\n", args...)
+	}
+}
+
+// step writes a step's title and first line.
+func (d *demoWriter) step(title, format string, args ...any) {
+	d.line("%-*s%s", len(demoIndent), title, fmt.Sprintf(format, args...))
+}
+
+// more writes a line under the step's text.
+func (d *demoWriter) more(format string, args ...any) {
+	d.line(demoIndent+format, args...)
+}
+
+// results writes a sync's summary lines, as `hrsync sync` prints them.
+func (d *demoWriter) results(rs []hrsync.Result) {
+	for _, r := range rs {
+		var b bytes.Buffer
+		printResult(&b, r, false)
+		d.more("  %s", strings.TrimSpace(b.String()))
+	}
+}
+
+// file writes an onboarding's summary, as `hrsync onboard` prints it, and its rows.
+func (d *demoWriter) file(f hrsync.FileResult) {
+	var b bytes.Buffer
+	printFile(&b, f, false)
+	d.more("  %s", strings.TrimSpace(b.String()))
+	var rows bytes.Buffer
+	tw := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', 0)
+	for i, r := range f.Rows {
+		if i == demoMaxRowsShown {
+			fmt.Fprintf(tw, "    … %d more rows\n", len(f.Rows)-i)
+			break
+		}
+		detail := r.Reason
+		if r.Outcome == hrsync.OutcomeCreated {
+			detail = "employee " + strconv.FormatInt(r.EmployeeID, 10)
+		}
+		fmt.Fprintf(tw, "    line %d\t%s\t%s\t%s\n", r.Line, r.Outcome, r.Email, detail)
+	}
+	_ = tw.Flush()
+	for l := range strings.Lines(rows.String()) {
+		d.line(demoIndent + strings.TrimRight(l, "\n"))
+	}
+}
+
+// query runs q on db and writes its answer as a table.
+func (d *demoWriter) query(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, q string) error {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  %s\n", strings.Join(cols, "\t"))
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		cells := make([]string, len(vals))
+		for i, v := range vals {
+			cells[i] = v.String
+		}
+		fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	_ = tw.Flush()
+	for l := range strings.Lines(b.String()) {
+		d.line("%s", strings.TrimRight(l, "\n"))
+	}
+	return nil
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+)
+
+// The demo's numbers for n generated employees and deploy/examples/new-hires.csv: six hires
+// created, one skipped (an employee of the generated set), two rejected.
+func wantDemoLines(n int) []string {
+	return []string{
+		"employees: ok — " + strconv.Itoa(n) + " records: " + strconv.Itoa(n) + " new, 0 changed, 0 unchanged, 0 deleted",
+		"new-hires.csv: 6 created, 1 skipped, 2 rejected, 0 failed",
+		"line 8   skipped   Grace.Ozturk1002@example.com       an employee with this email already exists",
+		"line 9   rejected  mateus.silva@example.com           last_name: missing",
+		"line 10  rejected  soren.norgaard@example.com         join_date: not a date",
+		"employees: ok — " + strconv.Itoa(n+6) + " records: 0 new, 0 changed, " + strconv.Itoa(n+6) + " unchanged, 0 deleted",
+		"6 more: the new hires, found just as onboarding stored them",
+		"department", "Engineering",
+	}
+}
+
+func checkDemoOutput(t *testing.T, out string, n int) {
+	t.Helper()
+	for _, want := range wantDemoLines(n) {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestDemoSQLite runs the demo as CI would (--no-serve), twice on the same file: each run starts
+// from a new warehouse and reports the same numbers.
+func TestDemoSQLite(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "demo.db")
+	args := []string{"demo", "--employees", "150", "--no-serve", "--warehouse", db}
+	for i := range 2 {
+		var out, logs bytes.Buffer
+		if err := run(context.Background(), args, nil, &out, &logs); err != nil {
+			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
+		}
+		checkDemoOutput(t, out.String(), 150)
+		// Run from cmd/hrsync, the example is not at deploy/examples/: the built-in copy is used.
+		for _, want := range []string{"the built-in copy of deploy/examples/new-hires.csv (not found here)", "sqlite3 -header -column " + db, "HRSYNC_WAREHOUSE_URL=" + db + " hrsync serve"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("run %d: the report lacks %q:\n%s", i+1, want, out.String())
+			}
+		}
+	}
+	store, err := sink.Open(context.Background(), db, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	list, err := store.ListEmployees(context.Background(), source.Page{Number: 1, Size: 1})
+	if err != nil || list.Total != 156 {
+		t.Errorf("the warehouse serves %d employees (%v), want 156", list.Total, err)
+	}
+}
+
+func TestDemoHiresFlag(t *testing.T) {
+	dir := t.TempDir()
+	example := filepath.Join("..", "..", demoHiresPath)
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"demo", "--employees", "20", "--no-serve", "--warehouse", filepath.Join(dir, "d.db"), "--hires", example}, nil, &out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "4. Onboarding  "+example+", each row") || !strings.Contains(out.String(), "6 created, 1 skipped, 2 rejected") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	err = run(context.Background(), []string{"demo", "--no-serve", "--warehouse", filepath.Join(dir, "d.db"), "--hires", filepath.Join(dir, "none.csv")}, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--hires") {
+		t.Errorf("a missing --hires file: %v", err)
+	}
+}
+
+// The demo removes only a warehouse it made: a real one, or any other file, is left alone.
+func TestDemoRefusesAFileItDidNotMake(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "hrsync.db")
+	store, err := sink.Open(context.Background(), real, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{real, notes} {
+		before, _ := os.ReadFile(path)
+		err := run(context.Background(), []string{"demo", "--employees", "5", "--no-serve", "--warehouse", path}, nil, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "is not a warehouse hrsync demo made") || exitCode(err) != 1 {
+			t.Errorf("%s: %v", filepath.Base(path), err)
+		}
+		if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
+			t.Errorf("%s was changed (%v)", filepath.Base(path), err)
+		}
+	}
+}
+
+// The default warehouse.url (hrsync.db) is the real warehouse: the demo uses its own file.
+func TestDemoWarehouseChoice(t *testing.T) {
+	cfg := defaultConfig()
+	for _, tt := range []struct {
+		configured, flag string
+		want             demoWarehouseSpec
+	}{
+		{"hrsync.db", "", demoWarehouseSpec{url: demoWarehouseFile}},
+		{"postgres://db/hr", "", demoWarehouseSpec{url: "postgres://db/hr", postgres: true}},
+		{"postgres://db/hr", "mine.db", demoWarehouseSpec{url: "mine.db"}},
+		{"hrsync.db", "postgresql://db/x", demoWarehouseSpec{url: "postgresql://db/x", postgres: true}},
+	} {
+		cfg.Warehouse.URL = tt.configured
+		f := demoFlags{warehouse: tt.flag, set: map[string]bool{"warehouse": tt.flag != ""}}
+		if got, err := demoWarehouse(cfg, f); err != nil || got != tt.want {
+			t.Errorf("warehouse.url %q, --warehouse %q: %+v %v, want %+v", tt.configured, tt.flag, got, err, tt.want)
+		}
+	}
+}
+
+// TestDemoServesUntilCanceled is the demo as a person runs it: the report, then the replica,
+// which answers with the printed key and ETag until Ctrl-C, then a clean exit.
+func TestDemoServesUntilCanceled(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, logs syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--employees", "120", "--addr", addr, "--warehouse", filepath.Join(dir, "d.db")}, nil, &out, &logs)
+	}()
+	deadline := time.After(60 * time.Second)
+	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
+		select {
+		case err := <-done:
+			t.Fatalf("demo returned before serving: %v\n%s\n%s", err, out.String(), logs.String())
+		case <-deadline:
+			t.Fatalf("demo did not start serving:\n%s\n%s", out.String(), logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	report := out.String()
+	checkDemoOutput(t, report, 120)
+	key := regexp.MustCompile(`API key (demo-[0-9a-f]+)`).FindStringSubmatch(report)
+	etag := regexp.MustCompile(`If-None-Match: ("[^"]+")`).FindStringSubmatch(report)
+	if key == nil || etag == nil || !strings.Contains(report, "http://"+addr+"/v1/employees/") {
+		t.Fatalf("the report lacks the key, the ETag or the address:\n%s", report)
+	}
+	do := func(path, inm string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		req.Header.Set("X-API-KEY", key[1])
+		if inm != "" {
+			req.Header.Set("If-None-Match", inm)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if resp := do("/v1/employees?per_page=100", ""); resp.StatusCode != 200 || resp.Header.Get("Total") != "126" {
+		t.Errorf("employees: %d, Total %q", resp.StatusCode, resp.Header.Get("Total"))
+	}
+	if resp := do("/v1/employees?per_page=2", etag[1]); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("with the printed ETag: %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("demo after Ctrl-C: %v", err)
+		}
+	case <-time.After(shutdownTimeout + 5*time.Second):
+		t.Fatal("demo did not stop")
+	}
+	if !strings.Contains(logs.String(), "replica shutting down") {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Error("the replica still accepts connections")
+	}
+	if strings.Contains(logs.String(), key[1]) {
+		t.Error("the replica's key appears in the logs")
+	}
+}
+
+func TestDemoReplicaAddress(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	// The default taken: another free port, said so.
+	ln, note, err := listenReplica(demoFlags{addr: addr, set: map[string]bool{}})
+	if err != nil || ln.Addr().String() == addr || !strings.Contains(note, addr+" is taken") {
+		t.Fatalf("%v %q %v", ln, note, err)
+	}
+	ln.Close()
+	// Asked for by name: an error saying what to do.
+	if _, _, err := listenReplica(demoFlags{addr: addr, set: map[string]bool{"addr": true}}); err == nil || !strings.Contains(err.Error(), "--addr") {
+		t.Errorf("a taken --addr: %v", err)
+	}
+	if got := reachable(&net.TCPAddr{IP: net.IPv4zero, Port: 8080}); got != "127.0.0.1:8080" {
+		t.Errorf("reachable(0.0.0.0:8080) = %s", got)
+	}
+}
+
+// TestDemoPostgres runs the demo into Postgres, twice: its schema is dropped and made again.
+// A schema the demo did not make is never dropped.
+func TestDemoPostgres(t *testing.T) {
+	url, schemaName := sinktest.Postgres(t)
+	f := demoFlags{employees: 150, noServe: true, upstreamAddr: "127.0.0.1:0", hires: demoHiresPath,
+		warehouse: url, set: map[string]bool{"warehouse": true}, schema: schemaName}
+	for i := range 2 {
+		var out, logs bytes.Buffer
+		if err := demoCmd(context.Background(), defaultConfig(), f, &out, &logs); err != nil {
+			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
+		}
+		checkDemoOutput(t, out.String(), 150)
+		if want := "psql " + shellQuote(withoutPassword(url)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "HRSYNC_WAREHOUSE_SCHEMA="+schemaName) {
+			t.Errorf("run %d: the report lacks %q:\n%s", i+1, want, out.String())
+		}
+	}
+
+	other, otherSchema := sinktest.Postgres(t)
+	db, err := sql.Open("postgres", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE SCHEMA ` + otherSchema + `; CREATE TABLE ` + otherSchema + `.precious (id int)`); err != nil {
+		t.Fatal(err)
+	}
+	f.warehouse, f.schema = other, otherSchema
+	err = demoCmd(context.Background(), defaultConfig(), f, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "hrsync demo did not make it") {
+		t.Errorf("a schema the demo did not make: %v", err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'precious'`, otherSchema).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the other schema's table: %d %v", n, err)
+	}
+}
+
+// The built-in hires are deploy/examples/new-hires.csv; `go generate ./cmd/hrsync` copies it.
+func TestBuiltinHiresAreTheExample(t *testing.T) {
+	example, err := os.ReadFile(filepath.Join("..", "..", demoHiresPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(example, builtinHires) {
+		t.Errorf("cmd/hrsync/demo-new-hires.csv differs from %s: run go generate ./cmd/hrsync", demoHiresPath)
+	}
+}
+
+// Ctrl-C before the replica is up ends the demo as cleanly as after.
+func TestDemoStoppedEarlyIsClean(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := run(ctx, []string{"demo", "--employees", "5", "--no-serve", "--warehouse", filepath.Join(t.TempDir(), "d.db")}, nil, io.Discard, io.Discard)
+	if err != nil {
+		t.Errorf("demo stopped at once: %v", err)
+	}
+}

@@ -257,11 +257,11 @@ func serveDemo(ctx context.Context, cfg Config, store *sink.Store, ln net.Listen
 	}
 	h := "-H 'X-API-KEY: " + key + "'"
 	w.line("")
-	w.line("The replica: the warehouse served as /v1 at %s/v1, API key %s (made for this run),", base, key)
-	w.line("with no rate limit. Try:")
+	w.line("The replica: the warehouse served as /v1 at %s/v1, with no rate limit.", base)
 	if addrNote != "" {
 		w.line("(%s)", addrNote)
 	}
+	w.line("Its API key is %s, made for this run. Try:", key)
 	w.line("  curl -s %s '%s'", h, page)
 	w.line("  curl -s %s %s/v1/employees/%d", h, base, sampleID)
 	w.line("  curl -s %s %s/v1/working_patterns", h, base)

@@ -160,7 +160,7 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	}
 	report := out.String()
 	checkDemoOutput(t, report, 120)
-	key := regexp.MustCompile(`API key (demo-[0-9a-f]+)`).FindStringSubmatch(report)
+	key := regexp.MustCompile(`API key is (demo-[0-9a-f]+)`).FindStringSubmatch(report)
 	etag := regexp.MustCompile(`If-None-Match: ("[^"]+")`).FindStringSubmatch(report)
 	if key == nil || etag == nil || !strings.Contains(report, "http://"+addr+"/v1/employees/") {
 		t.Fatalf("the report lacks the key, the ETag or the address:\n%s", report)

@@ -32,6 +32,9 @@ type Load struct {
 	table    string // the staging table
 	cols     []string
 	seq      int64 // records staged, duplicates included
+	// distinctAt is seq when Distinct last counted, distinct what it counted: when the two
+	// agree with seq, the staged walk has no duplicates and the merge reads it as it is.
+	distinctAt, distinct int64
 }
 
 // MergeOptions says how a Load is merged.
@@ -272,6 +275,7 @@ func (l *Load) Distinct(ctx context.Context) (int64, error) {
 	if err := l.conn.QueryRowxContext(ctx, `SELECT count(DISTINCT id) FROM `+l.table).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count staged %s: %w", l.resource, err)
 	}
+	l.distinctAt, l.distinct = l.seq, n
 	return n, nil
 }
 
@@ -327,7 +331,8 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	if opts.MaxDeleteShare <= 0 {
 		opts.MaxDeleteShare = 0.10
 	}
-	m := merger{d: l.s.dialect, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen"}
+	m := merger{d: l.s.dialect, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen",
+		unique: l.distinctAt == l.seq && l.distinct == l.seq}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
@@ -356,6 +361,7 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 type merger struct {
 	d                   schema.Dialect
 	stage, latest, seen string
+	unique              bool // the stage holds each id once: no de-duplicated copy is needed
 }
 
 // maxBool and maxJSON aggregate per id in both dialects: the references' fields are chosen
@@ -409,8 +415,9 @@ func firstWords(q string) string {
 }
 
 // prepare keeps the last staged version of each id (a record seen twice during a shifting walk
-// is taken as last seen) and serializes the merge with creates and other merges.
-func (m merger) prepare(ctx context.Context, tx *sqlx.Tx) error {
+// is taken as last seen) and serializes the merge with creates and other merges. A walk with no
+// duplicates (the rule) is merged from the staging table itself.
+func (m *merger) prepare(ctx context.Context, tx *sqlx.Tx) error {
 	if m.d == schema.Postgres {
 		if _, err := exec(ctx, tx, `SELECT 1 FROM meta FOR UPDATE`); err != nil {
 			return err
@@ -419,17 +426,22 @@ func (m merger) prepare(ctx context.Context, tx *sqlx.Tx) error {
 	if _, err := exec(ctx, tx, `DROP TABLE IF EXISTS `+m.latest); err != nil {
 		return err
 	}
-	_, err := exec(ctx, tx, `CREATE TEMPORARY TABLE `+m.latest+` AS SELECT * FROM `+m.stage+
-		` WHERE seq IN (SELECT max(seq) FROM `+m.stage+` GROUP BY id)`)
-	if err != nil {
-		return err
-	}
-	if m.d == schema.Postgres {
-		if _, err := exec(ctx, tx, `CREATE INDEX ON `+m.latest+` (id)`); err != nil {
+	if m.unique {
+		m.latest = m.stage
+	} else {
+		_, err := exec(ctx, tx, `CREATE TEMPORARY TABLE `+m.latest+` AS SELECT * FROM `+m.stage+
+			` WHERE seq IN (SELECT max(seq) FROM `+m.stage+` GROUP BY id)`)
+		if err != nil {
 			return err
 		}
-		_, err = exec(ctx, tx, `ANALYZE `+m.latest+` (id)`) // the joins need only id's statistics
 	}
+	if m.d != schema.Postgres {
+		return nil
+	}
+	if _, err := exec(ctx, tx, `CREATE INDEX ON `+m.latest+` (id)`); err != nil {
+		return err
+	}
+	_, err := exec(ctx, tx, `ANALYZE `+m.latest+` (id)`) // the joins need only id's statistics
 	return err
 }
 
@@ -450,24 +462,31 @@ FROM ` + m.latest + ` s LEFT JOIN ` + table + ` t ON t.id = s.id`
 	return res, nil
 }
 
-// upsert writes the staged records that are new or changed.
+// upsert writes the staged records that are new or changed: an UPDATE of the changed ones,
+// then a plain INSERT of the new ones (no ON CONFLICT arbitration per row: the merge holds the
+// meta lock, so no other writer adds an id between the two).
 func (m merger) upsert(ctx context.Context, tx *sqlx.Tx, table string, cols []string) error {
 	var set []string
 	for _, c := range cols[1:] {
-		set = append(set, c+" = excluded."+c)
+		set = append(set, c+" = s."+c)
 	}
-	q := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `, listed, origin, deleted_at, synced_at)
-SELECT ` + strings.Join(cols, ", ") + `, true, 'source', NULL, ` + m.now() + ` FROM ` + m.latest + ` WHERE true
-ON CONFLICT (id) DO UPDATE SET ` + strings.Join(set, ", ") + `, listed = true, origin = 'source', deleted_at = NULL, synced_at = excluded.synced_at
-WHERE ` + changed(table, "excluded", cols) + ` OR NOT ` + table + `.listed OR ` + table + `.deleted_at IS NOT NULL`
-	_, err := exec(ctx, tx, q)
+	_, err := exec(ctx, tx, `UPDATE `+table+` SET `+strings.Join(set, ", ")+`, listed = true, origin = 'source',
+    deleted_at = NULL, synced_at = `+m.now()+`
+FROM `+m.latest+` s
+WHERE `+table+`.id = s.id AND (`+changed(table, "s", cols)+` OR NOT `+table+`.listed OR `+table+`.deleted_at IS NOT NULL)`)
+	if err != nil {
+		return err
+	}
+	_, err = exec(ctx, tx, `INSERT INTO `+table+` (`+strings.Join(cols, ", ")+`, listed, origin, deleted_at, synced_at)
+SELECT `+strings.Join(cols, ", ")+`, true, 'source', NULL, `+m.now()+` FROM `+m.latest+` s
+WHERE NOT EXISTS (SELECT 1 FROM `+table+` t WHERE t.id = s.id)`)
 	return err
 }
 
 // softDelete retires served source records the walk did not see, within the guard.
 func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts MergeOptions, res *MergeResult, visibleBefore int64) error {
-	if !opts.Complete {
-		return nil
+	if !opts.Complete || visibleBefore == 0 {
+		return nil // only records served before the merge can be gone
 	}
 	gone := `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN ('source', 'seed')
     AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + table + `.id)
@@ -506,7 +525,7 @@ func (m merger) visible(ctx context.Context, tx *sqlx.Tx, table string) (int64, 
 	return n, err
 }
 
-func (m merger) employees(ctx context.Context, tx *sqlx.Tx, opts MergeOptions) (MergeResult, error) {
+func (m *merger) employees(ctx context.Context, tx *sqlx.Tx, opts MergeOptions) (MergeResult, error) {
 	if err := m.prepare(ctx, tx); err != nil {
 		return MergeResult{}, err
 	}
@@ -557,7 +576,8 @@ SELECT id, max(first_name), max(last_name), max(email), false, 'source', `+now+`
     UNION ALL
     SELECT holiday_approver_id, ap_first_name, ap_last_name, ap_email
     FROM `+m.latest+` WHERE holiday_approver_id IS NOT NULL) p
-WHERE true GROUP BY id
+WHERE NOT EXISTS (SELECT 1 FROM `+m.latest+` l WHERE l.id = p.id) -- listed: written above
+GROUP BY id
 ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
     email = excluded.email, synced_at = excluded.synced_at
 WHERE NOT employees.listed AND (employees.first_name, employees.last_name, employees.email)
@@ -568,7 +588,7 @@ WHERE NOT employees.listed AND (employees.first_name, employees.last_name, emplo
 	return res, m.softDelete(ctx, tx, "employees", opts, &res, before)
 }
 
-func (m merger) patterns(ctx context.Context, tx *sqlx.Tx, opts MergeOptions) (MergeResult, error) {
+func (m *merger) patterns(ctx context.Context, tx *sqlx.Tx, opts MergeOptions) (MergeResult, error) {
 	if err := m.prepare(ctx, tx); err != nil {
 		return MergeResult{}, err
 	}

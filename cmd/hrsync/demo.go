@@ -142,10 +142,8 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 	}
 	defer store.Close()
 	w.step("2. Warehouse", "%s, made fresh (%s)", wh.describe(f.schema), time.Since(t).Round(time.Millisecond))
-	if wh.postgres {
-		w.more("a schema of its own: %s and any other schema are not touched", cfg.Warehouse.Schema)
-	} else {
-		w.more("a file of its own: %s is not touched", cfg.Warehouse.URL)
+	if note := wh.untouched(cfg, f.schema); note != "" {
+		w.more("%s", note)
 	}
 
 	// The client every step shares, as a process of hrsync does: one budget for the account.
@@ -323,6 +321,22 @@ func (wh demoWarehouseSpec) describe(schema string) string {
 		return fmt.Sprintf("Postgres %s, schema %s", redactURL(wh.url), schema)
 	}
 	return "SQLite file " + absPath(wh.url)
+}
+
+// untouched says that the configured warehouse is not the demo's.
+func (wh demoWarehouseSpec) untouched(cfg Config, schema string) string {
+	configured := cfg.Warehouse.URL
+	switch {
+	case wh.postgres && isPostgres(configured) && cfg.Warehouse.Schema != schema:
+		return "a schema of its own: the warehouse's schema " + cfg.Warehouse.Schema + " is not touched"
+	case wh.postgres:
+		return "a schema of its own: no other schema is touched"
+	case isPostgres(configured):
+		return "a file of its own: the configured warehouse " + redactURL(configured) + " is not touched"
+	case configured != "" && absPath(configured) != absPath(wh.url):
+		return "a file of its own: " + configured + " is not touched"
+	}
+	return ""
 }
 
 func (wh demoWarehouseSpec) shellName() string {

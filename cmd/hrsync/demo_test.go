@@ -134,6 +134,15 @@ func TestDemoWarehouseChoice(t *testing.T) {
 			t.Errorf("warehouse.url %q, --warehouse %q: %+v %v, want %+v", tt.configured, tt.flag, got, err, tt.want)
 		}
 	}
+	// What the report says of the real warehouse names no secret.
+	cfg.Warehouse.URL = "postgres://hr:s3cret@db/hr"
+	if note := (demoWarehouseSpec{url: "mine.db"}).untouched(cfg, demoSchema); strings.Contains(note, "s3cret") || !strings.Contains(note, "postgres://db/hr is not touched") {
+		t.Errorf("note %q", note)
+	}
+	cfg.Warehouse.URL = "hrsync.db"
+	if note := (demoWarehouseSpec{url: "hrsync.db"}).untouched(cfg, demoSchema); note != "" {
+		t.Errorf("the demo's own file said untouched: %q", note)
+	}
 }
 
 // TestDemoServesUntilCanceled is the demo as a person runs it: the report, then the replica,

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Validates the operations kit in deploy/: the Prometheus rules, their unit tests and config,
-# and the Grafana dashboard. Works from any directory, needs no input, and exits non-zero when
-# any check fails (after running all of them).
+# the Grafana dashboard, and the deployment kit: the Dockerfile and .dockerignore, the compose
+# file, the Kubernetes manifests and the systemd unit. Works from any directory, needs no input,
+# and exits non-zero when any check fails (after running all of them). Nothing here needs a
+# Docker engine, a Kubernetes cluster or systemd as PID 1; what that leaves unchecked is printed.
 #
 #   bash deploy/check.sh
 #
 # Needs promtool. When it is missing and we are root, installs Debian's `prometheus` package
 # (which ships promtool in /usr/bin; on a host running systemd that package also enables a
 # Prometheus service on :9090). Needs python3 (or at least jq) for the dashboard checks.
+# The deployment kit's checks need Go (PATH or /usr/local/go/bin), to build scripts/deploycheck
+# and hrsync; python3 with PyYAML; systemd-analyze; and optionally docker-compose (v1) and
+# kubectl. As root, missing Debian packages (python3-yaml, systemd, docker-compose) are
+# installed; otherwise the check says what is missing.
 #
 # Optional: HRSYNC_CHECK_METRICS_URL=http://127.0.0.1:9464/metrics (a running `hrsync run`)
 # also lints that endpoint with `promtool check metrics` and checks that it exports the metrics
@@ -51,6 +57,20 @@ pass() { printf -- '--- ok: %s\n' "$*"; }
 fail() {
 	printf -- '--- FAILED: %s\n' "$*" >&2
 	failures+=("$*")
+}
+# apt_install PKG...: as root, with Debian's apt (apt-get update first when PKG has no candidate).
+apt_install() {
+	[[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1 || return 1
+	local c
+	c="$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')"
+	if [[ -z "$c" || "$c" == "(none)" ]]; then
+		apt-get update </dev/null >/dev/null || true
+	fi
+	echo "installing Debian packages: $*"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" </dev/null >"$TMP/apt.log" 2>&1 || {
+		tail -n 20 "$TMP/apt.log"
+		return 1
+	}
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -241,6 +261,311 @@ if [[ -f "$DOCS" ]]; then
 		}
 	done
 	if [[ $missing == 0 ]]; then pass "docs/operations.md documents every metric"; else fail "undocumented metrics (above)"; fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+# The deployment kit: image, compose, Kubernetes, systemd. Most checks below use
+# scripts/deploycheck, a small Go program in its own module (its dependencies, k8s.io/api,
+# BuildKit and compose-go, stay out of hrsync's go.mod), built once and then cached by Go.
+
+section "Go, and scripts/deploycheck"
+GO="$(command -v go || true)"
+[[ -z "$GO" && -x /usr/local/go/bin/go ]] && GO=/usr/local/go/bin/go
+DEPLOYCHECK=""
+if [[ -z "$GO" ]]; then
+	fail "go not found (PATH, /usr/local/go/bin): the image build, Kubernetes, compose and systemd checks need it"
+else
+	started=$SECONDS
+	if (cd "$ROOT/scripts/deploycheck" && "$GO" build -o "$TMP/deploycheck" .) >"$TMP/deploycheck-build.log" 2>&1; then
+		DEPLOYCHECK="$TMP/deploycheck"
+		pass "built scripts/deploycheck ($((SECONDS - started)) s; a first build downloads its modules and compiles them, later builds are cached)"
+	else
+		tail -n 20 "$TMP/deploycheck-build.log"
+		fail "go build scripts/deploycheck (above)"
+	fi
+fi
+have_deploycheck() { [[ -n "$DEPLOYCHECK" ]]; }
+
+# ---------------------------------------------------------------------------------------------
+section "Dockerfile deploy/Dockerfile: BuildKit's checks, structure, build context"
+# No Docker engine is needed: BuildKit's own Dockerfile parser and the rules of
+# `docker build --check` run in deploycheck (base images are not pulled; a stub stands in for
+# their configuration). Then the build stage's RUN lines run here, in a copy of the context
+# .dockerignore leaves, so the binary the image would hold is built and checked.
+HRSYNC_BIN=""
+if have_deploycheck; then
+	started=$SECONDS
+	mkdir -p "$TMP/context" "$TMP/out"
+	if "$DEPLOYCHECK" dockerfile -root "$ROOT" -file deploy/Dockerfile -defaults "$ROOT/config.yaml" \
+		-export "$TMP/context" -script "$TMP/build.sh"; then
+		pass "Dockerfile lint and structure, .dockerignore"
+	else
+		fail "Dockerfile (above)"
+	fi
+	if [[ -s "$TMP/build.sh" ]]; then
+		echo "running the build stage's RUN lines in the exported context (log: go mod download, go build)"
+		if (cd "$TMP/context" && PATH="$(dirname "$GO"):$PATH" OUT="$TMP/out" VERSION=deploycheck TARGETOS=linux \
+			TARGETARCH="$("$GO" env GOARCH)" bash "$TMP/build.sh") >"$TMP/image-build.log" 2>&1; then
+			HRSYNC_BIN="$TMP/out/hrsync"
+			pass "the image's go build succeeds in the .dockerignore'd context ($((SECONDS - started)) s)"
+		else
+			tail -n 30 "$TMP/image-build.log"
+			fail "the image's build stage fails in the build context (above)"
+		fi
+	fi
+	if [[ -n "$HRSYNC_BIN" ]]; then
+		if "$DEPLOYCHECK" static "$HRSYNC_BIN"; then pass "static binary (runs on distroless static)"; else fail "the binary is not static"; fi
+		if [[ "$("$HRSYNC_BIN" version)" == "hrsync deploycheck" ]]; then
+			pass "hrsync version prints the VERSION build argument (-X main.version)"
+		else
+			fail "hrsync version printed '$("$HRSYNC_BIN" version)', not 'hrsync deploycheck': -X main.version is not applied"
+		fi
+		[[ -d "$TMP/out/state/new-hires" ]] || fail "the build stage does not create the state directory and its drop folder"
+	fi
+	echo "not checked here: building the image itself (no Docker engine on this machine; run docker build -f deploy/Dockerfile .)"
+else
+	fail "Dockerfile: no deploycheck"
+fi
+have_hrsync() { [[ -n "$HRSYNC_BIN" ]]; }
+hrsync_flag() { if have_hrsync; then printf -- '-hrsync\n%s\n' "$HRSYNC_BIN"; fi; }
+
+# ---------------------------------------------------------------------------------------------
+section "YAML: every file under deploy/ parses (duplicate keys rejected)"
+PY_YAML=""
+for py in python3 /usr/bin/python3; do
+	if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import yaml' 2>/dev/null; then
+		PY_YAML="$(command -v "$py")"
+		break
+	fi
+done
+if [[ -z "$PY_YAML" ]] && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+	apt_install python3-yaml && /usr/bin/python3 -c 'import yaml' 2>/dev/null && PY_YAML=/usr/bin/python3
+fi
+if [[ -n "$PY_YAML" ]]; then
+	if "$PY_YAML" - "$DEPLOY" <<'PY'; then
+import pathlib, sys, yaml
+
+class Strict(yaml.SafeLoader):
+    pass
+
+def mapping(loader, node, deep=False):
+    # Keys written twice in one mapping; a key that overrides a merged one (<<: *anchor) is fine.
+    keys = set()
+    for k, _ in node.value:
+        if k.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = k.value if isinstance(k, yaml.ScalarNode) else loader.construct_object(k, deep=deep)
+        if key in keys:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", k.start_mark)
+        keys.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+bad = 0
+files = sorted(p for p in pathlib.Path(sys.argv[1]).rglob("*") if p.suffix in (".yml", ".yaml"))
+for p in files:
+    try:
+        docs = [d for d in yaml.load_all(p.read_text(), Loader=Strict)]
+        if not any(d is not None for d in docs):
+            raise ValueError("no document")
+    except Exception as e:
+        print(f"  {p}: {e}")
+        bad += 1
+print(f"{len(files)} YAML files, {bad} bad")
+sys.exit(1 if bad else 0)
+PY
+		pass "every YAML file parses"
+	else
+		fail "YAML (above)"
+	fi
+else
+	fail "no python3 with PyYAML (Debian: apt-get install python3-yaml)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+section "Kubernetes deploy/kubernetes: API types, references, Pod Security, hrsync's own view"
+# Offline: each object is decoded strictly into k8s.io/api's types (unknown, misspelt or
+# mistyped fields fail), which is what a schema validator checks; an API server's own
+# validation (e.g. quotas, admission) is not run.
+if have_deploycheck; then
+	if "$DEPLOYCHECK" kube $(hrsync_flag) -defaults "$ROOT/config.yaml" "$DEPLOY/kubernetes"; then
+		pass "Kubernetes manifests"
+	else
+		fail "Kubernetes manifests (above)"
+	fi
+else
+	fail "Kubernetes: no deploycheck"
+fi
+if command -v kubectl >/dev/null 2>&1; then
+	if kubectl kustomize "$DEPLOY/kubernetes" >"$TMP/kustomized.yaml" 2>"$TMP/kustomize.err"; then
+		pass "kubectl kustomize builds the kustomization ($(grep -c '^kind:' "$TMP/kustomized.yaml") objects)"
+	else
+		cat "$TMP/kustomize.err"
+		fail "kubectl kustomize deploy/kubernetes"
+	fi
+else
+	echo "kubectl not installed: kustomize build not run (deploycheck checked the kustomization's list)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+section "Compose deploy/compose.yaml"
+if have_deploycheck; then
+	if "$DEPLOYCHECK" compose $(hrsync_flag) -defaults "$ROOT/config.yaml" -env-file "$DEPLOY/.env.example" \
+		-prometheus "$DEPLOY/compose/prometheus.yml" "$DEPLOY/compose.yaml"; then
+		pass "compose file (compose-go, the loader of Docker Compose v2)"
+	else
+		fail "compose file (above)"
+	fi
+else
+	fail "compose: no deploycheck"
+fi
+# A second, independent loader: Debian's docker-compose (v1) validates without a daemon.
+if ! command -v docker-compose >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+	apt_install docker-compose || true
+fi
+if command -v docker-compose >/dev/null 2>&1; then
+	mkdir -p "$TMP/compose-v1/repo"
+	cp -r "$DEPLOY" "$TMP/compose-v1/repo/"
+	cp "$DEPLOY/.env.example" "$TMP/compose-v1/repo/deploy/.env"
+	if (cd "$TMP/compose-v1/repo/deploy" && docker-compose -f compose.yaml config -q) </dev/null; then
+		pass "docker-compose $(docker-compose version --short 2>/dev/null) config -q (with .env.example)"
+	else
+		fail "docker-compose config (above)"
+	fi
+else
+	echo "docker-compose not installed and not root: the v1 loader was not run"
+fi
+echo "not checked here: starting the stack (no Docker engine on this machine)"
+
+# ---------------------------------------------------------------------------------------------
+section "Prometheus configurations for compose and Kubernetes, Grafana provisioning"
+if have_promtool; then
+	if "$PROMTOOL" check config "$DEPLOY/compose/prometheus.yml"; then pass "deploy/compose/prometheus.yml"; else fail "promtool check config deploy/compose/prometheus.yml"; fi
+	# Debian's promtool is built without Kubernetes service discovery: check the file with its
+	# kubernetes_sd_configs swapped for a static target (the relabelling and rules still count).
+	if [[ -n "$PY_YAML" ]]; then
+		cp "$RULES" "$TMP/alerts.yml"
+		"$PY_YAML" - "$DEPLOY/prometheus/prometheus-kubernetes.yml" "$TMP/prometheus-kubernetes.yml" <<'PY'
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+for sc in d["scrape_configs"]:
+    assert sc.pop("kubernetes_sd_configs"), "no kubernetes_sd_configs"
+    sc["static_configs"] = [{"targets": ["hrsync:9090"]}]
+yaml.safe_dump(d, open(sys.argv[2], "w"))
+PY
+		if "$PROMTOOL" check config "$TMP/prometheus-kubernetes.yml"; then
+			pass "deploy/prometheus/prometheus-kubernetes.yml (kubernetes_sd_configs itself not checked: Debian's promtool lacks it)"
+		else
+			fail "promtool check config prometheus-kubernetes.yml"
+		fi
+	fi
+else
+	fail "Prometheus configurations: no promtool"
+fi
+if [[ -n "$PY_YAML" ]]; then
+	if "$PY_YAML" - "$DEPLOY" <<'PY'; then
+import json, sys, yaml
+deploy = sys.argv[1]
+problems = []
+ds = yaml.safe_load(open(f"{deploy}/grafana/provisioning/datasources/prometheus.yaml"))
+dss = ds.get("datasources", [])
+if ds.get("apiVersion") != 1 or not any(d.get("type") == "prometheus" and d.get("isDefault") and d.get("url") == "http://prometheus:9090" for d in dss):
+    problems.append("datasources: want a default prometheus datasource at http://prometheus:9090")
+prov = yaml.safe_load(open(f"{deploy}/grafana/provisioning/dashboards/hrsync.yaml"))
+paths = [p.get("options", {}).get("path") for p in prov.get("providers", []) if p.get("type") == "file"]
+compose = yaml.safe_load(open(f"{deploy}/compose.yaml"))
+mounts = compose["services"]["grafana"]["volumes"]
+dash = [m.split(":")[1] for m in mounts if m.startswith("./grafana/hrsync-dashboard.json:")]
+if not dash or not any(dash[0].startswith(p.rstrip("/") + "/") for p in paths):
+    problems.append(f"the dashboard is mounted at {dash} but the provider reads {paths}")
+d = json.load(open(f"{deploy}/grafana/hrsync-dashboard.json"))
+v = [x for x in d["templating"]["list"] if x["name"] == "DS_PROMETHEUS"]
+if not v or v[0].get("type") != "datasource" or v[0].get("query") != "prometheus":
+    problems.append("the dashboard needs its DS_PROMETHEUS datasource variable to resolve ${DS_PROMETHEUS} when provisioned")
+for p in problems:
+    print("  " + p)
+sys.exit(1 if problems else 0)
+PY
+		pass "Grafana provisioning: default Prometheus datasource, dashboard provider reads the mounted dashboard"
+	else
+		fail "Grafana provisioning (above)"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+section "systemd deploy/systemd/hrsync.service"
+UNIT="$DEPLOY/systemd/hrsync.service"
+if ! command -v systemd-analyze >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+	apt_install systemd || true
+fi
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+	fail "systemd-analyze not found (Debian: apt-get install systemd)"
+elif ! have_hrsync; then
+	fail "systemd: no hrsync binary to verify ExecStart against"
+else
+	# verify needs ExecStart's binary and the EnvironmentFile to exist: point them at the binary
+	# built above and at the example env file, in a copy.
+	mkdir -p "$TMP/systemd"
+	cp "$DEPLOY/systemd/hrsync.env.example" "$TMP/systemd/hrsync.env"
+	sed -e "s#^ExecStart=/usr/local/bin/hrsync #ExecStart=$HRSYNC_BIN #" \
+		-e "s#^EnvironmentFile=/etc/hrsync/hrsync.env#EnvironmentFile=$TMP/systemd/hrsync.env#" "$UNIT" >"$TMP/systemd/hrsync.service"
+	if ! grep -q "^ExecStart=$HRSYNC_BIN " "$TMP/systemd/hrsync.service"; then
+		fail "hrsync.service: ExecStart is not /usr/local/bin/hrsync …"
+	fi
+	# systemd-analyze verify exits 0 on unknown keys and unparsable values: any line about the
+	# unit is a failure.
+	(cd "$TMP/systemd" && systemd-analyze verify ./hrsync.service) >"$TMP/verify.out" 2>&1
+	rc=$?
+	if [[ $rc == 0 ]] && ! grep -q 'hrsync' "$TMP/verify.out"; then
+		pass "systemd-analyze verify: no warnings"
+	else
+		cat "$TMP/verify.out"
+		fail "systemd-analyze verify hrsync.service (above)"
+	fi
+	# --threshold is on a 0-100 scale; the report shows tenths of it: 20 is an exposure of 2.0.
+	if (cd "$TMP/systemd" && systemd-analyze security --offline=yes --threshold=20 ./hrsync.service) >"$TMP/security.out" 2>&1; then
+		pass "systemd-analyze security: $(grep -o 'exposure level.*' "$TMP/security.out" | head -n 1) (at most 2.0 allowed)"
+	else
+		grep -E '^✗|exposure level' "$TMP/security.out"
+		fail "systemd-analyze security: exposure above 2.0 (above)"
+	fi
+	# The unit's command line with the example env file, through hrsync.
+	if [[ -n "$PY_YAML" ]] && have_deploycheck; then
+		"$PY_YAML" - "$UNIT" "$DEPLOY/systemd/hrsync.env.example" >"$TMP/systemd.json" <<'PY'
+import json, shlex, sys
+unit, envfile = sys.argv[1], sys.argv[2]
+args = next(shlex.split(l.split("=", 1)[1])[1:] for l in open(unit) if l.startswith("ExecStart="))
+env = {}
+for line in open(envfile):
+    line = line.strip()
+    if line and not line.startswith("#"):
+        k, v = line.split("=", 1)
+        env[k] = v
+port = int(env.get("HRSYNC_METRICS_ADDR", ":0").rsplit(":", 1)[1])
+print(json.dumps([{"where": "hrsync.service with hrsync.env.example", "args": args, "env": env, "ports": {"metrics": port}}]))
+PY
+		if "$DEPLOYCHECK" invocations $(hrsync_flag) -defaults "$ROOT/config.yaml" <"$TMP/systemd.json"; then
+			pass "the unit's command line and the example env file, through hrsync"
+		else
+			fail "systemd: hrsync rejects the unit's command line or env file (above)"
+		fi
+	fi
+	echo "not checked here: running the unit under systemd (no systemd as PID 1 on this machine)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+section "secrets: the local env files are ignored by git"
+if command -v git >/dev/null 2>&1 && git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+	ok=1
+	for f in deploy/.env deploy/systemd/hrsync.env; do
+		git -C "$ROOT" check-ignore -q "$f" || {
+			echo "  $f is not ignored"
+			ok=0
+		}
+	done
+	if [[ $ok == 1 ]]; then pass "deploy/.env and deploy/systemd/hrsync.env are git-ignored"; else fail "env files not ignored (above)"; fi
+else
+	echo "not a git checkout: skipped"
 fi
 
 # ---------------------------------------------------------------------------------------------

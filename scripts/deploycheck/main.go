@@ -1,0 +1,86 @@
+// Command deploycheck validates hrsync's deployment kit (deploy/) offline, for deploy/check.sh:
+//
+//	deploycheck kube [-hrsync BIN] -defaults config.yaml DIR
+//	    every Kubernetes object in DIR decoded strictly into the API types, cross-references
+//	    resolved, pods held to the restricted Pod Security Standard, the kustomization's list
+//	    checked, and each hrsync container's command line and configuration run through hrsync
+//	deploycheck compose [-hrsync BIN] -defaults config.yaml -env-file .env.example [-prometheus FILE] FILE
+//	    the compose file loaded as Docker Compose v2 loads it (compose-go), the kit's promises
+//	    (dependencies, replicas, secrets from the env file), and each hrsync service's command
+//	    line and environment run through hrsync
+//	deploycheck invocations [-hrsync BIN] -defaults config.yaml < JSON
+//	    the same hrsync checks for command lines gathered elsewhere (compose, systemd)
+//	deploycheck dockerfile -root DIR [-file deploy/Dockerfile] [-export DIR] [-script FILE]
+//	    BuildKit's parser and the rules of `docker build --check` (base images are not
+//	    fetched: a stub stands in for their configuration), structural checks, the build context
+//	    .dockerignore leaves (exported to DIR), and the build stage's RUN lines as a script
+//	deploycheck static BIN
+//	    BIN is a statically linked ELF executable
+//
+// It is its own module so that its dependencies (k8s.io/api, BuildKit) stay out of hrsync's
+// go.mod. Every subcommand prints what it checked and exits 1 after listing every problem.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// problems collects what failed; every check runs, then main reports them all.
+type problems struct{ list []string }
+
+func (p *problems) addf(format string, args ...any) {
+	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+func (p *problems) any() bool { return len(p.list) > 0 }
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var p problems
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "kube":
+		err = kubeCmd(args, &p)
+	case "compose":
+		err = composeCmd(args, &p)
+	case "invocations":
+		err = invocationsCmd(args, &p)
+	case "dockerfile":
+		err = dockerfileCmd(args, &p)
+	case "static":
+		err = staticCmd(args, &p)
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deploycheck:", err)
+		os.Exit(2)
+	}
+	if p.any() {
+		for _, s := range p.list {
+			fmt.Fprintln(os.Stderr, "  problem: "+s)
+		}
+		fmt.Fprintf(os.Stderr, "deploycheck %s: %d problem(s)\n", os.Args[1], len(p.list))
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, strings.TrimSpace(`
+usage: deploycheck kube [-hrsync BIN] -defaults config.yaml DIR
+       deploycheck compose [-hrsync BIN] -defaults config.yaml -env-file FILE [-prometheus FILE] compose.yaml
+       deploycheck invocations [-hrsync BIN] -defaults config.yaml < invocations.json
+       deploycheck dockerfile -root DIR [-file deploy/Dockerfile] [-export DIR] [-script FILE]
+       deploycheck static BIN`))
+	os.Exit(2)
+}
+
+// newFlags is a flag set that reports its own errors.
+func newFlags(name string) *flag.FlagSet {
+	return flag.NewFlagSet("deploycheck "+name, flag.ExitOnError)
+}

@@ -85,7 +85,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	s := &Store{opts: opts, log: opts.Logger}
 	var err error
 	switch {
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+	case isPostgresURL(rawURL):
 		err = s.openPostgres(rawURL)
 	case rawURL == "":
 		return nil, fmt.Errorf("%w: empty", ErrBadURL)
@@ -168,14 +168,29 @@ func (s *Store) openPostgres(rawURL string) error {
 	return nil
 }
 
-func (s *Store) openSQLite(rawURL string) error {
+// isPostgresURL reports whether rawURL names a Postgres warehouse; anything else is a SQLite file.
+func isPostgresURL(rawURL string) bool {
+	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
+}
+
+// sqlitePath is the file a SQLite warehouse URL names: a path, file:… or sqlite:…, without any
+// query.
+func sqlitePath(rawURL string) (string, error) {
 	path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite://"), "sqlite:")
 	path = strings.TrimPrefix(path, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
 	if path == "" || strings.Contains(path, "://") {
-		return fmt.Errorf("%w: want postgres://… or a SQLite file path", ErrBadURL)
+		return "", fmt.Errorf("%w: want postgres://… or a SQLite file path", ErrBadURL)
+	}
+	return path, nil
+}
+
+func (s *Store) openSQLite(rawURL string) error {
+	path, err := sqlitePath(rawURL)
+	if err != nil {
+		return err
 	}
 	s.location = path
 	// WAL lets readers (serve) run beside the writer; IMMEDIATE transactions take the write lock

@@ -1,0 +1,69 @@
+package sink_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source"
+)
+
+func TestHeadcountByDepartment(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		got, err := s.HeadcountByDepartment(ctx)
+		if err != nil || got == nil || len(got) != 0 {
+			t.Fatalf("an empty warehouse: %v %v, want no lines", got, err)
+		}
+		// Dept 1: 3; Dept 2: 3, one of whom leaves; Dept 3: 2. Employee 1's manager is never
+		// listed, so the warehouse holds an unlisted row for them, which is not counted.
+		es := []source.Employee{
+			record(1, 1, 9999, "Engineer"), record(2, 1, 1, "Engineer"), record(3, 1, 1, "Engineer"),
+			record(4, 3, 1, "Engineer"), record(5, 3, 1, "Engineer"),
+			record(6, 2, 1, "Engineer"), record(7, 2, 1, "Engineer"), record(8, 2, 1, "Engineer"),
+		}
+		walk(t, s, es, 5, sink.MergeOptions{Complete: true})
+		if res := walk(t, s, es[:7], 5, sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Deleted != 1 {
+			t.Fatalf("the second walk: %+v, want 1 deleted", res)
+		}
+		var unlisted int
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees WHERE NOT listed`).Scan(&unlisted); err != nil || unlisted != 1 {
+			t.Fatalf("unlisted rows: %d %v, want employee 1's manager", unlisted, err)
+		}
+		// Created here, with no department.
+		if _, err := s.CreateEmployee(ctx, source.NewEmployee{FirstName: "Zoë", LastName: "Ødegård", Email: "zoe@example.com", JoinDate: "2025-08-31"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.HeadcountByDepartment(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Largest first, a tie by name, no department last.
+		want := []sink.DepartmentCount{{"Dept 1", 3}, {"Dept 2", 2}, {"Dept 3", 2}, {"(none)", 1}}
+		if !slices.Equal(got, want) {
+			t.Errorf("headcount\n got %v\nwant %v", got, want)
+		}
+		// The text a person is shown is the query that was run: the same answer from the
+		// database handle directly.
+		rows, err := s.DB().QueryContext(ctx, sink.HeadcountByDepartmentQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		if cols, err := rows.Columns(); err != nil || !slices.Equal(cols, []string{"department", "employees"}) {
+			t.Errorf("columns %v %v, want department, employees (the demo prints them)", cols, err)
+		}
+		var direct []sink.DepartmentCount
+		for rows.Next() {
+			var c sink.DepartmentCount
+			if err := rows.Scan(&c.Department, &c.Employees); err != nil {
+				t.Fatal(err)
+			}
+			direct = append(direct, c)
+		}
+		if err := rows.Err(); err != nil || !slices.Equal(direct, want) {
+			t.Errorf("the query run directly: %v %v", direct, err)
+		}
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
@@ -51,14 +50,16 @@ const (
 	demoMaxEmployees  = 1_000_000
 	demoMaxRowsShown  = 20
 
-	// The demo only ever removes a warehouse it made: a SQLite file whose application_id is
-	// demoAppID ("hrsd"), a Postgres schema whose comment is demoComment.
-	demoAppID   = 0x68727364
-	demoComment = "made by hrsync demo, which drops and remakes it on every run"
-
 	// realRateLimit is the real service's budget, requests a minute (UPSTREAM.md).
 	realRateLimit = 60
 )
+
+// demoMark marks the warehouses the demo makes, and it only ever removes one that carries it: a
+// SQLite file whose application_id is "hrsd", a Postgres schema with this comment.
+var demoMark = sink.ScratchMark{
+	AppID:   0x68727364,
+	Comment: "made by hrsync demo, which drops and remakes it on every run",
+}
 
 // demoFlags are demo's command-line flags.
 type demoFlags struct {
@@ -73,11 +74,6 @@ type demoFlags struct {
 	// schema is the Postgres schema of the demo's warehouse (demoSchema; tests use their own).
 	schema string
 }
-
-// demoQuery is the example query: printed for the user, and run to show its answer.
-const demoQuery = `SELECT coalesce(d.name, '(none)') AS department, count(*) AS employees ` +
-	`FROM employees e LEFT JOIN departments d ON d.id = e.department_id ` +
-	`WHERE e.listed AND e.deleted_at IS NULL GROUP BY d.name ORDER BY d.name IS NULL, employees DESC, department`
 
 func demoCmd(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Writer) error {
 	err := runDemo(ctx, cfg, f, stdout, stderr)
@@ -211,13 +207,16 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 	w.line("hrsync paces itself to that: against the real service this run would take about %s.",
 		aboutDuration(paced(requests, realRateLimit)))
 
-	// The example query, and its answer.
+	// The example query, and its answer: the command prints sink.HeadcountByDepartmentQuery,
+	// which HeadcountByDepartment runs.
 	w.line("")
 	w.line("Query the warehouse (%s; this is its answer):", wh.shellName())
 	w.line("  %s", wh.queryCommand(f.schema))
-	if err := w.query(ctx, store.DB(), demoQuery); err != nil {
+	counts, err := store.HeadcountByDepartment(ctx)
+	if err != nil {
 		return fmt.Errorf("demo: example query: %w", err)
 	}
+	w.headcount(counts)
 
 	if f.noServe {
 		w.line("")
@@ -349,9 +348,9 @@ func (wh demoWarehouseSpec) shellName() string {
 // queryCommand is the example query as a command to paste.
 func (wh demoWarehouseSpec) queryCommand(schema string) string {
 	if wh.postgres {
-		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(withoutPassword(wh.url)), schema, demoQuery)
+		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(withoutPassword(wh.url)), schema, sink.HeadcountByDepartmentQuery)
 	}
-	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), demoQuery)
+	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), sink.HeadcountByDepartmentQuery)
 }
 
 // serveEnv is the environment that points hrsync at the demo's warehouse.
@@ -363,17 +362,17 @@ func (wh demoWarehouseSpec) serveEnv(schema string) string {
 }
 
 // openDemoWarehouse removes the demo's previous warehouse, if it made one there, and opens a new
-// one, migrated and marked as the demo's.
+// one, migrated and marked as the demo's. Anything else in its place is left alone, and said so.
 func openDemoWarehouse(ctx context.Context, wh demoWarehouseSpec, schema string, log *slog.Logger) (*sink.Store, error) {
 	opts := sink.Options{Schema: schema, Logger: log}
-	var err error
-	if wh.postgres {
-		err = freshPostgres(ctx, wh.url, opts)
-	} else {
-		err = freshSQLite(ctx, wh.url)
-	}
-	if err != nil {
-		return nil, err
+	err := sink.ResetScratch(ctx, wh.url, opts, demoMark)
+	switch {
+	case errors.Is(err, sink.ErrNotScratch) && wh.postgres:
+		return nil, fmt.Errorf("demo: schema %s exists in %s and hrsync demo did not make it; the demo drops only its own: drop or rename it yourself", schema, redactURL(wh.url))
+	case errors.Is(err, sink.ErrNotScratch):
+		return nil, fmt.Errorf("demo: %s exists and is not a warehouse hrsync demo made; the demo removes only its own: remove it yourself, or give --warehouse another file", wh.url)
+	case err != nil:
+		return nil, fmt.Errorf("demo: %w", err)
 	}
 	if _, err := sink.Migrate(ctx, wh.url, opts); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
@@ -383,76 +382,6 @@ func openDemoWarehouse(ctx context.Context, wh demoWarehouseSpec, schema string,
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	return store, nil
-}
-
-// freshSQLite removes the file at path (and its -wal and -shm) when it is a demo warehouse, and
-// refuses when it is anything else; then it starts a new file, marked.
-func freshSQLite(ctx context.Context, path string) error {
-	if _, err := os.Lstat(path); err == nil {
-		if !isDemoSQLite(ctx, path) {
-			return fmt.Errorf("demo: %s exists and is not a warehouse hrsync demo made; the demo removes only its own: remove it yourself, or give --warehouse another file", path)
-		}
-		for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("demo: remove the previous demo warehouse: %w", err)
-			}
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("demo: warehouse: %w", err)
-	}
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		return fmt.Errorf("demo: create %s: %w", path, err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, `PRAGMA application_id = `+strconv.Itoa(demoAppID)); err != nil {
-		return fmt.Errorf("demo: create %s: %w", path, err)
-	}
-	return nil
-}
-
-// isDemoSQLite reports whether the file at path is a SQLite database the demo made.
-func isDemoSQLite(ctx context.Context, path string) bool {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		return false
-	}
-	defer db.Close()
-	var id int64
-	return db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&id) == nil && id == demoAppID
-}
-
-// freshPostgres drops the demo's schema when the demo made it, refuses when someone else did,
-// and creates it anew, marked.
-func freshPostgres(ctx context.Context, rawURL string, opts sink.Options) error {
-	opts.SkipSchemaCheck = true // the schema may not exist: only its catalogue is read here
-	adm, err := sink.Open(ctx, rawURL, opts)
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	defer adm.Close()
-	db := adm.DB()
-	// The schema name is one sink.Open accepted: lower-case letters, digits and _.
-	var comment sql.NullString
-	err = db.QueryRowContext(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, opts.Schema).Scan(&comment)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return fmt.Errorf("demo: look for schema %s: %w", opts.Schema, err)
-	case comment.String != demoComment:
-		return fmt.Errorf("demo: schema %s exists in %s and hrsync demo did not make it; the demo drops only its own: drop or rename it yourself", opts.Schema, redactURL(rawURL))
-	default:
-		if _, err := db.ExecContext(ctx, `DROP SCHEMA `+opts.Schema+` CASCADE`); err != nil {
-			return fmt.Errorf("demo: drop the previous demo schema %s: %w", opts.Schema, err)
-		}
-	}
-	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+opts.Schema); err != nil {
-		return fmt.Errorf("demo: create schema %s: %w", opts.Schema, err)
-	}
-	if _, err := db.ExecContext(ctx, `COMMENT ON SCHEMA `+opts.Schema+` IS '`+demoComment+`'`); err != nil {
-		return fmt.Errorf("demo: mark schema %s: %w", opts.Schema, err)
-	}
-	return nil
 }
 
 // listenReplica listens on --addr; when the default address is taken, on a free port of the
@@ -681,43 +610,17 @@ func (d *demoWriter) file(f hrsync.FileResult) {
 	}
 }
 
-// query runs q on db and writes its answer as a table.
-func (d *demoWriter) query(ctx context.Context, db interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, q string) error {
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
+// headcount writes the example query's answer as a table, under the query's column names (sink's
+// test holds them to department and employees).
+func (d *demoWriter) headcount(counts []sink.DepartmentCount) {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  %s\n", strings.Join(cols, "\t"))
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
-		cells := make([]string, len(vals))
-		for i, v := range vals {
-			cells[i] = v.String
-		}
-		fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
-	}
-	if err := rows.Err(); err != nil {
-		return err
+	fmt.Fprintf(tw, "  department\temployees\n")
+	for _, c := range counts {
+		fmt.Fprintf(tw, "  %s\t%d\n", c.Department, c.Employees)
 	}
 	_ = tw.Flush()
 	for l := range strings.Lines(b.String()) {
 		d.line("%s", strings.TrimRight(l, "\n"))
 	}
-	return nil
 }

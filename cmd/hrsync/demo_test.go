@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -112,6 +113,13 @@ func TestDemoRefusesAFileItDidNotMake(t *testing.T) {
 		}
 		if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
 			t.Errorf("%s was changed (%v)", filepath.Base(path), err)
+		}
+		// Nothing beside it either: the mark is read from the file's header, not by opening it
+		// as a database, which would leave a -wal and a -shm.
+		for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+			if _, err := os.Lstat(path + suffix); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s%s was left beside it (%v)", filepath.Base(path), suffix, err)
+			}
 		}
 	}
 }

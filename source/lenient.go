@@ -262,7 +262,7 @@ func decodeOpaque(field string, raw json.RawMessage) (json.RawMessage, error) {
 // writes is: invalid bytes inside strings become U+FFFD, as encoding/json does for strings.
 func compactUTF8(raw []byte) (json.RawMessage, error) {
 	// Already compact (no whitespace byte at all, not even inside strings) and valid: as is.
-	if bytes.IndexAny(raw, " \t\r\n") < 0 && utf8.Valid(raw) && validJSON(raw) {
+	if !bytes.ContainsAny(raw, " \t\r\n") && utf8.Valid(raw) && validJSON(raw) {
 		return json.RawMessage(raw), nil
 	}
 	var buf bytes.Buffer

@@ -316,7 +316,7 @@ func validJSON(data []byte) bool {
 // scanner.str: as is when plain, else decoded as encoding/json does (escapes, and invalid
 // UTF-8 as U+FFFD).
 func unquote(contents []byte, escaped bool) (string, error) {
-	if !escaped || bytes.IndexByte(contents, '\\') < 0 && utf8.Valid(contents) {
+	if !escaped || !bytes.Contains(contents, []byte{'\\'}) && utf8.Valid(contents) {
 		return string(contents), nil
 	}
 	quoted := make([]byte, 0, len(contents)+2)

@@ -483,34 +483,42 @@ WHERE NOT EXISTS (SELECT 1 FROM `+table+` t WHERE t.id = s.id)`)
 	return err
 }
 
-// softDelete retires served source records the walk did not see, within the guard.
+// softDelete retires served source records the walk did not see, within the guard. Seeded rows
+// (the default pattern and allowance a new warehouse starts with) give way to the source's own
+// records once it lists any; they never count against the guard, which protects source data.
 func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts MergeOptions, res *MergeResult, visibleBefore int64) error {
 	if !opts.Complete || visibleBefore == 0 {
 		return nil // only records served before the merge can be gone
 	}
-	gone := `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN ('source', 'seed')
-    AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + table + `.id)
-    AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = ` + table + `.id)`
-	var n, staged int64
-	if err := tx.QueryRowxContext(ctx, `SELECT count(*) `+gone).Scan(&n); err != nil {
-		return fmt.Errorf("count deletions: %w", err)
-	}
+	var staged int64
 	if err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM `+m.latest).Scan(&staged); err != nil {
 		return fmt.Errorf("count staged: %w", err)
+	}
+	origins := "'source'"
+	if staged > 0 {
+		origins = "'source', 'seed'"
+	}
+	gone := `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN (` + origins + `)
+    AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + table + `.id)
+    AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = ` + table + `.id)`
+	var n, fromSource int64
+	err := tx.QueryRowxContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN origin = 'source' THEN 1 ELSE 0 END), 0) `+gone).Scan(&n, &fromSource)
+	if err != nil {
+		return fmt.Errorf("count deletions: %w", err)
 	}
 	if n == 0 {
 		return nil
 	}
 	if !opts.AllowMassDelete {
 		switch {
-		case staged == 0 && visibleBefore > 0:
+		case staged == 0 && fromSource > 0:
 			res.GuardReason = fmt.Sprintf("the source lists no %s while the warehouse serves %d", table, visibleBefore)
-		case float64(n) > opts.MaxDeleteShare*float64(visibleBefore):
+		case float64(fromSource) > opts.MaxDeleteShare*float64(visibleBefore):
 			res.GuardReason = fmt.Sprintf("%d of %d %s (%.1f%%) would be deleted, more than the %.1f%% allowed",
-				n, visibleBefore, table, 100*float64(n)/float64(max(visibleBefore, 1)), 100*opts.MaxDeleteShare)
+				fromSource, visibleBefore, table, 100*float64(fromSource)/float64(visibleBefore), 100*opts.MaxDeleteShare)
 		}
 		if res.GuardReason != "" {
-			res.DeletionsRefused = n
+			res.DeletionsRefused = fromSource
 			return nil
 		}
 	}

@@ -264,13 +264,13 @@ func TestLoadWorkingPatterns(t *testing.T) {
 		if err := l.AddWorkingPatterns(ctx, ps); err != nil {
 			t.Fatal(err)
 		}
-		// The seeded default is not the source's: a complete walk retires it (1 of 1 is over
-		// the share, so the operator allows it, as a first sync into a standalone warehouse must).
-		res, err := l.Merge(ctx, sink.MergeOptions{Complete: true, AllowMassDelete: true})
+		// The seeded default is not the source's: a complete walk retires it, and the guard,
+		// which protects the source's records, lets a first sync into a new warehouse do so.
+		res, err := l.Merge(ctx, sink.MergeOptions{Complete: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Inserted != 2 || res.Deleted != 1 {
+		if res.Inserted != 2 || res.Deleted != 1 || res.GuardReason != "" {
 			t.Errorf("counts %+v", res)
 		}
 		list, err := s.ListWorkingPatterns(ctx, source.Page{Number: 1, Size: 25})
@@ -283,6 +283,72 @@ func TestLoadWorkingPatterns(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The seeded default pattern gives way to the source's patterns without tripping the guard, stays
+// while the source lists none, and never shields the source's own records from the guard.
+func TestSeedAndTheGuard(t *testing.T) {
+	pattern := func(id int64) source.WorkingPattern {
+		var p source.WorkingPattern
+		raw := fmt.Sprintf(`{"id":%d,"name":"P%d","default":false,"total_hours":"40.0"}`, id, id)
+		if err := json.Unmarshal([]byte(raw), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	merge := func(t *testing.T, s *sink.Store, ids []int64, opts sink.MergeOptions) sink.MergeResult {
+		ctx := context.Background()
+		l, err := s.BeginLoad(ctx, sink.WorkingPatterns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		var ps []source.WorkingPattern
+		for _, id := range ids {
+			ps = append(ps, pattern(id))
+		}
+		if err := l.AddWorkingPatterns(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		res, err := l.Merge(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	complete := sink.MergeOptions{Complete: true}
+	tests := []struct {
+		name       string
+		before     []int64 // a first walk, when not nil
+		walk       []int64
+		deleted    int64
+		refused    int64
+		reasonHas  string
+		servedLeft int64
+	}{
+		{"first sync retires the seed", nil, []int64{31, 32}, 1, 0, "", 2},
+		{"a source without patterns keeps the seed", nil, []int64{}, 0, 0, "", 1},
+		{"an emptied source is still guarded", []int64{31, 32}, []int64{}, 0, 2, "lists no working_patterns", 2},
+		{"the share counts source records only", []int64{31, 32, 33, 34, 35, 36, 37, 38, 39, 40}, []int64{31, 32, 33, 34, 35, 36, 37, 38}, 0, 2, "2 of 10", 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			backends(t, func(t *testing.T, s *sink.Store) {
+				if tt.before != nil {
+					merge(t, s, tt.before, complete)
+				}
+				res := merge(t, s, tt.walk, complete)
+				if res.Deleted != tt.deleted || res.DeletionsRefused != tt.refused || !strings.Contains(res.GuardReason, tt.reasonHas) ||
+					(tt.reasonHas == "" && res.GuardReason != "") {
+					t.Errorf("result %+v", res)
+				}
+				list, err := s.ListWorkingPatterns(context.Background(), source.Page{Number: 1, Size: 100})
+				if err != nil || list.Total != tt.servedLeft {
+					t.Errorf("served %d working patterns (%v), want %d", list.Total, err, tt.servedLeft)
+				}
+			})
+		})
+	}
 }
 
 // A run's ledger row holds what the run did.

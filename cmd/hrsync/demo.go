@@ -153,12 +153,10 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 		MaxDeleteShare: cfg.Sync.MaxDeleteShare, Logger: log}
 
 	// 3. The first sync. A new warehouse holds one default working pattern, which the source
-	// does not list: retiring one of one is past the deletion guard, rightly, so it is allowed
-	// here, as `hrsync sync --allow-mass-delete` would be.
+	// does not list: the sync retires it (the deletion guard protects the source's records, not
+	// the seed), exactly as a first `hrsync sync` does.
 	t = time.Now()
-	first := sopts
-	first.AllowMassDelete = true
-	sync1, err := hrsync.New(client, store, first).Run(ctx, hrsync.Resources)
+	sync1, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Resources)
 	if err != nil {
 		return fmt.Errorf("demo: sync: %w", err)
 	}

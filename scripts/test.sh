@@ -142,7 +142,7 @@ if $lint_only; then
 	exit 0
 fi
 
-section "deploy/: Prometheus rules and their tests, the dashboard (deploy/check.sh)"
+section "deploy/: Prometheus rules, dashboard, Dockerfile, compose, Kubernetes, systemd (deploy/check.sh)"
 # Before the Go tests: it installs promtool when missing, which they use to lint /metrics.
 bash deploy/check.sh
 

@@ -387,12 +387,19 @@ func (m merger) now() string {
 	return "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
 }
 
-// changed is true when any of cols differs between t and s (compared as text, so "30.0" and
-// "30.00" differ as the source's text does), or when t is not a served source record.
-func changed(t, s string, cols []string) string {
+// changed is true when any of cols differs between t and s, or when t is not a served source
+// record. Decimals and JSON compare as text ("30.0" and "30.00" differ, as the source's text
+// does; json has no equality); on Postgres the other types compare as themselves, which costs
+// far less than formatting every timestamp and date as text (the comparison runs over every
+// staged row). SQLite compares everything as text.
+func (m merger) changed(t, s string, cols []string) string {
 	var l, r []string
 	for _, c := range cols {
 		if c == "id" {
+			continue
+		}
+		if typ := columnType(m.d, c); m.d == schema.Postgres && typ != "json" && typ != "numeric" {
+			l, r = append(l, t+"."+c), append(r, s+"."+c)
 			continue
 		}
 		l = append(l, "CAST("+t+"."+c+" AS text)")
@@ -451,7 +458,7 @@ func (m merger) count(ctx context.Context, tx *sqlx.Tx, table string, cols []str
 	var res MergeResult
 	q := `SELECT
     coalesce(sum(CASE WHEN t.id IS NULL OR NOT (` + visible + `) THEN 1 ELSE 0 END), 0),
-    coalesce(sum(CASE WHEN t.id IS NOT NULL AND ` + visible + ` AND ` + changed("t", "s", cols) + ` THEN 1 ELSE 0 END), 0),
+    coalesce(sum(CASE WHEN t.id IS NOT NULL AND ` + visible + ` AND ` + m.changed("t", "s", cols) + ` THEN 1 ELSE 0 END), 0),
     count(*)
 FROM ` + m.latest + ` s LEFT JOIN ` + table + ` t ON t.id = s.id`
 	var total int64
@@ -473,7 +480,7 @@ func (m merger) upsert(ctx context.Context, tx *sqlx.Tx, table string, cols []st
 	_, err := exec(ctx, tx, `UPDATE `+table+` SET `+strings.Join(set, ", ")+`, listed = true, origin = 'source',
     deleted_at = NULL, synced_at = `+m.now()+`
 FROM `+m.latest+` s
-WHERE `+table+`.id = s.id AND (`+changed(table, "s", cols)+` OR NOT `+table+`.listed OR `+table+`.deleted_at IS NOT NULL)`)
+WHERE `+table+`.id = s.id AND (`+m.changed(table, "s", cols)+` OR NOT `+table+`.listed OR `+table+`.deleted_at IS NOT NULL)`)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,9 @@ package sync_test
 // the figures.
 //
 //   - BenchmarkSync: a full sync of 100,000 employees from an unpaced loopback source that holds
-//     every answer back 20 ms, at concurrency 1 (the baseline) and 4.
+//     every answer back 20 ms, at concurrency 1 (the baseline) and 4: into an empty warehouse
+//     (state=new), and the nightly case (state=nightly): the warehouse holds the previous load
+//     and 1% of the records changed since.
 //   - BenchmarkMerge: Load.Merge of 100,000 staged employees against the baseline of the same
 //     rows written one INSERT … ON CONFLICT (id) DO UPDATE per row in one transaction, into an
 //     empty warehouse and again as an unchanged re-sync.
@@ -37,42 +39,67 @@ const benchEmployees = 100_000
 
 func BenchmarkSync(b *testing.B) {
 	const delay = 20 * time.Millisecond
+	base := sourcetest.Generate(benchEmployees, 42)
+	// The nightly state: the warehouse holds yesterday's load, and 1% of the records changed
+	// since (a first name edited).
+	changed := slices.Clone(base)
+	for i := 0; i < len(changed); i += 100 {
+		changed[i] = json.RawMessage(strings.Replace(string(changed[i]), `"first_name":"`, `"first_name":"Re-`, 1))
+	}
 	up := newUpstream(b, benchEmployees, sourcetest.Options{
-		Fault: func(int, *http.Request) sourcetest.Fault { return sourcetest.Fault{Delay: delay} },
+		Employees: base,
+		Fault:     func(int, *http.Request) sourcetest.Fault { return sourcetest.Fault{Delay: delay} },
 	})
-	for _, concurrency := range []int{1, 4} {
-		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
-			c := fastClient(b, up, source.ClientOptions{}) // unpaced
-			// The employees' run splits into the walk (fetching and staging every page) and what
-			// follows it (counting the staged records, the merge, the ledger).
-			var walk, afterWalk time.Duration
-			for b.Loop() {
-				b.StopTimer()
-				store, drop := benchStore(b)
-				var walked time.Duration
-				opts := hrsync.Options{Concurrency: concurrency, AllowMassDelete: true,
-					Progress: func(p hrsync.Progress) {
-						if p.Resource == sink.Employees && p.PagesDone == p.PagesTotal {
-							walked = p.Elapsed
+	for _, state := range []struct {
+		name             string
+		before           []json.RawMessage // loaded untimed first, when not nil
+		inserted, update int64
+	}{
+		{"new", nil, benchEmployees, 0},
+		{"nightly", base, 0, benchEmployees / 100},
+	} {
+		for _, concurrency := range []int{1, 4} {
+			b.Run(fmt.Sprintf("state=%s/concurrency=%d", state.name, concurrency), func(b *testing.B) {
+				c := fastClient(b, up, source.ClientOptions{}) // unpaced
+				// The employees' run splits into the walk (fetching and staging every page) and
+				// what follows it (counting the staged records, the merge, the ledger).
+				var walk, afterWalk time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					store, drop := benchStore(b)
+					if state.before != nil {
+						up.SetEmployees(state.before)
+						if _, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4, AllowMassDelete: true}).Run(context.Background(), hrsync.Resources); err != nil {
+							b.Fatalf("load yesterday's state: %v", err)
 						}
-					}}
-				b.StartTimer()
-				rs, err := hrsync.New(c, store, opts).Run(context.Background(), hrsync.Resources)
-				b.StopTimer()
-				r := employeesResult(b, rs)
-				if err != nil || r.Inserted != benchEmployees || r.Walks != 1 {
-					b.Fatalf("sync: %v; employees run %+v", err, r.Run)
+						up.SetEmployees(changed)
+					}
+					var walked time.Duration
+					opts := hrsync.Options{Concurrency: concurrency, AllowMassDelete: true,
+						Progress: func(p hrsync.Progress) {
+							if p.Resource == sink.Employees && p.PagesDone == p.PagesTotal {
+								walked = p.Elapsed
+							}
+						}}
+					b.StartTimer()
+					rs, err := hrsync.New(c, store, opts).Run(context.Background(), hrsync.Resources)
+					b.StopTimer()
+					r := employeesResult(b, rs)
+					if err != nil || r.Inserted != state.inserted || r.Updated != state.update || r.Walks != 1 {
+						b.Fatalf("sync: %v; employees run %+v", err, r.Run)
+					}
+					walk += walked
+					afterWalk += r.FinishedAt.Sub(r.StartedAt) - walked
+					drop()
+					up.SetEmployees(base)
+					b.StartTimer()
 				}
-				walk += walked
-				afterWalk += r.FinishedAt.Sub(r.StartedAt) - walked
-				drop()
-				b.StartTimer()
-			}
-			n := float64(b.N)
-			b.ReportMetric(benchEmployees*n/b.Elapsed().Seconds(), "records/s")
-			b.ReportMetric(walk.Seconds()/n, "walk-s/op")
-			b.ReportMetric(afterWalk.Seconds()/n, "after-walk-s/op")
-		})
+				n := float64(b.N)
+				b.ReportMetric(benchEmployees*n/b.Elapsed().Seconds(), "records/s")
+				b.ReportMetric(walk.Seconds()/n, "walk-s/op")
+				b.ReportMetric(afterWalk.Seconds()/n, "after-walk-s/op")
+			})
+		}
 	}
 }
 

@@ -139,6 +139,7 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 		`DROP TABLE IF EXISTS ` + l.table,
 		`DROP TABLE IF EXISTS ` + l.table + `_latest`,
 		`DROP TABLE IF EXISTS ` + l.table + `_seen`,
+		`DROP TABLE IF EXISTS ` + l.table + `_delta`,
 		`CREATE TEMPORARY TABLE ` + l.table + ` (` + strings.Join(defs, ", ") + `)`,
 		`CREATE TEMPORARY TABLE ` + l.table + `_seen (id ` + columnType(s.dialect, "id") + ` PRIMARY KEY)`,
 	} {
@@ -321,7 +322,8 @@ func (l *Load) Close() error {
 	_, err1 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table)
 	_, err2 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_latest`)
 	_, err3 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_seen`)
-	return errors.Join(err1, err2, err3, l.conn.Close())
+	_, err4 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_delta`)
+	return errors.Join(err1, err2, err3, err4, l.conn.Close())
 }
 
 // Merge applies the staged walk in one transaction: nested references first, then the records
@@ -331,7 +333,7 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	if opts.MaxDeleteShare <= 0 {
 		opts.MaxDeleteShare = 0.10
 	}
-	m := merger{d: l.s.dialect, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen",
+	m := merger{d: l.s.dialect, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen", delta: l.table + "_delta",
 		unique: l.distinctAt == l.seq && l.distinct == l.seq}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
@@ -361,7 +363,8 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 type merger struct {
 	d                   schema.Dialect
 	stage, latest, seen string
-	unique              bool // the stage holds each id once: no de-duplicated copy is needed
+	delta               string // the ids the merge writes, and why (classify)
+	unique              bool   // the stage holds each id once: no de-duplicated copy is needed
 }
 
 // maxBool and maxJSON aggregate per id in both dialects: the references' fields are chosen
@@ -452,41 +455,63 @@ func (m *merger) prepare(ctx context.Context, tx *sqlx.Tx) error {
 	return err
 }
 
-// count classifies the staged records against the table before the merge.
-func (m merger) count(ctx context.Context, tx *sqlx.Tx, table string, cols []string) (MergeResult, error) {
-	visible := "t.listed AND t.deleted_at IS NULL"
+// classify compares the staged records with the table once, before the merge: the ids that
+// need a write go into the delta table with what they need ('new': not in the table; 'back':
+// there but not served; 'changed'), and the counts come from it. The writes then touch only
+// those ids, so a nightly merge compares every row once, not once to count and again to write.
+func (m merger) classify(ctx context.Context, tx *sqlx.Tx, table string, cols []string) (MergeResult, error) {
 	var res MergeResult
-	q := `SELECT
-    coalesce(sum(CASE WHEN t.id IS NULL OR NOT (` + visible + `) THEN 1 ELSE 0 END), 0),
-    coalesce(sum(CASE WHEN t.id IS NOT NULL AND ` + visible + ` AND ` + m.changed("t", "s", cols) + ` THEN 1 ELSE 0 END), 0),
-    count(*)
-FROM ` + m.latest + ` s LEFT JOIN ` + table + ` t ON t.id = s.id`
+	visible := "t.listed AND t.deleted_at IS NULL"
+	for _, q := range []string{
+		`DROP TABLE IF EXISTS ` + m.delta,
+		`CREATE TEMPORARY TABLE ` + m.delta + ` AS
+SELECT s.id, CASE WHEN t.id IS NULL THEN 'new' WHEN NOT (` + visible + `) THEN 'back' ELSE 'changed' END AS need
+FROM ` + m.latest + ` s LEFT JOIN ` + table + ` t ON t.id = s.id
+WHERE t.id IS NULL OR NOT (` + visible + `) OR ` + m.changed("t", "s", cols),
+	} {
+		if _, err := exec(ctx, tx, q); err != nil {
+			return res, fmt.Errorf("classify %s: %w", table, err)
+		}
+	}
+	if m.d == schema.Postgres {
+		if _, err := exec(ctx, tx, `ANALYZE `+m.delta); err != nil {
+			return res, fmt.Errorf("classify %s: %w", table, err)
+		}
+	}
 	var total int64
-	if err := tx.QueryRowxContext(ctx, q).Scan(&res.Inserted, &res.Updated, &total); err != nil {
+	err := tx.QueryRowxContext(ctx, `SELECT
+    (SELECT coalesce(sum(CASE WHEN need = 'changed' THEN 0 ELSE 1 END), 0) FROM `+m.delta+`),
+    (SELECT coalesce(sum(CASE WHEN need = 'changed' THEN 1 ELSE 0 END), 0) FROM `+m.delta+`),
+    (SELECT count(*) FROM `+m.latest+`)`).Scan(&res.Inserted, &res.Updated, &total)
+	if err != nil {
 		return res, fmt.Errorf("classify %s: %w", table, err)
 	}
 	res.Unchanged = total - res.Inserted - res.Updated
 	return res, nil
 }
 
-// upsert writes the staged records that are new or changed: an UPDATE of the changed ones,
-// then a plain INSERT of the new ones (no ON CONFLICT arbitration per row: the merge holds the
-// meta lock, so no other writer adds an id between the two).
+// upsert writes what classify found: an UPDATE of the ids there but changed or not served, then
+// a plain INSERT of the new ones (no ON CONFLICT arbitration per row: the merge holds the meta
+// lock, so no other writer adds an id in between).
 func (m merger) upsert(ctx context.Context, tx *sqlx.Tx, table string, cols []string) error {
-	var set []string
-	for _, c := range cols[1:] {
-		set = append(set, c+" = s."+c)
+	var set, sCols []string
+	for _, c := range cols {
+		if c != "id" {
+			set = append(set, c+" = s."+c)
+		}
+		sCols = append(sCols, "s."+c)
 	}
 	_, err := exec(ctx, tx, `UPDATE `+table+` SET `+strings.Join(set, ", ")+`, listed = true, origin = 'source',
     deleted_at = NULL, synced_at = `+m.now()+`
-FROM `+m.latest+` s
-WHERE `+table+`.id = s.id AND (`+m.changed(table, "s", cols)+` OR NOT `+table+`.listed OR `+table+`.deleted_at IS NOT NULL)`)
+FROM `+m.latest+` s JOIN `+m.delta+` d ON d.id = s.id
+WHERE `+table+`.id = s.id AND d.need <> 'new'`)
 	if err != nil {
 		return err
 	}
 	_, err = exec(ctx, tx, `INSERT INTO `+table+` (`+strings.Join(cols, ", ")+`, listed, origin, deleted_at, synced_at)
-SELECT `+strings.Join(cols, ", ")+`, true, 'source', NULL, `+m.now()+` FROM `+m.latest+` s
-WHERE NOT EXISTS (SELECT 1 FROM `+table+` t WHERE t.id = s.id)`)
+SELECT `+strings.Join(sCols, ", ")+`, true, 'source', NULL, `+m.now()+`
+FROM `+m.latest+` s JOIN `+m.delta+` d ON d.id = s.id
+WHERE d.need = 'new'`)
 	return err
 }
 
@@ -548,7 +573,7 @@ func (m *merger) employees(ctx context.Context, tx *sqlx.Tx, opts MergeOptions) 
 	if err != nil {
 		return MergeResult{}, err
 	}
-	res, err := m.count(ctx, tx, "employees", employeeCols)
+	res, err := m.classify(ctx, tx, "employees", employeeCols)
 	if err != nil {
 		return res, err
 	}
@@ -611,7 +636,7 @@ func (m *merger) patterns(ctx context.Context, tx *sqlx.Tx, opts MergeOptions) (
 	if err != nil {
 		return MergeResult{}, err
 	}
-	res, err := m.count(ctx, tx, "working_patterns", patternCols)
+	res, err := m.classify(ctx, tx, "working_patterns", patternCols)
 	if err != nil {
 		return res, err
 	}

@@ -3,7 +3,6 @@ package source
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -294,11 +293,25 @@ func members(what string, data []byte) (map[string]json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	return memberMap(ms), nil
+}
+
+// memberMap indexes members by name, the last of duplicates winning, as encoding/json does.
+func memberMap(ms []member) map[string]json.RawMessage {
 	m := make(map[string]json.RawMessage, len(ms))
 	for _, mb := range ms {
 		m[mb.key] = mb.val
 	}
-	return m, nil
+	return m
+}
+
+// nestedMembers reads a nested object once, for both its typed fields and its normalized form.
+func nestedMembers(field string, raw json.RawMessage) ([]member, error) {
+	ms, err := objectMembers(raw)
+	if err != nil {
+		return nil, &FieldError{Field: field, Reason: "want an object"}
+	}
+	return ms, nil
 }
 
 // take removes and returns a member.
@@ -327,15 +340,8 @@ var (
 // normalizeNested keeps a nested object's shape (its members, in the source's order) and writes
 // its known members as the seed prescribes: ids as integers, decimals as strings, "" as null.
 // What the source sent is accepted either way; what hrsync serves follows the seed.
-func normalizeNested(field string, raw json.RawMessage, kinds map[string]nestedKind) (json.RawMessage, error) {
-	ms, err := objectMembers(raw)
-	if err != nil {
-		if errors.Is(err, errNotObject) {
-			return nil, &FieldError{Field: field, Reason: "want an object"}
-		}
-		return nil, &FieldError{Field: field, Reason: "not valid JSON"}
-	}
-	w := beginObject(make([]byte, 0, len(raw)))
+func normalizeNested(field string, ms []member, size int, kinds map[string]nestedKind) (json.RawMessage, error) {
+	w := beginObject(make([]byte, 0, size))
 	seen := make(map[string]bool, len(ms))
 	for _, mb := range ms {
 		k, v := mb.key, json.RawMessage(mb.val)

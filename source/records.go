@@ -223,11 +223,15 @@ func (e *Employee) AppendJSON(b []byte) []byte {
 func (e Employee) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
 
 func (r *Ref) decode(field string, raw json.RawMessage) error {
-	m, err := members(field, raw)
+	ms, err := nestedMembers(field, raw)
 	if err != nil {
-		return &FieldError{Field: field, Reason: "want an object"}
+		return err
 	}
-	d := decoder{m: m, prefix: field + "."}
+	return r.decodeMembers(field, ms)
+}
+
+func (r *Ref) decodeMembers(field string, ms []member) error {
+	d := decoder{m: memberMap(ms), prefix: field + "."}
 	r.ID = d.id("id")
 	r.Name = d.string("name")
 	r.Extra = d.extra()
@@ -257,11 +261,11 @@ func (r *Ref) AppendJSON(b []byte) []byte {
 func (r Ref) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
 
 func (p *PatternRef) decode(field string, raw json.RawMessage) error {
-	m, err := members(field, raw)
+	ms, err := nestedMembers(field, raw)
 	if err != nil {
-		return &FieldError{Field: field, Reason: "want an object"}
+		return err
 	}
-	d := decoder{m: m, prefix: field + "."}
+	d := decoder{m: memberMap(ms), prefix: field + "."}
 	p.ID = d.id("id")
 	p.Name = d.string("name")
 	p.TotalHours = d.decimal("total_hours")
@@ -269,7 +273,7 @@ func (p *PatternRef) decode(field string, raw json.RawMessage) error {
 	if d.err != nil {
 		return d.err
 	}
-	p.Raw, err = normalizeNested(field, raw, patternKinds)
+	p.Raw, err = normalizeNested(field, ms, len(raw), patternKinds)
 	return err
 }
 
@@ -288,11 +292,11 @@ func (p *PatternRef) AppendJSON(b []byte) []byte {
 }
 
 func (p *PersonRef) decode(field string, raw json.RawMessage) error {
-	m, err := members(field, raw)
+	ms, err := nestedMembers(field, raw)
 	if err != nil {
-		return &FieldError{Field: field, Reason: "want an object"}
+		return err
 	}
-	d := decoder{m: m, prefix: field + "."}
+	d := decoder{m: memberMap(ms), prefix: field + "."}
 	p.ID = d.id("id")
 	p.FirstName = d.string("first_name")
 	p.LastName = d.string("last_name")
@@ -300,7 +304,7 @@ func (p *PersonRef) decode(field string, raw json.RawMessage) error {
 	if d.err != nil {
 		return d.err
 	}
-	p.Raw, err = normalizeNested(field, raw, personKinds)
+	p.Raw, err = normalizeNested(field, ms, len(raw), personKinds)
 	return err
 }
 
@@ -434,9 +438,13 @@ func (d *decoder) ref(k string) *Ref {
 		return nil
 	}
 	r := new(Ref)
-	d.setErr(r.decode(d.prefix+k, raw))
+	ms, err := nestedMembers(d.prefix+k, raw)
+	if err == nil {
+		err = r.decodeMembers(d.prefix+k, ms)
+	}
+	d.setErr(err)
 	if d.err == nil {
-		r.Raw, d.err = normalizeNested(d.prefix+k, raw, refKinds)
+		r.Raw, d.err = normalizeNested(d.prefix+k, ms, len(raw), refKinds)
 	}
 	return r
 }

@@ -479,10 +479,9 @@ WHERE t.id IS NULL OR NOT (` + visible + `) OR ` + m.changed("t", "s", cols),
 		}
 	}
 	var total int64
-	err := tx.QueryRowxContext(ctx, `SELECT
-    (SELECT coalesce(sum(CASE WHEN need = 'changed' THEN 0 ELSE 1 END), 0) FROM `+m.delta+`),
-    (SELECT coalesce(sum(CASE WHEN need = 'changed' THEN 1 ELSE 0 END), 0) FROM `+m.delta+`),
-    (SELECT count(*) FROM `+m.latest+`)`).Scan(&res.Inserted, &res.Updated, &total)
+	err := tx.QueryRowxContext(ctx, `SELECT coalesce(sum(CASE WHEN need = 'changed' THEN 0 ELSE 1 END), 0),
+    coalesce(sum(CASE WHEN need = 'changed' THEN 1 ELSE 0 END), 0), (SELECT count(*) FROM `+m.latest+`)
+FROM `+m.delta).Scan(&res.Inserted, &res.Updated, &total)
 	if err != nil {
 		return res, fmt.Errorf("classify %s: %w", table, err)
 	}
@@ -522,10 +521,7 @@ func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts 
 	if !opts.Complete || visibleBefore == 0 {
 		return nil // only records served before the merge can be gone
 	}
-	var staged int64
-	if err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM `+m.latest).Scan(&staged); err != nil {
-		return fmt.Errorf("count staged: %w", err)
-	}
+	staged := res.Inserted + res.Updated + res.Unchanged // classify counted the staged records
 	origins := "'source'"
 	if staged > 0 {
 		origins = "'source', 'seed'"

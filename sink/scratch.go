@@ -48,7 +48,7 @@ func ResetScratch(ctx context.Context, rawURL string, opts Options, mark Scratch
 	if mark.AppID == 0 || mark.Comment == "" {
 		return errors.New("reset scratch warehouse: the mark needs an AppID and a Comment")
 	}
-	if isPostgresURL(rawURL) {
+	if IsPostgresURL(rawURL) {
 		return resetScratchPostgres(ctx, rawURL, opts, mark.Comment)
 	}
 	return resetScratchSQLite(ctx, rawURL, mark.AppID)

@@ -85,7 +85,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	s := &Store{opts: opts, log: opts.Logger}
 	var err error
 	switch {
-	case isPostgresURL(rawURL):
+	case IsPostgresURL(rawURL):
 		err = s.openPostgres(rawURL)
 	case rawURL == "":
 		return nil, fmt.Errorf("%w: empty", ErrBadURL)
@@ -168,8 +168,8 @@ func (s *Store) openPostgres(rawURL string) error {
 	return nil
 }
 
-// isPostgresURL reports whether rawURL names a Postgres warehouse; anything else is a SQLite file.
-func isPostgresURL(rawURL string) bool {
+// IsPostgresURL reports whether rawURL names a Postgres warehouse; anything else is a SQLite file.
+func IsPostgresURL(rawURL string) bool {
 	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
 }
 

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,7 +120,7 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 		return fmt.Errorf("demo: upstream: listen on %s: %w", f.upstreamAddr, err)
 	}
 	up := sourcetest.NewServerOn(ln, sourcetest.Options{
-		APIKey:    newDemoKey("demo-upstream-"),
+		APIKey:    newAPIKey("demo-upstream-"),
 		Employees: sourcetest.Generate(f.employees, demoSeed),
 		AccountID: demoAccountID,
 	})
@@ -228,7 +226,7 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 // serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing
 // commands to try; the store is closed by the caller, after the server has shut down.
 func serveDemo(ctx context.Context, cfg Config, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
-	key := newDemoKey("demo-")
+	key := newAPIKey("demo-")
 	cfg.Serve.APIKeys = []string{key}
 	cfg.Serve.Writes = string(source.WritesLocal)
 	cfg.Serve.PublicURL = ""
@@ -296,21 +294,17 @@ func demoWarehouse(cfg Config, f demoFlags) (demoWarehouseSpec, error) {
 	target := f.warehouse
 	if !f.set["warehouse"] {
 		target = demoWarehouseFile
-		if isPostgres(cfg.Warehouse.URL) {
+		if sink.IsPostgresURL(cfg.Warehouse.URL) {
 			target = cfg.Warehouse.URL
 		}
 	}
 	switch {
-	case isPostgres(target):
+	case sink.IsPostgresURL(target):
 		return demoWarehouseSpec{url: target, postgres: true}, nil
 	case target == "" || strings.Contains(target, "://") || strings.ContainsAny(target, "?#"):
 		return demoWarehouseSpec{}, &usageError{fmt.Sprintf("demo: --warehouse %q: want a SQLite file path or a postgres:// URL", target)}
 	}
 	return demoWarehouseSpec{url: target}, nil
-}
-
-func isPostgres(u string) bool {
-	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
 }
 
 func (wh demoWarehouseSpec) describe(schema string) string {
@@ -324,11 +318,11 @@ func (wh demoWarehouseSpec) describe(schema string) string {
 func (wh demoWarehouseSpec) untouched(cfg Config, schema string) string {
 	configured := cfg.Warehouse.URL
 	switch {
-	case wh.postgres && isPostgres(configured) && cfg.Warehouse.Schema != schema:
+	case wh.postgres && sink.IsPostgresURL(configured) && cfg.Warehouse.Schema != schema:
 		return "a schema of its own: the warehouse's schema " + cfg.Warehouse.Schema + " is not touched"
 	case wh.postgres:
 		return "a schema of its own: no other schema is touched"
-	case isPostgres(configured):
+	case sink.IsPostgresURL(configured):
 		return "a file of its own: the configured warehouse " + redactURL(configured) + " is not touched"
 	case configured != "" && absPath(configured) != absPath(wh.url):
 		return "a file of its own: " + configured + " is not touched"
@@ -506,12 +500,6 @@ func thousands(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-func newDemoKey(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
 }
 
 // self is how to run hrsync here: go run from the repository, else the binary.

@@ -183,9 +183,7 @@ func apiKeys(sc ServeConfig, log *slog.Logger) ([]string, error) {
 	}
 	data, err := os.ReadFile(sc.APIKeyFile)
 	if errors.Is(err, os.ErrNotExist) {
-		var b [20]byte
-		_, _ = rand.Read(b[:])
-		key := "hrsync-" + hex.EncodeToString(b[:])
+		key := newAPIKey("hrsync-")
 		f, err := os.OpenFile(sc.APIKeyFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("serve: no API key configured, and cannot create %s: %w", sc.APIKeyFile, err)
@@ -216,4 +214,11 @@ func apiKeys(sc ServeConfig, log *slog.Logger) ([]string, error) {
 		log.Warn("API key file is readable by other users", "key_file", sc.APIKeyFile, "mode", fi.Mode().Perm().String())
 	}
 	return keys, nil
+}
+
+// newAPIKey is a fresh random key: prefix and 160 random bits in hex.
+func newAPIKey(prefix string) string {
+	var b [20]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on supported platforms
+	return prefix + hex.EncodeToString(b[:])
 }

@@ -28,7 +28,10 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.msg)
 }
 
-var errNotObject = errors.New("want a JSON object")
+var (
+	errNotObject = errors.New("want a JSON object")
+	errNotArray  = errors.New("want a JSON array")
+)
 
 // member is one member of an object: its key, unescaped, and its raw value.
 type member struct {
@@ -253,12 +256,12 @@ func (s scanner) array(i, depth int, each func(val []byte)) (int, error) {
 	}
 }
 
-// whole checks that data is one value of the kind opened by open ('{' or '['), with only
-// whitespace around it, and returns where the value starts.
-func (s scanner) whole(open byte, read func(i int) (int, error)) error {
+// whole checks that data is one value of the kind opened by open ('{' or '['), read by read,
+// with only whitespace around it; a value of another kind is notKind.
+func (s scanner) whole(open byte, notKind error, read func(i int) (int, error)) error {
 	i := s.ws(0)
 	if i >= len(s.data) || s.data[i] != open {
-		return errNotObject
+		return notKind
 	}
 	end, err := read(i)
 	if err != nil {
@@ -275,7 +278,7 @@ func (s scanner) whole(open byte, read func(i int) (int, error)) error {
 func objectMembers(data []byte) ([]member, error) {
 	s := scanner{data: data}
 	out := make([]member, 0, 24)
-	err := s.whole('{', func(i int) (int, error) {
+	err := s.whole('{', errNotObject, func(i int) (int, error) {
 		return s.object(i, 1, func(key []byte, escaped bool, val []byte) error {
 			k, err := unquote(key, escaped)
 			if err != nil {
@@ -295,13 +298,13 @@ func objectMembers(data []byte) ([]member, error) {
 func arrayElements(data []byte) ([]json.RawMessage, error) {
 	s := scanner{data: data}
 	out := make([]json.RawMessage, 0, PerPage)
-	err := s.whole('[', func(i int) (int, error) {
+	err := s.whole('[', errNotArray, func(i int) (int, error) {
 		return s.array(i, 1, func(val []byte) { out = append(out, val) })
 	})
-	if errors.Is(err, errNotObject) {
-		return nil, errors.New("want a JSON array")
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	return out, nil
 }
 
 // validJSON reports whether data is one well-formed JSON value, like json.Valid.

@@ -4,17 +4,18 @@ package sink
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	stdsync "sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq"  // Postgres driver
 	_ "modernc.org/sqlite" // SQLite driver, pure Go
 
 	"github.com/hrsync/hrsync/schema"
@@ -31,6 +32,16 @@ type Options struct {
 	SkipSchemaCheck bool
 	// MaxOpenConns bounds the pool (default 16 for Postgres).
 	MaxOpenConns int
+	// StatementTimeout bounds every statement (default DefaultStatementTimeout). On Postgres the
+	// server enforces it (statement_timeout and idle_in_transaction_session_timeout on every
+	// connection), and the client closes a connection whose server sends nothing for that long
+	// plus a grace period (ErrNoAnswer). A statement also ends when its context does: its
+	// connection is closed, whatever the host does. SQLite interrupts a statement whose context
+	// ends.
+	StatementTimeout time.Duration
+	// ConnectTimeout bounds connecting to Postgres, handshake included (default
+	// DefaultConnectTimeout; a connect_timeout in the URL wins).
+	ConnectTimeout time.Duration
 	Logger       *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -81,6 +92,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.StatementTimeout <= 0 {
+		opts.StatementTimeout = DefaultStatementTimeout
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
 	}
 	s := &Store{opts: opts, log: opts.Logger}
 	var err error
@@ -152,11 +169,21 @@ func (s *Store) openPostgres(rawURL string) error {
 	if q.Get("sslmode") == "" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1" || u.Hostname() == "") {
 		q.Set("sslmode", "disable")
 	}
-	u.RawQuery = q.Encode()
-	db, err := sqlx.Open("postgres", u.String())
-	if err != nil {
-		return fmt.Errorf("open warehouse %s: %w", s.location, err)
+	// The server bounds every statement, and a transaction left idle by a client that vanished
+	// (it would hold its locks until the server's TCP keepalive noticed, hours later). Startup
+	// parameters win over a role's or a database's settings.
+	ms := strconv.FormatInt(max(s.opts.StatementTimeout.Milliseconds(), 1), 10)
+	q.Set("statement_timeout", ms)
+	q.Set("idle_in_transaction_session_timeout", ms)
+	if q.Get("connect_timeout") == "" {
+		q.Set("connect_timeout", strconv.FormatInt(int64(max(s.opts.ConnectTimeout.Round(time.Second), time.Second)/time.Second), 10))
 	}
+	u.RawQuery = q.Encode()
+	connector, err := newPGConnector(u.String(), s.opts.StatementTimeout)
+	if err != nil {
+		return fmt.Errorf("open warehouse %s: %w: %s", s.location, ErrBadURL, redactPassword(err.Error(), u))
+	}
+	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
 	n := s.opts.MaxOpenConns
 	if n <= 0 {
 		n = 16
@@ -166,6 +193,15 @@ func (s *Store) openPostgres(rawURL string) error {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s.db, s.dialect = db, schema.Postgres
 	return nil
+}
+
+// redactPassword drops u's password from msg.
+func redactPassword(msg string, u *url.URL) string {
+	if p, ok := u.User.Password(); ok && p != "" {
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
+		msg = strings.ReplaceAll(msg, url.QueryEscape(p), "xxxxx")
+	}
+	return msg
 }
 
 // IsPostgresURL reports whether rawURL names a Postgres warehouse; anything else is a SQLite file.

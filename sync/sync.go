@@ -107,6 +107,10 @@ var (
 	ErrForeignLink = errors.New("the source's Link header points at another origin")
 )
 
+// FinishTimeout bounds writing a run's end to the ledger once the run is over (its own context
+// may have ended).
+const FinishTimeout = 10 * time.Second
+
 // Resources are the collections a full sync loads, in order: working patterns first, so the
 // employees' patterns are listed ones.
 var Resources = []sink.Resource{sink.WorkingPatterns, sink.Employees}
@@ -178,10 +182,13 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 		log.Info("sync finished", attrs...)
 	}
 	if !s.opts.DryRun {
-		// The ledger is written even when the run was canceled.
-		if err := s.wh.FinishRun(context.WithoutCancel(ctx), res.Run); err != nil {
+		// The ledger is written even when the run was canceled, within a bound of its own: a
+		// warehouse that stopped answering must not hold a stopping process.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
+		if err := s.wh.FinishRun(fctx, res.Run); err != nil {
 			res.Err = errors.Join(res.Err, err)
 		}
+		cancel()
 	}
 	return res
 }
@@ -339,7 +346,10 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 			err = l.AddWorkingPatterns(ctx, p.patterns)
 		}
 		staged += p.records()
-		return err
+		if err != nil {
+			return fmt.Errorf("page %d: %w", p.n, err)
+		}
+		return nil
 	}
 	if err := stage(first); err != nil {
 		return w, err
@@ -368,15 +378,18 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	defer cancel()
 	pagesCh := make(chan int64)
 	results := make(chan page, s.opts.Concurrency)
-	var fetchErr error
+	// The first failure, a fetch's or the staging's, is the walk's error: it cancels the rest,
+	// whose "context canceled" are its consequences, not news.
+	var firstErr error
 	var errOnce stdsync.Once
+	fail := func(err error) { errOnce.Do(func() { firstErr = err; cancel() }) }
 	var wg stdsync.WaitGroup
 	for range min(int64(s.opts.Concurrency), max(total-1, 0)) {
 		wg.Go(func() {
 			for n := range pagesCh {
 				p, err := s.fetch(ctx, r, n)
 				if err != nil {
-					errOnce.Do(func() { fetchErr = err; cancel() })
+					fail(err)
 					return
 				}
 				select {
@@ -398,25 +411,22 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
-	var stageErr error
+	staging := true
 	for p := range results {
-		if stageErr != nil {
+		if !staging {
 			continue // drain
 		}
 		w.pages++
 		w.totalMin, w.totalMax = min(w.totalMin, p.resp.Total), max(w.totalMax, p.resp.Total)
 		if err := stage(p); err != nil {
-			stageErr = err
-			cancel()
+			fail(err)
+			staging = false
 			continue
 		}
 		s.progress(Progress{Resource: r, Walk: walkN, PagesDone: w.pages, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
 	}
-	if fetchErr != nil {
-		return w, fetchErr
-	}
-	if stageErr != nil {
-		return w, stageErr
+	if firstErr != nil { // every writer has finished: the workers and this loop
+		return w, firstErr
 	}
 	return w, ctx.Err()
 }

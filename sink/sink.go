@@ -42,7 +42,7 @@ type Options struct {
 	// ConnectTimeout bounds connecting to Postgres, handshake included (default
 	// DefaultConnectTimeout; a connect_timeout in the URL wins).
 	ConnectTimeout time.Duration
-	Logger       *slog.Logger
+	Logger         *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
@@ -47,6 +48,10 @@ type SourceConfig struct {
 type WarehouseConfig struct {
 	URL    string `yaml:"url"`
 	Schema string `yaml:"schema"`
+	// StatementTimeout bounds every statement (a Go duration: 5m, 90s): the server stops one
+	// that runs longer, and hrsync gives up on a host that sends nothing for that long plus a
+	// grace period.
+	StatementTimeout time.Duration `yaml:"statement_timeout"`
 }
 
 // ServeConfig is the /v1 replica.
@@ -92,7 +97,7 @@ func defaultConfig() Config {
 		Source:     SourceConfig{RateLimit: 60},
 		Sync:       SyncConfig{Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
-		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr"},
+		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout},
 		Serve:      ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
 		Log:        LogConfig{Format: "text", Level: "info"},
 
@@ -148,6 +153,14 @@ func applyEnv(v reflect.Value, prefix string, env map[string]string) error {
 		}
 		s, ok := env[name]
 		if !ok {
+			continue
+		}
+		if f.Type == reflect.TypeFor[time.Duration]() {
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil {
+				return fmt.Errorf("config: %s: want a duration such as 90s or 5m", name)
+			}
+			fv.SetInt(int64(d))
 			continue
 		}
 		switch f.Type.Kind() {
@@ -234,6 +247,9 @@ func (c Config) validate() error {
 	}
 	if c.Sync.MaxDeleteShare <= 0 || c.Sync.MaxDeleteShare > 1 {
 		return errors.New("config: sync.max_delete_share must be more than 0 and at most 1")
+	}
+	if c.Warehouse.StatementTimeout < time.Second {
+		return errors.New("config: warehouse.statement_timeout must be a duration of at least 1s, such as 5m")
 	}
 	if c.Warehouse.URL == "" {
 		return errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -105,6 +106,36 @@ func TestEnvironmentWinsOverFile(t *testing.T) {
 	}
 }
 
+func TestStatementTimeoutIsADuration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte("warehouse:\n  statement_timeout: 90s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		env        []string
+		want       time.Duration
+	}{
+		{"default", "", nil, 5 * time.Minute},
+		{"file", path, nil, 90 * time.Second},
+		{"environment wins", path, []string{"HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT=2m30s"}, 150 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.path == "" {
+				t.Chdir(t.TempDir()) // no ./config.yaml
+			}
+			cfg, err := loadConfig(tt.path, tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Warehouse.StatementTimeout != tt.want || cfg.sinkOptions().StatementTimeout != tt.want {
+				t.Errorf("statement timeout %s (to the warehouse %s), want %s", cfg.Warehouse.StatementTimeout, cfg.sinkOptions().StatementTimeout, tt.want)
+			}
+		})
+	}
+}
+
 func TestConfigErrorsAreOneLine(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -120,6 +151,9 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		{"bad public url", "", []string{"HRSYNC_SERVE_PUBLIC_URL=/relative"}, "serve.public_url"},
 		{"bad log format", "", []string{"HRSYNC_LOG_FORMAT=xml"}, "log.format"},
 		{"empty warehouse", "", []string{"HRSYNC_WAREHOUSE_URL="}, "warehouse.url"},
+		{"statement timeout not a duration", "", []string{"HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT=300"}, "HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT: want a duration"},
+		{"statement timeout too short", "warehouse:\n  statement_timeout: 10ms\n", nil, "warehouse.statement_timeout"},
+		{"statement timeout bad in file", "warehouse:\n  statement_timeout: soon\n", nil, "soon"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -154,7 +154,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 }
 
 func (c Config) sinkOptions() sink.Options {
-	return sink.Options{Schema: c.Warehouse.Schema, AccountID: c.Serve.AccountID}
+	return sink.Options{Schema: c.Warehouse.Schema, AccountID: c.Serve.AccountID, StatementTimeout: c.Warehouse.StatementTimeout}
 }
 
 // openStore opens the configured warehouse, refusing one whose schema is behind.

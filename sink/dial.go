@@ -56,6 +56,28 @@ type pgConnector struct {
 	pq       *pq.Connector
 	silence  time.Duration
 	stmtWait time.Duration // the statement timeout, for messages
+
+	mu   stdsync.Mutex
+	live map[*netConn]struct{} // open sockets, for interrupt
+}
+
+// interrupt aborts every open socket with cause.
+func (c *pgConnector) interrupt(cause error) {
+	c.mu.Lock()
+	conns := make([]*netConn, 0, len(c.live))
+	for nc := range c.live {
+		conns = append(conns, nc)
+	}
+	c.mu.Unlock()
+	for _, nc := range conns {
+		nc.abort(cause)
+	}
+}
+
+func (c *pgConnector) forget(nc *netConn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.live, nc)
 }
 
 func newPGConnector(dsn string, statementTimeout time.Duration) (*pgConnector, error) {
@@ -63,7 +85,7 @@ func newPGConnector(dsn string, statementTimeout time.Duration) (*pgConnector, e
 	if err != nil {
 		return nil, err
 	}
-	pc := &pgConnector{pq: c, silence: silenceAllowed(statementTimeout), stmtWait: statementTimeout}
+	pc := &pgConnector{pq: c, silence: silenceAllowed(statementTimeout), stmtWait: statementTimeout, live: map[*netConn]struct{}{}}
 	c.Dialer(pc)
 	return pc, nil
 }
@@ -125,7 +147,10 @@ func (c *pgConnector) DialContext(ctx context.Context, network, address string) 
 	if err != nil {
 		return nil, err
 	}
-	nc := &netConn{Conn: raw, silence: c.silence, stmtWait: c.stmtWait}
+	nc := &netConn{Conn: raw, silence: c.silence, stmtWait: c.stmtWait, owner: c}
+	c.mu.Lock()
+	c.live[nc] = struct{}{}
+	c.mu.Unlock()
 	slot, _ := ctx.Value(dialSlotKey{}).(*dialSlot)
 	if slot == nil {
 		// lib/pq dials on its own to send a cancel request; it reads until the server hangs up,
@@ -150,6 +175,7 @@ type netConn struct {
 	net.Conn
 	silence  time.Duration
 	stmtWait time.Duration
+	owner    *pgConnector
 
 	mu              stdsync.Mutex
 	userRead        time.Time // deadlines lib/pq set (the connect timeout)
@@ -173,6 +199,12 @@ func (c *netConn) abort(cause error) {
 	}
 	c.mu.Unlock()
 	_ = c.Conn.Close()
+}
+
+// Close closes the socket for good.
+func (c *netConn) Close() error {
+	c.owner.forget(c)
+	return c.Conn.Close()
 }
 
 func (c *netConn) allowed() time.Duration {
@@ -332,7 +364,7 @@ func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 
 func (c *pgConn) Close() error {
 	if c.nc.cause() != nil {
-		return c.nc.Conn.Close()
+		return c.nc.Close()
 	}
 	// lib/pq says goodbye with a write: bounded like any other.
 	return c.nc.withLimit(rollbackTimeout, c.pq.Close)

@@ -55,6 +55,8 @@ type Store struct {
 	log     *slog.Logger
 	// where the warehouse is, without credentials, for messages
 	location string
+	// pg opens the Postgres connections (nil for SQLite)
+	pg *pgConnector
 
 	q     queries
 	stmts statements
@@ -184,6 +186,7 @@ func (s *Store) openPostgres(rawURL string) error {
 		return fmt.Errorf("open warehouse %s: %w: %s", s.location, ErrBadURL, redactPassword(err.Error(), u))
 	}
 	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
+	s.pg = connector
 	n := s.opts.MaxOpenConns
 	if n <= 0 {
 		n = 16
@@ -284,6 +287,19 @@ func (s *Store) Close() error {
 		}
 	}
 	return s.db.Close()
+}
+
+// ErrInterrupted is wrapped by the errors of the statements Interrupt ended.
+var ErrInterrupted = errors.New("warehouse connection closed: hrsync is stopping")
+
+// Interrupt ends every warehouse statement in flight at once, whatever the host does: a
+// Postgres connection's socket is closed, and the server rolls its transaction back when it
+// notices. It is for a process that must stop now; the Store stays usable (new statements open
+// new connections). SQLite's statements end with their contexts instead; there it does nothing.
+func (s *Store) Interrupt() {
+	if s.pg != nil {
+		s.pg.interrupt(ErrInterrupted)
+	}
 }
 
 // Ready reports whether the warehouse answers and its schema is current.

@@ -46,6 +46,7 @@ func proxiedWarehouse(t *testing.T, opts sink.Options) (proxy *sinktest.Proxy, s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = direct.Close() })
+	t.Cleanup(proxy.Close) // first: whatever still waits on it ends
 	return proxy, store, direct
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/hrsync/hrsync/sink"
 )
@@ -157,11 +158,22 @@ func (c Config) sinkOptions() sink.Options {
 	return sink.Options{Schema: c.Warehouse.Schema, AccountID: c.Serve.AccountID, StatementTimeout: c.Warehouse.StatementTimeout}
 }
 
-// openStore opens the configured warehouse, refusing one whose schema is behind.
+// stopGrace is how long, once a command is asked to stop, its warehouse statements may go on
+// (a run's ledger entry, a lock's release) before their connections are closed under them: a
+// stop never waits on a warehouse that stopped answering.
+const stopGrace = 15 * time.Second
+
+// openStore opens the configured warehouse, refusing one whose schema is behind. Once ctx ends
+// (SIGTERM), whatever is still waiting on the warehouse stopGrace later is interrupted.
 func (c Config) openStore(ctx context.Context, log *slog.Logger) (*sink.Store, error) {
 	opts := c.sinkOptions()
 	opts.Logger = log
-	return sink.Open(ctx, c.Warehouse.URL, opts)
+	store, err := sink.Open(ctx, c.Warehouse.URL, opts)
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, store.Interrupt) })
+	return store, nil
 }
 
 func migrateCmd(ctx context.Context, cfg Config, stdout, _ io.Writer) error {

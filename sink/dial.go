@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"reflect"
 	stdsync "sync"
 	"time"
 
@@ -370,7 +371,7 @@ func (c *pgConn) Close() error {
 	return c.nc.withLimit(rollbackTimeout, c.pq.Close)
 }
 
-func (c *pgConn) Begin() (driver.Tx, error) { //nolint:staticcheck // driver.Conn requires it
+func (c *pgConn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
@@ -472,12 +473,14 @@ var (
 func (s *pgStmt) Close() error  { return s.pq.Close() }
 func (s *pgStmt) NumInput() int { return s.pq.NumInput() }
 
-func (s *pgStmt) Exec(args []driver.Value) (driver.Result, error) { //nolint:staticcheck // driver.Stmt requires it
-	return s.pq.Exec(args) //nolint:staticcheck // the COPY statement implements only this
+func (s *pgStmt) Exec(args []driver.Value) (driver.Result, error) {
+	//lint:ignore SA1019 driver.Stmt requires it; lib/pq's COPY implements only this
+	return s.pq.Exec(args)
 }
 
-func (s *pgStmt) Query(args []driver.Value) (driver.Rows, error) { //nolint:staticcheck // driver.Stmt requires it
-	return s.pq.Query(args) //nolint:staticcheck // as Exec
+func (s *pgStmt) Query(args []driver.Value) (driver.Rows, error) {
+	//lint:ignore SA1019 driver.Stmt requires it
+	return s.pq.Query(args)
 }
 
 func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
@@ -493,7 +496,8 @@ func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (dri
 	if err != nil {
 		return nil, err
 	}
-	return s.pq.Exec(vals) //nolint:staticcheck // lib/pq's COPY has no ExecContext
+	//lint:ignore SA1019 lib/pq's COPY has no ExecContext
+	return s.pq.Exec(vals)
 }
 
 func (s *pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
@@ -508,7 +512,8 @@ func (s *pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (dr
 	} else {
 		var vals []driver.Value
 		if vals, err = values(args); err == nil {
-			rows, err = s.pq.Query(vals) //nolint:staticcheck // as ExecContext
+			//lint:ignore SA1019 as in ExecContext
+			rows, err = s.pq.Query(vals)
 		}
 	}
 	if err != nil {
@@ -567,4 +572,25 @@ func (r *pgRows) ColumnTypeDatabaseTypeName(i int) string {
 		return c.ColumnTypeDatabaseTypeName(i)
 	}
 	return ""
+}
+
+func (r *pgRows) ColumnTypeScanType(i int) reflect.Type {
+	if c, ok := r.Rows.(driver.RowsColumnTypeScanType); ok {
+		return c.ColumnTypeScanType(i)
+	}
+	return reflect.TypeFor[any]()
+}
+
+func (r *pgRows) ColumnTypeLength(i int) (int64, bool) {
+	if c, ok := r.Rows.(driver.RowsColumnTypeLength); ok {
+		return c.ColumnTypeLength(i)
+	}
+	return 0, false
+}
+
+func (r *pgRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
+	if c, ok := r.Rows.(driver.RowsColumnTypePrecisionScale); ok {
+		return c.ColumnTypePrecisionScale(i)
+	}
+	return 0, 0, false
 }

@@ -87,7 +87,7 @@ type server struct {
 }
 
 // serveAll runs the servers until ctx ends, then shuts them down; the first that fails stops
-// the others.
+// the others. With no server to run (every addr empty) it waits for ctx all the same.
 func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -105,6 +105,12 @@ func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
 			}
 			errc <- err
 		}()
+	}
+	if n == 0 {
+		// Nothing to serve: the caller's other work (the worker's schedule, its folder) still
+		// runs until it is told to stop, so "no servers" must not look like "servers ended".
+		<-ctx.Done()
+		return nil
 	}
 	var errs []error
 	for range n {

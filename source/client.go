@@ -306,8 +306,10 @@ func checkResponse(r *Response) error {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
 	parsed, _ := ParseErrorBody(body)
 	switch {
-	case r.StatusCode == http.StatusUnauthorized || r.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("%w (source answered %d; check the source API key)", ErrUnauthorized, r.StatusCode)
+	case r.StatusCode == http.StatusUnauthorized:
+		return fmt.Errorf("%w: the source refused the API key", ErrUnauthorized)
+	case r.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%w (source answered 403; check the source API key)", ErrUnauthorized)
 	case r.StatusCode == http.StatusTooManyRequests:
 		return &RateLimitError{RetryAfter: retryAfter(r.Header.Get("Retry-After"), time.Now()), RequestID: r.RequestID}
 	case r.StatusCode == http.StatusBadRequest || r.StatusCode == http.StatusUnprocessableEntity:

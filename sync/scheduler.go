@@ -25,8 +25,15 @@ const LockName = "sync"
 // ErrLocked: another process holds the lock.
 var ErrLocked = errors.New("another hrsync process holds the lock on this warehouse")
 
-// Job is one scheduled run.
+// Job is one scheduled run. It logs its own outcome (a sync logs each collection's result); the
+// scheduler logs only what happens around it: a run skipped, the lock, a panic.
 type Job func(ctx context.Context) error
+
+// jobFailed marks an error the job returned, and so has already reported.
+type jobFailed struct{ err error }
+
+func (e jobFailed) Error() string { return e.err.Error() }
+func (e jobFailed) Unwrap() error { return e.err }
 
 // SchedulerOptions configures a Scheduler.
 type SchedulerOptions struct {
@@ -55,7 +62,9 @@ type Scheduler struct {
 // ParseSchedule checks a schedule spec.
 func ParseSchedule(spec string) error {
 	if _, err := cron.ParseStandard(spec); err != nil {
-		return fmt.Errorf("schedule %q: %w", spec, err)
+		return fmt.Errorf("schedule %q: %w; want five cron fields (minute hour day-of-month month day-of-week, "+
+			"e.g. \"0 2 * * *\" for 02:00 every day) or a descriptor: @yearly, @monthly, @weekly, @daily, @hourly, "+
+			"or @every with a duration (@every 6h)", spec, err)
 	}
 	return nil
 }
@@ -103,10 +112,15 @@ func (s *Scheduler) RunNow() {
 		return
 	}
 	err := s.guard(s.ctx)
+	var reported jobFailed
 	switch {
 	case errors.Is(err, ErrLocked):
 		s.opts.Metrics.skip("locked")
 		s.log.Info("sync skipped: another replica is syncing")
+	case errors.As(err, &reported):
+		// The job said what happened, once; a stop is not a failure.
+	case err != nil && s.ctx.Err() != nil:
+		s.log.Info("scheduled sync stopped", "reason", err)
 	case err != nil:
 		s.log.Error("scheduled sync", "err", err)
 	}
@@ -118,10 +132,15 @@ func (s *Scheduler) guard(ctx context.Context) (err error) {
 		if p := recover(); p != nil {
 			s.opts.Metrics.panicked("sync")
 			s.log.Error("scheduled sync panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = fmt.Errorf("panic: %v", p)
+			err = jobFailed{fmt.Errorf("panic: %v", p)} // logged above
 		}
 	}()
-	return WithLock(ctx, s.opts.Lock, s.job)
+	return WithLock(ctx, s.opts.Lock, func(ctx context.Context) error {
+		if err := s.job(ctx); err != nil {
+			return jobFailed{err}
+		}
+		return nil
+	})
 }
 
 // WithLock runs job while holding LockName (no lock: just runs it); ErrLocked when another

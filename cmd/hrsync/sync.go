@@ -92,8 +92,11 @@ func syncCmd(ctx context.Context, cfg Config, f syncFlags, stdout, stderr io.Wri
 				continue
 			}
 			msg := fmt.Sprintf("%s: %v", r.Resource, r.Err)
-			if errors.Is(r.Err, hrsync.ErrGuarded) {
+			switch {
+			case errors.Is(r.Err, hrsync.ErrGuarded):
 				msg += " (if intended, run again with --allow-mass-delete)"
+			case errors.Is(r.Err, source.ErrUnauthorized):
+				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
 			}
 			msgs = append(msgs, msg)
 		}

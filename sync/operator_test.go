@@ -1,0 +1,97 @@
+package sync_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/sourcetest"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// TestWrongKeyStopsAtTheFirst401: a refused API key is the account's, so the sync stops at the
+// first collection's 401 instead of asking for the next one, and the error says it once.
+func TestWrongKeyStopsAtTheFirst401(t *testing.T) {
+	up := newUpstream(t, 20, sourcetest.Options{})
+	c, err := source.NewClient(up.URL+"/v1", "not-the-key", source.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	results, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), hrsync.Resources)
+	if !errors.Is(err, source.ErrUnauthorized) {
+		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	}
+	if len(results) != 1 {
+		t.Errorf("%d collections tried after a 401, want 1", len(results))
+	}
+	if n := strings.Count(err.Error(), "401"); n != 1 {
+		t.Errorf("the 401 is said %d times: %v", n, err)
+	}
+	if got := up.Count("/v1/employees", 401); got != 0 {
+		t.Errorf("employees asked for %d times after working patterns' 401", got)
+	}
+}
+
+// TestStoppedSyncLogsNoError: a sync interrupted because hrsync is stopping is a clean stop:
+// one line at INFO, nothing at ERROR, and the scheduler adds nothing.
+func TestStoppedSyncLogsNoError(t *testing.T) {
+	up := newUpstream(t, 300, sourcetest.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	up.setHook(func(_ *sourcetest.Server, _ int, r *http.Request) {
+		if r.URL.Path == "/v1/employees" {
+			cancel() // SIGTERM arrives while employees are walked
+		}
+	})
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	syncer := hrsync.New(fastClient(t, up, source.ClientOptions{}), store, hrsync.Options{Logger: log})
+	sched, err := hrsync.NewScheduler(ctx, func(ctx context.Context) error {
+		_, err := syncer.Run(ctx, hrsync.Resources)
+		return err
+	}, hrsync.SchedulerOptions{Spec: "@daily", Lock: store, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched.RunNow()
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a clean stop logged an error:\n%s", logs.String())
+	}
+	if n := strings.Count(logs.String(), "sync interrupted"); n != 1 {
+		t.Errorf("the stop is said %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// TestFailedScheduledSyncIsLoggedOnce: a failing sync is logged once per collection by the
+// sync, not again by the scheduler.
+func TestFailedScheduledSyncIsLoggedOnce(t *testing.T) {
+	up := newUpstream(t, 20, sourcetest.Options{})
+	c, err := source.NewClient(up.URL+"/v1", "not-the-key", source.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	syncer := hrsync.New(c, store, hrsync.Options{Logger: log})
+	sched, err := hrsync.NewScheduler(context.Background(), func(ctx context.Context) error {
+		_, err := syncer.Run(ctx, hrsync.Resources)
+		return err
+	}, hrsync.SchedulerOptions{Spec: "@daily", Lock: store, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched.RunNow()
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+		t.Errorf("%d ERROR lines for one refused key, want 1:\n%s", n, logs.String())
+	}
+}

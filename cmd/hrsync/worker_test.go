@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	stdsync "sync"
 	"syscall"
 	"testing"
 	"time"
@@ -193,9 +194,12 @@ func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
 // back, stops the servers, and exits 0 quickly; the ledger says the run did not finish.
 func TestRunStopsCleanlyMidSync(t *testing.T) {
 	bin := buildBinary(t)
+	employeesAsked := make(chan struct{})
+	var once stdsync.Once
 	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(900, 6),
 		Fault: func(_ int, r *http.Request) sourcetest.Fault {
 			if r.URL.Path == "/v1/employees" {
+				once.Do(func() { close(employeesAsked) })
 				return sourcetest.Fault{Delay: 2 * time.Second}
 			}
 			return sourcetest.Fault{}
@@ -210,12 +214,12 @@ func TestRunStopsCleanlyMidSync(t *testing.T) {
 	}
 	p := startRun(t, bin, env, "--now")
 	p.scrape(t)
-	time.Sleep(1500 * time.Millisecond) // working patterns are in; employees' first page is in flight
-	start := time.Now()
-	p.stop(t, 10*time.Second)
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %s to stop", d)
+	select { // working patterns are in; employees' first page is in flight
+	case <-employeesAsked:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("employees never asked for\n%s", p.stderr)
 	}
+	p.stop(t, 15*time.Second)
 	db, err := sql.Open("postgres", url)
 	if err != nil {
 		t.Fatal(err)
@@ -234,5 +238,9 @@ func TestRunStopsCleanlyMidSync(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(p.stderr.String()), []byte(`"msg":"stopped"`)) {
 		t.Errorf("no clean stop in the logs:\n%s", p.stderr)
+	}
+	// A clean stop is said once, as what it is: not as an error.
+	if strings.Contains(p.stderr.String(), `"level":"ERROR"`) {
+		t.Errorf("a clean stop logged errors:\n%s", p.stderr)
 	}
 }

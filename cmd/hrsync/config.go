@@ -147,13 +147,23 @@ func loadConfig(path string, environ []string) (Config, error) {
 
 // yamlTypeError is yaml's "cannot unmarshal !!str `lots` into int": the reader of a config file
 // knows keys and values, not Go types, so plainTypeErrors says what the value should have been.
-var yamlTypeError = regexp.MustCompile("cannot unmarshal !!\\w+ (`[^`]*`|[^ ]+) into (?:type )?(\\S+)")
+var yamlTypeError = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: (`[^`]*`))? into (?:type )?(\\S+)")
 
 func plainTypeErrors(msg string) string {
 	return yamlTypeError.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := yamlTypeError.FindStringSubmatch(m)
 		want := "another kind of value"
-		switch t := sub[2]; {
+		got := sub[2]
+		switch {
+		case got != "":
+		case sub[1] == "seq":
+			got = "a list"
+		case sub[1] == "map":
+			got = "a section of keys"
+		default:
+			got = "a " + sub[1]
+		}
+		switch t := sub[3]; {
 		case strings.HasPrefix(t, "main.") || strings.HasPrefix(t, "map["):
 			want = "a section of keys"
 		case strings.HasPrefix(t, "[]"):
@@ -169,7 +179,7 @@ func plainTypeErrors(msg string) string {
 		case t == "time.Duration":
 			want = "a duration such as 30s or 5m"
 		}
-		return sub[1] + " is not " + want
+		return got + " is not " + want
 	})
 }
 

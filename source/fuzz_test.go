@@ -289,12 +289,17 @@ func FuzzReadNewEmployee(f *testing.F) {
 				t.Fatalf("accepted %s %q", name, v)
 			}
 		}
-		// What was accepted is sent upstream as JSON, and that reads back the same.
-		r2 := httptest.NewRequest(http.MethodPost, "/v1/employees", bytes.NewReader(ne.AppendJSON(nil)))
-		r2.Header.Set("Content-Type", "application/json")
-		back, err := ReadNewEmployee(r2)
-		if err != nil || back != ne {
-			t.Fatalf("NewEmployee %#v sent as %s reads back as %#v, %v", ne, ne.AppendJSON(nil), back, err)
+		// What was accepted is sent upstream as the form (or JSON), and that reads back the same.
+		for _, sent := range []struct {
+			contentType string
+			body        []byte
+		}{{FormContentType, ne.AppendForm(nil)}, {"application/json", ne.AppendJSON(nil)}} {
+			r2 := httptest.NewRequest(http.MethodPost, "/v1/employees", bytes.NewReader(sent.body))
+			r2.Header.Set("Content-Type", sent.contentType)
+			back, err := ReadNewEmployee(r2)
+			if err != nil || back != ne {
+				t.Fatalf("NewEmployee %#v sent as %s reads back as %#v, %v", ne, sent.body, back, err)
+			}
 		}
 	})
 }

@@ -440,6 +440,68 @@ func TestCreateRefusals(t *testing.T) {
 	}
 }
 
+// A form body over the limit is 413 and a malformed one 400 naming it, never "every field
+// missing"; each answer is a JSON error. Nothing is created.
+func TestCreateBodyErrors(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	big := strings.Repeat("x", 65<<10)
+	urlencoded := "employee[first_name]=Ana&employee[last_name]=Lopez&employee[email]=ana%40example.com&employee[join_date]=2024%2F02%2F29&employee[job_title]=" + big
+	var mp bytes.Buffer
+	mw := multipart.NewWriter(&mp)
+	_ = mw.WriteField("employee[first_name]", "Ana")
+	_ = mw.WriteField("employee[job_title]", big)
+	_ = mw.Close()
+	var mpBad bytes.Buffer
+	mwBad := multipart.NewWriter(&mpBad)
+	_ = mwBad.WriteField("employee[first_name]", "Ana")
+	mpBad.WriteString("--" + mwBad.Boundary() + "\r\nno headers end here")
+	tests := []struct {
+		name, ct, body string
+		status         int
+		message        string
+	}{
+		{"urlencoded over 64 KiB", "application/x-www-form-urlencoded", urlencoded, 413, "body larger than 65536 bytes"},
+		{"multipart over 64 KiB", mw.FormDataContentType(), mp.String(), 413, "body larger than 65536 bytes"},
+		{"JSON over 64 KiB", "application/json", `{"employee":{"job_title":"` + big + `"}}`, 413, "body larger than 65536 bytes"},
+		{"urlencoded bad escape", "application/x-www-form-urlencoded", "employee[first_name]=%zz", 400, "malformed body"},
+		{"multipart cut short", mwBad.FormDataContentType(), mpBad.String(), 400, "malformed body"},
+		{"multipart without boundary", "multipart/form-data", "--x\r\n", 400, "malformed body"},
+		{"JSON cut short", "application/json", `{"employee":`, 400, "malformed body"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := f.do(t, "POST", "/v1/employees", strings.NewReader(tt.body), "Content-Type", tt.ct)
+			assertStatus(t, resp, b, tt.status)
+			assertJSONError(t, resp, b, tt.status)
+			if pe, _ := source.ParseErrorBody(b); !strings.Contains(pe.Message, tt.message) {
+				t.Errorf("message %q, want it to say %q", pe.Message, tt.message)
+			}
+		})
+	}
+	// The query string is not the body: a malformed one does not spoil a good form.
+	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29"})
+	resp, b := f.do(t, "POST", "/v1/employees?x=%zz", body, "Content-Type", ct)
+	assertStatus(t, resp, b, 201)
+}
+
+// assertJSONError checks an error answer: the status, a JSON Content-Type and a body that is
+// valid JSON in the service's error shape.
+func assertJSONError(t *testing.T, resp *http.Response, body []byte, status int) {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Errorf("status %d, want %d; body %s", resp.StatusCode, status, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if !json.Valid(body) {
+		t.Errorf("body is not JSON: %q", body)
+	}
+	if pe, err := source.ParseErrorBody(body); err != nil || pe.Type != http.StatusText(status) {
+		t.Errorf("error body %s: %+v %v", body, pe, err)
+	}
+}
+
 func TestWritesOff(t *testing.T) {
 	f := newFixture(t, "sqlite", source.HandlerOptions{Writes: source.WritesOff})
 	body, ct := form(map[string]string{"first_name": "A", "last_name": "B", "email": "a@example.com", "join_date": "2024/01/01"})
@@ -477,8 +539,8 @@ func TestForwardWrites(t *testing.T) {
 	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024-02-29"})
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
 	assertStatus(t, resp, b, 201)
-	if gotKey != "prod-upstream-key" || gotCT != "application/json" ||
-		gotBody != `{"employee":{"first_name":"Ana","last_name":"Lopez","email":"ana@example.com","join_date":"2024/02/29"}}` {
+	if gotKey != "prod-upstream-key" || gotCT != "application/x-www-form-urlencoded" ||
+		gotBody != "employee%5Bfirst_name%5D=Ana&employee%5Blast_name%5D=Lopez&employee%5Bemail%5D=ana%40example.com&employee%5Bjob_title%5D=&employee%5Bjoin_date%5D=2024%2F02%2F29" {
 		t.Errorf("upstream saw key %q, type %q, body %s", gotKey, gotCT, gotBody)
 	}
 	var env struct{ Employees []source.Employee }

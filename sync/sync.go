@@ -150,7 +150,7 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	if !s.opts.DryRun {
 		id, err := s.wh.StartRun(ctx, runID, r, start)
 		if err != nil {
-			res.Status, res.Err = sink.RunFailed, err
+			res.Status, res.Err, res.FinishedAt = sink.RunFailed, err, s.opts.Now()
 			return res
 		}
 		res.ID = id

@@ -3,7 +3,6 @@ package sync_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -15,30 +14,6 @@ import (
 	"github.com/hrsync/hrsync/source/sourcetest"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
-
-// TestWrongKeyStopsAtTheFirst401: a refused API key is the account's, so the sync stops at the
-// first collection's 401 instead of asking for the next one, and the error says it once.
-func TestWrongKeyStopsAtTheFirst401(t *testing.T) {
-	up := newUpstream(t, 20, sourcetest.Options{})
-	c, err := source.NewClient(up.URL+"/v1", "not-the-key", source.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := sinktest.Store(t, "sqlite", sink.Options{})
-	results, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), hrsync.Resources)
-	if !errors.Is(err, source.ErrUnauthorized) {
-		t.Fatalf("err = %v, want ErrUnauthorized", err)
-	}
-	if len(results) != 1 {
-		t.Errorf("%d collections tried after a 401, want 1", len(results))
-	}
-	if n := strings.Count(err.Error(), "401"); n != 1 {
-		t.Errorf("the 401 is said %d times: %v", n, err)
-	}
-	if got := up.Count("/v1/employees", 401); got != 0 {
-		t.Errorf("employees asked for %d times after working patterns' 401", got)
-	}
-}
 
 // TestStoppedSyncLogsNoError: a sync interrupted because hrsync is stopping is a clean stop:
 // one line at INFO, nothing at ERROR, and the scheduler adds nothing.

@@ -358,6 +358,9 @@ func TestRefusals(t *testing.T) {
 		if rs[0].Status != sink.RunFailed || !strings.Contains(rs[0].Error, "401") {
 			t.Errorf("run %+v", rs[0].Run)
 		}
+		if len(rs) != 1 || strings.Count(err.Error(), "401") != 1 {
+			t.Errorf("%d collections tried; the 401 said %d times: %v", len(rs), strings.Count(err.Error(), "401"), err)
+		}
 	})
 	t.Run("collection empties", func(t *testing.T) {
 		up := newUpstream(t, 80, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})

@@ -15,6 +15,25 @@ import (
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
+// scheduledRunLogs runs one scheduled sync of c into a new SQLite warehouse, as the worker does,
+// and returns what it logged.
+func scheduledRunLogs(t *testing.T, ctx context.Context, c *source.Client) string {
+	t.Helper()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	syncer := hrsync.New(c, store, hrsync.Options{Logger: log})
+	sched, err := hrsync.NewScheduler(ctx, func(ctx context.Context) error {
+		_, err := syncer.Run(ctx, hrsync.Resources)
+		return err
+	}, hrsync.SchedulerOptions{Spec: "@daily", Lock: store, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched.RunNow()
+	return logs.String()
+}
+
 // TestStoppedSyncLogsNoError: a sync interrupted because hrsync is stopping is a clean stop:
 // one line at INFO, nothing at ERROR, and the scheduler adds nothing.
 func TestStoppedSyncLogsNoError(t *testing.T) {
@@ -26,23 +45,12 @@ func TestStoppedSyncLogsNoError(t *testing.T) {
 			cancel() // SIGTERM arrives while employees are walked
 		}
 	})
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	store := sinktest.Store(t, "sqlite", sink.Options{})
-	syncer := hrsync.New(fastClient(t, up, source.ClientOptions{}), store, hrsync.Options{Logger: log})
-	sched, err := hrsync.NewScheduler(ctx, func(ctx context.Context) error {
-		_, err := syncer.Run(ctx, hrsync.Resources)
-		return err
-	}, hrsync.SchedulerOptions{Spec: "@daily", Lock: store, Logger: log})
-	if err != nil {
-		t.Fatal(err)
+	logs := scheduledRunLogs(t, ctx, fastClient(t, up, source.ClientOptions{}))
+	if strings.Contains(logs, "level=ERROR") {
+		t.Errorf("a clean stop logged an error:\n%s", logs)
 	}
-	sched.RunNow()
-	if strings.Contains(logs.String(), "level=ERROR") {
-		t.Errorf("a clean stop logged an error:\n%s", logs.String())
-	}
-	if n := strings.Count(logs.String(), "sync interrupted"); n != 1 {
-		t.Errorf("the stop is said %d times, want once:\n%s", n, logs.String())
+	if n := strings.Count(logs, "sync interrupted"); n != 1 {
+		t.Errorf("the stop is said %d times, want once:\n%s", n, logs)
 	}
 }
 
@@ -54,19 +62,7 @@ func TestFailedScheduledSyncIsLoggedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	store := sinktest.Store(t, "sqlite", sink.Options{})
-	syncer := hrsync.New(c, store, hrsync.Options{Logger: log})
-	sched, err := hrsync.NewScheduler(context.Background(), func(ctx context.Context) error {
-		_, err := syncer.Run(ctx, hrsync.Resources)
-		return err
-	}, hrsync.SchedulerOptions{Spec: "@daily", Lock: store, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched.RunNow()
-	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
-		t.Errorf("%d ERROR lines for one refused key, want 1:\n%s", n, logs.String())
+	if logs := scheduledRunLogs(t, context.Background(), c); strings.Count(logs, "level=ERROR") != 1 {
+		t.Errorf("%d ERROR lines for one refused key, want 1:\n%s", strings.Count(logs, "level=ERROR"), logs)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,17 +16,7 @@ import (
 // metrics address, no --serve.
 func startPlain(t *testing.T, bin, dir string, env []string) *process {
 	t.Helper()
-	p := &process{stderr: &syncBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "run")
-	p.cmd.Dir = dir
-	p.cmd.Env = append(env, "PATH="+os.Getenv("PATH"), "HOME="+dir)
-	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
-	return p
+	return startProcess(t, bin, dir, append(env, "HOME="+dir), "run")
 }
 
 // waitFor waits, within a bound generous enough for a loaded machine, until cond holds; it

@@ -45,11 +45,23 @@ type process struct {
 	done    chan error
 }
 
+// startRun starts `hrsync run` with env and its metrics on a free port.
 func startRun(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{stderr: &syncBuffer{}, done: make(chan error, 1), metrics: freeAddr(t)}
-	p.cmd = exec.Command(bin, append([]string{"run"}, args...)...)
-	p.cmd.Env = append(env, "HRSYNC_METRICS_ADDR="+p.metrics, "PATH="+os.Getenv("PATH"))
+	metrics := freeAddr(t)
+	p := startProcess(t, bin, "", append(env, "HRSYNC_METRICS_ADDR="+metrics), append([]string{"run"}, args...)...)
+	p.metrics = metrics
+	return p
+}
+
+// startProcess starts bin with args in dir ("" for this one) with only env and PATH; the
+// process is killed when the test ends.
+func startProcess(t *testing.T, bin, dir string, env []string, args ...string) *process {
+	t.Helper()
+	p := &process{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Dir = dir
+	p.cmd.Env = append(env, "PATH="+os.Getenv("PATH"))
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -42,14 +42,14 @@ func TestOnboardAFolderAsANewUserWould(t *testing.T) {
 	if err := run(context.Background(), []string{"onboard", "--dry-run"}, env, &out, io.Discard); err != nil {
 		t.Fatalf("dry run: %v", err)
 	}
-	if up.Count("/v1/employees", 201) != 0 || !strings.Contains(out.String(), "cohort.csv (dry run): 3 valid, 0 skipped, 2 rejected") {
+	if up.Count("/v1/employees", 201) != 0 || !strings.Contains(out.String(), "cohort.csv (dry run): 3 valid, 0 already done, 0 skipped, 2 rejected") {
 		t.Fatalf("dry run sent something or said %q", out.String())
 	}
 	out.Reset()
 	if err := run(context.Background(), []string{"onboard"}, env, &out, io.Discard); err != nil {
 		t.Fatalf("onboard: %v", err)
 	}
-	if !strings.Contains(out.String(), "cohort.csv: 3 created, 0 skipped, 2 rejected, 0 failed") || up.Count("/v1/employees", 201) != 3 {
+	if !strings.Contains(out.String(), "cohort.csv: 3 created, 0 already done, 0 skipped, 2 rejected, 0 unresolved") || up.Count("/v1/employees", 201) != 3 {
 		t.Errorf("said %q; %d created", out.String(), up.Count("/v1/employees", 201))
 	}
 	report, err := os.ReadFile(filepath.Join(dir, "in", "processed", "cohort.result.csv"))
@@ -70,7 +70,7 @@ func TestOnboardAFolderAsANewUserWould(t *testing.T) {
 	if err := run(context.Background(), []string{"onboard"}, env, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if up.Count("/v1/employees", 201) != 3 || !strings.Contains(out.String(), "cohort-again.csv: 3 created") {
+	if up.Count("/v1/employees", 201) != 3 || !strings.Contains(out.String(), "cohort-again.csv: 0 created, 3 already done, 0 skipped, 2 rejected, 0 unresolved") {
 		t.Errorf("second drop: %q, %d created in all", out.String(), up.Count("/v1/employees", 201))
 	}
 }

@@ -172,7 +172,7 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			return res
 		}
 	}
-	var unknown []Hire         // sent, answer lost: resolved by looking up
+	var unknown []Hire        // sent, answer lost: resolved by looking up
 	earlier := map[int]bool{} // of those, the ones an earlier run sent
 	for _, h := range hires {
 		if res.Err != nil {

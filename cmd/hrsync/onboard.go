@@ -31,7 +31,7 @@ func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr 
 	if f.retryFailed && (len(f.files) > 0 || cfg.Onboarding.Dir == "") {
 		return &usageError{"onboard --retry-failed retries the files in onboarding.dir's failed/ folder: set onboarding.dir (HRSYNC_ONBOARDING_DIR) and name no files"}
 	}
-	client, err := newClient(cfg, log, source.ClientOptions{})
+	client, err := newClient(cfg, log, onboardClientOptions)
 	if err != nil {
 		return fmt.Errorf("onboard: %w", err)
 	}
@@ -89,6 +89,10 @@ func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr 
 }
 
 const onboardingLock = "onboarding"
+
+// onboardClientOptions are onboard's source client options: the client's defaults (tests
+// shorten the retries' backoff).
+var onboardClientOptions = source.ClientOptions{}
 
 func newOnboarder(cfg Config, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *hrsync.Onboarder {
 	return hrsync.NewOnboarder(client, store, hrsync.OnboardOptions{DryRun: dryRun, DateLayout: cfg.Onboarding.DateLayout,

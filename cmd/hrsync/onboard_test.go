@@ -276,3 +276,64 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value str
 	t.Fatalf("%s{%s=%q} not found", name, label, value)
 	return 0
 }
+
+// TestWorkerRetriesFailedFilesWithBackoff: a file that went to failed/ in a source outage is
+// retried by the worker's folder pass on its own once its backoff is due, and finished.
+func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
+	ctx := context.Background()
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(spreadsheet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/v1"
+	_ = ln.Close()
+	fast := source.ClientOptions{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	down, err := source.NewClient(closed, sourcetest.DefaultAPIKey, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	retries := &hrsync.FailedRetries{Now: func() time.Time { return now }}
+	if err := onboardingPass(ctx, dir, 0, hrsync.NewOnboarder(down, store, hrsync.OnboardOptions{}), store, retries, log); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(dir, "failed", "cohort.csv")) {
+		t.Fatal("the file did not go to failed/ in the outage")
+	}
+
+	up := sourcetest.NewServer(sourcetest.Options{})
+	defer up.Close()
+	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := hrsync.NewOnboarder(client, store, hrsync.OnboardOptions{})
+	for _, step := range []struct {
+		after    time.Duration
+		finished bool
+	}{
+		{0, false}, // just failed: not retried at once
+		{hrsync.FailedRetryInitial - time.Second, false}, // not yet
+		{time.Second, true}, // due: retried and finished
+	} {
+		now = now.Add(step.after)
+		if err := onboardingPass(ctx, dir, 0, o, store, retries, log); err != nil {
+			t.Fatal(err)
+		}
+		if got := exists(filepath.Join(dir, "processed", "cohort.csv")); got != step.finished {
+			t.Fatalf("after %s more: finished %v, want %v", step.after, got, step.finished)
+		}
+	}
+	if n := up.Count("/v1/employees", http.StatusCreated); n != 3 {
+		t.Errorf("%d created, want 3", n)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "failed")); len(entries) != 0 {
+		t.Errorf("failed/ still holds %d entries", len(entries))
+	}
+}

@@ -152,9 +152,9 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 			}})
 			store := sinktest.Store(t, backend, sink.Options{})
 			o := hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{})
-			r := o.ProcessFile(ctx, "cohort.csv", []byte(cohort))
-			if got := outcomes(r); !r.Failed() || got[hrsync.OutcomeUnresolved] != 4 || len(got) != 1 {
-				t.Fatalf("first run: %v, err %v", got, r.Err)
+			first := o.ProcessFile(ctx, "cohort.csv", []byte(cohort))
+			if got := outcomes(first); !first.Failed() || got[hrsync.OutcomeUnresolved] != 4 || len(got) != 1 {
+				t.Fatalf("first run: %v, err %v", got, first.Err)
 			}
 			if n := len(createdPerEmail(up)); n != 34 {
 				t.Fatalf("the source holds %d employees, want the 30 and the 4 sent", n)
@@ -162,7 +162,7 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 			posts := up.Count("/v1/employees", sourcetest.StatusDropped)
 
 			broken.Store(false)
-			r = o.ProcessFile(ctx, "cohort (re-export).csv", []byte(reExport))
+			r := o.ProcessFile(ctx, "cohort (re-export).csv", []byte(reExport))
 			if got := outcomes(r); r.Failed() || got[hrsync.OutcomeCreated] != 4 || len(got) != 1 {
 				t.Fatalf("second run: %v, err %v", got, r.Err)
 			}
@@ -180,7 +180,17 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 					t.Errorf("%s created %d times", email, n)
 				}
 			}
-			// The first file's rows were settled too: dropped again, it is already done.
+			// The first file's rows were settled too: none is left sending, and dropped again,
+			// the file is already done.
+			rows, err := store.OnboardingRows(ctx, first.Hash)
+			if err != nil || len(rows) != 4 {
+				t.Fatalf("ledger of the first file: %v %v", rows, err)
+			}
+			for line, row := range rows {
+				if row.Status != sink.RowCreated || row.EmployeeID == 0 {
+					t.Errorf("first file line %d: %s, employee %d", line, row.Status, row.EmployeeID)
+				}
+			}
 			r = o.ProcessFile(ctx, "cohort.csv", []byte(cohort))
 			if got := outcomes(r); r.Failed() || got[hrsync.OutcomeAlreadyDone] != 4 || len(got) != 1 {
 				t.Fatalf("the first file again: %v, err %v", got, r.Err)

@@ -288,7 +288,7 @@ func (o *Onboarder) send(ctx context.Context, file FileResult, h Hire, record fu
 	case errors.Is(err, source.ErrUnauthorized):
 		// Refused, so nothing was created: the row can be sent again once the key is fixed.
 		_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeUnresolved, Reason: "not sent: the source refused the API key"}, sink.RowFailed)
-		return false, fmt.Errorf("the source refused the API key (%w): fix source.api_key; %s stays in the folder", source.ErrUnauthorized, file.Name)
+		return false, fmt.Errorf("%w: fix source.api_key; %s stays in the folder", err, file.Name)
 	case errors.As(err, &rl):
 		// A 429 means not processed: safe to send again on the next run.
 		return false, record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeUnresolved, Reason: "not sent: the source's rate limit; the next run sends it"}, sink.RowFailed)

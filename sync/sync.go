@@ -127,6 +127,9 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 		if res.Err != nil {
 			errs = append(errs, fmt.Errorf("sync %s: %w", r, res.Err))
 		}
+		if errors.Is(res.Err, sink.ErrLockLost) {
+			break // another process may be syncing now: leave the rest to it
+		}
 	}
 	return results, errors.Join(errs...)
 }

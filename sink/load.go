@@ -26,9 +26,8 @@ const (
 // arrive (Postgres: COPY into a temporary table; SQLite: batched inserts), so memory does not
 // grow with the collection. A Load holds one connection until Close.
 //
-// A Load begun under a lock (with the context TryLock returned) is bound to it: on Postgres it
-// runs on the lock's own session, so it can commit only while the lock is held; its errors say
-// so (ErrLockLost) when the lock is gone.
+// A Load begun under a lock (with the context TryLock returned) is bound to it: it merges only
+// while this process still holds the lock (see Merge), and fails with ErrLockLost otherwise.
 type Load struct {
 	s        *Store
 	conn     *sqlx.Conn
@@ -131,11 +130,17 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 	default:
 		return nil, fmt.Errorf("begin load: unknown resource %q", r)
 	}
-	l.lock = s.heldBy(ctx)
-	if err := l.takeConn(ctx); err != nil {
+	if l.lock = s.heldBy(ctx); l.lock != nil {
+		// A lock lost before the load begins: stop before walking for nothing.
+		if err := l.lock.check(ctx, s.db); err != nil {
+			return nil, fmt.Errorf("begin load %s: %w", r, err)
+		}
+	}
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("begin load %s: %w", r, err)
 	}
-	conn := l.conn
+	l.conn = conn
 	defs := []string{"seq " + columnType(s.dialect, "id")}
 	for _, c := range l.cols {
 		defs = append(defs, c+" "+columnType(s.dialect, c))
@@ -149,62 +154,11 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 		`CREATE TEMPORARY TABLE ` + l.table + `_seen (id ` + columnType(s.dialect, "id") + ` PRIMARY KEY)`,
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			err = l.checked(err)
-			_ = l.giveConn()
+			_ = conn.Close()
 			return nil, fmt.Errorf("begin load %s: %w", r, err)
 		}
 	}
 	return l, nil
-}
-
-// takeConn takes the Load's connection: the lock's session when begun under a Postgres lock
-// (waiting for another Load of the same holder to close), else one of the pool's.
-//
-// Why the lock's own session: a session advisory lock lives exactly as long as its session, and
-// Postgres releases it only when the session ends, after its open transaction is rolled back.
-// A merge transaction on that session therefore commits while the lock is held or not at all:
-// if the session is terminated, the merge dies with it, and another process can take the lock
-// only after. Two merges under one lock can never both commit, with no window between a check
-// and the COMMIT. (A merge on another connection could not know that the lock's session died
-// just before its COMMIT.)
-func (l *Load) takeConn(ctx context.Context) error {
-	if h := l.lock; h != nil && h.conn != nil {
-		select {
-		case h.turn <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if !h.alive() {
-			<-h.turn
-			return h.lost(nil)
-		}
-		l.conn = h.conn
-		return nil
-	}
-	conn, err := l.s.db.Connx(ctx)
-	if err != nil {
-		return err
-	}
-	l.conn = conn
-	return nil
-}
-
-// giveConn gives the connection back: to the lock's holder, or to the pool.
-func (l *Load) giveConn() error {
-	if h := l.lock; h != nil && h.conn != nil {
-		<-h.turn
-		return nil
-	}
-	return l.conn.Close()
-}
-
-// checked returns err, or the *LockLostError it stands for when the Load's lock is gone (its
-// session ended: every statement on it fails).
-func (l *Load) checked(err error) error {
-	if err == nil || l.lock == nil {
-		return err
-	}
-	return l.lock.lost(err)
 }
 
 // Staged is the number of records staged, duplicates included.
@@ -219,7 +173,7 @@ func (l *Load) AddEmployees(ctx context.Context, es []source.Employee) error {
 	for i := range es {
 		rows[i] = stagedEmployee(&es[i])
 	}
-	return l.checked(l.stage(ctx, rows))
+	return l.stage(ctx, rows)
 }
 
 // AddWorkingPatterns stages one page of working patterns.
@@ -239,7 +193,7 @@ func (l *Load) AddWorkingPatterns(ctx context.Context, ps []source.WorkingPatter
 		}
 		rows[i] = append(row, nullStr(p.CreatedAt), nullStr(p.UpdatedAt), nullRaw(p.Extra))
 	}
-	return l.checked(l.stage(ctx, rows))
+	return l.stage(ctx, rows)
 }
 
 func stagedEmployee(e *source.Employee) []any {
@@ -330,7 +284,7 @@ func (l *Load) stage(ctx context.Context, rows [][]any) error {
 func (l *Load) Distinct(ctx context.Context) (int64, error) {
 	var n int64
 	if err := l.conn.QueryRowxContext(ctx, `SELECT count(DISTINCT id) FROM `+l.table).Scan(&n); err != nil {
-		return 0, l.checked(fmt.Errorf("count staged %s: %w", l.resource, err))
+		return 0, fmt.Errorf("count staged %s: %w", l.resource, err)
 	}
 	l.distinctAt, l.distinct = l.seq, n
 	return n, nil
@@ -346,7 +300,7 @@ func (l *Load) DeletionCandidates(ctx context.Context) (int64, error) {
     AND NOT EXISTS (SELECT 1 FROM `+l.table+` s WHERE s.id = `+target+`.id)
     AND NOT EXISTS (SELECT 1 FROM `+l.table+`_seen s WHERE s.id = `+target+`.id)`).Scan(&n)
 	if err != nil {
-		return 0, l.checked(fmt.Errorf("count deletion candidates: %w", err))
+		return 0, fmt.Errorf("count deletion candidates: %w", err)
 	}
 	return n, nil
 }
@@ -358,7 +312,7 @@ func (l *Load) Remember(ctx context.Context) error {
 	_, err := l.conn.ExecContext(ctx, `INSERT INTO `+l.table+`_seen (id) SELECT DISTINCT id FROM `+l.table+
 		` t WHERE NOT EXISTS (SELECT 1 FROM `+l.table+`_seen s WHERE s.id = t.id)`)
 	if err != nil {
-		return l.checked(fmt.Errorf("remember walk: %w", err))
+		return fmt.Errorf("remember walk: %w", err)
 	}
 	return nil
 }
@@ -366,7 +320,7 @@ func (l *Load) Remember(ctx context.Context) error {
 // Reset empties the staging table for another walk.
 func (l *Load) Reset(ctx context.Context) error {
 	if _, err := l.conn.ExecContext(ctx, `DELETE FROM `+l.table); err != nil {
-		return l.checked(fmt.Errorf("reset staged %s: %w", l.resource, err))
+		return fmt.Errorf("reset staged %s: %w", l.resource, err)
 	}
 	l.seq = 0
 	return nil
@@ -374,26 +328,21 @@ func (l *Load) Reset(ctx context.Context) error {
 
 // Close drops the staging table and gives the connection back.
 func (l *Load) Close() error {
-	if l.lock != nil && l.lock.conn != nil && !l.lock.alive() {
-		// The lock's session ended, and its temporary tables with it.
-		return l.giveConn()
-	}
 	ctx := context.Background()
 	_, err1 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table)
 	_, err2 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_latest`)
 	_, err3 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_seen`)
 	_, err4 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_delta`)
-	return errors.Join(err1, err2, err3, err4, l.giveConn())
+	return errors.Join(err1, err2, err3, err4, l.conn.Close())
 }
 
 // Merge applies the staged walk in one transaction: nested references first, then the records
 // (only those that changed are written), then, for a complete walk, soft deletes of records the
 // source no longer lists, unless the guard refuses them. A dry run rolls everything back.
 //
-// Under a lock, the merge commits only while the lock is held: on Postgres it runs on the
-// lock's session (see takeConn); on SQLite, inside the write transaction (which also keeps any
-// other merge out until it ends), it checks the lock file is still the one it locked. Otherwise
-// it fails with a *LockLostError and writes nothing.
+// A Load begun under a lock first proves, inside the merge transaction, that this process still
+// holds the lock (see heldLock.prove), so that two merges under one lock never both commit; if
+// it does not, the merge fails with a *LockLostError and writes nothing.
 func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error) {
 	if opts.MaxDeleteShare <= 0 {
 		opts.MaxDeleteShare = 0.10
@@ -402,9 +351,14 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 		unique: l.distinctAt == l.seq && l.distinct == l.seq}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, l.checked(busyErr(err)))
+		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
+	if l.lock != nil && !opts.DryRun {
+		if err := l.lock.prove(ctx, tx); err != nil {
+			return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
+		}
+	}
 	var res MergeResult
 	switch l.resource {
 	case Employees:
@@ -413,16 +367,13 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 		res, err = m.patterns(ctx, tx, opts)
 	}
 	if err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, l.checked(busyErr(err)))
+		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
 	}
 	if opts.DryRun {
 		return res, nil // rolled back by the deferred Rollback
 	}
-	if l.lock != nil && !l.lock.alive() {
-		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, l.lock.lost(nil))
-	}
 	if err := tx.Commit(); err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: commit: %w", l.resource, l.checked(busyErr(err)))
+		return MergeResult{}, fmt.Errorf("merge %s: commit: %w", l.resource, busyErr(err))
 	}
 	return res, nil
 }

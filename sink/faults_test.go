@@ -64,6 +64,10 @@ func TestLostLockCannotCommit(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("the lock was not free once lost: %v %v", ok, err)
 			}
+			runB, err := b.StartRun(heldB, "second", sink.Employees, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
 			lb, err := b.BeginLoad(heldB, sink.Employees)
 			if err != nil {
 				t.Fatal(err)
@@ -86,9 +90,15 @@ func TestLostLockCannotCommit(t *testing.T) {
 			if !errors.Is(err, sink.ErrLockLost) || !strings.Contains(err.Error(), "lost the sync lock") {
 				t.Fatalf("merge after the lock was lost: %v, want ErrLockLost", err)
 			}
-			// Nor may it begin another load.
+			// Nor may it begin another load, or take the second sync's run for an abandoned one.
 			if _, err := a.BeginLoad(heldA, sink.WorkingPatterns); !errors.Is(err, sink.ErrLockLost) {
 				t.Errorf("begin load after the lock was lost: %v, want ErrLockLost", err)
+			}
+			if _, err := a.StartRun(heldA, "first", sink.WorkingPatterns, time.Now()); !errors.Is(err, sink.ErrLockLost) {
+				t.Errorf("start run after the lock was lost: %v, want ErrLockLost", err)
+			}
+			if runs, err := b.Runs(ctx, 10); err != nil || len(runs) != 1 || runs[0].ID != runB || runs[0].Status != sink.RunRunning {
+				t.Errorf("ledger after the first sync lost its lock: %+v %v", runs, err)
 			}
 			releaseB()
 

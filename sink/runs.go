@@ -56,7 +56,7 @@ const AbandonedError = "abandoned: the process running it stopped before it fini
 // running: no other sync can be running while this one holds the lock (see CloseAbandonedRuns).
 func (s *Store) StartRun(ctx context.Context, runID string, r Resource, started time.Time) (int64, error) {
 	if h := s.heldBy(ctx); h != nil && h.name == SyncLock {
-		if _, err := s.closeAbandoned(ctx, runID); err != nil {
+		if _, err := s.closeAbandoned(ctx, h, runID); err != nil {
 			return 0, fmt.Errorf("start run: %w", err)
 		}
 	}
@@ -77,20 +77,30 @@ VALUES (?, ?, ?, 'running') RETURNING id`), runID, string(r), started.UTC().Form
 // many rows it closed.
 func (s *Store) CloseAbandonedRuns(ctx context.Context) (int64, error) {
 	if h := s.heldBy(ctx); h != nil && h.name == SyncLock {
-		return s.closeAbandoned(ctx, "")
+		return s.closeAbandoned(ctx, h, "")
 	}
 	held, release, ok, err := s.TryLock(ctx, SyncLock)
 	if err != nil || !ok {
 		return 0, err
 	}
 	defer release()
-	return s.closeAbandoned(held, "")
+	return s.closeAbandoned(held, s.heldBy(held), "")
 }
 
-// closeAbandoned closes the running rows of runs other than runID; the caller holds the sync lock.
-func (s *Store) closeAbandoned(ctx context.Context, runID string) (int64, error) {
+// closeAbandoned closes the running rows of runs other than runID, in a transaction that first
+// proves this process still holds the sync lock h (a holder that lost it must not close the
+// new holder's run).
+func (s *Store) closeAbandoned(ctx context.Context, h *heldLock, runID string) (int64, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := h.prove(ctx, tx); err != nil {
+		return 0, fmt.Errorf("close abandoned runs: %w", err)
+	}
 	now := s.opts.Now().UTC().Format(source.TimestampLayout)
-	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE sync_runs SET status = 'failed', finished_at = ?, error = ?
+	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sync_runs SET status = 'failed', finished_at = ?, error = ?
 WHERE status = 'running' AND run_id <> ?`), now, AbandonedError, runID)
 	if err != nil {
 		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
@@ -98,6 +108,9 @@ WHERE status = 'running' AND run_id <> ?`), now, AbandonedError, runID)
 	n, err := res.RowsAffected()
 	if err != nil {
 		return 0, fmt.Errorf("close abandoned runs: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
 	}
 	if n > 0 {
 		s.log.Warn("closed abandoned sync runs: their process stopped before they finished", "runs", n)

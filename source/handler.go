@@ -490,8 +490,23 @@ func (h *Handler) internal(w http.ResponseWriter, r *http.Request, op string, er
 		writeError(w, http.StatusServiceUnavailable, "request canceled")
 		return
 	}
+	if busy(w, err) {
+		return
+	}
 	h.log.ErrorContext(r.Context(), op, "request_id", w.Header().Get("X-Request-Id"), "err", err)
 	writeError(w, http.StatusInternalServerError, "internal error")
+}
+
+// busy answers an error wrapping ErrBusy (the store could not get its write lock in time): 503
+// with Retry-After, so a client retries rather than taking it for a failure. It reports whether
+// it answered.
+func busy(w http.ResponseWriter, err error) bool {
+	if !errors.Is(err, ErrBusy) {
+		return false
+	}
+	w.Header().Set("Retry-After", "5")
+	writeError(w, http.StatusServiceUnavailable, "the warehouse is busy with another write; retry later")
+	return true
 }
 
 // baseURL is the absolute URL of the requested path: the public base when configured, else the

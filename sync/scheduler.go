@@ -11,16 +11,20 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/hrsync/hrsync/sink"
 )
 
 // Locker takes a named lock shared by every process on one warehouse; *sink.Store is one. ok
-// is false, without an error, when another process holds it.
+// is false, without an error, when another process holds it. held is ctx carrying the lock:
+// the work done under the lock gets it, so that the warehouse can bind that work to the lock
+// (a sink.Load begun with it commits only while the lock is held).
 type Locker interface {
-	TryLock(ctx context.Context, name string) (release func(), ok bool, err error)
+	TryLock(ctx context.Context, name string) (held context.Context, release func(), ok bool, err error)
 }
 
 // LockName is the lock a sync holds: one sync of a source at a time across replicas.
-const LockName = "sync"
+const LockName = sink.SyncLock
 
 // ErrLocked: another process holds the lock.
 var ErrLocked = errors.New("another hrsync process holds the lock on this warehouse")
@@ -150,11 +154,12 @@ func WithLock(ctx context.Context, l Locker, job Job) error {
 }
 
 // WithLockNamed runs job while holding the named lock; ErrLocked when another process holds it.
+// The job's context carries the lock (see Locker).
 func WithLockNamed(ctx context.Context, l Locker, name string, job Job) error {
 	if l == nil {
 		return job(ctx)
 	}
-	release, ok, err := l.TryLock(ctx, name)
+	held, release, ok, err := l.TryLock(ctx, name)
 	if err != nil {
 		return fmt.Errorf("take the %s lock: %w", name, err)
 	}
@@ -162,7 +167,7 @@ func WithLockNamed(ctx context.Context, l Locker, name string, job Job) error {
 		return ErrLocked
 	}
 	defer release()
-	return job(ctx)
+	return job(held)
 }
 
 // Stop stops the schedule and waits, until ctx ends, for a run in progress to finish (its

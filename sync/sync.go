@@ -133,6 +133,9 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 			// and saying so once is enough.
 			break
 		}
+		if errors.Is(res.Err, sink.ErrLockLost) {
+			break // another process may be syncing now: leave the rest to it
+		}
 	}
 	return results, errors.Join(errs...)
 }

@@ -165,8 +165,10 @@ func (c Config) openStore(ctx context.Context, log *slog.Logger) (*sink.Store, e
 	return sink.Open(ctx, c.Warehouse.URL, opts)
 }
 
-func migrateCmd(ctx context.Context, cfg Config, stdout, _ io.Writer) error {
-	applied, err := sink.Migrate(ctx, cfg.Warehouse.URL, cfg.sinkOptions())
+func migrateCmd(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+	opts := cfg.sinkOptions()
+	opts.Logger = cfg.logger(stderr) // says how many abandoned sync runs it closed
+	applied, err := sink.Migrate(ctx, cfg.Warehouse.URL, opts)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,10 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	defer store.Close() // last: after the scheduler and the servers
 	var sched *hrsync.Scheduler
 	if cfg.Schedule != "" {
+		// Ledger rows a killed process left "running" are closed now, unless a replica is syncing.
+		if _, err := store.CloseAbandonedRuns(ctx); err != nil {
+			log.Warn("close abandoned sync runs", "err", err)
+		}
 		syncer := hrsync.New(client, store, hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
 			MaxDeleteShare: cfg.Sync.MaxDeleteShare, Metrics: syncMetrics, Logger: log})
 		job := func(ctx context.Context) error {

@@ -176,7 +176,7 @@ func TestLoadUnderTheLock(t *testing.T) {
 	})
 }
 
-// Runs a killed process left "running" are closed (failed, AbandonedError, finished when it
+// Runs a killed process left "running" are closed (abandoned, AbandonedError, finished when it
 // was noticed) by the next run under the sync lock, and by migrate; a run whose process holds
 // the lock, so may be running, is not.
 func TestAbandonedRunsAreClosed(t *testing.T) {
@@ -218,7 +218,7 @@ func TestAbandonedRunsAreClosed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r := status(dead); r.Status != sink.RunFailed || r.Error != sink.AbandonedError || !r.FinishedAt.Equal(noticed) {
+			if r := status(dead); r.Status != sink.RunAbandoned || r.Error != sink.AbandonedError || !r.FinishedAt.Equal(noticed) {
 				t.Errorf("killed run after the next one started: %+v", r)
 			}
 			// The next run is live (its process holds the lock): another process's check and
@@ -237,7 +237,7 @@ func TestAbandonedRunsAreClosed(t *testing.T) {
 			if _, err := sink.Migrate(ctx, url, opts); err != nil {
 				t.Fatal(err)
 			}
-			if r := status(live); r.Status != sink.RunFailed || r.Error != sink.AbandonedError || !r.FinishedAt.Equal(noticed) {
+			if r := status(live); r.Status != sink.RunAbandoned || r.Error != sink.AbandonedError || !r.FinishedAt.Equal(noticed) {
 				t.Errorf("run of a dead process after migrate: %+v", r)
 			}
 			// So does the worker's check at start.
@@ -248,7 +248,7 @@ func TestAbandonedRunsAreClosed(t *testing.T) {
 			if n, err := a.CloseAbandonedRuns(ctx); n != 1 || err != nil {
 				t.Errorf("CloseAbandonedRuns: %d %v, want 1", n, err)
 			}
-			if r := status(again); r.Status != sink.RunFailed || r.Error != sink.AbandonedError {
+			if r := status(again); r.Status != sink.RunAbandoned || r.Error != sink.AbandonedError {
 				t.Errorf("run after CloseAbandonedRuns: %+v", r)
 			}
 		})

@@ -16,7 +16,7 @@ type Run struct {
 	Resource         Resource
 	StartedAt        time.Time
 	FinishedAt       time.Time
-	Status           string // running, ok, failed (abandoned runs too: see AbandonedError), inconsistent, guarded
+	Status           string // running, ok, failed, inconsistent, guarded, abandoned (see AbandonedError)
 	Pages            int64
 	Requests         int64
 	Retries          int64
@@ -40,6 +40,9 @@ const (
 	RunFailed       = "failed"
 	RunInconsistent = "inconsistent"
 	RunGuarded      = "guarded"
+	// RunAbandoned: the process running it stopped before it finished (killed, its machine
+	// lost); closed by the next process that held the sync lock (see CloseAbandonedRuns).
+	RunAbandoned = "abandoned"
 )
 
 // SyncLock is the lock every sync holds while it runs (one sync of a warehouse at a time): the
@@ -47,8 +50,8 @@ const (
 const SyncLock = "sync"
 
 // AbandonedError is the error a ledger row gets when its run was found abandoned: still
-// "running" although no process is running it (killed mid-way). Its status becomes failed and
-// its finished_at the time this was noticed.
+// "running" although no process is running it (killed mid-way). Its status becomes abandoned
+// and its finished_at the time this was noticed.
 const AbandonedError = "abandoned: the process running it stopped before it finished; closed when another process next held the sync lock"
 
 // StartRun records that a run of one resource began and returns its ledger id. Under the sync
@@ -70,7 +73,7 @@ VALUES (?, ?, ?, 'running') RETURNING id`), runID, string(r), started.UTC().Form
 }
 
 // CloseAbandonedRuns closes the ledger rows of runs a killed process left "running": status
-// failed, finished_at now (when it was noticed), error AbandonedError. It needs proof that none
+// abandoned, finished_at now (when it was noticed), error AbandonedError. It needs proof that none
 // of them is running, which only the sync lock gives: with ctx carrying it (from TryLock) it
 // closes every running row; otherwise it takes the lock for the moment, and when another process
 // holds it (a sync may be running right now) it closes nothing and returns 0. It returns how
@@ -100,8 +103,8 @@ func (s *Store) closeAbandoned(ctx context.Context, h *heldLock, runID string) (
 		return 0, fmt.Errorf("close abandoned runs: %w", err)
 	}
 	now := s.opts.Now().UTC().Format(source.TimestampLayout)
-	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sync_runs SET status = 'failed', finished_at = ?, error = ?
-WHERE status = 'running' AND run_id <> ?`), now, AbandonedError, runID)
+	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sync_runs SET status = ?, finished_at = ?, error = ?
+WHERE status = 'running' AND run_id <> ?`), RunAbandoned, now, AbandonedError, runID)
 	if err != nil {
 		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
 	}

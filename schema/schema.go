@@ -137,10 +137,23 @@ func Check(ctx context.Context, db *sql.DB, d Dialect) error {
 // versions it applied. Concurrent migrators are serialized (Postgres: an advisory lock; SQLite:
 // the write lock), so each step runs once. On Postgres the connection's search_path must name
 // the target schema, which must exist.
+//
+// A warehouse already at this build's version is only read: Migrate then takes no write lock,
+// so opening a current SQLite file never waits for (or fails behind) another process's write.
 func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]int, error) {
 	ms, err := Migrations(d)
 	if err != nil {
 		return nil, err
+	}
+	cur, err := Current(ctx, db, d)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	switch {
+	case cur == len(ms):
+		return nil, nil
+	case cur > len(ms):
+		return nil, fmt.Errorf("migrate: %w (version %d, this build knows %d)", ErrAhead, cur, len(ms))
 	}
 	if _, err := db.ExecContext(ctx, versionTable); err != nil {
 		return nil, fmt.Errorf("migrate: create version table: %w", err)
@@ -155,7 +168,7 @@ func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]int, error) {
 			applied = append(applied, m.Version)
 		}
 	}
-	cur, err := Current(ctx, db, d)
+	cur, err = Current(ctx, db, d)
 	if err != nil {
 		return applied, err
 	}

@@ -2,8 +2,11 @@
 
 package sink
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
-func flock(path string) (release func(), ok bool, err error) {
+func flock(path string) (f *os.File, ok bool, err error) {
 	return nil, false, errors.New("lock " + path + ": file locks need a unix system")
 }

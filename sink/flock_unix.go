@@ -9,8 +9,10 @@ import (
 	"syscall"
 )
 
-func flock(path string) (release func(), ok bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// flock takes an exclusive flock on path without waiting; ok is false when another open file
+// holds it. Closing the file releases the lock (and the kernel does when the process dies).
+func flock(path string) (f *os.File, ok bool, err error) {
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -21,5 +23,5 @@ func flock(path string) (release func(), ok bool, err error) {
 		}
 		return nil, false, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return func() { _ = f.Close() }, true, nil // closing the file releases the lock
+	return f, true, nil
 }

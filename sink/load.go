@@ -25,9 +25,13 @@ const (
 // one transaction, so no reader ever sees half a sync. Records are staged page by page as they
 // arrive (Postgres: COPY into a temporary table; SQLite: batched inserts), so memory does not
 // grow with the collection. A Load holds one connection until Close.
+//
+// A Load begun under a lock (with the context TryLock returned) is bound to it: it merges only
+// while this process still holds the lock (see Merge), and fails with ErrLockLost otherwise.
 type Load struct {
 	s        *Store
 	conn     *sqlx.Conn
+	lock     *heldLock // the lock it was begun under, or nil
 	resource Resource
 	table    string // the staging table
 	cols     []string
@@ -126,6 +130,12 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 	default:
 		return nil, fmt.Errorf("begin load: unknown resource %q", r)
 	}
+	if l.lock = s.heldBy(ctx); l.lock != nil {
+		// A lock lost before the load begins: stop before walking for nothing.
+		if err := l.lock.check(ctx, s.db); err != nil {
+			return nil, fmt.Errorf("begin load %s: %w", r, err)
+		}
+	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin load %s: %w", r, err)
@@ -222,7 +232,7 @@ func (l *Load) stage(ctx context.Context, rows [][]any) error {
 	}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("stage %s: %w", l.resource, err)
+		return fmt.Errorf("stage %s: %w", l.resource, busyErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
 	cols := append([]string{"seq"}, l.cols...)
@@ -264,7 +274,7 @@ func (l *Load) stage(ctx context.Context, rows [][]any) error {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("stage %s: %w", l.resource, err)
+		return fmt.Errorf("stage %s: %w", l.resource, busyErr(err))
 	}
 	l.seq += int64(len(rows))
 	return nil
@@ -329,6 +339,10 @@ func (l *Load) Close() error {
 // Merge applies the staged walk in one transaction: nested references first, then the records
 // (only those that changed are written), then, for a complete walk, soft deletes of records the
 // source no longer lists, unless the guard refuses them. A dry run rolls everything back.
+//
+// A Load begun under a lock first proves, inside the merge transaction, that this process still
+// holds the lock (see heldLock.prove), so that two merges under one lock never both commit; if
+// it does not, the merge fails with a *LockLostError and writes nothing.
 func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error) {
 	if opts.MaxDeleteShare <= 0 {
 		opts.MaxDeleteShare = 0.10
@@ -337,9 +351,14 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 		unique: l.distinctAt == l.seq && l.distinct == l.seq}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
+		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
+	if l.lock != nil && !opts.DryRun {
+		if err := l.lock.prove(ctx, tx); err != nil {
+			return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
+		}
+	}
 	var res MergeResult
 	switch l.resource {
 	case Employees:
@@ -348,13 +367,13 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 		res, err = m.patterns(ctx, tx, opts)
 	}
 	if err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
+		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
 	}
 	if opts.DryRun {
 		return res, nil // rolled back by the deferred Rollback
 	}
 	if err := tx.Commit(); err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: commit: %w", l.resource, err)
+		return MergeResult{}, fmt.Errorf("merge %s: commit: %w", l.resource, busyErr(err))
 	}
 	return res, nil
 }

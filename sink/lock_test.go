@@ -15,20 +15,20 @@ func TestTryLock(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
 			a, b := twoStores(t, backend)
-			release, ok, err := a.TryLock(ctx, "sync")
+			_, release, ok, err := a.TryLock(ctx, "sync")
 			if err != nil || !ok {
 				t.Fatalf("first lock: %v %v", ok, err)
 			}
-			if _, ok, err := b.TryLock(ctx, "sync"); err != nil || ok {
+			if _, _, ok, err := b.TryLock(ctx, "sync"); err != nil || ok {
 				t.Fatalf("second holder got the lock: %v %v", ok, err)
 			}
-			if rel, ok, err := b.TryLock(ctx, "other"); err != nil || !ok {
+			if _, rel, ok, err := b.TryLock(ctx, "other"); err != nil || !ok {
 				t.Fatalf("another name is another lock: %v %v", ok, err)
 			} else {
 				rel()
 			}
 			release()
-			release2, ok, err := b.TryLock(ctx, "sync")
+			_, release2, ok, err := b.TryLock(ctx, "sync")
 			if err != nil || !ok {
 				t.Fatalf("after release: %v %v", ok, err)
 			}
@@ -40,9 +40,14 @@ func TestTryLock(t *testing.T) {
 // twoStores opens one warehouse twice, as two processes would.
 func twoStores(t *testing.T, backend string) (*sink.Store, *sink.Store) {
 	t.Helper()
+	a, b, _, _ := twoStoresAt(t, backend, sink.Options{})
+	return a, b
+}
+
+// twoStoresAt is twoStores with options, also returning the warehouse's URL and (Postgres) schema.
+func twoStoresAt(t *testing.T, backend string, opts sink.Options) (a, b *sink.Store, url, schema string) {
+	t.Helper()
 	ctx := context.Background()
-	var url string
-	var opts sink.Options
 	if backend == "postgres" {
 		url, opts.Schema = sinktest.Postgres(t)
 		if _, err := sink.Migrate(ctx, url, opts); err != nil {
@@ -60,5 +65,5 @@ func twoStores(t *testing.T, backend string) (*sink.Store, *sink.Store) {
 		t.Cleanup(func() { s.Close() })
 		stores[i] = s
 	}
-	return stores[0], stores[1]
+	return stores[0], stores[1], url, opts.Schema
 }

@@ -50,12 +50,14 @@ func (s *Store) OnboardingRows(ctx context.Context, fileHash string) (map[int]On
 }
 
 // CreatedByEmail finds a row of any file that created, or is sending, an employee with the email:
-// the same person in another file is not created again.
+// the same person in another file is not created again. A confirmed create (status created) wins
+// over one whose answer never came (sending), then the oldest row.
 func (s *Store) CreatedByEmail(ctx context.Context, email string) (OnboardingRow, error) {
 	var r OnboardingRow
 	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT file_hash, file_name, line, email, status,
     coalesce(employee_id, 0), coalesce(reason, '') FROM onboarding_rows
-WHERE email = ? AND status IN ('created', 'sending') ORDER BY id LIMIT 1`), strings.ToLower(email)).
+WHERE email = ? AND status IN ('created', 'sending')
+ORDER BY CASE status WHEN 'created' THEN 0 ELSE 1 END, id LIMIT 1`), strings.ToLower(email)).
 		Scan(&r.FileHash, &r.FileName, &r.Line, &r.Email, &r.Status, &r.EmployeeID, &r.Reason)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("onboarding row for email: %w", source.ErrNotFound)
@@ -78,6 +80,19 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (file_hash, line) DO UPDATE SET file_name = excluded.file_name, email = excluded.email,
     status = excluded.status, employee_id = excluded.employee_id, reason = excluded.reason, updated_at = excluded.updated_at`),
 		r.FileHash, r.FileName, r.Line, strings.ToLower(r.Email), r.Status, id, nullStr(r.Reason), now, now)
+	if err != nil {
+		return fmt.Errorf("write onboarding ledger: %w", err)
+	}
+	return nil
+}
+
+// ConfirmSending marks every row still sending a create for the email, in any file, as created
+// with the employee's id: the person was confirmed at the source (answered, or found by email),
+// so no row of them is left unresolved.
+func (s *Store) ConfirmSending(ctx context.Context, email string, employeeID int64, reason string) error {
+	now := s.opts.Now().UTC().Format(source.TimestampLayout)
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE onboarding_rows SET status = 'created', employee_id = ?,
+    reason = ?, updated_at = ? WHERE email = ? AND status = 'sending'`), employeeID, nullStr(reason), now, strings.ToLower(email))
 	if err != nil {
 		return fmt.Errorf("write onboarding ledger: %w", err)
 	}

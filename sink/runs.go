@@ -16,7 +16,7 @@ type Run struct {
 	Resource         Resource
 	StartedAt        time.Time
 	FinishedAt       time.Time
-	Status           string // running, ok, failed, inconsistent, guarded
+	Status           string // running, ok, failed, inconsistent, guarded, abandoned (see AbandonedError)
 	Pages            int64
 	Requests         int64
 	Retries          int64
@@ -40,10 +40,29 @@ const (
 	RunFailed       = "failed"
 	RunInconsistent = "inconsistent"
 	RunGuarded      = "guarded"
+	// RunAbandoned: the process running it stopped before it finished (killed, its machine
+	// lost); closed by the next process that held the sync lock (see CloseAbandonedRuns).
+	RunAbandoned = "abandoned"
 )
 
-// StartRun records that a run of one resource began and returns its ledger id.
+// SyncLock is the lock every sync holds while it runs (one sync of a warehouse at a time): the
+// ledger trusts that a run still "running" while another process holds it is dead.
+const SyncLock = "sync"
+
+// AbandonedError is the error a ledger row gets when its run was found abandoned: still
+// "running" although no process is running it (killed mid-way). Its status becomes abandoned
+// and its finished_at the time this was noticed.
+const AbandonedError = "abandoned: the process running it stopped before it finished; closed when another process next held the sync lock"
+
+// StartRun records that a run of one resource began and returns its ledger id. Under the sync
+// lock (ctx from TryLock(ctx, SyncLock)), it first closes the rows of other runs still marked
+// running: no other sync can be running while this one holds the lock (see CloseAbandonedRuns).
 func (s *Store) StartRun(ctx context.Context, runID string, r Resource, started time.Time) (int64, error) {
+	if h := s.heldBy(ctx); h != nil && h.name == SyncLock {
+		if _, err := s.closeAbandoned(ctx, h, runID); err != nil {
+			return 0, fmt.Errorf("start run: %w", err)
+		}
+	}
 	var id int64
 	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`INSERT INTO sync_runs (run_id, resource, started_at, status)
 VALUES (?, ?, ?, 'running') RETURNING id`), runID, string(r), started.UTC().Format(source.TimestampLayout)).Scan(&id)
@@ -51,6 +70,55 @@ VALUES (?, ?, ?, 'running') RETURNING id`), runID, string(r), started.UTC().Form
 		return 0, fmt.Errorf("start run: %w", err)
 	}
 	return id, nil
+}
+
+// CloseAbandonedRuns closes the ledger rows of runs a killed process left "running": status
+// abandoned, finished_at now (when it was noticed), error AbandonedError. It needs proof that none
+// of them is running, which only the sync lock gives: with ctx carrying it (from TryLock) it
+// closes every running row; otherwise it takes the lock for the moment, and when another process
+// holds it (a sync may be running right now) it closes nothing and returns 0. It returns how
+// many rows it closed.
+func (s *Store) CloseAbandonedRuns(ctx context.Context) (int64, error) {
+	if h := s.heldBy(ctx); h != nil && h.name == SyncLock {
+		return s.closeAbandoned(ctx, h, "")
+	}
+	held, release, ok, err := s.TryLock(ctx, SyncLock)
+	if err != nil || !ok {
+		return 0, err
+	}
+	defer release()
+	return s.closeAbandoned(held, s.heldBy(held), "")
+}
+
+// closeAbandoned closes the running rows of runs other than runID, in a transaction that first
+// proves this process still holds the sync lock h (a holder that lost it must not close the
+// new holder's run).
+func (s *Store) closeAbandoned(ctx context.Context, h *heldLock, runID string) (int64, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := h.prove(ctx, tx); err != nil {
+		return 0, fmt.Errorf("close abandoned runs: %w", err)
+	}
+	now := s.opts.Now().UTC().Format(source.TimestampLayout)
+	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sync_runs SET status = ?, finished_at = ?, error = ?
+WHERE status = 'running' AND run_id <> ?`), RunAbandoned, now, AbandonedError, runID)
+	if err != nil {
+		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("close abandoned runs: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
+	}
+	if n > 0 {
+		s.log.Warn("closed abandoned sync runs: their process stopped before they finished", "runs", n)
+	}
+	return n, nil
 }
 
 // FinishRun records how a run ended.

@@ -42,7 +42,10 @@ type Options struct {
 	// ConnectTimeout bounds connecting to Postgres, handshake included (default
 	// DefaultConnectTimeout; a connect_timeout in the URL wins).
 	ConnectTimeout time.Duration
-	Logger         *slog.Logger
+	// BusyTimeout is how long a SQLite write waits for another process's write lock before it
+	// fails with ErrBusy (default 10 s).
+	BusyTimeout time.Duration
+	Logger      *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -109,7 +112,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	case rawURL == "":
 		return nil, fmt.Errorf("%w: empty", ErrBadURL)
 	default:
-		err = s.openSQLite(rawURL)
+		err = s.openSQLite(ctx, rawURL)
 	}
 	if err != nil {
 		return nil, err
@@ -226,16 +229,21 @@ func sqlitePath(rawURL string) (string, error) {
 	return path, nil
 }
 
-func (s *Store) openSQLite(rawURL string) error {
+func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
 	path, err := sqlitePath(rawURL)
 	if err != nil {
 		return err
 	}
 	s.location = path
-	// WAL lets readers (serve) run beside the writer; IMMEDIATE transactions take the write lock
-	// up front, so two writers queue on busy_timeout instead of failing mid-transaction.
+	busy := s.opts.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	// IMMEDIATE transactions take the write lock up front, so two writers queue on busy_timeout
+	// instead of failing mid-transaction; one that still cannot have it fails with ErrBusy.
+	// Read-only transactions begin DEFERRED and take no write lock.
 	dsn := "file:" + path + "?_txlock=immediate" +
-		"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	db, err := sqlx.Open("sqlite", dsn)
 	if err != nil {
 		return fmt.Errorf("open warehouse %s: %w", s.location, err)
@@ -246,6 +254,20 @@ func (s *Store) openSQLite(rawURL string) error {
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
+	// WAL lets readers (serve) run beside the writer and never wait for it. The mode is stored in
+	// the file, so it is set once, by the first open; later opens only read it (switching needs
+	// the file to itself, which an open beside a running sync must not wait for).
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("open warehouse %s: journal mode: %w", s.location, busyErr(err))
+	}
+	if !strings.EqualFold(mode, "wal") {
+		if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+			_ = db.Close()
+			return fmt.Errorf("open warehouse %s: set WAL journal mode: %w", s.location, busyErr(err))
+		}
+	}
 	s.db, s.dialect = db, schema.SQLite
 	return nil
 }
@@ -265,6 +287,11 @@ func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
 	}
 	applied, err := schema.Migrate(ctx, s.db.DB, s.dialect)
 	if err != nil {
+		return applied, fmt.Errorf("migrate %s: %w", s.location, err)
+	}
+	// Runs a killed process left "running" are closed, when no sync is running (see
+	// CloseAbandonedRuns).
+	if _, err := s.CloseAbandonedRuns(ctx); err != nil {
 		return applied, fmt.Errorf("migrate %s: %w", s.location, err)
 	}
 	return applied, nil

@@ -20,7 +20,7 @@ const StatusCurrent = "Current employee"
 func (s *Store) CreateEmployee(ctx context.Context, ne source.NewEmployee) (source.Employee, error) {
 	id, err := s.createEmployee(ctx, ne)
 	if err != nil {
-		return source.Employee{}, fmt.Errorf("create employee: %w", err)
+		return source.Employee{}, fmt.Errorf("create employee: %w", busyErr(err))
 	}
 	e, _, err := s.Employee(ctx, id)
 	if err != nil {

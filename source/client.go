@@ -253,7 +253,8 @@ func (e *RateLimitError) Error() string {
 	return "source rate limit reached"
 }
 
-// CreateEmployee creates one employee (seed 4.2) with a JSON body. The endpoint is not
+// CreateEmployee creates one employee (seed 4.2) with the documented body: the form fields
+// employee[...], urlencoded (NewEmployee.AppendForm). The endpoint is not
 // idempotent, so a create is retried only when the service certainly did not act on it: after a
 // 429, or when the connection was refused. After any other failure (a 5xx, a timeout, a dropped
 // connection) the record may or may not exist; the caller resolves that.
@@ -262,8 +263,8 @@ func (c *Client) CreateEmployee(ctx context.Context, ne NewEmployee) (Employee, 
 		method:      http.MethodPost,
 		route:       "/v1/employees",
 		url:         c.base.JoinPath("employees").String(),
-		body:        ne.AppendJSON(nil),
-		contentType: "application/json",
+		body:        ne.AppendForm(nil),
+		contentType: FormContentType,
 	}
 	_, body, err := c.do(ctx, cl)
 	if err != nil {
@@ -306,8 +307,10 @@ func checkResponse(r *Response) error {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
 	parsed, _ := ParseErrorBody(body)
 	switch {
-	case r.StatusCode == http.StatusUnauthorized || r.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("%w (source answered %d; check the source API key)", ErrUnauthorized, r.StatusCode)
+	case r.StatusCode == http.StatusUnauthorized:
+		return fmt.Errorf("%w: the source refused the API key", ErrUnauthorized)
+	case r.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%w (source answered 403; check the source API key)", ErrUnauthorized)
 	case r.StatusCode == http.StatusTooManyRequests:
 		return &RateLimitError{RetryAfter: retryAfter(r.Header.Get("Retry-After"), time.Now()), RequestID: r.RequestID}
 	case r.StatusCode == http.StatusBadRequest || r.StatusCode == http.StatusUnprocessableEntity:

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -138,13 +140,74 @@ func TestCreateEmployee(t *testing.T) {
 			t.Errorf("base %q: got %#v\nwant %#v", tt.base, got, want)
 		}
 		req := last()
-		wantReq := recorded{http.MethodPost, tt.path, "", clientTestKey, "application/json", "application/json", ne.AppendJSON(nil)}
+		wantReq := recorded{http.MethodPost, tt.path, "", clientTestKey, "application/x-www-form-urlencoded", "application/json", ne.AppendForm(nil)}
 		if !reflect.DeepEqual(req, wantReq) {
 			t.Errorf("base %q: request\n %+v\nwant\n %+v", tt.base, req, wantReq)
 		}
-		if !json.Valid(req.body) {
-			t.Errorf("body is not JSON: %s", req.body)
+	}
+}
+
+// documentedOnly is an upstream that implements only what the interface documents (seed 4.2):
+// a create is the urlencoded form fields employee[...]; anything else is refused with 415. It
+// records the form of the last create it took.
+func documentedOnly(t *testing.T) (*httptest.Server, func() url.Values) {
+	t.Helper()
+	var mu sync.Mutex
+	var last url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/employees" || ct != "application/x-www-form-urlencoded" {
+			w.WriteHeader(http.StatusUnsupportedMediaType)
+			_, _ = io.WriteString(w, `{"error":{"type":"Unsupported Media Type"}}`)
+			return
 		}
+		if err := r.ParseForm(); err != nil || len(r.URL.RawQuery) > 0 {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		last = r.PostForm
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, createdAnswer)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() url.Values {
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
+}
+
+// The client sends a create as the interface documents it: every employee[...] field the
+// input has, by its documented name, once, with the join date as YYYY/MM/DD.
+func TestCreateEmployeeSendsTheDocumentedForm(t *testing.T) {
+	srv, last := documentedOnly(t)
+	c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		ne   NewEmployee
+		want url.Values
+	}{
+		{"every field", NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana+hr@example.com", JobTitle: "R&D = Lead", JoinDate: "2024-02-29"},
+			url.Values{"employee[first_name]": {"Ana"}, "employee[last_name]": {"López"}, "employee[email]": {"ana+hr@example.com"},
+				"employee[job_title]": {"R&D = Lead"}, "employee[join_date]": {"2024/02/29"}}},
+		{"no job title: sent empty", NewEmployee{FirstName: "Bo", LastName: "Ek", Email: "bo@example.com", JoinDate: "2025-01-31"},
+			url.Values{"employee[first_name]": {"Bo"}, "employee[last_name]": {"Ek"}, "employee[email]": {"bo@example.com"},
+				"employee[job_title]": {""}, "employee[join_date]": {"2025/01/31"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := c.CreateEmployee(context.Background(), tt.ne); err != nil {
+				t.Fatalf("a documented-only upstream refused the create: %v", err)
+			}
+			if got := last(); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("sent\n %v\nwant\n %v", got, tt.want)
+			}
+		})
 	}
 }
 

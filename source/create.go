@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -31,11 +34,20 @@ const MaxFieldLength = 255
 // ErrUnsupportedMediaType is returned by ReadNewEmployee for a body that is neither form nor JSON.
 var ErrUnsupportedMediaType = errors.New("unsupported media type")
 
+// ErrMalformedBody is returned by ReadNewEmployee for a body that does not parse as its
+// Content-Type says (a form with a bad %-escape, a broken multipart body, invalid JSON).
+var ErrMalformedBody = errors.New("malformed body")
+
+// maxFormMemory is what a multipart body may hold in memory; the caller's body limit is lower.
+const maxFormMemory = 64 << 10
+
 // ReadNewEmployee reads a create request: form fields employee[...] (urlencoded or multipart) or
 // a JSON body {"employee":{...}}. Field problems come back as a *ValidationError; a body that
-// cannot be read at all as another error. The caller bounds the body's size.
+// does not parse as its type as an error wrapping ErrMalformedBody; a body over the caller's
+// limit as the reader's error (an *http.MaxBytesError under http.MaxBytesReader). The caller
+// bounds the body's size. The query string is never read: only the body holds the fields.
 func ReadNewEmployee(r *http.Request) (NewEmployee, error) {
-	ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil && r.Header.Get("Content-Type") != "" {
 		return NewEmployee{}, fmt.Errorf("%w: unreadable Content-Type", ErrUnsupportedMediaType)
 	}
@@ -45,10 +57,12 @@ func ReadNewEmployee(r *http.Request) (NewEmployee, error) {
 	switch ct {
 	case "application/json":
 		fields, err = jsonFields(r, unreadable)
-	case "application/x-www-form-urlencoded", "multipart/form-data", "":
-		fields, err = formFields(r, unreadable)
+	case "application/x-www-form-urlencoded", "":
+		fields, err = urlencodedFields(r, unreadable)
+	case "multipart/form-data":
+		fields, err = multipartFields(r, params["boundary"], unreadable)
 	default:
-		return NewEmployee{}, fmt.Errorf("%w: send application/json or a form", ErrUnsupportedMediaType)
+		return NewEmployee{}, fmt.Errorf("%w: send application/x-www-form-urlencoded, multipart/form-data or application/json", ErrUnsupportedMediaType)
 	}
 	if err != nil {
 		return NewEmployee{}, err
@@ -60,10 +74,13 @@ func jsonFields(r *http.Request, unreadable *ValidationError) (map[string]string
 	var env map[string]json.RawMessage
 	dec := json.NewDecoder(r.Body)
 	if err := dec.Decode(&env); err != nil {
-		return nil, fmt.Errorf("read JSON body: %w", err)
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			return nil, fmt.Errorf("read JSON body: %w", err)
+		}
+		return nil, fmt.Errorf("read JSON body: %w: %w", ErrMalformedBody, err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("read JSON body: more than one JSON value")
+		return nil, fmt.Errorf("read JSON body: %w: more than one JSON value", ErrMalformedBody)
 	}
 	raw, ok := env["employee"]
 	if !ok || isNull(raw) {
@@ -90,24 +107,49 @@ func jsonFields(r *http.Request, unreadable *ValidationError) (map[string]string
 	return fields, nil
 }
 
-func formFields(r *http.Request, unreadable *ValidationError) (map[string]string, error) {
-	// ParseMultipartForm also parses urlencoded bodies; it refuses a multipart body that is not.
-	err := r.ParseMultipartForm(32 << 10)
-	if err != nil && !errors.Is(err, http.ErrNotMultipart) {
+// urlencodedFields reads an application/x-www-form-urlencoded body (also a body sent without a
+// Content-Type). It parses the body alone: http.Request.ParseForm would mix in the query
+// string, and ParseMultipartForm drops ParseForm's error for a body that is not multipart.
+func urlencodedFields(r *http.Request, unreadable *ValidationError) (map[string]string, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
 		return nil, fmt.Errorf("read form body: %w", err)
 	}
-	if r.MultipartForm != nil {
-		defer func() { _ = r.MultipartForm.RemoveAll() }()
-		if len(r.MultipartForm.File) > 0 {
-			return nil, fmt.Errorf("read form body: file uploads are not accepted")
-		}
+	vs, err := url.ParseQuery(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("read form body: %w: %w", ErrMalformedBody, err)
 	}
+	return employeeFields(vs, unreadable), nil
+}
+
+// multipartFields reads a multipart/form-data body of plain fields; a file is refused.
+func multipartFields(r *http.Request, boundary string, unreadable *ValidationError) (map[string]string, error) {
+	if boundary == "" {
+		return nil, fmt.Errorf("read form body: %w: multipart/form-data without a boundary", ErrMalformedBody)
+	}
+	form, err := multipart.NewReader(r.Body, boundary).ReadForm(maxFormMemory)
+	if err != nil {
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			return nil, fmt.Errorf("read form body: %w", tooLarge)
+		}
+		return nil, fmt.Errorf("read form body: %w: %w", ErrMalformedBody, err)
+	}
+	defer func() { _ = form.RemoveAll() }()
+	if len(form.File) > 0 {
+		return nil, fmt.Errorf("read form body: file uploads are not accepted")
+	}
+	return employeeFields(form.Value, unreadable), nil
+}
+
+// employeeFields takes the employee[...] fields of a form; other fields (utf8, commit buttons)
+// are not ours.
+func employeeFields(form url.Values, unreadable *ValidationError) map[string]string {
 	fields := make(map[string]string)
-	for _, k := range slices.Sorted(maps.Keys(r.PostForm)) {
-		vs := r.PostForm[k]
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		vs := form[k]
 		name, ok := strings.CutPrefix(k, "employee[")
 		if !ok {
-			continue // other form fields (utf8, commit buttons) are not ours
+			continue
 		}
 		name, ok = strings.CutSuffix(name, "]")
 		switch {
@@ -119,7 +161,7 @@ func formFields(r *http.Request, unreadable *ValidationError) (map[string]string
 			fields[name] = vs[0]
 		}
 	}
-	return fields, nil
+	return fields
 }
 
 func invalid(field, reason string) error {
@@ -207,6 +249,30 @@ func ValidEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
 	domain := s[at+1:]
 	return at > 0 && strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
+}
+
+// formFields are the create's form fields, in the interface's order (seed 4.2).
+var formFields = [...]string{"employee[first_name]", "employee[last_name]", "employee[email]", "employee[job_title]", "employee[join_date]"}
+
+// FormContentType is the Content-Type of AppendForm's body.
+const FormContentType = "application/x-www-form-urlencoded"
+
+// AppendForm appends the create body as the interface documents it (seed 4.2): the
+// application/x-www-form-urlencoded fields employee[first_name], employee[last_name],
+// employee[email], employee[job_title] and employee[join_date], every one of them, in that
+// order, with join_date in the input form YYYY/MM/DD. An empty job title is sent empty, as a
+// browser submits an empty field of the form.
+func (n NewEmployee) AppendForm(b []byte) []byte {
+	values := [...]string{n.FirstName, n.LastName, n.Email, n.JobTitle, strings.ReplaceAll(n.JoinDate, "-", "/")}
+	for i, name := range formFields {
+		if i > 0 {
+			b = append(b, '&')
+		}
+		b = append(b, url.QueryEscape(name)...)
+		b = append(b, '=')
+		b = append(b, url.QueryEscape(values[i])...)
+	}
+	return b
 }
 
 // AppendJSON appends the create body the service accepts: {"employee":{...}} with join_date in

@@ -347,6 +347,29 @@ func TestReadNewEmployeeReportsEveryUnreadableField(t *testing.T) {
 	}
 }
 
+func TestNewEmployeeAppendForm(t *testing.T) {
+	tests := []struct {
+		ne   NewEmployee
+		want string
+	}{
+		{NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"},
+			"employee%5Bfirst_name%5D=Ana&employee%5Blast_name%5D=L%C3%B3pez&employee%5Bemail%5D=ana%40example.com&employee%5Bjob_title%5D=Engineer&employee%5Bjoin_date%5D=2024%2F02%2F29"},
+		{NewEmployee{FirstName: "Ana Sofía", LastName: "O'Brien&Co", Email: "a+b@example.com", JoinDate: "2024-01-05"},
+			"employee%5Bfirst_name%5D=Ana+Sof%C3%ADa&employee%5Blast_name%5D=O%27Brien%26Co&employee%5Bemail%5D=a%2Bb%40example.com&employee%5Bjob_title%5D=&employee%5Bjoin_date%5D=2024%2F01%2F05"},
+	}
+	for _, tt := range tests {
+		got := string(tt.ne.AppendForm(nil))
+		if got != tt.want {
+			t.Errorf("AppendForm(%#v)\n = %s\nwant %s", tt.ne, got, tt.want)
+		}
+		// What the client sends reads back as the same input.
+		back, err := ReadNewEmployee(createRequest(t, FormContentType, got))
+		if err != nil || back != tt.ne {
+			t.Errorf("ReadNewEmployee(%s) = %#v, %v; want %#v", got, back, err, tt.ne)
+		}
+	}
+}
+
 func TestNewEmployeeAppendJSON(t *testing.T) {
 	tests := []struct {
 		ne   NewEmployee

@@ -15,6 +15,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrUnauthorized: the API key is missing or wrong.
 	ErrUnauthorized = errors.New("401 Unauthorized")
+	// ErrBusy: a Store could not get its write lock in time (another writer holds it); the
+	// write may succeed if retried later. The handler answers it 503 with Retry-After.
+	ErrBusy = errors.New("the warehouse is busy with another write")
 )
 
 // Error type names used in bodies, as the real service writes them.

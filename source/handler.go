@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,17 +198,77 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			h.opts.Observe(route, rec.status, d)
 		}
-		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("request_id", id), slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.String("query", r.URL.RawQuery),
-			slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", d))
+		query, redacted := loggedQuery(r.URL.RawQuery)
+		attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.String("query", query)}
+		if redacted > 0 {
+			attrs = append(attrs, slog.Int("query_params_redacted", redacted))
+		}
+		attrs = append(attrs, slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", d))
+		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	}()
+	if len(r.URL.RawQuery) > MaxQueryBytes {
+		writeError(rec, http.StatusRequestURITooLong, fmt.Sprintf("query string longer than %d bytes", MaxQueryBytes))
+		return
+	}
 	if !h.authorized(r.Header.Get("X-Api-Key")) {
 		writeError(rec, http.StatusUnauthorized, "")
 		return
 	}
+	if !isCleanPath(r.URL.Path) {
+		// http.ServeMux would answer a redirect to the cleaned path, with an HTML body.
+		writeError(rec, http.StatusNotFound, "no such resource: a path has no empty, . or .. segments")
+		return
+	}
 	h.mux.ServeHTTP(rec, r)
+}
+
+// MaxQueryBytes bounds a request's query string; a longer one is answered 414. The interface
+// has two parameters, page and per_page.
+const MaxQueryBytes = 2 << 10
+
+// isCleanPath reports whether http.ServeMux would serve p as it is, rather than redirect to a
+// cleaned form: rooted, no empty, . or .. segments (a trailing slash is kept).
+func isCleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// linkParams are the query parameters the interface knows; links carry only these.
+var linkParams = [...]string{"page", "per_page"}
+
+// maxLoggedParams bounds the known parameters written to the access log.
+const maxLoggedParams = 4
+
+// loggedQuery is what the access log says of a query string: the interface's own parameters
+// with numeric values, verbatim; any other parameter, or a known one with another value (a key
+// or an email a client put there), only counted as redacted.
+func loggedQuery(raw string) (shown string, redacted int) {
+	var b strings.Builder
+	n := 0
+	for pair := range strings.SplitSeq(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(pair, "=")
+		if n < maxLoggedParams && slices.Contains(linkParams[:], name) && value != "" && len(value) <= 20 &&
+			strings.Trim(value, "0123456789") == "" {
+			if n > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(pair)
+			n++
+			continue
+		}
+		redacted++
+	}
+	return b.String(), redacted
 }
 
 // authorized compares the presented key with every configured key in constant time.
@@ -271,7 +333,15 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 	hdr := w.Header()
 	hdr.Set("Total", strconv.FormatInt(list.Total, 10))
 	hdr.Set("Per-Page", strconv.FormatInt(p.Size, 10))
-	if link := FormatLink(base, query, p, list.Total); link != "" {
+	// Links carry the interface's parameters only: a client's other parameters are not echoed
+	// into a header.
+	known := make(url.Values, len(linkParams))
+	for _, k := range linkParams {
+		if v, ok := query[k]; ok {
+			known[k] = v
+		}
+	}
+	if link := FormatLink(base, known, p, list.Total); link != "" {
 		hdr.Set("Link", link)
 	}
 	hdr.Set("ETag", h.etag(list.Version, base, r.URL.RawQuery))
@@ -420,8 +490,23 @@ func (h *Handler) internal(w http.ResponseWriter, r *http.Request, op string, er
 		writeError(w, http.StatusServiceUnavailable, "request canceled")
 		return
 	}
+	if busy(w, err) {
+		return
+	}
 	h.log.ErrorContext(r.Context(), op, "request_id", w.Header().Get("X-Request-Id"), "err", err)
 	writeError(w, http.StatusInternalServerError, "internal error")
+}
+
+// busy answers an error wrapping ErrBusy (the store could not get its write lock in time): 503
+// with Retry-After, so a client retries rather than taking it for a failure. It reports whether
+// it answered.
+func busy(w http.ResponseWriter, err error) bool {
+	if !errors.Is(err, ErrBusy) {
+		return false
+	}
+	w.Header().Set("Retry-After", "5")
+	writeError(w, http.StatusServiceUnavailable, "the warehouse is busy with another write; retry later")
+	return true
 }
 
 // baseURL is the absolute URL of the requested path: the public base when configured, else the

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -155,10 +156,11 @@ func TestPagingHeaders(t *testing.T) {
 		{"?per_page=1000", "100", 53, ""},
 		{"?per_page=53", "53", 53, ""},
 		{"?per_page=52&page=2", "52", 1, `<` + base + `?page=1&per_page=52>; rel="first", <` + base + `?page=1&per_page=52>; rel="prev"`},
-		{"?per_page=10&page=2&sort=x", "10", 10, `<` + base + `?page=1&per_page=10&sort=x>; rel="first", <` + base + `?page=1&per_page=10&sort=x>; rel="prev", <` + base + `?page=6&per_page=10&sort=x>; rel="last", <` + base + `?page=3&per_page=10&sort=x>; rel="next"`},
+		// Parameters the interface does not know are not echoed into links.
+		{"?per_page=10&page=2&sort=x&email=ana%40example.com&" + strings.Repeat("z", 1500) + "=1", "10", 10, `<` + base + `?page=1&per_page=10>; rel="first", <` + base + `?page=1&per_page=10>; rel="prev", <` + base + `?page=6&per_page=10>; rel="last", <` + base + `?page=3&per_page=10>; rel="next"`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
+		t.Run(tt.query[:min(len(tt.query), 60)], func(t *testing.T) {
 			resp, body := f.do(t, "GET", "/v1/employees"+tt.query, nil)
 			assertStatus(t, resp, body, 200)
 			var env struct {
@@ -331,6 +333,96 @@ func TestRoutingErrors(t *testing.T) {
 	}
 }
 
+// Requests net/http's ServeMux would redirect (a 307 with an HTML body) or that carry an
+// over-long query get a JSON error with the right status instead.
+func TestRequestShapeErrorsAreJSON(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f.putN(t, 1)
+	longQuery := "?page=1&q=" + strings.Repeat("a", 60<<10)
+	tests := []struct {
+		name, method, target string
+		header               []string
+		status               int
+	}{
+		{"dot-dot", "GET", "/v1/../x", nil, 404},
+		{"dot-dot to a real path", "GET", "/v1/x/../employees", nil, 404},
+		{"escaped dot-dot", "GET", "/v1/%2e%2e/employees", nil, 404},
+		{"double slash", "GET", "//", nil, 404},
+		{"empty segment", "GET", "/v1//employees", nil, 404},
+		{"dot segment", "GET", "/v1/./employees", nil, 404},
+		{"trailing dot", "GET", "/v1/employees/.", nil, 404},
+		{"unclean, POST", "POST", "/v1/../v1/employees", nil, 404},
+		{"unclean, no key", "GET", "//", []string{"X-API-KEY", ""}, 401},
+		{"60 KB query", "GET", "/v1/employees" + longQuery, nil, 414},
+		{"60 KB query, no key", "GET", "/v1/employees" + longQuery, []string{"X-API-KEY", ""}, 414},
+		{"query over the limit by one", "GET", "/v1/employees?q=" + strings.Repeat("a", source.MaxQueryBytes-1), nil, 414},
+		{"query at the limit", "GET", "/v1/employees?q=" + strings.Repeat("a", source.MaxQueryBytes-2), nil, 200},
+		{"clean path", "GET", "/v1/employees/1", nil, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := f.do(t, tt.method, tt.target, nil, tt.header...)
+			if resp.Request.URL.RequestURI() != tt.target {
+				t.Fatalf("the client sent %s, not %s", resp.Request.URL.RequestURI(), tt.target)
+			}
+			if tt.status == 200 {
+				assertStatus(t, resp, body, 200)
+				return
+			}
+			assertJSONError(t, resp, body, tt.status)
+			if loc := resp.Header.Get("Location"); loc != "" {
+				t.Errorf("redirected to %q", loc)
+			}
+		})
+	}
+}
+
+// The access log never holds a query string's values beyond the interface's numeric page and
+// per_page: a key or an email a client puts there is not written.
+func TestAccessLogRedactsTheQuery(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	f := newFixture(t, "sqlite", source.HandlerOptions{Logger: log})
+	f.putN(t, 3)
+	secrets := []string{testKey, "ana@example.com", "ana%40example.com", "SECRETVALUE"}
+	tests := []struct {
+		name, target string
+		wantQuery    string
+		redacted     int
+	}{
+		{"paging", "/v1/employees?page=2&per_page=1", `query="page=2&per_page=1"`, 0},
+		{"key and email", "/v1/employees?page=1&api_key=" + testKey + "&email=ana%40example.com", `query="page=1"`, 2},
+		{"bare email", "/v1/employees?ana@example.com", "query=\"\"", 1},
+		{"secret as the page", "/v1/employees?page=SECRETVALUE", "query=\"\"", 1},
+		{"secret as a name", "/v1/employees?SECRETVALUE=1&per_page=2", `query="per_page=2"`, 1},
+		{"refused as too long", "/v1/employees?email=ana%40example.com&pad=" + strings.Repeat("x", 3000), "query=\"\"", 2},
+		{"unknown path", "/v1/nowhere?key=SECRETVALUE", "query=\"\"", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs.Reset()
+			resp, body := f.do(t, "GET", tt.target, nil)
+			_ = body
+			line := logs.String()
+			if !strings.Contains(line, "msg=request ") || !strings.Contains(line, fmt.Sprintf("status=%d", resp.StatusCode)) {
+				t.Fatalf("no access log line: %q", line)
+			}
+			for _, s := range secrets {
+				if strings.Contains(line, s) {
+					t.Errorf("the log holds %q: %s", s, line)
+				}
+			}
+			if !strings.Contains(line, " "+tt.wantQuery+" ") {
+				t.Errorf("log %q lacks %s", line, tt.wantQuery)
+			}
+			if got := strings.Contains(line, fmt.Sprintf("query_params_redacted=%d ", tt.redacted)); tt.redacted > 0 && !got ||
+				tt.redacted == 0 && strings.Contains(line, "query_params_redacted") {
+				t.Errorf("log %q: want %d redacted", line, tt.redacted)
+			}
+		})
+	}
+}
+
 func TestRequestID(t *testing.T) {
 	f := newFixture(t, "sqlite", source.HandlerOptions{})
 	resp, _ := f.do(t, "GET", "/v1/employees", nil, "X-Request-Id", "abc-123.x_y")
@@ -440,6 +532,72 @@ func TestCreateRefusals(t *testing.T) {
 	}
 }
 
+// A form body over the limit is 413 and a malformed one 400 naming it, never "every field
+// missing"; each answer is a JSON error. Nothing is created.
+func TestCreateBodyErrors(t *testing.T) {
+	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	big := strings.Repeat("x", 65<<10)
+	urlencoded := "employee[first_name]=Ana&employee[last_name]=Lopez&employee[email]=ana%40example.com&employee[join_date]=2024%2F02%2F29&employee[job_title]=" + big
+	var mp bytes.Buffer
+	mw := multipart.NewWriter(&mp)
+	_ = mw.WriteField("employee[first_name]", "Ana")
+	_ = mw.WriteField("employee[job_title]", big)
+	_ = mw.Close()
+	var mpBad bytes.Buffer
+	mwBad := multipart.NewWriter(&mpBad)
+	_ = mwBad.WriteField("employee[first_name]", "Ana")
+	mpBad.WriteString("--" + mwBad.Boundary() + "\r\nno headers end here")
+	tests := []struct {
+		name, ct, body string
+		status         int
+		message        string
+	}{
+		{"urlencoded over 64 KiB", "application/x-www-form-urlencoded", urlencoded, 413, "body larger than 65536 bytes"},
+		{"multipart over 64 KiB", mw.FormDataContentType(), mp.String(), 413, "body larger than 65536 bytes"},
+		{"JSON over 64 KiB", "application/json", `{"employee":{"job_title":"` + big + `"}}`, 413, "body larger than 65536 bytes"},
+		{"urlencoded bad escape", "application/x-www-form-urlencoded", "employee[first_name]=%zz", 400, "malformed body"},
+		{"multipart cut short", mwBad.FormDataContentType(), mpBad.String(), 400, "malformed body"},
+		{"multipart without boundary", "multipart/form-data", "--x\r\n", 400, "malformed body"},
+		{"JSON cut short", "application/json", `{"employee":`, 400, "malformed body"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := f.do(t, "POST", "/v1/employees", strings.NewReader(tt.body), "Content-Type", tt.ct)
+			assertStatus(t, resp, b, tt.status)
+			assertJSONError(t, resp, b, tt.status)
+			if pe, _ := source.ParseErrorBody(b); !strings.Contains(pe.Message, tt.message) {
+				t.Errorf("message %q, want it to say %q", pe.Message, tt.message)
+			}
+		})
+	}
+	// The query string is not the body: a malformed one does not spoil a good form.
+	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29"})
+	resp, b := f.do(t, "POST", "/v1/employees?x=%zz", body, "Content-Type", ct)
+	assertStatus(t, resp, b, 201)
+}
+
+// assertJSONError checks an error answer: the status, a JSON Content-Type and a body that is
+// valid JSON in the service's error shape.
+func assertJSONError(t *testing.T, resp *http.Response, body []byte, status int) {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Errorf("status %d, want %d; body %s", resp.StatusCode, status, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if !json.Valid(body) {
+		t.Errorf("body is not JSON: %q", body)
+	}
+	want := http.StatusText(status)
+	if status == http.StatusUnauthorized {
+		want = "401 Unauthorized" // the service's own 401 body
+	}
+	if pe, err := source.ParseErrorBody(body); err != nil || pe.Type != want {
+		t.Errorf("error body %s: %+v %v", body, pe, err)
+	}
+}
+
 func TestWritesOff(t *testing.T) {
 	f := newFixture(t, "sqlite", source.HandlerOptions{Writes: source.WritesOff})
 	body, ct := form(map[string]string{"first_name": "A", "last_name": "B", "email": "a@example.com", "join_date": "2024/01/01"})
@@ -477,8 +635,8 @@ func TestForwardWrites(t *testing.T) {
 	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024-02-29"})
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
 	assertStatus(t, resp, b, 201)
-	if gotKey != "prod-upstream-key" || gotCT != "application/json" ||
-		gotBody != `{"employee":{"first_name":"Ana","last_name":"Lopez","email":"ana@example.com","join_date":"2024/02/29"}}` {
+	if gotKey != "prod-upstream-key" || gotCT != "application/x-www-form-urlencoded" ||
+		gotBody != "employee%5Bfirst_name%5D=Ana&employee%5Blast_name%5D=Lopez&employee%5Bemail%5D=ana%40example.com&employee%5Bjob_title%5D=&employee%5Bjoin_date%5D=2024%2F02%2F29" {
 		t.Errorf("upstream saw key %q, type %q, body %s", gotKey, gotCT, gotBody)
 	}
 	var env struct{ Employees []source.Employee }

@@ -280,3 +280,87 @@ func TestPacerCanceled(t *testing.T) {
 		t.Errorf("next slot in %v", d)
 	}
 }
+
+// limitedServer is an upstream that, as the real service does, answers 429 past limit requests
+// within any window, counted on the fake clock, so the test holds whatever the machine's speed.
+func limitedServer(t *testing.T, fc *fakeClock, limit int, window time.Duration) (*httptest.Server, func() (refused, maxInWindow int)) {
+	t.Helper()
+	var mu sync.Mutex
+	var accepted []time.Time
+	refused, maxIn := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		now := fc.Now()
+		in := 0
+		for _, a := range accepted {
+			if now.Sub(a) < window {
+				in++
+			}
+		}
+		if in >= limit {
+			refused++
+			mu.Unlock()
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"error":{"type":"Rate Limit Reached","message":"too many requests"}}`))
+			return
+		}
+		accepted = append(accepted, now)
+		maxIn = max(maxIn, in+1)
+		mu.Unlock()
+		w.Header().Set("Total", "0")
+		_, _ = w.Write([]byte(`{"employees":[],"working_patterns":[]}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return refused, maxIn
+	}
+}
+
+// Paced below the upstream's limit, the client never provokes a 429; paced above it, it does
+// (so the check can fail). The upstream counts its window on the client's clock: the pacer's
+// schedule is what is checked, not how fast this machine runs it.
+func TestClientPacingAvoidsTheUpstreamLimit(t *testing.T) {
+	tests := []struct {
+		name       string
+		perMinute  int
+		wantRefuse bool
+	}{
+		// 3 per 250 ms upstream: one every 102 ms puts at most 3 in any 250 ms.
+		{"under the limit", 600, false},
+		// One every 76.5 ms puts 4 in some 250 ms.
+		{"over the limit", 800, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fc := newFakeClock()
+			srv, counts := limitedServer(t, fc, 3, 250*time.Millisecond)
+			c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), RateLimit: tt.perMinute,
+				MaxAttempts: 1, clock: fc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			for i := range 12 {
+				if i%2 == 0 {
+					_, _, err = c.ListEmployees(ctx, 1)
+				} else {
+					_, _, err = c.ListWorkingPatterns(ctx, 1)
+				}
+				var rl *RateLimitError
+				if err != nil && !errors.As(err, &rl) {
+					t.Fatal(err)
+				}
+			}
+			refused, maxIn := counts()
+			if (refused > 0) != tt.wantRefuse {
+				t.Errorf("%d requests answered 429 at %d a minute (busiest window: %d)", refused, tt.perMinute, maxIn)
+			}
+			if !tt.wantRefuse && maxIn > 3 {
+				t.Errorf("%d requests in one window", maxIn)
+			}
+		})
+	}
+}

@@ -212,7 +212,7 @@ func TestRetries(t *testing.T) {
 		{name: "401 stops at once", script: []step{status(401)},
 			wantRequests: 1, wantSleeps: sleeps(), wantErr: func(t *testing.T, err error) {
 				errIs(ErrUnauthorized)(t, err)
-				if want := "list employees page 1: 401 Unauthorized (source answered 401; check the source API key)"; err.Error() != want {
+				if want := "list employees page 1: 401 Unauthorized: the source refused the API key"; err.Error() != want {
 					t.Errorf("error %q, want %q", err, want)
 				}
 			}},

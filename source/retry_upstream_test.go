@@ -181,32 +181,6 @@ func TestClientWaitsOutTheUpstreamLimit(t *testing.T) {
 	}
 }
 
-// Paced below the upstream's limit, the client never provokes a 429.
-func TestClientPacingAvoidsTheUpstreamLimit(t *testing.T) {
-	// 3 per 250 ms upstream; the client sends one every 102 ms, so at most 3 fall in any 250 ms.
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(30, 1), RateLimit: 3, Window: 250 * time.Millisecond})
-	defer srv.Close()
-	c := newClient(t, srv, source.ClientOptions{RateLimit: 600})
-	ctx := context.Background()
-	for i := range 8 {
-		var err error
-		if i%2 == 0 {
-			_, _, err = c.ListEmployees(ctx, 1)
-		} else {
-			_, _, err = c.ListWorkingPatterns(ctx, 1)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := srv.Count("/v1/employees", 429) + srv.Count("/v1/working_patterns", 429); n != 0 {
-		t.Errorf("%d requests answered 429", n)
-	}
-	if m := srv.MaxInWindow(); m > 3 {
-		t.Errorf("%d requests in one window", m)
-	}
-}
-
 func TestClientRefusesForeignLinks(t *testing.T) {
 	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(150, 1)})
 	defer srv.Close()

@@ -58,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "hrsync_source_requests_total", Help: "Requests to the source by route, method and status code (0: no answer).",
 		}, []string{"route", "method", "code"}),
 		onboardingRows: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_onboarding_rows_total", Help: "Onboarding CSV rows by outcome (created, skipped, rejected, failed).",
+			Name: "hrsync_onboarding_rows_total", Help: "Onboarding CSV rows by outcome (created, already-done, skipped, rejected, unresolved).",
 		}, []string{"outcome"}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hrsync_source_retries_total", Help: "Requests to the source that were retries.",
@@ -69,7 +69,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.inconsistencies, m.deletionsRefused,
 		m.skipped, m.panics, m.requests, m.onboardingRows, m.retries, m.rateLimitWait)
-	for _, o := range []string{OutcomeCreated, OutcomeSkipped, OutcomeRejected, OutcomeFailed} {
+	for _, o := range []string{OutcomeCreated, OutcomeAlreadyDone, OutcomeSkipped, OutcomeRejected, OutcomeUnresolved} {
 		m.onboardingRows.WithLabelValues(o)
 	}
 	// Every series whose labels are known exists from the start, at zero, so increase() sees
@@ -127,6 +127,9 @@ func (m *Metrics) panicked(task string) {
 		m.panics.WithLabelValues(task).Inc()
 	}
 }
+
+// Panicked counts a recovered panic of a task (sync, onboarding) on hrsync_job_panics_total.
+func (m *Metrics) Panicked(task string) { m.panicked(task) }
 
 func (m *Metrics) onboarded(outcome string) {
 	if m != nil && outcome != OutcomeWouldCreate {

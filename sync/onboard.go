@@ -2,6 +2,7 @@ package sync
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/csv"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,18 +33,31 @@ type Ledger interface {
 	OnboardingRows(ctx context.Context, fileHash string) (map[int]sink.OnboardingRow, error)
 	CreatedByEmail(ctx context.Context, email string) (sink.OnboardingRow, error)
 	PutOnboardingRow(ctx context.Context, r sink.OnboardingRow) error
+	ConfirmSending(ctx context.Context, email string, employeeID int64, reason string) error
 	EmailTaken(ctx context.Context, email string) (bool, error)
 	PutEmployee(ctx context.Context, e source.Employee) error
 }
 
-// Row outcomes in a report.
+// Row outcomes in a report. A row is done when it is created, already done, skipped or rejected;
+// an unresolved row is one a later run must finish (its create was not sent, or not confirmed).
 const (
-	OutcomeCreated     = "created"
+	// OutcomeCreated: this run confirmed the create (answered, or found at the source by email
+	// after the answer was lost, in this run or an earlier one).
+	OutcomeCreated = "created"
+	// OutcomeAlreadyDone: an earlier run confirmed the person's create, from this file or another.
+	OutcomeAlreadyDone = "already-done"
 	OutcomeSkipped     = "skipped"
 	OutcomeRejected    = "rejected"
-	OutcomeFailed      = "failed"
+	// OutcomeUnresolved: not done yet; the ledger keeps it, and the next run that meets the
+	// person (this file again, a re-export, another file) looks them up and creates them at
+	// most once.
+	OutcomeUnresolved  = "unresolved"
 	OutcomeWouldCreate = "would-create" // dry runs only
 )
+
+// ErrUnreadable marks a file that could not be read as a CSV of new hires: sending it again will
+// not help, a corrected file will.
+var ErrUnreadable = errors.New("the file cannot be read")
 
 // OnboardOptions configures an Onboarder.
 type OnboardOptions struct {
@@ -53,8 +68,11 @@ type OnboardOptions struct {
 	// ResolveRounds bounds the look-up-then-retry rounds for creates whose outcome is unknown
 	// (default 3).
 	ResolveRounds int
-	Metrics       *Metrics
-	Logger        *slog.Logger
+	// Folder is the drop folder, if any: the report of a file named to ProcessPath that lies in
+	// it goes to Folder/reports, where the folder scan does not look.
+	Folder  string
+	Metrics *Metrics
+	Logger  *slog.Logger
 }
 
 // Onboarder creates the new hires of CSV files in the source, each row exactly once.
@@ -76,6 +94,9 @@ func NewOnboarder(up Upstream, st Ledger, opts OnboardOptions) *Onboarder {
 	return &Onboarder{up: up, st: st, opts: opts, log: opts.Logger}
 }
 
+// Metrics returns the metrics the Onboarder records on (nil when none).
+func (o *Onboarder) Metrics() *Metrics { return o.opts.Metrics }
+
 // RowResult is what happened to one row.
 type RowResult struct {
 	Line       int
@@ -86,7 +107,8 @@ type RowResult struct {
 }
 
 // FileResult is what happened to one file. Err is set when the file could not be processed as
-// a whole (unreadable; the source refused the key): its rows were not all handled.
+// a whole (unreadable, wrapping ErrUnreadable; the source refused the key or could not be
+// reached): its rows were not all handled.
 type FileResult struct {
 	Name string
 	Hash string
@@ -94,21 +116,35 @@ type FileResult struct {
 	Err  error
 }
 
-// Failed reports whether any row failed or the file could not be read.
-func (r FileResult) Failed() bool {
-	return r.Err != nil || slices.ContainsFunc(r.Rows, func(x RowResult) bool { return x.Outcome == OutcomeFailed })
+// Count returns how many rows had the outcome.
+func (r FileResult) Count(outcome string) int {
+	n := 0
+	for _, x := range r.Rows {
+		if x.Outcome == outcome {
+			n++
+		}
+	}
+	return n
 }
 
-// ProcessFile onboards one file's rows. The ledger records each row before its create is sent
-// and after it is answered, so a crash, a retry, or the same file dropped again creates nobody
-// twice; an answer lost on the way back (a timeout, a dropped connection) is resolved by looking
-// the person up in the source by email before anything is sent again.
+// Failed reports whether the file is not finished: a row is unresolved, or the file could not
+// be read.
+func (r FileResult) Failed() bool {
+	return r.Err != nil || r.Count(OutcomeUnresolved) > 0
+}
+
+// ProcessFile onboards one file's rows. A row counts as done only once its create is confirmed:
+// answered, or its person found at the source by email. The ledger records each row before its
+// create is sent and after it is answered, so a crash, a retry, or the same person dropped again
+// (the same file, a re-export whose bytes differ, another file) creates nobody twice: a create
+// whose answer never came, in this run or an earlier one, is resolved by looking the person up in
+// the source by email before anything is sent again.
 func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) FileResult {
 	sum := sha256.Sum256(data)
 	res := FileResult{Name: name, Hash: hex.EncodeToString(sum[:])}
 	hires, problems, err := ReadHires(bytes.NewReader(data), HireOptions{DateLayout: o.opts.DateLayout})
 	if err != nil {
-		res.Err = err
+		res.Err = fmt.Errorf("%w: %w", ErrUnreadable, err)
 		return res
 	}
 	done, err := o.st.OnboardingRows(ctx, res.Hash)
@@ -136,41 +172,54 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			return res
 		}
 	}
-	var unknown []Hire // sent, answer lost: resolved by looking up
+	var unknown []Hire        // sent, answer lost: resolved by looking up
+	earlier := map[int]bool{} // of those, the ones an earlier run sent
 	for _, h := range hires {
+		if res.Err != nil {
+			break
+		}
 		email := h.Employee.Email
-		if prev, ok := done[h.Line]; ok {
-			switch prev.Status {
-			case sink.RowCreated, sink.RowSkipped, sink.RowRejected:
-				results[h.Line] = RowResult{Line: h.Line, Email: email, Outcome: prev.Status, EmployeeID: prev.EmployeeID,
-					Reason: strings.TrimPrefix(prev.Reason+" (done before)", " ")}
-				continue
-			case sink.RowSending:
-				unknown = append(unknown, h) // a run stopped between sending and the answer
+		// The person, by email, in the whole ledger: confirmed, or sent without an answer.
+		prev, err := o.st.CreatedByEmail(ctx, email)
+		switch {
+		case err == nil && prev.Status == sink.RowCreated:
+			r := RowResult{Line: h.Line, Email: email, Outcome: OutcomeAlreadyDone, EmployeeID: prev.EmployeeID,
+				Reason: fmt.Sprintf("already onboarded from %s line %d", prev.FileName, prev.Line)}
+			if prev.FileHash == res.Hash && prev.Line == h.Line {
+				r.Reason = "onboarded by an earlier run"
+				results[h.Line] = r
 				continue
 			}
-		}
-		if prev, err := o.st.CreatedByEmail(ctx, email); err == nil && !(prev.FileHash == res.Hash && prev.Line == h.Line) {
-			r := RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, EmployeeID: prev.EmployeeID,
-				Reason: fmt.Sprintf("already onboarded from %s line %d", prev.FileName, prev.Line)}
 			if err := record(r, sink.RowSkipped); err != nil {
 				res.Err = err
-				return res
 			}
 			continue
-		} else if err != nil && !errors.Is(err, source.ErrNotFound) {
+		case err == nil: // sending: the create's answer never came, here or in another file
+			if o.opts.DryRun {
+				_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeWouldCreate,
+					Reason: "dry run: an earlier create was never confirmed; a run looks the person up before sending"}, "")
+				continue
+			}
+			unknown = append(unknown, h)
+			earlier[h.Line] = true
+			continue
+		case !errors.Is(err, source.ErrNotFound):
 			res.Err = err
-			return res
+			continue
+		}
+		if p, ok := done[h.Line]; ok && (p.Status == sink.RowSkipped || p.Status == sink.RowRejected) {
+			results[h.Line] = RowResult{Line: h.Line, Email: email, Outcome: p.Status, EmployeeID: p.EmployeeID,
+				Reason: strings.TrimPrefix(p.Reason+" (done before)", " ")}
+			continue
 		}
 		taken, err := o.st.EmailTaken(ctx, email)
 		if err != nil {
 			res.Err = err
-			return res
+			continue
 		}
 		if taken {
 			if err := record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, Reason: "an employee with this email already exists"}, sink.RowSkipped); err != nil {
 				res.Err = err
-				return res
 			}
 			continue
 		}
@@ -179,35 +228,38 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			continue
 		}
 		// Durable before the request goes out: a crash from here on leaves "sending", which the
-		// next run resolves by looking the person up first.
+		// next run that meets the person resolves by looking them up first.
 		if err := o.st.PutOnboardingRow(ctx, sink.OnboardingRow{FileHash: res.Hash, FileName: name, Line: h.Line,
 			Email: email, Status: sink.RowSending}); err != nil {
 			res.Err = err
-			return res
+			continue
 		}
 		ambiguous, err := o.send(ctx, res, h, record)
 		if err != nil {
 			res.Err = err
-			break
+			continue
 		}
 		if ambiguous {
 			unknown = append(unknown, h)
 		}
 	}
 	if res.Err == nil && len(unknown) > 0 {
-		res.Err = o.resolve(ctx, res, unknown, record)
+		res.Err = o.resolve(ctx, res, unknown, earlier, record)
 	}
 	for _, h := range unknown {
 		if _, ok := results[h.Line]; !ok {
-			// Still unknown: the ledger keeps the row as sending, so the next run looks it up
-			// again before anything is sent.
-			results[h.Line] = RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeFailed,
-				Reason: "the source did not answer and the person could not be found yet; the next run checks again"}
+			// Still unknown: the ledger keeps the person as sending, so the next run that meets
+			// them looks them up again before anything is sent.
+			reason := "sent, but the source did not answer and the person could not be found yet; the next run looks them up again"
+			if res.Err != nil {
+				reason += " (" + oneLine(res.Err.Error()) + ")"
+			}
+			results[h.Line] = RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeUnresolved, Reason: reason}
 		}
 	}
 	for _, h := range hires {
 		if _, ok := results[h.Line]; !ok && res.Err != nil {
-			results[h.Line] = RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeFailed, Reason: "not sent: " + oneLine(res.Err.Error())}
+			results[h.Line] = RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeUnresolved, Reason: "not sent: " + oneLine(res.Err.Error())}
 		}
 	}
 	for _, r := range results {
@@ -218,7 +270,7 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 }
 
 // send creates one hire; ambiguous is true when the outcome is unknown. A file-level stop (the
-// key refused, the run canceled) is the error.
+// key refused, the source unreachable, the run canceled) is the error.
 func (o *Onboarder) send(ctx context.Context, file FileResult, h Hire, record func(RowResult, string) error) (ambiguous bool, err error) {
 	email := h.Employee.Email
 	e, err := o.up.CreateEmployee(ctx, h.Employee)
@@ -226,10 +278,7 @@ func (o *Onboarder) send(ctx context.Context, file FileResult, h Hire, record fu
 	var rl *source.RateLimitError
 	switch {
 	case err == nil:
-		if perr := o.st.PutEmployee(ctx, e); perr != nil {
-			o.log.Warn("store a created employee; the next sync brings it", "employee_id", e.ID, "err", perr)
-		}
-		return false, record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeCreated, EmployeeID: e.ID}, sink.RowCreated)
+		return false, o.confirmed(ctx, h, e, "", record)
 	case errors.As(err, &verr):
 		outcome, status, reason := OutcomeRejected, sink.RowRejected, "the source refused it: "+problemsOf(verr)
 		if taken(verr) {
@@ -238,22 +287,49 @@ func (o *Onboarder) send(ctx context.Context, file FileResult, h Hire, record fu
 		return false, record(RowResult{Line: h.Line, Email: email, Outcome: outcome, Reason: reason}, status)
 	case errors.Is(err, source.ErrUnauthorized):
 		// Refused, so nothing was created: the row can be sent again once the key is fixed.
-		_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeFailed, Reason: "not sent: the source refused the API key"}, sink.RowFailed)
-		return false, fmt.Errorf("the source refused the API key (%w): fix source.api_key; %s stays in the folder", source.ErrUnauthorized, file.Name)
+		_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeUnresolved, Reason: "not sent: the source refused the API key"}, sink.RowFailed)
+		return false, fmt.Errorf("%w: fix source.api_key; %s stays in the folder", err, file.Name)
 	case errors.As(err, &rl):
 		// A 429 means not processed: safe to send again on the next run.
-		return false, record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeFailed, Reason: "not sent: the source's rate limit; the next run sends it"}, sink.RowFailed)
+		return false, record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeUnresolved, Reason: "not sent: the source's rate limit; the next run sends it"}, sink.RowFailed)
 	case ctx.Err() != nil:
 		return true, ctx.Err()
+	case notSent(err):
+		// Nothing reached the source (the client already retried the dial): the rest of the
+		// file would meet the same, so it stops here, and the next run sends the row again.
+		if rerr := record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeUnresolved,
+			Reason: "not sent: the source could not be reached; the next run sends it"}, sink.RowFailed); rerr != nil {
+			return false, rerr
+		}
+		return false, fmt.Errorf("the source could not be reached: %w", err)
 	default:
 		o.log.Warn("create: no answer; looking the person up before sending again", "line", h.Line, "err", err)
 		return true, nil
 	}
 }
 
-// resolve looks up the hires whose create had no answer: found, they were created; not found,
-// they are sent once more, for a bounded number of rounds.
-func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []Hire, record func(RowResult, string) error) error {
+// notSent reports whether a create failed before anything was sent: the connection could not be
+// made (refused, no route, a name that does not resolve).
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// confirmed records a hire whose person is at the source as e, and settles every other row of
+// theirs still sending, in any file.
+func (o *Onboarder) confirmed(ctx context.Context, h Hire, e source.Employee, reason string, record func(RowResult, string) error) error {
+	if perr := o.st.PutEmployee(ctx, e); perr != nil {
+		o.log.Warn("store a created employee; the next sync brings it", "employee_id", e.ID, "err", perr)
+	}
+	if err := record(RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeCreated, EmployeeID: e.ID, Reason: reason}, sink.RowCreated); err != nil {
+		return err
+	}
+	return o.st.ConfirmSending(ctx, h.Employee.Email, e.ID, "confirmed by a later row of the same person")
+}
+
+// resolve looks up the hires whose create had no answer (earlier: sent by an earlier run): found,
+// they were created; not found, they are sent once more, for a bounded number of rounds.
+func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []Hire, earlier map[int]bool, record func(RowResult, string) error) error {
 	pending := slices.Clone(unknown)
 	for round := 0; round < o.opts.ResolveRounds && len(pending) > 0; round++ {
 		want := make(map[string]bool, len(pending))
@@ -267,11 +343,11 @@ func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []Hire
 		var again []Hire
 		for _, h := range pending {
 			if e, ok := found[strings.ToLower(h.Employee.Email)]; ok {
-				if perr := o.st.PutEmployee(ctx, e); perr != nil {
-					o.log.Warn("store a created employee; the next sync brings it", "employee_id", e.ID, "err", perr)
+				reason := "confirmed by looking it up after the answer was lost"
+				if earlier[h.Line] {
+					reason = "sent by an earlier run whose answer was lost; confirmed by looking it up"
 				}
-				if err := record(RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeCreated, EmployeeID: e.ID,
-					Reason: "confirmed by looking it up after the answer was lost"}, sink.RowCreated); err != nil {
+				if err := o.confirmed(ctx, h, e, reason, record); err != nil {
 					return err
 				}
 				continue
@@ -339,7 +415,11 @@ func WriteReport(path string, r FileResult) error {
 	w := csv.NewWriter(&buf)
 	_ = w.Write([]string{"row", "email", "outcome", "employee_id", "reason"})
 	if r.Err != nil && len(r.Rows) == 0 {
-		_ = w.Write([]string{"", "", OutcomeFailed, "", SafeCell(oneLine(r.Err.Error()))})
+		outcome := OutcomeUnresolved
+		if errors.Is(r.Err, ErrUnreadable) {
+			outcome = "unreadable"
+		}
+		_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error()))})
 	}
 	for _, x := range r.Rows {
 		id := ""
@@ -364,8 +444,8 @@ func WriteReport(path string, r FileResult) error {
 
 // ProcessDir onboards the complete CSV files in dir: *.csv, not dotfiles, unchanged for settle
 // (a file still being written is left for the next pass). Each goes to processed/ (or failed/,
-// when a row failed or the file could not be read) with its report beside it; a file stopped by
-// a refused key or a canceled run stays where it is.
+// when a row is unresolved or the file could not be read) with its report beside it; a file
+// stopped by a refused key or a canceled run stays where it is.
 func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Duration) ([]FileResult, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -393,9 +473,71 @@ func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Dura
 	return results, nil
 }
 
+// FailedFiles lists the files waiting in dir/failed (not their reports), by name.
+func FailedFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, failedDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("onboarding folder: %w", err)
+	}
+	names := make(map[string]bool, len(entries))
+	for _, ent := range entries {
+		names[strings.ToLower(ent.Name())] = true
+	}
+	var files []string
+	for _, ent := range entries {
+		name := ent.Name()
+		if !ent.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.EqualFold(filepath.Ext(name), ".csv") {
+			continue
+		}
+		// x.result.csv beside x.csv is x's report.
+		if lower := strings.ToLower(name); strings.HasSuffix(lower, reportSuffix) && names[strings.TrimSuffix(lower, reportSuffix)+".csv"] {
+			continue
+		}
+		files = append(files, name)
+	}
+	return files, nil
+}
+
+// RetryFailed onboards the files in dir/failed again (those due says to, when due is set): the
+// ledger resumes each where it stopped. A file that is now finished goes to processed/ with its
+// report; one that is not stays in failed/ with its report brought up to date.
+func (o *Onboarder) RetryFailed(ctx context.Context, dir string, due func(name string) bool) ([]FileResult, error) {
+	names, err := FailedFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var results []FileResult
+	for _, name := range names {
+		if ctx.Err() != nil {
+			break
+		}
+		if due != nil && !due(name) {
+			continue
+		}
+		r, err := o.ProcessPath(ctx, filepath.Join(dir, failedDir, name), dir)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+const (
+	processedDir = "processed"
+	failedDir    = "failed"
+	reportsDir   = "reports"
+	reportSuffix = ".result.csv"
+)
+
 // ProcessPath onboards one named file; with moveTo set (the drop folder), it moves the file and
-// its report into moveTo/processed or moveTo/failed, else it writes the report beside the file.
-// A dry run, a canceled run or a refused key leaves the file where it is.
+// its report into moveTo/processed or moveTo/failed (a file retried from failed/ that is still
+// not finished stays there), else it writes the report beside the file, or in Folder/reports
+// when the file lies in the drop folder. A dry run, a canceled run or a refused key leaves the
+// file where it is.
 func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileResult, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -403,23 +545,23 @@ func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileR
 	}
 	name := filepath.Base(path)
 	r := o.ProcessFile(ctx, name, data)
-	o.log.Info("onboarding file", "file", name, "rows", len(r.Rows), "failed", r.Failed(), "err", r.Err)
+	o.log.Info("onboarding file", "file", name, "rows", len(r.Rows), "unresolved", r.Count(OutcomeUnresolved), "failed", r.Failed(), "err", r.Err)
 	stays := o.opts.DryRun || ctx.Err() != nil || errors.Is(r.Err, source.ErrUnauthorized)
-	if moveTo == "" { // a file named on the command line: its report beside it
-		report := path + ".result.csv"
-		if o.opts.DryRun {
-			report = path + ".dry-run.csv"
-		}
-		return r, WriteReport(report, r)
+	if moveTo == "" { // a file named on the command line
+		return r, o.writeNamedReport(path, r)
 	}
 	if stays {
 		// Nothing is written into the drop folder for a file that stays there: a report
 		// there would be taken for a new file on the next pass.
 		return r, nil
 	}
-	dest := filepath.Join(moveTo, "processed")
+	dest := filepath.Join(moveTo, processedDir)
 	if r.Failed() {
-		dest = filepath.Join(moveTo, "failed")
+		dest = filepath.Join(moveTo, failedDir)
+	}
+	from := filepath.Dir(path)
+	if sameDir(from, dest) { // retried from failed/ and still not finished
+		return r, WriteReport(reportPath(path), r)
 	}
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return r, fmt.Errorf("onboarding folder: %w", err)
@@ -428,11 +570,134 @@ func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileR
 	if _, err := os.Stat(target); err == nil { // the same name dropped before
 		target = filepath.Join(dest, strings.TrimSuffix(name, filepath.Ext(name))+"."+time.Now().UTC().Format("20060102T150405")+filepath.Ext(name))
 	}
-	if err := WriteReport(strings.TrimSuffix(target, filepath.Ext(target))+".result.csv", r); err != nil {
+	if err := WriteReport(reportPath(target), r); err != nil {
 		return r, err
 	}
 	if err := os.Rename(path, target); err != nil {
 		return r, fmt.Errorf("move %s: %w", name, err)
 	}
+	if sameDir(from, filepath.Join(moveTo, failedDir)) { // finished from failed/: its old report goes
+		if err := os.Remove(reportPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return r, fmt.Errorf("remove the old report of %s: %w", name, err)
+		}
+	}
 	return r, nil
+}
+
+// writeNamedReport writes the report of a file named on the command line beside it
+// (<file>.result.csv, or <file>.dry-run.csv for a dry run), or, when the file lies in the drop
+// folder, in its reports/ folder, where the folder scan never takes a report for a new file.
+func (o *Onboarder) writeNamedReport(path string, r FileResult) error {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if o.opts.Folder != "" && sameDir(dir, o.opts.Folder) {
+		dir = filepath.Join(o.opts.Folder, reportsDir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	suffix := ".result.csv"
+	if o.opts.DryRun {
+		suffix = ".dry-run.csv"
+	}
+	return WriteReport(filepath.Join(dir, base+suffix), r)
+}
+
+// reportPath is the report beside a file in processed/ or failed/: x.csv → x.result.csv.
+func reportPath(file string) string {
+	return strings.TrimSuffix(file, filepath.Ext(file)) + reportSuffix
+}
+
+// sameDir reports whether a and b name the same existing folder.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ai, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	bi, err := os.Stat(b)
+	return err == nil && os.SameFile(ai, bi)
+}
+
+// Retrying files in failed/ on the worker's own: the first try a minute after the file is first
+// seen there, then twice as long each time, at most an hour apart, FailedRetryAttempts tries in
+// all (about a day); a file that cannot be read is not retried (a corrected file is needed).
+// After that, `hrsync onboard --retry-failed` finishes it. The count lives in the process: a
+// restart starts it again.
+const (
+	FailedRetryInitial  = time.Minute
+	FailedRetryMax      = time.Hour
+	FailedRetryAttempts = 30
+)
+
+// FailedRetries is the backoff of the worker's retries of the files in failed/. The zero value
+// uses the defaults above and the wall clock. It is not safe for concurrent use.
+type FailedRetries struct {
+	Initial, Max time.Duration
+	Attempts     int
+	Now          func() time.Time
+
+	files map[string]*failedRetry
+}
+
+type failedRetry struct {
+	tries   int
+	next    time.Time
+	stopped bool
+}
+
+func (b *FailedRetries) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// Due reports whether the file in failed/ is to be retried now; the first call for a name
+// starts its backoff.
+func (b *FailedRetries) Due(name string) bool {
+	if b.files == nil {
+		b.files = make(map[string]*failedRetry)
+	}
+	f, ok := b.files[name]
+	if !ok {
+		f = &failedRetry{next: b.now().Add(cmp.Or(b.Initial, FailedRetryInitial))}
+		b.files[name] = f
+	}
+	return !f.stopped && !b.now().Before(f.next)
+}
+
+// Tried records a retry's result: the next is due twice as late, up to Max; after Attempts, or
+// when the file cannot be read, there is none. It reports whether the retries of the file
+// stopped with this one (it is left to a person).
+func (b *FailedRetries) Tried(name string, r FileResult) (stopped bool) {
+	f, ok := b.files[name]
+	if !ok || !r.Failed() {
+		delete(b.files, name) // finished (moved to processed/), or not ours
+		return false
+	}
+	f.tries++
+	initial, maxWait, attempts := cmp.Or(b.Initial, FailedRetryInitial), cmp.Or(b.Max, FailedRetryMax), cmp.Or(b.Attempts, FailedRetryAttempts)
+	wait := initial
+	for i := 0; i < f.tries && wait < maxWait; i++ {
+		wait *= 2
+	}
+	wait = min(wait, maxWait)
+	f.next = b.now().Add(wait)
+	f.stopped = f.tries >= attempts || errors.Is(r.Err, ErrUnreadable)
+	return f.stopped
+}
+
+// Forget drops the state of names no longer in failed/.
+func (b *FailedRetries) Forget(present []string) {
+	keep := make(map[string]bool, len(present))
+	for _, n := range present {
+		keep[n] = true
+	}
+	for n := range b.files {
+		if !keep[n] {
+			delete(b.files, n)
+		}
+	}
 }

@@ -11,22 +11,33 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/hrsync/hrsync/sink"
 )
 
 // Locker takes a named lock shared by every process on one warehouse; *sink.Store is one. ok
-// is false, without an error, when another process holds it.
+// is false, without an error, when another process holds it. held is ctx carrying the lock:
+// the work done under the lock gets it, so that the warehouse can bind that work to the lock
+// (a sink.Load begun with it commits only while the lock is held).
 type Locker interface {
-	TryLock(ctx context.Context, name string) (release func(), ok bool, err error)
+	TryLock(ctx context.Context, name string) (held context.Context, release func(), ok bool, err error)
 }
 
 // LockName is the lock a sync holds: one sync of a source at a time across replicas.
-const LockName = "sync"
+const LockName = sink.SyncLock
 
 // ErrLocked: another process holds the lock.
 var ErrLocked = errors.New("another hrsync process holds the lock on this warehouse")
 
-// Job is one scheduled run.
+// Job is one scheduled run. It logs its own outcome (a sync logs each collection's result); the
+// scheduler logs only what happens around it: a run skipped, the lock, a panic.
 type Job func(ctx context.Context) error
+
+// jobFailed marks an error the job returned, and so has already reported.
+type jobFailed struct{ err error }
+
+func (e jobFailed) Error() string { return e.err.Error() }
+func (e jobFailed) Unwrap() error { return e.err }
 
 // SchedulerOptions configures a Scheduler.
 type SchedulerOptions struct {
@@ -55,7 +66,9 @@ type Scheduler struct {
 // ParseSchedule checks a schedule spec.
 func ParseSchedule(spec string) error {
 	if _, err := cron.ParseStandard(spec); err != nil {
-		return fmt.Errorf("schedule %q: %w", spec, err)
+		return fmt.Errorf("schedule %q: %w; want five cron fields (minute hour day-of-month month day-of-week, "+
+			"e.g. \"0 2 * * *\" for 02:00 every day) or a descriptor: @yearly, @monthly, @weekly, @daily, @hourly, "+
+			"or @every with a duration (@every 6h)", spec, err)
 	}
 	return nil
 }
@@ -103,10 +116,15 @@ func (s *Scheduler) RunNow() {
 		return
 	}
 	err := s.guard(s.ctx)
+	var reported jobFailed
 	switch {
 	case errors.Is(err, ErrLocked):
 		s.opts.Metrics.skip("locked")
 		s.log.Info("sync skipped: another replica is syncing")
+	case errors.As(err, &reported):
+		// The job said what happened, once; a stop is not a failure.
+	case err != nil && s.ctx.Err() != nil:
+		s.log.Info("scheduled sync stopped", "reason", err)
 	case err != nil:
 		s.log.Error("scheduled sync", "err", err)
 	}
@@ -118,10 +136,15 @@ func (s *Scheduler) guard(ctx context.Context) (err error) {
 		if p := recover(); p != nil {
 			s.opts.Metrics.panicked("sync")
 			s.log.Error("scheduled sync panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = fmt.Errorf("panic: %v", p)
+			err = jobFailed{fmt.Errorf("panic: %v", p)} // logged above
 		}
 	}()
-	return WithLock(ctx, s.opts.Lock, s.job)
+	return WithLock(ctx, s.opts.Lock, func(ctx context.Context) error {
+		if err := s.job(ctx); err != nil {
+			return jobFailed{err}
+		}
+		return nil
+	})
 }
 
 // WithLock runs job while holding LockName (no lock: just runs it); ErrLocked when another
@@ -131,11 +154,12 @@ func WithLock(ctx context.Context, l Locker, job Job) error {
 }
 
 // WithLockNamed runs job while holding the named lock; ErrLocked when another process holds it.
+// The job's context carries the lock (see Locker).
 func WithLockNamed(ctx context.Context, l Locker, name string, job Job) error {
 	if l == nil {
 		return job(ctx)
 	}
-	release, ok, err := l.TryLock(ctx, name)
+	held, release, ok, err := l.TryLock(ctx, name)
 	if err != nil {
 		return fmt.Errorf("take the %s lock: %w", name, err)
 	}
@@ -143,7 +167,7 @@ func WithLockNamed(ctx context.Context, l Locker, name string, job Job) error {
 		return ErrLocked
 	}
 	defer release()
-	return job(ctx)
+	return job(held)
 }
 
 // Stop stops the schedule and waits, until ctx ends, for a run in progress to finish (its

@@ -15,11 +15,11 @@ import (
 
 type fakeLock struct{ held atomic.Bool }
 
-func (l *fakeLock) TryLock(context.Context, string) (func(), bool, error) {
+func (l *fakeLock) TryLock(ctx context.Context, _ string) (context.Context, func(), bool, error) {
 	if !l.held.CompareAndSwap(false, true) {
-		return nil, false, nil
+		return ctx, nil, false, nil
 	}
-	return func() { l.held.Store(false) }, true, nil
+	return ctx, func() { l.held.Store(false) }, true, nil
 }
 
 func newScheduler(t *testing.T, job hrsync.Job, lock hrsync.Locker) (*hrsync.Scheduler, *prometheus.Registry) {

@@ -116,7 +116,8 @@ const FinishTimeout = 10 * time.Second
 var Resources = []sink.Resource{sink.WorkingPatterns, sink.Employees}
 
 // Run syncs the resources in order and returns each one's result; the error joins the results'
-// errors. A failed resource does not stop the next one.
+// errors. A failed resource does not stop the next one, except a refused API key (401), which
+// would refuse them all.
 func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, error) {
 	runID := newRunID()
 	var results []Result
@@ -130,6 +131,14 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 		results = append(results, res)
 		if res.Err != nil {
 			errs = append(errs, fmt.Errorf("sync %s: %w", r, res.Err))
+		}
+		if errors.Is(res.Err, source.ErrUnauthorized) {
+			// The key is the account's: every other collection would be refused the same way,
+			// and saying so once is enough.
+			break
+		}
+		if errors.Is(res.Err, sink.ErrLockLost) {
+			break // another process may be syncing now: leave the rest to it
 		}
 	}
 	return results, errors.Join(errs...)
@@ -148,7 +157,7 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	if !s.opts.DryRun {
 		id, err := s.wh.StartRun(ctx, runID, r, start)
 		if err != nil {
-			res.Status, res.Err = sink.RunFailed, err
+			res.Status, res.Err, res.FinishedAt = sink.RunFailed, err, s.opts.Now()
 			return res
 		}
 		res.ID = id
@@ -176,9 +185,13 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 		"rate_limited", res.RateLimited, "walks", res.Walks, "records", res.DistinctRecords,
 		"inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged, "deleted", res.Deleted,
 		"duration", res.FinishedAt.Sub(start).Round(time.Millisecond)}
-	if res.Err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// A clean stop, said once, as what it is.
+		log.Info("sync interrupted: hrsync is stopping; nothing of this run was written", attrs...)
+	case res.Err != nil:
 		log.Error("sync finished", append(attrs, "err", res.Err)...)
-	} else {
+	default:
 		log.Info("sync finished", attrs...)
 	}
 	if !s.opts.DryRun {

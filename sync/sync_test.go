@@ -352,11 +352,14 @@ func TestRefusals(t *testing.T) {
 		if !errors.Is(err, source.ErrUnauthorized) || strings.Contains(err.Error(), "sandbox-wrong-key") {
 			t.Fatalf("err %v", err)
 		}
-		if up.NumRequests() != 2 { // one per resource, no retries
-			t.Errorf("%d requests, want 2", up.NumRequests())
+		if up.NumRequests() != 1 { // no retries, and no other collection: the key is the account's
+			t.Errorf("%d requests, want 1", up.NumRequests())
 		}
 		if rs[0].Status != sink.RunFailed || !strings.Contains(rs[0].Error, "401") {
 			t.Errorf("run %+v", rs[0].Run)
+		}
+		if len(rs) != 1 || strings.Count(err.Error(), "401") != 1 {
+			t.Errorf("%d collections tried; the 401 said %d times: %v", len(rs), strings.Count(err.Error(), "401"), err)
 		}
 	})
 	t.Run("collection empties", func(t *testing.T) {

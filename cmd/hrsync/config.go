@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -116,11 +117,23 @@ func loadConfig(path string, environ []string) (Config, error) {
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
+		var doc yaml.Node
+		// An empty file is io.EOF: the defaults stand.
+		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+			return cfg, fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
+		}
+		if problems := unknownKeys(&doc, reflect.TypeFor[Config](), ""); len(problems) > 0 {
+			return cfg, fmt.Errorf("config %s: %s", path, strings.Join(problems, "; "))
+		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
-		// An empty file is io.EOF: the defaults stand.
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
+			msg := err.Error()
+			var te *yaml.TypeError
+			if errors.As(err, &te) {
+				msg = strings.Join(te.Errors, "; ")
+			}
+			return cfg, fmt.Errorf("config %s: %s", path, oneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), "")))
 		}
 	case explicit || !errors.Is(err, os.ErrNotExist):
 		return cfg, fmt.Errorf("config: %w", err)
@@ -135,6 +148,141 @@ func loadConfig(path string, environ []string) (Config, error) {
 		return cfg, err
 	}
 	return cfg, cfg.validate()
+}
+
+// yamlTypeError is yaml's "cannot unmarshal !!str `lots` into int": the reader of a config file
+// knows keys and values, not Go types, so plainTypeErrors says what the value should have been.
+var yamlTypeError = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: (`[^`]*`))? into (?:type )?(\\S+)")
+
+func plainTypeErrors(msg string) string {
+	return yamlTypeError.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := yamlTypeError.FindStringSubmatch(m)
+		want := "another kind of value"
+		got := sub[2]
+		switch {
+		case got != "":
+		case sub[1] == "seq":
+			got = "a list"
+		case sub[1] == "map":
+			got = "a section of keys"
+		default:
+			got = "a " + sub[1]
+		}
+		switch t := sub[3]; {
+		case strings.HasPrefix(t, "main.") || strings.HasPrefix(t, "map["):
+			want = "a section of keys"
+		case strings.HasPrefix(t, "[]"):
+			want = "a list"
+		case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+			want = "a whole number"
+		case strings.HasPrefix(t, "float"):
+			want = "a number"
+		case t == "bool":
+			want = "true or false"
+		case t == "string":
+			want = "text"
+		case t == "time.Duration":
+			want = "a duration such as 30s or 5m"
+		}
+		return got + " is not " + want
+	})
+}
+
+// goTypeNames is any other " in type main.SourceConfig" yaml's errors add.
+var goTypeNames = regexp.MustCompile(` (in|into) (type )?[A-Za-z0-9_]+\.[A-Za-z0-9_.\[\]*]+`)
+
+// unknownKeys names, with their lines, the keys of the document that t has no field for, each
+// with the closest valid key when one is near ("line 2: unknown key source.apikey (did you mean
+// source.api_key?)").
+func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return unknownKeys(n.Content[0], t, path)
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice {
+		var problems []string
+		for i, item := range n.Content {
+			problems = append(problems, unknownKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return problems
+	}
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return nil // a scalar where a section belongs is the decoder's to report
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	for i := range t.NumField() {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if tag != "" && tag != "-" {
+			fields[tag] = t.Field(i).Type
+			names = append(names, tag)
+		}
+	}
+	var problems []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		full := k.Value
+		if path != "" {
+			full = path + "." + k.Value
+		}
+		ft, ok := fields[k.Value]
+		if !ok {
+			msg := fmt.Sprintf("line %d: unknown key %s", k.Line, full)
+			if near := closest(k.Value, names); near != "" {
+				if path != "" {
+					near = path + "." + near
+				}
+				msg += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			problems = append(problems, msg)
+			continue
+		}
+		problems = append(problems, unknownKeys(v, ft, full)...)
+	}
+	return problems
+}
+
+// closest is the name nearest to s by edit distance, ignoring case, _ and -; "" when none is
+// near enough to be a likely typo.
+func closest(s string, names []string) string {
+	norm := func(x string) string { return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(x)) }
+	best, bestD := "", 0
+	for _, name := range names {
+		d := editDistance(norm(s), norm(name))
+		if best == "" || d < bestD {
+			best, bestD = name, d
+		}
+	}
+	if best == "" || bestD > max(1, len(norm(s))/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // applyEnv sets every field whose variable is present in env.

@@ -26,7 +26,7 @@ import (
 func wantDemoLines(n int) []string {
 	return []string{
 		"employees: ok — " + strconv.Itoa(n) + " records: " + strconv.Itoa(n) + " new, 0 changed, 0 unchanged, 0 deleted",
-		"new-hires.csv: 6 created, 1 skipped, 2 rejected, 0 failed",
+		"new-hires.csv: 6 created, 0 already done, 1 skipped, 2 rejected, 0 unresolved",
 		"line 8   skipped   Grace.Ozturk1002@example.com       an employee with this email already exists",
 		"line 9   rejected  mateus.silva@example.com           last_name: missing",
 		"line 10  rejected  soren.norgaard@example.com         join_date: not a date",
@@ -83,7 +83,7 @@ func TestDemoHiresFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "4. Onboarding  "+example+", each row") || !strings.Contains(out.String(), "6 created, 1 skipped, 2 rejected") {
+	if !strings.Contains(out.String(), "4. Onboarding  "+example+", each row") || !strings.Contains(out.String(), "6 created, 0 already done, 1 skipped, 2 rejected") {
 		t.Errorf("report:\n%s", out.String())
 	}
 	err = run(context.Background(), []string{"demo", "--no-serve", "--warehouse", filepath.Join(dir, "d.db"), "--hires", filepath.Join(dir, "none.csv")}, nil, io.Discard, io.Discard)

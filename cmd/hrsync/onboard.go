@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
@@ -15,17 +16,22 @@ import (
 )
 
 type onboardFlags struct {
-	dryRun bool
-	files  []string
+	dryRun      bool
+	retryFailed bool
+	files       []string
 }
 
-// onboardCmd processes the drop folder once, or the files named.
+// onboardCmd processes the drop folder once (with --retry-failed, then the files in its
+// failed/), or the files named. It fails while any row of the files it handled is unresolved.
 func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if len(f.files) == 0 && cfg.Onboarding.Dir == "" {
 		return &usageError{"onboard: name CSV files, or set onboarding.dir (HRSYNC_ONBOARDING_DIR)"}
 	}
-	client, err := newClient(cfg, log, source.ClientOptions{})
+	if f.retryFailed && (len(f.files) > 0 || cfg.Onboarding.Dir == "") {
+		return &usageError{"onboard --retry-failed retries the files in onboarding.dir's failed/ folder: set onboarding.dir (HRSYNC_ONBOARDING_DIR) and name no files"}
+	}
+	client, err := newClient(cfg, log, onboardClientOptions)
 	if err != nil {
 		return fmt.Errorf("onboard: %w", err)
 	}
@@ -49,6 +55,11 @@ func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr 
 		}
 		var err error
 		results, err = o.ProcessDir(ctx, cfg.Onboarding.Dir, time.Duration(cfg.Onboarding.SettleSeconds)*time.Second)
+		if err != nil || !f.retryFailed {
+			return err
+		}
+		retried, err := o.RetryFailed(ctx, cfg.Onboarding.Dir, nil)
+		results = append(results, retried...)
 		return err
 	})
 	if errors.Is(err, hrsync.ErrLocked) {
@@ -68,24 +79,30 @@ func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr 
 		fmt.Fprintln(stdout, "no complete CSV files to onboard")
 	}
 	if failed > 0 {
-		return fmt.Errorf("onboard: %d of %d files had rows that failed or could not be read; see their reports", failed, len(results))
+		hint := "run it again once the cause is fixed"
+		if len(f.files) == 0 {
+			hint = "hrsync onboard --retry-failed finishes the files in failed/ (run retries them on its own)"
+		}
+		return fmt.Errorf("onboard: %d of %d files not finished (rows unresolved, or the file unreadable); see their reports; %s", failed, len(results), hint)
 	}
 	return nil
 }
 
 const onboardingLock = "onboarding"
 
+// onboardClientOptions are onboard's source client options: the client's defaults (tests
+// shorten the retries' backoff).
+var onboardClientOptions = source.ClientOptions{}
+
 func newOnboarder(cfg Config, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *hrsync.Onboarder {
-	return hrsync.NewOnboarder(client, store, hrsync.OnboardOptions{DryRun: dryRun, DateLayout: cfg.Onboarding.DateLayout, Metrics: m, Logger: log})
+	return hrsync.NewOnboarder(client, store, hrsync.OnboardOptions{DryRun: dryRun, DateLayout: cfg.Onboarding.DateLayout,
+		Folder: cfg.Onboarding.Dir, Metrics: m, Logger: log})
 }
 
 func printFile(w io.Writer, r hrsync.FileResult, dryRun bool) {
-	n := map[string]int{}
-	for _, x := range r.Rows {
-		n[x.Outcome]++
-	}
 	if dryRun {
-		fmt.Fprintf(w, "%s (dry run): %d valid, %d skipped, %d rejected\n", r.Name, n[hrsync.OutcomeWouldCreate], n[hrsync.OutcomeSkipped], n[hrsync.OutcomeRejected])
+		fmt.Fprintf(w, "%s (dry run): %d valid, %d already done, %d skipped, %d rejected\n", r.Name, r.Count(hrsync.OutcomeWouldCreate),
+			r.Count(hrsync.OutcomeAlreadyDone), r.Count(hrsync.OutcomeSkipped), r.Count(hrsync.OutcomeRejected))
 		if r.Err != nil {
 			fmt.Fprintf(w, "  %s\n", oneLine(r.Err.Error()))
 		}
@@ -96,7 +113,8 @@ func printFile(w io.Writer, r hrsync.FileResult, dryRun bool) {
 		}
 		return
 	}
-	fmt.Fprintf(w, "%s: %d created, %d skipped, %d rejected, %d failed", r.Name, n[hrsync.OutcomeCreated], n[hrsync.OutcomeSkipped], n[hrsync.OutcomeRejected], n[hrsync.OutcomeFailed])
+	fmt.Fprintf(w, "%s: %d created, %d already done, %d skipped, %d rejected, %d unresolved", r.Name, r.Count(hrsync.OutcomeCreated),
+		r.Count(hrsync.OutcomeAlreadyDone), r.Count(hrsync.OutcomeSkipped), r.Count(hrsync.OutcomeRejected), r.Count(hrsync.OutcomeUnresolved))
 	if r.Err != nil {
 		fmt.Fprintf(w, " — %s", oneLine(r.Err.Error()))
 	}
@@ -104,18 +122,17 @@ func printFile(w io.Writer, r hrsync.FileResult, dryRun bool) {
 }
 
 // pollOnboarding processes the drop folder every poll interval until ctx ends, one process at
-// a time across replicas.
+// a time across replicas, and retries the files in failed/ with backoff (hrsync.FailedRetries).
+// A pass that panics is logged and counted (hrsync_job_panics_total{task="onboarding"}); the
+// polling goes on.
 func pollOnboarding(ctx context.Context, cfg Config, o *hrsync.Onboarder, store *sink.Store, log *slog.Logger) {
 	dir, settle := cfg.Onboarding.Dir, time.Duration(cfg.Onboarding.SettleSeconds)*time.Second
 	tick := time.NewTicker(time.Duration(cfg.Onboarding.PollSeconds) * time.Second)
 	defer tick.Stop()
 	log.Info("onboarding folder watched", "dir", filepath.Clean(dir), "poll", time.Duration(cfg.Onboarding.PollSeconds)*time.Second)
+	retries := &hrsync.FailedRetries{}
 	for {
-		err := hrsync.WithLockNamed(ctx, store, onboardingLock, func(ctx context.Context) error {
-			_, err := o.ProcessDir(ctx, dir, settle)
-			return err
-		})
-		if err != nil && !errors.Is(err, hrsync.ErrLocked) && ctx.Err() == nil {
+		if err := onboardingPass(ctx, dir, settle, o, store, retries, log); err != nil && !errors.Is(err, hrsync.ErrLocked) && ctx.Err() == nil {
 			log.Error("onboarding", "err", err)
 		}
 		select {
@@ -124,4 +141,39 @@ func pollOnboarding(ctx context.Context, cfg Config, o *hrsync.Onboarder, store 
 		case <-tick.C:
 		}
 	}
+}
+
+// onboardingPass is one pass of the folder and of the retries due in failed/; a panic in it is
+// recovered, logged and counted.
+func onboardingPass(ctx context.Context, dir string, settle time.Duration, o *hrsync.Onboarder, store hrsync.Locker,
+	retries *hrsync.FailedRetries, log *slog.Logger) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			o.Metrics().Panicked("onboarding")
+			log.Error("onboarding pass panicked; the folder is polled again next time", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = nil
+		}
+	}()
+	return hrsync.WithLockNamed(ctx, store, onboardingLock, func(ctx context.Context) error {
+		if _, err := o.ProcessDir(ctx, dir, settle); err != nil {
+			return err
+		}
+		names, err := hrsync.FailedFiles(dir)
+		if err != nil {
+			return err
+		}
+		retries.Forget(names)
+		results, err := o.RetryFailed(ctx, dir, retries.Due)
+		for _, r := range results {
+			stopped := retries.Tried(r.Name, r)
+			switch {
+			case !r.Failed():
+				log.Info("onboarding: a file in failed/ is finished and moved to processed/", "file", r.Name)
+			case stopped:
+				log.Error("onboarding: stopped retrying a file in failed/; fix the cause, then hrsync onboard --retry-failed",
+					"file", r.Name, "unresolved", r.Count(hrsync.OutcomeUnresolved), "err", r.Err)
+			}
+		}
+		return err
+	})
 }

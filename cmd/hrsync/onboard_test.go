@@ -4,12 +4,24 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	stdsync "sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	hrsync "github.com/hrsync/hrsync/sync"
 )
 
 // A file as a spreadsheet exports it: BOM, CRLF, human headers, accents, quoted commas, a
@@ -42,14 +54,18 @@ func TestOnboardAFolderAsANewUserWould(t *testing.T) {
 	if err := run(context.Background(), []string{"onboard", "--dry-run"}, env, &out, io.Discard); err != nil {
 		t.Fatalf("dry run: %v", err)
 	}
-	if up.Count("/v1/employees", 201) != 0 || !strings.Contains(out.String(), "cohort.csv (dry run): 3 valid, 0 skipped, 2 rejected") {
+	if up.Count("/v1/employees", 201) != 0 || !strings.Contains(out.String(), "cohort.csv (dry run): 3 valid, 0 already done, 0 skipped, 2 rejected") {
 		t.Fatalf("dry run sent something or said %q", out.String())
+	}
+	// A dry run of the file by name leaves its report out of the folder scan's way.
+	if err := run(context.Background(), []string{"onboard", "--dry-run", filepath.Join(dir, "in", "cohort.csv")}, env, io.Discard, io.Discard); err != nil {
+		t.Fatalf("dry run of the file: %v", err)
 	}
 	out.Reset()
 	if err := run(context.Background(), []string{"onboard"}, env, &out, io.Discard); err != nil {
-		t.Fatalf("onboard: %v", err)
+		t.Fatalf("onboard: %v (%s)", err, out.String())
 	}
-	if !strings.Contains(out.String(), "cohort.csv: 3 created, 0 skipped, 2 rejected, 0 failed") || up.Count("/v1/employees", 201) != 3 {
+	if !strings.Contains(out.String(), "cohort.csv: 3 created, 0 already done, 0 skipped, 2 rejected, 0 unresolved") || up.Count("/v1/employees", 201) != 3 {
 		t.Errorf("said %q; %d created", out.String(), up.Count("/v1/employees", 201))
 	}
 	report, err := os.ReadFile(filepath.Join(dir, "in", "processed", "cohort.result.csv"))
@@ -70,7 +86,254 @@ func TestOnboardAFolderAsANewUserWould(t *testing.T) {
 	if err := run(context.Background(), []string{"onboard"}, env, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if up.Count("/v1/employees", 201) != 3 || !strings.Contains(out.String(), "cohort-again.csv: 3 created") {
+	if up.Count("/v1/employees", 201) != 3 || !strings.Contains(out.String(), "cohort-again.csv: 0 created, 3 already done, 0 skipped, 2 rejected, 0 unresolved") {
 		t.Errorf("second drop: %q, %d created in all", out.String(), up.Count("/v1/employees", 201))
+	}
+}
+
+// fastOnboardRetries shortens the source client's retry backoff of onboard for one test.
+func fastOnboardRetries(t *testing.T) {
+	saved := onboardClientOptions
+	onboardClientOptions = source.ClientOptions{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	t.Cleanup(func() { onboardClientOptions = saved })
+}
+
+// TestOnboardAfterAnOutageAsAnOperatorWould is issue 11's evidence, run as people-ops and an
+// operator would: onboard with the source's port closed, then the cohort re-exported with CRLF
+// line ends (sed 's/$/\r/' failed/cohort.csv > cohort.csv) and onboarded against a working
+// source, then the file in failed/ finished with --retry-failed. onboard fails while a row is
+// unresolved, and its summary counts what happened.
+func TestOnboardAfterAnOutageAsAnOperatorWould(t *testing.T) {
+	fastOnboardRetries(t)
+	up := sourcetest.NewServer(sourcetest.Options{})
+	defer up.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := func(url string) []string {
+		return []string{"HRSYNC_SOURCE_URL=" + url, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+			"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db"), "HRSYNC_ONBOARDING_DIR=" + in, "HRSYNC_ONBOARDING_SETTLE_SECONDS=0"}
+	}
+	const cohort = "First Name,Last Name,Email,Start Date\n" +
+		"Ana,Lima,ana@example.com,2026/12/01\n" +
+		"Bo,Ek,bo@example.com,2026/12/02\n" +
+		"Cy,Ng,cy@example.com,2026/12/03\n" +
+		"Di,Oz,di@example.com,2026/12/04\n"
+	if err := os.WriteFile(filepath.Join(in, "cohort.csv"), []byte(cohort), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		url  string
+		args []string
+		prep func()
+		ok   bool
+		says string
+	}{
+		{name: "the source down", url: closed, args: []string{"onboard"},
+			says: "cohort.csv: 0 created, 0 already done, 0 skipped, 0 rejected, 4 unresolved"},
+		{name: "retry while the source is still down", url: closed, args: []string{"onboard", "--retry-failed"},
+			says: "cohort.csv: 0 created, 0 already done, 0 skipped, 0 rejected, 4 unresolved"},
+		{name: "a CRLF re-export against a working source", url: up.URL, args: []string{"onboard"},
+			prep: func() {
+				data, err := os.ReadFile(filepath.Join(in, "failed", "cohort.csv"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				crlf := strings.ReplaceAll(string(data), "\n", "\r\n")
+				if err := os.WriteFile(filepath.Join(in, "cohort.csv"), []byte(crlf), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			},
+			ok: true, says: "cohort.csv: 4 created, 0 already done, 0 skipped, 0 rejected, 0 unresolved"},
+		{name: "the file in failed/ finished", url: up.URL, args: []string{"onboard", "--retry-failed"},
+			ok: true, says: "cohort.csv: 0 created, 4 already done, 0 skipped, 0 rejected, 0 unresolved"},
+	}
+	for _, s := range steps {
+		if s.prep != nil {
+			s.prep()
+		}
+		var out bytes.Buffer
+		err := run(context.Background(), s.args, env(s.url), &out, io.Discard)
+		if (err == nil) != s.ok || !strings.Contains(out.String(), s.says) {
+			t.Fatalf("%s: said %q, err %v", s.name, out.String(), err)
+		}
+		if err != nil && exitCode(err) == 0 {
+			t.Fatalf("%s: exit 0 with %v", s.name, err)
+		}
+	}
+	if n := up.Count("/v1/employees", http.StatusCreated); n != 4 {
+		t.Errorf("%d created, want 4", n)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(in, "failed")); len(entries) != 0 {
+		t.Errorf("failed/ still holds %d entries", len(entries))
+	}
+}
+
+// panicOnce is a source whose first create panics.
+type panicOnce struct {
+	hrsync.Upstream
+	done atomic.Bool
+}
+
+func (p *panicOnce) CreateEmployee(ctx context.Context, ne source.NewEmployee) (source.Employee, error) {
+	if p.done.CompareAndSwap(false, true) {
+		panic("boom")
+	}
+	return p.Upstream.CreateEmployee(ctx, ne)
+}
+
+// TestOnboardingPollSurvivesAPanic: a pass of the folder that panics is logged and counted on
+// hrsync_job_panics_total{task="onboarding"}, and the next pass onboards the file.
+func TestOnboardingPollSurvivesAPanic(t *testing.T) {
+	up := sourcetest.NewServer(sourcetest.Options{})
+	defer up.Close()
+	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), source.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(spreadsheet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	o := hrsync.NewOnboarder(&panicOnce{Upstream: client}, store, hrsync.OnboardOptions{Metrics: hrsync.NewMetrics(reg)})
+	cfg := defaultConfig()
+	cfg.Onboarding.Dir, cfg.Onboarding.PollSeconds, cfg.Onboarding.SettleSeconds = dir, 1, 0
+	var logs bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pollOnboarding(ctx, cfg, o, store, slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil)))
+	}()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !exists(filepath.Join(dir, "processed", "cohort.csv")) {
+		if time.Now().After(deadline) {
+			t.Fatal("the file was not onboarded within 30 s after the panic")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := up.Count("/v1/employees", http.StatusCreated); n != 3 {
+		t.Errorf("%d created, want 3", n)
+	}
+	cancel()
+	<-done
+	if !strings.Contains(logs.String(), "onboarding pass panicked") {
+		t.Errorf("the panic was not logged:\n%s", logs.String())
+	}
+	if got := counterValue(t, reg, "hrsync_job_panics_total", "task", "onboarding"); got != 1 {
+		t.Errorf("hrsync_job_panics_total{task=\"onboarding\"} = %v, want 1", got)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu stdsync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// counterValue reads one series of a counter from reg.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("%s{%s=%q} not found", name, label, value)
+	return 0
+}
+
+// TestWorkerRetriesFailedFilesWithBackoff: a file that went to failed/ in a source outage is
+// retried by the worker's folder pass on its own once its backoff is due, and finished.
+func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
+	ctx := context.Background()
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(spreadsheet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/v1"
+	_ = ln.Close()
+	fast := source.ClientOptions{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	down, err := source.NewClient(closed, sourcetest.DefaultAPIKey, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	retries := &hrsync.FailedRetries{Now: func() time.Time { return now }}
+	if err := onboardingPass(ctx, dir, 0, hrsync.NewOnboarder(down, store, hrsync.OnboardOptions{}), store, retries, log); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(dir, "failed", "cohort.csv")) {
+		t.Fatal("the file did not go to failed/ in the outage")
+	}
+
+	up := sourcetest.NewServer(sourcetest.Options{})
+	defer up.Close()
+	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := hrsync.NewOnboarder(client, store, hrsync.OnboardOptions{})
+	for _, step := range []struct {
+		after    time.Duration
+		finished bool
+	}{
+		{0, false}, // just failed: not retried at once
+		{hrsync.FailedRetryInitial - time.Second, false}, // not yet
+		{time.Second, true}, // due: retried and finished
+	} {
+		now = now.Add(step.after)
+		if err := onboardingPass(ctx, dir, 0, o, store, retries, log); err != nil {
+			t.Fatal(err)
+		}
+		if got := exists(filepath.Join(dir, "processed", "cohort.csv")); got != step.finished {
+			t.Fatalf("after %s more: finished %v, want %v", step.after, got, step.finished)
+		}
+	}
+	if n := up.Count("/v1/employees", http.StatusCreated); n != 3 {
+		t.Errorf("%d created, want 3", n)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "failed")); len(entries) != 0 {
+		t.Errorf("failed/ still holds %d entries", len(entries))
 	}
 }

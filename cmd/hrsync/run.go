@@ -48,7 +48,7 @@ Commands:
   migrate   create or upgrade the warehouse schema
   serve     serve the warehouse as the /v1 interface (a read replica, or standalone)
   sync      load the source into the warehouse (--dry-run, --resource, --allow-mass-delete)
-  onboard   create the new hires of CSV files, each exactly once (--dry-run; files, or onboarding.dir)
+  onboard   create the new hires of CSV files, each exactly once (--dry-run, --retry-failed; files, or onboarding.dir)
   run       the worker: syncs on the schedule, metrics, health (--serve, --now)
   demo      everything at once, with nothing to set up: an in-process upstream, a sync, an
             onboarding, a second sync, a report, then the replica until Ctrl-C
@@ -118,6 +118,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	case "onboard":
 		var f onboardFlags
 		fs.BoolVar(&f.dryRun, "dry-run", false, "validate and report; send nothing, write nothing, move nothing")
+		fs.BoolVar(&f.retryFailed, "retry-failed", false, "also retry the files in onboarding.dir/failed (finished ones go to processed/)")
 		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			f.files = fs.Args()
 			return onboardCmd(ctx, cfg, f, stdout, stderr)
@@ -176,8 +177,10 @@ func (c Config) openStore(ctx context.Context, log *slog.Logger) (*sink.Store, e
 	return store, nil
 }
 
-func migrateCmd(ctx context.Context, cfg Config, stdout, _ io.Writer) error {
-	applied, err := sink.Migrate(ctx, cfg.Warehouse.URL, cfg.sinkOptions())
+func migrateCmd(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+	opts := cfg.sinkOptions()
+	opts.Logger = cfg.logger(stderr) // says how many abandoned sync runs it closed
+	applied, err := sink.Migrate(ctx, cfg.Warehouse.URL, opts)
 	if err != nil {
 		return err
 	}

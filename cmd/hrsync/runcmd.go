@@ -20,14 +20,16 @@ type runFlags struct {
 // stopTimeout bounds how long run waits, when asked to stop, for a sync to roll back.
 const stopTimeout = 30 * time.Second
 
-// runCmd is the long-running worker: syncs on the schedule (one runner across replicas), the
-// metrics and health endpoints, and with --serve the /v1 replica. On SIGTERM or SIGINT it stops
+// runCmd is the long-running worker: syncs on the schedule (one runner across replicas), watches
+// the onboarding folder, the metrics and health endpoints when metrics.addr is set, and with
+// --serve the /v1 replica. It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it stops
 // fetching (the open transaction rolls back, or commits if it was committing), stops the
 // scheduler, then the servers, then closes the warehouse, and exits 0.
 func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) error {
 	log := cfg.logger(stderr)
-	if cfg.Schedule == "" {
-		return errors.New("run: no schedule: set schedule (HRSYNC_SCHEDULE), e.g. @daily, \"0 2 * * *\" or @every 1h")
+	if cfg.Schedule == "" && cfg.Onboarding.Dir == "" {
+		return errors.New("run: nothing to do: set schedule (HRSYNC_SCHEDULE), e.g. @daily, \"0 2 * * *\" or @every 1h, " +
+			"and/or onboarding.dir (HRSYNC_ONBOARDING_DIR)")
 	}
 	loc, err := time.LoadLocation(cfg.ScheduleTimezone)
 	if err != nil {
@@ -44,16 +46,25 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 		return err
 	}
 	defer store.Close() // last: after the scheduler and the servers
-	syncer := hrsync.New(client, store, hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
-		MaxDeleteShare: cfg.Sync.MaxDeleteShare, Metrics: syncMetrics, Logger: log})
-	job := func(ctx context.Context) error {
-		_, err := syncer.Run(ctx, hrsync.Resources)
-		return err
-	}
-	sched, err := hrsync.NewScheduler(ctx, job, hrsync.SchedulerOptions{Spec: cfg.Schedule, Location: loc,
-		Lock: store, Metrics: syncMetrics, Logger: log})
-	if err != nil {
-		return fmt.Errorf("run: %w", err)
+	var sched *hrsync.Scheduler
+	if cfg.Schedule != "" {
+		// Ledger rows a killed process left "running" are closed now, unless a replica is syncing.
+		if _, err := store.CloseAbandonedRuns(ctx); err != nil {
+			log.Warn("close abandoned sync runs", "err", err)
+		}
+		syncer := hrsync.New(client, store, hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
+			MaxDeleteShare: cfg.Sync.MaxDeleteShare, Metrics: syncMetrics, Logger: log})
+		job := func(ctx context.Context) error {
+			_, err := syncer.Run(ctx, hrsync.Resources)
+			return err
+		}
+		sched, err = hrsync.NewScheduler(ctx, job, hrsync.SchedulerOptions{Spec: cfg.Schedule, Location: loc,
+			Lock: store, Metrics: syncMetrics, Logger: log})
+		if err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+	} else {
+		log.Info("no schedule: the worker only watches the onboarding folder")
 	}
 
 	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)}}
@@ -73,9 +84,11 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	served := make(chan error, 1)
 	go func() { served <- serveAll(srvCtx, log, servers) }()
 
-	sched.Start()
-	if f.now || cfg.Sync.RunAtStart {
-		go sched.RunNow()
+	if sched != nil {
+		sched.Start()
+		if f.now || cfg.Sync.RunAtStart {
+			go sched.RunNow()
+		}
 	}
 	onboardingDone := make(chan struct{})
 	if cfg.Onboarding.Dir != "" {
@@ -89,14 +102,18 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	case err := <-served: // a server could not start or failed
 		stopCtx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		_ = sched.Stop(stopCtx)
+		if sched != nil {
+			_ = sched.Stop(stopCtx)
+		}
 		return err
 	}
 	log.Info("stopping: the scheduler first, then the servers")
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
-	if err := sched.Stop(stopCtx); err != nil {
-		log.Error("stop", "err", err)
+	if sched != nil {
+		if err := sched.Stop(stopCtx); err != nil {
+			log.Error("stop", "err", err)
+		}
 	}
 	select { // the folder: the row being sent is answered or left "sending" for the next run
 	case <-onboardingDone:

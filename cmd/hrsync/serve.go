@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,8 +55,10 @@ func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
 	})
 }
 
-// apiMux is the /v1 interface over the store, with the health endpoints.
-func apiMux(cfg Config, store *sink.Store, upstream *source.Client, m *serveMetrics, log *slog.Logger) (*http.ServeMux, error) {
+// apiMux is the /v1 interface over the store, with the health endpoints. It is no
+// http.ServeMux: one would answer a path it cleans (//, /v1/../x) with an HTML redirect before
+// the /v1 handler, which answers every request in JSON, could.
+func apiMux(cfg Config, store *sink.Store, upstream *source.Client, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
 	keys, err := apiKeys(cfg.Serve, log)
 	if err != nil {
 		return nil, err
@@ -72,10 +75,21 @@ func apiMux(cfg Config, store *sink.Store, upstream *source.Client, m *serveMetr
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	addHealth(mux, store, log)
-	mux.Handle("/", api)
-	return mux, nil
+	health := http.NewServeMux()
+	addHealth(health, store, log)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/healthz" && r.URL.Path != "/readyz":
+			api.ServeHTTP(w, r)
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			w.Header().Set("Allow", "GET, HEAD")
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			_, _ = w.Write(append(source.ErrorBody(http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD"), '\n'))
+		default:
+			health.ServeHTTP(w, r)
+		}
+	}), nil
 }
 
 // server is one HTTP server of the process; an empty addr means none.
@@ -87,7 +101,7 @@ type server struct {
 }
 
 // serveAll runs the servers until ctx ends, then shuts them down; the first that fails stops
-// the others.
+// the others. With no server to run (every addr empty) it waits for ctx all the same.
 func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -105,6 +119,12 @@ func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
 			}
 			errc <- err
 		}()
+	}
+	if n == 0 {
+		// Nothing to serve: the caller's other work (the worker's schedule, its folder) still
+		// runs until it is told to stop, so "no servers" must not look like "servers ended".
+		<-ctx.Done()
+		return nil
 	}
 	var errs []error
 	for range n {
@@ -160,15 +180,20 @@ func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Hand
 	return nil
 }
 
+// writeHealth answers a health check: {"status":…} and, when given, "reason", encoded by
+// encoding/json (a reason may hold any byte an error message does).
 func writeHealth(w http.ResponseWriter, status int, state, reason string) {
+	body, err := json.Marshal(struct {
+		Status string `json:"status"`
+		Reason string `json:"reason,omitempty"`
+	}{state, reason})
+	if err != nil { // cannot happen: two strings
+		body = []byte(`{"status":"unavailable"}`)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	if reason == "" {
-		fmt.Fprintf(w, "{\"status\":%q}\n", state)
-		return
-	}
-	fmt.Fprintf(w, "{\"status\":%q,\"reason\":%q}\n", state, reason)
+	_, _ = w.Write(append(body, '\n'))
 }
 
 // apiKeys returns the keys clients may use: serve.api_keys when set; otherwise the keys in

@@ -92,8 +92,11 @@ func syncCmd(ctx context.Context, cfg Config, f syncFlags, stdout, stderr io.Wri
 				continue
 			}
 			msg := fmt.Sprintf("%s: %v", r.Resource, r.Err)
-			if errors.Is(r.Err, hrsync.ErrGuarded) {
+			switch {
+			case errors.Is(r.Err, hrsync.ErrGuarded):
 				msg += " (if intended, run again with --allow-mass-delete)"
+			case errors.Is(r.Err, source.ErrUnauthorized):
+				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
 			}
 			msgs = append(msgs, msg)
 		}
@@ -115,8 +118,13 @@ func printResult(w io.Writer, r hrsync.Result, dryRun bool) {
 	if r.DeletionsRefused > 0 {
 		fmt.Fprintf(w, ", %d deletions refused", r.DeletionsRefused)
 	}
-	fmt.Fprintf(w, "; %d pages, %d requests, %d retries, %d rate-limited, %d walks, %s\n",
-		r.Pages, r.Requests, r.Retries, r.RateLimited, r.Walks, r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
+	fmt.Fprintf(w, "; %d pages, %d requests, %d retries, %d rate-limited, %d walks",
+		r.Pages, r.Requests, r.Retries, r.RateLimited, r.Walks)
+	// A run that failed before it started (the warehouse refused its ledger row) has no end.
+	if !r.FinishedAt.IsZero() && !r.StartedAt.IsZero() {
+		fmt.Fprintf(w, ", %s", r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
+	}
+	fmt.Fprintln(w)
 }
 
 // isTerminal reports whether w is a character device (a terminal), for progress output.

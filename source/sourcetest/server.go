@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -60,6 +61,10 @@ type Options struct {
 	// Now is the server's clock, for the rate-limit window and created records (default
 	// time.Now).
 	Now func() time.Time
+	// DocumentedOnly makes the server implement only what the interface documents: a create
+	// must be sent as form fields employee[...] (urlencoded or multipart); a JSON body, which
+	// the real service also takes, is refused with 415.
+	DocumentedOnly bool
 }
 
 // Fault is what to do to one request instead of, or on top of, serving it. The zero Fault
@@ -98,6 +103,8 @@ type Request struct {
 	Authorized bool
 	RequestID  string
 	At         time.Time
+	// ContentType is the request's Content-Type header, as sent.
+	ContentType string
 }
 
 // PathStatus keys Counts.
@@ -316,7 +323,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	id := newRequestID()
 	w.Header().Set("X-Request-Id", id)
-	req := Request{N: n, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), RequestID: id, At: s.opts.Now()}
+	req := Request{N: n, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), RequestID: id, At: s.opts.Now(),
+		ContentType: r.Header.Get("Content-Type")}
 	a := s.serve(w, r, n, &req.Authorized)
 	req.Status = a.status
 	// Recorded before the client hears anything, so a test that has its answer sees it counted.
@@ -498,10 +506,17 @@ func (s *Server) employee(idText string) answer {
 	return reply(http.StatusNotFound, source.ErrorBody(http.StatusNotFound, ""))
 }
 
-// create answers POST /v1/employees: form fields employee[...] or {"employee":{...}}; 400
-// Record Invalid for missing or bad fields and for an email already taken; 201 with the stored
-// record in the envelope.
+// create answers POST /v1/employees: form fields employee[...] or {"employee":{...}} (form
+// fields only when DocumentedOnly); 400 Record Invalid for missing or bad fields and for an
+// email already taken; 201 with the stored record in the envelope.
 func (s *Server) create(w http.ResponseWriter, r *http.Request, f Fault) answer {
+	if s.opts.DocumentedOnly && !isForm(r.Header.Get("Content-Type")) {
+		if f.DropAfterStore {
+			return dropped(f)
+		}
+		return reply(http.StatusUnsupportedMediaType, source.ErrorBody(http.StatusUnsupportedMediaType,
+			"send the form fields employee[...] as application/x-www-form-urlencoded or multipart/form-data"))
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	ne, err := source.ReadNewEmployee(r)
 	var verr *source.ValidationError
@@ -534,6 +549,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, f Fault) answer 
 		return dropped(f)
 	}
 	return reply(http.StatusCreated, envelope("employees", []json.RawMessage{raw}))
+}
+
+// isForm reports whether a Content-Type is one of the form encodings.
+func isForm(contentType string) bool {
+	ct, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data")
 }
 
 func envelope(key string, items []json.RawMessage) []byte {

@@ -518,6 +518,47 @@ func TestCreate(t *testing.T) {
 	}
 }
 
+// A server that implements only the documented interface takes the form and refuses JSON; the
+// client's creates go through it, sent as the form.
+func TestDocumentedOnlyCreates(t *testing.T) {
+	srv := sourcetest.NewServer(sourcetest.Options{DocumentedOnly: true})
+	defer srv.Close()
+	form := url.Values{"employee[first_name]": {"Zoë"}, "employee[last_name]": {"Ng"}, "employee[email]": {"zoe@example.com"}, "employee[join_date]": {"2025/01/06"}}
+	tests := []struct {
+		name, contentType, body string
+		status                  int
+	}{
+		{"JSON", "application/json", `{"employee":{"first_name":"A","last_name":"B","email":"a@example.com","join_date":"2024/01/01"}}`, 415},
+		{"no type", "", form.Encode(), 415},
+		{"urlencoded", "application/x-www-form-urlencoded", form.Encode(), 201},
+	}
+	for _, tt := range tests {
+		resp, body := post(t, srv, tt.contentType, tt.body)
+		if resp == nil || resp.StatusCode != tt.status {
+			t.Errorf("%s: %v %s", tt.name, resp, body)
+		}
+	}
+	c, err := source.NewClient(srv.URL, srv.APIKey(), source.ClientOptions{HTTPClient: srv.Client(), MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ne := source.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
+	e, err := c.CreateEmployee(context.Background(), ne)
+	if err != nil {
+		t.Fatalf("the client's create: %v", err)
+	}
+	if e.FirstName != "Ana" || e.LastName != "López" || e.JobTitle != "Engineer" || e.CompanyJoinDate != "2024-02-29" {
+		t.Errorf("created %+v", e)
+	}
+	reqs := srv.Requests()
+	if last := reqs[len(reqs)-1]; last.ContentType != "application/x-www-form-urlencoded" || last.Status != 201 {
+		t.Errorf("the client sent %q, answered %d", last.ContentType, last.Status)
+	}
+	if n := len(srv.Employees()); n != 2 {
+		t.Errorf("%d employees, want the form's and the client's", n)
+	}
+}
+
 // DropAfterStore: the record is created, but the client never hears of it.
 func TestCreateDropAfterStore(t *testing.T) {
 	srv := sourcetest.NewServer(sourcetest.Options{})

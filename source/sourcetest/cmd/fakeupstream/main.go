@@ -38,6 +38,7 @@ func run() error {
 	delay := flag.Duration("delay", 0, "hold every answer back this long")
 	rateLimit := flag.Int("rate-limit", 0, "answer 429 past this many requests within any -window, as the real service does (0: no limit)")
 	window := flag.Duration("window", time.Minute, "the rate limit's sliding window")
+	documentedOnly := flag.Bool("documented-only", false, "accept creates only as the interface documents them (form fields employee[...]); refuse JSON with 415")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -55,6 +56,8 @@ func run() error {
 		Employees: sourcetest.Generate(*employees, *seed),
 		RateLimit: *rateLimit,
 		Window:    *window,
+
+		DocumentedOnly: *documentedOnly,
 	}
 	if *delay > 0 {
 		opts.Fault = func(int, *http.Request) sourcetest.Fault { return sourcetest.Fault{Delay: *delay} }

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hrsync/hrsync/sink"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// The serve port answers every request in JSON with the right status, health endpoints and
+// paths an http.ServeMux would redirect included.
+func TestServePortAnswersJSON(t *testing.T) {
+	store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "wh.db"), sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var cfg Config
+	cfg.Serve.APIKeys = []string{"k1"}
+	cfg.Serve.Writes = "local"
+	h, err := apiMux(cfg, store, nil, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	tests := []struct {
+		method, target string
+		status         int
+	}{
+		{"GET", "/healthz", 200},
+		{"HEAD", "/healthz", 200},
+		{"GET", "/readyz", 200},
+		{"POST", "/healthz", 405},
+		{"DELETE", "/readyz", 405},
+		{"GET", "//", 404},
+		{"GET", "/v1/../x", 404},
+		{"GET", "/healthz/../readyz", 404},
+		{"GET", "//healthz", 404},
+		{"GET", "/nowhere", 404},
+		{"GET", "/v1/employees", 200},
+		{"GET", "/v1/employees?q=" + strings.Repeat("a", 60<<10), 414},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.target[:min(len(tt.target), 40)], func(t *testing.T) {
+			req, err := http.NewRequest(tt.method, srv.URL+tt.target, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-API-KEY", "k1")
+			resp, err := noRedirects.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Errorf("status %d, want %d; body %s", resp.StatusCode, tt.status, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if tt.method != "HEAD" && !json.Valid(body) {
+				t.Errorf("body is not JSON: %q", body)
+			}
+		})
+	}
+}
+
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// A health answer is valid JSON whatever bytes the reason holds (a driver's error text).
+func TestWriteHealthIsJSON(t *testing.T) {
+	for _, reason := range []string{"", "plain", `quote " and \ backslash`, "nul \x00 and escape \x1b[31m", "bad utf-8 \xff\xfe", "line\u2028separator", "<html>"} {
+		rec := httptest.NewRecorder()
+		writeHealth(rec, http.StatusServiceUnavailable, "unavailable", reason)
+		body := rec.Body.Bytes()
+		var got struct {
+			Status string  `json:"status"`
+			Reason *string `json:"reason"`
+		}
+		if !json.Valid(body) || json.Unmarshal(body, &got) != nil {
+			t.Errorf("reason %q: body is not JSON: %q", reason, body)
+			continue
+		}
+		if got.Status != "unavailable" || (reason == "") != (got.Reason == nil) {
+			t.Errorf("reason %q: body %s", reason, body)
+		}
+		if reason != "" && utf8.ValidString(reason) && reason != *got.Reason {
+			t.Errorf("reason %q reads back as %q", reason, *got.Reason)
+		}
+		if ct := rec.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+			t.Errorf("Content-Type %q", ct)
+		}
+	}
+}
+
+// A run that failed before it started (a read-only SQLite warehouse refuses the ledger row)
+// prints no duration rather than the zero time's "-2562047h47m16s".
+func TestPrintResultOfARunThatNeverStarted(t *testing.T) {
+	start := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		res      hrsync.Result
+		want     string
+		wantNone string
+	}{
+		{"never started", hrsync.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunFailed, StartedAt: start}},
+			"0 walks\n", "-2562047h"},
+		{"finished", hrsync.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunOK, StartedAt: start, FinishedAt: start.Add(1500 * time.Millisecond)}},
+			"0 walks, 1.5s\n", ""},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		printResult(&b, tt.res, false)
+		if !strings.HasSuffix(b.String(), tt.want) || (tt.wantNone != "" && strings.Contains(b.String(), tt.wantNone)) {
+			t.Errorf("%s: printed %q, want it to end %q", tt.name, b.String(), tt.want)
+		}
+	}
+}

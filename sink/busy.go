@@ -1,0 +1,38 @@
+package sink
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lib/pq"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/hrsync/hrsync/source"
+)
+
+// ErrBusy is wrapped by the errors of a write that could not get the warehouse's write lock in
+// time: on SQLite, another process held it past the busy timeout (SQLITE_BUSY); on Postgres, a
+// lock wait ran past lock_timeout. Nothing was written; the write may be retried. It is
+// source.ErrBusy, so the serve handler can answer it without importing sink.
+var ErrBusy = source.ErrBusy
+
+// busyErr wraps err with ErrBusy when the database said it could not get a lock in time, and
+// returns any other error as it is.
+func busyErr(err error) error {
+	if err == nil || errors.Is(err, ErrBusy) {
+		return err
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		// The primary code is the low byte; the extended ones (SQLITE_BUSY_SNAPSHOT, …) share it.
+		if c := se.Code() & 0xff; c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED {
+			return fmt.Errorf("%w: %w", ErrBusy, err)
+		}
+	}
+	var pe *pq.Error
+	if errors.As(err, &pe) && pe.Code == "55P03" { // lock_not_available: lock_timeout ran out
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	return err
+}

@@ -1,0 +1,305 @@
+package sink_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+)
+
+// A sync whose lock is taken from it mid-load (Postgres: an operator terminates the lock's
+// session; SQLite: someone removes the lock file) must not commit: another process takes the
+// lock and merges, and the first one's merge then fails with ErrLockLost, writing nothing.
+func TestLostLockCannotCommit(t *testing.T) {
+	tests := []struct {
+		backend string
+		lose    func(t *testing.T, url, schema string)
+	}{
+		{"postgres", func(t *testing.T, url, schema string) {
+			if n := sinktest.TerminateLockHolder(t, url, schema, sink.SyncLock); n != 1 {
+				t.Fatalf("terminated %d sessions holding the lock, want 1", n)
+			}
+		}},
+		{"sqlite", func(t *testing.T, url, _ string) {
+			if err := os.Remove(url + "." + sink.SyncLock + ".lock"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.backend, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			a, b, url, schema := twoStoresAt(t, tt.backend, sink.Options{})
+			first, second := people(30), people(20)
+			for i := range second {
+				second[i].JobTitle = "Second sync"
+			}
+
+			heldA, releaseA, ok, err := a.TryLock(ctx, sink.SyncLock)
+			if err != nil || !ok {
+				t.Fatalf("first lock: %v %v", ok, err)
+			}
+			defer releaseA()
+			la, err := a.BeginLoad(heldA, sink.Employees)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer la.Close()
+			if err := la.AddEmployees(heldA, first[:15]); err != nil {
+				t.Fatal(err)
+			}
+
+			tt.lose(t, url, schema)
+
+			// A second process takes the lock now and syncs.
+			heldB, releaseB, ok, err := b.TryLock(ctx, sink.SyncLock)
+			if err != nil || !ok {
+				t.Fatalf("the lock was not free once lost: %v %v", ok, err)
+			}
+			runB, err := b.StartRun(heldB, "second", sink.Employees, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			lb, err := b.BeginLoad(heldB, sink.Employees)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lb.AddEmployees(heldB, second); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := lb.Merge(heldB, sink.MergeOptions{Complete: true}); err != nil {
+				t.Fatalf("second sync: %v", err)
+			}
+			if err := lb.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			// The first one carries on, and must not commit.
+			if err := la.AddEmployees(heldA, first[15:]); err != nil {
+				t.Fatal(err)
+			}
+			_, err = la.Merge(heldA, sink.MergeOptions{Complete: true})
+			if !errors.Is(err, sink.ErrLockLost) || !strings.Contains(err.Error(), "lost the sync lock") {
+				t.Fatalf("merge after the lock was lost: %v, want ErrLockLost", err)
+			}
+			// Nor may it begin another load, or take the second sync's run for an abandoned one.
+			if _, err := a.BeginLoad(heldA, sink.WorkingPatterns); !errors.Is(err, sink.ErrLockLost) {
+				t.Errorf("begin load after the lock was lost: %v, want ErrLockLost", err)
+			}
+			if _, err := a.StartRun(heldA, "first", sink.WorkingPatterns, time.Now()); !errors.Is(err, sink.ErrLockLost) {
+				t.Errorf("start run after the lock was lost: %v, want ErrLockLost", err)
+			}
+			if runs, err := b.Runs(ctx, 10); err != nil || len(runs) != 1 || runs[0].ID != runB || runs[0].Status != sink.RunRunning {
+				t.Errorf("ledger after the first sync lost its lock: %+v %v", runs, err)
+			}
+			releaseB()
+
+			got := served(t, b)
+			if len(got) != len(second) {
+				t.Errorf("served %d employees, want the second sync's %d", len(got), len(second))
+			}
+			for _, e := range second {
+				if want := string(e.AppendJSON(nil)); got[e.ID] != want {
+					t.Errorf("employee %d\n served %s\n want   %s", e.ID, got[e.ID], want)
+				}
+			}
+		})
+	}
+}
+
+// A holder whose lock was taken may be committing a merge it began while it held it: the lock
+// is not taken over until that merge's transaction ends (it holds the lock's commit key).
+func TestLockWaitsForTheLastHoldersMerge(t *testing.T) {
+	ctx := context.Background()
+	_, b, url, schema := twoStoresAt(t, "postgres", sink.Options{})
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('hrsync:' || $1 || ':sync:commit', 0))`, schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := b.TryLock(ctx, sink.SyncLock); ok || err != nil {
+		t.Fatalf("took the lock while a merge under it was committing: %v %v", ok, err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	_, release, ok, err := b.TryLock(ctx, sink.SyncLock)
+	if !ok || err != nil {
+		t.Fatalf("lock once the merge ended: %v %v (the failed attempt must give the lock back)", ok, err)
+	}
+	release()
+}
+
+// A Load begun under the lock, in the process that holds it, merges as any other.
+func TestLoadUnderTheLock(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		held, release, ok, err := s.TryLock(ctx, sink.SyncLock)
+		if err != nil || !ok {
+			t.Fatalf("lock: %v %v", ok, err)
+		}
+		defer release()
+		for range 2 {
+			l, err := s.BeginLoad(held, sink.Employees)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.AddEmployees(held, people(10)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := served(t, s); len(got) != 10 {
+			t.Errorf("served %d, want 10", len(got))
+		}
+	})
+}
+
+// Runs a killed process left "running" are closed (abandoned, AbandonedError, finished when it
+// was noticed) by the next run under the sync lock, and by migrate; a run whose process holds
+// the lock, so may be running, is not.
+func TestAbandonedRunsAreClosed(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			noticed := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+			opts := sink.Options{Now: func() time.Time { return noticed }}
+			a, b, url, schema := twoStoresAt(t, backend, opts)
+			opts.Schema = schema
+			started := noticed.Add(-time.Hour)
+			status := func(id int64) sink.Run {
+				t.Helper()
+				runs, err := b.Runs(ctx, 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range runs {
+					if r.ID == id {
+						return r
+					}
+				}
+				t.Fatalf("no run %d", id)
+				return sink.Run{}
+			}
+
+			// A process started a run and was killed: its row says running, and no lock is held.
+			dead, err := a.StartRun(ctx, "killed", sink.Employees, started)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The next sync takes the lock and starts its run.
+			held, release, ok, err := b.TryLock(ctx, sink.SyncLock)
+			if err != nil || !ok {
+				t.Fatalf("lock: %v %v", ok, err)
+			}
+			live, err := b.StartRun(held, "next", sink.WorkingPatterns, noticed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := status(dead); r.Status != sink.RunAbandoned || r.Error != sink.AbandonedError || !r.FinishedAt.Equal(noticed) {
+				t.Errorf("killed run after the next one started: %+v", r)
+			}
+			// The next run is live (its process holds the lock): another process's check and
+			// migrate leave it alone.
+			if n, err := a.CloseAbandonedRuns(ctx); n != 0 || err != nil {
+				t.Errorf("closed %d runs while a sync holds the lock (%v)", n, err)
+			}
+			if _, err := sink.Migrate(ctx, url, opts); err != nil {
+				t.Fatal(err)
+			}
+			if r := status(live); r.Status != sink.RunRunning || !r.FinishedAt.IsZero() {
+				t.Errorf("a live run was closed: %+v", r)
+			}
+			// Its process dies (the lock goes with it): migrate closes its run.
+			release()
+			if _, err := sink.Migrate(ctx, url, opts); err != nil {
+				t.Fatal(err)
+			}
+			if r := status(live); r.Status != sink.RunAbandoned || r.Error != sink.AbandonedError || !r.FinishedAt.Equal(noticed) {
+				t.Errorf("run of a dead process after migrate: %+v", r)
+			}
+			// So does the worker's check at start.
+			again, err := a.StartRun(ctx, "killed again", sink.Employees, started)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := a.CloseAbandonedRuns(ctx); n != 1 || err != nil {
+				t.Errorf("CloseAbandonedRuns: %d %v, want 1", n, err)
+			}
+			if r := status(again); r.Status != sink.RunAbandoned || r.Error != sink.AbandonedError {
+				t.Errorf("run after CloseAbandonedRuns: %+v", r)
+			}
+		})
+	}
+}
+
+// A second process opens a SQLite warehouse while another holds its write lock (a sync
+// merging): it opens at once and reads; a write it cannot make in time fails with ErrBusy.
+func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/w.db"
+	writer, err := sink.Open(ctx, path, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	walk(t, writer, people(5), 5, sink.MergeOptions{Complete: true})
+	tx, err := writer.DB().BeginTx(ctx, nil) // IMMEDIATE: holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE employees SET job_title = 'Merging' WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	reader, err := sink.Open(ctx, path, sink.Options{BusyTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("open beside a writer: %v", err)
+	}
+	defer reader.Close()
+	if got := served(t, reader); len(got) != 5 || !strings.Contains(got[1], `"Engineer"`) {
+		t.Errorf("read beside a writer: %d employees, employee 1: %s", len(got), got[1])
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("opening and reading beside a writer took %s", d)
+	}
+	_, err = reader.CreateEmployee(ctx, source.NewEmployee{FirstName: "Bo", LastName: "Ek", Email: "bo@example.com", JoinDate: "2025-01-31"})
+	if !errors.Is(err, sink.ErrBusy) {
+		t.Errorf("write beside a writer: %v, want ErrBusy", err)
+	}
+
+	// WAL is the file's own setting, so every later open (and any other tool) finds it.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal mode %q (%v), want wal", mode, err)
+	}
+}

@@ -1,0 +1,116 @@
+package sync_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/sourcetest"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// The lock's session is terminated while a sync walks (an operator's pg_terminate_backend);
+// a second process takes the lock and syncs. The first one must stop before it commits, saying
+// why, and the ledger must never show two ok runs of one resource at once.
+func TestLostLockStopsTheSync(t *testing.T) {
+	ctx := context.Background()
+	url, schema := sinktest.Postgres(t)
+	opts := sink.Options{Schema: schema}
+	if _, err := sink.Migrate(ctx, url, opts); err != nil {
+		t.Fatal(err)
+	}
+	var stores [2]*sink.Store
+	for i := range stores {
+		s, err := sink.Open(ctx, url, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	a, b := stores[0], stores[1]
+	// Two sources that differ, so the replica shows whose sync committed.
+	up1 := newUpstream(t, 0, sourcetest.Options{Employees: sourcetest.Generate(250, 7)})
+	up2 := newUpstream(t, 180, sourcetest.Options{})
+	// The first sync stops before the last page of employees (3 of 3), once page 2 is staged:
+	// nothing of it is in flight when its lock goes.
+	reached, staged, resume := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var once, stagedOnce stdsync.Once
+	up1.setHook(func(_ *sourcetest.Server, _ int, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/employees") && r.URL.Query().Get("page") == "3" {
+			once.Do(func() { close(reached) })
+			select {
+			case <-resume:
+			case <-time.After(30 * time.Second):
+			}
+		}
+	})
+	c1, c2 := fastClient(t, up1, source.ClientOptions{}), fastClient(t, up2, source.ClientOptions{})
+
+	var first []hrsync.Result
+	done := make(chan error, 1)
+	go func() {
+		done <- hrsync.WithLock(ctx, a, func(ctx context.Context) error {
+			var err error
+			first, err = hrsync.New(c1, a, hrsync.Options{Concurrency: 1, Progress: func(p hrsync.Progress) {
+				if p.Resource == sink.Employees && p.PagesDone == 2 {
+					stagedOnce.Do(func() { close(staged) })
+				}
+			}}).Run(ctx, hrsync.Resources)
+			return err
+		})
+	}()
+	for _, ch := range []chan struct{}{reached, staged} {
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the first sync never reached employees page 3")
+		}
+	}
+	if n := sinktest.TerminateLockHolder(t, url, schema, hrsync.LockName); n != 1 {
+		t.Fatalf("terminated %d sessions holding the lock, want 1", n)
+	}
+	err := hrsync.WithLock(ctx, b, func(ctx context.Context) error {
+		_, err := hrsync.New(c2, b, hrsync.Options{}).Run(ctx, hrsync.Resources)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	close(resume)
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first sync did not stop within 30 s")
+	}
+	if !errors.Is(err, sink.ErrLockLost) {
+		t.Fatalf("first sync: %v, want ErrLockLost", err)
+	}
+	if r := result(t, first, sink.Employees); r.Status != sink.RunFailed || !strings.Contains(r.Error, "lost the sync lock") {
+		t.Errorf("first sync's employees: %s %q", r.Status, r.Error)
+	}
+	assertReplica(t, up2, b, true)
+
+	runs, err := b.Runs(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range runs {
+		if x.Status == sink.RunRunning {
+			t.Errorf("run %d still running", x.ID)
+		}
+		for _, y := range runs[i+1:] {
+			if x.Resource == y.Resource && x.Status == sink.RunOK && y.Status == sink.RunOK &&
+				x.StartedAt.Before(y.FinishedAt) && y.StartedAt.Before(x.FinishedAt) {
+				t.Errorf("two ok runs of %s overlap: %+v and %+v", x.Resource, x, y)
+			}
+		}
+	}
+}

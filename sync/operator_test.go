@@ -1,0 +1,68 @@
+package sync_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/sourcetest"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// scheduledRunLogs runs one scheduled sync of c into a new SQLite warehouse, as the worker does,
+// and returns what it logged.
+func scheduledRunLogs(t *testing.T, ctx context.Context, c *source.Client) string {
+	t.Helper()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	syncer := hrsync.New(c, store, hrsync.Options{Logger: log})
+	sched, err := hrsync.NewScheduler(ctx, func(ctx context.Context) error {
+		_, err := syncer.Run(ctx, hrsync.Resources)
+		return err
+	}, hrsync.SchedulerOptions{Spec: "@daily", Lock: store, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched.RunNow()
+	return logs.String()
+}
+
+// TestStoppedSyncLogsNoError: a sync interrupted because hrsync is stopping is a clean stop:
+// one line at INFO, nothing at ERROR, and the scheduler adds nothing.
+func TestStoppedSyncLogsNoError(t *testing.T) {
+	up := newUpstream(t, 300, sourcetest.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	up.setHook(func(_ *sourcetest.Server, _ int, r *http.Request) {
+		if r.URL.Path == "/v1/employees" {
+			cancel() // SIGTERM arrives while employees are walked
+		}
+	})
+	logs := scheduledRunLogs(t, ctx, fastClient(t, up, source.ClientOptions{}))
+	if strings.Contains(logs, "level=ERROR") {
+		t.Errorf("a clean stop logged an error:\n%s", logs)
+	}
+	if n := strings.Count(logs, "sync interrupted"); n != 1 {
+		t.Errorf("the stop is said %d times, want once:\n%s", n, logs)
+	}
+}
+
+// TestFailedScheduledSyncIsLoggedOnce: a failing sync is logged once per collection by the
+// sync, not again by the scheduler.
+func TestFailedScheduledSyncIsLoggedOnce(t *testing.T) {
+	up := newUpstream(t, 20, sourcetest.Options{})
+	c, err := source.NewClient(up.URL+"/v1", "not-the-key", source.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs := scheduledRunLogs(t, context.Background(), c); strings.Count(logs, "level=ERROR") != 1 {
+		t.Errorf("%d ERROR lines for one refused key, want 1:\n%s", strings.Count(logs, "level=ERROR"), logs)
+	}
+}

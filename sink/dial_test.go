@@ -52,7 +52,8 @@ func TestStatementsEndWhileTheHostIsSilent(t *testing.T) {
 	tests := []struct {
 		name string
 		opts sink.Options
-		// run issues a statement to the silent host; stop, when set, is what ends it.
+		// run issues a statement to the silent host; stop, when set, is what ends it (repeated
+		// until it does: on a busy machine the statement may not be in flight yet).
 		run  func(ctx context.Context, s *sink.Store) error
 		stop func(cancel context.CancelFunc, s *sink.Store)
 		want error
@@ -96,13 +97,23 @@ func TestStatementsEndWhileTheHostIsSilent(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			proxy.Silence()
+			returned := make(chan struct{})
 			if tt.stop != nil {
 				go func() {
-					time.Sleep(200 * time.Millisecond) // the statement is (most likely) sent
-					tt.stop(cancel, s)
+					tick := time.NewTicker(200 * time.Millisecond)
+					defer tick.Stop()
+					for {
+						select {
+						case <-returned:
+							return
+						case <-tick.C:
+							tt.stop(cancel, s)
+						}
+					}
 				}()
 			}
 			err := within(t, 30*time.Second, func() error { return tt.run(ctx, s) })
+			close(returned)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}

@@ -227,7 +227,8 @@ func TestStagingStatementTimeoutIsTheCause(t *testing.T) {
 			if pageOf(r, "employees") == 3 {
 				// Another session takes the staging table: the next page's COPY waits for it
 				// until the server's statement timeout stops it. (This database is the test's
-				// own: the only staging table in it is the sync's.)
+				// own: its staging tables are the sync's; the newest is this walk's, an older one
+				// is left on another connection by a run whose cleanup met the lock.)
 				mu.Lock()
 				defer mu.Unlock()
 				tx, err := locker.BeginTx(context.Background(), nil)
@@ -238,7 +239,8 @@ func TestStagingStatementTimeoutIsTheCause(t *testing.T) {
 				lockTx = tx
 				var table string
 				if err := tx.QueryRow(`SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c
-JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'stage_employees' AND c.relpersistence = 't'`).Scan(&table); err != nil {
+JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'stage_employees' AND c.relpersistence = 't'
+ORDER BY c.oid DESC LIMIT 1`).Scan(&table); err != nil {
 					t.Errorf("find the staging table: %v", err)
 					return
 				}

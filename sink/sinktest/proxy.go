@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -15,9 +17,10 @@ import (
 // delivers what it held back and forwards again. Make one with [NewProxy]; it stops when the
 // test ends.
 type Proxy struct {
-	t      testing.TB
-	target string
-	ln     net.Listener
+	t       testing.TB
+	network string // of the target: "tcp" or "unix"
+	target  string
+	ln      net.Listener
 
 	mu      sync.Mutex
 	silent  chan struct{} // non-nil while silent; closed by Resume
@@ -32,30 +35,46 @@ type Proxy struct {
 // (host:port).
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
+	return newProxy(t, "tcp", target)
+}
+
+func newProxy(t testing.TB, network, target string) *Proxy {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("sinktest: proxy: %v", err)
 	}
-	p := &Proxy{t: t, target: target, ln: ln, conns: map[net.Conn]struct{}{}, went: make(chan struct{})}
+	p := &Proxy{t: t, network: network, target: target, ln: ln, conns: map[net.Conn]struct{}{}, went: make(chan struct{})}
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(p.Close)
 	return p
 }
 
-// ProxyURL starts a Proxy in front of the server of the postgres:// URL rawURL and returns it
-// with rawURL pointed at it.
+// ProxyURL starts a Proxy in front of the server of the postgres:// URL rawURL (over TCP, or
+// a Unix socket named by a host=/dir parameter) and returns it with rawURL pointed at it.
 func ProxyURL(t testing.TB, rawURL string) (*Proxy, string) {
 	t.Helper()
 	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		t.Fatalf("sinktest: proxy: %s is not a URL with a host", redact(rawURL))
+	if err != nil {
+		t.Fatalf("sinktest: proxy: %s is not a URL", redact(rawURL))
 	}
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), "5432")
+	port := u.Port()
+	if port == "" {
+		port = "5432"
 	}
-	p := NewProxy(t, host)
+	var p *Proxy
+	q := u.Query()
+	switch dir := q.Get("host"); {
+	case strings.HasPrefix(dir, "/"):
+		p = newProxy(t, "unix", filepath.Join(dir, ".s.PGSQL."+port))
+		q.Del("host")
+		u.RawQuery = q.Encode()
+	case u.Hostname() != "":
+		p = newProxy(t, "tcp", net.JoinHostPort(u.Hostname(), port))
+	default:
+		t.Fatalf("sinktest: proxy: %s names no server", redact(rawURL))
+	}
 	u.Host = p.Addr()
 	return p, u.String()
 }
@@ -145,7 +164,7 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		server, err := net.Dial("tcp", p.target)
+		server, err := net.Dial(p.network, p.target)
 		if err != nil {
 			_ = client.Close()
 			continue

@@ -75,4 +75,3 @@ func TestProxyGoesSilentAndResumes(t *testing.T) {
 		t.Fatal("the connection survived CloseConns")
 	}
 }
-

@@ -3,13 +3,18 @@ package main
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hrsync/hrsync/source"
 )
 
 // newRegistry is the process's Prometheus registry, with the Go and process collectors and the
@@ -55,28 +60,56 @@ type readier interface {
 	Ready(ctx context.Context) error
 }
 
-// addHealth registers /healthz (alive) and /readyz (warehouse reachable, schema current); they
-// need no key.
-func addHealth(mux *http.ServeMux, store readier, log *slog.Logger) {
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeHealth(w, http.StatusOK, "ok", "")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		defer cancel()
-		if err := store.Ready(rctx); err != nil {
-			log.WarnContext(r.Context(), "not ready", "err", err)
-			writeHealth(w, http.StatusServiceUnavailable, "unavailable", oneLine(err.Error()))
-			return
+// health is /healthz (alive) and /readyz (warehouse reachable, schema current); they need no
+// key.
+func health(store readier, log *slog.Logger) map[string]http.Handler {
+	return map[string]http.Handler{
+		"/healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeHealth(w, http.StatusOK, "ok", "")
+		}),
+		"/readyz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+			defer cancel()
+			if err := store.Ready(rctx); err != nil {
+				log.WarnContext(r.Context(), "not ready", "err", err)
+				writeHealth(w, http.StatusServiceUnavailable, "unavailable", oneLine(err.Error()))
+				return
+			}
+			writeHealth(w, http.StatusOK, "ok", "")
+		}),
+	}
+}
+
+// getRoutes answers GET and HEAD on exactly the paths of routes, and hands every other path to
+// other (nil: a JSON 404). Unlike http.ServeMux it never redirects a path it would clean, and
+// every refusal is JSON.
+func getRoutes(routes map[string]http.Handler, other http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, ok := routes[r.URL.Path]
+		switch {
+		case !ok && other != nil:
+			other.ServeHTTP(w, r)
+		case !ok:
+			writeJSONError(w, http.StatusNotFound, "no such endpoint: "+strings.Join(slices.Sorted(maps.Keys(routes)), ", ")+" are served here")
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			w.Header().Set("Allow", "GET, HEAD")
+			writeJSONError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD")
+		default:
+			h.ServeHTTP(w, r)
 		}
-		writeHealth(w, http.StatusOK, "ok", "")
 	})
 }
 
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(source.ErrorBody(status, msg), '\n'))
+}
+
 // metricsMux serves /metrics and the health endpoints.
-func metricsMux(reg *prometheus.Registry, store readier, log *slog.Logger) *http.ServeMux {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
-	addHealth(mux, store, log)
-	return mux
+func metricsMux(reg *prometheus.Registry, store readier, log *slog.Logger) http.Handler {
+	routes := health(store, log)
+	routes["/metrics"] = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
+	return getRoutes(routes, nil)
 }

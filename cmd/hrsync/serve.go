@@ -75,21 +75,7 @@ func apiMux(cfg Config, store *sink.Store, upstream *source.Client, m *serveMetr
 	if err != nil {
 		return nil, err
 	}
-	health := http.NewServeMux()
-	addHealth(health, store, log)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path != "/healthz" && r.URL.Path != "/readyz":
-			api.ServeHTTP(w, r)
-		case r.Method != http.MethodGet && r.Method != http.MethodHead:
-			w.Header().Set("Allow", "GET, HEAD")
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			_, _ = w.Write(append(source.ErrorBody(http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD"), '\n'))
-		default:
-			health.ServeHTTP(w, r)
-		}
-	}), nil
+	return getRoutes(health(store, log), api), nil
 }
 
 // server is one HTTP server of the process; an empty addr means none.

@@ -78,6 +78,53 @@ func TestServePortAnswersJSON(t *testing.T) {
 	}
 }
 
+// TestMetricsPortAnswersJSON: the metrics port serves the exposition on /metrics and answers
+// everything else it refuses in JSON, never a redirect or a text 404.
+func TestMetricsPortAnswersJSON(t *testing.T) {
+	store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "wh.db"), sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	srv := httptest.NewServer(metricsMux(newRegistry(), store, slog.New(slog.DiscardHandler)))
+	defer srv.Close()
+	tests := []struct {
+		method, target string
+		status         int
+		json           bool
+	}{
+		{"GET", "/metrics", 200, false},
+		{"GET", "/healthz", 200, true},
+		{"GET", "/readyz", 200, true},
+		{"POST", "/metrics", 405, true},
+		{"GET", "//metrics", 404, true},
+		{"GET", "/metrics/../healthz", 404, true},
+		{"GET", "/", 404, true},
+		{"GET", "/v1/employees", 404, true},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(tt.method, srv.URL+tt.target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := noRedirects.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%s %s: status %d, want %d; body %s", tt.method, tt.target, resp.StatusCode, tt.status, body)
+		}
+		if tt.json && (!json.Valid(body) || resp.Header.Get("Content-Type") != "application/json; charset=utf-8") {
+			t.Errorf("%s %s: not a JSON answer: %q %q", tt.method, tt.target, resp.Header.Get("Content-Type"), body)
+		}
+		if !tt.json && !strings.Contains(string(body), "hrsync_build_info") {
+			t.Errorf("%s %s: no exposition", tt.method, tt.target)
+		}
+	}
+}
+
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // A health answer is valid JSON whatever bytes the reason holds (a driver's error text).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -326,9 +327,14 @@ func (l *Load) Reset(ctx context.Context) error {
 	return nil
 }
 
+// cleanupTimeout bounds what is done after a run on a context of its own (its own may have
+// ended): releasing a lock, dropping staging tables. A silent warehouse cannot hold them longer.
+const cleanupTimeout = 10 * time.Second
+
 // Close drops the staging table and gives the connection back.
 func (l *Load) Close() error {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
 	_, err1 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table)
 	_, err2 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_latest`)
 	_, err3 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_seen`)

@@ -123,8 +123,12 @@ func (s *Store) TryLock(ctx context.Context, name string) (held context.Context,
 	h.conn = conn
 	return context.WithValue(ctx, heldKey{}, h), func() {
 		h.released.Store(true)
-		// Unlock on a context of its own: the run's may be canceled, the lock must still go.
-		if _, err := conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(`+lockKey+`)`, name); err != nil && ctx.Err() == nil {
+		// Unlock on a context of its own: the run's may be canceled, the lock must still go. It
+		// is bounded: on a silent host, closing the connection ends the session, and the lock
+		// with it, as soon as the server notices.
+		uctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if _, err := conn.ExecContext(uctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, name); err != nil && ctx.Err() == nil {
 			s.log.Warn("release lock: its session had ended, so the lock had gone with it", "lock", name, "err", err)
 		}
 		_ = conn.Close()

@@ -308,7 +308,7 @@ func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64) (page, err
 		err = fmt.Errorf("unknown resource %q", r)
 	}
 	if err != nil {
-		return p, fmt.Errorf("page %d: %w", n, err)
+		return p, err // the client's errors name the collection and the page ("list employees page 3: …")
 	}
 	for rel, target := range p.resp.Links {
 		if !s.src.SameOrigin(target) {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	stdsync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -209,12 +208,12 @@ func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 	o := hrsync.NewOnboarder(&panicOnce{Upstream: client}, store, hrsync.OnboardOptions{Metrics: hrsync.NewMetrics(reg)})
 	cfg := defaultConfig()
 	cfg.Onboarding.Dir, cfg.Onboarding.PollSeconds, cfg.Onboarding.SettleSeconds = dir, 1, 0
-	var logs bytes.Buffer
+	var logs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pollOnboarding(ctx, cfg, o, store, slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil)))
+		pollOnboarding(ctx, cfg, o, store, slog.New(slog.NewTextHandler(&logs, nil)))
 	}()
 	defer func() { cancel(); <-done }()
 	deadline := time.Now().Add(30 * time.Second)
@@ -240,18 +239,6 @@ func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// syncWriter serializes writes to w.
-type syncWriter struct {
-	mu stdsync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // counterValue reads one series of a counter from reg.

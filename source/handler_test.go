@@ -22,6 +22,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -82,7 +83,7 @@ func (f *fixture) do(t *testing.T, method, path string, body io.Reader, header .
 func (f *fixture) put(t *testing.T, records ...string) {
 	t.Helper()
 	for _, r := range records {
-		var e source.Employee
+		var e v1.Employee
 		if err := json.Unmarshal([]byte(r), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +194,7 @@ func TestBadPagingIs400(t *testing.T) {
 		for _, path := range []string{"/v1/employees", "/v1/working_patterns", "/v1/departments", "/v1/holiday_allowances"} {
 			resp, body := f.do(t, "GET", path+"?"+q, nil)
 			assertStatus(t, resp, body, 400)
-			pe, err := source.ParseErrorBody(body)
+			pe, err := v1.ParseErrorBody(body)
 			if err != nil || pe.Type != "Bad Request" || !strings.Contains(pe.Message, "page") {
 				t.Errorf("%s?%s: body %s", path, q, body)
 			}
@@ -236,14 +237,14 @@ func TestWalkFollowsNext(t *testing.T) {
 					if resp.Header.Get("Total") != fmt.Sprint(n) {
 						t.Fatalf("size %d: Total %q", size, resp.Header.Get("Total"))
 					}
-					var env struct{ Employees []source.Employee }
+					var env struct{ Employees []v1.Employee }
 					if err := json.Unmarshal(body, &env); err != nil {
 						t.Fatal(err)
 					}
 					for _, e := range env.Employees {
 						seen = append(seen, e.ID)
 					}
-					links, err := source.ParseLink(resp.Header.Get("Link"))
+					links, err := v1.ParseLink(resp.Header.Get("Link"))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -325,7 +326,7 @@ func TestRoutingErrors(t *testing.T) {
 				t.Errorf("Allow %q, want %q", resp.Header.Get("Allow"), tt.allow)
 			}
 			if tt.status >= 400 {
-				if pe, err := source.ParseErrorBody(body); err != nil || pe.Type != http.StatusText(tt.status) {
+				if pe, err := v1.ParseErrorBody(body); err != nil || pe.Type != http.StatusText(tt.status) {
 					t.Errorf("error body %s", body)
 				}
 			}
@@ -452,7 +453,7 @@ func TestCreate(t *testing.T) {
 	body, ct := form(valid)
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
 	assertStatus(t, resp, b, 201)
-	var env struct{ Employees []source.Employee }
+	var env struct{ Employees []v1.Employee }
 	if err := json.Unmarshal(b, &env); err != nil || len(env.Employees) != 1 {
 		t.Fatalf("body %s: %v", b, err)
 	}
@@ -521,7 +522,7 @@ func TestCreateRefusals(t *testing.T) {
 			if tt.want != "" && strings.TrimSpace(string(b)) != tt.want {
 				t.Errorf("body\n got %s\nwant %s", b, tt.want)
 			}
-			if _, err := source.ParseErrorBody(b); err != nil {
+			if _, err := v1.ParseErrorBody(b); err != nil {
 				t.Errorf("not a JSON error: %s", b)
 			}
 		})
@@ -565,7 +566,7 @@ func TestCreateBodyErrors(t *testing.T) {
 			resp, b := f.do(t, "POST", "/v1/employees", strings.NewReader(tt.body), "Content-Type", tt.ct)
 			assertStatus(t, resp, b, tt.status)
 			assertJSONError(t, resp, b, tt.status)
-			if pe, _ := source.ParseErrorBody(b); !strings.Contains(pe.Message, tt.message) {
+			if pe, _ := v1.ParseErrorBody(b); !strings.Contains(pe.Message, tt.message) {
 				t.Errorf("message %q, want it to say %q", pe.Message, tt.message)
 			}
 		})
@@ -593,7 +594,7 @@ func assertJSONError(t *testing.T, resp *http.Response, body []byte, status int)
 	if status == http.StatusUnauthorized {
 		want = "401 Unauthorized" // the service's own 401 body
 	}
-	if pe, err := source.ParseErrorBody(body); err != nil || pe.Type != want {
+	if pe, err := v1.ParseErrorBody(body); err != nil || pe.Type != want {
 		t.Errorf("error body %s: %+v %v", body, pe, err)
 	}
 }
@@ -639,7 +640,7 @@ func TestForwardWrites(t *testing.T) {
 		gotBody != "employee%5Bfirst_name%5D=Ana&employee%5Blast_name%5D=Lopez&employee%5Bemail%5D=ana%40example.com&employee%5Bjob_title%5D=&employee%5Bjoin_date%5D=2024%2F02%2F29" {
 		t.Errorf("upstream saw key %q, type %q, body %s", gotKey, gotCT, gotBody)
 	}
-	var env struct{ Employees []source.Employee }
+	var env struct{ Employees []v1.Employee }
 	if err := json.Unmarshal(b, &env); err != nil || env.Employees[0].ID != 5001 {
 		t.Fatalf("answer %s", b)
 	}
@@ -690,7 +691,7 @@ func TestForwardWrites(t *testing.T) {
 // panicky is a real store whose one method panics, to check recovery.
 type panicky struct{ *sink.Store }
 
-func (panicky) ListDepartments(context.Context, source.Page) (source.List[source.Ref], error) {
+func (panicky) ListDepartments(context.Context, v1.Page) (v1.List[v1.Ref], error) {
 	panic("boom")
 }
 
@@ -721,7 +722,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.put(t, goldenEmployees...)
-			if _, err := f.store.CreateEmployee(ctx, source.NewEmployee{FirstName: "Łukasz", LastName: "O'Brien \"Jr\"", Email: "lukasz@example.com", JobTitle: "Chef <de> partie", JoinDate: "2026-01-15"}); err != nil {
+			if _, err := f.store.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Łukasz", LastName: "O'Brien \"Jr\"", Email: "lukasz@example.com", JobTitle: "Chef <de> partie", JoinDate: "2026-01-15"}); err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range []struct{ name, path string }{

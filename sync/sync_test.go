@@ -16,6 +16,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
@@ -88,7 +89,7 @@ func result(t *testing.T, rs []hrsync.Result, r sink.Resource) hrsync.Result {
 // servedPages reads a collection through serve mode's HTTP interface, following rel="next".
 func servedPages(t *testing.T, store *sink.Store, path string) map[int64]string {
 	t.Helper()
-	h, err := source.NewHandler(store, source.HandlerOptions{APIKeys: []string{"k"}})
+	h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func newServeMetrics(reg prometheus.Registerer) *serveMetrics {
 	return m
 }
 
-// observe is source.HandlerOptions.Observe. Routes are the mux's patterns, so cardinality stays
+// observe is serve.Options.Observe. Routes are the mux's patterns, so cardinality stays
 // low whatever paths clients send.
 func (m *serveMetrics) observe(route string, status int, d time.Duration) {
 	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()

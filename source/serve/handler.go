@@ -1,4 +1,8 @@
-package source
+// Package serve is serve mode's HTTP handler: it answers the /v1 interface over a Store (the
+// warehouse), with API-key auth, paging headers, ETags, request ids, JSON errors and
+// creates (kept locally, or forwarded upstream through a Creator). The wire format is package
+// v1's; it imports neither the warehouse nor the HTTP client.
+package serve
 
 import (
 	"context"
@@ -41,7 +45,7 @@ type Store interface {
 	PutEmployee(ctx context.Context, e v1.Employee) error
 }
 
-// Creator creates an employee upstream; *Client is one.
+// Creator creates an employee upstream; *source.Client (the client of the account) is one.
 type Creator interface {
 	CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error)
 }
@@ -70,8 +74,8 @@ func ParseWrites(s string) (Writes, error) {
 // forwardTimeout bounds a forwarded create, pacing included, within the server's write timeout.
 const forwardTimeout = 30 * time.Second
 
-// HandlerOptions configures a Handler.
-type HandlerOptions struct {
+// Options configures a Handler.
+type Options struct {
 	// APIKeys are the keys clients may present in X-API-KEY; at least one is required.
 	APIKeys []string
 	// PublicURL is the absolute base address links are built on (scheme, host and an optional
@@ -92,7 +96,7 @@ type HandlerOptions struct {
 // Handler serves the /v1 interface over a Store.
 type Handler struct {
 	store Store
-	opts  HandlerOptions
+	opts  Options
 	keys  [][sha256.Size]byte
 	log   *slog.Logger
 	mux   *http.ServeMux
@@ -100,7 +104,7 @@ type Handler struct {
 }
 
 // NewHandler builds the /v1 handler.
-func NewHandler(store Store, opts HandlerOptions) (*Handler, error) {
+func NewHandler(store Store, opts Options) (*Handler, error) {
 	if len(opts.APIKeys) == 0 {
 		return nil, errors.New("new handler: no API keys configured")
 	}

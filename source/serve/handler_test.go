@@ -1,4 +1,4 @@
-package source_test
+package serve_test
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -38,13 +39,13 @@ type fixture struct {
 	srv   *httptest.Server
 }
 
-func newFixture(t *testing.T, backend string, opts source.HandlerOptions) *fixture {
+func newFixture(t *testing.T, backend string, opts serve.Options) *fixture {
 	t.Helper()
 	store := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return fixedNow }})
 	if opts.APIKeys == nil {
 		opts.APIKeys = []string{"another-key", testKey}
 	}
-	h, err := source.NewHandler(store, opts)
+	h, err := serve.NewHandler(store, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func assertStatus(t *testing.T, resp *http.Response, body []byte, want int) {
 }
 
 func TestAuth(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	tests := []struct {
 		name   string
 		header []string
@@ -140,7 +141,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestPagingHeaders(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	f.putN(t, 53)
 	base := f.srv.URL + "/v1/employees"
 	tests := []struct {
@@ -189,7 +190,7 @@ func TestPagingHeaders(t *testing.T) {
 func got(resp *http.Response) string { return resp.Header.Get("Link") }
 
 func TestBadPagingIs400(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	for _, q := range []string{"page=0", "page=-1", "page=abc", "page=1.5", "page=", "per_page=0", "per_page=-5", "per_page=x", "page=1&page=2", "page=99999999999999999999"} {
 		for _, path := range []string{"/v1/employees", "/v1/working_patterns", "/v1/departments", "/v1/holiday_allowances"} {
 			resp, body := f.do(t, "GET", path+"?"+q, nil)
@@ -204,7 +205,7 @@ func TestBadPagingIs400(t *testing.T) {
 
 func TestPublicURLInLinks(t *testing.T) {
 	pub, _ := url.Parse("https://hr.example.com/replica/v1/")
-	f := newFixture(t, "sqlite", source.HandlerOptions{PublicURL: pub})
+	f := newFixture(t, "sqlite", serve.Options{PublicURL: pub})
 	f.putN(t, 3)
 	resp, body := f.do(t, "GET", "/v1/employees?per_page=1&page=2", nil)
 	assertStatus(t, resp, body, 200)
@@ -220,7 +221,7 @@ func TestWalkFollowsNext(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, backend, source.HandlerOptions{})
+			f := newFixture(t, backend, serve.Options{})
 			const n = 237
 			f.putN(t, n)
 			for _, size := range []int{1, 2, 3, 7, 10, 25, 50, 99, 100, 236, 237, 238, 1000} {
@@ -262,7 +263,7 @@ func TestWalkFollowsNext(t *testing.T) {
 }
 
 func TestConditionalGet(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	f.putN(t, 30)
 	resp, body := f.do(t, "GET", "/v1/employees?page=2", nil)
 	assertStatus(t, resp, body, 200)
@@ -297,7 +298,7 @@ func TestConditionalGet(t *testing.T) {
 }
 
 func TestRoutingErrors(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	f.putN(t, 1)
 	tests := []struct {
 		method, path string
@@ -337,7 +338,7 @@ func TestRoutingErrors(t *testing.T) {
 // Requests net/http's ServeMux would redirect (a 307 with an HTML body) or that carry an
 // over-long query get a JSON error with the right status instead.
 func TestRequestShapeErrorsAreJSON(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	f.putN(t, 1)
 	longQuery := "?page=1&q=" + strings.Repeat("a", 60<<10)
 	tests := []struct {
@@ -356,8 +357,8 @@ func TestRequestShapeErrorsAreJSON(t *testing.T) {
 		{"unclean, no key", "GET", "//", []string{"X-API-KEY", ""}, 401},
 		{"60 KB query", "GET", "/v1/employees" + longQuery, nil, 414},
 		{"60 KB query, no key", "GET", "/v1/employees" + longQuery, []string{"X-API-KEY", ""}, 414},
-		{"query over the limit by one", "GET", "/v1/employees?q=" + strings.Repeat("a", source.MaxQueryBytes-1), nil, 414},
-		{"query at the limit", "GET", "/v1/employees?q=" + strings.Repeat("a", source.MaxQueryBytes-2), nil, 200},
+		{"query over the limit by one", "GET", "/v1/employees?q=" + strings.Repeat("a", serve.MaxQueryBytes-1), nil, 414},
+		{"query at the limit", "GET", "/v1/employees?q=" + strings.Repeat("a", serve.MaxQueryBytes-2), nil, 200},
 		{"clean path", "GET", "/v1/employees/1", nil, 200},
 	}
 	for _, tt := range tests {
@@ -383,7 +384,7 @@ func TestRequestShapeErrorsAreJSON(t *testing.T) {
 func TestAccessLogRedactsTheQuery(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	f := newFixture(t, "sqlite", source.HandlerOptions{Logger: log})
+	f := newFixture(t, "sqlite", serve.Options{Logger: log})
 	f.putN(t, 3)
 	secrets := []string{testKey, "ana@example.com", "ana%40example.com", "SECRETVALUE"}
 	tests := []struct {
@@ -425,7 +426,7 @@ func TestAccessLogRedactsTheQuery(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	resp, _ := f.do(t, "GET", "/v1/employees", nil, "X-Request-Id", "abc-123.x_y")
 	if resp.Header.Get("X-Request-Id") != "abc-123.x_y" {
 		t.Errorf("kept id %q", resp.Header.Get("X-Request-Id"))
@@ -447,7 +448,7 @@ func form(fields map[string]string) (io.Reader, string) {
 }
 
 func TestCreate(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	valid := map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29", "job_title": "Engineer"}
 
 	body, ct := form(valid)
@@ -494,7 +495,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestCreateRefusals(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{MaxBodyBytes: 4096})
+	f := newFixture(t, "sqlite", serve.Options{MaxBodyBytes: 4096})
 	f.put(t, `{"id":7,"first_name":"Taken","last_name":"T","email":"taken@example.com"}`)
 	tests := []struct {
 		name, ct, body string
@@ -536,7 +537,7 @@ func TestCreateRefusals(t *testing.T) {
 // A form body over the limit is 413 and a malformed one 400 naming it, never "every field
 // missing"; each answer is a JSON error. Nothing is created.
 func TestCreateBodyErrors(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	big := strings.Repeat("x", 65<<10)
 	urlencoded := "employee[first_name]=Ana&employee[last_name]=Lopez&employee[email]=ana%40example.com&employee[join_date]=2024%2F02%2F29&employee[job_title]=" + big
 	var mp bytes.Buffer
@@ -600,7 +601,7 @@ func assertJSONError(t *testing.T, resp *http.Response, body []byte, status int)
 }
 
 func TestWritesOff(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{Writes: source.WritesOff})
+	f := newFixture(t, "sqlite", serve.Options{Writes: serve.WritesOff})
 	body, ct := form(map[string]string{"first_name": "A", "last_name": "B", "email": "a@example.com", "join_date": "2024/01/01"})
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
 	assertStatus(t, resp, b, 405)
@@ -632,7 +633,7 @@ func TestForwardWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, "sqlite", source.HandlerOptions{Writes: source.WritesForward, Upstream: client})
+	f := newFixture(t, "sqlite", serve.Options{Writes: serve.WritesForward, Upstream: client})
 	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024-02-29"})
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
 	assertStatus(t, resp, b, 201)
@@ -697,7 +698,7 @@ func (panicky) ListDepartments(context.Context, v1.Page) (v1.List[v1.Ref], error
 
 func TestPanicIs500WithoutInternals(t *testing.T) {
 	store := sinktest.Store(t, "sqlite", sink.Options{})
-	h, err := source.NewHandler(panicky{store}, source.HandlerOptions{APIKeys: []string{testKey}})
+	h, err := serve.NewHandler(panicky{store}, serve.Options{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -716,7 +717,7 @@ func TestPanicIs500WithoutInternals(t *testing.T) {
 func TestGolden(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			f := newFixture(t, backend, source.HandlerOptions{})
+			f := newFixture(t, backend, serve.Options{})
 			ctx := context.Background()
 			if _, err := f.store.DB().ExecContext(ctx, `UPDATE working_patterns SET created_at = '2020-01-01T00:00:00Z', updated_at = '2021-06-30T23:59:59Z'`); err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package source
+package serve
 
 import (
 	"net/http"

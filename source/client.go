@@ -1,3 +1,6 @@
+// Package source is the client of an Employee Records account: it lists pages and creates
+// employees over /v1 (the wire format is package v1's), paced to the account's budget, retried
+// where that is safe, mapping answers to typed errors and counting per-run stats.
 package source
 
 import (

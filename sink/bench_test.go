@@ -1,6 +1,6 @@
 package sink_test
 
-// BenchmarkServe measures serve mode end to end: the real /v1 handler (source.NewHandler) over
+// BenchmarkServe measures serve mode end to end: the real /v1 handler (serve.NewHandler) over
 // the real *sink.Store, behind a real HTTP server on loopback, driven by keep-alive clients, over
 // a warehouse of 100,000 employees. Beside it, in the same run, the SQL it replaces: an OFFSET
 // page and a COUNT(*) Total. See docs/benchmarks.md for the command and the figures.
@@ -25,7 +25,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 )
 
 var benchClients = flag.Int("bench.clients", 8, "concurrent keep-alive clients in BenchmarkServe")
@@ -58,7 +58,7 @@ type benchFixture struct {
 
 func newBenchFixture(b testing.TB, s *sink.Store) *benchFixture {
 	b.Helper()
-	h, err := source.NewHandler(s, source.HandlerOptions{APIKeys: []string{benchKey}, ETagSalt: "bench"})
+	h, err := serve.NewHandler(s, serve.Options{APIKeys: []string{benchKey}, ETagSalt: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,14 +8,14 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // ErrBusy is wrapped by the errors of a write that could not get the warehouse's write lock in
 // time: on SQLite, another process held it past the busy timeout (SQLITE_BUSY); on Postgres, a
 // lock wait ran past lock_timeout. Nothing was written; the write may be retried. It is
-// source.ErrBusy, so the serve handler can answer it without importing sink.
-var ErrBusy = source.ErrBusy
+// v1.ErrBusy, so the serve handler can answer it without importing sink.
+var ErrBusy = v1.ErrBusy
 
 // busyErr wraps err with ErrBusy when the database said it could not get a lock in time, and
 // returns any other error as it is.

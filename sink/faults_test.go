@@ -11,7 +11,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // A sync whose lock is taken from it mid-load (Postgres: an operator terminates the lock's
@@ -287,7 +287,7 @@ func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("opening and reading beside a writer took %s", d)
 	}
-	_, err = reader.CreateEmployee(ctx, source.NewEmployee{FirstName: "Bo", LastName: "Ek", Email: "bo@example.com", JoinDate: "2025-01-31"})
+	_, err = reader.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Bo", LastName: "Ek", Email: "bo@example.com", JoinDate: "2025-01-31"})
 	if !errors.Is(err, sink.ErrBusy) {
 		t.Errorf("write beside a writer: %v, want ErrBusy", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/hrsync/hrsync/schema"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Resource names a collection the sync loads.
@@ -77,8 +77,8 @@ var refCols = []string{"wp_name", "wp_total_hours", "wp_default", "ha_name", "ha
 
 var patternCols = func() []string {
 	c := []string{"id", "name", "is_default", "total_hours"}
-	c = append(c, source.Weekdays[:]...)
-	for _, d := range source.Weekdays {
+	c = append(c, v1.Weekdays[:]...)
+	for _, d := range v1.Weekdays {
 		c = append(c, d+"_hr")
 	}
 	return append(c, "created_at", "updated_at", "extra")
@@ -98,7 +98,7 @@ func columnType(d schema.Dialect, col string) string {
 	if strings.HasSuffix(col, "_id") {
 		return map[schema.Dialect]string{schema.Postgres: "bigint", schema.SQLite: "INTEGER"}[d]
 	}
-	for _, day := range source.Weekdays {
+	for _, day := range v1.Weekdays {
 		switch col {
 		case day:
 			pg[col] = "boolean"
@@ -166,7 +166,7 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 func (l *Load) Staged() int64 { return l.seq }
 
 // AddEmployees stages one page of employees.
-func (l *Load) AddEmployees(ctx context.Context, es []source.Employee) error {
+func (l *Load) AddEmployees(ctx context.Context, es []v1.Employee) error {
 	if l.resource != Employees {
 		return fmt.Errorf("stage employees: load is for %s", l.resource)
 	}
@@ -178,7 +178,7 @@ func (l *Load) AddEmployees(ctx context.Context, es []source.Employee) error {
 }
 
 // AddWorkingPatterns stages one page of working patterns.
-func (l *Load) AddWorkingPatterns(ctx context.Context, ps []source.WorkingPattern) error {
+func (l *Load) AddWorkingPatterns(ctx context.Context, ps []v1.WorkingPattern) error {
 	if l.resource != WorkingPatterns {
 		return fmt.Errorf("stage working patterns: load is for %s", l.resource)
 	}
@@ -186,10 +186,10 @@ func (l *Load) AddWorkingPatterns(ctx context.Context, ps []source.WorkingPatter
 	for i := range ps {
 		p := &ps[i]
 		row := []any{p.ID, nullStr(p.Name), p.Default, nullStr(p.TotalHours)}
-		for d := range source.Weekdays {
+		for d := range v1.Weekdays {
 			row = append(row, p.Days[d])
 		}
-		for d := range source.Weekdays {
+		for d := range v1.Weekdays {
 			row = append(row, nullStr(p.Hours[d]))
 		}
 		rows[i] = append(row, nullStr(p.CreatedAt), nullStr(p.UpdatedAt), nullRaw(p.Extra))
@@ -197,7 +197,7 @@ func (l *Load) AddWorkingPatterns(ctx context.Context, ps []source.WorkingPatter
 	return l.stage(ctx, rows)
 }
 
-func stagedEmployee(e *source.Employee) []any {
+func stagedEmployee(e *v1.Employee) []any {
 	row := []any{e.ID, e.AccountID, nullStr(e.FirstName), nullStr(e.LastName), nullStr(e.Email),
 		nullStr(e.JobTitle), nullStr(e.Status), nullStr(e.CompanyJoinDate), nullStr(e.JobStartDate),
 		e.LengthOfServiceInMonths, nullRaw(e.Age), nullRaw(e.FullOrPartTime), nullRaw(e.NoticePeriod),
@@ -209,14 +209,14 @@ func stagedEmployee(e *source.Employee) []any {
 	} else {
 		row = append(row, nil, nil, nil)
 	}
-	for _, r := range []*source.Ref{e.HolidayAllowance, e.Department} {
+	for _, r := range []*v1.Ref{e.HolidayAllowance, e.Department} {
 		if r != nil {
 			row = append(row, nullStr(r.Name), nullRaw(r.Extra))
 		} else {
 			row = append(row, nil, nil)
 		}
 	}
-	for _, p := range []*source.PersonRef{e.LineManager, e.HolidayApprover} {
+	for _, p := range []*v1.PersonRef{e.LineManager, e.HolidayApprover} {
 		if p != nil {
 			row = append(row, nullStr(p.FirstName), nullStr(p.LastName), nullStr(p.Email))
 		} else {

@@ -10,18 +10,18 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // record builds a source-style employee: department d, manager m (0: none).
-func record(id, dept, manager int64, title string) source.Employee {
+func record(id, dept, manager int64, title string) v1.Employee {
 	raw := fmt.Sprintf(`{"id":%d,"account_id":"7","first_name":"F%d","last_name":"Lé%d","email":"e%d@example.com","job_title":%q,"status":"Current employee","join_date":"2020/01/%02d","working_pattern":{"id":9,"name":"Four day","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"department":{"id":%d,"name":"Dept %d"},"created_at":"2020-01-01T09:00:00+01:00","updated_at":"2026-01-01T00:00:00Z","middle_name":"M%d"`,
 		id, id, id, id, title, id%28+1, dept, dept, id)
 	if manager > 0 {
 		raw += fmt.Sprintf(`,"line_manager":{"id":%d,"name":"Boss %d"}`, manager, manager)
 	}
 	raw += "}"
-	var e source.Employee
+	var e v1.Employee
 	if err := json.Unmarshal([]byte(raw), &e); err != nil {
 		panic(err)
 	}
@@ -29,7 +29,7 @@ func record(id, dept, manager int64, title string) source.Employee {
 }
 
 // walk stages records in pages of size and merges them.
-func walk(t *testing.T, s *sink.Store, es []source.Employee, size int, opts sink.MergeOptions) sink.MergeResult {
+func walk(t *testing.T, s *sink.Store, es []v1.Employee, size int, opts sink.MergeOptions) sink.MergeResult {
 	t.Helper()
 	ctx := context.Background()
 	l, err := s.BeginLoad(ctx, sink.Employees)
@@ -49,8 +49,8 @@ func walk(t *testing.T, s *sink.Store, es []source.Employee, size int, opts sink
 	return res
 }
 
-func people(n int) []source.Employee {
-	var es []source.Employee
+func people(n int) []v1.Employee {
+	var es []v1.Employee
 	for i := int64(1); i <= int64(n); i++ {
 		manager := int64(0)
 		if i > 1 {
@@ -68,7 +68,7 @@ func served(t *testing.T, s *sink.Store) map[int64]string {
 	t.Helper()
 	out := map[int64]string{}
 	for page := int64(1); ; page++ {
-		list, err := s.ListEmployees(context.Background(), source.Page{Number: page, Size: 100})
+		list, err := s.ListEmployees(context.Background(), v1.Page{Number: page, Size: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestLoadRoundTrip(t *testing.T) {
 		if fks != 23 || stubs != 1 {
 			t.Errorf("foreign keys on %d rows (want 23), unlisted manager rows %d (want 1)", fks, stubs)
 		}
-		deps, _ := s.ListDepartments(context.Background(), source.Page{Number: 1, Size: 25})
+		deps, _ := s.ListDepartments(context.Background(), v1.Page{Number: 1, Size: 25})
 		if deps.Total != 3 {
 			t.Errorf("departments %d, want 3", deps.Total)
 		}
@@ -245,12 +245,12 @@ func TestDryRunWritesNothing(t *testing.T) {
 func TestLoadWorkingPatterns(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
-		var ps []source.WorkingPattern
+		var ps []v1.WorkingPattern
 		for _, raw := range []string{
 			`{"id":31,"name":"Office","default":true,"total_hours":"37.5","mon":true,"tue":true,"wed":true,"thu":true,"fri":true,"sat":false,"sun":false,"mon_hr":"7.5","tue_hr":"7.5","wed_hr":"7.5","thu_hr":"7.5","fri_hr":"7.5","sat_hr":"0.0","sun_hr":"0.0","created_at":"2020-01-01T00:00:00Z","updated_at":"2020-01-01T00:00:00Z"}`,
 			`{"id":32,"name":"Weekend","default":false,"total_hours":"16.00","mon":false,"tue":false,"wed":false,"thu":false,"fri":false,"sat":true,"sun":true,"mon_hr":"0","tue_hr":"0","wed_hr":"0","thu_hr":"0","fri_hr":"0","sat_hr":"8","sun_hr":"8","created_at":"2020-01-01T00:00:00+01:00","updated_at":"2020-01-01T00:00:00Z","colour":"red"}`,
 		} {
-			var p source.WorkingPattern
+			var p v1.WorkingPattern
 			if err := json.Unmarshal([]byte(raw), &p); err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +273,7 @@ func TestLoadWorkingPatterns(t *testing.T) {
 		if res.Inserted != 2 || res.Deleted != 1 || res.GuardReason != "" {
 			t.Errorf("counts %+v", res)
 		}
-		list, err := s.ListWorkingPatterns(ctx, source.Page{Number: 1, Size: 25})
+		list, err := s.ListWorkingPatterns(ctx, v1.Page{Number: 1, Size: 25})
 		if err != nil || list.Total != 2 {
 			t.Fatalf("served %+v %v", list, err)
 		}
@@ -288,8 +288,8 @@ func TestLoadWorkingPatterns(t *testing.T) {
 // The seeded default pattern gives way to the source's patterns without tripping the guard, stays
 // while the source lists none, and never shields the source's own records from the guard.
 func TestSeedAndTheGuard(t *testing.T) {
-	pattern := func(id int64) source.WorkingPattern {
-		var p source.WorkingPattern
+	pattern := func(id int64) v1.WorkingPattern {
+		var p v1.WorkingPattern
 		raw := fmt.Sprintf(`{"id":%d,"name":"P%d","default":false,"total_hours":"40.0"}`, id, id)
 		if err := json.Unmarshal([]byte(raw), &p); err != nil {
 			t.Fatal(err)
@@ -303,7 +303,7 @@ func TestSeedAndTheGuard(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		var ps []source.WorkingPattern
+		var ps []v1.WorkingPattern
 		for _, id := range ids {
 			ps = append(ps, pattern(id))
 		}
@@ -342,7 +342,7 @@ func TestSeedAndTheGuard(t *testing.T) {
 					(tt.reasonHas == "" && res.GuardReason != "") {
 					t.Errorf("result %+v", res)
 				}
-				list, err := s.ListWorkingPatterns(context.Background(), source.Page{Number: 1, Size: 100})
+				list, err := s.ListWorkingPatterns(context.Background(), v1.Page{Number: 1, Size: 100})
 				if err != nil || list.Total != tt.servedLeft {
 					t.Errorf("served %d working patterns (%v), want %d", list.Total, err, tt.servedLeft)
 				}

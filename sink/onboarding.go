@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // OnboardingRow is one CSV row in the onboarding ledger.
@@ -60,7 +60,7 @@ WHERE email = ? AND status IN ('created', 'sending')
 ORDER BY CASE status WHEN 'created' THEN 0 ELSE 1 END, id LIMIT 1`), strings.ToLower(email)).
 		Scan(&r.FileHash, &r.FileName, &r.Line, &r.Email, &r.Status, &r.EmployeeID, &r.Reason)
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("onboarding row for email: %w", source.ErrNotFound)
+		return r, fmt.Errorf("onboarding row for email: %w", v1.ErrNotFound)
 	}
 	if err != nil {
 		return r, fmt.Errorf("read onboarding ledger: %w", err)
@@ -70,7 +70,7 @@ ORDER BY CASE status WHEN 'created' THEN 0 ELSE 1 END, id LIMIT 1`), strings.ToL
 
 // PutOnboardingRow writes a row's state; it is durable when it returns.
 func (s *Store) PutOnboardingRow(ctx context.Context, r OnboardingRow) error {
-	now := s.opts.Now().UTC().Format(source.TimestampLayout)
+	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
 	var id any
 	if r.EmployeeID > 0 {
 		id = r.EmployeeID
@@ -90,7 +90,7 @@ ON CONFLICT (file_hash, line) DO UPDATE SET file_name = excluded.file_name, emai
 // with the employee's id: the person was confirmed at the source (answered, or found by email),
 // so no row of them is left unresolved.
 func (s *Store) ConfirmSending(ctx context.Context, email string, employeeID int64, reason string) error {
-	now := s.opts.Now().UTC().Format(source.TimestampLayout)
+	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
 	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE onboarding_rows SET status = 'created', employee_id = ?,
     reason = ?, updated_at = ? WHERE email = ? AND status = 'sending'`), employeeID, nullStr(reason), now, strings.ToLower(email))
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/hrsync/hrsync/schema"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // queries are the read statements, built once per dialect. Postgres formats dates and
@@ -69,10 +69,10 @@ LEFT JOIN employees ap ON ap.id = e.holiday_approver_id
 WHERE e.listed AND e.deleted_at IS NULL`
 
 	days := make([]string, 0, 14)
-	for _, day := range source.Weekdays {
+	for _, day := range v1.Weekdays {
 		days = append(days, day)
 	}
-	for _, day := range source.Weekdays {
+	for _, day := range v1.Weekdays {
 		days = append(days, txt(day+"_hr"))
 	}
 	q := queries{
@@ -118,13 +118,13 @@ func rebind(q string) string {
 
 // ListEmployees reads one page of the served employees, its Total and the version it was read
 // at, in one statement (one snapshot). See idCache for how the page is found.
-func (s *Store) ListEmployees(ctx context.Context, p source.Page) (source.List[source.Employee], error) {
+func (s *Store) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error) {
 	for attempt := 0; ; attempt++ {
 		ids, cachedVersion, ok := s.ids.get()
 		if !ok || attempt > 0 {
 			var err error
 			if ids, cachedVersion, err = s.loadIDs(ctx); err != nil {
-				return source.List[source.Employee]{}, err
+				return v1.List[v1.Employee]{}, err
 			}
 		}
 		off := p.Offset()
@@ -132,22 +132,22 @@ func (s *Store) ListEmployees(ctx context.Context, p source.Page) (source.List[s
 			// Past the end at the cached version: confirm the version, answer empty.
 			var v, total int64
 			if err := s.stmts.totals.QueryRowContext(ctx).Scan(&v, &total); err != nil {
-				return source.List[source.Employee]{}, fmt.Errorf("list employees: %w", err)
+				return v1.List[v1.Employee]{}, fmt.Errorf("list employees: %w", err)
 			}
 			if v == cachedVersion || attempt >= 2 {
-				return source.List[source.Employee]{Items: []source.Employee{}, Total: total, Version: v}, nil
+				return v1.List[v1.Employee]{Items: []v1.Employee{}, Total: total, Version: v}, nil
 			}
 			continue
 		}
 		end := min(off+p.Size, int64(len(ids)))
 		list, err := s.employeeRows(ctx, s.stmts.employeePage, ids[off], ids[end-1], end-off)
 		if err != nil {
-			return source.List[source.Employee]{}, fmt.Errorf("list employees: %w", err)
+			return v1.List[v1.Employee]{}, fmt.Errorf("list employees: %w", err)
 		}
 		// Rows read at another version than the ids were may belong to other pages: reload.
 		if (len(list.Items) > 0 && list.Version == cachedVersion) || attempt >= 2 {
 			if len(list.Items) == 0 {
-				list.Items = []source.Employee{}
+				list.Items = []v1.Employee{}
 			}
 			return list, nil
 		}
@@ -194,24 +194,24 @@ func sameSlice(a, b []int64) bool {
 }
 
 // Employee reads one served employee and the version it was read at.
-func (s *Store) Employee(ctx context.Context, id int64) (source.Employee, int64, error) {
+func (s *Store) Employee(ctx context.Context, id int64) (v1.Employee, int64, error) {
 	list, err := s.employeeRows(ctx, s.stmts.employeeByID, id)
 	if err != nil {
-		return source.Employee{}, 0, fmt.Errorf("get employee: %w", err)
+		return v1.Employee{}, 0, fmt.Errorf("get employee: %w", err)
 	}
 	if len(list.Items) == 0 {
-		return source.Employee{}, 0, fmt.Errorf("get employee %d: %w", id, source.ErrNotFound)
+		return v1.Employee{}, 0, fmt.Errorf("get employee %d: %w", id, v1.ErrNotFound)
 	}
 	return list.Items[0], list.Version, nil
 }
 
-func (s *Store) employeeRows(ctx context.Context, stmt *sqlx.Stmt, args ...any) (source.List[source.Employee], error) {
+func (s *Store) employeeRows(ctx context.Context, stmt *sqlx.Stmt, args ...any) (v1.List[v1.Employee], error) {
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return source.List[source.Employee]{}, err
+		return v1.List[v1.Employee]{}, err
 	}
 	defer rows.Close()
-	var list source.List[source.Employee]
+	var list v1.List[v1.Employee]
 	now := s.opts.Now()
 	for rows.Next() {
 		var r employeeRow
@@ -260,8 +260,8 @@ func (r *employeeRow) dest() []any {
 		&r.version, &r.total}
 }
 
-func (r *employeeRow) employee(now time.Time) source.Employee {
-	e := source.Employee{
+func (r *employeeRow) employee(now time.Time) v1.Employee {
+	e := v1.Employee{
 		ID:                        r.id,
 		AccountID:                 intPtr(r.accountID),
 		FirstName:                 r.firstName.String,
@@ -279,7 +279,7 @@ func (r *employeeRow) employee(now time.Time) source.Employee {
 		HR:                        boolPtr(r.hr),
 		CreatedAt:                 r.createdAt.String,
 		UpdatedAt:                 r.updatedAt.String,
-		Extra:                     source.Extra(r.extra.String),
+		Extra:                     v1.Extra(r.extra.String),
 	}
 	// A record created here ages: its length of service is reckoned at read time, as the
 	// service reckons it, not frozen at creation.
@@ -289,21 +289,21 @@ func (r *employeeRow) employee(now time.Time) source.Employee {
 		}
 	}
 	if r.wpID.Valid {
-		e.WorkingPattern = &source.PatternRef{ID: r.wpID.Int64, Name: r.wpName.String, TotalHours: r.wpHours.String,
+		e.WorkingPattern = &v1.PatternRef{ID: r.wpID.Int64, Name: r.wpName.String, TotalHours: r.wpHours.String,
 			Default: boolPtr(r.wpDefault)}
 	}
 	if r.haID.Valid {
-		e.HolidayAllowance = &source.Ref{ID: r.haID.Int64, Name: r.haName.String, Extra: source.Extra(r.haExtra.String)}
+		e.HolidayAllowance = &v1.Ref{ID: r.haID.Int64, Name: r.haName.String, Extra: v1.Extra(r.haExtra.String)}
 	}
 	if r.dID.Valid {
-		e.Department = &source.Ref{ID: r.dID.Int64, Name: r.dName.String, Extra: source.Extra(r.dExtra.String)}
+		e.Department = &v1.Ref{ID: r.dID.Int64, Name: r.dName.String, Extra: v1.Extra(r.dExtra.String)}
 	}
 	if r.lmID.Valid {
-		e.LineManager = &source.PersonRef{ID: r.lmID.Int64, FirstName: r.lmFirst.String, LastName: r.lmLast.String,
+		e.LineManager = &v1.PersonRef{ID: r.lmID.Int64, FirstName: r.lmFirst.String, LastName: r.lmLast.String,
 			Email: r.lmEmail.String}
 	}
 	if r.apID.Valid {
-		e.HolidayApprover = &source.PersonRef{ID: r.apID.Int64, FirstName: r.apFirst.String, LastName: r.apLast.String,
+		e.HolidayApprover = &v1.PersonRef{ID: r.apID.Int64, FirstName: r.apFirst.String, LastName: r.apLast.String,
 			Email: r.apEmail.String}
 	}
 	// The forms the source embedded the references in; a malformed column (hand-edited) leaves
@@ -348,13 +348,13 @@ func raw(s sql.NullString) []byte {
 }
 
 // ListWorkingPatterns reads one page of the served working patterns.
-func (s *Store) ListWorkingPatterns(ctx context.Context, p source.Page) (source.List[source.WorkingPattern], error) {
+func (s *Store) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
 	rows, err := s.db.QueryContext(ctx, s.q.patternPage, p.Size, p.Offset())
 	if err != nil {
-		return source.List[source.WorkingPattern]{}, fmt.Errorf("list working patterns: %w", err)
+		return v1.List[v1.WorkingPattern]{}, fmt.Errorf("list working patterns: %w", err)
 	}
 	defer rows.Close()
-	list := source.List[source.WorkingPattern]{Items: []source.WorkingPattern{}}
+	list := v1.List[v1.WorkingPattern]{Items: []v1.WorkingPattern{}}
 	for rows.Next() {
 		var (
 			id                   sql.NullInt64
@@ -378,8 +378,8 @@ func (s *Store) ListWorkingPatterns(ctx context.Context, p source.Page) (source.
 		if !id.Valid { // the meta row alone: an empty page
 			continue
 		}
-		w := source.WorkingPattern{ID: id.Int64, Name: name.String, Default: boolPtr(def), TotalHours: hours.String,
-			CreatedAt: created.String, UpdatedAt: updated.String, Extra: source.Extra(ex.String)}
+		w := v1.WorkingPattern{ID: id.Int64, Name: name.String, Default: boolPtr(def), TotalHours: hours.String,
+			CreatedAt: created.String, UpdatedAt: updated.String, Extra: v1.Extra(ex.String)}
 		for i := range days {
 			w.Days[i] = boolPtr(days[i])
 			w.Hours[i] = dayHours[i].String
@@ -393,22 +393,22 @@ func (s *Store) ListWorkingPatterns(ctx context.Context, p source.Page) (source.
 }
 
 // ListDepartments reads one page of the departments.
-func (s *Store) ListDepartments(ctx context.Context, p source.Page) (source.List[source.Ref], error) {
+func (s *Store) ListDepartments(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error) {
 	return s.refPage(ctx, "list departments", s.q.departmentPage, p)
 }
 
 // ListHolidayAllowances reads one page of the holiday allowances.
-func (s *Store) ListHolidayAllowances(ctx context.Context, p source.Page) (source.List[source.Ref], error) {
+func (s *Store) ListHolidayAllowances(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error) {
 	return s.refPage(ctx, "list holiday allowances", s.q.allowancePage, p)
 }
 
-func (s *Store) refPage(ctx context.Context, op, query string, p source.Page) (source.List[source.Ref], error) {
+func (s *Store) refPage(ctx context.Context, op, query string, p v1.Page) (v1.List[v1.Ref], error) {
 	rows, err := s.db.QueryContext(ctx, query, p.Size, p.Offset())
 	if err != nil {
-		return source.List[source.Ref]{}, fmt.Errorf("%s: %w", op, err)
+		return v1.List[v1.Ref]{}, fmt.Errorf("%s: %w", op, err)
 	}
 	defer rows.Close()
-	list := source.List[source.Ref]{Items: []source.Ref{}}
+	list := v1.List[v1.Ref]{Items: []v1.Ref{}}
 	for rows.Next() {
 		var id sql.NullInt64
 		var name, ex sql.NullString
@@ -416,7 +416,7 @@ func (s *Store) refPage(ctx context.Context, op, query string, p source.Page) (s
 			return list, fmt.Errorf("%s: %w", op, err)
 		}
 		if id.Valid {
-			list.Items = append(list.Items, source.Ref{ID: id.Int64, Name: name.String, Extra: source.Extra(ex.String)})
+			list.Items = append(list.Items, v1.Ref{ID: id.Int64, Name: name.String, Extra: v1.Extra(ex.String)})
 		}
 	}
 	if err := rows.Err(); err != nil {

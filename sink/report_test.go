@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 func TestHeadcountByDepartment(t *testing.T) {
@@ -18,7 +18,7 @@ func TestHeadcountByDepartment(t *testing.T) {
 		}
 		// Dept 1: 3; Dept 2: 3, one of whom leaves; Dept 3: 2. Employee 1's manager is never
 		// listed, so the warehouse holds an unlisted row for them, which is not counted.
-		es := []source.Employee{
+		es := []v1.Employee{
 			record(1, 1, 9999, "Engineer"), record(2, 1, 1, "Engineer"), record(3, 1, 1, "Engineer"),
 			record(4, 3, 1, "Engineer"), record(5, 3, 1, "Engineer"),
 			record(6, 2, 1, "Engineer"), record(7, 2, 1, "Engineer"), record(8, 2, 1, "Engineer"),
@@ -32,7 +32,7 @@ func TestHeadcountByDepartment(t *testing.T) {
 			t.Fatalf("unlisted rows: %d %v, want employee 1's manager", unlisted, err)
 		}
 		// Created here, with no department.
-		if _, err := s.CreateEmployee(ctx, source.NewEmployee{FirstName: "Zoë", LastName: "Ødegård", Email: "zoe@example.com", JoinDate: "2025-08-31"}); err != nil {
+		if _, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ødegård", Email: "zoe@example.com", JoinDate: "2025-08-31"}); err != nil {
 			t.Fatal(err)
 		}
 		got, err = s.HeadcountByDepartment(ctx)

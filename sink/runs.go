@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/schema"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Run is one row of the sync_runs ledger: one resource of one sync.
@@ -65,7 +65,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, r Resource, started 
 	}
 	var id int64
 	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`INSERT INTO sync_runs (run_id, resource, started_at, status)
-VALUES (?, ?, ?, 'running') RETURNING id`), runID, string(r), started.UTC().Format(source.TimestampLayout)).Scan(&id)
+VALUES (?, ?, ?, 'running') RETURNING id`), runID, string(r), started.UTC().Format(v1.TimestampLayout)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("start run: %w", err)
 	}
@@ -102,7 +102,7 @@ func (s *Store) closeAbandoned(ctx context.Context, h *heldLock, runID string) (
 	if err := h.prove(ctx, tx); err != nil {
 		return 0, fmt.Errorf("close abandoned runs: %w", err)
 	}
-	now := s.opts.Now().UTC().Format(source.TimestampLayout)
+	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
 	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sync_runs SET status = ?, finished_at = ?, error = ?
 WHERE status = 'running' AND run_id <> ?`), RunAbandoned, now, AbandonedError, runID)
 	if err != nil {
@@ -131,7 +131,7 @@ func (s *Store) FinishRun(ctx context.Context, r Run) error {
     requests = ?, retries = ?, rate_limited = ?, walks = ?, total_reported = ?, records_seen = ?,
     distinct_records = ?, inserted = ?, updated = ?, unchanged = ?, deleted = ?, deletions_refused = ?,
     error = ?
-WHERE id = ?`), r.FinishedAt.UTC().Format(source.TimestampLayout), r.Status, r.Pages, r.Requests, r.Retries,
+WHERE id = ?`), r.FinishedAt.UTC().Format(v1.TimestampLayout), r.Status, r.Pages, r.Requests, r.Retries,
 		r.RateLimited, r.Walks, total, r.RecordsSeen, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged,
 		r.Deleted, r.DeletionsRefused, nullStr(r.Error), r.ID)
 	if err != nil {
@@ -166,8 +166,8 @@ FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 			return nil, fmt.Errorf("read runs: %w", err)
 		}
 		r.Resource = Resource(res)
-		r.StartedAt, _ = time.Parse(source.TimestampLayout, started)
-		r.FinishedAt, _ = time.Parse(source.TimestampLayout, finished)
+		r.StartedAt, _ = time.Parse(v1.TimestampLayout, started)
+		r.FinishedAt, _ = time.Parse(v1.TimestampLayout, finished)
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -14,7 +14,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 var (
@@ -62,7 +62,7 @@ func (p scratchPlace) warehouse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.CreateEmployee(ctx, source.NewEmployee{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", JoinDate: "2025-01-01"}); err != nil {
+	if _, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", JoinDate: "2025-01-01"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -264,7 +264,7 @@ func TestResetScratch(t *testing.T) {
 							t.Fatal(err)
 						}
 						defer s.Close()
-						if list, err := s.ListEmployees(ctx, source.Page{Number: 1, Size: 1}); err != nil || list.Total != 0 {
+						if list, err := s.ListEmployees(ctx, v1.Page{Number: 1, Size: 1}); err != nil || list.Total != 0 {
 							t.Errorf("employees after the reset: %d (%v), want 0", list.Total, err)
 						}
 						if !p.marked(t, testMark) {

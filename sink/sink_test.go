@@ -13,7 +13,7 @@ import (
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 func TestMain(m *testing.M) { sinktest.Main(m) }
@@ -63,7 +63,7 @@ func openSQLite(t testing.TB) *sink.Store {
 func TestFreshWarehouseIsSeeded(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
-		wps, err := s.ListWorkingPatterns(ctx, source.Page{Number: 1, Size: 25})
+		wps, err := s.ListWorkingPatterns(ctx, v1.Page{Number: 1, Size: 25})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,14 +76,14 @@ func TestFreshWarehouseIsSeeded(t *testing.T) {
 		if got != want {
 			t.Errorf("seeded pattern\n got %s\nwant %s", got, want)
 		}
-		if _, err := time.Parse(source.TimestampLayout, wp.CreatedAt); err != nil {
+		if _, err := time.Parse(v1.TimestampLayout, wp.CreatedAt); err != nil {
 			t.Errorf("created_at %q: %v", wp.CreatedAt, err)
 		}
-		has, err := s.ListHolidayAllowances(ctx, source.Page{Number: 1, Size: 25})
+		has, err := s.ListHolidayAllowances(ctx, v1.Page{Number: 1, Size: 25})
 		if err != nil || has.Total != 1 || len(has.Items) != 1 {
 			t.Fatalf("holiday allowances: %+v, %v", has, err)
 		}
-		emps, err := s.ListEmployees(ctx, source.Page{Number: 1, Size: 25})
+		emps, err := s.ListEmployees(ctx, v1.Page{Number: 1, Size: 25})
 		if err != nil || emps.Total != 0 || len(emps.Items) != 0 || emps.Items == nil {
 			t.Fatalf("employees: %+v, %v", emps, err)
 		}
@@ -97,7 +97,7 @@ func TestCreateEmployee(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := s.CreateEmployee(ctx, source.NewEmployee{FirstName: "Zoë", LastName: "Ødegård", Email: "zoe@example.com", JoinDate: "2025-08-31"})
+		e, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ødegård", Email: "zoe@example.com", JoinDate: "2025-08-31"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,18 +109,18 @@ func TestCreateEmployee(t *testing.T) {
 		if v1, _ := s.Version(ctx); v1 == v0 {
 			t.Errorf("version did not change on create")
 		}
-		e2, err := s.CreateEmployee(ctx, source.NewEmployee{FirstName: "A", LastName: "B", Email: "a@example.com", JobTitle: "Nurse", JoinDate: "2026-12-01"})
+		e2, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "A", LastName: "B", Email: "a@example.com", JobTitle: "Nurse", JoinDate: "2026-12-01"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if e2.ID != 2 || e2.JobTitle != "Nurse" || *e2.LengthOfServiceInMonths != 0 {
 			t.Errorf("second create: id %d, title %q, service %d", e2.ID, e2.JobTitle, *e2.LengthOfServiceInMonths)
 		}
-		_, err = s.CreateEmployee(ctx, source.NewEmployee{FirstName: "Z", LastName: "Z", Email: "ZOE@Example.com", JoinDate: "2025-01-01"})
-		if !errors.Is(err, source.ErrEmailTaken) {
+		_, err = s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Z", LastName: "Z", Email: "ZOE@Example.com", JoinDate: "2025-01-01"})
+		if !errors.Is(err, v1.ErrEmailTaken) {
 			t.Errorf("duplicate email (other case): err %v, want ErrEmailTaken", err)
 		}
-		list, err := s.ListEmployees(ctx, source.Page{Number: 1, Size: 25})
+		list, err := s.ListEmployees(ctx, v1.Page{Number: 1, Size: 25})
 		if err != nil || list.Total != 2 || len(list.Items) != 2 {
 			t.Fatalf("list after creates: total %d, items %d, err %v", list.Total, len(list.Items), err)
 		}
@@ -134,7 +134,7 @@ func TestConcurrentCreatesSameEmail(t *testing.T) {
 		errs := make([]error, 8)
 		for i := range errs {
 			wg.Go(func() {
-				_, errs[i] = s.CreateEmployee(ctx, source.NewEmployee{FirstName: "Dup", LastName: "Licate", Email: "dup@example.com", JoinDate: "2025-01-01"})
+				_, errs[i] = s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Dup", LastName: "Licate", Email: "dup@example.com", JoinDate: "2025-01-01"})
 			})
 		}
 		wg.Wait()
@@ -143,7 +143,7 @@ func TestConcurrentCreatesSameEmail(t *testing.T) {
 			switch {
 			case err == nil:
 				ok++
-			case !errors.Is(err, source.ErrEmailTaken):
+			case !errors.Is(err, v1.ErrEmailTaken):
 				t.Errorf("unexpected error: %v", err)
 			}
 		}
@@ -160,7 +160,7 @@ const synced = `{"id":42,"account_id":7,"first_name":"Ana","middle_name":"Maria"
 func TestPutEmployeeKeepsEverything(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
-		var e source.Employee
+		var e v1.Employee
 		if err := json.Unmarshal([]byte(synced), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -176,14 +176,14 @@ func TestPutEmployeeKeepsEverything(t *testing.T) {
 			t.Errorf("round trip\n got %s\nwant %s", s, want)
 		}
 		// The manager who left is kept, never listed, never served.
-		list, err := s.ListEmployees(ctx, source.Page{Number: 1, Size: 100})
+		list, err := s.ListEmployees(ctx, v1.Page{Number: 1, Size: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if list.Total != 1 || len(list.Items) != 1 || list.Items[0].ID != 42 {
 			t.Errorf("listed: total %d, items %v", list.Total, ids(list.Items))
 		}
-		if _, _, err := s.Employee(ctx, 900); !errors.Is(err, source.ErrNotFound) {
+		if _, _, err := s.Employee(ctx, 900); !errors.Is(err, v1.ErrNotFound) {
 			t.Errorf("unlisted manager served: %v", err)
 		}
 		var managerFK, listed int64
@@ -194,9 +194,9 @@ func TestPutEmployeeKeepsEverything(t *testing.T) {
 			t.Errorf("manager reference: fk %d, unlisted rows %d", managerFK, listed)
 		}
 		// The pattern only seen nested is not listed; the department and allowance are.
-		wps, _ := s.ListWorkingPatterns(ctx, source.Page{Number: 1, Size: 25})
-		deps, _ := s.ListDepartments(ctx, source.Page{Number: 1, Size: 25})
-		has, _ := s.ListHolidayAllowances(ctx, source.Page{Number: 1, Size: 25})
+		wps, _ := s.ListWorkingPatterns(ctx, v1.Page{Number: 1, Size: 25})
+		deps, _ := s.ListDepartments(ctx, v1.Page{Number: 1, Size: 25})
+		has, _ := s.ListHolidayAllowances(ctx, v1.Page{Number: 1, Size: 25})
 		if wps.Total != 1 || deps.Total != 1 || has.Total != 2 {
 			t.Errorf("totals: patterns %d (want 1), departments %d (want 1), allowances %d (want 2)", wps.Total, deps.Total, has.Total)
 		}
@@ -214,7 +214,7 @@ func TestPutEmployeeKeepsEverything(t *testing.T) {
 	})
 }
 
-func ids(es []source.Employee) []int64 {
+func ids(es []v1.Employee) []int64 {
 	out := make([]int64, len(es))
 	for i, e := range es {
 		out[i] = e.ID
@@ -225,7 +225,7 @@ func ids(es []source.Employee) []int64 {
 func putN(t *testing.T, s *sink.Store, idsToPut ...int64) {
 	t.Helper()
 	for _, id := range idsToPut {
-		e := source.Employee{ID: id, FirstName: "F", LastName: fmt.Sprint(id), Email: fmt.Sprintf("e%d@example.com", id)}
+		e := v1.Employee{ID: id, FirstName: "F", LastName: fmt.Sprint(id), Email: fmt.Sprintf("e%d@example.com", id)}
 		if err := s.PutEmployee(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestPagingVisitsEveryRecordOnce(t *testing.T) {
 		for _, size := range []int64{1, 2, 7, 10, 25, 52, 53, 54, 100} {
 			var seen []int64
 			for page := int64(1); ; page++ {
-				list, err := s.ListEmployees(ctx, source.Page{Number: page, Size: size})
+				list, err := s.ListEmployees(ctx, v1.Page{Number: page, Size: size})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -252,7 +252,7 @@ func TestPagingVisitsEveryRecordOnce(t *testing.T) {
 					t.Fatalf("size %d page %d: total %d", size, page, list.Total)
 				}
 				if len(list.Items) == 0 {
-					if want := source.LastPage(53, size) + 1; page != want {
+					if want := v1.LastPage(53, size) + 1; page != want {
 						t.Fatalf("size %d: empty page at %d, want first empty page %d", size, page, want)
 					}
 					break
@@ -271,16 +271,16 @@ func TestPagingFollowsWrites(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		putN(t, s, 10, 20, 30)
-		first, err := s.ListEmployees(ctx, source.Page{Number: 1, Size: 2})
+		first, err := s.ListEmployees(ctx, v1.Page{Number: 1, Size: 2})
 		if err != nil || fmt.Sprint(ids(first.Items)) != "[10 20]" {
 			t.Fatalf("page 1: %v %v", ids(first.Items), err)
 		}
 		putN(t, s, 5)
-		again, err := s.ListEmployees(ctx, source.Page{Number: 1, Size: 2})
+		again, err := s.ListEmployees(ctx, v1.Page{Number: 1, Size: 2})
 		if err != nil || fmt.Sprint(ids(again.Items)) != "[5 10]" || again.Total != 4 || again.Version == first.Version {
 			t.Fatalf("page 1 after insert: %v total %d version %d→%d %v", ids(again.Items), again.Total, first.Version, again.Version, err)
 		}
-		last, err := s.ListEmployees(ctx, source.Page{Number: 2, Size: 2})
+		last, err := s.ListEmployees(ctx, v1.Page{Number: 2, Size: 2})
 		if err != nil || fmt.Sprint(ids(last.Items)) != "[20 30]" {
 			t.Fatalf("page 2 after insert: %v %v", ids(last.Items), err)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/hrsync/hrsync/schema"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // StatusCurrent is the status text the service gives a new employee.
@@ -17,19 +17,19 @@ const StatusCurrent = "Current employee"
 // creation"): the default working pattern, a holiday allowance, no manager, approver or
 // department, false booleans, a current-employee status, the join date as both company join
 // date and job start date. Creates are serialized, so the email check and the new id hold.
-func (s *Store) CreateEmployee(ctx context.Context, ne source.NewEmployee) (source.Employee, error) {
+func (s *Store) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
 	id, err := s.createEmployee(ctx, ne)
 	if err != nil {
-		return source.Employee{}, fmt.Errorf("create employee: %w", busyErr(err))
+		return v1.Employee{}, fmt.Errorf("create employee: %w", busyErr(err))
 	}
 	e, _, err := s.Employee(ctx, id)
 	if err != nil {
-		return source.Employee{}, fmt.Errorf("create employee: read back: %w", err)
+		return v1.Employee{}, fmt.Errorf("create employee: read back: %w", err)
 	}
 	return e, nil
 }
 
-func (s *Store) createEmployee(ctx context.Context, ne source.NewEmployee) (int64, error) {
+func (s *Store) createEmployee(ctx context.Context, ne v1.NewEmployee) (int64, error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -46,7 +46,7 @@ func (s *Store) createEmployee(ctx context.Context, ne source.NewEmployee) (int6
 		return 0, err
 	}
 	if taken > 0 {
-		return 0, source.ErrEmailTaken
+		return 0, v1.ErrEmailTaken
 	}
 	var pattern, allowance sql.NullInt64
 	if err := tx.QueryRowContext(ctx, s.q.defaultPatterns).Scan(&pattern); err != nil && err != sql.ErrNoRows {
@@ -68,7 +68,7 @@ func (s *Store) createEmployee(ctx context.Context, ne source.NewEmployee) (int6
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM employees`).Scan(&id); err != nil {
 		return 0, fmt.Errorf("next id: %w", err)
 	}
-	now := s.opts.Now().UTC().Format(source.TimestampLayout)
+	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
 	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO employees (id, account_id, first_name, last_name, email,
     job_title, status, company_join_date, job_start_date, working_pattern_id, holiday_allowance_id,
     receives_statutory_holidays, hr, created_at, updated_at, listed, origin, synced_at)
@@ -84,13 +84,13 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'local', ?)`),
 // PutEmployee stores one employee as the source answered it, with its nested references: a
 // forwarded or onboarded create lands in the replica before the next sync. It is the sync's own
 // load of a one-record walk, merged without deletions, so both write a record the same way.
-func (s *Store) PutEmployee(ctx context.Context, e source.Employee) error {
+func (s *Store) PutEmployee(ctx context.Context, e v1.Employee) error {
 	l, err := s.BeginLoad(ctx, Employees)
 	if err != nil {
 		return fmt.Errorf("put employee: %w", err)
 	}
 	defer func() { _ = l.Close() }()
-	if err := l.AddEmployees(ctx, []source.Employee{e}); err != nil {
+	if err := l.AddEmployees(ctx, []v1.Employee{e}); err != nil {
 		return fmt.Errorf("put employee: %w", err)
 	}
 	if _, err := l.Merge(ctx, MergeOptions{}); err != nil {
@@ -113,21 +113,21 @@ func nullRaw[T ~[]byte](b T) any {
 	return string(b)
 }
 
-func patternID(p *source.PatternRef) any {
+func patternID(p *v1.PatternRef) any {
 	if p == nil {
 		return nil
 	}
 	return p.ID
 }
 
-func refID(r *source.Ref) any {
+func refID(r *v1.Ref) any {
 	if r == nil {
 		return nil
 	}
 	return r.ID
 }
 
-func personID(p *source.PersonRef) any {
+func personID(p *v1.PersonRef) any {
 	if p == nil {
 		return nil
 	}

@@ -1,3 +1,6 @@
+// Package source is the client of an Employee Records account: it lists pages and creates
+// employees over /v1 (the wire format is package v1's), paced to the account's budget, retried
+// where that is safe, mapping answers to typed errors and counting per-run stats.
 package source
 
 import (
@@ -10,10 +13,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Client talks to an Employee Records service's /v1 interface. It is safe for concurrent use,
@@ -116,25 +120,25 @@ func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
 }
 
 // PerPage is the page size the client asks for: the most the service gives.
-const PerPage = MaxPerPage
+const PerPage = v1.MaxPerPage
 
 // ListEmployees reads one page (from 1) of employees, PerPage records a page (seed 4.1). The
 // Response carries Total, Per-Page and the Link relations; a page past the end is empty.
-func (c *Client) ListEmployees(ctx context.Context, page int64) ([]Employee, *Response, error) {
-	return listPage[Employee](ctx, c, "employees", page)
+func (c *Client) ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *Response, error) {
+	return listPage[v1.Employee](ctx, c, "employees", page)
 }
 
 // ListWorkingPatterns reads one page (from 1) of working patterns (seed 4.3).
-func (c *Client) ListWorkingPatterns(ctx context.Context, page int64) ([]WorkingPattern, *Response, error) {
-	return listPage[WorkingPattern](ctx, c, "working_patterns", page)
+func (c *Client) ListWorkingPatterns(ctx context.Context, page int64) ([]v1.WorkingPattern, *Response, error) {
+	return listPage[v1.WorkingPattern](ctx, c, "working_patterns", page)
 }
 
 // listPage reads page of the collection key: GET {base}/v1/{key}?page=N&per_page=100, its
 // envelope {"key":[...]} and each record leniently.
 func listPage[T any](ctx context.Context, c *Client, key string, page int64) ([]T, *Response, error) {
 	op := "list " + strings.ReplaceAll(key, "_", " ") + " page " + strconv.FormatInt(page, 10)
-	if page < 1 || page > MaxPage {
-		return nil, nil, fmt.Errorf("%s: page must be from 1 to %d", op, int64(MaxPage))
+	if page < 1 || page > v1.MaxPage {
+		return nil, nil, fmt.Errorf("%s: page must be from 1 to %d", op, int64(v1.MaxPage))
 	}
 	u := c.base.JoinPath(key)
 	u.RawQuery = url.Values{"page": {strconv.FormatInt(page, 10)}, "per_page": {strconv.Itoa(PerPage)}}.Encode()
@@ -142,7 +146,7 @@ func listPage[T any](ctx context.Context, c *Client, key string, page int64) ([]
 	if err != nil {
 		return nil, resp, fmt.Errorf("%s: %w", op, err)
 	}
-	raws, err := envelope(key, body)
+	raws, err := v1.Envelope(key, body)
 	if err != nil {
 		return nil, resp, fmt.Errorf("%s: %w", op, err)
 	}
@@ -155,30 +159,6 @@ func listPage[T any](ctx context.Context, c *Client, key string, page int64) ([]
 		}
 	}
 	return items, resp, nil
-}
-
-// envelope reads the records of an answer {"key":[...]}: a body that is not an object, or has no
-// array under key, is an error.
-func envelope(key string, body []byte) ([]json.RawMessage, error) {
-	ms, err := objectMembers(body)
-	if err != nil {
-		return nil, fmt.Errorf("decode answer: %w", err)
-	}
-	var raw []byte
-	found := false
-	for _, m := range ms { // the last of duplicate names, as encoding/json
-		if m.key == key {
-			raw, found = m.val, true
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("decode answer: no %q member", key)
-	}
-	raws, err := arrayElements(raw)
-	if err != nil {
-		return nil, fmt.Errorf("decode answer: %q is not an array", key)
-	}
-	return raws, nil
 }
 
 // SameOrigin reports whether target, an absolute URL such as a Link relation, has the scheme,
@@ -224,7 +204,7 @@ type Response struct {
 // ErrorResponse is an answer the client does not expect: a status other than success.
 type ErrorResponse struct {
 	Status    int
-	Body      ParsedError
+	Body      v1.ParsedError
 	RequestID string
 }
 
@@ -239,47 +219,33 @@ func (e *ErrorResponse) Error() string {
 	return fmt.Sprintf("source answered %d (%s)", e.Status, msg)
 }
 
-// RateLimitError is a 429: the account's shared budget is spent. RetryAfter is the wait the
-// service asked for, or 0 when it named none (the real service never does).
-type RateLimitError struct {
-	RetryAfter time.Duration
-	RequestID  string
-}
-
-func (e *RateLimitError) Error() string {
-	if e.RetryAfter > 0 {
-		return fmt.Sprintf("source rate limit reached (retry after %s)", e.RetryAfter)
-	}
-	return "source rate limit reached"
-}
-
 // CreateEmployee creates one employee (seed 4.2) with the documented body: the form fields
 // employee[...], urlencoded (NewEmployee.AppendForm). The endpoint is not
 // idempotent, so a create is retried only when the service certainly did not act on it: after a
 // 429, or when the connection was refused. After any other failure (a 5xx, a timeout, a dropped
 // connection) the record may or may not exist; the caller resolves that.
-func (c *Client) CreateEmployee(ctx context.Context, ne NewEmployee) (Employee, error) {
+func (c *Client) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
 	cl := call{
 		method:      http.MethodPost,
 		route:       "/v1/employees",
 		url:         c.base.JoinPath("employees").String(),
 		body:        ne.AppendForm(nil),
-		contentType: FormContentType,
+		contentType: v1.FormContentType,
 	}
 	_, body, err := c.do(ctx, cl)
 	if err != nil {
-		return Employee{}, fmt.Errorf("create employee: %w", err)
+		return v1.Employee{}, fmt.Errorf("create employee: %w", err)
 	}
-	raws, err := envelope("employees", body)
+	raws, err := v1.Envelope("employees", body)
 	if err != nil {
-		return Employee{}, fmt.Errorf("create employee: %w", err)
+		return v1.Employee{}, fmt.Errorf("create employee: %w", err)
 	}
 	if len(raws) != 1 {
-		return Employee{}, fmt.Errorf("create employee: answer holds %d employees, want 1", len(raws))
+		return v1.Employee{}, fmt.Errorf("create employee: answer holds %d employees, want 1", len(raws))
 	}
-	var e Employee
+	var e v1.Employee
 	if err := json.Unmarshal(raws[0], &e); err != nil {
-		return Employee{}, fmt.Errorf("create employee: %w", err)
+		return v1.Employee{}, fmt.Errorf("create employee: %w", err)
 	}
 	return e, nil
 }
@@ -293,7 +259,7 @@ func newResponse(resp *http.Response) *Response {
 		r.PerPage = n
 	}
 	if l := resp.Header.Get("Link"); l != "" {
-		r.Links, _ = ParseLink(l)
+		r.Links, _ = v1.ParseLink(l)
 	}
 	return r
 }
@@ -305,22 +271,22 @@ func checkResponse(r *Response) error {
 		return nil
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
-	parsed, _ := ParseErrorBody(body)
+	parsed, _ := v1.ParseErrorBody(body)
 	switch {
 	case r.StatusCode == http.StatusUnauthorized:
-		return fmt.Errorf("%w: the source refused the API key", ErrUnauthorized)
+		return fmt.Errorf("%w: the source refused the API key", v1.ErrUnauthorized)
 	case r.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("%w (source answered 403; check the source API key)", ErrUnauthorized)
+		return fmt.Errorf("%w (source answered 403; check the source API key)", v1.ErrUnauthorized)
 	case r.StatusCode == http.StatusTooManyRequests:
-		return &RateLimitError{RetryAfter: retryAfter(r.Header.Get("Retry-After"), time.Now()), RequestID: r.RequestID}
+		return &v1.RateLimitError{RetryAfter: retryAfter(r.Header.Get("Retry-After"), time.Now()), RequestID: r.RequestID}
 	case r.StatusCode == http.StatusBadRequest || r.StatusCode == http.StatusUnprocessableEntity:
 		if len(parsed.Fields) > 0 {
-			v := &ValidationError{}
+			v := &v1.ValidationError{}
 			keys := make([]string, 0, len(parsed.Fields))
 			for k := range parsed.Fields {
 				keys = append(keys, k)
 			}
-			sortByCreateOrder(keys)
+			v1.SortByCreateOrder(keys)
 			for _, k := range keys {
 				for _, reason := range parsed.Fields[k] {
 					v.Add(k, reason)
@@ -330,21 +296,6 @@ func checkResponse(r *Response) error {
 		}
 	}
 	return &ErrorResponse{Status: r.StatusCode, Body: parsed, RequestID: r.RequestID}
-}
-
-// sortByCreateOrder orders employee[...] field names as the create form lists them, others after.
-func sortByCreateOrder(keys []string) {
-	rank := func(k string) int {
-		for i, f := range createFields {
-			if k == "employee["+f+"]" {
-				return i
-			}
-		}
-		return len(createFields)
-	}
-	slices.SortFunc(keys, func(a, b string) int {
-		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
-	})
 }
 
 // maxRetryAfter caps the wait a server may ask for.

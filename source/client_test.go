@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 const clientTestKey = "sandbox-SECRET-4b1d-key"
@@ -105,9 +107,9 @@ func answerServer(t *testing.T, status int, header http.Header, body string) (*h
 }
 
 func TestCreateEmployee(t *testing.T) {
-	ne := NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
+	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
 	var env struct {
-		Employees []Employee `json:"employees"`
+		Employees []v1.Employee `json:"employees"`
 	}
 	if err := json.Unmarshal([]byte(createdAnswer), &env); err != nil {
 		t.Fatal(err)
@@ -189,13 +191,13 @@ func TestCreateEmployeeSendsTheDocumentedForm(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		ne   NewEmployee
+		ne   v1.NewEmployee
 		want url.Values
 	}{
-		{"every field", NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana+hr@example.com", JobTitle: "R&D = Lead", JoinDate: "2024-02-29"},
+		{"every field", v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana+hr@example.com", JobTitle: "R&D = Lead", JoinDate: "2024-02-29"},
 			url.Values{"employee[first_name]": {"Ana"}, "employee[last_name]": {"López"}, "employee[email]": {"ana+hr@example.com"},
 				"employee[job_title]": {"R&D = Lead"}, "employee[join_date]": {"2024/02/29"}}},
-		{"no job title: sent empty", NewEmployee{FirstName: "Bo", LastName: "Ek", Email: "bo@example.com", JoinDate: "2025-01-31"},
+		{"no job title: sent empty", v1.NewEmployee{FirstName: "Bo", LastName: "Ek", Email: "bo@example.com", JoinDate: "2025-01-31"},
 			url.Values{"employee[first_name]": {"Bo"}, "employee[last_name]": {"Ek"}, "employee[email]": {"bo@example.com"},
 				"employee[job_title]": {""}, "employee[join_date]": {"2025/01/31"}}},
 	}
@@ -212,7 +214,7 @@ func TestCreateEmployeeSendsTheDocumentedForm(t *testing.T) {
 }
 
 func TestCreateEmployeeUnexpectedSuccessBodies(t *testing.T) {
-	ne := NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"}
+	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"}
 	tests := []struct {
 		name   string
 		status int
@@ -238,7 +240,7 @@ func TestCreateEmployeeUnexpectedSuccessBodies(t *testing.T) {
 				t.Fatalf("CreateEmployee succeeded with %#v", got)
 			}
 			if tt.field != "" {
-				var fe *FieldError
+				var fe *v1.FieldError
 				if !errors.As(err, &fe) || fe.Field != tt.field {
 					t.Errorf("error %v, want a FieldError for %s", err, tt.field)
 				}
@@ -270,20 +272,20 @@ func TestCreateEmployeeErrorMapping(t *testing.T) {
 	}{
 		{"400 Record Invalid", http.StatusBadRequest, reqID,
 			`{"error":{"type":"Record Invalid","employee[zeta]":["bad"],"employee[email]":["is invalid","has already been taken"],"employee[last_name]":["missing"],"base":"oops"}}`,
-			wantValidation([]FieldProblem{
-				{"employee[last_name]", []string{"missing"}},
-				{"employee[email]", []string{"is invalid", "has already been taken"}},
-				{"base", []string{"oops"}},
-				{"employee[zeta]", []string{"bad"}},
+			wantValidation([]v1.FieldProblem{
+				{Field: "employee[last_name]", Reasons: []string{"missing"}},
+				{Field: "employee[email]", Reasons: []string{"is invalid", "has already been taken"}},
+				{Field: "base", Reasons: []string{"oops"}},
+				{Field: "employee[zeta]", Reasons: []string{"bad"}},
 			})},
 		{"422 Record Invalid", http.StatusUnprocessableEntity, nil,
 			`{"error":{"type":"Record Invalid","employee[join_date]":["is not a date"],"employee[first_name]":["missing"]}}`,
-			wantValidation([]FieldProblem{
-				{"employee[first_name]", []string{"missing"}},
-				{"employee[join_date]", []string{"is not a date"}},
+			wantValidation([]v1.FieldProblem{
+				{Field: "employee[first_name]", Reasons: []string{"missing"}},
+				{Field: "employee[join_date]", Reasons: []string{"is not a date"}},
 			})},
 		{"400 without fields", http.StatusBadRequest, reqID, `{"error":{"type":"Bad Request","message":"unreadable body"}}`,
-			wantErrorResponse(ErrorResponse{Status: 400, Body: ParsedError{Type: "Bad Request", Message: "unreadable body"}, RequestID: "req-123"},
+			wantErrorResponse(ErrorResponse{Status: 400, Body: v1.ParsedError{Type: "Bad Request", Message: "unreadable body"}, RequestID: "req-123"},
 				"source answered 400 (Bad Request: unreadable body)")},
 		{"401 string body", http.StatusUnauthorized, reqID, `{"error":"401 Unauthorized"}`, wantUnauthorized},
 		{"401 empty body", http.StatusUnauthorized, nil, ``, wantUnauthorized},
@@ -299,14 +301,14 @@ func TestCreateEmployeeErrorMapping(t *testing.T) {
 		{"429 Retry-After unreadable", http.StatusTooManyRequests, withID("Retry-After", "soon"), ``,
 			wantRateLimit(func(d time.Duration) bool { return d == 0 }, "req-123")},
 		{"404", http.StatusNotFound, nil, `{"error":{"type":"Not Found"}}`,
-			wantErrorResponse(ErrorResponse{Status: 404, Body: ParsedError{Type: "Not Found"}}, "source answered 404 (Not Found)")},
+			wantErrorResponse(ErrorResponse{Status: 404, Body: v1.ParsedError{Type: "Not Found"}}, "source answered 404 (Not Found)")},
 		{"500 with a body", http.StatusInternalServerError, reqID, `{"error":{"type":"Internal Server Error","message":"boom"}}`,
-			wantErrorResponse(ErrorResponse{Status: 500, Body: ParsedError{Type: "Internal Server Error", Message: "boom"}, RequestID: "req-123"},
+			wantErrorResponse(ErrorResponse{Status: 500, Body: v1.ParsedError{Type: "Internal Server Error", Message: "boom"}, RequestID: "req-123"},
 				"source answered 500 (Internal Server Error: boom)")},
 		{"502 HTML", http.StatusBadGateway, nil, `<html>Bad Gateway</html>`,
 			wantErrorResponse(ErrorResponse{Status: 502}, "source answered 502 (Bad Gateway)")},
 	}
-	ne := NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"}
+	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, _ := answerServer(t, tt.status, tt.header, tt.body)
@@ -327,10 +329,10 @@ func TestCreateEmployeeErrorMapping(t *testing.T) {
 	}
 }
 
-func wantValidation(want []FieldProblem) func(*testing.T, error) {
+func wantValidation(want []v1.FieldProblem) func(*testing.T, error) {
 	return func(t *testing.T, err error) {
 		t.Helper()
-		var verr *ValidationError
+		var verr *v1.ValidationError
 		if !errors.As(err, &verr) {
 			t.Fatalf("error %v (%T), want a *ValidationError", err, err)
 		}
@@ -353,8 +355,8 @@ func wantErrorResponse(want ErrorResponse, msg string) func(*testing.T, error) {
 		if er.Error() != msg {
 			t.Errorf("Error() = %q, want %q", er.Error(), msg)
 		}
-		var verr *ValidationError
-		if errors.As(err, &verr) || errors.Is(err, ErrUnauthorized) {
+		var verr *v1.ValidationError
+		if errors.As(err, &verr) || errors.Is(err, v1.ErrUnauthorized) {
 			t.Errorf("error %v is also another kind", err)
 		}
 	}
@@ -362,7 +364,7 @@ func wantErrorResponse(want ErrorResponse, msg string) func(*testing.T, error) {
 
 func wantUnauthorized(t *testing.T, err error) {
 	t.Helper()
-	if !errors.Is(err, ErrUnauthorized) {
+	if !errors.Is(err, v1.ErrUnauthorized) {
 		t.Errorf("error %v, want ErrUnauthorized", err)
 	}
 	var er *ErrorResponse
@@ -374,7 +376,7 @@ func wantUnauthorized(t *testing.T, err error) {
 func wantRateLimit(okWait func(time.Duration) bool, requestID string) func(*testing.T, error) {
 	return func(t *testing.T, err error) {
 		t.Helper()
-		var rl *RateLimitError
+		var rl *v1.RateLimitError
 		if !errors.As(err, &rl) {
 			t.Fatalf("error %v (%T), want a *RateLimitError", err, err)
 		}
@@ -395,7 +397,7 @@ func TestClientErrorsNeverShowTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Close() // the connection is refused, so even the create is retried, up to MaxAttempts
-	_, err = c.CreateEmployee(context.Background(), NewEmployee{FirstName: "Ana", LastName: "L", Email: "a@b.c", JoinDate: "2024-01-01"})
+	_, err = c.CreateEmployee(context.Background(), v1.NewEmployee{FirstName: "Ana", LastName: "L", Email: "a@b.c", JoinDate: "2024-01-01"})
 	if err == nil {
 		t.Fatal("CreateEmployee against a closed server succeeded")
 	}
@@ -408,7 +410,7 @@ func TestClientErrorsNeverShowTheKey(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.CreateEmployee(ctx, NewEmployee{}); !errors.Is(err, context.Canceled) {
+	if _, err := c.CreateEmployee(ctx, v1.NewEmployee{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("CreateEmployee with a canceled context = %v, want context.Canceled", err)
 	}
 }
@@ -474,11 +476,11 @@ func TestClientErrorMessages(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&RateLimitError{}, "source rate limit reached"},
-		{&RateLimitError{RetryAfter: 90 * time.Second}, "source rate limit reached (retry after 1m30s)"},
+		{&v1.RateLimitError{}, "source rate limit reached"},
+		{&v1.RateLimitError{RetryAfter: 90 * time.Second}, "source rate limit reached (retry after 1m30s)"},
 		{&ErrorResponse{Status: 503}, "source answered 503 (Service Unavailable)"},
-		{&ErrorResponse{Status: 500, Body: ParsedError{Type: "Oops"}}, "source answered 500 (Oops)"},
-		{&ErrorResponse{Status: 400, Body: ParsedError{Type: "Bad Request", Message: "x"}}, "source answered 400 (Bad Request: x)"},
+		{&ErrorResponse{Status: 500, Body: v1.ParsedError{Type: "Oops"}}, "source answered 500 (Oops)"},
+		{&ErrorResponse{Status: 400, Body: v1.ParsedError{Type: "Bad Request", Message: "x"}}, "source answered 400 (Bad Request: x)"},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
@@ -607,7 +609,7 @@ func TestListEnvelopeErrors(t *testing.T) {
 				t.Errorf("response %+v, want the answer's", resp)
 			}
 			if tt.field != "" {
-				var fe *FieldError
+				var fe *v1.FieldError
 				if !errors.As(err, &fe) || fe.Field != tt.field {
 					t.Errorf("error %v, want a FieldError for %s", err, tt.field)
 				}
@@ -625,7 +627,7 @@ func TestListBadPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, page := range []int64{0, -1, MaxPage + 1} {
+	for _, page := range []int64{0, -1, v1.MaxPage + 1} {
 		if _, _, err := c.ListEmployees(context.Background(), page); err == nil {
 			t.Errorf("page %d: no error", page)
 		}

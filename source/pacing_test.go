@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // fakeClock is a clock whose sleeps return at once. By default a sleep moves the clock to the
@@ -349,7 +351,7 @@ func TestClientPacingAvoidsTheUpstreamLimit(t *testing.T) {
 				} else {
 					_, _, err = c.ListWorkingPatterns(ctx, 1)
 				}
-				var rl *RateLimitError
+				var rl *v1.RateLimitError
 				if err != nil && !errors.As(err, &rl) {
 					t.Fatal(err)
 				}

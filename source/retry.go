@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Retries. A read (GET) is retried after a 5xx, a timeout or a dropped connection, with
@@ -93,7 +95,7 @@ func (c *Client) do(ctx context.Context, cl call) (*Response, []byte, error) {
 			return resp, body, nil
 		}
 
-		var rl *RateLimitError
+		var rl *v1.RateLimitError
 		rateLimited := errors.As(err, &rl)
 		stats.addFailure(rateLimited)
 		wait, retry := c.retryWait(ctx, cl.method, err, bo)
@@ -163,7 +165,7 @@ func (c *Client) retryWait(ctx context.Context, method string, err error, bo bac
 	if ctx.Err() != nil {
 		return 0, false
 	}
-	var rl *RateLimitError
+	var rl *v1.RateLimitError
 	if errors.As(err, &rl) {
 		if rl.RetryAfter > 0 {
 			return rl.RetryAfter, true
@@ -177,7 +179,7 @@ func (c *Client) retryWait(ctx context.Context, method string, err error, bo bac
 		if !idempotent || er.Status < 500 {
 			return 0, false
 		}
-	case errors.Is(err, ErrUnauthorized):
+	case errors.Is(err, v1.ErrUnauthorized):
 		return 0, false
 	case idempotent && transient(err):
 	case !idempotent && refusedBeforeSend(err):

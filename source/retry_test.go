@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // step is one scripted answer.
@@ -44,7 +46,7 @@ func rateLimited(retryAfter string) step {
 }
 
 func status(code int) step {
-	return step{status: code, body: string(ErrorBody(code, "")), header: http.Header{"X-Request-Id": {"req-" + strconv.Itoa(code)}}}
+	return step{status: code, body: string(v1.ErrorBody(code, "")), header: http.Header{"X-Request-Id": {"req-" + strconv.Itoa(code)}}}
 }
 
 // scriptServer answers request i with script[i], and 200 with okPage after the script.
@@ -153,7 +155,7 @@ func errStatus(code int, contains string) func(*testing.T, error) {
 func errRateLimit(contains string) func(*testing.T, error) {
 	return func(t *testing.T, err error) {
 		t.Helper()
-		var rl *RateLimitError
+		var rl *v1.RateLimitError
 		if !errors.As(err, &rl) {
 			t.Errorf("error %v (%T), want a *RateLimitError", err, err)
 		}
@@ -166,7 +168,7 @@ func errRateLimit(contains string) func(*testing.T, error) {
 func errTransport(t *testing.T, err error) {
 	t.Helper()
 	var er *ErrorResponse
-	if errors.As(err, &er) || errors.Is(err, ErrUnauthorized) {
+	if errors.As(err, &er) || errors.Is(err, v1.ErrUnauthorized) {
 		t.Errorf("error %v, want a transport error", err)
 	}
 }
@@ -211,13 +213,13 @@ func TestRetries(t *testing.T) {
 			wantRequests: 2, wantSleeps: backoffSleeps(1)},
 		{name: "401 stops at once", script: []step{status(401)},
 			wantRequests: 1, wantSleeps: sleeps(), wantErr: func(t *testing.T, err error) {
-				errIs(ErrUnauthorized)(t, err)
+				errIs(v1.ErrUnauthorized)(t, err)
 				if want := "list employees page 1: 401 Unauthorized: the source refused the API key"; err.Error() != want {
 					t.Errorf("error %q, want %q", err, want)
 				}
 			}},
 		{name: "403 stops at once", script: []step{status(403)},
-			wantRequests: 1, wantSleeps: sleeps(), wantErr: errIs(ErrUnauthorized)},
+			wantRequests: 1, wantSleeps: sleeps(), wantErr: errIs(v1.ErrUnauthorized)},
 		{name: "404 stops at once", script: []step{status(404)},
 			wantRequests: 1, wantSleeps: sleeps(), wantErr: errStatus(404, "source answered 404")},
 		{name: "400 stops at once", script: []step{status(400)},
@@ -252,13 +254,13 @@ func TestRetries(t *testing.T) {
 			wantRequests: 3, wantSleeps: sleeps(2*time.Second, 3*time.Second)},
 		{name: "create: 400 is not retried", create: true, script: []step{{status: 400, body: `{"error":{"type":"Record Invalid","employee[email]":["has already been taken"]}}`}},
 			wantRequests: 1, wantSleeps: sleeps(), wantErr: func(t *testing.T, err error) {
-				var v *ValidationError
+				var v *v1.ValidationError
 				if !errors.As(err, &v) {
 					t.Errorf("error %v, want a *ValidationError", err)
 				}
 			}},
 		{name: "create: 401 is not retried", create: true, script: []step{status(401)},
-			wantRequests: 1, wantSleeps: sleeps(), wantErr: errIs(ErrUnauthorized)},
+			wantRequests: 1, wantSleeps: sleeps(), wantErr: errIs(v1.ErrUnauthorized)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,9 +281,9 @@ func TestRetries(t *testing.T) {
 			var stats Stats
 			ctx := WithStats(context.Background(), &stats)
 			if tt.create {
-				_, err = c.CreateEmployee(ctx, NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"})
+				_, err = c.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"})
 			} else {
-				var emps []Employee
+				var emps []v1.Employee
 				emps, _, err = c.ListEmployees(ctx, 1)
 				if err == nil && (len(emps) != 1 || emps[0].ID != 1) {
 					t.Errorf("employees %+v", emps)
@@ -368,7 +370,7 @@ func TestRetryRefusedConnection(t *testing.T) {
 				t.Fatal(err)
 			}
 			if create {
-				_, err = c.CreateEmployee(context.Background(), NewEmployee{FirstName: "Ana", LastName: "L", Email: "a@b.co", JoinDate: "2024-01-01"})
+				_, err = c.CreateEmployee(context.Background(), v1.NewEmployee{FirstName: "Ana", LastName: "L", Email: "a@b.co", JoinDate: "2024-01-01"})
 			} else {
 				_, _, err = c.ListEmployees(context.Background(), 1)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 func newClient(t *testing.T, srv *sourcetest.Server, opts source.ClientOptions) *source.Client {
@@ -33,7 +34,7 @@ func ids(t *testing.T, raws []json.RawMessage) []int64 {
 	t.Helper()
 	out := make([]int64, len(raws))
 	for i, raw := range raws {
-		var e source.Employee
+		var e v1.Employee
 		if err := json.Unmarshal(raw, &e); err != nil {
 			t.Fatal(err)
 		}
@@ -43,9 +44,9 @@ func ids(t *testing.T, raws []json.RawMessage) []int64 {
 }
 
 // walk follows next links from page 1, as a sync would, refusing other origins.
-func walk(t *testing.T, ctx context.Context, c *source.Client) ([]source.Employee, []*source.Response) {
+func walk(t *testing.T, ctx context.Context, c *source.Client) ([]v1.Employee, []*source.Response) {
 	t.Helper()
-	var all []source.Employee
+	var all []v1.Employee
 	var resps []*source.Response
 	for page := int64(1); ; {
 		emps, resp, err := c.ListEmployees(ctx, page)
@@ -61,7 +62,7 @@ func walk(t *testing.T, ctx context.Context, c *source.Client) ([]source.Employe
 		if !c.SameOrigin(next) {
 			t.Fatalf("page %d: next link %q on another origin", page, next)
 		}
-		page = source.PageOf(next)
+		page = v1.PageOf(next)
 	}
 }
 
@@ -210,7 +211,7 @@ func TestClientWithWrongKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = c.ListEmployees(context.Background(), 1)
-	if !errors.Is(err, source.ErrUnauthorized) || srv.NumRequests() != 1 {
+	if !errors.Is(err, v1.ErrUnauthorized) || srv.NumRequests() != 1 {
 		t.Errorf("error %v after %d requests, want ErrUnauthorized after 1", err, srv.NumRequests())
 	}
 }
@@ -219,7 +220,7 @@ func TestClientCreatesOnTheFakeUpstream(t *testing.T) {
 	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(3, 1)})
 	defer srv.Close()
 	c := newClient(t, srv, source.ClientOptions{RateLimitWindow: time.Millisecond})
-	ne := source.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
+	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
 
 	// A 429 is retried: the upstream did not act on it.
 	srv.InjectFaults(sourcetest.Fault{Status: http.StatusTooManyRequests})

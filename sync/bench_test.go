@@ -31,6 +31,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -265,9 +266,9 @@ func employeesResult(b *testing.B, rs []hrsync.Result) hrsync.Result {
 	return hrsync.Result{}
 }
 
-func decodeEmployees(b *testing.B, raws []json.RawMessage) []source.Employee {
+func decodeEmployees(b *testing.B, raws []json.RawMessage) []v1.Employee {
 	b.Helper()
-	emps := make([]source.Employee, len(raws))
+	emps := make([]v1.Employee, len(raws))
 	for i, raw := range raws {
 		if err := json.Unmarshal(raw, &emps[i]); err != nil {
 			b.Fatal(err)
@@ -277,7 +278,7 @@ func decodeEmployees(b *testing.B, raws []json.RawMessage) []source.Employee {
 }
 
 // stageAll stages the employees page by page, as a walk does, and says how long that took.
-func stageAll(b *testing.B, s *sink.Store, emps []source.Employee) (*sink.Load, time.Duration) {
+func stageAll(b *testing.B, s *sink.Store, emps []v1.Employee) (*sink.Load, time.Duration) {
 	b.Helper()
 	ctx := context.Background()
 	start := time.Now()
@@ -294,7 +295,7 @@ func stageAll(b *testing.B, s *sink.Store, emps []source.Employee) (*sink.Load, 
 }
 
 // mergeAll stages and merges the employees as a complete walk.
-func mergeAll(b *testing.B, s *sink.Store, emps []source.Employee) {
+func mergeAll(b *testing.B, s *sink.Store, emps []v1.Employee) {
 	b.Helper()
 	l, _ := stageAll(b, s, emps)
 	defer l.Close()

@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Reading a CSV file of new hires, as spreadsheets write it: Excel (UTF-8 with a byte-order mark,
@@ -26,8 +26,8 @@ const DefaultMaxHireRows = 100_000
 
 // Hire is one valid row.
 type Hire struct {
-	Line     int                // 1-based line the row starts on in the file
-	Employee source.NewEmployee // validated; JoinDate YYYY-MM-DD
+	Line     int            // 1-based line the row starts on in the file
+	Employee v1.NewEmployee // validated; JoinDate YYYY-MM-DD
 }
 
 // RowProblem is a row that will not be sent, with why.
@@ -66,7 +66,7 @@ type HireOptions struct {
 // is not blank; its cells are matched ignoring case, spaces and punctuation, and a few aliases
 // are known ("Surname", "Work email", "Start date", "Role", ...). Unknown columns are ignored.
 //
-// Every row is checked as the API checks a create (source.ValidateNewEmployee), after its cells
+// Every row is checked as the API checks a create (v1.ValidateNewEmployee), after its cells
 // are trimmed and its join date is read (YYYY/MM/DD, YYYY-MM-DD or opts.DateLayout; nothing is
 // guessed). A row repeating an earlier row's email (compared ignoring case) is a Duplicate
 // problem, whatever else is wrong with it. Rows whose cells are all blank are skipped. Hires and
@@ -476,7 +476,7 @@ func (h *hireReader) row(rec []string, line int) {
 		h.problem(line, email, fmt.Sprintf("row has %d cells but the header has %d, and the extra cells are not blank", len(rec), h.width), false)
 		return
 	}
-	if source.ValidEmail(email) {
+	if v1.ValidEmail(email) {
 		k := foldKey(email)
 		if first, seen := h.first[k]; seen {
 			h.problem(line, email, fmt.Sprintf("email: used again (first on line %d)", first), true)
@@ -498,7 +498,7 @@ func (h *hireReader) row(rec []string, line int) {
 	if dateProblem == "" && date != "" {
 		fields[fieldJoinDate] = date
 	}
-	ne, err := source.ValidateNewEmployee(fields)
+	ne, err := v1.ValidateNewEmployee(fields)
 	if err == nil && dateProblem == "" {
 		h.hires = append(h.hires, Hire{Line: line, Employee: ne})
 		return
@@ -513,7 +513,7 @@ func (h *hireReader) joinDate(s string) (date, problem string) {
 		return "", ""
 	}
 	if isoShaped(s) {
-		d, err := source.ParseDate(s)
+		d, err := v1.ParseDate(s)
 		if err != nil {
 			return "", "not a calendar date"
 		}
@@ -559,7 +559,7 @@ func checkDateLayout(layout string) error {
 // view of it) as one line: "first_name: missing; email: not a valid email address".
 func reasons(err error, dateProblem string) string {
 	var parts []string
-	var verr *source.ValidationError
+	var verr *v1.ValidationError
 	switch {
 	case errors.As(err, &verr):
 		for _, p := range verr.Problems {

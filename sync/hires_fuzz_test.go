@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -91,7 +91,7 @@ func FuzzReadHires(f *testing.F) {
 			lines[h.Line] = "hire"
 			e := h.Employee
 			fields := map[string]string{"first_name": e.FirstName, "last_name": e.LastName, "email": e.Email, "job_title": e.JobTitle, "join_date": e.JoinDate}
-			again, err := source.ValidateNewEmployee(fields)
+			again, err := v1.ValidateNewEmployee(fields)
 			if err != nil || again != e {
 				t.Fatalf("hire on line %d %+v is not valid: %v (%+v)", h.Line, e, err, again)
 			}
@@ -212,8 +212,8 @@ func FuzzHiresRoundTrip(f *testing.F) {
 			blank = blank && strings.TrimSpace(c) == ""
 		}
 		fields := map[string]string{"first_name": first, "last_name": last, "email": email, "job_title": title, "join_date": date}
-		want, verr := source.ValidateNewEmployee(fields)
-		dup := source.ValidEmail(strings.TrimSpace(email)) && strings.EqualFold(strings.TrimSpace(email), anchor)
+		want, verr := v1.ValidateNewEmployee(fields)
+		dup := v1.ValidEmail(strings.TrimSpace(email)) && strings.EqualFold(strings.TrimSpace(email), anchor)
 		iso := acceptableDate.MatchString(strings.TrimSpace(date))
 		switch {
 		case blank:

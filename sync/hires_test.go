@@ -14,12 +14,12 @@ import (
 	"testing/iotest"
 	"unicode/utf16"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
-func emp(first, last, email, title, date string) source.NewEmployee {
-	return source.NewEmployee{FirstName: first, LastName: last, Email: email, JobTitle: title, JoinDate: date}
+func emp(first, last, email, title, date string) v1.NewEmployee {
+	return v1.NewEmployee{FirstName: first, LastName: last, Email: email, JobTitle: title, JoinDate: date}
 }
 
 // readSample reads a file of testdata/hires.
@@ -231,7 +231,7 @@ func TestReadHiresFormats(t *testing.T) {
 
 func TestReadHiresRowProblems(t *testing.T) {
 	const header = "First name,Last name,Email,Job title,Join date\n"
-	long := strings.Repeat("é", source.MaxFieldLength+1)
+	long := strings.Repeat("é", v1.MaxFieldLength+1)
 	tests := []struct {
 		name string
 		row  string

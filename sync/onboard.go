@@ -20,12 +20,13 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Upstream is what onboarding needs of the source; *source.Client is one.
 type Upstream interface {
-	CreateEmployee(ctx context.Context, ne source.NewEmployee) (source.Employee, error)
-	ListEmployees(ctx context.Context, page int64) ([]source.Employee, *source.Response, error)
+	CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error)
+	ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *source.Response, error)
 }
 
 // Ledger is what onboarding needs of the warehouse; *sink.Store is one.
@@ -35,7 +36,7 @@ type Ledger interface {
 	PutOnboardingRow(ctx context.Context, r sink.OnboardingRow) error
 	ConfirmSending(ctx context.Context, email string, employeeID int64, reason string) error
 	EmailTaken(ctx context.Context, email string) (bool, error)
-	PutEmployee(ctx context.Context, e source.Employee) error
+	PutEmployee(ctx context.Context, e v1.Employee) error
 }
 
 // Row outcomes in a report. A row is done when it is created, already done, skipped or rejected;
@@ -203,7 +204,7 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			unknown = append(unknown, h)
 			earlier[h.Line] = true
 			continue
-		case !errors.Is(err, source.ErrNotFound):
+		case !errors.Is(err, v1.ErrNotFound):
 			res.Err = err
 			continue
 		}
@@ -274,8 +275,8 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 func (o *Onboarder) send(ctx context.Context, file FileResult, h Hire, record func(RowResult, string) error) (ambiguous bool, err error) {
 	email := h.Employee.Email
 	e, err := o.up.CreateEmployee(ctx, h.Employee)
-	var verr *source.ValidationError
-	var rl *source.RateLimitError
+	var verr *v1.ValidationError
+	var rl *v1.RateLimitError
 	switch {
 	case err == nil:
 		return false, o.confirmed(ctx, h, e, "", record)
@@ -285,7 +286,7 @@ func (o *Onboarder) send(ctx context.Context, file FileResult, h Hire, record fu
 			outcome, status, reason = OutcomeSkipped, sink.RowSkipped, "the source already has this email"
 		}
 		return false, record(RowResult{Line: h.Line, Email: email, Outcome: outcome, Reason: reason}, status)
-	case errors.Is(err, source.ErrUnauthorized):
+	case errors.Is(err, v1.ErrUnauthorized):
 		// Refused, so nothing was created: the row can be sent again once the key is fixed.
 		_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeUnresolved, Reason: "not sent: the source refused the API key"}, sink.RowFailed)
 		return false, fmt.Errorf("%w: fix source.api_key; %s stays in the folder", err, file.Name)
@@ -317,7 +318,7 @@ func notSent(err error) bool {
 
 // confirmed records a hire whose person is at the source as e, and settles every other row of
 // theirs still sending, in any file.
-func (o *Onboarder) confirmed(ctx context.Context, h Hire, e source.Employee, reason string, record func(RowResult, string) error) error {
+func (o *Onboarder) confirmed(ctx context.Context, h Hire, e v1.Employee, reason string, record func(RowResult, string) error) error {
 	if perr := o.st.PutEmployee(ctx, e); perr != nil {
 		o.log.Warn("store a created employee; the next sync brings it", "employee_id", e.ID, "err", perr)
 	}
@@ -367,8 +368,8 @@ func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []Hire
 
 // lookup walks the source's employees for the wanted emails (the interface has no search), and
 // stops as soon as all are found.
-func (o *Onboarder) lookup(ctx context.Context, want map[string]bool) (map[string]source.Employee, error) {
-	found := make(map[string]source.Employee)
+func (o *Onboarder) lookup(ctx context.Context, want map[string]bool) (map[string]v1.Employee, error) {
+	found := make(map[string]v1.Employee)
 	for page := int64(1); ; page++ {
 		es, resp, err := o.up.ListEmployees(ctx, page)
 		if err != nil {
@@ -379,14 +380,14 @@ func (o *Onboarder) lookup(ctx context.Context, want map[string]bool) (map[strin
 				found[k] = e
 			}
 		}
-		last := resp.Total >= 0 && page*source.MaxPerPage >= resp.Total
+		last := resp.Total >= 0 && page*v1.MaxPerPage >= resp.Total
 		if len(es) == 0 || len(found) == len(want) || last {
 			return found, nil
 		}
 	}
 }
 
-func taken(v *source.ValidationError) bool {
+func taken(v *v1.ValidationError) bool {
 	for _, p := range v.Problems {
 		if strings.Contains(p.Field, "email") {
 			for _, r := range p.Reasons {
@@ -399,7 +400,7 @@ func taken(v *source.ValidationError) bool {
 	return false
 }
 
-func problemsOf(v *source.ValidationError) string {
+func problemsOf(v *v1.ValidationError) string {
 	var parts []string
 	for _, p := range v.Problems {
 		f := strings.TrimSuffix(strings.TrimPrefix(p.Field, "employee["), "]")
@@ -546,7 +547,7 @@ func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileR
 	name := filepath.Base(path)
 	r := o.ProcessFile(ctx, name, data)
 	o.log.Info("onboarding file", "file", name, "rows", len(r.Rows), "unresolved", r.Count(OutcomeUnresolved), "failed", r.Failed(), "err", r.Err)
-	stays := o.opts.DryRun || ctx.Err() != nil || errors.Is(r.Err, source.ErrUnauthorized)
+	stays := o.opts.DryRun || ctx.Err() != nil || errors.Is(r.Err, v1.ErrUnauthorized)
 	if moveTo == "" { // a file named on the command line
 		return r, o.writeNamedReport(path, r)
 	}

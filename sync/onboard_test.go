@@ -14,6 +14,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -33,7 +34,7 @@ func hiresCSV(from, n int, extra ...string) []byte {
 func createdPerEmail(up *upstream) map[string]int {
 	out := map[string]int{}
 	for _, raw := range up.Employees() {
-		var e source.Employee
+		var e v1.Employee
 		if err := e.UnmarshalJSON(raw); err == nil {
 			out[strings.ToLower(e.Email)]++
 		}

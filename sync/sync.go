@@ -15,12 +15,13 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Source is the upstream service; *source.Client is one.
 type Source interface {
-	ListEmployees(ctx context.Context, page int64) ([]source.Employee, *source.Response, error)
-	ListWorkingPatterns(ctx context.Context, page int64) ([]source.WorkingPattern, *source.Response, error)
+	ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *source.Response, error)
+	ListWorkingPatterns(ctx context.Context, page int64) ([]v1.WorkingPattern, *source.Response, error)
 	// SameOrigin reports whether a Link target is on the configured source's origin.
 	SameOrigin(target string) bool
 }
@@ -132,7 +133,7 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 		if res.Err != nil {
 			errs = append(errs, fmt.Errorf("sync %s: %w", r, res.Err))
 		}
-		if errors.Is(res.Err, source.ErrUnauthorized) {
+		if errors.Is(res.Err, v1.ErrUnauthorized) {
 			// The key is the account's: every other collection would be refused the same way,
 			// and saying so once is enough.
 			break
@@ -291,8 +292,8 @@ type walked struct {
 type page struct {
 	n        int64
 	resp     *source.Response
-	employee []source.Employee
-	patterns []source.WorkingPattern
+	employee []v1.Employee
+	patterns []v1.WorkingPattern
 }
 
 // fetch reads one page of the resource and checks its Link targets' origin.
@@ -324,7 +325,7 @@ func (p page) records() int64 { return int64(len(p.employee) + len(p.patterns)) 
 // Total and the page size the source used; 0 when neither says.
 func pagesOf(p page) int64 {
 	if last, ok := p.resp.Links["last"]; ok {
-		if n := source.PageOf(last); n > 0 {
+		if n := v1.PageOf(last); n > 0 {
 			return n
 		}
 	}
@@ -336,7 +337,7 @@ func pagesOf(p page) int64 {
 		size = p.records()
 	}
 	if p.resp.Total >= 0 && size > 0 {
-		return max(source.LastPage(p.resp.Total, size), 1)
+		return max(v1.LastPage(p.resp.Total, size), 1)
 	}
 	return 0
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -87,7 +89,7 @@ func result(t *testing.T, rs []hrsync.Result, r sink.Resource) hrsync.Result {
 // servedPages reads a collection through serve mode's HTTP interface, following rel="next".
 func servedPages(t *testing.T, store *sink.Store, path string) map[int64]string {
 	t.Helper()
-	h, err := source.NewHandler(store, source.HandlerOptions{APIKeys: []string{"k"}})
+	h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func servedPages(t *testing.T, store *sink.Store, path string) map[int64]string 
 			}
 			out[id.ID] = string(raw)
 		}
-		links, err := source.ParseLink(resp.Header.Get("Link"))
+		links, err := v1.ParseLink(resp.Header.Get("Link"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +133,7 @@ func assertReplica(t *testing.T, up *upstream, store *sink.Store, patterns bool)
 	t.Helper()
 	want := map[int64]string{}
 	for _, raw := range up.Employees() {
-		var e source.Employee
+		var e v1.Employee
 		if err := json.Unmarshal(raw, &e); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +155,7 @@ func assertReplica(t *testing.T, up *upstream, store *sink.Store, patterns bool)
 	}
 	wantWP := map[int64]string{}
 	for _, raw := range up.WorkingPatterns() {
-		var p source.WorkingPattern
+		var p v1.WorkingPattern
 		if err := json.Unmarshal(raw, &p); err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +323,7 @@ func TestCollectionNeverHoldsStill(t *testing.T) {
 
 func mustID(t *testing.T, raw json.RawMessage) int64 {
 	t.Helper()
-	var e source.Employee
+	var e v1.Employee
 	if err := json.Unmarshal(raw, &e); err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +351,7 @@ func TestRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), hrsync.Resources)
-		if !errors.Is(err, source.ErrUnauthorized) || strings.Contains(err.Error(), "sandbox-wrong-key") {
+		if !errors.Is(err, v1.ErrUnauthorized) || strings.Contains(err.Error(), "sandbox-wrong-key") {
 			t.Fatalf("err %v", err)
 		}
 		if up.NumRequests() != 1 { // no retries, and no other collection: the key is the account's

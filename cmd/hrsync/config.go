@@ -17,7 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -402,7 +402,7 @@ func (c Config) validate() error {
 	if c.Warehouse.URL == "" {
 		return errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)")
 	}
-	if _, err := source.ParseWrites(c.Serve.Writes); err != nil {
+	if _, err := serve.ParseWrites(c.Serve.Writes); err != nil {
 		return fmt.Errorf("config: serve.writes: %w", err)
 	}
 	if c.Serve.PublicURL != "" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
@@ -228,7 +229,7 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 func serveDemo(ctx context.Context, cfg Config, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
 	key := newAPIKey("demo-")
 	cfg.Serve.APIKeys = []string{key}
-	cfg.Serve.Writes = string(source.WritesLocal)
+	cfg.Serve.Writes = string(serve.WritesLocal)
 	cfg.Serve.PublicURL = ""
 	mux, err := apiMux(cfg, store, nil, newServeMetrics(newRegistry()), log)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // The demo's numbers for n generated employees and deploy/examples/new-hires.csv: six hires
@@ -69,7 +69,7 @@ func TestDemoSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	list, err := store.ListEmployees(context.Background(), source.Page{Number: 1, Size: 1})
+	list, err := store.ListEmployees(context.Background(), v1.Page{Number: 1, Size: 1})
 	if err != nil || list.Total != 156 {
 		t.Errorf("the warehouse serves %d employees (%v), want 156", list.Total, err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // newRegistry is the process's Prometheus registry, with the Go and process collectors and the
@@ -48,7 +48,7 @@ func newServeMetrics(reg prometheus.Registerer) *serveMetrics {
 	return m
 }
 
-// observe is source.HandlerOptions.Observe. Routes are the mux's patterns, so cardinality stays
+// observe is serve.Options.Observe. Routes are the mux's patterns, so cardinality stays
 // low whatever paths clients send.
 func (m *serveMetrics) observe(route string, status int, d time.Duration) {
 	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
@@ -104,7 +104,7 @@ func writeJSONError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(source.ErrorBody(status, msg), '\n'))
+	_, _ = w.Write(append(v1.ErrorBody(status, msg), '\n'))
 }
 
 // metricsMux serves /metrics and the health endpoints.

@@ -20,6 +20,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -183,7 +184,7 @@ type panicOnce struct {
 	done atomic.Bool
 }
 
-func (p *panicOnce) CreateEmployee(ctx context.Context, ne source.NewEmployee) (source.Employee, error) {
+func (p *panicOnce) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
 	if p.done.CompareAndSwap(false, true) {
 		panic("boom")
 	}

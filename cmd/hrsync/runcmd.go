@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -70,7 +71,7 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)}}
 	if f.serve {
 		var upstream *source.Client
-		if w, _ := source.ParseWrites(cfg.Serve.Writes); w == source.WritesForward {
+		if w, _ := serve.ParseWrites(cfg.Serve.Writes); w == serve.WritesForward {
 			upstream = client // one budget for the account
 		}
 		mux, err := apiMux(cfg, store, upstream, newServeMetrics(reg), log)

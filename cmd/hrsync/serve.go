@@ -18,6 +18,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 )
 
 // Server timeouts: a slow or stalled client cannot hold a connection or a goroutine for long.
@@ -38,7 +39,7 @@ func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
 	defer store.Close()
 	reg := newRegistry()
 	var upstream *source.Client
-	if w, _ := source.ParseWrites(cfg.Serve.Writes); w == source.WritesForward {
+	if w, _ := serve.ParseWrites(cfg.Serve.Writes); w == serve.WritesForward {
 		// A forwarded create holds a client's request open: one attempt, paced like every call
 		// to the account; a 429 goes straight back to the client, who may retry.
 		if upstream, err = newClient(cfg, log, source.ClientOptions{MaxAttempts: 1}); err != nil {
@@ -63,15 +64,15 @@ func apiMux(cfg Config, store *sink.Store, upstream *source.Client, m *serveMetr
 	if err != nil {
 		return nil, err
 	}
-	writes, _ := source.ParseWrites(cfg.Serve.Writes) // validated with the config
-	hopts := source.HandlerOptions{APIKeys: keys, Writes: writes, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
+	writes, _ := serve.ParseWrites(cfg.Serve.Writes) // validated with the config
+	hopts := serve.Options{APIKeys: keys, Writes: writes, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
 	if upstream != nil {
 		hopts.Upstream = upstream
 	}
 	if cfg.Serve.PublicURL != "" {
 		hopts.PublicURL, _ = url.Parse(cfg.Serve.PublicURL) // validated with the config
 	}
-	api, err := source.NewHandler(store, hopts)
+	api, err := serve.NewHandler(store, hopts)
 	if err != nil {
 		return nil, err
 	}

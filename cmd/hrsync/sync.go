@@ -12,6 +12,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -95,7 +96,7 @@ func syncCmd(ctx context.Context, cfg Config, f syncFlags, stdout, stderr io.Wri
 			switch {
 			case errors.Is(r.Err, hrsync.ErrGuarded):
 				msg += " (if intended, run again with --allow-mass-delete)"
-			case errors.Is(r.Err, source.ErrUnauthorized):
+			case errors.Is(r.Err, v1.ErrUnauthorized):
 				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
 			}
 			msgs = append(msgs, msg)

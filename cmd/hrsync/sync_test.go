@@ -14,8 +14,8 @@ import (
 	_ "github.com/lib/pq"
 
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // writes reads the rows inserted, updated and deleted in the warehouse tables, as Postgres
@@ -87,7 +87,7 @@ func TestSyncThenServe(t *testing.T) {
 		t.Errorf("served %d employees, want 1234", len(served))
 	}
 	for _, raw := range up.Employees() {
-		var e source.Employee
+		var e v1.Employee
 		if err := json.Unmarshal(raw, &e); err != nil {
 			t.Fatal(err)
 		}

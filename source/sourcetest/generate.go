@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Records in the real service's loose style (UPSTREAM.md): some numbers as strings, decimals as
@@ -301,7 +301,7 @@ func nested(p pattern) json.RawMessage {
 func timestamp(t time.Time, style int) string {
 	switch {
 	case style < 65:
-		return t.UTC().Format(source.TimestampLayout)
+		return t.UTC().Format(v1.TimestampLayout)
 	case style < 90:
 		return t.In(bst).Format(time.RFC3339)
 	default:
@@ -315,10 +315,10 @@ func WorkingPatterns() []json.RawMessage {
 	out := make([]json.RawMessage, len(patterns))
 	for i, p := range patterns {
 		o := newObject().set("id", p.id).set("name", p.name).set("default", p.dflt).set("total_hours", p.total)
-		for d, day := range source.Weekdays {
+		for d, day := range v1.Weekdays {
 			o.set(day, p.hours[d] != "0.0")
 		}
-		for d, day := range source.Weekdays {
+		for d, day := range v1.Weekdays {
 			o.set(day+"_hr", p.hours[d])
 		}
 		style := 0
@@ -337,7 +337,7 @@ func WorkingPatterns() []json.RawMessage {
 func defaultPattern(raws []json.RawMessage) json.RawMessage {
 	var first json.RawMessage
 	for _, raw := range raws {
-		var wp source.WorkingPattern
+		var wp v1.WorkingPattern
 		if json.Unmarshal(raw, &wp) != nil {
 			continue
 		}
@@ -358,8 +358,8 @@ func defaultPattern(raws []json.RawMessage) json.RawMessage {
 
 // createdRecord is a new employee as the real service answers a create: defaults for what the
 // create cannot set, join date as company_join_date YYYY-MM-DD, timestamps in UTC.
-func createdRecord(id, account int64, ne source.NewEmployee, pattern json.RawMessage, now time.Time) json.RawMessage {
-	ts := now.UTC().Format(source.TimestampLayout)
+func createdRecord(id, account int64, ne v1.NewEmployee, pattern json.RawMessage, now time.Time) json.RawMessage {
+	ts := now.UTC().Format(v1.TimestampLayout)
 	return newObject().
 		set("id", id).
 		set("account_id", account).

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // DefaultAPIKey is the key a Server accepts when Options.APIKey is empty.
@@ -357,7 +357,7 @@ func dropped(f Fault) answer { return answer{status: StatusDropped, reset: f.Res
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, authorized *bool) answer {
 	// Header names are case-insensitive: Get finds X-API-KEY, X-Api-Key, x-api-key.
 	if r.Header.Get("X-Api-Key") != s.opts.APIKey {
-		return reply(http.StatusUnauthorized, source.ErrorBody(http.StatusUnauthorized, ""))
+		return reply(http.StatusUnauthorized, v1.ErrorBody(http.StatusUnauthorized, ""))
 	}
 	*authorized = true
 	limited := s.arrive()
@@ -383,11 +383,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, authorized
 	case f.Status != 0:
 		body := []byte(f.Body)
 		if f.Body == "" {
-			body = source.ErrorBody(f.Status, "")
+			body = v1.ErrorBody(f.Status, "")
 		}
 		return reply(f.Status, body)
 	case limited:
-		return reply(http.StatusTooManyRequests, source.ErrorBody(http.StatusTooManyRequests, ""))
+		return reply(http.StatusTooManyRequests, v1.ErrorBody(http.StatusTooManyRequests, ""))
 	}
 
 	switch path := strings.TrimSuffix(r.URL.Path, "/"); {
@@ -400,7 +400,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, authorized
 	case strings.HasPrefix(path, "/v1/employees/") && r.Method == http.MethodGet:
 		return s.employee(strings.TrimPrefix(path, "/v1/employees/"))
 	}
-	return reply(http.StatusNotFound, source.ErrorBody(http.StatusNotFound, ""))
+	return reply(http.StatusNotFound, v1.ErrorBody(http.StatusNotFound, ""))
 }
 
 // arrive counts an authorized request in the sliding window and reports whether it is over the
@@ -437,9 +437,9 @@ func (s *Server) fault(n int, r *http.Request) Fault {
 }
 
 // page is one page of a collection, read under the lock.
-type page func(p source.Page) (items []json.RawMessage, total int64)
+type page func(p v1.Page) (items []json.RawMessage, total int64)
 
-func (s *Server) employeePage(p source.Page) ([]json.RawMessage, int64) {
+func (s *Server) employeePage(p v1.Page) ([]json.RawMessage, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	total := int64(len(s.employees))
@@ -450,7 +450,7 @@ func (s *Server) employeePage(p source.Page) ([]json.RawMessage, int64) {
 	return items, total
 }
 
-func (s *Server) patternPage(p source.Page) ([]json.RawMessage, int64) {
+func (s *Server) patternPage(p v1.Page) ([]json.RawMessage, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	total := int64(len(s.patterns))
@@ -466,9 +466,9 @@ func (s *Server) patternPage(p source.Page) ([]json.RawMessage, int64) {
 // parameters kept); per_page cut to 100; a page past the end empty.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, key string, read page, f Fault) answer {
 	q := r.URL.Query()
-	p, err := source.ParsePage(q)
+	p, err := v1.ParsePage(q)
 	if err != nil {
-		return reply(http.StatusBadRequest, source.ErrorBody(http.StatusBadRequest, err.Error()))
+		return reply(http.StatusBadRequest, v1.ErrorBody(http.StatusBadRequest, err.Error()))
 	}
 	items, total := read(p)
 	base := &url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path}
@@ -483,7 +483,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, key string, read p
 	h := w.Header()
 	h.Set("Total", strconv.FormatInt(total, 10))
 	h.Set("Per-Page", strconv.FormatInt(p.Size, 10))
-	if link := source.FormatLink(base, q, p, total); link != "" {
+	if link := v1.FormatLink(base, q, p, total); link != "" {
 		h.Set("Link", link)
 	}
 	return reply(http.StatusOK, envelope(key, items))
@@ -503,7 +503,7 @@ func (s *Server) employee(idText string) answer {
 			return reply(http.StatusOK, envelope("employees", []json.RawMessage{raw}))
 		}
 	}
-	return reply(http.StatusNotFound, source.ErrorBody(http.StatusNotFound, ""))
+	return reply(http.StatusNotFound, v1.ErrorBody(http.StatusNotFound, ""))
 }
 
 // create answers POST /v1/employees: form fields employee[...] or {"employee":{...}} (form
@@ -514,21 +514,21 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, f Fault) answer 
 		if f.DropAfterStore {
 			return dropped(f)
 		}
-		return reply(http.StatusUnsupportedMediaType, source.ErrorBody(http.StatusUnsupportedMediaType,
+		return reply(http.StatusUnsupportedMediaType, v1.ErrorBody(http.StatusUnsupportedMediaType,
 			"send the form fields employee[...] as application/x-www-form-urlencoded or multipart/form-data"))
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	ne, err := source.ReadNewEmployee(r)
-	var verr *source.ValidationError
+	ne, err := v1.ReadNewEmployee(r.Header.Get("Content-Type"), r.Body)
+	var verr *v1.ValidationError
 	switch {
 	case f.DropAfterStore && err != nil:
 		return dropped(f)
 	case errors.As(err, &verr):
 		return reply(http.StatusBadRequest, verr.AppendJSON(nil))
-	case errors.Is(err, source.ErrUnsupportedMediaType):
-		return reply(http.StatusUnsupportedMediaType, source.ErrorBody(http.StatusUnsupportedMediaType, err.Error()))
+	case errors.Is(err, v1.ErrUnsupportedMediaType):
+		return reply(http.StatusUnsupportedMediaType, v1.ErrorBody(http.StatusUnsupportedMediaType, err.Error()))
 	case err != nil:
-		return reply(http.StatusBadRequest, source.ErrorBody(http.StatusBadRequest, err.Error()))
+		return reply(http.StatusBadRequest, v1.ErrorBody(http.StatusBadRequest, err.Error()))
 	}
 	s.mu.Lock()
 	email := strings.ToLower(ne.Email)
@@ -537,7 +537,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, f Fault) answer 
 		if f.DropAfterStore {
 			return dropped(f)
 		}
-		taken := &source.ValidationError{}
+		taken := &v1.ValidationError{}
 		taken.Add("employee[email]", "has already been taken")
 		return reply(http.StatusBadRequest, taken.AppendJSON(nil))
 	}

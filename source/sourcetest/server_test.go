@@ -19,6 +19,7 @@ import (
 
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // get sends a GET with the server's key (or the given one) and returns the answer and its body.
@@ -111,12 +112,12 @@ func TestListHeadersAsTheRealService(t *testing.T) {
 			if h.Get("X-Request-Id") == "" || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
 				t.Errorf("headers %v", h)
 			}
-			links, err := source.ParseLink(h.Get("Link"))
+			links, err := v1.ParseLink(h.Get("Link"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for rel, page := range tt.wantLinks {
-				if got := source.PageOf(links[rel]); got != page || !strings.HasPrefix(links[rel], srv.URL+"/") {
+				if got := v1.PageOf(links[rel]); got != page || !strings.HasPrefix(links[rel], srv.URL+"/") {
 					t.Errorf("rel %s = %q, want page %d on %s", rel, links[rel], page, srv.URL)
 				}
 			}
@@ -354,7 +355,7 @@ func TestFaultHookAndMutations(t *testing.T) {
 	emps := sourcetest.Generate(200, 3)
 	var firstID int64
 	{
-		var e source.Employee
+		var e v1.Employee
 		if err := json.Unmarshal(emps[0], &e); err != nil {
 			t.Fatal(err)
 		}
@@ -459,7 +460,7 @@ func TestCreate(t *testing.T) {
 	defer srv.Close()
 	var maxID int64
 	for _, raw := range srv.Employees() {
-		var e source.Employee
+		var e v1.Employee
 		if err := json.Unmarshal(raw, &e); err != nil {
 			t.Fatal(err)
 		}
@@ -474,7 +475,7 @@ func TestCreate(t *testing.T) {
 	if len(recs) != 1 {
 		t.Fatalf("%d records", len(recs))
 	}
-	var e source.Employee
+	var e v1.Employee
 	if err := json.Unmarshal(recs[0], &e); err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +543,7 @@ func TestDocumentedOnlyCreates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ne := source.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
+	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
 	e, err := c.CreateEmployee(context.Background(), ne)
 	if err != nil {
 		t.Fatalf("the client's create: %v", err)
@@ -568,7 +569,7 @@ func TestCreateDropAfterStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ne := source.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"}
+	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"}
 	if _, err := c.CreateEmployee(context.Background(), ne); err == nil {
 		t.Fatal("the create succeeded")
 	}
@@ -580,7 +581,7 @@ func TestCreateDropAfterStore(t *testing.T) {
 	}
 	// Sending it again is refused: the record exists.
 	_, err = c.CreateEmployee(context.Background(), ne)
-	var verr *source.ValidationError
+	var verr *v1.ValidationError
 	if !errors.As(err, &verr) || verr.Problems[0].Field != "employee[email]" {
 		t.Errorf("second create: %v", err)
 	}
@@ -599,7 +600,7 @@ func TestGetOneAndUnknownPaths(t *testing.T) {
 	emps := sourcetest.Generate(3, 1)
 	srv := sourcetest.NewServer(sourcetest.Options{Employees: emps})
 	defer srv.Close()
-	var e source.Employee
+	var e v1.Employee
 	if err := json.Unmarshal(emps[1], &e); err != nil {
 		t.Fatal(err)
 	}
@@ -623,9 +624,9 @@ func TestGenerate(t *testing.T) {
 	if reflect.DeepEqual(a, sourcetest.Generate(n, 43)) {
 		t.Fatal("Generate ignores the seed")
 	}
-	patterns := map[int64]source.WorkingPattern{}
+	patterns := map[int64]v1.WorkingPattern{}
 	for _, raw := range sourcetest.WorkingPatterns() {
-		var wp source.WorkingPattern
+		var wp v1.WorkingPattern
 		if err := json.Unmarshal(raw, &wp); err != nil {
 			t.Fatalf("working pattern %s: %v", raw, err)
 		}
@@ -637,13 +638,13 @@ func TestGenerate(t *testing.T) {
 
 	ids := map[int64]int{} // id → index
 	emails := map[string]bool{}
-	emps := make([]source.Employee, n)
+	emps := make([]v1.Employee, n)
 	for i, raw := range a {
 		if err := json.Unmarshal(raw, &emps[i]); err != nil {
 			t.Fatalf("record %d %s: %v", i, raw, err)
 		}
 		e := emps[i]
-		if _, dup := ids[e.ID]; dup || emails[strings.ToLower(e.Email)] || !source.ValidEmail(e.Email) {
+		if _, dup := ids[e.ID]; dup || emails[strings.ToLower(e.Email)] || !v1.ValidEmail(e.Email) {
 			t.Fatalf("record %d: duplicate or bad id %d / email %q", i, e.ID, e.Email)
 		}
 		ids[e.ID], emails[strings.ToLower(e.Email)] = i, true
@@ -671,7 +672,7 @@ func TestGenerate(t *testing.T) {
 			t.Errorf("no record has %s", quirk)
 		}
 	}
-	if !slices.ContainsFunc(emps, func(e source.Employee) bool {
+	if !slices.ContainsFunc(emps, func(e v1.Employee) bool {
 		return strings.ContainsAny(e.FirstName+e.LastName, "éøłüöåñçšřő")
 	}) {
 		t.Error("no accented names")

@@ -1,4 +1,8 @@
-package source
+// Package serve is serve mode's HTTP handler: it answers the /v1 interface over a Store (the
+// warehouse), with API-key auth, paging headers, ETags, request ids, JSON errors and
+// creates (kept locally, or forwarded upstream through a Creator). The wire format is package
+// v1's; it imports neither the warehouse nor the HTTP client.
+package serve
 
 import (
 	"context"
@@ -18,42 +22,32 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
-
-// ErrEmailTaken is returned by a Store's CreateEmployee when a listed employee has the email.
-var ErrEmailTaken = errors.New("email already taken")
-
-// List is one page of a collection, read in one snapshot of the store.
-type List[T any] struct {
-	Items []T
-	// Total is the number of records in the whole collection.
-	Total int64
-	// Version identifies the store's contents the page was read from (see Store.Version).
-	Version int64
-}
 
 // Store is what the handler serves the interface over.
 type Store interface {
 	// Version identifies the store's current contents; it changes whenever they do.
 	Version(ctx context.Context) (int64, error)
-	ListEmployees(ctx context.Context, p Page) (List[Employee], error)
+	ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error)
 	// Employee returns one listed employee, or an error wrapping ErrNotFound.
-	Employee(ctx context.Context, id int64) (Employee, int64, error)
-	ListWorkingPatterns(ctx context.Context, p Page) (List[WorkingPattern], error)
-	ListDepartments(ctx context.Context, p Page) (List[Ref], error)
-	ListHolidayAllowances(ctx context.Context, p Page) (List[Ref], error)
+	Employee(ctx context.Context, id int64) (v1.Employee, int64, error)
+	ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error)
+	ListDepartments(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error)
+	ListHolidayAllowances(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error)
 	// EmailTaken reports whether a listed employee has the email (case-insensitive).
 	EmailTaken(ctx context.Context, email string) (bool, error)
 	// CreateEmployee creates an employee locally, as the service would, or fails with
 	// ErrEmailTaken.
-	CreateEmployee(ctx context.Context, ne NewEmployee) (Employee, error)
+	CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error)
 	// PutEmployee stores an employee as the source answered it.
-	PutEmployee(ctx context.Context, e Employee) error
+	PutEmployee(ctx context.Context, e v1.Employee) error
 }
 
-// Creator creates an employee upstream; *Client is one.
+// Creator creates an employee upstream; *source.Client (the client of the account) is one.
 type Creator interface {
-	CreateEmployee(ctx context.Context, ne NewEmployee) (Employee, error)
+	CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error)
 }
 
 // Writes says what the handler does with POST /v1/employees.
@@ -80,8 +74,8 @@ func ParseWrites(s string) (Writes, error) {
 // forwardTimeout bounds a forwarded create, pacing included, within the server's write timeout.
 const forwardTimeout = 30 * time.Second
 
-// HandlerOptions configures a Handler.
-type HandlerOptions struct {
+// Options configures a Handler.
+type Options struct {
 	// APIKeys are the keys clients may present in X-API-KEY; at least one is required.
 	APIKeys []string
 	// PublicURL is the absolute base address links are built on (scheme, host and an optional
@@ -102,7 +96,7 @@ type HandlerOptions struct {
 // Handler serves the /v1 interface over a Store.
 type Handler struct {
 	store Store
-	opts  HandlerOptions
+	opts  Options
 	keys  [][sha256.Size]byte
 	log   *slog.Logger
 	mux   *http.ServeMux
@@ -110,7 +104,7 @@ type Handler struct {
 }
 
 // NewHandler builds the /v1 handler.
-func NewHandler(store Store, opts HandlerOptions) (*Handler, error) {
+func NewHandler(store Store, opts Options) (*Handler, error) {
 	if len(opts.APIKeys) == 0 {
 		return nil, errors.New("new handler: no API keys configured")
 	}
@@ -285,28 +279,28 @@ func (h *Handler) authorized(key string) bool {
 }
 
 func (h *Handler) listEmployees(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "employees", h.store.ListEmployees, (*Employee).AppendJSON)
+	serveList(h, w, r, "employees", h.store.ListEmployees, (*v1.Employee).AppendJSON)
 }
 
 func (h *Handler) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "working_patterns", h.store.ListWorkingPatterns, (*WorkingPattern).AppendJSON)
+	serveList(h, w, r, "working_patterns", h.store.ListWorkingPatterns, (*v1.WorkingPattern).AppendJSON)
 }
 
 func (h *Handler) listDepartments(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "departments", h.store.ListDepartments, (*Ref).AppendJSON)
+	serveList(h, w, r, "departments", h.store.ListDepartments, (*v1.Ref).AppendJSON)
 }
 
 func (h *Handler) listHolidayAllowances(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "holiday_allowances", h.store.ListHolidayAllowances, (*Ref).AppendJSON)
+	serveList(h, w, r, "holiday_allowances", h.store.ListHolidayAllowances, (*v1.Ref).AppendJSON)
 }
 
 // serveList answers one page of a collection, with Total, Per-Page, Link and ETag, or a 304 when
 // the client's tag is still current (one cheap version read, no page query).
 func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key string,
-	fetch func(context.Context, Page) (List[T], error), appendItem func(*T, []byte) []byte) {
+	fetch func(context.Context, v1.Page) (v1.List[T], error), appendItem func(*T, []byte) []byte) {
 	ctx := r.Context()
 	query := r.URL.Query()
-	p, err := ParsePage(query)
+	p, err := v1.ParsePage(query)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -341,7 +335,7 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 			known[k] = v
 		}
 	}
-	if link := FormatLink(base, known, p, list.Total); link != "" {
+	if link := v1.FormatLink(base, known, p, list.Total); link != "" {
 		hdr.Set("Link", link)
 	}
 	hdr.Set("ETag", h.etag(list.Version, base, r.URL.RawQuery))
@@ -370,7 +364,7 @@ func (h *Handler) getEmployee(w http.ResponseWriter, r *http.Request) {
 	}
 	base := h.baseURL(r)
 	e, v, err := h.store.Employee(r.Context(), id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, v1.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no employee with that id")
 		return
 	}
@@ -388,7 +382,7 @@ func (h *Handler) getEmployee(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, appendEnvelope(nil, &e))
 }
 
-func appendEnvelope(b []byte, e *Employee) []byte {
+func appendEnvelope(b []byte, e *v1.Employee) []byte {
 	b = append(b, `{"employees":[`...)
 	b = e.AppendJSON(b)
 	return append(b, "]}\n"...)
@@ -401,8 +395,8 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
-	ne, err := ReadNewEmployee(r)
-	var verr *ValidationError
+	ne, err := v1.ReadNewEmployee(r.Header.Get("Content-Type"), r.Body)
+	var verr *v1.ValidationError
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -411,7 +405,7 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &verr):
 		writeJSON(w, http.StatusBadRequest, verr.AppendJSON(nil))
 		return
-	case errors.Is(err, ErrUnsupportedMediaType):
+	case errors.Is(err, v1.ErrUnsupportedMediaType):
 		writeError(w, http.StatusUnsupportedMediaType, err.Error())
 		return
 	case err != nil:
@@ -419,7 +413,7 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	var e Employee
+	var e v1.Employee
 	switch h.opts.Writes {
 	case WritesForward:
 		taken, err := h.store.EmailTaken(ctx, ne.Email)
@@ -445,7 +439,7 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		e, err = h.store.CreateEmployee(ctx, ne)
-		if errors.Is(err, ErrEmailTaken) {
+		if errors.Is(err, v1.ErrEmailTaken) {
 			writeJSON(w, http.StatusBadRequest, emailTaken().AppendJSON(nil))
 			return
 		}
@@ -458,16 +452,16 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, appendEnvelope(nil, &e))
 }
 
-func emailTaken() *ValidationError {
-	v := &ValidationError{}
+func emailTaken() *v1.ValidationError {
+	v := &v1.ValidationError{}
 	v.Add("employee[email]", "has already been taken")
 	return v
 }
 
 // upstreamFailed answers a forwarded create the upstream did not accept.
 func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, err error) {
-	var verr *ValidationError
-	var rl *RateLimitError
+	var verr *v1.ValidationError
+	var rl *v1.RateLimitError
 	switch {
 	case errors.As(err, &verr):
 		writeJSON(w, http.StatusBadRequest, verr.AppendJSON(nil))
@@ -476,7 +470,7 @@ func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, err err
 			w.Header().Set("Retry-After", strconv.Itoa(int((rl.RetryAfter+time.Second-1)/time.Second)))
 		}
 		writeError(w, http.StatusTooManyRequests, "the upstream service's rate limit is reached; retry later")
-	case errors.Is(err, ErrUnauthorized):
+	case errors.Is(err, v1.ErrUnauthorized):
 		h.log.ErrorContext(r.Context(), "forward create: upstream refused the configured source API key", "request_id", w.Header().Get("X-Request-Id"))
 		writeError(w, http.StatusBadGateway, "the upstream service refused this replica's credentials")
 	default:
@@ -501,7 +495,7 @@ func (h *Handler) internal(w http.ResponseWriter, r *http.Request, op string, er
 // with Retry-After, so a client retries rather than taking it for a failure. It reports whether
 // it answered.
 func busy(w http.ResponseWriter, err error) bool {
-	if !errors.Is(err, ErrBusy) {
+	if !errors.Is(err, v1.ErrBusy) {
 		return false
 	}
 	w.Header().Set("Retry-After", "5")
@@ -558,7 +552,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 
 // writeError answers an error as JSON (see ErrorBody).
 func writeError(w http.ResponseWriter, status int, message string) {
-	writeJSON(w, status, append(ErrorBody(status, message), '\n'))
+	writeJSON(w, status, append(v1.ErrorBody(status, message), '\n'))
 }
 
 func validRequestID(id string) bool {

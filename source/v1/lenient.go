@@ -1,4 +1,4 @@
-package source
+package v1
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package source_test
+package serve_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
 )
 
 // A serve process beside a process that holds a SQLite warehouse's write lock (a sync merging):
@@ -39,7 +39,7 @@ func TestServeBesideASQLiteWriter(t *testing.T) {
 		t.Fatalf("open beside a writer: %v", err)
 	}
 	defer store.Close()
-	h, err := source.NewHandler(store, source.HandlerOptions{APIKeys: []string{testKey}})
+	h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package source_test
+package serve_test
 
 import (
 	"bytes"
@@ -22,6 +22,8 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -37,13 +39,13 @@ type fixture struct {
 	srv   *httptest.Server
 }
 
-func newFixture(t *testing.T, backend string, opts source.HandlerOptions) *fixture {
+func newFixture(t *testing.T, backend string, opts serve.Options) *fixture {
 	t.Helper()
 	store := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return fixedNow }})
 	if opts.APIKeys == nil {
 		opts.APIKeys = []string{"another-key", testKey}
 	}
-	h, err := source.NewHandler(store, opts)
+	h, err := serve.NewHandler(store, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func (f *fixture) do(t *testing.T, method, path string, body io.Reader, header .
 func (f *fixture) put(t *testing.T, records ...string) {
 	t.Helper()
 	for _, r := range records {
-		var e source.Employee
+		var e v1.Employee
 		if err := json.Unmarshal([]byte(r), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +109,7 @@ func assertStatus(t *testing.T, resp *http.Response, body []byte, want int) {
 }
 
 func TestAuth(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	tests := []struct {
 		name   string
 		header []string
@@ -139,7 +141,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestPagingHeaders(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	f.putN(t, 53)
 	base := f.srv.URL + "/v1/employees"
 	tests := []struct {
@@ -188,12 +190,12 @@ func TestPagingHeaders(t *testing.T) {
 func got(resp *http.Response) string { return resp.Header.Get("Link") }
 
 func TestBadPagingIs400(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	for _, q := range []string{"page=0", "page=-1", "page=abc", "page=1.5", "page=", "per_page=0", "per_page=-5", "per_page=x", "page=1&page=2", "page=99999999999999999999"} {
 		for _, path := range []string{"/v1/employees", "/v1/working_patterns", "/v1/departments", "/v1/holiday_allowances"} {
 			resp, body := f.do(t, "GET", path+"?"+q, nil)
 			assertStatus(t, resp, body, 400)
-			pe, err := source.ParseErrorBody(body)
+			pe, err := v1.ParseErrorBody(body)
 			if err != nil || pe.Type != "Bad Request" || !strings.Contains(pe.Message, "page") {
 				t.Errorf("%s?%s: body %s", path, q, body)
 			}
@@ -203,7 +205,7 @@ func TestBadPagingIs400(t *testing.T) {
 
 func TestPublicURLInLinks(t *testing.T) {
 	pub, _ := url.Parse("https://hr.example.com/replica/v1/")
-	f := newFixture(t, "sqlite", source.HandlerOptions{PublicURL: pub})
+	f := newFixture(t, "sqlite", serve.Options{PublicURL: pub})
 	f.putN(t, 3)
 	resp, body := f.do(t, "GET", "/v1/employees?per_page=1&page=2", nil)
 	assertStatus(t, resp, body, 200)
@@ -219,7 +221,7 @@ func TestWalkFollowsNext(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, backend, source.HandlerOptions{})
+			f := newFixture(t, backend, serve.Options{})
 			const n = 237
 			f.putN(t, n)
 			for _, size := range []int{1, 2, 3, 7, 10, 25, 50, 99, 100, 236, 237, 238, 1000} {
@@ -236,14 +238,14 @@ func TestWalkFollowsNext(t *testing.T) {
 					if resp.Header.Get("Total") != fmt.Sprint(n) {
 						t.Fatalf("size %d: Total %q", size, resp.Header.Get("Total"))
 					}
-					var env struct{ Employees []source.Employee }
+					var env struct{ Employees []v1.Employee }
 					if err := json.Unmarshal(body, &env); err != nil {
 						t.Fatal(err)
 					}
 					for _, e := range env.Employees {
 						seen = append(seen, e.ID)
 					}
-					links, err := source.ParseLink(resp.Header.Get("Link"))
+					links, err := v1.ParseLink(resp.Header.Get("Link"))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -261,7 +263,7 @@ func TestWalkFollowsNext(t *testing.T) {
 }
 
 func TestConditionalGet(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	f.putN(t, 30)
 	resp, body := f.do(t, "GET", "/v1/employees?page=2", nil)
 	assertStatus(t, resp, body, 200)
@@ -296,7 +298,7 @@ func TestConditionalGet(t *testing.T) {
 }
 
 func TestRoutingErrors(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	f.putN(t, 1)
 	tests := []struct {
 		method, path string
@@ -325,7 +327,7 @@ func TestRoutingErrors(t *testing.T) {
 				t.Errorf("Allow %q, want %q", resp.Header.Get("Allow"), tt.allow)
 			}
 			if tt.status >= 400 {
-				if pe, err := source.ParseErrorBody(body); err != nil || pe.Type != http.StatusText(tt.status) {
+				if pe, err := v1.ParseErrorBody(body); err != nil || pe.Type != http.StatusText(tt.status) {
 					t.Errorf("error body %s", body)
 				}
 			}
@@ -336,7 +338,7 @@ func TestRoutingErrors(t *testing.T) {
 // Requests net/http's ServeMux would redirect (a 307 with an HTML body) or that carry an
 // over-long query get a JSON error with the right status instead.
 func TestRequestShapeErrorsAreJSON(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	f.putN(t, 1)
 	longQuery := "?page=1&q=" + strings.Repeat("a", 60<<10)
 	tests := []struct {
@@ -355,8 +357,8 @@ func TestRequestShapeErrorsAreJSON(t *testing.T) {
 		{"unclean, no key", "GET", "//", []string{"X-API-KEY", ""}, 401},
 		{"60 KB query", "GET", "/v1/employees" + longQuery, nil, 414},
 		{"60 KB query, no key", "GET", "/v1/employees" + longQuery, []string{"X-API-KEY", ""}, 414},
-		{"query over the limit by one", "GET", "/v1/employees?q=" + strings.Repeat("a", source.MaxQueryBytes-1), nil, 414},
-		{"query at the limit", "GET", "/v1/employees?q=" + strings.Repeat("a", source.MaxQueryBytes-2), nil, 200},
+		{"query over the limit by one", "GET", "/v1/employees?q=" + strings.Repeat("a", serve.MaxQueryBytes-1), nil, 414},
+		{"query at the limit", "GET", "/v1/employees?q=" + strings.Repeat("a", serve.MaxQueryBytes-2), nil, 200},
 		{"clean path", "GET", "/v1/employees/1", nil, 200},
 	}
 	for _, tt := range tests {
@@ -382,7 +384,7 @@ func TestRequestShapeErrorsAreJSON(t *testing.T) {
 func TestAccessLogRedactsTheQuery(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	f := newFixture(t, "sqlite", source.HandlerOptions{Logger: log})
+	f := newFixture(t, "sqlite", serve.Options{Logger: log})
 	f.putN(t, 3)
 	secrets := []string{testKey, "ana@example.com", "ana%40example.com", "SECRETVALUE"}
 	tests := []struct {
@@ -424,7 +426,7 @@ func TestAccessLogRedactsTheQuery(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	resp, _ := f.do(t, "GET", "/v1/employees", nil, "X-Request-Id", "abc-123.x_y")
 	if resp.Header.Get("X-Request-Id") != "abc-123.x_y" {
 		t.Errorf("kept id %q", resp.Header.Get("X-Request-Id"))
@@ -446,13 +448,13 @@ func form(fields map[string]string) (io.Reader, string) {
 }
 
 func TestCreate(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	valid := map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29", "job_title": "Engineer"}
 
 	body, ct := form(valid)
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
 	assertStatus(t, resp, b, 201)
-	var env struct{ Employees []source.Employee }
+	var env struct{ Employees []v1.Employee }
 	if err := json.Unmarshal(b, &env); err != nil || len(env.Employees) != 1 {
 		t.Fatalf("body %s: %v", b, err)
 	}
@@ -493,7 +495,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestCreateRefusals(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{MaxBodyBytes: 4096})
+	f := newFixture(t, "sqlite", serve.Options{MaxBodyBytes: 4096})
 	f.put(t, `{"id":7,"first_name":"Taken","last_name":"T","email":"taken@example.com"}`)
 	tests := []struct {
 		name, ct, body string
@@ -521,7 +523,7 @@ func TestCreateRefusals(t *testing.T) {
 			if tt.want != "" && strings.TrimSpace(string(b)) != tt.want {
 				t.Errorf("body\n got %s\nwant %s", b, tt.want)
 			}
-			if _, err := source.ParseErrorBody(b); err != nil {
+			if _, err := v1.ParseErrorBody(b); err != nil {
 				t.Errorf("not a JSON error: %s", b)
 			}
 		})
@@ -535,7 +537,7 @@ func TestCreateRefusals(t *testing.T) {
 // A form body over the limit is 413 and a malformed one 400 naming it, never "every field
 // missing"; each answer is a JSON error. Nothing is created.
 func TestCreateBodyErrors(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{})
+	f := newFixture(t, "sqlite", serve.Options{})
 	big := strings.Repeat("x", 65<<10)
 	urlencoded := "employee[first_name]=Ana&employee[last_name]=Lopez&employee[email]=ana%40example.com&employee[join_date]=2024%2F02%2F29&employee[job_title]=" + big
 	var mp bytes.Buffer
@@ -565,7 +567,7 @@ func TestCreateBodyErrors(t *testing.T) {
 			resp, b := f.do(t, "POST", "/v1/employees", strings.NewReader(tt.body), "Content-Type", tt.ct)
 			assertStatus(t, resp, b, tt.status)
 			assertJSONError(t, resp, b, tt.status)
-			if pe, _ := source.ParseErrorBody(b); !strings.Contains(pe.Message, tt.message) {
+			if pe, _ := v1.ParseErrorBody(b); !strings.Contains(pe.Message, tt.message) {
 				t.Errorf("message %q, want it to say %q", pe.Message, tt.message)
 			}
 		})
@@ -593,13 +595,13 @@ func assertJSONError(t *testing.T, resp *http.Response, body []byte, status int)
 	if status == http.StatusUnauthorized {
 		want = "401 Unauthorized" // the service's own 401 body
 	}
-	if pe, err := source.ParseErrorBody(body); err != nil || pe.Type != want {
+	if pe, err := v1.ParseErrorBody(body); err != nil || pe.Type != want {
 		t.Errorf("error body %s: %+v %v", body, pe, err)
 	}
 }
 
 func TestWritesOff(t *testing.T) {
-	f := newFixture(t, "sqlite", source.HandlerOptions{Writes: source.WritesOff})
+	f := newFixture(t, "sqlite", serve.Options{Writes: serve.WritesOff})
 	body, ct := form(map[string]string{"first_name": "A", "last_name": "B", "email": "a@example.com", "join_date": "2024/01/01"})
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
 	assertStatus(t, resp, b, 405)
@@ -631,7 +633,7 @@ func TestForwardWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, "sqlite", source.HandlerOptions{Writes: source.WritesForward, Upstream: client})
+	f := newFixture(t, "sqlite", serve.Options{Writes: serve.WritesForward, Upstream: client})
 	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024-02-29"})
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
 	assertStatus(t, resp, b, 201)
@@ -639,7 +641,7 @@ func TestForwardWrites(t *testing.T) {
 		gotBody != "employee%5Bfirst_name%5D=Ana&employee%5Blast_name%5D=Lopez&employee%5Bemail%5D=ana%40example.com&employee%5Bjob_title%5D=&employee%5Bjoin_date%5D=2024%2F02%2F29" {
 		t.Errorf("upstream saw key %q, type %q, body %s", gotKey, gotCT, gotBody)
 	}
-	var env struct{ Employees []source.Employee }
+	var env struct{ Employees []v1.Employee }
 	if err := json.Unmarshal(b, &env); err != nil || env.Employees[0].ID != 5001 {
 		t.Fatalf("answer %s", b)
 	}
@@ -690,13 +692,13 @@ func TestForwardWrites(t *testing.T) {
 // panicky is a real store whose one method panics, to check recovery.
 type panicky struct{ *sink.Store }
 
-func (panicky) ListDepartments(context.Context, source.Page) (source.List[source.Ref], error) {
+func (panicky) ListDepartments(context.Context, v1.Page) (v1.List[v1.Ref], error) {
 	panic("boom")
 }
 
 func TestPanicIs500WithoutInternals(t *testing.T) {
 	store := sinktest.Store(t, "sqlite", sink.Options{})
-	h, err := source.NewHandler(panicky{store}, source.HandlerOptions{APIKeys: []string{testKey}})
+	h, err := serve.NewHandler(panicky{store}, serve.Options{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,13 +717,13 @@ func TestPanicIs500WithoutInternals(t *testing.T) {
 func TestGolden(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			f := newFixture(t, backend, source.HandlerOptions{})
+			f := newFixture(t, backend, serve.Options{})
 			ctx := context.Background()
 			if _, err := f.store.DB().ExecContext(ctx, `UPDATE working_patterns SET created_at = '2020-01-01T00:00:00Z', updated_at = '2021-06-30T23:59:59Z'`); err != nil {
 				t.Fatal(err)
 			}
 			f.put(t, goldenEmployees...)
-			if _, err := f.store.CreateEmployee(ctx, source.NewEmployee{FirstName: "Łukasz", LastName: "O'Brien \"Jr\"", Email: "lukasz@example.com", JobTitle: "Chef <de> partie", JoinDate: "2026-01-15"}); err != nil {
+			if _, err := f.store.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Łukasz", LastName: "O'Brien \"Jr\"", Email: "lukasz@example.com", JobTitle: "Chef <de> partie", JoinDate: "2026-01-15"}); err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range []struct{ name, path string }{

@@ -1,4 +1,4 @@
-package source
+package v1
 
 import (
 	"bytes"
@@ -297,7 +297,7 @@ func objectMembers(data []byte) ([]member, error) {
 // arrayElements returns the raw elements of the JSON array data.
 func arrayElements(data []byte) ([]json.RawMessage, error) {
 	s := scanner{data: data}
-	out := make([]json.RawMessage, 0, PerPage)
+	out := make([]json.RawMessage, 0, MaxPerPage)
 	err := s.whole('[', errNotArray, func(i int) (int, error) {
 		return s.array(i, 1, func(val []byte) { out = append(out, val) })
 	})

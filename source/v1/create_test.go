@@ -1,4 +1,4 @@
-package source
+package v1
 
 import (
 	"bytes"
@@ -163,6 +163,34 @@ func createRequest(t *testing.T, contentType, body string) *http.Request {
 	return r
 }
 
+// readRequest reads the request's body as its Content-Type says.
+func readRequest(r *http.Request) (NewEmployee, error) {
+	return ReadNewEmployee(r.Header.Get("Content-Type"), r.Body)
+}
+
+// A body over the caller's limit comes back as the reader's error (413 to the handler), in every
+// media type, and not as a malformed body (400).
+func TestReadNewEmployeeBodyLimit(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	mpCT, mpBody := multipartBody(t, [][2]string{{"employee[first_name]", long}}, false)
+	tests := []struct{ name, contentType, body string }{
+		{"form", FormContentType, "employee[first_name]=" + long},
+		{"JSON", "application/json", `{"employee":{"first_name":"` + long + `"}}`},
+		{"multipart", mpCT, mpBody},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := createRequest(t, tt.contentType, tt.body)
+			r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 64)
+			_, err := readRequest(r)
+			var tooLarge *http.MaxBytesError
+			if !errors.As(err, &tooLarge) || errors.Is(err, ErrMalformedBody) {
+				t.Errorf("error %v (%T), want the *http.MaxBytesError alone", err, err)
+			}
+		})
+	}
+}
+
 func multipartBody(t *testing.T, fields [][2]string, file bool) (contentType, body string) {
 	t.Helper()
 	var b bytes.Buffer
@@ -287,7 +315,7 @@ func TestReadNewEmployee(t *testing.T) {
 			if tt.query != "" {
 				r.URL.RawQuery = tt.query
 			}
-			got, err := ReadNewEmployee(r)
+			got, err := readRequest(r)
 			var verr *ValidationError
 			switch {
 			case tt.problems != nil:
@@ -330,7 +358,7 @@ func TestReadNewEmployeeReportsEveryUnreadableField(t *testing.T) {
 			[]string{"employee[first_name]", "employee[last_name]", "employee[email]", "employee[join_date]"}},
 	}
 	for _, tt := range tests {
-		_, err := ReadNewEmployee(createRequest(t, tt.contentType, tt.body))
+		_, err := readRequest(createRequest(t, tt.contentType, tt.body))
 		var verr *ValidationError
 		if !errors.As(err, &verr) {
 			t.Fatalf("%s: error %v, want a *ValidationError", tt.name, err)
@@ -363,7 +391,7 @@ func TestNewEmployeeAppendForm(t *testing.T) {
 			t.Errorf("AppendForm(%#v)\n = %s\nwant %s", tt.ne, got, tt.want)
 		}
 		// What the client sends reads back as the same input.
-		back, err := ReadNewEmployee(createRequest(t, FormContentType, got))
+		back, err := readRequest(createRequest(t, FormContentType, got))
 		if err != nil || back != tt.ne {
 			t.Errorf("ReadNewEmployee(%s) = %#v, %v; want %#v", got, back, err, tt.ne)
 		}
@@ -386,7 +414,7 @@ func TestNewEmployeeAppendJSON(t *testing.T) {
 			t.Errorf("AppendJSON(%#v)\n = %s\nwant %s", tt.ne, got, tt.want)
 		}
 		// What the client sends reads back as the same input.
-		back, err := ReadNewEmployee(createRequest(t, "application/json", got))
+		back, err := readRequest(createRequest(t, "application/json", got))
 		if err != nil || back != tt.ne {
 			t.Errorf("ReadNewEmployee(%s) = %#v, %v; want %#v", got, back, err, tt.ne)
 		}

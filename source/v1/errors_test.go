@@ -1,4 +1,4 @@
-package source
+package v1
 
 import (
 	"encoding/json"
@@ -163,6 +163,14 @@ func TestErrorBodyReadsBack(t *testing.T) {
 		got, err := ParseErrorBody(ErrorBody(tt.status, tt.message))
 		if err != nil || got.Type != tt.typ || got.Message != tt.message {
 			t.Errorf("ParseErrorBody(ErrorBody(%d, %q)) = %#v, %v", tt.status, tt.message, got, err)
+		}
+	}
+}
+
+func TestStatusTextIsNetHTTPs(t *testing.T) {
+	for code := 0; code < 1000; code++ {
+		if got, want := statusText[code], http.StatusText(code); got != want {
+			t.Errorf("statusText[%d] = %q, net/http says %q", code, got, want)
 		}
 	}
 }

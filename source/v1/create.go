@@ -1,6 +1,7 @@
-package source
+package v1
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"maps"
 	"mime"
 	"mime/multipart"
-	"net/http"
 	"net/mail"
 	"net/url"
 	"slices"
@@ -41,18 +41,20 @@ var ErrMalformedBody = errors.New("malformed body")
 // maxFormMemory is what a multipart body may hold in memory; the caller's body limit is lower.
 const maxFormMemory = 64 << 10
 
-// ReadNewEmployee reads a create request: form fields employee[...] (urlencoded or multipart) or
-// a JSON body {"employee":{...}}. Field problems come back as a *ValidationError; a body that
-// does not parse as its type as an error wrapping ErrMalformedBody; a body over the caller's
-// limit as the reader's error (an *http.MaxBytesError under http.MaxBytesReader). The caller
-// bounds the body's size. The query string is never read: only the body holds the fields.
-func ReadNewEmployee(r *http.Request) (NewEmployee, error) {
-	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil && r.Header.Get("Content-Type") != "" {
+// ReadNewEmployee reads a create request's body, given its Content-Type header: form fields
+// employee[...] (urlencoded or multipart) or a JSON body {"employee":{...}}. Field problems come
+// back as a *ValidationError; a body that does not parse as its type as an error wrapping
+// ErrMalformedBody; a body the reader fails to deliver (one over the caller's limit: an
+// *http.MaxBytesError under http.MaxBytesReader) as the reader's error. The caller bounds the
+// body's size. The query string is never read: only the body holds the fields.
+func ReadNewEmployee(contentType string, body io.Reader) (NewEmployee, error) {
+	ct, params, err := mime.ParseMediaType(contentType)
+	if err != nil && contentType != "" {
 		return NewEmployee{}, fmt.Errorf("%w: unreadable Content-Type", ErrUnsupportedMediaType)
 	}
 	// Fields that cannot be read as text are reported beside the others' problems.
 	unreadable := &ValidationError{}
+	r := &bodyReader{r: body}
 	var fields map[string]string
 	switch ct {
 	case "application/json":
@@ -70,12 +72,27 @@ func ReadNewEmployee(r *http.Request) (NewEmployee, error) {
 	return validate(fields, unreadable)
 }
 
-func jsonFields(r *http.Request, unreadable *ValidationError) (map[string]string, error) {
+// bodyReader keeps the first error its reader gave other than io.EOF, so that a body the reader
+// failed to deliver (one over the caller's limit) is told from a body that does not parse.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+func jsonFields(r *bodyReader, unreadable *ValidationError) (map[string]string, error) {
 	var env map[string]json.RawMessage
-	dec := json.NewDecoder(r.Body)
+	dec := json.NewDecoder(r)
 	if err := dec.Decode(&env); err != nil {
-		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-			return nil, fmt.Errorf("read JSON body: %w", err)
+		if r.err != nil {
+			return nil, fmt.Errorf("read JSON body: %w", r.err)
 		}
 		return nil, fmt.Errorf("read JSON body: %w: %w", ErrMalformedBody, err)
 	}
@@ -110,8 +127,8 @@ func jsonFields(r *http.Request, unreadable *ValidationError) (map[string]string
 // urlencodedFields reads an application/x-www-form-urlencoded body (also a body sent without a
 // Content-Type). It parses the body alone: http.Request.ParseForm would mix in the query
 // string, and ParseMultipartForm drops ParseForm's error for a body that is not multipart.
-func urlencodedFields(r *http.Request, unreadable *ValidationError) (map[string]string, error) {
-	b, err := io.ReadAll(r.Body)
+func urlencodedFields(r *bodyReader, unreadable *ValidationError) (map[string]string, error) {
+	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read form body: %w", err)
 	}
@@ -123,14 +140,14 @@ func urlencodedFields(r *http.Request, unreadable *ValidationError) (map[string]
 }
 
 // multipartFields reads a multipart/form-data body of plain fields; a file is refused.
-func multipartFields(r *http.Request, boundary string, unreadable *ValidationError) (map[string]string, error) {
+func multipartFields(r *bodyReader, boundary string, unreadable *ValidationError) (map[string]string, error) {
 	if boundary == "" {
 		return nil, fmt.Errorf("read form body: %w: multipart/form-data without a boundary", ErrMalformedBody)
 	}
-	form, err := multipart.NewReader(r.Body, boundary).ReadForm(maxFormMemory)
+	form, err := multipart.NewReader(r, boundary).ReadForm(maxFormMemory)
 	if err != nil {
-		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-			return nil, fmt.Errorf("read form body: %w", tooLarge)
+		if r.err != nil {
+			return nil, fmt.Errorf("read form body: %w", r.err)
 		}
 		return nil, fmt.Errorf("read form body: %w: %w", ErrMalformedBody, err)
 	}
@@ -293,4 +310,19 @@ func (n NewEmployee) AppendJSON(b []byte) []byte {
 	w.key("join_date")
 	w.b = appendString(w.b, strings.ReplaceAll(n.JoinDate, "-", "/"))
 	return append(w.end(), '}')
+}
+
+// SortByCreateOrder orders employee[...] field names as the create form lists them, others after.
+func SortByCreateOrder(keys []string) {
+	rank := func(k string) int {
+		for i, f := range createFields {
+			if k == "employee["+f+"]" {
+				return i
+			}
+		}
+		return len(createFields)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
+	})
 }

@@ -1,4 +1,4 @@
-package source
+package v1
 
 import (
 	"errors"
@@ -230,4 +230,13 @@ func PageOf(target string) int64 {
 		return 0
 	}
 	return n
+}
+
+// List is one page of a collection, read in one snapshot of the store.
+type List[T any] struct {
+	Items []T
+	// Total is the number of records in the whole collection.
+	Total int64
+	// Version identifies the store's contents the page was read from (see Store.Version).
+	Version int64
 }

@@ -1,4 +1,4 @@
-package source
+package v1
 
 import (
 	"encoding/json"
@@ -465,4 +465,28 @@ func (d *decoder) extra() Extra {
 		d.setErr(fmt.Errorf("%sextra: %w", d.prefix, err))
 	}
 	return e
+}
+
+// Envelope reads the records of an answer {"key":[...]}: a body that is not an object, or has no
+// array under key, is an error.
+func Envelope(key string, body []byte) ([]json.RawMessage, error) {
+	ms, err := objectMembers(body)
+	if err != nil {
+		return nil, fmt.Errorf("decode answer: %w", err)
+	}
+	var raw []byte
+	found := false
+	for _, m := range ms { // the last of duplicate names, as encoding/json
+		if m.key == key {
+			raw, found = m.val, true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("decode answer: no %q member", key)
+	}
+	raws, err := arrayElements(raw)
+	if err != nil {
+		return nil, fmt.Errorf("decode answer: %q is not an array", key)
+	}
+	return raws, nil
 }

@@ -1,12 +1,12 @@
-package source
+package v1
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
+	"time"
 )
 
 // Errors callers branch on.
@@ -92,11 +92,11 @@ func (e *ValidationError) AppendJSON(b []byte) []byte {
 // ErrorBody renders the body of every other error hrsync answers: the 401 the real service
 // sends ({"error":"401 Unauthorized"}) and otherwise {"error":{"type":…,"message":…}}.
 func ErrorBody(status int, message string) []byte {
-	if status == http.StatusUnauthorized {
+	if status == 401 {
 		return []byte(`{"error":"401 Unauthorized"}`)
 	}
-	typ := http.StatusText(status)
-	if status == http.StatusTooManyRequests {
+	typ := statusText[status]
+	if status == 429 {
 		typ = TypeRateLimit
 	}
 	b := []byte(`{"error":`)
@@ -162,4 +162,21 @@ func ParseErrorBody(body []byte) (ParsedError, error) {
 		}
 	}
 	return pe, nil
+}
+
+// ErrEmailTaken is returned by a Store's CreateEmployee when a listed employee has the email.
+var ErrEmailTaken = errors.New("email already taken")
+
+// RateLimitError is a 429: the account's shared budget is spent. RetryAfter is the wait the
+// service asked for, or 0 when it named none (the real service never does).
+type RateLimitError struct {
+	RetryAfter time.Duration
+	RequestID  string
+}
+
+func (e *RateLimitError) Error() string {
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("source rate limit reached (retry after %s)", e.RetryAfter)
+	}
+	return "source rate limit reached"
 }

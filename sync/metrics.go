@@ -69,7 +69,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.inconsistencies, m.deletionsRefused,
 		m.skipped, m.panics, m.requests, m.onboardingRows, m.retries, m.rateLimitWait)
-	for _, o := range []string{OutcomeCreated, OutcomeAlreadyDone, OutcomeSkipped, OutcomeRejected, OutcomeUnresolved} {
+	for _, o := range onboardingOutcomes {
 		m.onboardingRows.WithLabelValues(o)
 	}
 	// Every series whose labels are known exists from the start, at zero, so increase() sees
@@ -131,8 +131,14 @@ func (m *Metrics) panicked(task string) {
 // Panicked counts a recovered panic of a task (sync, onboarding) on hrsync_job_panics_total.
 func (m *Metrics) Panicked(task string) { m.panicked(task) }
 
-func (m *Metrics) onboarded(outcome string) {
-	if m != nil && outcome != OutcomeWouldCreate {
+// onboardingOutcomes are the outcomes of an onboarded row (sync/onboard's Outcome*, but for
+// dry runs' "would-create"), spelled out here because sync does not import sync/onboard; a
+// test there checks that they agree.
+var onboardingOutcomes = []string{"created", "already-done", "skipped", "rejected", "unresolved"}
+
+// Onboarded counts one onboarding CSV row by its outcome on hrsync_onboarding_rows_total.
+func (m *Metrics) Onboarded(outcome string) {
+	if m != nil {
 		m.onboardingRows.WithLabelValues(outcome).Inc()
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // `hrsync demo`: the whole product in one process, with nothing to set up. An upstream serving
@@ -174,7 +175,7 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 	}
 	w.step("4. Onboarding", "%s, each row created in the upstream (%s)", hiresFrom, time.Since(t).Round(time.Millisecond))
 	w.file(file)
-	created := count(file, hrsync.OutcomeCreated)
+	created := count(file, onboard.OutcomeCreated)
 	if created > 0 {
 		w.more("Each created employee went into the warehouse at once, from the upstream's answer.")
 	}
@@ -430,9 +431,9 @@ func probe(ctx context.Context, target, key string) (string, error) {
 }
 
 // sampleID is an employee worth looking at: the first hire created, else the first generated.
-func sampleID(file hrsync.FileResult, up *sourcetest.Server) int64 {
+func sampleID(file onboard.FileResult, up *sourcetest.Server) int64 {
 	for _, r := range file.Rows {
-		if r.Outcome == hrsync.OutcomeCreated && r.EmployeeID > 0 {
+		if r.Outcome == onboard.OutcomeCreated && r.EmployeeID > 0 {
 			return r.EmployeeID
 		}
 	}
@@ -456,7 +457,7 @@ func result(rs []hrsync.Result, r sink.Resource) hrsync.Result {
 	return hrsync.Result{}
 }
 
-func count(f hrsync.FileResult, outcome string) int {
+func count(f onboard.FileResult, outcome string) int {
 	n := 0
 	for _, r := range f.Rows {
 		if r.Outcome == outcome {
@@ -574,7 +575,7 @@ func (d *demoWriter) results(rs []hrsync.Result) {
 }
 
 // file writes an onboarding's summary, as `hrsync onboard` prints it, and its rows.
-func (d *demoWriter) file(f hrsync.FileResult) {
+func (d *demoWriter) file(f onboard.FileResult) {
 	var b bytes.Buffer
 	printFile(&b, f, false)
 	d.more("  %s", strings.TrimSpace(b.String()))
@@ -586,7 +587,7 @@ func (d *demoWriter) file(f hrsync.FileResult) {
 			break
 		}
 		detail := r.Reason
-		if r.Outcome == hrsync.OutcomeCreated {
+		if r.Outcome == onboard.OutcomeCreated {
 			detail = "employee " + strconv.FormatInt(r.EmployeeID, 10)
 		}
 		fmt.Fprintf(tw, "    line %d\t%s\t%s\t%s\n", r.Line, r.Outcome, r.Email, detail)

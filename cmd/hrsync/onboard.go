@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 type onboardFlags struct {
@@ -41,8 +40,8 @@ func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr 
 	}
 	defer store.Close()
 	o := newOnboarder(cfg, client, store, nil, f.dryRun, log)
-	var results []hrsync.FileResult
-	err = hrsync.WithLockNamed(ctx, store, onboardingLock, func(ctx context.Context) error {
+	var results []onboard.FileResult
+	err = hrsync.WithLockNamed(ctx, store, onboard.LockName, func(ctx context.Context) error {
 		if len(f.files) > 0 {
 			for _, path := range f.files {
 				r, err := o.ProcessPath(ctx, path, "")
@@ -88,92 +87,33 @@ func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr 
 	return nil
 }
 
-const onboardingLock = "onboarding"
-
 // onboardClientOptions are onboard's source client options: the client's defaults (tests
 // shorten the retries' backoff).
 var onboardClientOptions = source.ClientOptions{}
 
-func newOnboarder(cfg Config, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *hrsync.Onboarder {
-	return hrsync.NewOnboarder(client, store, hrsync.OnboardOptions{DryRun: dryRun, DateLayout: cfg.Onboarding.DateLayout,
+func newOnboarder(cfg Config, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
+	return onboard.New(client, store, onboard.Options{DryRun: dryRun, DateLayout: cfg.Onboarding.DateLayout,
 		Folder: cfg.Onboarding.Dir, Metrics: m, Logger: log})
 }
 
-func printFile(w io.Writer, r hrsync.FileResult, dryRun bool) {
+func printFile(w io.Writer, r onboard.FileResult, dryRun bool) {
 	if dryRun {
-		fmt.Fprintf(w, "%s (dry run): %d valid, %d already done, %d skipped, %d rejected\n", r.Name, r.Count(hrsync.OutcomeWouldCreate),
-			r.Count(hrsync.OutcomeAlreadyDone), r.Count(hrsync.OutcomeSkipped), r.Count(hrsync.OutcomeRejected))
+		fmt.Fprintf(w, "%s (dry run): %d valid, %d already done, %d skipped, %d rejected\n", r.Name, r.Count(onboard.OutcomeWouldCreate),
+			r.Count(onboard.OutcomeAlreadyDone), r.Count(onboard.OutcomeSkipped), r.Count(onboard.OutcomeRejected))
 		if r.Err != nil {
 			fmt.Fprintf(w, "  %s\n", oneLine(r.Err.Error()))
 		}
 		for _, x := range r.Rows {
-			if x.Outcome != hrsync.OutcomeWouldCreate {
+			if x.Outcome != onboard.OutcomeWouldCreate {
 				fmt.Fprintf(w, "  line %d: %s: %s\n", x.Line, x.Outcome, x.Reason)
 			}
 		}
 		return
 	}
-	fmt.Fprintf(w, "%s: %d created, %d already done, %d skipped, %d rejected, %d unresolved", r.Name, r.Count(hrsync.OutcomeCreated),
-		r.Count(hrsync.OutcomeAlreadyDone), r.Count(hrsync.OutcomeSkipped), r.Count(hrsync.OutcomeRejected), r.Count(hrsync.OutcomeUnresolved))
+	fmt.Fprintf(w, "%s: %d created, %d already done, %d skipped, %d rejected, %d unresolved", r.Name, r.Count(onboard.OutcomeCreated),
+		r.Count(onboard.OutcomeAlreadyDone), r.Count(onboard.OutcomeSkipped), r.Count(onboard.OutcomeRejected), r.Count(onboard.OutcomeUnresolved))
 	if r.Err != nil {
 		fmt.Fprintf(w, " — %s", oneLine(r.Err.Error()))
 	}
 	fmt.Fprintln(w)
-}
-
-// pollOnboarding processes the drop folder every poll interval until ctx ends, one process at
-// a time across replicas, and retries the files in failed/ with backoff (hrsync.FailedRetries).
-// A pass that panics is logged and counted (hrsync_job_panics_total{task="onboarding"}); the
-// polling goes on.
-func pollOnboarding(ctx context.Context, cfg Config, o *hrsync.Onboarder, store *sink.Store, log *slog.Logger) {
-	dir, settle := cfg.Onboarding.Dir, time.Duration(cfg.Onboarding.SettleSeconds)*time.Second
-	tick := time.NewTicker(time.Duration(cfg.Onboarding.PollSeconds) * time.Second)
-	defer tick.Stop()
-	log.Info("onboarding folder watched", "dir", filepath.Clean(dir), "poll", time.Duration(cfg.Onboarding.PollSeconds)*time.Second)
-	retries := &hrsync.FailedRetries{}
-	for {
-		if err := onboardingPass(ctx, dir, settle, o, store, retries, log); err != nil && !errors.Is(err, hrsync.ErrLocked) && ctx.Err() == nil {
-			log.Error("onboarding", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-// onboardingPass is one pass of the folder and of the retries due in failed/; a panic in it is
-// recovered, logged and counted.
-func onboardingPass(ctx context.Context, dir string, settle time.Duration, o *hrsync.Onboarder, store hrsync.Locker,
-	retries *hrsync.FailedRetries, log *slog.Logger) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			o.Metrics().Panicked("onboarding")
-			log.Error("onboarding pass panicked; the folder is polled again next time", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = nil
-		}
-	}()
-	return hrsync.WithLockNamed(ctx, store, onboardingLock, func(ctx context.Context) error {
-		if _, err := o.ProcessDir(ctx, dir, settle); err != nil {
-			return err
-		}
-		names, err := hrsync.FailedFiles(dir)
-		if err != nil {
-			return err
-		}
-		retries.Forget(names)
-		results, err := o.RetryFailed(ctx, dir, retries.Due)
-		for _, r := range results {
-			stopped := retries.Tried(r.Name, r)
-			switch {
-			case !r.Failed():
-				log.Info("onboarding: a file in failed/ is finished and moved to processed/", "file", r.Name)
-			case stopped:
-				log.Error("onboarding: stopped retrying a file in failed/; fix the cause, then hrsync onboard --retry-failed",
-					"file", r.Name, "unresolved", r.Count(hrsync.OutcomeUnresolved), "err", r.Err)
-			}
-		}
-		return err
-	})
 }

@@ -4,24 +4,16 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
-	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
 )
 
 // A file as a spreadsheet exports it: BOM, CRLF, human headers, accents, quoted commas, a
@@ -174,154 +166,6 @@ func TestOnboardAfterAnOutageAsAnOperatorWould(t *testing.T) {
 		t.Errorf("%d created, want 4", n)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(in, "failed")); len(entries) != 0 {
-		t.Errorf("failed/ still holds %d entries", len(entries))
-	}
-}
-
-// panicOnce is a source whose first create panics.
-type panicOnce struct {
-	hrsync.Upstream
-	done atomic.Bool
-}
-
-func (p *panicOnce) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
-	if p.done.CompareAndSwap(false, true) {
-		panic("boom")
-	}
-	return p.Upstream.CreateEmployee(ctx, ne)
-}
-
-// TestOnboardingPollSurvivesAPanic: a pass of the folder that panics is logged and counted on
-// hrsync_job_panics_total{task="onboarding"}, and the next pass onboards the file.
-func TestOnboardingPollSurvivesAPanic(t *testing.T) {
-	up := sourcetest.NewServer(sourcetest.Options{})
-	defer up.Close()
-	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), source.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := sinktest.Store(t, "sqlite", sink.Options{})
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(spreadsheet), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	o := hrsync.NewOnboarder(&panicOnce{Upstream: client}, store, hrsync.OnboardOptions{Metrics: hrsync.NewMetrics(reg)})
-	cfg := defaultConfig()
-	cfg.Onboarding.Dir, cfg.Onboarding.PollSeconds, cfg.Onboarding.SettleSeconds = dir, 1, 0
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		pollOnboarding(ctx, cfg, o, store, slog.New(slog.NewTextHandler(&logs, nil)))
-	}()
-	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !exists(filepath.Join(dir, "processed", "cohort.csv")) {
-		if time.Now().After(deadline) {
-			t.Fatal("the file was not onboarded within 30 s after the panic")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := up.Count("/v1/employees", http.StatusCreated); n != 3 {
-		t.Errorf("%d created, want 3", n)
-	}
-	cancel()
-	<-done
-	if !strings.Contains(logs.String(), "onboarding pass panicked") {
-		t.Errorf("the panic was not logged:\n%s", logs.String())
-	}
-	if got := counterValue(t, reg, "hrsync_job_panics_total", "task", "onboarding"); got != 1 {
-		t.Errorf("hrsync_job_panics_total{task=\"onboarding\"} = %v, want 1", got)
-	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// counterValue reads one series of a counter from reg.
-func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("%s{%s=%q} not found", name, label, value)
-	return 0
-}
-
-// TestWorkerRetriesFailedFilesWithBackoff: a file that went to failed/ in a source outage is
-// retried by the worker's folder pass on its own once its backoff is due, and finished.
-func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
-	ctx := context.Background()
-	store := sinktest.Store(t, "sqlite", sink.Options{})
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(spreadsheet), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String() + "/v1"
-	_ = ln.Close()
-	fast := source.ClientOptions{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
-	down, err := source.NewClient(closed, sourcetest.DefaultAPIKey, fast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	retries := &hrsync.FailedRetries{Now: func() time.Time { return now }}
-	if err := onboardingPass(ctx, dir, 0, hrsync.NewOnboarder(down, store, hrsync.OnboardOptions{}), store, retries, log); err != nil {
-		t.Fatal(err)
-	}
-	if !exists(filepath.Join(dir, "failed", "cohort.csv")) {
-		t.Fatal("the file did not go to failed/ in the outage")
-	}
-
-	up := sourcetest.NewServer(sourcetest.Options{})
-	defer up.Close()
-	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), fast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := hrsync.NewOnboarder(client, store, hrsync.OnboardOptions{})
-	for _, step := range []struct {
-		after    time.Duration
-		finished bool
-	}{
-		{0, false}, // just failed: not retried at once
-		{hrsync.FailedRetryInitial - time.Second, false}, // not yet
-		{time.Second, true}, // due: retried and finished
-	} {
-		now = now.Add(step.after)
-		if err := onboardingPass(ctx, dir, 0, o, store, retries, log); err != nil {
-			t.Fatal(err)
-		}
-		if got := exists(filepath.Join(dir, "processed", "cohort.csv")); got != step.finished {
-			t.Fatalf("after %s more: finished %v, want %v", step.after, got, step.finished)
-		}
-	}
-	if n := up.Count("/v1/employees", http.StatusCreated); n != 3 {
-		t.Errorf("%d created, want 3", n)
-	}
-	if entries, _ := os.ReadDir(filepath.Join(dir, "failed")); len(entries) != 0 {
 		t.Errorf("failed/ still holds %d entries", len(entries))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/serve"
 	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // runFlags are run's command-line flags.
@@ -94,7 +95,9 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	onboardingDone := make(chan struct{})
 	if cfg.Onboarding.Dir != "" {
 		o := newOnboarder(cfg, client, store, syncMetrics, false, log)
-		go func() { defer close(onboardingDone); pollOnboarding(ctx, cfg, o, store, log) }()
+		poll := onboard.PollOptions{Dir: cfg.Onboarding.Dir, Interval: time.Duration(cfg.Onboarding.PollSeconds) * time.Second,
+			Settle: time.Duration(cfg.Onboarding.SettleSeconds) * time.Second, Locker: store}
+		go func() { defer close(onboardingDone); o.Poll(ctx, poll) }()
 	} else {
 		close(onboardingDone)
 	}

@@ -1,4 +1,4 @@
-package sync_test
+package onboard_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // cohort is a file as a spreadsheet exports it on Linux or a Mac: LF line ends.
@@ -71,12 +71,12 @@ func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(cohort), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			down := hrsync.NewOnboarder(closedPortClient(t), store, hrsync.OnboardOptions{})
+			down := onboard.New(closedPortClient(t), store, onboard.Options{})
 			rs, err := down.ProcessDir(ctx, dir, 0)
 			if err != nil || len(rs) != 1 {
 				t.Fatalf("outage: %v %v", rs, err)
 			}
-			if got := outcomes(rs[0]); !rs[0].Failed() || got[hrsync.OutcomeUnresolved] != 4 || len(got) != 1 {
+			if got := outcomes(rs[0]); !rs[0].Failed() || got[onboard.OutcomeUnresolved] != 4 || len(got) != 1 {
 				t.Fatalf("outage: %v, failed %v, err %v", got, rs[0].Failed(), rs[0].Err)
 			}
 			if !exists(t, filepath.Join(dir, "failed", "cohort.csv")) || !exists(t, filepath.Join(dir, "failed", "cohort.result.csv")) {
@@ -84,7 +84,7 @@ func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
 			}
 
 			up := newUpstream(t, 5, sourcetest.Options{})
-			o := hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{})
+			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
 			if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(reExport), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
 			if err != nil || len(rs) != 1 {
 				t.Fatalf("re-export: %v %v", rs, err)
 			}
-			if got := outcomes(rs[0]); rs[0].Failed() || got[hrsync.OutcomeCreated] != 4 || len(got) != 1 {
+			if got := outcomes(rs[0]); rs[0].Failed() || got[onboard.OutcomeCreated] != 4 || len(got) != 1 {
 				t.Fatalf("re-export: %v, err %v", got, rs[0].Err)
 			}
 			per := createdPerEmail(up)
@@ -104,7 +104,7 @@ func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
 
 			// The file in failed/ is finished by a retry: everyone is already done, nothing is
 			// sent, and it moves to processed/ with its report, the old report gone.
-			names, err := hrsync.FailedFiles(dir)
+			names, err := onboard.FailedFiles(dir)
 			if err != nil || !slices.Equal(names, []string{"cohort.csv"}) {
 				t.Fatalf("failed files %v %v", names, err)
 			}
@@ -112,7 +112,7 @@ func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
 			if err != nil || len(rs) != 1 {
 				t.Fatalf("retry: %v %v", rs, err)
 			}
-			if got := outcomes(rs[0]); rs[0].Failed() || got[hrsync.OutcomeAlreadyDone] != 4 || len(got) != 1 {
+			if got := outcomes(rs[0]); rs[0].Failed() || got[onboard.OutcomeAlreadyDone] != 4 || len(got) != 1 {
 				t.Fatalf("retry: %v, err %v", got, rs[0].Err)
 			}
 			if entries, _ := os.ReadDir(filepath.Join(dir, "failed")); len(entries) != 0 {
@@ -151,9 +151,9 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 				}
 			}})
 			store := sinktest.Store(t, backend, sink.Options{})
-			o := hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{})
+			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
 			first := o.ProcessFile(ctx, "cohort.csv", []byte(cohort))
-			if got := outcomes(first); !first.Failed() || got[hrsync.OutcomeUnresolved] != 4 || len(got) != 1 {
+			if got := outcomes(first); !first.Failed() || got[onboard.OutcomeUnresolved] != 4 || len(got) != 1 {
 				t.Fatalf("first run: %v, err %v", got, first.Err)
 			}
 			if n := len(createdPerEmail(up)); n != 34 {
@@ -163,7 +163,7 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 
 			broken.Store(false)
 			r := o.ProcessFile(ctx, "cohort (re-export).csv", []byte(reExport))
-			if got := outcomes(r); r.Failed() || got[hrsync.OutcomeCreated] != 4 || len(got) != 1 {
+			if got := outcomes(r); r.Failed() || got[onboard.OutcomeCreated] != 4 || len(got) != 1 {
 				t.Fatalf("second run: %v, err %v", got, r.Err)
 			}
 			for _, x := range r.Rows {
@@ -192,7 +192,7 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 				}
 			}
 			r = o.ProcessFile(ctx, "cohort.csv", []byte(cohort))
-			if got := outcomes(r); r.Failed() || got[hrsync.OutcomeAlreadyDone] != 4 || len(got) != 1 {
+			if got := outcomes(r); r.Failed() || got[onboard.OutcomeAlreadyDone] != 4 || len(got) != 1 {
 				t.Fatalf("the first file again: %v, err %v", got, r.Err)
 			}
 		})
@@ -209,7 +209,7 @@ func TestOnboardingDryRunReportStaysOutOfTheFolderScan(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cohort), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dry := hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{DryRun: true, Folder: dir})
+	dry := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DryRun: true, Folder: dir})
 	if _, err := dry.ProcessPath(context.Background(), path, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestOnboardingDryRunReportStaysOutOfTheFolderScan(t *testing.T) {
 	if err != nil || !bytes.Contains(report, []byte("would-create")) {
 		t.Fatalf("report %q %v", report, err)
 	}
-	o := hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{Folder: dir})
+	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{Folder: dir})
 	rs, err := o.ProcessDir(context.Background(), dir, 0)
 	if err != nil || len(rs) != 1 || rs[0].Name != "cohort.csv" || rs[0].Failed() {
 		t.Fatalf("the folder pass took %+v (%v)", rs, err)
@@ -231,8 +231,8 @@ func TestOnboardingDryRunReportStaysOutOfTheFolderScan(t *testing.T) {
 // seen, double up to an hour apart, and stop after the attempts or for an unreadable file.
 func TestFailedRetriesBackOff(t *testing.T) {
 	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
-	b := &hrsync.FailedRetries{Attempts: 4, Max: 3 * time.Minute, Now: func() time.Time { return now }}
-	unresolved := hrsync.FileResult{Name: "a.csv", Rows: []hrsync.RowResult{{Outcome: hrsync.OutcomeUnresolved}}}
+	b := &onboard.FailedRetries{Attempts: 4, Max: 3 * time.Minute, Now: func() time.Time { return now }}
+	unresolved := onboard.FileResult{Name: "a.csv", Rows: []onboard.RowResult{{Outcome: onboard.OutcomeUnresolved}}}
 	steps := []struct {
 		after   time.Duration
 		due     bool
@@ -258,7 +258,7 @@ func TestFailedRetriesBackOff(t *testing.T) {
 			}
 		}
 	}
-	unreadable := hrsync.FileResult{Name: "b.csv", Err: hrsync.ErrUnreadable}
+	unreadable := onboard.FileResult{Name: "b.csv", Err: onboard.ErrUnreadable}
 	b.Due("b.csv")
 	now = now.Add(time.Minute)
 	if !b.Due("b.csv") || !b.Tried("b.csv", unreadable) || b.Due("b.csv") {

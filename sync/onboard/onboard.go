@@ -1,4 +1,10 @@
-package sync
+// Package onboard creates new hires in the source from CSV files, each row exactly once: it
+// reads the files as spreadsheets write them (ReadHires), plans and sends the creates against a
+// ledger in the warehouse, writes a report per file, and moves the files of a drop folder to
+// processed/ or failed/. The worker polls the folder (Poll) and retries the files in failed/
+// with backoff (FailedRetries); the onboard command processes the folder, or the files named,
+// once.
+package onboard
 
 import (
 	"bytes"
@@ -21,6 +27,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/v1"
+	hrsync "github.com/hrsync/hrsync/sync"
 )
 
 // Upstream is what onboarding needs of the source; *source.Client is one.
@@ -60,8 +67,8 @@ const (
 // not help, a corrected file will.
 var ErrUnreadable = errors.New("the file cannot be read")
 
-// OnboardOptions configures an Onboarder.
-type OnboardOptions struct {
+// Options configures an Onboarder.
+type Options struct {
 	// DryRun validates and reports; nothing is sent or written.
 	DryRun bool
 	// DateLayout is one more accepted join date layout (see HireOptions).
@@ -71,8 +78,10 @@ type OnboardOptions struct {
 	ResolveRounds int
 	// Folder is the drop folder, if any: the report of a file named to ProcessPath that lies in
 	// it goes to Folder/reports, where the folder scan does not look.
-	Folder  string
-	Metrics *Metrics
+	Folder string
+	// Metrics counts the rows by outcome (hrsync_onboarding_rows_total) and the poller's
+	// recovered panics (hrsync_job_panics_total{task="onboarding"}); nil records nothing.
+	Metrics *hrsync.Metrics
 	Logger  *slog.Logger
 }
 
@@ -80,12 +89,12 @@ type OnboardOptions struct {
 type Onboarder struct {
 	up   Upstream
 	st   Ledger
-	opts OnboardOptions
+	opts Options
 	log  *slog.Logger
 }
 
-// NewOnboarder returns an Onboarder.
-func NewOnboarder(up Upstream, st Ledger, opts OnboardOptions) *Onboarder {
+// New returns an Onboarder.
+func New(up Upstream, st Ledger, opts Options) *Onboarder {
 	if opts.ResolveRounds <= 0 {
 		opts.ResolveRounds = 3
 	}
@@ -94,9 +103,6 @@ func NewOnboarder(up Upstream, st Ledger, opts OnboardOptions) *Onboarder {
 	}
 	return &Onboarder{up: up, st: st, opts: opts, log: opts.Logger}
 }
-
-// Metrics returns the metrics the Onboarder records on (nil when none).
-func (o *Onboarder) Metrics() *Metrics { return o.opts.Metrics }
 
 // RowResult is what happened to one row.
 type RowResult struct {
@@ -156,7 +162,9 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 	results := make(map[int]RowResult)
 	record := func(r RowResult, status string) error {
 		results[r.Line] = r
-		o.opts.Metrics.onboarded(r.Outcome)
+		if r.Outcome != OutcomeWouldCreate {
+			o.opts.Metrics.Onboarded(r.Outcome)
+		}
 		if o.opts.DryRun || status == "" {
 			return nil
 		}

@@ -1,4 +1,4 @@
-package sync_test
+package onboard_test
 
 import (
 	"bytes"
@@ -12,11 +12,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // Run one at a time, e.g.
-//   go test -run '^$' -fuzz '^FuzzReadHires$' -fuzztime 60s ./sync/
+//   go test -run '^$' -fuzz '^FuzzReadHires$' -fuzztime 60s ./sync/onboard/
 // A crasher lands in testdata/fuzz/<target>/, which go test runs from then on: keep it there.
 
 // hireSeeds are the sample files, as seeds.
@@ -66,11 +66,11 @@ func FuzzReadHires(f *testing.F) {
 		f.Add([]byte(s), false)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, layout bool) {
-		opts := hrsync.HireOptions{MaxRows: 1000} // reached by inputs of a few KiB: the limit is fuzzed too
+		opts := onboard.HireOptions{MaxRows: 1000} // reached by inputs of a few KiB: the limit is fuzzed too
 		if layout {
 			opts.DateLayout = "02/01/2006"
 		}
-		hires, problems, err := hrsync.ReadHires(bytes.NewReader(data), opts)
+		hires, problems, err := onboard.ReadHires(bytes.NewReader(data), opts)
 		if err != nil {
 			if hires != nil || problems != nil {
 				t.Fatalf("error %v with hires %v and problems %v", err, hires, problems)
@@ -119,7 +119,7 @@ func FuzzReadHires(f *testing.F) {
 			if p.Reason == "" || strings.ContainsAny(p.Reason, "\r\n") || !utf8.ValidString(p.Reason) {
 				t.Fatalf("line %d: reason %q is not one line", p.Line, p.Reason)
 			}
-			if hrsync.SafeCell(p.Email) != p.Email {
+			if onboard.SafeCell(p.Email) != p.Email {
 				t.Fatalf("line %d: email %q is not safe", p.Line, p.Email)
 			}
 			if p.Duplicate {
@@ -175,7 +175,7 @@ func FuzzHiresRoundTrip(f *testing.F) {
 		if eol != "\n" {
 			data = bytes.ReplaceAll(data, []byte("\n"), []byte(eol))
 		}
-		hires, problems, err := hrsync.ReadHires(bytes.NewReader(data), hrsync.HireOptions{})
+		hires, problems, err := onboard.ReadHires(bytes.NewReader(data), onboard.HireOptions{})
 
 		text := true
 		for _, c := range append(row, note) {
@@ -225,14 +225,14 @@ func FuzzHiresRoundTrip(f *testing.F) {
 				t.Fatalf("repeated email on line %d: hires %v problems %v", line, hires, problems)
 			}
 		case verr == nil && iso:
-			if len(hires) != 2 || len(problems) != 0 || hires[1] != (hrsync.Hire{Line: line, Employee: want}) {
+			if len(hires) != 2 || len(problems) != 0 || hires[1] != (onboard.Hire{Line: line, Employee: want}) {
 				t.Fatalf("valid row on line %d (%+v): hires %v problems %v", line, want, hires, problems)
 			}
 		default:
 			if len(hires) != 1 || len(problems) != 1 || problems[0].Line != line || problems[0].Duplicate {
 				t.Fatalf("invalid row on line %d (%v, iso date %v): hires %v problems %v", line, verr, iso, hires, problems)
 			}
-			if p, want := problems[0], hrsync.SafeCell(strings.TrimSpace(readBack(email))); p.Email != want {
+			if p, want := problems[0], onboard.SafeCell(strings.TrimSpace(readBack(email))); p.Email != want {
 				t.Fatalf("problem email %q, want %q", p.Email, want)
 			}
 		}

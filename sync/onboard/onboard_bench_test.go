@@ -1,4 +1,4 @@
-package sync_test
+package onboard_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // BenchmarkOnboardingPaced onboards a cohort against a source that enforces the real limit as
@@ -19,7 +19,7 @@ import (
 // provoked (must be 0). Scaling the limit down (10 a second in a 1 s window) is harsher than
 // the real thing: the client's 2% headroom shrinks from 1.2 s to 20 ms while network jitter does not.
 //
-//	go test -run '^$' -bench BenchmarkOnboardingPaced -benchtime 1x ./sync/
+//	go test -run '^$' -bench BenchmarkOnboardingPaced -benchtime 1x ./sync/onboard/
 func BenchmarkOnboardingPaced(b *testing.B) {
 	const rows, perMinute = 90, 60
 	for range b.N {
@@ -27,14 +27,14 @@ func BenchmarkOnboardingPaced(b *testing.B) {
 		up := newUpstream(b, 0, sourcetest.Options{RateLimit: perMinute, Window: time.Minute})
 		store := sinktest.Store(b, "postgres", sink.Options{})
 		c := fastClient(b, up, source.ClientOptions{RateLimit: perMinute})
-		o := hrsync.NewOnboarder(c, store, hrsync.OnboardOptions{})
+		o := onboard.New(c, store, onboard.Options{})
 		data := hiresCSV(1, rows)
 		b.StartTimer()
 		start := time.Now()
 		r := o.ProcessFile(context.Background(), "cohort.csv", data)
 		elapsed := time.Since(start)
 		b.StopTimer()
-		if r.Err != nil || outcomes(r)[hrsync.OutcomeCreated] != rows {
+		if r.Err != nil || outcomes(r)[onboard.OutcomeCreated] != rows {
 			b.Fatalf("onboarding: %v %v", outcomes(r), r.Err)
 		}
 		b.ReportMetric(float64(rows)/elapsed.Seconds(), "rows/s")

@@ -1,4 +1,4 @@
-package sync_test
+package onboard_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 func hiresCSV(from, n int, extra ...string) []byte {
@@ -42,7 +42,7 @@ func createdPerEmail(up *upstream) map[string]int {
 	return out
 }
 
-func outcomes(r hrsync.FileResult) map[string]int {
+func outcomes(r onboard.FileResult) map[string]int {
 	out := map[string]int{}
 	for _, x := range r.Rows {
 		out[x.Outcome]++
@@ -64,13 +64,13 @@ func TestOnboardingExactlyOnceWhenAnswersAreLost(t *testing.T) {
 				return sourcetest.Fault{}
 			}})
 			store := sinktest.Store(t, backend, sink.Options{})
-			o := hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{})
+			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
 			data := hiresCSV(1, 40, "Bad,Row,not-an-email,,2026/12/01", "Dup,Licate,NEW3@example.com,,2026/12/01")
 			r := o.ProcessFile(context.Background(), "cohort.csv", data)
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
-			if got := outcomes(r); got[hrsync.OutcomeCreated] != 40 || got[hrsync.OutcomeRejected] != 1 || got[hrsync.OutcomeSkipped] != 1 || got[hrsync.OutcomeUnresolved] != 0 {
+			if got := outcomes(r); got[onboard.OutcomeCreated] != 40 || got[onboard.OutcomeRejected] != 1 || got[onboard.OutcomeSkipped] != 1 || got[onboard.OutcomeUnresolved] != 0 {
 				t.Errorf("outcomes %v", got)
 			}
 			per := createdPerEmail(up)
@@ -87,7 +87,7 @@ func TestOnboardingExactlyOnceWhenAnswersAreLost(t *testing.T) {
 			before := up.Count("/v1/employees", 201)
 			again := o.ProcessFile(context.Background(), "cohort (copy).csv", data)
 			other := o.ProcessFile(context.Background(), "late.csv", hiresCSV(40, 2))
-			if up.Count("/v1/employees", 201) != before+1 || outcomes(again)[hrsync.OutcomeAlreadyDone] != 40 || outcomes(other)[hrsync.OutcomeAlreadyDone] != 1 {
+			if up.Count("/v1/employees", 201) != before+1 || outcomes(again)[onboard.OutcomeAlreadyDone] != 40 || outcomes(other)[onboard.OutcomeAlreadyDone] != 1 {
 				t.Errorf("re-drop: %v, other file: %v, creates %d → %d", outcomes(again), outcomes(other), before, up.Count("/v1/employees", 201))
 			}
 		})
@@ -108,14 +108,14 @@ func TestOnboardingResumesAfterACrash(t *testing.T) {
 	}})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	data := hiresCSV(1, 10)
-	r := hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{}).ProcessFile(ctx, "a.csv", data)
-	if r.Err == nil || outcomes(r)[hrsync.OutcomeCreated] != 3 {
+	r := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{}).ProcessFile(ctx, "a.csv", data)
+	if r.Err == nil || outcomes(r)[onboard.OutcomeCreated] != 3 {
 		t.Fatalf("interrupted run: %v %v", outcomes(r), r.Err)
 	}
-	r = hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{}).ProcessFile(context.Background(), "a.csv", data)
+	r = onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{}).ProcessFile(context.Background(), "a.csv", data)
 	// The three confirmed before are already done; the fourth, stored by the source but never
 	// answered, is found by email and confirmed now; the rest are created.
-	if got := outcomes(r); r.Err != nil || got[hrsync.OutcomeCreated] != 7 || got[hrsync.OutcomeAlreadyDone] != 3 {
+	if got := outcomes(r); r.Err != nil || got[onboard.OutcomeCreated] != 7 || got[onboard.OutcomeAlreadyDone] != 3 {
 		t.Fatalf("resumed run: %v %v", outcomes(r), r.Err)
 	}
 	for email, n := range createdPerEmail(up) {
@@ -137,7 +137,7 @@ func TestOnboardingStopsOnARefusedKey(t *testing.T) {
 	if err := os.WriteFile(path, hiresCSV(1, 3), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := hrsync.NewOnboarder(c, store, hrsync.OnboardOptions{})
+	o := onboard.New(c, store, onboard.Options{})
 	results, err := o.ProcessDir(context.Background(), dir, 0)
 	if err != nil || len(results) != 1 || results[0].Err == nil || !strings.Contains(results[0].Err.Error(), "API key") {
 		t.Fatalf("results %+v %v", results, err)
@@ -168,7 +168,7 @@ func TestOnboardingFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o := hrsync.NewOnboarder(fastClient(t, up, source.ClientOptions{}), store, hrsync.OnboardOptions{})
+	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
 	results, err := o.ProcessDir(context.Background(), dir, 0)
 	if err != nil || len(results) != 3 {
 		t.Fatalf("results %d %v", len(results), err)

@@ -1,0 +1,41 @@
+package onboard_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/sourcetest"
+)
+
+func TestMain(m *testing.M) { sinktest.Main(m) }
+
+// fastClient is unpaced and retries at once, so fault tests take milliseconds.
+func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.Client {
+	t.Helper()
+	opts.RateLimitWindow = max(opts.RateLimitWindow, time.Millisecond)
+	if opts.RetryInitial == 0 {
+		opts.RetryInitial, opts.RetryMax = time.Millisecond, 5*time.Millisecond
+	}
+	c, err := source.NewClient(up.URL+"/v1", up.APIKey(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// upstream is a fake source of n generated employees, closed when the test ends.
+type upstream struct {
+	*sourcetest.Server
+}
+
+func newUpstream(t testing.TB, n int, opts sourcetest.Options) *upstream {
+	t.Helper()
+	if opts.Employees == nil {
+		opts.Employees = sourcetest.Generate(n, 42)
+	}
+	u := &upstream{Server: sourcetest.NewServer(opts)}
+	t.Cleanup(u.Close)
+	return u
+}

@@ -1,0 +1,195 @@
+package onboard_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
+	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
+)
+
+// A file as a spreadsheet exports it: BOM, CRLF, human headers, accents, quoted commas, a
+// formula, a bad date and a bad email.
+const spreadsheet = "\ufeffFirst Name;Last Name;E-mail;Job Title;Start Date\r\n" +
+	"Zoë;Ødegård;zoe@example.com;\"Chef, Pastry\";2026/12/01\r\n" +
+	"José;\"O'Brien, Jr.\";jose@example.com;Engineer;2026-12-02\r\n" +
+	"=cmd|' /C calc'!A0;Evil;evil@example.com;;2026/12/03\r\n" +
+	"Ann;Lee;ann@example;Nurse;2026/12/04\r\n" +
+	"Bo;Ek;bo@example.com;Nurse;03/12/2026\r\n" +
+	";;;;\r\n"
+
+// syncBuffer is a bytes.Buffer safe for the poller's goroutine to write while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// panicOnce is a source whose first create panics.
+type panicOnce struct {
+	onboard.Upstream
+	done atomic.Bool
+}
+
+func (p *panicOnce) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
+	if p.done.CompareAndSwap(false, true) {
+		panic("boom")
+	}
+	return p.Upstream.CreateEmployee(ctx, ne)
+}
+
+// TestOnboardingPollSurvivesAPanic: a pass of the folder that panics is logged and counted on
+// hrsync_job_panics_total{task="onboarding"}, and the next pass onboards the file.
+func TestOnboardingPollSurvivesAPanic(t *testing.T) {
+	up := sourcetest.NewServer(sourcetest.Options{})
+	defer up.Close()
+	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), source.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(spreadsheet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	var logs syncBuffer
+	o := onboard.New(&panicOnce{Upstream: client}, store, onboard.Options{Metrics: hrsync.NewMetrics(reg),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		o.Poll(ctx, onboard.PollOptions{Dir: dir, Interval: time.Second, Locker: store})
+	}()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !exists(t, filepath.Join(dir, "processed", "cohort.csv")) {
+		if time.Now().After(deadline) {
+			t.Fatal("the file was not onboarded within 30 s after the panic")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := up.Count("/v1/employees", http.StatusCreated); n != 3 {
+		t.Errorf("%d created, want 3", n)
+	}
+	cancel()
+	<-done
+	if !strings.Contains(logs.String(), "onboarding pass panicked") {
+		t.Errorf("the panic was not logged:\n%s", logs.String())
+	}
+	if got := counterValue(t, reg, "hrsync_job_panics_total", "task", "onboarding"); got != 1 {
+		t.Errorf("hrsync_job_panics_total{task=\"onboarding\"} = %v, want 1", got)
+	}
+}
+
+// counterValue reads one series of a counter from reg.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("%s{%s=%q} not found", name, label, value)
+	return 0
+}
+
+// TestWorkerRetriesFailedFilesWithBackoff: a file that went to failed/ in a source outage is
+// retried by the worker's folder pass on its own once its backoff is due, and finished.
+func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
+	ctx := context.Background()
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(spreadsheet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/v1"
+	_ = ln.Close()
+	fast := source.ClientOptions{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	down, err := source.NewClient(closed, sourcetest.DefaultAPIKey, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	pass := onboard.PollOptions{Dir: dir, Locker: store, Retries: &onboard.FailedRetries{Now: func() time.Time { return now }}}
+	if err := onboard.New(down, store, onboard.Options{}).Pass(ctx, pass); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(t, filepath.Join(dir, "failed", "cohort.csv")) {
+		t.Fatal("the file did not go to failed/ in the outage")
+	}
+
+	up := sourcetest.NewServer(sourcetest.Options{})
+	defer up.Close()
+	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := onboard.New(client, store, onboard.Options{})
+	for _, step := range []struct {
+		after    time.Duration
+		finished bool
+	}{
+		{0, false}, // just failed: not retried at once
+		{onboard.FailedRetryInitial - time.Second, false}, // not yet
+		{time.Second, true}, // due: retried and finished
+	} {
+		now = now.Add(step.after)
+		if err := o.Pass(ctx, pass); err != nil {
+			t.Fatal(err)
+		}
+		if got := exists(t, filepath.Join(dir, "processed", "cohort.csv")); got != step.finished {
+			t.Fatalf("after %s more: finished %v, want %v", step.after, got, step.finished)
+		}
+	}
+	if n := up.Count("/v1/employees", http.StatusCreated); n != 3 {
+		t.Errorf("%d created, want 3", n)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "failed")); len(entries) != 0 {
+		t.Errorf("failed/ still holds %d entries", len(entries))
+	}
+}

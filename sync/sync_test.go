@@ -27,11 +27,7 @@ func TestMain(m *testing.M) { sinktest.Main(m) }
 // fastClient is unpaced and retries at once, so fault tests take milliseconds.
 func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.Client {
 	t.Helper()
-	opts.RateLimitWindow = max(opts.RateLimitWindow, time.Millisecond)
-	if opts.RetryInitial == 0 {
-		opts.RetryInitial, opts.RetryMax = time.Millisecond, 5*time.Millisecond
-	}
-	c, err := source.NewClient(up.URL+"/v1", up.APIKey(), opts)
+	c, err := up.NewFastClient(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,15 +15,24 @@ import (
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
-type onboardFlags struct {
+// onboardCommand is hrsync onboard.
+type onboardCommand struct {
 	dryRun      bool
 	retryFailed bool
 	files       []string
 }
 
-// onboardCmd processes the drop folder once (with --retry-failed, then the files in its
+func (c *onboardCommand) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.dryRun, "dry-run", false, "validate and report; send nothing, write nothing, move nothing")
+	fs.BoolVar(&c.retryFailed, "retry-failed", false, "also retry the files in onboarding.dir/failed (finished ones go to processed/)")
+}
+
+// parsed takes the files named after the flags.
+func (c *onboardCommand) parsed(fs *flag.FlagSet) { c.files = fs.Args() }
+
+// run processes the drop folder once (with --retry-failed, then the files in its
 // failed/), or the files named. It fails while any row of the files it handled is unresolved.
-func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr io.Writer) error {
+func (f *onboardCommand) run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if len(f.files) == 0 && cfg.Onboarding.Dir == "" {
 		return &usageError{"onboard: name CSV files, or set onboarding.dir (HRSYNC_ONBOARDING_DIR)"}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -13,21 +14,26 @@ import (
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
-// runFlags are run's command-line flags.
-type runFlags struct {
+// runCommand is hrsync run, the worker.
+type runCommand struct {
 	serve bool
 	now   bool
+}
+
+func (c *runCommand) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.serve, "serve", false, "also serve the /v1 replica on serve.addr")
+	fs.BoolVar(&c.now, "now", false, "sync once at start, then on the schedule")
 }
 
 // stopTimeout bounds how long run waits, when asked to stop, for a sync to roll back.
 const stopTimeout = 30 * time.Second
 
-// runCmd is the long-running worker: syncs on the schedule (one runner across replicas), watches
+// run is the long-running worker: syncs on the schedule (one runner across replicas), watches
 // the onboarding folder, the metrics and health endpoints when metrics.addr is set, and with
 // --serve the /v1 replica. It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it stops
 // fetching (the open transaction rolls back, or commits if it was committing), stops the
 // scheduler, then the servers, then closes the warehouse, and exits 0.
-func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) error {
+func (f *runCommand) run(ctx context.Context, cfg Config, _, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if cfg.Schedule == "" && cfg.Onboarding.Dir == "" {
 		return errors.New("run: nothing to do: set schedule (HRSYNC_SCHEDULE), e.g. @daily, \"0 2 * * *\" or @every 1h, " +

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,7 +31,19 @@ const (
 	shutdownTimeout   = 15 * time.Second
 )
 
-func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
+// serveCommand is hrsync serve: the replica, until SIGTERM or SIGINT.
+type serveCommand struct {
+	addr string
+}
+
+func (c *serveCommand) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.addr, "addr", "", "listen address (overrides serve.addr)")
+}
+
+func (c *serveCommand) run(ctx context.Context, cfg Config, _, stderr io.Writer) error {
+	if c.addr != "" {
+		cfg.Serve.Addr = c.addr
+	}
 	log := cfg.logger(stderr)
 	store, err := cfg.openStore(ctx, log)
 	if err != nil {

@@ -92,7 +92,7 @@ func (c *demoCommand) parsed(fs *flag.FlagSet) {
 	fs.Visit(func(fl *flag.Flag) { c.set[fl.Name] = true })
 }
 
-func (c *demoCommand) run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+func (c *demoCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 	err := runDemo(ctx, cfg, *c, stdout, stderr)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C before the replica was up: stopping is what was asked. The next run starts over.
@@ -102,7 +102,7 @@ func (c *demoCommand) run(ctx context.Context, cfg Config, stdout, stderr io.Wri
 	return err
 }
 
-func runDemo(ctx context.Context, cfg Config, f demoCommand, stdout, stderr io.Writer) error {
+func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io.Writer) error {
 	if f.employees < 1 || f.employees > demoMaxEmployees {
 		return &usageError{fmt.Sprintf("demo: --employees %d: want 1 to %d", f.employees, demoMaxEmployees)}
 	}
@@ -115,7 +115,7 @@ func runDemo(ctx context.Context, cfg Config, f demoCommand, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	wh, err := demoWarehouse(cfg, f)
+	wh, err := demoWarehouse(cfg.Config, f)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func runDemo(ctx context.Context, cfg Config, f demoCommand, stdout, stderr io.W
 	}
 	defer store.Close()
 	w.step("2. Warehouse", "%s, made fresh (%s)", wh.describe(f.schema), time.Since(t).Round(time.Millisecond))
-	if note := wh.untouched(cfg, f.schema); note != "" {
+	if note := wh.untouched(cfg.Config, f.schema); note != "" {
 		w.more("%s", note)
 	}
 
@@ -244,11 +244,11 @@ func runDemo(ctx context.Context, cfg Config, f demoCommand, stdout, stderr io.W
 
 // serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing
 // commands to try; the store is closed by the caller, after the server has shut down.
-func serveDemo(ctx context.Context, cfg Config, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
+func serveDemo(ctx context.Context, cfg settings, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
 	key := newAPIKey("demo-")
 	cfg.Serve.APIKeys = []string{key}
-	cfg.Serve.Writes = string(serve.WritesLocal)
-	cfg.Serve.PublicURL = ""
+	cfg.Serve.Writes, cfg.writes = string(serve.WritesLocal), serve.WritesLocal
+	cfg.Serve.PublicURL, cfg.publicURL = "", nil
 	mux, err := apiMux(cfg, store, nil, newServeMetrics(newRegistry()), log)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
@@ -405,8 +405,10 @@ func listenReplica(f demoCommand) (net.Listener, string, error) {
 	if f.set["addr"] {
 		return nil, "", fmt.Errorf("demo: replica: listen on %s: %w (choose another with --addr, or --no-serve)", f.addr, err)
 	}
-	host, _, _ := net.SplitHostPort(f.addr)
-	ln, err2 := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	host, _, err2 := net.SplitHostPort(f.addr)
+	if err2 == nil {
+		ln, err2 = net.Listen("tcp", net.JoinHostPort(host, "0"))
+	}
 	if err2 != nil {
 		return nil, "", fmt.Errorf("demo: replica: listen on %s: %w", f.addr, err)
 	}

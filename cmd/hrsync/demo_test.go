@@ -253,7 +253,7 @@ func TestDemoPostgres(t *testing.T) {
 		warehouse: url, set: map[string]bool{"warehouse": true}, schema: schemaName}
 	for i := range 2 {
 		var out, logs bytes.Buffer
-		if err := f.run(context.Background(), defaultConfig(), &out, &logs); err != nil {
+		if err := f.run(context.Background(), parsed(t, defaultConfig()), &out, &logs); err != nil {
 			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
 		}
 		checkDemoOutput(t, out.String(), 150)
@@ -272,7 +272,7 @@ func TestDemoPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.warehouse, f.schema = other, otherSchema
-	err = f.run(context.Background(), defaultConfig(), io.Discard, io.Discard)
+	err = f.run(context.Background(), parsed(t, defaultConfig()), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "hrsync demo did not make it") {
 		t.Errorf("a schema the demo did not make: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
@@ -32,7 +31,7 @@ func (c *onboardCommand) parsed(fs *flag.FlagSet) { c.files = fs.Args() }
 
 // run processes the drop folder once (with --retry-failed, then the files in its
 // failed/), or the files named. It fails while any row of the files it handled is unresolved.
-func (f *onboardCommand) run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+func (f *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if len(f.files) == 0 && cfg.Onboarding.Dir == "" {
 		return &usageError{"onboard: name CSV files, or set onboarding.dir (HRSYNC_ONBOARDING_DIR)"}
@@ -63,7 +62,7 @@ func (f *onboardCommand) run(ctx context.Context, cfg Config, stdout, stderr io.
 			return nil
 		}
 		var err error
-		results, err = o.ProcessDir(ctx, cfg.Onboarding.Dir, time.Duration(cfg.Onboarding.SettleSeconds)*time.Second)
+		results, err = o.ProcessDir(ctx, cfg.Onboarding.Dir, cfg.settle)
 		if err != nil || !f.retryFailed {
 			return err
 		}
@@ -101,7 +100,7 @@ func (f *onboardCommand) run(ctx context.Context, cfg Config, stdout, stderr io.
 // shorten the retries' backoff).
 var onboardClientOptions = source.ClientOptions{}
 
-func newOnboarder(cfg Config, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
+func newOnboarder(cfg settings, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
 	return onboard.New(client, store, onboard.Options{DryRun: dryRun, DateLayout: cfg.Onboarding.DateLayout,
 		Folder: cfg.Onboarding.Dir, Metrics: m, Logger: log})
 }

@@ -47,7 +47,7 @@ func exitCode(err error) int {
 // once they are parsed.
 type command interface {
 	flags(fs *flag.FlagSet)
-	run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error
+	run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error
 }
 
 // afterParse is a command that reads its parsed flag set: the arguments after its flags
@@ -168,7 +168,7 @@ type versionCommand struct{}
 
 func (versionCommand) flags(*flag.FlagSet) {}
 
-func (versionCommand) run(_ context.Context, _ Config, stdout, _ io.Writer) error {
+func (versionCommand) run(_ context.Context, _ settings, stdout, _ io.Writer) error {
 	fmt.Fprintln(stdout, "hrsync", buildVersion())
 	return nil
 }
@@ -200,7 +200,7 @@ type migrateCommand struct{}
 
 func (*migrateCommand) flags(*flag.FlagSet) {}
 
-func (*migrateCommand) run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+func (*migrateCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 	opts := cfg.sinkOptions()
 	opts.Logger = cfg.logger(stderr) // says how many abandoned sync runs it closed
 	applied, err := sink.Migrate(ctx, cfg.Warehouse.URL, opts)

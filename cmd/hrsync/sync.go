@@ -34,7 +34,7 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 
 // newClient builds a client of the account, paced at source.rate_limit; a process makes one and
 // shares it, so everything it sends the account counts against one budget.
-func newClient(cfg Config, log *slog.Logger, opts source.ClientOptions) (*source.Client, error) {
+func newClient(cfg settings, log *slog.Logger, opts source.ClientOptions) (*source.Client, error) {
 	if cfg.Source.URL == "" {
 		return nil, errors.New("source URL: not set (source.url, HRSYNC_SOURCE_URL)")
 	}
@@ -57,7 +57,7 @@ func resourcesOf(flag string) ([]sink.Resource, error) {
 	return nil, &usageError{fmt.Sprintf("--resource %q: want all, employees or working_patterns", flag)}
 }
 
-func (f *syncCommand) run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+func (f *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 	resources, err := resourcesOf(f.resource)
 	if err != nil {
 		return err

@@ -92,6 +92,23 @@ type LogConfig struct {
 	Level  string `yaml:"level"`
 }
 
+// settings is the configuration parsed and validated, once, by loadConfig: Config as the file
+// and the environment say it, and the typed values its strings and numbers stand for. Commands
+// read these; none parses a string of the configuration again.
+type settings struct {
+	Config
+	// location is schedule_timezone.
+	location *time.Location
+	// logLevel is log.level.
+	logLevel slog.Level
+	// writes is serve.writes.
+	writes serve.Writes
+	// publicURL is serve.public_url; nil when it is not set.
+	publicURL *url.URL
+	// pollInterval and settle are onboarding.poll_seconds and onboarding.settle_seconds.
+	pollInterval, settle time.Duration
+}
+
 // defaultConfig holds the defaults config.yaml documents.
 func defaultConfig() Config {
 	return Config{
@@ -107,9 +124,10 @@ func defaultConfig() Config {
 }
 
 // loadConfig reads the file at path (when path is "", ./config.yaml if present) over the
-// defaults, then the environment over both, and validates the result.
-func loadConfig(path string, environ []string) (Config, error) {
+// defaults, then the environment over both, and parses and validates the result.
+func loadConfig(path string, environ []string) (settings, error) {
 	cfg := defaultConfig()
+	fail := func(err error) (settings, error) { return settings{Config: cfg}, err }
 	explicit := path != ""
 	if !explicit {
 		path = "config.yaml"
@@ -120,10 +138,10 @@ func loadConfig(path string, environ []string) (Config, error) {
 		var doc yaml.Node
 		// An empty file is io.EOF: the defaults stand.
 		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
+			return fail(fmt.Errorf("config %s: %s", path, oneLine(err.Error())))
 		}
 		if problems := unknownKeys(&doc, reflect.TypeFor[Config](), ""); len(problems) > 0 {
-			return cfg, fmt.Errorf("config %s: %s", path, strings.Join(problems, "; "))
+			return fail(fmt.Errorf("config %s: %s", path, strings.Join(problems, "; ")))
 		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
@@ -133,10 +151,10 @@ func loadConfig(path string, environ []string) (Config, error) {
 			if errors.As(err, &te) {
 				msg = strings.Join(te.Errors, "; ")
 			}
-			return cfg, fmt.Errorf("config %s: %s", path, oneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), "")))
+			return fail(fmt.Errorf("config %s: %s", path, oneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), ""))))
 		}
 	case explicit || !errors.Is(err, os.ErrNotExist):
-		return cfg, fmt.Errorf("config: %w", err)
+		return fail(fmt.Errorf("config: %w", err))
 	}
 	env := make(map[string]string)
 	for _, kv := range environ {
@@ -145,9 +163,9 @@ func loadConfig(path string, environ []string) (Config, error) {
 		}
 	}
 	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), "HRSYNC", env); err != nil {
-		return cfg, err
+		return fail(err)
 	}
-	return cfg, cfg.validate()
+	return cfg.parse()
 }
 
 // yamlTypeError is yaml's "cannot unmarshal !!str `lots` into int": the reader of a config file
@@ -367,69 +385,85 @@ func envNames() []string {
 	return names
 }
 
-func (c Config) validate() error {
+// parse validates c and parses its values, once, into the settings the commands run on.
+func (c Config) parse() (settings, error) {
+	s := settings{Config: c}
+	fail := func(err error) (settings, error) { return settings{Config: c}, err }
 	if c.Source.RateLimit < 0 {
-		return errors.New("config: source.rate_limit must be 0 (unpaced) or more requests a minute")
+		return fail(errors.New("config: source.rate_limit must be 0 (unpaced) or more requests a minute"))
 	}
 	if c.Source.URL != "" {
-		if u, err := url.Parse(c.Source.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return errors.New("config: source.url must be an absolute http(s) address")
+		if _, err := httpURL(c.Source.URL); err != nil {
+			return fail(errors.New("config: source.url must be an absolute http(s) address"))
 		}
 	}
 	if c.Schedule != "" {
 		if err := hrsync.ParseSchedule(c.Schedule); err != nil {
-			return fmt.Errorf("config: %s", oneLine(err.Error()))
+			return fail(fmt.Errorf("config: %s", oneLine(err.Error())))
 		}
 	}
-	if _, err := time.LoadLocation(c.ScheduleTimezone); err != nil {
-		return fmt.Errorf("config: schedule_timezone %q: not a time zone (e.g. UTC, Europe/London)", c.ScheduleTimezone)
+	loc, err := time.LoadLocation(c.ScheduleTimezone)
+	if err != nil {
+		return fail(fmt.Errorf("config: schedule_timezone %q: not a time zone (e.g. UTC, Europe/London)", c.ScheduleTimezone))
 	}
+	s.location = loc
 	if c.Onboarding.PollSeconds < 1 || c.Onboarding.SettleSeconds < 0 {
-		return errors.New("config: onboarding.poll_seconds must be at least 1 and onboarding.settle_seconds not negative")
+		return fail(errors.New("config: onboarding.poll_seconds must be at least 1 and onboarding.settle_seconds not negative"))
 	}
+	s.pollInterval = time.Duration(c.Onboarding.PollSeconds) * time.Second
+	s.settle = time.Duration(c.Onboarding.SettleSeconds) * time.Second
 	if c.Sync.Concurrency < 1 || c.Sync.Concurrency > 64 {
-		return errors.New("config: sync.concurrency must be between 1 and 64")
+		return fail(errors.New("config: sync.concurrency must be between 1 and 64"))
 	}
 	if c.Sync.MaxWalks < 1 {
-		return errors.New("config: sync.max_walks must be at least 1")
+		return fail(errors.New("config: sync.max_walks must be at least 1"))
 	}
 	if c.Sync.MaxDeleteShare <= 0 || c.Sync.MaxDeleteShare > 1 {
-		return errors.New("config: sync.max_delete_share must be more than 0 and at most 1")
+		return fail(errors.New("config: sync.max_delete_share must be more than 0 and at most 1"))
 	}
 	if c.Warehouse.StatementTimeout < time.Second {
-		return errors.New("config: warehouse.statement_timeout must be a duration of at least 1s, such as 5m")
+		return fail(errors.New("config: warehouse.statement_timeout must be a duration of at least 1s, such as 5m"))
 	}
 	if c.Warehouse.URL == "" {
-		return errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)")
+		return fail(errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)"))
 	}
-	if _, err := serve.ParseWrites(c.Serve.Writes); err != nil {
-		return fmt.Errorf("config: serve.writes: %w", err)
+	if s.writes, err = serve.ParseWrites(c.Serve.Writes); err != nil {
+		return fail(fmt.Errorf("config: serve.writes: %w", err))
 	}
 	if c.Serve.PublicURL != "" {
-		if u, err := url.Parse(c.Serve.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return errors.New("config: serve.public_url must be an absolute http(s) address")
+		if s.publicURL, err = httpURL(c.Serve.PublicURL); err != nil {
+			return fail(errors.New("config: serve.public_url must be an absolute http(s) address"))
 		}
 	}
 	if c.Serve.AccountID < 0 {
-		return errors.New("config: serve.account_id must not be negative")
+		return fail(errors.New("config: serve.account_id must not be negative"))
 	}
 	switch c.Log.Format {
 	case "text", "json":
 	default:
-		return fmt.Errorf("config: log.format %q: want text or json", c.Log.Format)
+		return fail(fmt.Errorf("config: log.format %q: want text or json", c.Log.Format))
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.Log.Level)); err != nil {
-		return fmt.Errorf("config: log.level %q: want debug, info, warn or error", c.Log.Level)
+	if err := s.logLevel.UnmarshalText([]byte(c.Log.Level)); err != nil {
+		return fail(fmt.Errorf("config: log.level %q: want debug, info, warn or error", c.Log.Level))
 	}
-	return nil
+	return s, nil
 }
 
-func (c Config) logger(w io.Writer) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(c.Log.Level))
-	opts := &slog.HandlerOptions{Level: lvl}
-	if c.Log.Format == "json" {
+// httpURL parses an absolute http or https address.
+func httpURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("not an absolute http(s) address")
+	}
+	return u, nil
+}
+
+func (s settings) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: s.logLevel}
+	if s.Log.Format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hrsync/hrsync/source/serve"
 )
 
 // TestConfigFileDocumentsEveryKey keeps config.yaml, its defaults and the Config struct in
@@ -47,7 +50,7 @@ func TestConfigFileDocumentsEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(normalize(fromFile), normalize(defaultConfig())) {
+	if !reflect.DeepEqual(normalize(fromFile.Config), normalize(defaultConfig())) {
 		t.Errorf("config.yaml values differ from the defaults:\n file %+v\n code %+v", fromFile, defaultConfig())
 	}
 }
@@ -103,6 +106,43 @@ func TestEnvironmentWinsOverFile(t *testing.T) {
 	}
 	if cfg.Serve.Addr != ":2" || cfg.Serve.Writes != "off" || cfg.Source.RateLimit != 0 || !slices.Equal(cfg.Serve.APIKeys, []string{"a", "b"}) {
 		t.Errorf("got %+v", cfg)
+	}
+}
+
+// loadConfig parses the configuration's strings once, into the values the commands use: none of
+// them parses a string of it again.
+func TestLoadConfigParsesOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		want func(settings) bool
+	}{
+		{"defaults", nil, func(s settings) bool {
+			return s.location == time.UTC && s.logLevel == slog.LevelInfo && s.writes == serve.WritesLocal &&
+				s.publicURL == nil && s.pollInterval == 30*time.Second && s.settle == 5*time.Second
+		}},
+		{"set", []string{"HRSYNC_SCHEDULE_TIMEZONE=Europe/London", "HRSYNC_LOG_LEVEL=debug", "HRSYNC_SERVE_WRITES=forward",
+			"HRSYNC_SERVE_PUBLIC_URL=https://hr.example/base", "HRSYNC_ONBOARDING_POLL_SECONDS=7", "HRSYNC_ONBOARDING_SETTLE_SECONDS=0"},
+			func(s settings) bool {
+				return s.location.String() == "Europe/London" && s.logLevel == slog.LevelDebug && s.writes == serve.WritesForward &&
+					s.publicURL != nil && s.publicURL.String() == "https://hr.example/base" &&
+					s.pollInterval == 7*time.Second && s.settle == 0
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "empty.yaml")
+			if err := os.WriteFile(path, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := loadConfig(path, tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.want(s) {
+				t.Errorf("parsed %+v", s)
+			}
+		})
 	}
 }
 
@@ -200,4 +240,14 @@ func FuzzConfigFile(f *testing.F) {
 			t.Errorf("not one operator line: %q", err)
 		}
 	})
+}
+
+// parsed is c as loadConfig hands it to the commands.
+func parsed(t *testing.T, c Config) settings {
+	t.Helper()
+	s, err := c.parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,8 +62,8 @@ var demoMark = sink.ScratchMark{
 	Comment: "made by hrsync demo, which drops and remakes it on every run",
 }
 
-// demoFlags are demo's command-line flags.
-type demoFlags struct {
+// demoCommand is hrsync demo.
+type demoCommand struct {
 	employees    int
 	addr         string
 	upstreamAddr string
@@ -75,8 +76,24 @@ type demoFlags struct {
 	schema string
 }
 
-func demoCmd(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Writer) error {
-	err := runDemo(ctx, cfg, f, stdout, stderr)
+func (c *demoCommand) flags(fs *flag.FlagSet) {
+	fs.IntVar(&c.employees, "employees", 2500, "employees the in-process upstream serves")
+	fs.StringVar(&c.addr, "addr", demoAddr, "where the replica listens at the end (when this default is taken, another free port)")
+	fs.StringVar(&c.upstreamAddr, "upstream-addr", "127.0.0.1:0", "where the in-process upstream listens (port 0: any free port)")
+	fs.StringVar(&c.hires, "hires", demoHiresPath, "CSV of new hires to onboard (when this default is absent, a built-in copy of it)")
+	fs.StringVar(&c.warehouse, "warehouse", "", "the demo's own warehouse, made fresh every run: a SQLite file (default "+demoWarehouseFile+
+		"), or postgres://… (default when warehouse.url is Postgres; in schema "+demoSchema+")")
+	fs.BoolVar(&c.noServe, "no-serve", false, "exit after the report instead of serving the replica")
+}
+
+// parsed notes which flags were given: a default that cannot be used gives way, a choice does not.
+func (c *demoCommand) parsed(fs *flag.FlagSet) {
+	c.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { c.set[fl.Name] = true })
+}
+
+func (c *demoCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
+	err := runDemo(ctx, cfg, *c, stdout, stderr)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C before the replica was up: stopping is what was asked. The next run starts over.
 		cfg.logger(stderr).Info("demo stopped", "err", err)
@@ -85,7 +102,7 @@ func demoCmd(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 	return err
 }
 
-func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Writer) error {
+func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io.Writer) error {
 	if f.employees < 1 || f.employees > demoMaxEmployees {
 		return &usageError{fmt.Sprintf("demo: --employees %d: want 1 to %d", f.employees, demoMaxEmployees)}
 	}
@@ -98,7 +115,7 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	wh, err := demoWarehouse(cfg, f)
+	wh, err := demoWarehouse(cfg.Config, f)
 	if err != nil {
 		return err
 	}
@@ -138,7 +155,7 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 	}
 	defer store.Close()
 	w.step("2. Warehouse", "%s, made fresh (%s)", wh.describe(f.schema), time.Since(t).Round(time.Millisecond))
-	if note := wh.untouched(cfg, f.schema); note != "" {
+	if note := wh.untouched(cfg.Config, f.schema); note != "" {
 		w.more("%s", note)
 	}
 
@@ -227,11 +244,11 @@ func runDemo(ctx context.Context, cfg Config, f demoFlags, stdout, stderr io.Wri
 
 // serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing
 // commands to try; the store is closed by the caller, after the server has shut down.
-func serveDemo(ctx context.Context, cfg Config, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
+func serveDemo(ctx context.Context, cfg settings, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
 	key := newAPIKey("demo-")
 	cfg.Serve.APIKeys = []string{key}
-	cfg.Serve.Writes = string(serve.WritesLocal)
-	cfg.Serve.PublicURL = ""
+	cfg.Serve.Writes, cfg.writes = string(serve.WritesLocal), serve.WritesLocal
+	cfg.Serve.PublicURL, cfg.publicURL = "", nil
 	mux, err := apiMux(cfg, store, nil, newServeMetrics(newRegistry()), log)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
@@ -272,7 +289,7 @@ func serveDemo(ctx context.Context, cfg Config, store *sink.Store, ln net.Listen
 
 // demoHires is the CSV to onboard: --hires when given; else deploy/examples/new-hires.csv when
 // it is there (the demo run from the repository); else the built-in copy of it. from says which.
-func demoHires(f demoFlags) (name, from string, data []byte, err error) {
+func demoHires(f demoCommand) (name, from string, data []byte, err error) {
 	data, err = os.ReadFile(f.hires)
 	switch {
 	case err == nil:
@@ -292,7 +309,7 @@ type demoWarehouseSpec struct {
 // demoWarehouse picks the warehouse: --warehouse when given; else, when warehouse.url
 // (HRSYNC_WAREHOUSE_URL) is Postgres, that database; else the file hrsync-demo.db. A SQLite
 // warehouse.url is never used: that is the real warehouse.
-func demoWarehouse(cfg Config, f demoFlags) (demoWarehouseSpec, error) {
+func demoWarehouse(cfg Config, f demoCommand) (demoWarehouseSpec, error) {
 	target := f.warehouse
 	if !f.set["warehouse"] {
 		target = demoWarehouseFile
@@ -380,7 +397,7 @@ func openDemoWarehouse(ctx context.Context, wh demoWarehouseSpec, schema string,
 
 // listenReplica listens on --addr; when the default address is taken, on a free port of the
 // same host instead, with a note saying so.
-func listenReplica(f demoFlags) (net.Listener, string, error) {
+func listenReplica(f demoCommand) (net.Listener, string, error) {
 	ln, err := net.Listen("tcp", f.addr)
 	if err == nil {
 		return ln, "", nil
@@ -388,8 +405,10 @@ func listenReplica(f demoFlags) (net.Listener, string, error) {
 	if f.set["addr"] {
 		return nil, "", fmt.Errorf("demo: replica: listen on %s: %w (choose another with --addr, or --no-serve)", f.addr, err)
 	}
-	host, _, _ := net.SplitHostPort(f.addr)
-	ln, err2 := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	host, _, err2 := net.SplitHostPort(f.addr)
+	if err2 == nil {
+		ln, err2 = net.Listen("tcp", net.JoinHostPort(host, "0"))
+	}
 	if err2 != nil {
 		return nil, "", fmt.Errorf("demo: replica: listen on %s: %w", f.addr, err)
 	}

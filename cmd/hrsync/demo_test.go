@@ -137,7 +137,7 @@ func TestDemoWarehouseChoice(t *testing.T) {
 		{"hrsync.db", "postgresql://db/x", demoWarehouseSpec{url: "postgresql://db/x", postgres: true}},
 	} {
 		cfg.Warehouse.URL = tt.configured
-		f := demoFlags{warehouse: tt.flag, set: map[string]bool{"warehouse": tt.flag != ""}}
+		f := demoCommand{warehouse: tt.flag, set: map[string]bool{"warehouse": tt.flag != ""}}
 		if got, err := demoWarehouse(cfg, f); err != nil || got != tt.want {
 			t.Errorf("warehouse.url %q, --warehouse %q: %+v %v, want %+v", tt.configured, tt.flag, got, err, tt.want)
 		}
@@ -231,13 +231,13 @@ func TestDemoReplicaAddress(t *testing.T) {
 	defer taken.Close()
 	addr := taken.Addr().String()
 	// The default taken: another free port, said so.
-	ln, note, err := listenReplica(demoFlags{addr: addr, set: map[string]bool{}})
+	ln, note, err := listenReplica(demoCommand{addr: addr, set: map[string]bool{}})
 	if err != nil || ln.Addr().String() == addr || !strings.Contains(note, addr+" is taken") {
 		t.Fatalf("%v %q %v", ln, note, err)
 	}
 	ln.Close()
 	// Asked for by name: an error saying what to do.
-	if _, _, err := listenReplica(demoFlags{addr: addr, set: map[string]bool{"addr": true}}); err == nil || !strings.Contains(err.Error(), "--addr") {
+	if _, _, err := listenReplica(demoCommand{addr: addr, set: map[string]bool{"addr": true}}); err == nil || !strings.Contains(err.Error(), "--addr") {
 		t.Errorf("a taken --addr: %v", err)
 	}
 	if got := reachable(&net.TCPAddr{IP: net.IPv4zero, Port: 8080}); got != "127.0.0.1:8080" {
@@ -249,11 +249,11 @@ func TestDemoReplicaAddress(t *testing.T) {
 // A schema the demo did not make is never dropped.
 func TestDemoPostgres(t *testing.T) {
 	url, schemaName := sinktest.Postgres(t)
-	f := demoFlags{employees: 150, noServe: true, upstreamAddr: "127.0.0.1:0", hires: demoHiresPath,
+	f := demoCommand{employees: 150, noServe: true, upstreamAddr: "127.0.0.1:0", hires: demoHiresPath,
 		warehouse: url, set: map[string]bool{"warehouse": true}, schema: schemaName}
 	for i := range 2 {
 		var out, logs bytes.Buffer
-		if err := demoCmd(context.Background(), defaultConfig(), f, &out, &logs); err != nil {
+		if err := f.run(context.Background(), parsed(t, defaultConfig()), &out, &logs); err != nil {
 			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
 		}
 		checkDemoOutput(t, out.String(), 150)
@@ -272,7 +272,7 @@ func TestDemoPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.warehouse, f.schema = other, otherSchema
-	err = demoCmd(context.Background(), defaultConfig(), f, io.Discard, io.Discard)
+	err = f.run(context.Background(), parsed(t, defaultConfig()), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "hrsync demo did not make it") {
 		t.Errorf("a schema the demo did not make: %v", err)
 	}

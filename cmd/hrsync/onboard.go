@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
@@ -14,15 +14,24 @@ import (
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
-type onboardFlags struct {
+// onboardCommand is hrsync onboard.
+type onboardCommand struct {
 	dryRun      bool
 	retryFailed bool
 	files       []string
 }
 
-// onboardCmd processes the drop folder once (with --retry-failed, then the files in its
+func (c *onboardCommand) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.dryRun, "dry-run", false, "validate and report; send nothing, write nothing, move nothing")
+	fs.BoolVar(&c.retryFailed, "retry-failed", false, "also retry the files in onboarding.dir/failed (finished ones go to processed/)")
+}
+
+// parsed takes the files named after the flags.
+func (c *onboardCommand) parsed(fs *flag.FlagSet) { c.files = fs.Args() }
+
+// run processes the drop folder once (with --retry-failed, then the files in its
 // failed/), or the files named. It fails while any row of the files it handled is unresolved.
-func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr io.Writer) error {
+func (f *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if len(f.files) == 0 && cfg.Onboarding.Dir == "" {
 		return &usageError{"onboard: name CSV files, or set onboarding.dir (HRSYNC_ONBOARDING_DIR)"}
@@ -53,7 +62,7 @@ func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr 
 			return nil
 		}
 		var err error
-		results, err = o.ProcessDir(ctx, cfg.Onboarding.Dir, time.Duration(cfg.Onboarding.SettleSeconds)*time.Second)
+		results, err = o.ProcessDir(ctx, cfg.Onboarding.Dir, cfg.settle)
 		if err != nil || !f.retryFailed {
 			return err
 		}
@@ -91,7 +100,7 @@ func onboardCmd(ctx context.Context, cfg Config, f onboardFlags, stdout, stderr 
 // shorten the retries' backoff).
 var onboardClientOptions = source.ClientOptions{}
 
-func newOnboarder(cfg Config, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
+func newOnboarder(cfg settings, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
 	return onboard.New(client, store, onboard.Options{DryRun: dryRun, DateLayout: cfg.Onboarding.DateLayout,
 		Folder: cfg.Onboarding.Dir, Metrics: m, Logger: log})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,22 +43,72 @@ func exitCode(err error) int {
 	return 1
 }
 
-const usageText = `usage: hrsync [--config FILE] COMMAND [flags]
+// command is one subcommand: it registers its own flags, and runs with the loaded configuration
+// once they are parsed.
+type command interface {
+	flags(fs *flag.FlagSet)
+	run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error
+}
 
-Commands:
-  migrate   create or upgrade the warehouse schema
-  serve     serve the warehouse as the /v1 interface (a read replica, or standalone)
-  sync      load the source into the warehouse (--dry-run, --resource, --allow-mass-delete)
-  onboard   create the new hires of CSV files, each exactly once (--dry-run, --retry-failed; files, or onboarding.dir)
-  run       the worker: syncs on the schedule, metrics, health (--serve, --now)
-  demo      everything at once, with nothing to set up: an in-process upstream, a sync, an
-            onboarding, a second sync, a report, then the replica until Ctrl-C
-            (--employees, --addr, --hires, --warehouse, --no-serve)
-  version   print the version
+// afterParse is a command that reads its parsed flag set: the arguments after its flags
+// (onboard's files), or which flags were given (demo).
+type afterParse interface {
+	parsed(fs *flag.FlagSet)
+}
 
-Configuration comes from config.yaml (--config, default ./config.yaml when present) and
-HRSYNC_* environment variables, which win. See README.md.
-`
+// commandSpec is one entry of the command table.
+type commandSpec struct {
+	name string
+	// summary is its line of hrsync --help; a newline continues it on an indented line.
+	summary string
+	// args is what it takes after its flags, for its usage line; "" means no arguments.
+	args string
+	new  func() command
+}
+
+// commands are hrsync's subcommands, in the order hrsync --help lists them.
+var commands = []commandSpec{
+	{name: "migrate", summary: "create or upgrade the warehouse schema",
+		new: func() command { return &migrateCommand{} }},
+	{name: "serve", summary: "serve the warehouse as the /v1 interface (a read replica, or standalone)",
+		new: func() command { return &serveCommand{} }},
+	{name: "sync", summary: "load the source into the warehouse (--dry-run, --resource, --allow-mass-delete)",
+		new: func() command { return &syncCommand{} }},
+	{name: "onboard", summary: "create the new hires of CSV files, each exactly once (--dry-run, --retry-failed; files, or onboarding.dir)",
+		args: "[FILE.csv ...]", new: func() command { return &onboardCommand{} }},
+	{name: "run", summary: "the worker: syncs on the schedule, metrics, health (--serve, --now)",
+		new: func() command { return &runCommand{} }},
+	{name: "demo", summary: "everything at once, with nothing to set up: an in-process upstream, a sync, an\n" +
+		"onboarding, a second sync, a report, then the replica until Ctrl-C\n" +
+		"(--employees, --addr, --hires, --warehouse, --no-serve)",
+		new: func() command { return &demoCommand{} }},
+	{name: "version", summary: "print the version",
+		new: func() command { return versionCommand{} }},
+}
+
+// usageText is hrsync --help.
+func usageText() string {
+	var b strings.Builder
+	b.WriteString("usage: hrsync [--config FILE] COMMAND [flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, strings.ReplaceAll(c.summary, "\n", "\n"+strings.Repeat(" ", 12)))
+	}
+	b.WriteString("\nConfiguration comes from config.yaml (--config, default ./config.yaml when present) and\n" +
+		"HRSYNC_* environment variables, which win. See README.md.\n")
+	return b.String()
+}
+
+// commandUsage is hrsync COMMAND --help: its usage line, its summary and its flags.
+func commandUsage(w io.Writer, c commandSpec, fs *flag.FlagSet) {
+	line := "usage: hrsync [--config FILE] " + c.name + " [flags]"
+	if c.args != "" {
+		line += " " + c.args
+	}
+	fmt.Fprintf(w, "%s\n\n%s\n\nFlags:\n", line, strings.Join(strings.Fields(c.summary), " "))
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
 
 // run is the whole program: main only adds the process around it.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
@@ -66,93 +117,60 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	configPath := global.String("config", "", "config file")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usageText)
+			fmt.Fprint(stdout, usageText())
 			return nil
 		}
 		return &usageError{err.Error() + " (hrsync --help lists the commands)"}
 	}
 	if global.NArg() == 0 {
-		fmt.Fprint(stderr, usageText)
+		fmt.Fprint(stderr, usageText())
 		return &usageError{"no command given"}
 	}
 	name, rest := global.Arg(0), global.Args()[1:]
-	fs := flag.NewFlagSet("hrsync "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(configPath, "config", *configPath, "config file (default ./config.yaml when present)")
-	var cmd func(context.Context, Config, io.Writer, io.Writer) error
-	switch name {
-	case "version":
-		cmd = func(context.Context, Config, io.Writer, io.Writer) error {
-			fmt.Fprintln(stdout, "hrsync", buildVersion())
-			return nil
-		}
-	case "help":
-		fmt.Fprint(stdout, usageText)
+	if name == "help" {
+		fmt.Fprint(stdout, usageText())
 		return nil
-	case "migrate":
-		cmd = migrateCmd
-	case "serve":
-		addr := fs.String("addr", "", "listen address (overrides serve.addr)")
-		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
-			if *addr != "" {
-				cfg.Serve.Addr = *addr
-			}
-			return serveCmd(ctx, cfg, stdout, stderr)
-		}
-	case "sync":
-		var f syncFlags
-		fs.StringVar(&f.resource, "resource", "all", "all, employees or working_patterns")
-		fs.BoolVar(&f.dryRun, "dry-run", false, "walk and report what would change; write nothing")
-		fs.BoolVar(&f.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
-		fs.IntVar(&f.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
-		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
-			return syncCmd(ctx, cfg, f, stdout, stderr)
-		}
-	case "run":
-		var f runFlags
-		fs.BoolVar(&f.serve, "serve", false, "also serve the /v1 replica on serve.addr")
-		fs.BoolVar(&f.now, "now", false, "sync once at start, then on the schedule")
-		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
-			return runCmd(ctx, cfg, f, stdout, stderr)
-		}
-	case "onboard":
-		var f onboardFlags
-		fs.BoolVar(&f.dryRun, "dry-run", false, "validate and report; send nothing, write nothing, move nothing")
-		fs.BoolVar(&f.retryFailed, "retry-failed", false, "also retry the files in onboarding.dir/failed (finished ones go to processed/)")
-		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
-			f.files = fs.Args()
-			return onboardCmd(ctx, cfg, f, stdout, stderr)
-		}
-	case "demo":
-		f := demoFlags{set: map[string]bool{}}
-		fs.IntVar(&f.employees, "employees", 2500, "employees the in-process upstream serves")
-		fs.StringVar(&f.addr, "addr", demoAddr, "where the replica listens at the end (when this default is taken, another free port)")
-		fs.StringVar(&f.upstreamAddr, "upstream-addr", "127.0.0.1:0", "where the in-process upstream listens (port 0: any free port)")
-		fs.StringVar(&f.hires, "hires", demoHiresPath, "CSV of new hires to onboard (when this default is absent, a built-in copy of it)")
-		fs.StringVar(&f.warehouse, "warehouse", "", "the demo's own warehouse, made fresh every run: a SQLite file (default "+demoWarehouseFile+
-			"), or postgres://… (default when warehouse.url is Postgres; in schema "+demoSchema+")")
-		fs.BoolVar(&f.noServe, "no-serve", false, "exit after the report instead of serving the replica")
-		cmd = func(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
-			fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-			return demoCmd(ctx, cfg, f, stdout, stderr)
-		}
-	default:
+	}
+	i := slices.IndexFunc(commands, func(c commandSpec) bool { return c.name == name })
+	if i < 0 {
 		return &usageError{fmt.Sprintf("unknown command %q (hrsync --help lists the commands)", name)}
 	}
+	spec, cmd := commands[i], commands[i].new()
+	fs := flag.NewFlagSet("hrsync "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // printed below: to stdout when asked for, to stderr after a mistake
+	fs.StringVar(configPath, "config", *configPath, "config file (default ./config.yaml when present)")
+	cmd.flags(fs)
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			commandUsage(stdout, spec, fs)
 			return nil
 		}
+		fmt.Fprintln(stderr, err)
+		commandUsage(stderr, spec, fs)
 		return &usageError{err.Error()}
 	}
-	if fs.NArg() > 0 && name != "onboard" {
+	if fs.NArg() > 0 && spec.args == "" {
 		return &usageError{fmt.Sprintf("%s: unexpected arguments %s", name, strings.Join(fs.Args(), " "))}
+	}
+	if p, ok := cmd.(afterParse); ok {
+		p.parsed(fs)
 	}
 	cfg, err := loadConfig(*configPath, environ)
 	if err != nil {
 		return err
 	}
-	return cmd(ctx, cfg, stdout, stderr)
+	return cmd.run(ctx, cfg, stdout, stderr)
+}
+
+// versionCommand is hrsync version.
+type versionCommand struct{}
+
+func (versionCommand) flags(*flag.FlagSet) {}
+
+func (versionCommand) run(_ context.Context, _ settings, stdout, _ io.Writer) error {
+	fmt.Fprintln(stdout, "hrsync", buildVersion())
+	return nil
 }
 
 func (c Config) sinkOptions() sink.Options {
@@ -177,7 +195,12 @@ func (c Config) openStore(ctx context.Context, log *slog.Logger) (*sink.Store, e
 	return store, nil
 }
 
-func migrateCmd(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+// migrateCommand is hrsync migrate.
+type migrateCommand struct{}
+
+func (*migrateCommand) flags(*flag.FlagSet) {}
+
+func (*migrateCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 	opts := cfg.sinkOptions()
 	opts.Logger = cfg.logger(stderr) // says how many abandoned sync runs it closed
 	applied, err := sink.Migrate(ctx, cfg.Warehouse.URL, opts)

@@ -31,6 +31,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"version"}, 0, "hrsync dev", ""},
 		{[]string{"--help"}, 0, "usage: hrsync", ""},
 		{[]string{"help"}, 0, "usage: hrsync", ""},
+		{[]string{"sync", "--help"}, 0, "-allow-mass-delete", ""},
+		{[]string{"onboard", "-h"}, 0, "onboard [flags] [FILE.csv ...]", ""},
 		{nil, 2, "", "no command given"},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{[]string{"--nope", "serve"}, 2, "", "flag provided but not defined"},

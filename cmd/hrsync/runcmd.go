@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -13,29 +14,30 @@ import (
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
-// runFlags are run's command-line flags.
-type runFlags struct {
+// runCommand is hrsync run, the worker.
+type runCommand struct {
 	serve bool
 	now   bool
+}
+
+func (c *runCommand) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.serve, "serve", false, "also serve the /v1 replica on serve.addr")
+	fs.BoolVar(&c.now, "now", false, "sync once at start, then on the schedule")
 }
 
 // stopTimeout bounds how long run waits, when asked to stop, for a sync to roll back.
 const stopTimeout = 30 * time.Second
 
-// runCmd is the long-running worker: syncs on the schedule (one runner across replicas), watches
+// run is the long-running worker: syncs on the schedule (one runner across replicas), watches
 // the onboarding folder, the metrics and health endpoints when metrics.addr is set, and with
 // --serve the /v1 replica. It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it stops
 // fetching (the open transaction rolls back, or commits if it was committing), stops the
 // scheduler, then the servers, then closes the warehouse, and exits 0.
-func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) error {
+func (f *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if cfg.Schedule == "" && cfg.Onboarding.Dir == "" {
 		return errors.New("run: nothing to do: set schedule (HRSYNC_SCHEDULE), e.g. @daily, \"0 2 * * *\" or @every 1h, " +
 			"and/or onboarding.dir (HRSYNC_ONBOARDING_DIR)")
-	}
-	loc, err := time.LoadLocation(cfg.ScheduleTimezone)
-	if err != nil {
-		return fmt.Errorf("run: schedule_timezone %q: %w", cfg.ScheduleTimezone, err)
 	}
 	reg := newRegistry()
 	syncMetrics := hrsync.NewMetrics(reg)
@@ -60,7 +62,7 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 			_, err := syncer.Run(ctx, hrsync.Resources)
 			return err
 		}
-		sched, err = hrsync.NewScheduler(ctx, job, hrsync.SchedulerOptions{Spec: cfg.Schedule, Location: loc,
+		sched, err = hrsync.NewScheduler(ctx, job, hrsync.SchedulerOptions{Spec: cfg.Schedule, Location: cfg.location,
 			Lock: store, Metrics: syncMetrics, Logger: log})
 		if err != nil {
 			return fmt.Errorf("run: %w", err)
@@ -72,7 +74,7 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)}}
 	if f.serve {
 		var upstream *source.Client
-		if w, _ := serve.ParseWrites(cfg.Serve.Writes); w == serve.WritesForward {
+		if cfg.writes == serve.WritesForward {
 			upstream = client // one budget for the account
 		}
 		mux, err := apiMux(cfg, store, upstream, newServeMetrics(reg), log)
@@ -95,8 +97,8 @@ func runCmd(ctx context.Context, cfg Config, f runFlags, _, stderr io.Writer) er
 	onboardingDone := make(chan struct{})
 	if cfg.Onboarding.Dir != "" {
 		o := newOnboarder(cfg, client, store, syncMetrics, false, log)
-		poll := onboard.PollOptions{Dir: cfg.Onboarding.Dir, Interval: time.Duration(cfg.Onboarding.PollSeconds) * time.Second,
-			Settle: time.Duration(cfg.Onboarding.SettleSeconds) * time.Second, Locker: store}
+		poll := onboard.PollOptions{Dir: cfg.Onboarding.Dir, Interval: cfg.pollInterval,
+			Settle: cfg.settle, Locker: store}
 		go func() { defer close(onboardingDone); o.Poll(ctx, poll) }()
 	} else {
 		close(onboardingDone)

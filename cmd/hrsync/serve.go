@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -30,7 +30,19 @@ const (
 	shutdownTimeout   = 15 * time.Second
 )
 
-func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
+// serveCommand is hrsync serve: the replica, until SIGTERM or SIGINT.
+type serveCommand struct {
+	addr string
+}
+
+func (c *serveCommand) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.addr, "addr", "", "listen address (overrides serve.addr)")
+}
+
+func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer) error {
+	if c.addr != "" {
+		cfg.Serve.Addr = c.addr
+	}
 	log := cfg.logger(stderr)
 	store, err := cfg.openStore(ctx, log)
 	if err != nil {
@@ -39,7 +51,7 @@ func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
 	defer store.Close()
 	reg := newRegistry()
 	var upstream *source.Client
-	if w, _ := serve.ParseWrites(cfg.Serve.Writes); w == serve.WritesForward {
+	if cfg.writes == serve.WritesForward {
 		// A forwarded create holds a client's request open: one attempt, paced like every call
 		// to the account; a 429 goes straight back to the client, who may retry.
 		if upstream, err = newClient(cfg, log, source.ClientOptions{MaxAttempts: 1}); err != nil {
@@ -59,18 +71,14 @@ func serveCmd(ctx context.Context, cfg Config, _, stderr io.Writer) error {
 // apiMux is the /v1 interface over the store, with the health endpoints. It is no
 // http.ServeMux: one would answer a path it cleans (//, /v1/../x) with an HTML redirect before
 // the /v1 handler, which answers every request in JSON, could.
-func apiMux(cfg Config, store *sink.Store, upstream *source.Client, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
+func apiMux(cfg settings, store *sink.Store, upstream *source.Client, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
 	keys, err := apiKeys(cfg.Serve, log)
 	if err != nil {
 		return nil, err
 	}
-	writes, _ := serve.ParseWrites(cfg.Serve.Writes) // validated with the config
-	hopts := serve.Options{APIKeys: keys, Writes: writes, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
+	hopts := serve.Options{APIKeys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
 	if upstream != nil {
 		hopts.Upstream = upstream
-	}
-	if cfg.Serve.PublicURL != "" {
-		hopts.PublicURL, _ = url.Parse(cfg.Serve.PublicURL) // validated with the config
 	}
 	api, err := serve.NewHandler(store, hopts)
 	if err != nil {

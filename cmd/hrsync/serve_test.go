@@ -26,10 +26,10 @@ func TestServePortAnswersJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	var cfg Config
+	cfg := defaultConfig()
 	cfg.Serve.APIKeys = []string{"k1"}
 	cfg.Serve.Writes = "local"
-	h, err := apiMux(cfg, store, nil, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
+	h, err := apiMux(parsed(t, cfg), store, nil, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,17 +17,24 @@ import (
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
-// syncFlags are sync's command-line flags.
-type syncFlags struct {
+// syncCommand is hrsync sync: one run over the resources, printing what it did.
+type syncCommand struct {
 	resource        string
 	dryRun          bool
 	allowMassDelete bool
 	concurrency     int
 }
 
+func (c *syncCommand) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.resource, "resource", "all", "all, employees or working_patterns")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
+	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
+	fs.IntVar(&c.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
+}
+
 // newClient builds a client of the account, paced at source.rate_limit; a process makes one and
 // shares it, so everything it sends the account counts against one budget.
-func newClient(cfg Config, log *slog.Logger, opts source.ClientOptions) (*source.Client, error) {
+func newClient(cfg settings, log *slog.Logger, opts source.ClientOptions) (*source.Client, error) {
 	if cfg.Source.URL == "" {
 		return nil, errors.New("source URL: not set (source.url, HRSYNC_SOURCE_URL)")
 	}
@@ -49,7 +57,7 @@ func resourcesOf(flag string) ([]sink.Resource, error) {
 	return nil, &usageError{fmt.Sprintf("--resource %q: want all, employees or working_patterns", flag)}
 }
 
-func syncCmd(ctx context.Context, cfg Config, f syncFlags, stdout, stderr io.Writer) error {
+func (f *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 	resources, err := resourcesOf(f.resource)
 	if err != nil {
 		return err

@@ -127,7 +127,6 @@ func defaultConfig() Config {
 // defaults, then the environment over both, and parses and validates the result.
 func loadConfig(path string, environ []string) (settings, error) {
 	cfg := defaultConfig()
-	fail := func(err error) (settings, error) { return settings{Config: cfg}, err }
 	explicit := path != ""
 	if !explicit {
 		path = "config.yaml"
@@ -135,26 +134,28 @@ func loadConfig(path string, environ []string) (settings, error) {
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
+		// The file is read once, as a tree: its keys are checked against Config (unknownKeys
+		// names the line and the closest valid key), then the tree is decoded. An empty file
+		// is io.EOF: the defaults stand.
 		var doc yaml.Node
-		// An empty file is io.EOF: the defaults stand.
 		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-			return fail(fmt.Errorf("config %s: %s", path, oneLine(err.Error())))
+			return settings{}, fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
 		}
 		if problems := unknownKeys(&doc, reflect.TypeFor[Config](), ""); len(problems) > 0 {
-			return fail(fmt.Errorf("config %s: %s", path, strings.Join(problems, "; ")))
+			return settings{}, fmt.Errorf("config %s: %s", path, strings.Join(problems, "; "))
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			msg := err.Error()
-			var te *yaml.TypeError
-			if errors.As(err, &te) {
-				msg = strings.Join(te.Errors, "; ")
+		if doc.Kind != 0 {
+			if err := doc.Decode(&cfg); err != nil {
+				msg := err.Error()
+				var te *yaml.TypeError
+				if errors.As(err, &te) {
+					msg = strings.Join(te.Errors, "; ")
+				}
+				return settings{}, fmt.Errorf("config %s: %s", path, oneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), "")))
 			}
-			return fail(fmt.Errorf("config %s: %s", path, oneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), ""))))
 		}
 	case explicit || !errors.Is(err, os.ErrNotExist):
-		return fail(fmt.Errorf("config: %w", err))
+		return settings{}, fmt.Errorf("config: %w", err)
 	}
 	env := make(map[string]string)
 	for _, kv := range environ {
@@ -163,7 +164,7 @@ func loadConfig(path string, environ []string) (settings, error) {
 		}
 	}
 	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), "HRSYNC", env); err != nil {
-		return fail(err)
+		return settings{}, err
 	}
 	return cfg.parse()
 }
@@ -388,63 +389,62 @@ func envNames() []string {
 // parse validates c and parses its values, once, into the settings the commands run on.
 func (c Config) parse() (settings, error) {
 	s := settings{Config: c}
-	fail := func(err error) (settings, error) { return settings{Config: c}, err }
 	if c.Source.RateLimit < 0 {
-		return fail(errors.New("config: source.rate_limit must be 0 (unpaced) or more requests a minute"))
+		return settings{}, errors.New("config: source.rate_limit must be 0 (unpaced) or more requests a minute")
 	}
 	if c.Source.URL != "" {
 		if _, err := httpURL(c.Source.URL); err != nil {
-			return fail(errors.New("config: source.url must be an absolute http(s) address"))
+			return settings{}, errors.New("config: source.url must be an absolute http(s) address")
 		}
 	}
 	if c.Schedule != "" {
 		if err := hrsync.ParseSchedule(c.Schedule); err != nil {
-			return fail(fmt.Errorf("config: %s", oneLine(err.Error())))
+			return settings{}, fmt.Errorf("config: %s", oneLine(err.Error()))
 		}
 	}
 	loc, err := time.LoadLocation(c.ScheduleTimezone)
 	if err != nil {
-		return fail(fmt.Errorf("config: schedule_timezone %q: not a time zone (e.g. UTC, Europe/London)", c.ScheduleTimezone))
+		return settings{}, fmt.Errorf("config: schedule_timezone %q: not a time zone (e.g. UTC, Europe/London)", c.ScheduleTimezone)
 	}
 	s.location = loc
 	if c.Onboarding.PollSeconds < 1 || c.Onboarding.SettleSeconds < 0 {
-		return fail(errors.New("config: onboarding.poll_seconds must be at least 1 and onboarding.settle_seconds not negative"))
+		return settings{}, errors.New("config: onboarding.poll_seconds must be at least 1 and onboarding.settle_seconds not negative")
 	}
 	s.pollInterval = time.Duration(c.Onboarding.PollSeconds) * time.Second
 	s.settle = time.Duration(c.Onboarding.SettleSeconds) * time.Second
 	if c.Sync.Concurrency < 1 || c.Sync.Concurrency > 64 {
-		return fail(errors.New("config: sync.concurrency must be between 1 and 64"))
+		return settings{}, errors.New("config: sync.concurrency must be between 1 and 64")
 	}
 	if c.Sync.MaxWalks < 1 {
-		return fail(errors.New("config: sync.max_walks must be at least 1"))
+		return settings{}, errors.New("config: sync.max_walks must be at least 1")
 	}
 	if c.Sync.MaxDeleteShare <= 0 || c.Sync.MaxDeleteShare > 1 {
-		return fail(errors.New("config: sync.max_delete_share must be more than 0 and at most 1"))
+		return settings{}, errors.New("config: sync.max_delete_share must be more than 0 and at most 1")
 	}
 	if c.Warehouse.StatementTimeout < time.Second {
-		return fail(errors.New("config: warehouse.statement_timeout must be a duration of at least 1s, such as 5m"))
+		return settings{}, errors.New("config: warehouse.statement_timeout must be a duration of at least 1s, such as 5m")
 	}
 	if c.Warehouse.URL == "" {
-		return fail(errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)"))
+		return settings{}, errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)")
 	}
 	if s.writes, err = serve.ParseWrites(c.Serve.Writes); err != nil {
-		return fail(fmt.Errorf("config: serve.writes: %w", err))
+		return settings{}, fmt.Errorf("config: serve.writes: %w", err)
 	}
 	if c.Serve.PublicURL != "" {
 		if s.publicURL, err = httpURL(c.Serve.PublicURL); err != nil {
-			return fail(errors.New("config: serve.public_url must be an absolute http(s) address"))
+			return settings{}, errors.New("config: serve.public_url must be an absolute http(s) address")
 		}
 	}
 	if c.Serve.AccountID < 0 {
-		return fail(errors.New("config: serve.account_id must not be negative"))
+		return settings{}, errors.New("config: serve.account_id must not be negative")
 	}
 	switch c.Log.Format {
 	case "text", "json":
 	default:
-		return fail(fmt.Errorf("config: log.format %q: want text or json", c.Log.Format))
+		return settings{}, fmt.Errorf("config: log.format %q: want text or json", c.Log.Format)
 	}
 	if err := s.logLevel.UnmarshalText([]byte(c.Log.Level)); err != nil {
-		return fail(fmt.Errorf("config: log.level %q: want debug, info, warn or error", c.Log.Level))
+		return settings{}, fmt.Errorf("config: log.level %q: want debug, info, warn or error", c.Log.Level)
 	}
 	return s, nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/hrsync/hrsync/source/v1"
+	"github.com/hrsync/hrsync/source/serve"
 )
 
 // newRegistry is the process's Prometheus registry, with the Go and process collectors and the
@@ -90,21 +90,14 @@ func getRoutes(routes map[string]http.Handler, other http.Handler) http.Handler 
 		case !ok && other != nil:
 			other.ServeHTTP(w, r)
 		case !ok:
-			writeJSONError(w, http.StatusNotFound, "no such endpoint: "+strings.Join(slices.Sorted(maps.Keys(routes)), ", ")+" are served here")
+			serve.WriteError(w, http.StatusNotFound, "no such endpoint: "+strings.Join(slices.Sorted(maps.Keys(routes)), ", ")+" are served here")
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			w.Header().Set("Allow", "GET, HEAD")
-			writeJSONError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD")
+			serve.WriteError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD")
 		default:
 			h.ServeHTTP(w, r)
 		}
 	})
-}
-
-func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(v1.ErrorBody(status, msg), '\n'))
 }
 
 // metricsMux serves /metrics and the health endpoints.

@@ -33,7 +33,7 @@ const stopTimeout = 30 * time.Second
 // --serve the /v1 replica. It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it stops
 // fetching (the open transaction rolls back, or commits if it was committing), stops the
 // scheduler, then the servers, then closes the warehouse, and exits 0.
-func (f *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer) error {
+func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if cfg.Schedule == "" && cfg.Onboarding.Dir == "" {
 		return errors.New("run: nothing to do: set schedule (HRSYNC_SCHEDULE), e.g. @daily, \"0 2 * * *\" or @every 1h, " +
@@ -72,7 +72,7 @@ func (f *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	}
 
 	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)}}
-	if f.serve {
+	if c.serve {
 		var upstream *source.Client
 		if cfg.writes == serve.WritesForward {
 			upstream = client // one budget for the account
@@ -90,7 +90,7 @@ func (f *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 
 	if sched != nil {
 		sched.Start()
-		if f.now || cfg.Sync.RunAtStart {
+		if c.now || cfg.Sync.RunAtStart {
 			go sched.RunNow()
 		}
 	}

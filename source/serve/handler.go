@@ -140,7 +140,7 @@ func NewHandler(store Store, opts Options) (*Handler, error) {
 	h.route("/v1/departments", h.listDepartments, nil)
 	h.route("/v1/holiday_allowances", h.listHolidayAllowances, nil)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such resource: see /v1/employees, /v1/working_patterns, /v1/departments, /v1/holiday_allowances")
+		WriteError(w, http.StatusNotFound, "no such resource: see /v1/employees, /v1/working_patterns, /v1/departments, /v1/holiday_allowances")
 	})
 	return h, nil
 }
@@ -160,7 +160,7 @@ func (h *Handler) route(pattern string, get, post http.HandlerFunc) {
 			post(w, r)
 		default:
 			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: "+allow)
+			WriteError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: "+allow)
 		}
 	})
 }
@@ -181,7 +181,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			h.log.ErrorContext(r.Context(), "panic serving request", "request_id", id, "panic", fmt.Sprint(p))
 			if !rec.wrote {
-				writeError(rec, http.StatusInternalServerError, "internal error")
+				WriteError(rec, http.StatusInternalServerError, "internal error")
 			}
 		}
 		d := time.Since(start)
@@ -202,16 +202,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	}()
 	if len(r.URL.RawQuery) > MaxQueryBytes {
-		writeError(rec, http.StatusRequestURITooLong, fmt.Sprintf("query string longer than %d bytes", MaxQueryBytes))
+		WriteError(rec, http.StatusRequestURITooLong, fmt.Sprintf("query string longer than %d bytes", MaxQueryBytes))
 		return
 	}
 	if !h.authorized(r.Header.Get("X-Api-Key")) {
-		writeError(rec, http.StatusUnauthorized, "")
+		WriteError(rec, http.StatusUnauthorized, "")
 		return
 	}
 	if !isCleanPath(r.URL.Path) {
 		// http.ServeMux would answer a redirect to the cleaned path, with an HTML body.
-		writeError(rec, http.StatusNotFound, "no such resource: a path has no empty, . or .. segments")
+		WriteError(rec, http.StatusNotFound, "no such resource: a path has no empty, . or .. segments")
 		return
 	}
 	h.mux.ServeHTTP(rec, r)
@@ -302,7 +302,7 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 	query := r.URL.Query()
 	p, err := v1.ParsePage(query)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	base := h.baseURL(r)
@@ -359,13 +359,13 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 func (h *Handler) getEmployee(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
-		writeError(w, http.StatusNotFound, "no employee with that id")
+		WriteError(w, http.StatusNotFound, "no employee with that id")
 		return
 	}
 	base := h.baseURL(r)
 	e, v, err := h.store.Employee(r.Context(), id)
 	if errors.Is(err, v1.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "no employee with that id")
+		WriteError(w, http.StatusNotFound, "no employee with that id")
 		return
 	}
 	if err != nil {
@@ -391,7 +391,7 @@ func appendEnvelope(b []byte, e *v1.Employee) []byte {
 func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Writes == WritesOff {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve writes mode is off)")
+		WriteError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve writes mode is off)")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
@@ -400,16 +400,16 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", h.opts.MaxBodyBytes))
+		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", h.opts.MaxBodyBytes))
 		return
 	case errors.As(err, &verr):
 		writeJSON(w, http.StatusBadRequest, verr.AppendJSON(nil))
 		return
 	case errors.Is(err, v1.ErrUnsupportedMediaType):
-		writeError(w, http.StatusUnsupportedMediaType, err.Error())
+		WriteError(w, http.StatusUnsupportedMediaType, err.Error())
 		return
 	case err != nil:
-		writeError(w, http.StatusBadRequest, err.Error())
+		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	ctx := r.Context()
@@ -469,26 +469,26 @@ func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, err err
 		if rl.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int((rl.RetryAfter+time.Second-1)/time.Second)))
 		}
-		writeError(w, http.StatusTooManyRequests, "the upstream service's rate limit is reached; retry later")
+		WriteError(w, http.StatusTooManyRequests, "the upstream service's rate limit is reached; retry later")
 	case errors.Is(err, v1.ErrUnauthorized):
 		h.log.ErrorContext(r.Context(), "forward create: upstream refused the configured source API key", "request_id", w.Header().Get("X-Request-Id"))
-		writeError(w, http.StatusBadGateway, "the upstream service refused this replica's credentials")
+		WriteError(w, http.StatusBadGateway, "the upstream service refused this replica's credentials")
 	default:
 		h.log.ErrorContext(r.Context(), "forward create", "request_id", w.Header().Get("X-Request-Id"), "err", err)
-		writeError(w, http.StatusBadGateway, "the upstream service did not accept the create")
+		WriteError(w, http.StatusBadGateway, "the upstream service did not accept the create")
 	}
 }
 
 func (h *Handler) internal(w http.ResponseWriter, r *http.Request, op string, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		writeError(w, http.StatusServiceUnavailable, "request canceled")
+		WriteError(w, http.StatusServiceUnavailable, "request canceled")
 		return
 	}
 	if busy(w, err) {
 		return
 	}
 	h.log.ErrorContext(r.Context(), op, "request_id", w.Header().Get("X-Request-Id"), "err", err)
-	writeError(w, http.StatusInternalServerError, "internal error")
+	WriteError(w, http.StatusInternalServerError, "internal error")
 }
 
 // busy answers an error wrapping ErrBusy (the store could not get its write lock in time): 503
@@ -499,7 +499,7 @@ func busy(w http.ResponseWriter, err error) bool {
 		return false
 	}
 	w.Header().Set("Retry-After", "5")
-	writeError(w, http.StatusServiceUnavailable, "the warehouse is busy with another write; retry later")
+	WriteError(w, http.StatusServiceUnavailable, "the warehouse is busy with another write; retry later")
 	return true
 }
 
@@ -551,7 +551,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 }
 
 // writeError answers an error as JSON (see ErrorBody).
-func writeError(w http.ResponseWriter, status int, message string) {
+func WriteError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, append(v1.ErrorBody(status, message), '\n'))
 }
 

@@ -31,12 +31,12 @@ func (c *onboardCommand) parsed(fs *flag.FlagSet) { c.files = fs.Args() }
 
 // run processes the drop folder once (with --retry-failed, then the files in its
 // failed/), or the files named. It fails while any row of the files it handled is unresolved.
-func (f *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
+func (c *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 	log := cfg.logger(stderr)
-	if len(f.files) == 0 && cfg.Onboarding.Dir == "" {
+	if len(c.files) == 0 && cfg.Onboarding.Dir == "" {
 		return &usageError{"onboard: name CSV files, or set onboarding.dir (HRSYNC_ONBOARDING_DIR)"}
 	}
-	if f.retryFailed && (len(f.files) > 0 || cfg.Onboarding.Dir == "") {
+	if c.retryFailed && (len(c.files) > 0 || cfg.Onboarding.Dir == "") {
 		return &usageError{"onboard --retry-failed retries the files in onboarding.dir's failed/ folder: set onboarding.dir (HRSYNC_ONBOARDING_DIR) and name no files"}
 	}
 	client, err := newClient(cfg, log, onboardClientOptions)
@@ -48,11 +48,11 @@ func (f *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 		return err
 	}
 	defer store.Close()
-	o := newOnboarder(cfg, client, store, nil, f.dryRun, log)
+	o := newOnboarder(cfg, client, store, nil, c.dryRun, log)
 	var results []onboard.FileResult
 	err = hrsync.WithLockNamed(ctx, store, onboard.LockName, func(ctx context.Context) error {
-		if len(f.files) > 0 {
-			for _, path := range f.files {
+		if len(c.files) > 0 {
+			for _, path := range c.files {
 				r, err := o.ProcessPath(ctx, path, "")
 				results = append(results, r)
 				if err != nil {
@@ -63,7 +63,7 @@ func (f *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 		}
 		var err error
 		results, err = o.ProcessDir(ctx, cfg.Onboarding.Dir, cfg.settle)
-		if err != nil || !f.retryFailed {
+		if err != nil || !c.retryFailed {
 			return err
 		}
 		retried, err := o.RetryFailed(ctx, cfg.Onboarding.Dir, nil)
@@ -75,7 +75,7 @@ func (f *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 	}
 	failed := 0
 	for _, r := range results {
-		printFile(stdout, r, f.dryRun)
+		printFile(stdout, r, c.dryRun)
 		if r.Failed() {
 			failed++
 		}
@@ -88,7 +88,7 @@ func (f *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 	}
 	if failed > 0 {
 		hint := "run it again once the cause is fixed"
-		if len(f.files) == 0 {
+		if len(c.files) == 0 {
 			hint = "hrsync onboard --retry-failed finishes the files in failed/ (run retries them on its own)"
 		}
 		return fmt.Errorf("onboard: %d of %d files not finished (rows unresolved, or the file unreadable); see their reports; %s", failed, len(results), hint)

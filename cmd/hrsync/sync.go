@@ -57,8 +57,8 @@ func resourcesOf(flag string) ([]sink.Resource, error) {
 	return nil, &usageError{fmt.Sprintf("--resource %q: want all, employees or working_patterns", flag)}
 }
 
-func (f *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
-	resources, err := resourcesOf(f.resource)
+func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
+	resources, err := resourcesOf(c.resource)
 	if err != nil {
 		return err
 	}
@@ -73,12 +73,12 @@ func (f *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 	}
 	defer store.Close()
 	concurrency := cfg.Sync.Concurrency
-	if f.concurrency > 0 {
-		concurrency = f.concurrency
+	if c.concurrency > 0 {
+		concurrency = c.concurrency
 	}
 	sopts := hrsync.Options{
 		Concurrency: concurrency, MaxWalks: cfg.Sync.MaxWalks, MaxDeleteShare: cfg.Sync.MaxDeleteShare,
-		AllowMassDelete: f.allowMassDelete, DryRun: f.dryRun, Logger: log,
+		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log,
 	}
 	if isTerminal(stderr) {
 		sopts.Progress = progressPrinter(stderr, cfg.Source.RateLimit)
@@ -92,7 +92,7 @@ func (f *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 		return fmt.Errorf("sync: %w; try again when it is done", err)
 	}
 	for _, r := range results {
-		printResult(stdout, r, f.dryRun)
+		printResult(stdout, r, c.dryRun)
 	}
 	if err != nil {
 		var msgs []string

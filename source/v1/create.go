@@ -292,26 +292,6 @@ func (n NewEmployee) AppendForm(b []byte) []byte {
 	return b
 }
 
-// AppendJSON appends the create body the service accepts: {"employee":{...}} with join_date in
-// the seed's input form YYYY/MM/DD.
-func (n NewEmployee) AppendJSON(b []byte) []byte {
-	b = append(b, `{"employee":`...)
-	w := beginObject(b)
-	w.key("first_name")
-	w.b = appendString(w.b, n.FirstName)
-	w.key("last_name")
-	w.b = appendString(w.b, n.LastName)
-	w.key("email")
-	w.b = appendString(w.b, n.Email)
-	if n.JobTitle != "" {
-		w.key("job_title")
-		w.b = appendString(w.b, n.JobTitle)
-	}
-	w.key("join_date")
-	w.b = appendString(w.b, strings.ReplaceAll(n.JoinDate, "-", "/"))
-	return append(w.end(), '}')
-}
-
 // SortByCreateOrder orders employee[...] field names as the create form lists them, others after.
 func SortByCreateOrder(keys []string) {
 	rank := func(k string) int {

@@ -56,9 +56,15 @@ func TestWorkerStopsWhileTheWarehouseIsSilent(t *testing.T) {
 	waitSilenced(t, proxy, p)
 
 	client := &http.Client{Timeout: 30 * time.Second}
+	asked := time.Now()
 	resp, err := client.Get("http://" + p.metrics + "/readyz")
 	if err != nil {
 		t.Fatalf("/readyz did not answer: %v\n%s", err, p.stderr)
+	}
+	// Its own timeout is 3 s; the bound leaves room for a loaded machine, and is far below the
+	// statement timeout (5 min) a check without its own bound would wait for.
+	if d := time.Since(asked); d > 15*time.Second {
+		t.Errorf("/readyz answered after %s, want within its own timeout", d)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

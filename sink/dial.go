@@ -37,9 +37,12 @@ const (
 	DefaultStatementTimeout = 5 * time.Minute
 	// DefaultConnectTimeout bounds connecting and the start-up handshake.
 	DefaultConnectTimeout = 10 * time.Second
-	// rollbackTimeout bounds a rollback, which the server answers at once: a run that is
-	// stopping must not wait a whole statement timeout to give its transaction back.
-	rollbackTimeout = 10 * time.Second
+	// cleanupTimeout bounds what the server answers at once, and what is done after a run on a
+	// context of its own (its own may have ended): a rollback, a goodbye, a cancel request,
+	// releasing a lock, dropping staging tables. A run that is stopping must not wait a whole
+	// statement timeout to give its transaction back, and a silent warehouse cannot hold it
+	// longer.
+	cleanupTimeout = 10 * time.Second
 )
 
 // ErrNoAnswer is wrapped by the error of a statement whose warehouse host stopped answering:
@@ -157,7 +160,7 @@ func (c *pgConnector) DialContext(ctx context.Context, network, address string) 
 	if slot == nil {
 		// lib/pq dials on its own to send a cancel request; it reads until the server hangs up,
 		// which a silent host never does.
-		nc.silence = min(nc.silence, rollbackTimeout)
+		nc.silence = min(nc.silence, cleanupTimeout)
 		return nc, nil
 	}
 	slot.mu.Lock()
@@ -369,7 +372,7 @@ func (c *pgConn) Close() error {
 		return c.nc.Close()
 	}
 	// lib/pq says goodbye with a write: bounded like any other.
-	return c.nc.withLimit(rollbackTimeout, c.pq.Close)
+	return c.nc.withLimit(cleanupTimeout, c.pq.Close)
 }
 
 func (c *pgConn) Begin() (driver.Tx, error) {
@@ -456,7 +459,7 @@ func (t *pgTx) Rollback() error {
 		// The socket is closed: the server rolls back when it sees it.
 		return t.c.nc.cause()
 	}
-	return t.c.nc.withLimit(rollbackTimeout, t.pq.Rollback)
+	return t.c.nc.withLimit(cleanupTimeout, t.pq.Rollback)
 }
 
 // pgStmt is a prepared statement (or a COPY) whose executions end when their context does.

@@ -323,11 +323,25 @@ type pgConn struct {
 	nc *netConn
 }
 
-// watch closes the socket when ctx ends before stop is called.
-func (c *pgConn) watch(ctx context.Context) (stop func() bool) {
+// watch starts a statement: it fails at once on a connection already closed under lib/pq (see
+// dead), and otherwise closes the socket when ctx ends before stop is called.
+func (c *pgConn) watch(ctx context.Context) (stop func() bool, err error) {
+	if err := c.dead(); err != nil {
+		return nil, err
+	}
 	return context.AfterFunc(ctx, func() {
 		c.nc.abort(fmt.Errorf("statement abandoned: %w", context.Cause(ctx)))
-	})
+	}), nil
+}
+
+// watchedRows keeps the statement's context watched until rows are closed (Next reads too), or
+// stops the watch when the statement failed.
+func watchedRows(rows driver.Rows, err error, stop func() bool) (driver.Rows, error) {
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &pgRows{Rows: rows, stop: stop}, nil
 }
 
 // dead is the error of a connection already closed under lib/pq.
@@ -355,10 +369,10 @@ func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 }
 
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	if err := c.dead(); err != nil {
+	stop, err := c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := c.watch(ctx)
 	defer stop()
 	st, err := c.pq.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 	if err != nil {
@@ -380,10 +394,10 @@ func (c *pgConn) Begin() (driver.Tx, error) {
 }
 
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if err := c.dead(); err != nil {
+	stop, err := c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := c.watch(ctx)
 	defer stop()
 	tx, err := c.pq.(driver.ConnBeginTx).BeginTx(ctx, opts)
 	if err != nil {
@@ -393,34 +407,30 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if err := c.dead(); err != nil {
+	stop, err := c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := c.watch(ctx)
 	defer stop()
 	return c.pq.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if err := c.dead(); err != nil {
-		return nil, err
-	}
-	stop := c.watch(ctx)
-	rows, err := c.pq.(driver.QueryerContext).QueryContext(ctx, query, args)
+	stop, err := c.watch(ctx)
 	if err != nil {
-		stop()
 		return nil, err
 	}
-	return &pgRows{Rows: rows, stop: stop}, nil // watched until closed: Next reads too
+	rows, err := c.pq.(driver.QueryerContext).QueryContext(ctx, query, args)
+	return watchedRows(rows, err, stop)
 }
 
 func (c *pgConn) Ping(ctx context.Context) error {
-	if err := c.dead(); err != nil {
+	stop, err := c.watch(ctx)
+	if err != nil {
 		return err
 	}
-	stop := c.watch(ctx)
 	defer stop()
-	err := c.pq.(driver.Pinger).Ping(ctx)
+	err = c.pq.(driver.Pinger).Ping(ctx)
 	if err != nil && c.nc.cause() != nil {
 		// lib/pq reports every failed ping as a bad connection, which database/sql retries on
 		// new connections; the cause is the answer.
@@ -488,10 +498,10 @@ func (s *pgStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if err := s.c.dead(); err != nil {
+	stop, err := s.c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := s.c.watch(ctx)
 	defer stop()
 	if ec, ok := s.pq.(driver.StmtExecContext); ok {
 		return ec.ExecContext(ctx, args)
@@ -505,26 +515,22 @@ func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (dri
 }
 
 func (s *pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if err := s.c.dead(); err != nil {
+	stop, err := s.c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := s.c.watch(ctx)
-	var rows driver.Rows
-	var err error
 	if qc, ok := s.pq.(driver.StmtQueryContext); ok {
-		rows, err = qc.QueryContext(ctx, args)
-	} else {
-		var vals []driver.Value
-		if vals, err = values(args); err == nil {
-			//lint:ignore SA1019 as in ExecContext
-			rows, err = s.pq.Query(vals)
-		}
+		rows, err := qc.QueryContext(ctx, args)
+		return watchedRows(rows, err, stop)
 	}
+	vals, err := values(args)
 	if err != nil {
 		stop()
 		return nil, err
 	}
-	return &pgRows{Rows: rows, stop: stop}, nil
+	//lint:ignore SA1019 as in ExecContext
+	rows, err := s.pq.Query(vals)
+	return watchedRows(rows, err, stop)
 }
 
 // CheckNamedValue lets every value through to lib/pq, as its connection does.

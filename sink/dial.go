@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"reflect"
 	stdsync "sync"
 	"time"
 
@@ -341,7 +340,13 @@ func watchedRows(rows driver.Rows, err error, stop func() bool) (driver.Rows, er
 		stop()
 		return nil, err
 	}
-	return &pgRows{Rows: rows, stop: stop}, nil
+	pr, ok := rows.(pqRows)
+	if !ok {
+		_ = rows.Close()
+		stop()
+		return nil, fmt.Errorf("query: lib/pq's rows (%T) no longer implement what hrsync passes through", rows)
+	}
+	return &pgRows{pqRows: pr, stop: stop}, nil
 }
 
 // dead is the error of a connection already closed under lib/pq.
@@ -552,55 +557,23 @@ func values(args []driver.NamedValue) ([]driver.Value, error) {
 	return vals, nil
 }
 
+// pqRows is what lib/pq's rows implement: pgRows passes all of it through to database/sql.
+type pqRows interface {
+	driver.Rows
+	driver.RowsNextResultSet
+	driver.RowsColumnTypeDatabaseTypeName
+	driver.RowsColumnTypeScanType
+	driver.RowsColumnTypeLength
+	driver.RowsColumnTypePrecisionScale
+}
+
 // pgRows keeps its statement's context watched until it is closed.
 type pgRows struct {
-	driver.Rows
+	pqRows
 	stop func() bool
 }
 
 func (r *pgRows) Close() error {
 	defer r.stop()
-	return r.Rows.Close()
-}
-
-func (r *pgRows) HasNextResultSet() bool {
-	if n, ok := r.Rows.(driver.RowsNextResultSet); ok {
-		return n.HasNextResultSet()
-	}
-	return false
-}
-
-func (r *pgRows) NextResultSet() error {
-	if n, ok := r.Rows.(driver.RowsNextResultSet); ok {
-		return n.NextResultSet()
-	}
-	return errors.New("no more result sets")
-}
-
-func (r *pgRows) ColumnTypeDatabaseTypeName(i int) string {
-	if c, ok := r.Rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
-		return c.ColumnTypeDatabaseTypeName(i)
-	}
-	return ""
-}
-
-func (r *pgRows) ColumnTypeScanType(i int) reflect.Type {
-	if c, ok := r.Rows.(driver.RowsColumnTypeScanType); ok {
-		return c.ColumnTypeScanType(i)
-	}
-	return reflect.TypeFor[any]()
-}
-
-func (r *pgRows) ColumnTypeLength(i int) (int64, bool) {
-	if c, ok := r.Rows.(driver.RowsColumnTypeLength); ok {
-		return c.ColumnTypeLength(i)
-	}
-	return 0, false
-}
-
-func (r *pgRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
-	if c, ok := r.Rows.(driver.RowsColumnTypePrecisionScale); ok {
-		return c.ColumnTypePrecisionScale(i)
-	}
-	return 0, 0, false
+	return r.pqRows.Close()
 }

@@ -149,28 +149,24 @@ func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	switch {
-	case cur == len(ms):
-		return nil, nil
-	case cur > len(ms):
-		return nil, fmt.Errorf("migrate: %w (version %d, this build knows %d)", ErrAhead, cur, len(ms))
-	}
-	if _, err := db.ExecContext(ctx, versionTable); err != nil {
-		return nil, fmt.Errorf("migrate: create version table: %w", err)
-	}
 	var applied []int
-	for _, m := range ms {
-		done, err := apply(ctx, db, d, m)
-		if err != nil {
-			return applied, fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
+	if cur < len(ms) {
+		if _, err := db.ExecContext(ctx, versionTable); err != nil {
+			return nil, fmt.Errorf("migrate: create version table: %w", err)
 		}
-		if done {
-			applied = append(applied, m.Version)
+		for _, m := range ms {
+			done, err := apply(ctx, db, d, m)
+			if err != nil {
+				return applied, fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
+			}
+			if done {
+				applied = append(applied, m.Version)
+			}
 		}
-	}
-	cur, err = Current(ctx, db, d)
-	if err != nil {
-		return applied, err
+		// Read again: a newer build may have migrated further meanwhile.
+		if cur, err = Current(ctx, db, d); err != nil {
+			return applied, err
+		}
 	}
 	if cur > len(ms) {
 		return applied, fmt.Errorf("migrate: %w (version %d, this build knows %d)", ErrAhead, cur, len(ms))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"reflect"
 	stdsync "sync"
 	"time"
 
@@ -37,9 +36,12 @@ const (
 	DefaultStatementTimeout = 5 * time.Minute
 	// DefaultConnectTimeout bounds connecting and the start-up handshake.
 	DefaultConnectTimeout = 10 * time.Second
-	// rollbackTimeout bounds a rollback, which the server answers at once: a run that is
-	// stopping must not wait a whole statement timeout to give its transaction back.
-	rollbackTimeout = 10 * time.Second
+	// cleanupTimeout bounds what the server answers at once, and what is done after a run on a
+	// context of its own (its own may have ended): a rollback, a goodbye, a cancel request,
+	// releasing a lock, dropping staging tables. A run that is stopping must not wait a whole
+	// statement timeout to give its transaction back, and a silent warehouse cannot hold it
+	// longer.
+	cleanupTimeout = 10 * time.Second
 )
 
 // ErrNoAnswer is wrapped by the error of a statement whose warehouse host stopped answering:
@@ -157,7 +159,7 @@ func (c *pgConnector) DialContext(ctx context.Context, network, address string) 
 	if slot == nil {
 		// lib/pq dials on its own to send a cancel request; it reads until the server hangs up,
 		// which a silent host never does.
-		nc.silence = min(nc.silence, rollbackTimeout)
+		nc.silence = min(nc.silence, cleanupTimeout)
 		return nc, nil
 	}
 	slot.mu.Lock()
@@ -320,11 +322,31 @@ type pgConn struct {
 	nc *netConn
 }
 
-// watch closes the socket when ctx ends before stop is called.
-func (c *pgConn) watch(ctx context.Context) (stop func() bool) {
+// watch starts a statement: it fails at once on a connection already closed under lib/pq (see
+// dead), and otherwise closes the socket when ctx ends before stop is called.
+func (c *pgConn) watch(ctx context.Context) (stop func() bool, err error) {
+	if err := c.dead(); err != nil {
+		return nil, err
+	}
 	return context.AfterFunc(ctx, func() {
 		c.nc.abort(fmt.Errorf("statement abandoned: %w", context.Cause(ctx)))
-	})
+	}), nil
+}
+
+// watchedRows keeps the statement's context watched until rows are closed (Next reads too), or
+// stops the watch when the statement failed.
+func watchedRows(rows driver.Rows, err error, stop func() bool) (driver.Rows, error) {
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	pr, ok := rows.(pqRows)
+	if !ok {
+		_ = rows.Close()
+		stop()
+		return nil, fmt.Errorf("query: lib/pq's rows (%T) no longer implement what hrsync passes through", rows)
+	}
+	return &pgRows{pqRows: pr, stop: stop}, nil
 }
 
 // dead is the error of a connection already closed under lib/pq.
@@ -352,10 +374,10 @@ func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 }
 
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	if err := c.dead(); err != nil {
+	stop, err := c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := c.watch(ctx)
 	defer stop()
 	st, err := c.pq.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 	if err != nil {
@@ -369,7 +391,7 @@ func (c *pgConn) Close() error {
 		return c.nc.Close()
 	}
 	// lib/pq says goodbye with a write: bounded like any other.
-	return c.nc.withLimit(rollbackTimeout, c.pq.Close)
+	return c.nc.withLimit(cleanupTimeout, c.pq.Close)
 }
 
 func (c *pgConn) Begin() (driver.Tx, error) {
@@ -377,10 +399,10 @@ func (c *pgConn) Begin() (driver.Tx, error) {
 }
 
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if err := c.dead(); err != nil {
+	stop, err := c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := c.watch(ctx)
 	defer stop()
 	tx, err := c.pq.(driver.ConnBeginTx).BeginTx(ctx, opts)
 	if err != nil {
@@ -390,34 +412,30 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if err := c.dead(); err != nil {
+	stop, err := c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := c.watch(ctx)
 	defer stop()
 	return c.pq.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if err := c.dead(); err != nil {
-		return nil, err
-	}
-	stop := c.watch(ctx)
-	rows, err := c.pq.(driver.QueryerContext).QueryContext(ctx, query, args)
+	stop, err := c.watch(ctx)
 	if err != nil {
-		stop()
 		return nil, err
 	}
-	return &pgRows{Rows: rows, stop: stop}, nil // watched until closed: Next reads too
+	rows, err := c.pq.(driver.QueryerContext).QueryContext(ctx, query, args)
+	return watchedRows(rows, err, stop)
 }
 
 func (c *pgConn) Ping(ctx context.Context) error {
-	if err := c.dead(); err != nil {
+	stop, err := c.watch(ctx)
+	if err != nil {
 		return err
 	}
-	stop := c.watch(ctx)
 	defer stop()
-	err := c.pq.(driver.Pinger).Ping(ctx)
+	err = c.pq.(driver.Pinger).Ping(ctx)
 	if err != nil && c.nc.cause() != nil {
 		// lib/pq reports every failed ping as a bad connection, which database/sql retries on
 		// new connections; the cause is the answer.
@@ -456,7 +474,7 @@ func (t *pgTx) Rollback() error {
 		// The socket is closed: the server rolls back when it sees it.
 		return t.c.nc.cause()
 	}
-	return t.c.nc.withLimit(rollbackTimeout, t.pq.Rollback)
+	return t.c.nc.withLimit(cleanupTimeout, t.pq.Rollback)
 }
 
 // pgStmt is a prepared statement (or a COPY) whose executions end when their context does.
@@ -485,10 +503,10 @@ func (s *pgStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if err := s.c.dead(); err != nil {
+	stop, err := s.c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := s.c.watch(ctx)
 	defer stop()
 	if ec, ok := s.pq.(driver.StmtExecContext); ok {
 		return ec.ExecContext(ctx, args)
@@ -502,26 +520,22 @@ func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (dri
 }
 
 func (s *pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if err := s.c.dead(); err != nil {
+	stop, err := s.c.watch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	stop := s.c.watch(ctx)
-	var rows driver.Rows
-	var err error
 	if qc, ok := s.pq.(driver.StmtQueryContext); ok {
-		rows, err = qc.QueryContext(ctx, args)
-	} else {
-		var vals []driver.Value
-		if vals, err = values(args); err == nil {
-			//lint:ignore SA1019 as in ExecContext
-			rows, err = s.pq.Query(vals)
-		}
+		rows, err := qc.QueryContext(ctx, args)
+		return watchedRows(rows, err, stop)
 	}
+	vals, err := values(args)
 	if err != nil {
 		stop()
 		return nil, err
 	}
-	return &pgRows{Rows: rows, stop: stop}, nil
+	//lint:ignore SA1019 as in ExecContext
+	rows, err := s.pq.Query(vals)
+	return watchedRows(rows, err, stop)
 }
 
 // CheckNamedValue lets every value through to lib/pq, as its connection does.
@@ -543,55 +557,23 @@ func values(args []driver.NamedValue) ([]driver.Value, error) {
 	return vals, nil
 }
 
+// pqRows is what lib/pq's rows implement: pgRows passes all of it through to database/sql.
+type pqRows interface {
+	driver.Rows
+	driver.RowsNextResultSet
+	driver.RowsColumnTypeDatabaseTypeName
+	driver.RowsColumnTypeScanType
+	driver.RowsColumnTypeLength
+	driver.RowsColumnTypePrecisionScale
+}
+
 // pgRows keeps its statement's context watched until it is closed.
 type pgRows struct {
-	driver.Rows
+	pqRows
 	stop func() bool
 }
 
 func (r *pgRows) Close() error {
 	defer r.stop()
-	return r.Rows.Close()
-}
-
-func (r *pgRows) HasNextResultSet() bool {
-	if n, ok := r.Rows.(driver.RowsNextResultSet); ok {
-		return n.HasNextResultSet()
-	}
-	return false
-}
-
-func (r *pgRows) NextResultSet() error {
-	if n, ok := r.Rows.(driver.RowsNextResultSet); ok {
-		return n.NextResultSet()
-	}
-	return errors.New("no more result sets")
-}
-
-func (r *pgRows) ColumnTypeDatabaseTypeName(i int) string {
-	if c, ok := r.Rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
-		return c.ColumnTypeDatabaseTypeName(i)
-	}
-	return ""
-}
-
-func (r *pgRows) ColumnTypeScanType(i int) reflect.Type {
-	if c, ok := r.Rows.(driver.RowsColumnTypeScanType); ok {
-		return c.ColumnTypeScanType(i)
-	}
-	return reflect.TypeFor[any]()
-}
-
-func (r *pgRows) ColumnTypeLength(i int) (int64, bool) {
-	if c, ok := r.Rows.(driver.RowsColumnTypeLength); ok {
-		return c.ColumnTypeLength(i)
-	}
-	return 0, false
-}
-
-func (r *pgRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
-	if c, ok := r.Rows.(driver.RowsColumnTypePrecisionScale); ok {
-		return c.ColumnTypePrecisionScale(i)
-	}
-	return 0, 0, false
+	return r.pqRows.Close()
 }

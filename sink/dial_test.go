@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,5 +175,31 @@ SELECT count(*) FROM c`).Scan(&n)
 	})
 	if err == nil {
 		t.Fatal("a billion-row count finished within its 200 ms context")
+	}
+}
+
+// The rows of a Postgres statement pass lib/pq's column types through the wrapper that watches
+// their context.
+func TestRowsPassColumnTypesThrough(t *testing.T) {
+	_, s := proxied(t, sink.Options{})
+	rows, err := s.DB().QueryContext(context.Background(), `SELECT 1::int4 AS n, 'a'::text AS s, 1.5::numeric(4,2) AS d`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ct := range cts {
+		got = append(got, ct.DatabaseTypeName()+" "+ct.ScanType().String())
+	}
+	want := []string{"INT4 int32", "TEXT string", "NUMERIC interface {}"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("column types: %v, want %v", got, want)
+	}
+	if p, sc, ok := cts[2].DecimalSize(); !ok || p != 4 || sc != 2 {
+		t.Errorf("numeric(4,2) size: %d, %d, %v", p, sc, ok)
 	}
 }

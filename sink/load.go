@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -326,10 +325,6 @@ func (l *Load) Reset(ctx context.Context) error {
 	l.seq = 0
 	return nil
 }
-
-// cleanupTimeout bounds what is done after a run on a context of its own (its own may have
-// ended): releasing a lock, dropping staging tables. A silent warehouse cannot hold them longer.
-const cleanupTimeout = 10 * time.Second
 
 // Close drops the staging table and gives the connection back.
 func (l *Load) Close() error {

@@ -98,27 +98,12 @@ func (s *Store) TryLock(ctx context.Context, name string) (held context.Context,
 	if err != nil {
 		return ctx, nil, false, fmt.Errorf("lock %s: %w", name, err)
 	}
-	// Take the lock; then make sure no merge begun by its previous holder is still running: a
-	// holder whose session was terminated may be in the middle of one (it proved it held the lock
-	// when it began, see prove). Such a merge holds the commit key until its transaction ends;
-	// until then the lock is not taken over.
-	var free bool
-	err = conn.QueryRowxContext(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`), pg_backend_pid(),
-    (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid())`, name).Scan(&ok, &h.pid, &h.backendStart)
-	if err == nil && ok {
-		err = conn.QueryRowxContext(ctx, `SELECT CASE WHEN pg_try_advisory_lock(`+commitKey+`)
-    THEN pg_advisory_unlock(`+commitKey+`) ELSE false END`, name).Scan(&free)
-		if err == nil && !free {
-			_, err = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, name)
-			ok = false
-		}
-	}
-	if err != nil || !ok {
+	if ok, err := h.takeAdvisory(ctx, conn); err != nil || !ok {
 		_ = conn.Close()
 		if err != nil {
-			return ctx, nil, false, fmt.Errorf("lock %s: %w", name, err)
+			err = fmt.Errorf("lock %s: %w", name, err)
 		}
-		return ctx, nil, false, nil
+		return ctx, nil, false, err
 	}
 	h.conn = conn
 	return context.WithValue(ctx, heldKey{}, h), func() {
@@ -133,6 +118,25 @@ func (s *Store) TryLock(ctx context.Context, name string) (held context.Context,
 		}
 		_ = conn.Close()
 	}, true, nil
+}
+
+// takeAdvisory takes the lock's advisory lock on conn, the session that will hold it; then makes
+// sure no merge begun by its previous holder is still running: a holder whose session was
+// terminated may be in the middle of one (it proved it held the lock when it began, see prove).
+// Such a merge holds the commit key until its transaction ends; until then the lock is not taken
+// over, and takeAdvisory gives it back and says false.
+func (h *heldLock) takeAdvisory(ctx context.Context, conn *sqlx.Conn) (bool, error) {
+	var ok, free bool
+	if err := conn.QueryRowxContext(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`), pg_backend_pid(),
+    (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid())`, h.name).Scan(&ok, &h.pid, &h.backendStart); err != nil || !ok {
+		return false, err
+	}
+	if err := conn.QueryRowxContext(ctx, `SELECT CASE WHEN pg_try_advisory_lock(`+commitKey+`)
+    THEN pg_advisory_unlock(`+commitKey+`) ELSE false END`, h.name).Scan(&free); err != nil || free {
+		return err == nil, err
+	}
+	_, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, h.name)
+	return false, err
 }
 
 // queryer runs a query on the pool or in a transaction.

@@ -518,6 +518,11 @@ func (o *Onboarder) RetryFailed(ctx context.Context, dir string, due func(name s
 	if err != nil {
 		return nil, err
 	}
+	return o.retryFailed(ctx, dir, names, due)
+}
+
+// retryFailed is RetryFailed of the names FailedFiles listed.
+func (o *Onboarder) retryFailed(ctx context.Context, dir string, names []string, due func(name string) bool) ([]FileResult, error) {
 	var results []FileResult
 	for _, name := range names {
 		if ctx.Err() != nil {

@@ -181,8 +181,7 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			return res
 		}
 	}
-	var unknown []Hire        // sent, answer lost: resolved by looking up
-	earlier := map[int]bool{} // of those, the ones an earlier run sent
+	var unknown []unanswered // sent, answer lost: resolved by looking up
 	for _, h := range hires {
 		if res.Err != nil {
 			break
@@ -209,8 +208,7 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 					Reason: "dry run: an earlier create was never confirmed; a run looks the person up before sending"}, "")
 				continue
 			}
-			unknown = append(unknown, h)
-			earlier[h.Line] = true
+			unknown = append(unknown, unanswered{Hire: h, earlier: true})
 			continue
 		case !errors.Is(err, v1.ErrNotFound):
 			res.Err = err
@@ -249,21 +247,21 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			continue
 		}
 		if ambiguous {
-			unknown = append(unknown, h)
+			unknown = append(unknown, unanswered{Hire: h})
 		}
 	}
 	if res.Err == nil && len(unknown) > 0 {
-		res.Err = o.resolve(ctx, res, unknown, earlier, record)
+		res.Err = o.resolve(ctx, res, unknown, record)
 	}
-	for _, h := range unknown {
-		if _, ok := results[h.Line]; !ok {
+	for _, u := range unknown {
+		if _, ok := results[u.Line]; !ok {
 			// Still unknown: the ledger keeps the person as sending, so the next run that meets
 			// them looks them up again before anything is sent.
 			reason := "sent, but the source did not answer and the person could not be found yet; the next run looks them up again"
 			if res.Err != nil {
 				reason += " (" + oneLine(res.Err.Error()) + ")"
 			}
-			results[h.Line] = RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeUnresolved, Reason: reason}
+			results[u.Line] = RowResult{Line: u.Line, Email: u.Employee.Email, Outcome: OutcomeUnresolved, Reason: reason}
 		}
 	}
 	for _, h := range hires {
@@ -336,37 +334,43 @@ func (o *Onboarder) confirmed(ctx context.Context, h Hire, e v1.Employee, reason
 	return o.st.ConfirmSending(ctx, h.Employee.Email, e.ID, "confirmed by a later row of the same person")
 }
 
-// resolve looks up the hires whose create had no answer (earlier: sent by an earlier run): found,
-// they were created; not found, they are sent once more, for a bounded number of rounds.
-func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []Hire, earlier map[int]bool, record func(RowResult, string) error) error {
+// unanswered is a hire whose create had no answer; earlier: an earlier run sent it.
+type unanswered struct {
+	Hire
+	earlier bool
+}
+
+// resolve looks up the hires whose create had no answer: found, they were created; not found,
+// they are sent once more, for a bounded number of rounds.
+func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []unanswered, record func(RowResult, string) error) error {
 	pending := slices.Clone(unknown)
 	for round := 0; round < o.opts.ResolveRounds && len(pending) > 0; round++ {
 		want := make(map[string]bool, len(pending))
-		for _, h := range pending {
-			want[strings.ToLower(h.Employee.Email)] = true
+		for _, u := range pending {
+			want[strings.ToLower(u.Employee.Email)] = true
 		}
 		found, err := o.lookup(ctx, want)
 		if err != nil {
 			return fmt.Errorf("look up unanswered creates: %w", err)
 		}
-		var again []Hire
-		for _, h := range pending {
-			if e, ok := found[strings.ToLower(h.Employee.Email)]; ok {
+		var again []unanswered
+		for _, u := range pending {
+			if e, ok := found[strings.ToLower(u.Employee.Email)]; ok {
 				reason := "confirmed by looking it up after the answer was lost"
-				if earlier[h.Line] {
+				if u.earlier {
 					reason = "sent by an earlier run whose answer was lost; confirmed by looking it up"
 				}
-				if err := o.confirmed(ctx, h, e, reason, record); err != nil {
+				if err := o.confirmed(ctx, u.Hire, e, reason, record); err != nil {
 					return err
 				}
 				continue
 			}
-			ambiguous, err := o.send(ctx, file, h, record)
+			ambiguous, err := o.send(ctx, file, u.Hire, record)
 			if err != nil {
 				return err
 			}
 			if ambiguous {
-				again = append(again, h)
+				again = append(again, u)
 			}
 		}
 		pending = again

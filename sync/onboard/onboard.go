@@ -182,10 +182,8 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 		}
 	}
 	var unknown []unanswered // sent, answer lost: resolved by looking up
-	for _, h := range hires {
-		if res.Err != nil {
-			break
-		}
+	// plan settles one hire from the ledger, or sends it; an error stops the file.
+	plan := func(h Hire) error {
 		email := h.Employee.Email
 		// The person, by email, in the whole ledger: confirmed, or sent without an answer.
 		prev, err := o.st.CreatedByEmail(ctx, email)
@@ -196,58 +194,51 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			if prev.FileHash == res.Hash && prev.Line == h.Line {
 				r.Reason = "onboarded by an earlier run"
 				results[h.Line] = r
-				continue
+				return nil
 			}
-			if err := record(r, sink.RowSkipped); err != nil {
-				res.Err = err
-			}
-			continue
+			return record(r, sink.RowSkipped)
 		case err == nil: // sending: the create's answer never came, here or in another file
 			if o.opts.DryRun {
 				_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeWouldCreate,
 					Reason: "dry run: an earlier create was never confirmed; a run looks the person up before sending"}, "")
-				continue
+				return nil
 			}
 			unknown = append(unknown, unanswered{Hire: h, earlier: true})
-			continue
+			return nil
 		case !errors.Is(err, v1.ErrNotFound):
-			res.Err = err
-			continue
+			return err
 		}
 		if p, ok := done[h.Line]; ok && (p.Status == sink.RowSkipped || p.Status == sink.RowRejected) {
 			results[h.Line] = RowResult{Line: h.Line, Email: email, Outcome: p.Status, EmployeeID: p.EmployeeID,
 				Reason: strings.TrimPrefix(p.Reason+" (done before)", " ")}
-			continue
+			return nil
 		}
 		taken, err := o.st.EmailTaken(ctx, email)
 		if err != nil {
-			res.Err = err
-			continue
+			return err
 		}
 		if taken {
-			if err := record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, Reason: "an employee with this email already exists"}, sink.RowSkipped); err != nil {
-				res.Err = err
-			}
-			continue
+			return record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, Reason: "an employee with this email already exists"}, sink.RowSkipped)
 		}
 		if o.opts.DryRun {
 			_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeWouldCreate, Reason: "dry run: valid, not sent"}, "")
-			continue
+			return nil
 		}
 		// Durable before the request goes out: a crash from here on leaves "sending", which the
 		// next run that meets the person resolves by looking them up first.
 		if err := o.st.PutOnboardingRow(ctx, sink.OnboardingRow{FileHash: res.Hash, FileName: name, Line: h.Line,
 			Email: email, Status: sink.RowSending}); err != nil {
-			res.Err = err
-			continue
+			return err
 		}
 		ambiguous, err := o.send(ctx, res, h, record)
-		if err != nil {
-			res.Err = err
-			continue
-		}
-		if ambiguous {
+		if err == nil && ambiguous {
 			unknown = append(unknown, unanswered{Hire: h})
+		}
+		return err
+	}
+	for _, h := range hires {
+		if res.Err = plan(h); res.Err != nil {
+			break
 		}
 	}
 	if res.Err == nil && len(unknown) > 0 {

@@ -334,7 +334,7 @@ type unanswered struct {
 // resolve looks up the hires whose create had no answer: found, they were created; not found,
 // they are sent once more, for a bounded number of rounds.
 func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []unanswered, record func(RowResult, string) error) error {
-	pending := slices.Clone(unknown)
+	pending := unknown
 	for round := 0; round < o.opts.ResolveRounds && len(pending) > 0; round++ {
 		want := make(map[string]bool, len(pending))
 		for _, u := range pending {

@@ -390,17 +390,15 @@ func (o *Onboarder) lookup(ctx context.Context, want map[string]bool) (map[strin
 	}
 }
 
+// taken reports whether the source refused a create because the email is in use.
 func taken(v *v1.ValidationError) bool {
-	for _, p := range v.Problems {
-		if strings.Contains(p.Field, "email") {
-			for _, r := range p.Reasons {
-				if strings.Contains(strings.ToLower(r), "taken") || strings.Contains(strings.ToLower(r), "exists") {
-					return true
-				}
-			}
-		}
+	inUse := func(reason string) bool {
+		reason = strings.ToLower(reason)
+		return strings.Contains(reason, "taken") || strings.Contains(reason, "exists")
 	}
-	return false
+	return slices.ContainsFunc(v.Problems, func(p v1.FieldProblem) bool {
+		return strings.Contains(p.Field, "email") && slices.ContainsFunc(p.Reasons, inUse)
+	})
 }
 
 func problemsOf(v *v1.ValidationError) string {

@@ -30,10 +30,17 @@ const (
 	RowFailed   = "failed"
 )
 
+// onboardingColumns are the columns an OnboardingRow is read from, in the order of dest.
+const onboardingColumns = `file_hash, file_name, line, email, status, coalesce(employee_id, 0), coalesce(reason, '')`
+
+// dest is where a row of onboardingColumns is scanned to, like employeeRow.dest.
+func (r *OnboardingRow) dest() []any {
+	return []any{&r.FileHash, &r.FileName, &r.Line, &r.Email, &r.Status, &r.EmployeeID, &r.Reason}
+}
+
 // OnboardingRows returns the ledger rows of one file (by content hash), by line.
 func (s *Store) OnboardingRows(ctx context.Context, fileHash string) (map[int]OnboardingRow, error) {
-	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT file_hash, file_name, line, email, status,
-    coalesce(employee_id, 0), coalesce(reason, '') FROM onboarding_rows WHERE file_hash = ?`), fileHash)
+	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT `+onboardingColumns+` FROM onboarding_rows WHERE file_hash = ?`), fileHash)
 	if err != nil {
 		return nil, fmt.Errorf("read onboarding ledger: %w", err)
 	}
@@ -41,7 +48,7 @@ func (s *Store) OnboardingRows(ctx context.Context, fileHash string) (map[int]On
 	out := make(map[int]OnboardingRow)
 	for rows.Next() {
 		var r OnboardingRow
-		if err := rows.Scan(&r.FileHash, &r.FileName, &r.Line, &r.Email, &r.Status, &r.EmployeeID, &r.Reason); err != nil {
+		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, fmt.Errorf("read onboarding ledger: %w", err)
 		}
 		out[r.Line] = r
@@ -54,11 +61,10 @@ func (s *Store) OnboardingRows(ctx context.Context, fileHash string) (map[int]On
 // over one whose answer never came (sending), then the oldest row.
 func (s *Store) CreatedByEmail(ctx context.Context, email string) (OnboardingRow, error) {
 	var r OnboardingRow
-	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT file_hash, file_name, line, email, status,
-    coalesce(employee_id, 0), coalesce(reason, '') FROM onboarding_rows
+	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT `+onboardingColumns+` FROM onboarding_rows
 WHERE email = ? AND status IN ('created', 'sending')
 ORDER BY CASE status WHEN 'created' THEN 0 ELSE 1 END, id LIMIT 1`), strings.ToLower(email)).
-		Scan(&r.FileHash, &r.FileName, &r.Line, &r.Email, &r.Status, &r.EmployeeID, &r.Reason)
+		Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("onboarding row for email: %w", v1.ErrNotFound)
 	}

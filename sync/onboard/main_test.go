@@ -11,7 +11,7 @@ import (
 func TestMain(m *testing.M) { sinktest.Main(m) }
 
 // fastClient is unpaced and retries at once, so fault tests take milliseconds.
-func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.Client {
+func fastClient(t testing.TB, up *sourcetest.Server, opts source.ClientOptions) *source.Client {
 	t.Helper()
 	c, err := up.NewFastClient(opts)
 	if err != nil {
@@ -20,17 +20,13 @@ func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.C
 	return c
 }
 
-// upstream is a fake source of n generated employees, closed when the test ends.
-type upstream struct {
-	*sourcetest.Server
-}
-
-func newUpstream(t testing.TB, n int, opts sourcetest.Options) *upstream {
+// newUpstream starts a fake source of n generated employees, closed when the test ends.
+func newUpstream(t testing.TB, n int, opts sourcetest.Options) *sourcetest.Server {
 	t.Helper()
 	if opts.Employees == nil {
 		opts.Employees = sourcetest.Generate(n, 42)
 	}
-	u := &upstream{Server: sourcetest.NewServer(opts)}
-	t.Cleanup(u.Close)
-	return u
+	up := sourcetest.NewServer(opts)
+	t.Cleanup(up.Close)
+	return up
 }

@@ -181,12 +181,9 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			return res
 		}
 	}
-	var unknown []Hire        // sent, answer lost: resolved by looking up
-	earlier := map[int]bool{} // of those, the ones an earlier run sent
-	for _, h := range hires {
-		if res.Err != nil {
-			break
-		}
+	var unknown []unanswered // sent, answer lost: resolved by looking up
+	// plan settles one hire from the ledger, or sends it; an error stops the file.
+	plan := func(h Hire) error {
 		email := h.Employee.Email
 		// The person, by email, in the whole ledger: confirmed, or sent without an answer.
 		prev, err := o.st.CreatedByEmail(ctx, email)
@@ -197,73 +194,65 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 			if prev.FileHash == res.Hash && prev.Line == h.Line {
 				r.Reason = "onboarded by an earlier run"
 				results[h.Line] = r
-				continue
+				return nil
 			}
-			if err := record(r, sink.RowSkipped); err != nil {
-				res.Err = err
-			}
-			continue
+			return record(r, sink.RowSkipped)
 		case err == nil: // sending: the create's answer never came, here or in another file
 			if o.opts.DryRun {
 				_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeWouldCreate,
 					Reason: "dry run: an earlier create was never confirmed; a run looks the person up before sending"}, "")
-				continue
+				return nil
 			}
-			unknown = append(unknown, h)
-			earlier[h.Line] = true
-			continue
+			unknown = append(unknown, unanswered{Hire: h, earlier: true})
+			return nil
 		case !errors.Is(err, v1.ErrNotFound):
-			res.Err = err
-			continue
+			return err
 		}
 		if p, ok := done[h.Line]; ok && (p.Status == sink.RowSkipped || p.Status == sink.RowRejected) {
 			results[h.Line] = RowResult{Line: h.Line, Email: email, Outcome: p.Status, EmployeeID: p.EmployeeID,
 				Reason: strings.TrimPrefix(p.Reason+" (done before)", " ")}
-			continue
+			return nil
 		}
 		taken, err := o.st.EmailTaken(ctx, email)
 		if err != nil {
-			res.Err = err
-			continue
+			return err
 		}
 		if taken {
-			if err := record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, Reason: "an employee with this email already exists"}, sink.RowSkipped); err != nil {
-				res.Err = err
-			}
-			continue
+			return record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, Reason: "an employee with this email already exists"}, sink.RowSkipped)
 		}
 		if o.opts.DryRun {
 			_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeWouldCreate, Reason: "dry run: valid, not sent"}, "")
-			continue
+			return nil
 		}
 		// Durable before the request goes out: a crash from here on leaves "sending", which the
 		// next run that meets the person resolves by looking them up first.
 		if err := o.st.PutOnboardingRow(ctx, sink.OnboardingRow{FileHash: res.Hash, FileName: name, Line: h.Line,
 			Email: email, Status: sink.RowSending}); err != nil {
-			res.Err = err
-			continue
+			return err
 		}
 		ambiguous, err := o.send(ctx, res, h, record)
-		if err != nil {
-			res.Err = err
-			continue
+		if err == nil && ambiguous {
+			unknown = append(unknown, unanswered{Hire: h})
 		}
-		if ambiguous {
-			unknown = append(unknown, h)
+		return err
+	}
+	for _, h := range hires {
+		if res.Err = plan(h); res.Err != nil {
+			break
 		}
 	}
 	if res.Err == nil && len(unknown) > 0 {
-		res.Err = o.resolve(ctx, res, unknown, earlier, record)
+		res.Err = o.resolve(ctx, res, unknown, record)
 	}
-	for _, h := range unknown {
-		if _, ok := results[h.Line]; !ok {
+	for _, u := range unknown {
+		if _, ok := results[u.Line]; !ok {
 			// Still unknown: the ledger keeps the person as sending, so the next run that meets
 			// them looks them up again before anything is sent.
 			reason := "sent, but the source did not answer and the person could not be found yet; the next run looks them up again"
 			if res.Err != nil {
 				reason += " (" + oneLine(res.Err.Error()) + ")"
 			}
-			results[h.Line] = RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeUnresolved, Reason: reason}
+			results[u.Line] = RowResult{Line: u.Line, Email: u.Employee.Email, Outcome: OutcomeUnresolved, Reason: reason}
 		}
 	}
 	for _, h := range hires {
@@ -336,37 +325,43 @@ func (o *Onboarder) confirmed(ctx context.Context, h Hire, e v1.Employee, reason
 	return o.st.ConfirmSending(ctx, h.Employee.Email, e.ID, "confirmed by a later row of the same person")
 }
 
-// resolve looks up the hires whose create had no answer (earlier: sent by an earlier run): found,
-// they were created; not found, they are sent once more, for a bounded number of rounds.
-func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []Hire, earlier map[int]bool, record func(RowResult, string) error) error {
-	pending := slices.Clone(unknown)
+// unanswered is a hire whose create had no answer; earlier: an earlier run sent it.
+type unanswered struct {
+	Hire
+	earlier bool
+}
+
+// resolve looks up the hires whose create had no answer: found, they were created; not found,
+// they are sent once more, for a bounded number of rounds.
+func (o *Onboarder) resolve(ctx context.Context, file FileResult, unknown []unanswered, record func(RowResult, string) error) error {
+	pending := unknown
 	for round := 0; round < o.opts.ResolveRounds && len(pending) > 0; round++ {
 		want := make(map[string]bool, len(pending))
-		for _, h := range pending {
-			want[strings.ToLower(h.Employee.Email)] = true
+		for _, u := range pending {
+			want[strings.ToLower(u.Employee.Email)] = true
 		}
 		found, err := o.lookup(ctx, want)
 		if err != nil {
 			return fmt.Errorf("look up unanswered creates: %w", err)
 		}
-		var again []Hire
-		for _, h := range pending {
-			if e, ok := found[strings.ToLower(h.Employee.Email)]; ok {
+		var again []unanswered
+		for _, u := range pending {
+			if e, ok := found[strings.ToLower(u.Employee.Email)]; ok {
 				reason := "confirmed by looking it up after the answer was lost"
-				if earlier[h.Line] {
+				if u.earlier {
 					reason = "sent by an earlier run whose answer was lost; confirmed by looking it up"
 				}
-				if err := o.confirmed(ctx, h, e, reason, record); err != nil {
+				if err := o.confirmed(ctx, u.Hire, e, reason, record); err != nil {
 					return err
 				}
 				continue
 			}
-			ambiguous, err := o.send(ctx, file, h, record)
+			ambiguous, err := o.send(ctx, file, u.Hire, record)
 			if err != nil {
 				return err
 			}
 			if ambiguous {
-				again = append(again, h)
+				again = append(again, u)
 			}
 		}
 		pending = again
@@ -395,17 +390,15 @@ func (o *Onboarder) lookup(ctx context.Context, want map[string]bool) (map[strin
 	}
 }
 
+// taken reports whether the source refused a create because the email is in use.
 func taken(v *v1.ValidationError) bool {
-	for _, p := range v.Problems {
-		if strings.Contains(p.Field, "email") {
-			for _, r := range p.Reasons {
-				if strings.Contains(strings.ToLower(r), "taken") || strings.Contains(strings.ToLower(r), "exists") {
-					return true
-				}
-			}
-		}
+	inUse := func(reason string) bool {
+		reason = strings.ToLower(reason)
+		return strings.Contains(reason, "taken") || strings.Contains(reason, "exists")
 	}
-	return false
+	return slices.ContainsFunc(v.Problems, func(p v1.FieldProblem) bool {
+		return strings.Contains(p.Field, "email") && slices.ContainsFunc(p.Reasons, inUse)
+	})
 }
 
 func problemsOf(v *v1.ValidationError) string {
@@ -518,6 +511,11 @@ func (o *Onboarder) RetryFailed(ctx context.Context, dir string, due func(name s
 	if err != nil {
 		return nil, err
 	}
+	return o.retryFailed(ctx, dir, names, due)
+}
+
+// retryFailed is RetryFailed of the names FailedFiles listed.
+func (o *Onboarder) retryFailed(ctx context.Context, dir string, names []string, due func(name string) bool) ([]FileResult, error) {
 	var results []FileResult
 	for _, name := range names {
 		if ctx.Err() != nil {

@@ -31,7 +31,7 @@ func hiresCSV(from, n int, extra ...string) []byte {
 }
 
 // createdPerEmail counts the source's employees by email.
-func createdPerEmail(up *upstream) map[string]int {
+func createdPerEmail(up *sourcetest.Server) map[string]int {
 	out := map[string]int{}
 	for _, raw := range up.Employees() {
 		var e v1.Employee

@@ -77,7 +77,7 @@ func (o *Onboarder) Pass(ctx context.Context, opts PollOptions) (err error) {
 			return err
 		}
 		retries.Forget(names)
-		results, err := o.RetryFailed(ctx, opts.Dir, retries.Due)
+		results, err := o.retryFailed(ctx, opts.Dir, names, retries.Due)
 		for _, r := range results {
 			stopped := retries.Tried(r.Name, r)
 			switch {

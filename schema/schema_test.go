@@ -1,111 +1,31 @@
 package schema_test
 
 import (
-	"context"
-	"database/sql"
-	"fmt"
-	"net/url"
-	"path/filepath"
-	"slices"
 	"testing"
 
-	_ "github.com/lib/pq"
-	_ "modernc.org/sqlite"
-
 	"github.com/hrsync/hrsync/schema"
-	"github.com/hrsync/hrsync/sink/sinktest"
 )
 
-func TestMain(m *testing.M) { sinktest.Main(m) }
-
-// openDB is an empty database of the dialect: a new SQLite file, or a new Postgres schema on the
-// connection's search_path.
-func openDB(t *testing.T, d schema.Dialect) *sql.DB {
-	t.Helper()
-	var db *sql.DB
-	var err error
-	switch d {
-	case schema.SQLite:
-		db, err = sql.Open("sqlite", filepath.Join(t.TempDir(), "w.db"))
-	case schema.Postgres:
-		raw, name := sinktest.Postgres(t)
-		var u *url.URL
-		if u, err = url.Parse(raw); err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("search_path", name)
-		u.RawQuery = q.Encode()
-		if db, err = sql.Open("postgres", u.String()); err == nil {
-			_, err = db.Exec(fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %s`, name))
-		}
-	}
+// TestDialectsMigrateInStep: both dialects have the same numbered steps with the same names, so
+// a warehouse at version N means the same model on either.
+func TestDialectsMigrateInStep(t *testing.T) {
+	pg, err := schema.Migrations(schema.Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
-// TestUpgradeKeepsTheLedger: a warehouse migrated by the previous build (version 3) with runs in
-// its ledger upgrades to the latest version with every run kept, and the ledger then takes the
-// abandoned status.
-func TestUpgradeKeepsTheLedger(t *testing.T) {
-	for _, d := range []schema.Dialect{schema.SQLite, schema.Postgres} {
-		t.Run(string(d), func(t *testing.T) {
-			ctx := context.Background()
-			db := openDB(t, d)
-			ms, err := schema.Migrations(d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The previous build: versions 1 to 3 only.
-			if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`); err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range ms[:3] {
-				if _, err := db.ExecContext(ctx, m.SQL); err != nil {
-					t.Fatalf("%d: %v", m.Version, err)
-				}
-				if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', 'then')`, m.Version, m.Name)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for i, st := range []string{"ok", "running", "guarded"} {
-				if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO sync_runs (run_id, resource, started_at, status) VALUES ('r%d', 'employees', '2026-11-0%dT02:00:00Z', '%s')`, i, i+1, st)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			applied, err := schema.Migrate(ctx, db, d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := []int{4}; !slices.Equal(applied[:1], want) {
-				t.Errorf("applied %v, want it to start with %v", applied, want)
-			}
-			rows, err := db.QueryContext(ctx, `SELECT run_id, status FROM sync_runs ORDER BY id`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for rows.Next() {
-				var id, st string
-				if err := rows.Scan(&id, &st); err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, id+":"+st)
-			}
-			rows.Close()
-			if want := []string{"r0:ok", "r1:running", "r2:guarded"}; !slices.Equal(got, want) {
-				t.Errorf("ledger after the upgrade %v, want %v", got, want)
-			}
-			if _, err := db.ExecContext(ctx, `UPDATE sync_runs SET status = 'abandoned' WHERE run_id = 'r1'`); err != nil {
-				t.Errorf("the upgraded ledger refuses abandoned: %v", err)
-			}
-			if _, err := db.ExecContext(ctx, `UPDATE sync_runs SET status = 'lost' WHERE run_id = 'r1'`); err == nil {
-				t.Error("the upgraded ledger takes any status")
-			}
-		})
+	lite, err := schema.Migrations(schema.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pg) == 0 || len(pg) != len(lite) {
+		t.Fatalf("postgres has %d migrations, sqlite %d", len(pg), len(lite))
+	}
+	for i := range pg {
+		if pg[i].Version != lite[i].Version || pg[i].Name != lite[i].Name {
+			t.Errorf("step %d: postgres %04d_%s, sqlite %04d_%s", i+1, pg[i].Version, pg[i].Name, lite[i].Version, lite[i].Name)
+		}
+	}
+	if got := schema.Latest(schema.Postgres); got != len(pg) {
+		t.Errorf("Latest = %d, want %d", got, len(pg))
 	}
 }

@@ -471,16 +471,16 @@ var employeeSelect = sink.PostgresEmployeeSelect()
 
 var (
 	// what the store runs: the page as a primary-key range the id cache found
-	rangeSQL = employeeSelect + ` AND e.id BETWEEN $1 AND $2 ORDER BY e.id LIMIT $3`
+	rangeSQL = employeeSelect + ` AND t.id BETWEEN $1 AND $2 ORDER BY t.id LIMIT $3`
 	// the same page by OFFSET, written the plain way
-	offsetSQL = employeeSelect + ` ORDER BY e.id LIMIT $1 OFFSET $2`
-	// the same page by OFFSET done before the joins (as read.go pages the small collections)
-	offsetSubSQL = strings.Replace(employeeSelect, "FROM employees e\n",
-		"FROM (SELECT * FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT $1 OFFSET $2) e\n", 1) + ` ORDER BY e.id`
+	offsetSQL = employeeSelect + ` ORDER BY t.id LIMIT $1 OFFSET $2`
+	// the same page by OFFSET done before the joins (as read.go paged the small collections once)
+	offsetSubSQL = strings.Replace(employeeSelect, "FROM employees t\n",
+		"FROM (SELECT * FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT $1 OFFSET $2) t\n", 1) + ` ORDER BY t.id`
 	// the store's page with the range applied in a subquery, not run by the store: it plans
 	// several times faster than the flat join (see planTimes)
-	rangeSubSQL = strings.Replace(employeeSelect, "FROM employees e\n",
-		"FROM (SELECT * FROM employees WHERE listed AND deleted_at IS NULL AND id BETWEEN $1 AND $2 ORDER BY id LIMIT $3) e\n", 1) + ` ORDER BY e.id`
+	rangeSubSQL = strings.Replace(employeeSelect, "FROM employees t\n",
+		"FROM (SELECT * FROM employees WHERE listed AND deleted_at IS NULL AND id BETWEEN $1 AND $2 ORDER BY id LIMIT $3) t\n", 1) + ` ORDER BY t.id`
 	countSQL = `SELECT count(*) FROM employees WHERE listed AND deleted_at IS NULL`
 	metaSQL  = `SELECT employees_total FROM meta`
 	idsSQL   = `SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id`

@@ -1,14 +1,96 @@
 package sink
 
 import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hrsync/hrsync/schema"
 )
 
-// PostgresEmployeeSelect is the store's own employee statement on Postgres, without its id
-// condition: the serve benchmark builds its OFFSET baselines on it, so they never drift from
-// what the store runs.
+// PostgresEmployeeSelect is the store's own employee statement on Postgres (the employees
+// table aliased t), without its id condition: the serve benchmark builds its OFFSET baselines
+// on it, so they never drift from what the store runs.
 func PostgresEmployeeSelect() string {
-	return strings.TrimSuffix(buildQueries(schema.Postgres).employeeByID, " AND e.id = $1")
+	t := employeeCollection.table
+	return "SELECT " + t.selectList(pgDialect{}) + "\nWHERE " + t.visible("t")
+}
+
+// MigrateDB runs the migration runner on a database handle of the named dialect: for tests of
+// upgrades from a database a previous build left.
+func MigrateDB(ctx context.Context, db *sql.DB, d schema.Dialect) ([]int, error) {
+	return migrate(ctx, db, map[schema.Dialect]dialect{schema.Postgres: pgDialect{}, schema.SQLite: sqliteDialect{}}[d])
+}
+
+// DeclarationMismatches compares the declared collections (collections.go) with the tables the
+// migrations made in s: every declared column must exist with its kind's type, every table
+// column must be declared or be bookkeeping, every reference must point at a declared table
+// whose columns it carries, and meta must keep each table's total. It returns one line per
+// disagreement.
+func DeclarationMismatches(ctx context.Context, s *Store) ([]string, error) {
+	var out []string
+	bookkeeping := map[string]bool{"origin": true, "deleted_at": true, "synced_at": true}
+	meta, err := s.d.columns(ctx, s.db.DB, "meta")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		have, err := s.d.columns(ctx, s.db.DB, t.name)
+		if err != nil {
+			return nil, err
+		}
+		if len(have) == 0 {
+			out = append(out, t.name+": declared, but the migrations make no such table")
+			continue
+		}
+		want := map[string]string{}
+		for _, c := range t.cols {
+			want[c.name] = s.d.columnType(c.kind)
+		}
+		if t.listed {
+			want["listed"] = s.d.columnType(KindBool)
+		}
+		for name, typ := range want {
+			switch got, ok := have[name]; {
+			case !ok:
+				out = append(out, t.name+"."+name+": declared, missing from the migrated table")
+			case !strings.EqualFold(got, typ):
+				out = append(out, t.name+"."+name+": declared "+typ+", migrated "+got)
+			}
+		}
+		for name := range have {
+			if _, ok := want[name]; !ok && !bookkeeping[name] {
+				out = append(out, t.name+"."+name+": in the migrated table, not declared")
+			}
+		}
+		for b := range bookkeeping {
+			if _, ok := have[b]; !ok {
+				out = append(out, t.name+"."+b+": bookkeeping column missing")
+			}
+		}
+		if _, ok := meta[t.name+"_total"]; !ok {
+			out = append(out, "meta."+t.name+"_total: missing: the table's Total is not kept")
+		}
+		for _, r := range t.refs {
+			target := tableOf(r.target)
+			if target == nil {
+				out = append(out, t.name+"."+r.column+": points at "+r.target+", which is not declared")
+				continue
+			}
+			for _, c := range r.cols {
+				if k := target.kindOf(c.name); k != c.kind {
+					out = append(out, fmt.Sprintf("%s.%s: carries %s.%s as kind %d, declared there as %d", t.name, r.field, r.target, c.name, c.kind, k))
+				}
+			}
+			for _, o := range t.refs {
+				if o.target == r.target && !slices.Equal(o.cols, r.cols) {
+					out = append(out, t.name+"."+r.field+" and "+o.field+": point at "+r.target+" carrying different columns")
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -142,12 +141,7 @@ WHERE id = ?`), r.FinishedAt.UTC().Format(v1.TimestampLayout), r.Status, r.Pages
 
 // Runs returns the latest ledger rows, newest first.
 func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
-	tsCol := func(c string) string {
-		if s.dialect == schema.Postgres {
-			return "coalesce(to_char(" + c + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), '')`
-		}
-		return "coalesce(" + c + ", '')"
-	}
+	tsCol := func(c string) string { return "coalesce(" + s.d.read(KindTimestamp, c) + ", '')" }
 	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT id, run_id, resource, `+tsCol("started_at")+`, `+tsCol("finished_at")+`,
     status, pages, requests, retries, rate_limited, walks, coalesce(total_reported, -1), records_seen,
     distinct_records, inserted, updated, unchanged, deleted, deletions_refused, coalesce(error, '')

@@ -4,15 +4,12 @@ package sink
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
-	stdsync "sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -52,27 +49,17 @@ type Options struct {
 
 // Store is an open warehouse. It is safe for concurrent use.
 type Store struct {
-	db      *sqlx.DB
-	dialect schema.Dialect
-	opts    Options
-	log     *slog.Logger
+	db   *sqlx.DB
+	d    dialect
+	opts Options
+	log  *slog.Logger
 	// where the warehouse is, without credentials, for messages
 	location string
 	// pg opens the Postgres connections (nil for SQLite)
 	pg *pgConnector
 
-	q     queries
-	stmts statements
-	ids   idCache
-	// loadMu makes one goroutine reload the id cache after a write while the others wait and
-	// reuse what it read.
-	loadMu stdsync.Mutex
-}
-
-// statements are the serve path's queries, prepared once: Postgres then plans them once per
-// connection instead of on every request (planning cost more than running a page).
-type statements struct {
-	employeePage, employeeByID, totals *sqlx.Stmt
+	// reads are the read paths of the declared tables, by name.
+	reads map[string]*tableReads
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -106,7 +93,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	s := &Store{opts: opts, log: opts.Logger}
 	var err error
-	switch {
+	switch { // the one place a dialect is chosen: by the URL's form
 	case IsPostgresURL(rawURL):
 		err = s.openPostgres(rawURL)
 	case rawURL == "":
@@ -121,19 +108,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		_ = s.db.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
 	}
-	if s.dialect == schema.SQLite {
-		if _, err := schema.Migrate(ctx, s.db.DB, s.dialect); err != nil {
-			_ = s.db.Close()
-			return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
-		}
-	}
 	if !opts.SkipSchemaCheck {
-		if err := schema.Check(ctx, s.db.DB, s.dialect); err != nil {
+		if err := checkSchema(ctx, s.db.DB, s.d); err != nil {
 			_ = s.db.Close()
 			return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
 		}
 	}
-	s.q = buildQueries(s.dialect)
 	if opts.SkipSchemaCheck {
 		return s, nil // for migrate: the tables may not exist yet
 	}
@@ -144,60 +124,16 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// prepare prepares the read statements of every declared table.
 func (s *Store) prepare(ctx context.Context) error {
-	for _, p := range []struct {
-		stmt **sqlx.Stmt
-		q    string
-	}{{&s.stmts.employeePage, s.q.employeePage}, {&s.stmts.employeeByID, s.q.employeeByID}, {&s.stmts.totals, s.q.totals}} {
-		st, err := s.db.PreparexContext(ctx, p.q)
+	s.reads = make(map[string]*tableReads, len(tables))
+	for _, t := range tables {
+		r, err := s.prepareReads(ctx, t)
 		if err != nil {
-			return fmt.Errorf("prepare: %w", err)
+			return fmt.Errorf("prepare %s reads: %w", t.name, err)
 		}
-		*p.stmt = st
+		s.reads[t.name] = r
 	}
-	return nil
-}
-
-func (s *Store) openPostgres(rawURL string) error {
-	if !schemaName.MatchString(s.opts.Schema) {
-		return fmt.Errorf("%w: schema %q: want lower-case letters, digits and _", ErrBadURL, s.opts.Schema)
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return fmt.Errorf("%w: not a URL", ErrBadURL)
-	}
-	s.location = "postgres://" + u.Host + u.Path
-	q := u.Query()
-	// Every statement names tables unqualified; the connection's search_path puts them in the
-	// warehouse schema (and nothing else, so a same-named table elsewhere is never touched).
-	q.Set("search_path", s.opts.Schema)
-	if q.Get("sslmode") == "" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1" || u.Hostname() == "") {
-		q.Set("sslmode", "disable")
-	}
-	// The server bounds every statement, and a transaction left idle by a client that vanished
-	// (it would hold its locks until the server's TCP keepalive noticed, hours later). Startup
-	// parameters win over a role's or a database's settings.
-	ms := strconv.FormatInt(max(s.opts.StatementTimeout.Milliseconds(), 1), 10)
-	q.Set("statement_timeout", ms)
-	q.Set("idle_in_transaction_session_timeout", ms)
-	if q.Get("connect_timeout") == "" {
-		q.Set("connect_timeout", strconv.FormatInt(int64(max(s.opts.ConnectTimeout.Round(time.Second), time.Second)/time.Second), 10))
-	}
-	u.RawQuery = q.Encode()
-	connector, err := newPGConnector(u.String(), s.opts.StatementTimeout)
-	if err != nil {
-		return fmt.Errorf("open warehouse %s: %w: %s", s.location, ErrBadURL, redactPassword(err.Error(), u))
-	}
-	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
-	s.pg = connector
-	n := s.opts.MaxOpenConns
-	if n <= 0 {
-		n = 16
-	}
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	s.db, s.dialect = db, schema.Postgres
 	return nil
 }
 
@@ -229,49 +165,6 @@ func sqlitePath(rawURL string) (string, error) {
 	return path, nil
 }
 
-func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
-	path, err := sqlitePath(rawURL)
-	if err != nil {
-		return err
-	}
-	s.location = path
-	busy := s.opts.BusyTimeout
-	if busy <= 0 {
-		busy = 10 * time.Second
-	}
-	// IMMEDIATE transactions take the write lock up front, so two writers queue on busy_timeout
-	// instead of failing mid-transaction; one that still cannot have it fails with ErrBusy.
-	// Read-only transactions begin DEFERRED and take no write lock.
-	dsn := "file:" + path + "?_txlock=immediate" +
-		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	db, err := sqlx.Open("sqlite", dsn)
-	if err != nil {
-		return fmt.Errorf("open warehouse %s: %w", s.location, err)
-	}
-	n := s.opts.MaxOpenConns
-	if n <= 0 {
-		n = 8
-	}
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
-	// WAL lets readers (serve) run beside the writer and never wait for it. The mode is stored in
-	// the file, so it is set once, by the first open; later opens only read it (switching needs
-	// the file to itself, which an open beside a running sync must not wait for).
-	var mode string
-	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
-		_ = db.Close()
-		return fmt.Errorf("open warehouse %s: journal mode: %w", s.location, busyErr(err))
-	}
-	if !strings.EqualFold(mode, "wal") {
-		if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
-			_ = db.Close()
-			return fmt.Errorf("open warehouse %s: set WAL journal mode: %w", s.location, busyErr(err))
-		}
-	}
-	s.db, s.dialect = db, schema.SQLite
-	return nil
-}
-
 // Migrate brings the warehouse schema up to date and returns the versions it applied.
 func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
 	opts.SkipSchemaCheck = true
@@ -280,12 +173,10 @@ func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
 		return nil, err
 	}
 	defer s.Close()
-	if s.dialect == schema.Postgres {
-		if _, err := s.db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+s.opts.Schema); err != nil {
-			return nil, fmt.Errorf("migrate %s: create schema %s: %w", s.location, s.opts.Schema, err)
-		}
+	if err := s.d.createSchema(ctx, s.db.DB, s.opts.Schema); err != nil {
+		return nil, fmt.Errorf("migrate %s: create schema %s: %w", s.location, s.opts.Schema, err)
 	}
-	applied, err := schema.Migrate(ctx, s.db.DB, s.dialect)
+	applied, err := migrate(ctx, s.db.DB, s.d)
 	if err != nil {
 		return applied, fmt.Errorf("migrate %s: %w", s.location, err)
 	}
@@ -298,7 +189,7 @@ func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
 }
 
 // Dialect says which database the warehouse is.
-func (s *Store) Dialect() schema.Dialect { return s.dialect }
+func (s *Store) Dialect() schema.Dialect { return s.d.name() }
 
 // Location is where the warehouse is, without credentials.
 func (s *Store) Location() string { return s.location }
@@ -308,10 +199,8 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	for _, st := range []*sqlx.Stmt{s.stmts.employeePage, s.stmts.employeeByID, s.stmts.totals} {
-		if st != nil {
-			_ = st.Close()
-		}
+	for _, r := range s.reads {
+		r.close()
 	}
 	return s.db.Close()
 }
@@ -334,7 +223,7 @@ func (s *Store) Ready(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("warehouse %s: %w", s.location, err)
 	}
-	return schema.Check(ctx, s.db.DB, s.dialect)
+	return checkSchema(ctx, s.db.DB, s.d)
 }
 
 // Version identifies the warehouse's contents: triggers bump it with every change to a served
@@ -345,28 +234,4 @@ func (s *Store) Version(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("read version: %w", err)
 	}
 	return v, nil
-}
-
-// idCache holds the ids of the served employees in order, for one version of the warehouse.
-// Page N of any size is then a primary-key range (ids[off] … ids[off+size-1]): page 1,000 costs
-// what page 1 costs, where OFFSET would walk 99,900 index entries first.
-type idCache struct {
-	mu      stdsync.Mutex
-	version int64
-	ids     []int64
-	loaded  bool
-}
-
-func (c *idCache) get() (ids []int64, version int64, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ids, c.version, c.loaded
-}
-
-func (c *idCache) set(ids []int64, version int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.loaded || version >= c.version {
-		c.ids, c.version, c.loaded = ids, version, true
-	}
 }

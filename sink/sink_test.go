@@ -347,3 +347,18 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		t.Errorf("bad schema name: %v", err)
 	}
 }
+
+// TestDeclarationsMatchMigrations: the declared collections and the migrated schema agree on
+// both backends: every declared column exists with its kind's type, every column is declared,
+// every reference points at a declared table with the columns it carries.
+func TestDeclarationsMatchMigrations(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		bad, err := sink.DeclarationMismatches(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bad {
+			t.Error(b)
+		}
+	})
+}

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hrsync/hrsync/schema"
+	"github.com/jmoiron/sqlx"
+
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -35,21 +36,19 @@ func (s *Store) createEmployee(ctx context.Context, ne v1.NewEmployee) (int64, e
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if s.dialect == schema.Postgres {
-		// One create at a time per warehouse; SQLite's IMMEDIATE transaction already is.
-		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM meta FOR UPDATE`); err != nil {
-			return 0, err
-		}
+	// One create at a time per warehouse, and none during a merge.
+	if err := s.d.serializeWrites(ctx, tx); err != nil {
+		return 0, err
 	}
 	var taken int
-	if err := tx.QueryRowContext(ctx, s.q.emailTaken, strings.ToLower(ne.Email)).Scan(&taken); err != nil {
+	if err := tx.QueryRowContext(ctx, tx.Rebind(emailTaken), strings.ToLower(ne.Email)).Scan(&taken); err != nil {
 		return 0, err
 	}
 	if taken > 0 {
 		return 0, v1.ErrEmailTaken
 	}
 	var pattern, allowance sql.NullInt64
-	if err := tx.QueryRowContext(ctx, s.q.defaultPatterns).Scan(&pattern); err != nil && err != sql.ErrNoRows {
+	if err := tx.QueryRowContext(ctx, `SELECT id FROM working_patterns WHERE is_default AND listed AND deleted_at IS NULL ORDER BY id LIMIT 1`).Scan(&pattern); err != nil && err != sql.ErrNoRows {
 		return 0, fmt.Errorf("default working pattern: %w", err)
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT id FROM holiday_allowances WHERE deleted_at IS NULL ORDER BY id LIMIT 1`).Scan(&allowance); err != nil && err != sql.ErrNoRows {
@@ -69,16 +68,29 @@ func (s *Store) createEmployee(ctx context.Context, ne v1.NewEmployee) (int64, e
 		return 0, fmt.Errorf("next id: %w", err)
 	}
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
-	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO employees (id, account_id, first_name, last_name, email,
-    job_title, status, company_join_date, job_start_date, working_pattern_id, holiday_allowance_id,
-    receives_statutory_holidays, hr, created_at, updated_at, listed, origin, synced_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'local', ?)`),
-		id, account, ne.FirstName, ne.LastName, ne.Email, nullStr(ne.JobTitle), StatusCurrent,
-		ne.JoinDate, ne.JoinDate, pattern, allowance, false, false, now, now, true, now)
-	if err != nil {
+	no := false
+	e := v1.Employee{ID: id, AccountID: &account, FirstName: ne.FirstName, LastName: ne.LastName,
+		Email: ne.Email, JobTitle: ne.JobTitle, Status: StatusCurrent, CompanyJoinDate: ne.JoinDate,
+		JobStartDate: ne.JoinDate, ReceivesStatutoryHolidays: &no, HR: &no, CreatedAt: now, UpdatedAt: now}
+	if pattern.Valid {
+		e.WorkingPattern = &v1.PatternRef{ID: pattern.Int64}
+	}
+	if allowance.Valid {
+		e.HolidayAllowance = &v1.Ref{ID: allowance.Int64}
+	}
+	if err := insertRecord(ctx, tx, employeeCollection, &e, originLocal, now); err != nil {
 		return 0, fmt.Errorf("insert: %w", err)
 	}
 	return id, tx.Commit()
+}
+
+// insertRecord inserts a record as a served row of the collection's table, of the origin.
+func insertRecord[T any](ctx context.Context, tx *sqlx.Tx, c *collection[T], rec *T, origin, now string) error {
+	cols := colNames(c.table.cols)
+	vals := c.stageRow(0, rec)[1 : 1+len(cols)]
+	_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO `+c.name+` (`+strings.Join(cols, ", ")+`, listed, origin, synced_at)
+VALUES (`+strings.Repeat("?, ", len(cols))+`true, ?, ?)`), append(vals, origin, now)...)
+	return err
 }
 
 // PutEmployee stores one employee as the source answered it, with its nested references: a
@@ -111,25 +123,4 @@ func nullRaw[T ~[]byte](b T) any {
 		return nil
 	}
 	return string(b)
-}
-
-func patternID(p *v1.PatternRef) any {
-	if p == nil {
-		return nil
-	}
-	return p.ID
-}
-
-func refID(r *v1.Ref) any {
-	if r == nil {
-		return nil
-	}
-	return r.ID
-}
-
-func personID(p *v1.PersonRef) any {
-	if p == nil {
-		return nil
-	}
-	return p.ID
 }

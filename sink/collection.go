@@ -1,0 +1,375 @@
+package sink
+
+import (
+	"database/sql"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A collection is declared once (collections.go): its table, its columns with their kinds and
+// where each comes from in the record, and its nested references with the table each points
+// at. Everything the warehouse does with it is derived from that declaration, for both
+// dialects: the staging table and the staged rows, the merge's comparison and writes, the
+// unlisted rows of references, the read queries and the scan of their rows. Nothing is
+// positional by hand: every list of columns, every SELECT and every scan is built from the
+// same declaration, so they cannot drift apart; and TestDeclarationsMatchMigrations fails
+// when the declarations and the migrations disagree.
+
+// Kind is what a column holds. It fixes the column's type in each dialect (dialect.columnType),
+// how the merge compares it (dialect.comparable) and how it is read back (dialect.read), so
+// that both backends hand Go the same values.
+type Kind uint8
+
+// The kinds.
+const (
+	KindID        Kind = iota + 1 // a record's id, or a reference to one: bigint
+	KindInt                       // a count: integer
+	KindText                      // text
+	KindBool                      // boolean
+	KindDate                      // date, read as YYYY-MM-DD
+	KindTimestamp                 // timestamp, stored and read in UTC as YYYY-MM-DDTHH:MM:SSZ
+	KindDecimal                   // numeric, read back as the source wrote it
+	KindJSON                      // a JSON value, kept as the source sent it
+)
+
+// column is one column of a collection's table, and how it maps to a field of the record T.
+type column[T any] struct {
+	name string
+	kind Kind
+	// value is what is staged for the record: nil for null.
+	value func(*T) any
+	// set gives the record the value read back.
+	set func(*T, *cell)
+}
+
+// cell holds one column's value as read: the field of its kind's Go type.
+type cell struct {
+	s sql.NullString
+	i sql.NullInt64
+	b sql.NullBool
+}
+
+// dest is where a column of kind k is scanned to.
+func (c *cell) dest(k Kind) any {
+	switch k {
+	case KindID, KindInt:
+		return &c.i
+	case KindBool:
+		return &c.b
+	}
+	return &c.s
+}
+
+// idColumn is a record's id: never null.
+func idColumn[T any](f func(*T) *int64) column[T] {
+	return column[T]{name: "id", kind: KindID,
+		value: func(t *T) any { return *f(t) },
+		set:   func(t *T, c *cell) { *f(t) = c.i.Int64 }}
+}
+
+// textColumn is a text, date, timestamp or decimal column of a string field: "" is null.
+func textColumn[T any](name string, kind Kind, f func(*T) *string) column[T] {
+	return column[T]{name: name, kind: kind,
+		value: func(t *T) any { return nullStr(*f(t)) },
+		set:   func(t *T, c *cell) { *f(t) = c.s.String }}
+}
+
+// intColumn is an integer (or id) column of an optional field.
+func intColumn[T any](name string, kind Kind, f func(*T) **int64) column[T] {
+	return column[T]{name: name, kind: kind,
+		value: func(t *T) any {
+			if p := *f(t); p != nil {
+				return *p
+			}
+			return nil
+		},
+		set: func(t *T, c *cell) {
+			if c.i.Valid {
+				n := c.i.Int64
+				*f(t) = &n
+			} else {
+				*f(t) = nil
+			}
+		}}
+}
+
+// boolColumn is a boolean column of an optional field.
+func boolColumn[T any](name string, f func(*T) **bool) column[T] {
+	return column[T]{name: name, kind: KindBool,
+		value: func(t *T) any {
+			if p := *f(t); p != nil {
+				return *p
+			}
+			return nil
+		},
+		set: func(t *T, c *cell) {
+			if c.b.Valid {
+				b := c.b.Bool
+				*f(t) = &b
+			} else {
+				*f(t) = nil
+			}
+		}}
+}
+
+// jsonColumn is a JSON column of a raw-JSON field: empty is null.
+func jsonColumn[T any, B ~[]byte](name string, f func(*T) *B) column[T] {
+	return column[T]{name: name, kind: KindJSON,
+		value: func(t *T) any { return nullRaw(*f(t)) },
+		set: func(t *T, c *cell) {
+			if c.s.Valid && c.s.String != "" {
+				*f(t) = B(c.s.String)
+			} else {
+				*f(t) = nil
+			}
+		}}
+}
+
+// ref is a nested reference of a collection's records: the record embeds an object of another
+// table (an employee's department, line manager…). Its id is the foreign key column; the fields
+// the object carries are staged beside the record (as field__column) and, for a target the
+// walk never lists in full, written as the target's row (see merger.references). It is read
+// back from the target's row.
+type ref[T any] struct {
+	field  string // the nested object's field in the record, e.g. "department"
+	column string // the foreign key, e.g. "department_id"
+	target string // the table it points at
+	// cols are the target's columns the nested object carries, id excluded.
+	cols []colDef
+	// id is the staged foreign key: the reference's id, or nil when the record has none.
+	id func(*T) any
+	// carry appends the staged values of the reference's cols (nils when the record has none).
+	carry func(*T, []any) []any
+	// set gives the record the reference read back from cells (id, then cols); a null id
+	// leaves none.
+	set func(*T, []cell)
+}
+
+// refTo declares a reference of T to a record of type R (the nested object), stored in field
+// *f. shape declares R's id and the columns of target it carries.
+func refTo[T, R any](field, column, target string, shape []column[R], f func(*T) **R) ref[T] {
+	id, cols := shape[0], shape[1:]
+	defs := make([]colDef, len(cols))
+	for i, c := range cols {
+		defs[i] = colDef{name: c.name, kind: c.kind}
+	}
+	return ref[T]{field: field, column: column, target: target, cols: defs,
+		id: func(t *T) any {
+			if r := *f(t); r != nil {
+				return id.value(r)
+			}
+			return nil
+		},
+		carry: func(t *T, row []any) []any {
+			r := *f(t)
+			for _, c := range cols {
+				if r == nil {
+					row = append(row, nil)
+				} else {
+					row = append(row, c.value(r))
+				}
+			}
+			return row
+		},
+		set: func(t *T, cells []cell) {
+			if !cells[0].i.Valid {
+				*f(t) = nil
+				return
+			}
+			r := new(R)
+			id.set(r, &cells[0])
+			for i, c := range cols {
+				c.set(r, &cells[1+i])
+			}
+			*f(t) = r
+		}}
+}
+
+// colDef is a column's name and kind: what the SQL needs of it.
+type colDef struct {
+	name string
+	kind Kind
+}
+
+// refDef is a reference without its record type: what the SQL needs of it.
+type refDef struct {
+	field, column, target string
+	cols                  []colDef
+}
+
+// staged is the name of one of the reference's columns in the staging table.
+func (r refDef) staged(col string) string { return r.field + "__" + col }
+
+// table is a collection's declaration without its record type: what the SQL needs.
+type table struct {
+	name string
+	// listed: the source lists the collection, so the table has a listed column and rows seen
+	// only as references are kept unlisted. A table that is not listed holds only what
+	// references to it carry, and serves every row not deleted.
+	listed bool
+	// cols are the table's columns the declaration writes, id first, references' foreign keys
+	// included (after the plain columns, in the order of refs).
+	cols []colDef
+	refs []refDef
+	// loadable: a walk of the source can be staged and merged into it.
+	loadable bool
+}
+
+// visible is the condition of a served row of the table aliased a.
+func (t *table) visible(a string) string {
+	if t.listed {
+		return a + ".listed AND " + a + ".deleted_at IS NULL"
+	}
+	return a + ".deleted_at IS NULL"
+}
+
+// colNames are the names of cols.
+func colNames(cols []colDef) []string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	return names
+}
+
+// stagedCols are the staging table's columns after seq: the table's columns, then each
+// reference's carried columns.
+func (t *table) stagedCols() []colDef {
+	cols := append([]colDef{}, t.cols...)
+	for _, r := range t.refs {
+		for _, c := range r.cols {
+			cols = append(cols, colDef{name: r.staged(c.name), kind: c.kind})
+		}
+	}
+	return cols
+}
+
+// kindOf is the kind of the table's (or the staging table's) column.
+func (t *table) kindOf(name string) Kind {
+	for _, c := range t.stagedCols() {
+		if c.name == name {
+			return c.kind
+		}
+	}
+	return 0
+}
+
+// collection is the declaration of a collection whose records are T.
+type collection[T any] struct {
+	*table
+	plain []column[T]
+	refs  []ref[T]
+	// finish completes a record read back, given where its row came from (origin) and the
+	// time of the read; optional.
+	finish func(t *T, origin string, now time.Time)
+}
+
+// declare builds a collection's declaration from its columns (id first) and references.
+func declare[T any](name string, listed, loadable bool, cols []column[T], refs ...ref[T]) *collection[T] {
+	t := &table{name: name, listed: listed, loadable: loadable}
+	for _, c := range cols {
+		t.cols = append(t.cols, colDef{name: c.name, kind: c.kind})
+	}
+	for _, r := range refs {
+		t.cols = append(t.cols, colDef{name: r.column, kind: KindID})
+		t.refs = append(t.refs, refDef{field: r.field, column: r.column, target: r.target, cols: r.cols})
+	}
+	return &collection[T]{table: t, plain: cols, refs: refs}
+}
+
+// stageRow is the staged row of a record, after seq, in the order of stagedCols: the plain
+// columns, the references' ids (the foreign keys), then each reference's carried columns. Its
+// first len(c.table.cols) values are the table's row.
+func (c *collection[T]) stageRow(seq int64, t *T) []any {
+	n := 1 + len(c.table.cols)
+	for _, r := range c.table.refs {
+		n += len(r.cols)
+	}
+	row := make([]any, 1, n)
+	row[0] = seq
+	for _, col := range c.plain {
+		row = append(row, col.value(t))
+	}
+	for _, r := range c.refs {
+		row = append(row, r.id(t))
+	}
+	for _, r := range c.refs {
+		row = r.carry(t, row)
+	}
+	return row
+}
+
+// reader scans the rows of a collection's read query (selectList) into records. Its cells are
+// reused from row to row: reading a page allocates only what the records keep.
+type reader[T any] struct {
+	c     *collection[T]
+	cells []cell
+	dest  []any
+	// origin, version and total follow the record's columns in every read query.
+	origin         sql.NullString
+	version, total int64
+}
+
+func (c *collection[T]) newReader() *reader[T] {
+	r := &reader[T]{c: c}
+	n := len(c.plain)
+	for _, rf := range c.refs {
+		n += 1 + len(rf.cols)
+	}
+	r.cells = make([]cell, n)
+	i := 0
+	for _, col := range c.plain {
+		r.dest = append(r.dest, r.cells[i].dest(col.kind))
+		i++
+	}
+	for _, rf := range c.refs {
+		r.dest = append(r.dest, r.cells[i].dest(KindID))
+		i++
+		for _, col := range rf.cols {
+			r.dest = append(r.dest, r.cells[i].dest(col.kind))
+			i++
+		}
+	}
+	r.dest = append(r.dest, &r.origin, &r.version, &r.total)
+	return r
+}
+
+// record builds the record of the row last scanned into r.dest. References are set first, so
+// that a column may refine them (an employee's nested forms).
+func (r *reader[T]) record(now time.Time) T {
+	var t T
+	i := len(r.c.plain)
+	for _, rf := range r.c.refs {
+		rf.set(&t, r.cells[i:i+1+len(rf.cols)])
+		i += 1 + len(rf.cols)
+	}
+	for j, col := range r.c.plain {
+		col.set(&t, &r.cells[j])
+	}
+	if r.c.finish != nil {
+		r.c.finish(&t, r.origin.String, now)
+	}
+	return t
+}
+
+// selectList is the read query's select list and joins, without WHERE: the record's columns
+// as the reader scans them, its references' columns from their targets' rows, then the row's
+// origin, the warehouse's version and the collection's total.
+func (t *table) selectList(d dialect) string {
+	var sel []string
+	for _, c := range t.cols[:len(t.cols)-len(t.refs)] {
+		sel = append(sel, d.read(c.kind, "t."+c.name))
+	}
+	var joins strings.Builder
+	for i, r := range t.refs {
+		a := "r" + strconv.Itoa(i)
+		sel = append(sel, "t."+r.column)
+		for _, c := range r.cols {
+			sel = append(sel, d.read(c.kind, a+"."+c.name))
+		}
+		joins.WriteString("\nLEFT JOIN " + r.target + " " + a + " ON " + a + ".id = t." + r.column)
+	}
+	sel = append(sel, "t.origin", "m.version", "m."+t.name+"_total")
+	return strings.Join(sel, ", ") + "\nFROM " + t.name + " t\nCROSS JOIN meta m" + joins.String()
+}

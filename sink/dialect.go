@@ -1,0 +1,65 @@
+package sink
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/hrsync/hrsync/schema"
+)
+
+// dialect is everything that differs between the warehouse's two databases: Postgres
+// (postgres.go) and an embedded SQLite file (sqlite.go). No other file asks which one it has:
+// they write one statement for both, with ? placeholders (sqlx.Rebind turns them into $1… for
+// Postgres), and ask the dialect for what cannot be written the same way.
+type dialect interface {
+	// name names the dialect's migrations.
+	name() schema.Dialect
+	// columnType is the type a column of kind k is declared with.
+	columnType(k Kind) string
+	// read selects a column of kind k so that both dialects hand Go the same value: dates as
+	// YYYY-MM-DD, timestamps as YYYY-MM-DDTHH:MM:SSZ in UTC, decimals and JSON as their text,
+	// without any parsing on the way out.
+	read(k Kind, expr string) string
+	// comparable is how the merge compares a column of kind k: decimals and JSON as text ("30.0"
+	// and "30.00" differ, as the source's text does; json has no equality), the other kinds
+	// however is cheapest where that gives the same answer.
+	comparable(k Kind, expr string) string
+	// pick is one value of a column of kind k over a group of rows (an aggregate): the same
+	// whatever order the rows came in.
+	pick(k Kind, expr string) string
+	// now is the current time as a SQL expression, as timestamps are stored.
+	now() string
+	// stage inserts rows (each a value per column of cols) into table, within tx.
+	stage(ctx context.Context, tx *sqlx.Tx, table string, cols []string, rows [][]any) error
+	// serializeWrites makes tx wait for, then exclude, the other writers of the served tables
+	// (merges and creates) until it ends.
+	serializeWrites(ctx context.Context, tx *sqlx.Tx) error
+	// indexStaged readies a temporary table of staged rows for joins on its id.
+	indexStaged(ctx context.Context, tx *sqlx.Tx, table string) error
+	// snapshot are the options of a read-only transaction whose reads all see one snapshot.
+	snapshot() *sql.TxOptions
+	// tableExists reports whether the warehouse has the table.
+	tableExists(ctx context.Context, db *sql.DB, name string) (bool, error)
+	// columns reads a table's columns and their declared types, as columnType names them.
+	columns(ctx context.Context, db *sql.DB, table string) (map[string]string, error)
+	// createSchema makes the warehouse's schema when it does not exist.
+	createSchema(ctx context.Context, db *sql.DB, name string) error
+	// lockMigrations serializes migrators: it runs first in each migration's transaction.
+	lockMigrations(ctx context.Context, tx *sql.Tx) error
+	// tryLock takes the named lock shared by every process using the warehouse, without
+	// waiting; ok is false when another process holds it.
+	tryLock(ctx context.Context, s *Store, name string) (l processLock, ok bool, err error)
+}
+
+// processLock is a named lock this process holds (see Store.TryLock).
+type processLock interface {
+	// check says whether this process still holds it: nil, or a *LockLostError.
+	check(ctx context.Context, q queryer, name string) error
+	// prove fails tx with a *LockLostError unless this process holds the lock, such that no
+	// other holder can commit a transaction proved under it before tx ends.
+	prove(ctx context.Context, tx *sqlx.Tx, name string) error
+	// release gives it back.
+	release(ctx context.Context, name string)
+}

@@ -1,0 +1,284 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Where a row came from: the source (a walk, or a create's answer), a create here, or the seed
+// rows a new warehouse starts with.
+const (
+	originSource = "source"
+	originLocal  = "local"
+	originSeed   = "seed"
+)
+
+// merger builds and runs the merge statements of one staged walk, from the collection's
+// declared table.
+type merger struct {
+	d                   dialect
+	stage, latest, seen string
+	delta               string // the ids the merge writes, and why (classify)
+	unique              bool   // the stage holds each id once: no de-duplicated copy is needed
+}
+
+// merge applies the staged walk of table t: nested references to other tables first, then the
+// records (only those that changed), then references to t itself (managers the collection does
+// not list), then, for a complete walk, soft deletes within the guard.
+func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOptions) (MergeResult, error) {
+	if err := m.prepare(ctx, tx); err != nil {
+		return MergeResult{}, err
+	}
+	before, err := m.visible(ctx, tx, t.name)
+	if err != nil {
+		return MergeResult{}, err
+	}
+	res, err := m.classify(ctx, tx, t)
+	if err != nil {
+		return res, err
+	}
+	if err := m.references(ctx, tx, t, false); err != nil {
+		return res, err
+	}
+	if err := m.upsert(ctx, tx, t); err != nil {
+		return res, err
+	}
+	if err := m.references(ctx, tx, t, true); err != nil {
+		return res, err
+	}
+	return res, m.softDelete(ctx, tx, t.name, opts, &res, before)
+}
+
+// changed is true when any of cols differs between rows a and b, or when a is not a served
+// source record (see dialect.comparable).
+func (m merger) changed(a, b string, cols []colDef) string {
+	var l, r []string
+	for _, c := range cols {
+		if c.name == "id" {
+			continue
+		}
+		l = append(l, m.d.comparable(c.kind, a+"."+c.name))
+		r = append(r, m.d.comparable(c.kind, b+"."+c.name))
+	}
+	return "((" + strings.Join(l, ", ") + ") IS DISTINCT FROM (" + strings.Join(r, ", ") + ") OR " + a + ".origin <> '" + originSource + "')"
+}
+
+func exec(ctx context.Context, tx *sqlx.Tx, q string, args ...any) (int64, error) {
+	r, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", firstWords(q), err)
+	}
+	return r.RowsAffected()
+}
+
+func firstWords(q string) string {
+	f := strings.Fields(q)
+	return strings.Join(f[:min(4, len(f))], " ")
+}
+
+// prepare keeps the last staged version of each id (a record seen twice during a shifting walk
+// is taken as last seen) and serializes the merge with creates and other merges. A walk with no
+// duplicates (the rule) is merged from the staging table itself.
+func (m *merger) prepare(ctx context.Context, tx *sqlx.Tx) error {
+	if err := m.d.serializeWrites(ctx, tx); err != nil {
+		return fmt.Errorf("serialize writes: %w", err)
+	}
+	if _, err := exec(ctx, tx, `DROP TABLE IF EXISTS `+m.latest); err != nil {
+		return err
+	}
+	if m.unique {
+		m.latest = m.stage
+	} else {
+		_, err := exec(ctx, tx, `CREATE TEMPORARY TABLE `+m.latest+` AS SELECT * FROM `+m.stage+
+			` WHERE seq IN (SELECT max(seq) FROM `+m.stage+` GROUP BY id)`)
+		if err != nil {
+			return err
+		}
+	}
+	return m.d.indexStaged(ctx, tx, m.latest)
+}
+
+// classify compares the staged records with the table once, before the merge: the ids that
+// need a write go into the delta table with what they need ('new': not in the table; 'back':
+// there but not served; 'changed'), and the counts come from it. The writes then touch only
+// those ids, so a nightly merge compares every row once, not once to count and again to write.
+func (m merger) classify(ctx context.Context, tx *sqlx.Tx, t *table) (MergeResult, error) {
+	var res MergeResult
+	visible := t.visible("t")
+	for _, q := range []string{
+		`DROP TABLE IF EXISTS ` + m.delta,
+		`CREATE TEMPORARY TABLE ` + m.delta + ` AS
+SELECT s.id, CASE WHEN t.id IS NULL THEN 'new' WHEN NOT (` + visible + `) THEN 'back' ELSE 'changed' END AS need
+FROM ` + m.latest + ` s LEFT JOIN ` + t.name + ` t ON t.id = s.id
+WHERE t.id IS NULL OR NOT (` + visible + `) OR ` + m.changed("t", "s", t.cols),
+	} {
+		if _, err := exec(ctx, tx, q); err != nil {
+			return res, fmt.Errorf("classify %s: %w", t.name, err)
+		}
+	}
+	if err := m.d.indexStaged(ctx, tx, m.delta); err != nil {
+		return res, fmt.Errorf("classify %s: %w", t.name, err)
+	}
+	var total int64
+	err := tx.QueryRowxContext(ctx, `SELECT coalesce(sum(CASE WHEN need = 'changed' THEN 0 ELSE 1 END), 0),
+    coalesce(sum(CASE WHEN need = 'changed' THEN 1 ELSE 0 END), 0), (SELECT count(*) FROM `+m.latest+`)
+FROM `+m.delta).Scan(&res.Inserted, &res.Updated, &total)
+	if err != nil {
+		return res, fmt.Errorf("classify %s: %w", t.name, err)
+	}
+	res.Unchanged = total - res.Inserted - res.Updated
+	return res, nil
+}
+
+// upsert writes what classify found: an UPDATE of the ids there but changed or not served, then
+// a plain INSERT of the new ones (no ON CONFLICT arbitration per row: the merge serializes
+// writes, so no other writer adds an id in between).
+func (m merger) upsert(ctx context.Context, tx *sqlx.Tx, t *table) error {
+	var set, sCols []string
+	for _, c := range t.cols {
+		if c.name != "id" {
+			set = append(set, c.name+" = s."+c.name)
+		}
+		sCols = append(sCols, "s."+c.name)
+	}
+	now := m.d.now()
+	_, err := exec(ctx, tx, `UPDATE `+t.name+` SET `+strings.Join(set, ", ")+`, listed = true, origin = '`+originSource+`',
+    deleted_at = NULL, synced_at = `+now+`
+FROM `+m.latest+` s JOIN `+m.delta+` d ON d.id = s.id
+WHERE `+t.name+`.id = s.id AND d.need <> 'new'`)
+	if err != nil {
+		return err
+	}
+	_, err = exec(ctx, tx, `INSERT INTO `+t.name+` (`+strings.Join(colNames(t.cols), ", ")+`, listed, origin, deleted_at, synced_at)
+SELECT `+strings.Join(sCols, ", ")+`, true, '`+originSource+`', NULL, `+now+`
+FROM `+m.latest+` s JOIN `+m.delta+` d ON d.id = s.id
+WHERE d.need = 'new'`)
+	return err
+}
+
+// references writes the rows the staged records' nested references carry, for the targets
+// other than t (self false: before the records, which point at them) or for t itself (self
+// true: after them). Per target, one statement covers every reference pointing at it, and each
+// id's fields are picked the same way whatever order the pages came in, so an unchanged source
+// writes nothing:
+//
+//   - a target the source lists (working patterns, employees) gets unlisted rows for ids it
+//     does not list (a pattern the collection lacks, a manager who left), updated only while
+//     still unlisted: a listed row keeps its own fields. A record's reference to one listed in
+//     the same walk writes nothing.
+//   - a target known only from references (departments, holiday allowances) is what they say:
+//     the latest form wins, and a row seen again is served again.
+func (m merger) references(ctx context.Context, tx *sqlx.Tx, t *table, self bool) error {
+	var targets []string
+	byTarget := map[string][]refDef{}
+	for _, r := range t.refs {
+		if (r.target == t.name) != self {
+			continue
+		}
+		if byTarget[r.target] == nil {
+			targets = append(targets, r.target)
+		}
+		byTarget[r.target] = append(byTarget[r.target], r)
+	}
+	for _, target := range targets {
+		refs := byTarget[target]
+		tt := tableOf(target)
+		if tt == nil {
+			return fmt.Errorf("merge %s: reference %s points at %s, which is not declared", t.name, refs[0].field, target)
+		}
+		cols := refs[0].cols // the same for every reference to the target (TestDeclarations)
+		var union []string
+		for _, r := range refs {
+			sel := []string{r.column + " AS id"}
+			for _, c := range cols {
+				sel = append(sel, r.staged(c.name)+" AS "+c.name)
+			}
+			union = append(union, "SELECT "+strings.Join(sel, ", ")+" FROM "+m.latest+" WHERE "+r.column+" IS NOT NULL")
+		}
+		where := "true" // SQLite needs a WHERE before an upsert's ON CONFLICT
+		if self {
+			where = "NOT EXISTS (SELECT 1 FROM " + m.latest + " l WHERE l.id = p.id) -- listed: written by upsert"
+		}
+		names := colNames(cols)
+		var picks, set, mine, theirs []string
+		for _, c := range cols {
+			picks = append(picks, m.d.pick(c.kind, c.name))
+			set = append(set, c.name+" = excluded."+c.name)
+			mine = append(mine, m.d.comparable(c.kind, target+"."+c.name))
+			theirs = append(theirs, m.d.comparable(c.kind, "excluded."+c.name))
+		}
+		var insertCols, values, update, guard string
+		if tt.listed {
+			insertCols, values = "listed, origin, synced_at", "false, '"+originSource+"', "+m.d.now()
+			update = strings.Join(set, ", ") + ", synced_at = excluded.synced_at"
+			guard = "NOT " + target + ".listed AND (" + strings.Join(mine, ", ") + ") IS DISTINCT FROM (" + strings.Join(theirs, ", ") + ")"
+		} else {
+			insertCols, values = "origin, synced_at", "'"+originSource+"', "+m.d.now()
+			update = strings.Join(set, ", ") + ", origin = '" + originSource + "', deleted_at = NULL, synced_at = excluded.synced_at"
+			guard = "(" + strings.Join(append(mine, target+".origin", target+".deleted_at IS NULL"), ", ") + ") IS DISTINCT FROM (" +
+				strings.Join(append(theirs, "'"+originSource+"'", "true"), ", ") + ")"
+		}
+		_, err := exec(ctx, tx, `INSERT INTO `+target+` (id, `+strings.Join(names, ", ")+`, `+insertCols+`)
+SELECT id, `+strings.Join(picks, ", ")+`, `+values+` FROM (
+    `+strings.Join(union, "\n    UNION ALL\n    ")+`) p
+WHERE `+where+`
+GROUP BY id
+ON CONFLICT (id) DO UPDATE SET `+update+`
+WHERE `+guard)
+		if err != nil {
+			return fmt.Errorf("merge %s references: %w", target, err)
+		}
+	}
+	return nil
+}
+
+// softDelete retires served source records the walk did not see, within the guard. Seeded rows
+// (the default pattern and allowance a new warehouse starts with) give way to the source's own
+// records once it lists any; they never count against the guard, which protects source data.
+func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts MergeOptions, res *MergeResult, visibleBefore int64) error {
+	if !opts.Complete || visibleBefore == 0 {
+		return nil // only records served before the merge can be gone
+	}
+	staged := res.Inserted + res.Updated + res.Unchanged // classify counted the staged records
+	origins := "'" + originSource + "'"
+	if staged > 0 {
+		origins += ", '" + originSeed + "'"
+	}
+	gone := `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN (` + origins + `)
+    AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + table + `.id)
+    AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = ` + table + `.id)`
+	var n, fromSource int64
+	err := tx.QueryRowxContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN origin = '`+originSource+`' THEN 1 ELSE 0 END), 0) `+gone).Scan(&n, &fromSource)
+	if err != nil {
+		return fmt.Errorf("count deletions: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if !opts.AllowMassDelete {
+		switch {
+		case staged == 0 && fromSource > 0:
+			res.GuardReason = fmt.Sprintf("the source lists no %s while the warehouse serves %d", table, visibleBefore)
+		case float64(fromSource) > opts.MaxDeleteShare*float64(visibleBefore):
+			res.GuardReason = fmt.Sprintf("%d of %d %s (%.1f%%) would be deleted, more than the %.1f%% allowed",
+				fromSource, visibleBefore, table, 100*float64(fromSource)/float64(visibleBefore), 100*opts.MaxDeleteShare)
+		}
+		if res.GuardReason != "" {
+			res.DeletionsRefused = fromSource
+			return nil
+		}
+	}
+	now := m.d.now()
+	deleted, err := exec(ctx, tx, `UPDATE `+table+` SET deleted_at = `+now+`, synced_at = `+now+` WHERE id IN (SELECT id `+gone+`)`)
+	res.Deleted = deleted
+	return err
+}
+
+func (m merger) visible(ctx context.Context, tx *sqlx.Tx, table string) (int64, error) {
+	var n int64
+	err := tx.QueryRowxContext(ctx, `SELECT `+table+`_total FROM meta`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,288 @@
+package sink
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/hrsync/hrsync/schema"
+)
+
+// pgDialect is the Postgres dialect: the warehouse in a schema of a Postgres database.
+type pgDialect struct{}
+
+func (pgDialect) name() schema.Dialect { return schema.Postgres }
+
+func (pgDialect) columnType(k Kind) string {
+	switch k {
+	case KindID:
+		return "bigint"
+	case KindInt:
+		return "integer"
+	case KindBool:
+		return "boolean"
+	case KindDate:
+		return "date"
+	case KindTimestamp:
+		return "timestamp with time zone"
+	case KindDecimal:
+		return "numeric"
+	case KindJSON:
+		return "json"
+	}
+	return "text"
+}
+
+// tsFormat is to_char's form of v1.TimestampLayout.
+const tsFormat = `'YYYY-MM-DD"T"HH24:MI:SS"Z"'`
+
+func (pgDialect) read(k Kind, expr string) string {
+	switch k {
+	case KindDate:
+		return "to_char(" + expr + ", 'YYYY-MM-DD')"
+	case KindTimestamp:
+		return "to_char(" + expr + " AT TIME ZONE 'UTC', " + tsFormat + ")"
+	case KindDecimal, KindJSON:
+		return expr + "::text"
+	}
+	return expr
+}
+
+// comparable compares the kinds other than decimals and JSON as themselves, which costs far less
+// than formatting every timestamp and date as text (the comparison runs over every staged row).
+func (pgDialect) comparable(k Kind, expr string) string {
+	if k == KindDecimal || k == KindJSON {
+		return "CAST(" + expr + " AS text)"
+	}
+	return expr
+}
+
+func (pgDialect) pick(k Kind, expr string) string {
+	switch k {
+	case KindBool:
+		return "bool_or(" + expr + ")"
+	case KindJSON:
+		return "CAST(max(CAST(" + expr + " AS text)) AS json)"
+	}
+	return "max(" + expr + ")"
+}
+
+func (pgDialect) now() string { return "now()" }
+
+// stage runs a prepared COPY … FROM STDIN, which lib/pq sends as a COPY stream: one round trip a
+// page.
+func (pgDialect) stage(ctx context.Context, tx *sqlx.Tx, table string, cols []string, rows [][]any) error {
+	stmt, err := tx.PrepareContext(ctx, `COPY `+table+` (`+strings.Join(cols, ", ")+`) FROM STDIN`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, row := range rows {
+		if _, err := stmt.ExecContext(ctx, row...); err != nil {
+			return err
+		}
+	}
+	if _, err := stmt.ExecContext(ctx); err != nil {
+		return err
+	}
+	return stmt.Close()
+}
+
+// serializeWrites locks the meta row: merges and creates take it first, so they queue.
+func (pgDialect) serializeWrites(ctx context.Context, tx *sqlx.Tx) error {
+	_, err := tx.ExecContext(ctx, `SELECT 1 FROM meta FOR UPDATE`)
+	return err
+}
+
+// indexStaged indexes the table's ids and gathers their statistics (the joins need only
+// those): without them the planner guesses a temporary table's size and joins it badly.
+func (pgDialect) indexStaged(ctx context.Context, tx *sqlx.Tx, table string) error {
+	if _, err := tx.ExecContext(ctx, `CREATE INDEX ON `+table+` (id)`); err != nil {
+		return fmt.Errorf("index %s: %w", table, err)
+	}
+	if _, err := tx.ExecContext(ctx, `ANALYZE `+table+` (id)`); err != nil {
+		return fmt.Errorf("analyze %s: %w", table, err)
+	}
+	return nil
+}
+
+func (pgDialect) snapshot() *sql.TxOptions {
+	return &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}
+}
+
+func (pgDialect) tableExists(ctx context.Context, db *sql.DB, name string) (bool, error) {
+	var ok bool
+	err := db.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&ok)
+	return ok, err
+}
+
+func (pgDialect) columns(ctx context.Context, db *sql.DB, table string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = $1`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]string{}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, err
+		}
+		cols[name] = typ
+	}
+	return cols, rows.Err()
+}
+
+func (pgDialect) createSchema(ctx context.Context, db *sql.DB, name string) error {
+	_, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+name)
+	return err
+}
+
+// lockMigrations takes a transaction advisory lock per schema: one migrator at a time.
+func (pgDialect) lockMigrations(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('hrsync.migrate.' || current_schema()))`)
+	return err
+}
+
+// openPostgres opens the warehouse in schema opts.Schema of the database at rawURL.
+func (s *Store) openPostgres(rawURL string) error {
+	if !schemaName.MatchString(s.opts.Schema) {
+		return fmt.Errorf("%w: schema %q: want lower-case letters, digits and _", ErrBadURL, s.opts.Schema)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("%w: not a URL", ErrBadURL)
+	}
+	s.location = "postgres://" + u.Host + u.Path
+	q := u.Query()
+	// Every statement names tables unqualified; the connection's search_path puts them in the
+	// warehouse schema (and nothing else, so a same-named table elsewhere is never touched).
+	q.Set("search_path", s.opts.Schema)
+	if q.Get("sslmode") == "" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1" || u.Hostname() == "") {
+		q.Set("sslmode", "disable")
+	}
+	// The server bounds every statement, and a transaction left idle by a client that vanished
+	// (it would hold its locks until the server's TCP keepalive noticed, hours later). Startup
+	// parameters win over a role's or a database's settings.
+	ms := strconv.FormatInt(max(s.opts.StatementTimeout.Milliseconds(), 1), 10)
+	q.Set("statement_timeout", ms)
+	q.Set("idle_in_transaction_session_timeout", ms)
+	if q.Get("connect_timeout") == "" {
+		q.Set("connect_timeout", strconv.FormatInt(int64(max(s.opts.ConnectTimeout.Round(time.Second), time.Second)/time.Second), 10))
+	}
+	u.RawQuery = q.Encode()
+	connector, err := newPGConnector(u.String(), s.opts.StatementTimeout)
+	if err != nil {
+		return fmt.Errorf("open warehouse %s: %w: %s", s.location, ErrBadURL, redactPassword(err.Error(), u))
+	}
+	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
+	s.pg = connector
+	n := s.opts.MaxOpenConns
+	if n <= 0 {
+		n = 16
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s.db, s.d = db, pgDialect{}
+	return nil
+}
+
+// The advisory lock keys of a named lock: one per schema and name, so replicas of one warehouse
+// share them and other warehouses on the same server do not. The commit key guards merges
+// under the lock (see prove). The ? is the lock's name.
+const (
+	lockKey   = `hashtextextended('hrsync:' || current_schema() || ':' || ?, 0)`
+	commitKey = `hashtextextended('hrsync:' || current_schema() || ':' || ? || ':commit', 0)`
+)
+
+// advisoryLock is a session advisory lock on a connection kept for it, so a process that dies
+// releases it with its session. It is identified as pg_locks and pg_stat_activity show it (a
+// pid alone could be reused by a later session).
+type advisoryLock struct {
+	s            *Store
+	conn         *sqlx.Conn
+	pid          int64
+	backendStart string
+}
+
+func (pgDialect) tryLock(ctx context.Context, s *Store, name string) (processLock, bool, error) {
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	l := &advisoryLock{s: s, conn: conn}
+	if ok, err := l.take(ctx, name); err != nil || !ok {
+		_ = conn.Close()
+		return nil, false, err
+	}
+	return l, true, nil
+}
+
+// take takes the lock's advisory lock on the lock's connection, the session that will hold it;
+// then makes sure no merge begun by its previous holder is still running: a holder whose
+// session was terminated may be in the middle of one (it proved it held the lock when it began,
+// see prove). Such a merge holds the commit key until its transaction ends; until then the lock
+// is not taken over, and take gives it back and says false.
+func (l *advisoryLock) take(ctx context.Context, name string) (bool, error) {
+	var ok, free bool
+	if err := l.conn.QueryRowxContext(ctx, l.s.db.Rebind(`SELECT pg_try_advisory_lock(`+lockKey+`), pg_backend_pid(),
+    (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid())`), name).Scan(&ok, &l.pid, &l.backendStart); err != nil || !ok {
+		return false, err
+	}
+	if err := l.conn.QueryRowxContext(ctx, l.s.db.Rebind(`SELECT CASE WHEN pg_try_advisory_lock(`+commitKey+`)
+    THEN pg_advisory_unlock(`+commitKey+`) ELSE false END`), name, name).Scan(&free); err != nil || free {
+		return err == nil, err
+	}
+	_, err := l.conn.ExecContext(ctx, l.s.db.Rebind(`SELECT pg_advisory_unlock(`+lockKey+`)`), name)
+	return false, err
+}
+
+// check asks the server whether the lock's session (by pid and start time) still holds the
+// advisory lock.
+func (l *advisoryLock) check(ctx context.Context, q queryer, name string) error {
+	var held bool
+	err := q.QueryRowxContext(ctx, l.s.db.Rebind(`SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.pid = ? AND a.backend_start::text = ?
+    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND ((l.classid::bigint << 32) | l.objid::bigint) = `+lockKey+`)`), l.pid, l.backendStart, name).Scan(&held)
+	if err != nil {
+		return fmt.Errorf("check the %s lock: %w", name, err)
+	}
+	if !held {
+		return &LockLostError{Name: name, Why: "its database session ended (terminated, or its connection dropped)"}
+	}
+	return nil
+}
+
+// prove takes the lock's commit key (a transaction advisory lock, held until tx ends), then
+// checks that the holder's session still holds the lock. A process taking the lock over gets
+// it only after the old holder's session lost it, so after that check; and it then gives the
+// lock up at once while the commit key is taken (see take). So either the check fails, or tx
+// ends before anyone else holds the lock. (A check alone, or a lock on tx's own session, would
+// leave a window between the check and COMMIT, or could not see the holder's session die.)
+func (l *advisoryLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
+	if _, err := tx.ExecContext(ctx, tx.Rebind(`SELECT pg_advisory_xact_lock(`+commitKey+`)`), name); err != nil {
+		return fmt.Errorf("take the %s lock's commit key: %w", name, err)
+	}
+	return l.check(ctx, tx, name)
+}
+
+// release unlocks on a context of its own: the run's may be canceled, the lock must still go.
+// It is bounded: on a silent host, closing the connection ends the session, and the lock with
+// it, as soon as the server notices.
+func (l *advisoryLock) release(ctx context.Context, name string) {
+	uctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if _, err := l.conn.ExecContext(uctx, l.s.db.Rebind(`SELECT pg_advisory_unlock(`+lockKey+`)`), name); err != nil && ctx.Err() == nil {
+		l.s.log.Warn("release lock: its session had ended, so the lock had gone with it", "lock", name, "err", err)
+	}
+	_ = l.conn.Close()
+}

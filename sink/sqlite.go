@@ -1,0 +1,184 @@
+package sink
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/hrsync/hrsync/schema"
+)
+
+// sqliteDialect is the SQLite dialect: the warehouse in one file, hrsync's own. Its tables are STRICT:
+// dates and timestamps are TEXT in the forms the source's are normalized to (YYYY-MM-DD,
+// YYYY-MM-DDTHH:MM:SSZ in UTC), decimals TEXT as the source wrote them, JSON TEXT, booleans 0/1.
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() schema.Dialect { return schema.SQLite }
+
+func (sqliteDialect) columnType(k Kind) string {
+	switch k {
+	case KindID, KindInt, KindBool:
+		return "INTEGER"
+	}
+	return "TEXT"
+}
+
+// read reads every kind as stored: the text forms are the ones Go wants.
+func (sqliteDialect) read(_ Kind, expr string) string { return expr }
+
+// comparable compares every kind as text.
+func (sqliteDialect) comparable(_ Kind, expr string) string { return "CAST(" + expr + " AS text)" }
+
+func (sqliteDialect) pick(_ Kind, expr string) string { return "max(" + expr + ")" }
+
+func (sqliteDialect) now() string { return `strftime('%Y-%m-%dT%H:%M:%SZ', 'now')` }
+
+// stage runs one multi-row INSERT per batch, well under SQLite's 32,766 variables.
+func (sqliteDialect) stage(ctx context.Context, tx *sqlx.Tx, table string, cols []string, rows [][]any) error {
+	per := max(1, 30000/len(cols))
+	ph := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
+	for start := 0; start < len(rows); start += per {
+		batch := rows[start:min(start+per, len(rows))]
+		args := make([]any, 0, len(batch)*len(cols))
+		for _, row := range batch {
+			args = append(args, row...)
+		}
+		q := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` +
+			strings.TrimSuffix(strings.Repeat(ph+",", len(batch)), ",")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serializeWrites has nothing to do: every write transaction begins IMMEDIATE (see openSQLite),
+// holding the file's write lock from its start.
+func (sqliteDialect) serializeWrites(context.Context, *sqlx.Tx) error { return nil }
+
+// indexStaged has nothing to do: SQLite's planner indexes a joined temporary table on the fly.
+func (sqliteDialect) indexStaged(context.Context, *sqlx.Tx, string) error { return nil }
+
+// snapshot: a SQLite read transaction sees one snapshot of the file (WAL).
+func (sqliteDialect) snapshot() *sql.TxOptions { return &sql.TxOptions{ReadOnly: true} }
+
+func (sqliteDialect) tableExists(ctx context.Context, db *sql.DB, name string) (bool, error) {
+	var ok bool
+	err := db.QueryRowContext(ctx, `SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&ok)
+	return ok, err
+}
+
+func (sqliteDialect) columns(ctx context.Context, db *sql.DB, table string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name, type FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]string{}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, err
+		}
+		cols[name] = typ
+	}
+	return cols, rows.Err()
+}
+
+// createSchema has nothing to do: the file is the warehouse.
+func (sqliteDialect) createSchema(context.Context, *sql.DB, string) error { return nil }
+
+// lockMigrations has nothing to do: the migration's transaction holds the write lock.
+func (sqliteDialect) lockMigrations(context.Context, *sql.Tx) error { return nil }
+
+// openSQLite opens the SQLite file rawURL names.
+func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
+	path, err := sqlitePath(rawURL)
+	if err != nil {
+		return err
+	}
+	s.location = path
+	busy := s.opts.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	// IMMEDIATE transactions take the write lock up front, so two writers queue on busy_timeout
+	// instead of failing mid-transaction; one that still cannot have it fails with ErrBusy.
+	// Read-only transactions begin DEFERRED and take no write lock.
+	dsn := "file:" + path + "?_txlock=immediate" +
+		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	db, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		return fmt.Errorf("open warehouse %s: %w", s.location, err)
+	}
+	n := s.opts.MaxOpenConns
+	if n <= 0 {
+		n = 8
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	// WAL lets readers (serve) run beside the writer and never wait for it. The mode is stored in
+	// the file, so it is set once, by the first open; later opens only read it (switching needs
+	// the file to itself, which an open beside a running sync must not wait for).
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("open warehouse %s: journal mode: %w", s.location, busyErr(err))
+	}
+	if !strings.EqualFold(mode, "wal") {
+		if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+			_ = db.Close()
+			return fmt.Errorf("open warehouse %s: set WAL journal mode: %w", s.location, busyErr(err))
+		}
+	}
+	s.db, s.d = db, sqliteDialect{}
+	// The file belongs to hrsync alone: it is migrated on open.
+	if _, err := migrate(ctx, db.DB, s.d); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("open warehouse %s: %w", s.location, err)
+	}
+	return nil
+}
+
+// fileLock is an flock on a file beside the database, released by the kernel when the process
+// dies.
+type fileLock struct {
+	file *os.File
+	path string
+}
+
+func (sqliteDialect) tryLock(_ context.Context, s *Store, name string) (processLock, bool, error) {
+	l := &fileLock{path: s.location + "." + name + ".lock"}
+	f, ok, err := flock(l.path)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	l.file = f
+	return l, true, nil
+}
+
+// check says whether the locked file is still the one at the lock's path: an flock cannot be
+// taken from a live process, but its file can be removed and another process lock a new one.
+func (l *fileLock) check(_ context.Context, _ queryer, name string) error {
+	a, err1 := l.file.Stat()
+	b, err2 := os.Stat(l.path)
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		return &LockLostError{Name: name, Why: "its lock file " + l.path + " was removed or replaced"}
+	}
+	return nil
+}
+
+// prove checks the file within tx, which holds the write lock from its start (BEGIN
+// IMMEDIATE), so no other merge writes until it ends.
+func (l *fileLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
+	return l.check(ctx, tx, name)
+}
+
+// release closes the file, which releases the lock.
+func (l *fileLock) release(context.Context, string) { _ = l.file.Close() }

@@ -12,13 +12,13 @@ import (
 
 // OnboardingRow is one CSV row in the onboarding ledger.
 type OnboardingRow struct {
-	FileHash   string
-	FileName   string
-	Line       int
-	Email      string
-	Status     string // sending, created, skipped, rejected, failed
-	EmployeeID int64
-	Reason     string
+	FileHash   string `db:"file_hash"`
+	FileName   string `db:"file_name"`
+	Line       int    `db:"line"`
+	Email      string `db:"email"`
+	Status     string `db:"status"` // sending, created, skipped, rejected, failed
+	EmployeeID int64  `db:"employee_id"`
+	Reason     string `db:"reason"`
 }
 
 // Onboarding row statuses.
@@ -30,30 +30,21 @@ const (
 	RowFailed   = "failed"
 )
 
-// onboardingColumns are the columns an OnboardingRow is read from, in the order of dest.
-const onboardingColumns = `file_hash, file_name, line, email, status, coalesce(employee_id, 0), coalesce(reason, '')`
-
-// dest is where a row of onboardingColumns is scanned to, like employeeRow.dest.
-func (r *OnboardingRow) dest() []any {
-	return []any{&r.FileHash, &r.FileName, &r.Line, &r.Email, &r.Status, &r.EmployeeID, &r.Reason}
-}
+// onboardingColumns are the columns an OnboardingRow is read from, by name (sqlx).
+const onboardingColumns = `file_hash, file_name, line, email, status, coalesce(employee_id, 0) AS employee_id,
+    coalesce(reason, '') AS reason`
 
 // OnboardingRows returns the ledger rows of one file (by content hash), by line.
 func (s *Store) OnboardingRows(ctx context.Context, fileHash string) (map[int]OnboardingRow, error) {
-	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT `+onboardingColumns+` FROM onboarding_rows WHERE file_hash = ?`), fileHash)
-	if err != nil {
+	var rows []OnboardingRow
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT `+onboardingColumns+` FROM onboarding_rows WHERE file_hash = ?`), fileHash); err != nil {
 		return nil, fmt.Errorf("read onboarding ledger: %w", err)
 	}
-	defer rows.Close()
-	out := make(map[int]OnboardingRow)
-	for rows.Next() {
-		var r OnboardingRow
-		if err := rows.Scan(r.dest()...); err != nil {
-			return nil, fmt.Errorf("read onboarding ledger: %w", err)
-		}
+	out := make(map[int]OnboardingRow, len(rows))
+	for _, r := range rows {
 		out[r.Line] = r
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CreatedByEmail finds a row of any file that created, or is sending, an employee with the email:
@@ -61,10 +52,9 @@ func (s *Store) OnboardingRows(ctx context.Context, fileHash string) (map[int]On
 // over one whose answer never came (sending), then the oldest row.
 func (s *Store) CreatedByEmail(ctx context.Context, email string) (OnboardingRow, error) {
 	var r OnboardingRow
-	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT `+onboardingColumns+` FROM onboarding_rows
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+onboardingColumns+` FROM onboarding_rows
 WHERE email = ? AND status IN ('created', 'sending')
-ORDER BY CASE status WHEN 'created' THEN 0 ELSE 1 END, id LIMIT 1`), strings.ToLower(email)).
-		Scan(r.dest()...)
+ORDER BY CASE status WHEN 'created' THEN 0 ELSE 1 END, id LIMIT 1`), strings.ToLower(email))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("onboarding row for email: %w", v1.ErrNotFound)
 	}

@@ -77,6 +77,17 @@ func textColumn[T any](name string, kind Kind, f func(*T) *string) column[T] {
 
 // intColumn is an integer (or id) column of an optional field.
 func intColumn[T any](name string, kind Kind, f func(*T) **int64) column[T] {
+	return optColumn(name, kind, f, func(c *cell) (int64, bool) { return c.i.Int64, c.i.Valid })
+}
+
+// boolColumn is a boolean column of an optional field.
+func boolColumn[T any](name string, f func(*T) **bool) column[T] {
+	return optColumn(name, KindBool, f, func(c *cell) (bool, bool) { return c.b.Bool, c.b.Valid })
+}
+
+// optColumn is a column of an optional field *f: a nil pointer is null. read takes the value
+// out of a cell, false for null.
+func optColumn[T, V any](name string, kind Kind, f func(*T) **V, read func(*cell) (V, bool)) column[T] {
 	return column[T]{name: name, kind: kind,
 		value: func(t *T) any {
 			if p := *f(t); p != nil {
@@ -85,28 +96,8 @@ func intColumn[T any](name string, kind Kind, f func(*T) **int64) column[T] {
 			return nil
 		},
 		set: func(t *T, c *cell) {
-			if c.i.Valid {
-				n := c.i.Int64
-				*f(t) = &n
-			} else {
-				*f(t) = nil
-			}
-		}}
-}
-
-// boolColumn is a boolean column of an optional field.
-func boolColumn[T any](name string, f func(*T) **bool) column[T] {
-	return column[T]{name: name, kind: KindBool,
-		value: func(t *T) any {
-			if p := *f(t); p != nil {
-				return *p
-			}
-			return nil
-		},
-		set: func(t *T, c *cell) {
-			if c.b.Valid {
-				b := c.b.Bool
-				*f(t) = &b
+			if v, ok := read(c); ok {
+				*f(t) = &v
 			} else {
 				*f(t) = nil
 			}
@@ -278,9 +269,9 @@ func declare[T any](name string, listed, loadable bool, cols []column[T], refs .
 	return &collection[T]{table: t, plain: cols, refs: refs}
 }
 
-// stageRow is the staged row of a record, after seq, in the order of stagedCols: the plain
-// columns, the references' ids (the foreign keys), then each reference's carried columns. Its
-// first len(c.table.cols) values are the table's row.
+// stageRow is the staged row of a record: seq, then in the order of stagedCols the plain
+// columns, the references' ids (the foreign keys), then each reference's carried columns. So
+// row[1:1+len(c.table.cols)] is the table's row.
 func (c *collection[T]) stageRow(seq int64, t *T) []any {
 	n := 1 + len(c.table.cols)
 	for _, r := range c.table.refs {

@@ -42,8 +42,9 @@ type dialect interface {
 	snapshot() *sql.TxOptions
 	// tableExists reports whether the warehouse has the table.
 	tableExists(ctx context.Context, db *sql.DB, name string) (bool, error)
-	// columns reads a table's columns and their declared types, as columnType names them.
-	columns(ctx context.Context, db *sql.DB, table string) (map[string]string, error)
+	// columnsQuery lists a table's columns (the one parameter) and their declared types, as
+	// columnType names them, as rows of (name, type).
+	columnsQuery() string
 	// createSchema makes the warehouse's schema when it does not exist.
 	createSchema(ctx context.Context, db *sql.DB, name string) error
 	// lockMigrations serializes migrators: it runs first in each migration's transaction.
@@ -62,4 +63,22 @@ type processLock interface {
 	prove(ctx context.Context, tx *sqlx.Tx, name string) error
 	// release gives it back.
 	release(ctx context.Context, name string)
+}
+
+// tableColumns reads a table's columns and their declared types (see dialect.columnsQuery).
+func tableColumns(ctx context.Context, db *sql.DB, d dialect, table string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, d.columnsQuery(), table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]string{}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, err
+		}
+		cols[name] = typ
+	}
+	return cols, rows.Err()
 }

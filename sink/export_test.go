@@ -32,12 +32,12 @@ func MigrateDB(ctx context.Context, db *sql.DB, d schema.Dialect) ([]int, error)
 func DeclarationMismatches(ctx context.Context, s *Store) ([]string, error) {
 	var out []string
 	bookkeeping := map[string]bool{"origin": true, "deleted_at": true, "synced_at": true}
-	meta, err := s.d.columns(ctx, s.db.DB, "meta")
+	meta, err := tableColumns(ctx, s.db.DB, s.d, "meta")
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range tables {
-		have, err := s.d.columns(ctx, s.db.DB, t.name)
+		have, err := tableColumns(ctx, s.db.DB, s.d, t.name)
 		if err != nil {
 			return nil, err
 		}

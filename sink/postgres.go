@@ -122,22 +122,9 @@ func (pgDialect) tableExists(ctx context.Context, db *sql.DB, name string) (bool
 	return ok, err
 }
 
-func (pgDialect) columns(ctx context.Context, db *sql.DB, table string) (map[string]string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns
-WHERE table_schema = current_schema() AND table_name = $1`, table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols := map[string]string{}
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			return nil, err
-		}
-		cols[name] = typ
-	}
-	return cols, rows.Err()
+func (pgDialect) columnsQuery() string {
+	return `SELECT column_name, data_type FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = $1`
 }
 
 func (pgDialect) createSchema(ctx context.Context, db *sql.DB, name string) error {

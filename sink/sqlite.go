@@ -74,21 +74,8 @@ func (sqliteDialect) tableExists(ctx context.Context, db *sql.DB, name string) (
 	return ok, err
 }
 
-func (sqliteDialect) columns(ctx context.Context, db *sql.DB, table string) (map[string]string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT name, type FROM pragma_table_info(?)`, table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols := map[string]string{}
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			return nil, err
-		}
-		cols[name] = typ
-	}
-	return cols, rows.Err()
+func (sqliteDialect) columnsQuery() string {
+	return `SELECT name, type FROM pragma_table_info(?)`
 }
 
 // createSchema has nothing to do: the file is the warehouse.

@@ -22,17 +22,17 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/serve"
-	"github.com/hrsync/hrsync/source/sourcetest"
 	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // `hrsync demo`: the whole product in one process, with nothing to set up. An upstream serving
-// generated employees (sourcetest, on a real port), a sync into a warehouse of the demo's own, an
-// onboarding of a CSV through the upstream, a second sync, a report, and the replica left
-// serving until Ctrl-C. Every step is the code the real commands run (newClient, the Syncer, the
-// Onboarder, apiMux); only the upstream is a stand-in.
+// generated employees (package fakeupstream, on a real port), a sync into a warehouse of the
+// demo's own, an onboarding of a CSV through the upstream, a second sync, a report, and the
+// replica left serving until Ctrl-C. Every step is the code the real commands run (newClient,
+// the Syncer, the Onboarder, apiMux); only the upstream is a stand-in.
 
 // builtinHires is deploy/examples/new-hires.csv, for a binary run outside the repository; a test
 // keeps the two the same.
@@ -138,9 +138,9 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("demo: upstream: listen on %s: %w", f.upstreamAddr, err)
 	}
-	up := sourcetest.NewServerOn(ln, sourcetest.Options{
+	up := fakeupstream.Start(ln, fakeupstream.Options{
 		APIKey:    newAPIKey("demo-upstream-"),
-		Employees: sourcetest.Generate(f.employees, demoSeed),
+		Employees: fakeupstream.Generate(f.employees, demoSeed),
 		AccountID: demoAccountID,
 	})
 	defer up.Close() // last: after the replica and the warehouse
@@ -450,7 +450,7 @@ func probe(ctx context.Context, target, key string) (string, error) {
 }
 
 // sampleID is an employee worth looking at: the first hire created, else the first generated.
-func sampleID(file onboard.FileResult, up *sourcetest.Server) int64 {
+func sampleID(file onboard.FileResult, up *fakeupstream.Server) int64 {
 	for _, r := range file.Rows {
 		if r.Outcome == onboard.OutcomeCreated && r.EmployeeID > 0 {
 			return r.EmployeeID

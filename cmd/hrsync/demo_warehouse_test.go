@@ -242,7 +242,7 @@ func TestResetScratch(t *testing.T) {
 					switch tt.want {
 					case made:
 						if err != nil {
-							t.Fatalf("ResetScratch: %v", err)
+							t.Fatalf("resetScratch: %v", err)
 						}
 						if !p.marked(t, testMark) {
 							t.Error("not marked")
@@ -275,7 +275,7 @@ func TestResetScratch(t *testing.T) {
 						return
 					case refused:
 						if !errors.Is(err, errNotScratch) {
-							t.Fatalf("ResetScratch: %v, want ErrNotScratch", err)
+							t.Fatalf("resetScratch: %v, want errNotScratch", err)
 						}
 						t.Log(err)
 						if want := p.opts.Schema; backend == "postgres" && !strings.Contains(err.Error(), "schema "+want) {
@@ -286,7 +286,7 @@ func TestResetScratch(t *testing.T) {
 						}
 					case invalid:
 						if err == nil || errors.Is(err, errNotScratch) {
-							t.Fatalf("ResetScratch with mark %+v: %v, want an invalid mark", mark, err)
+							t.Fatalf("resetScratch with mark %+v: %v, want an invalid mark", mark, err)
 						}
 					}
 					if after := p.snapshot(t); after != before {
@@ -320,7 +320,7 @@ func TestResetScratchNamesNoSecret(t *testing.T) {
 	}
 	err = resetScratch(ctx, p.url, p.opts, testMark)
 	if !errors.Is(err, errNotScratch) {
-		t.Fatalf("ResetScratch: %v, want ErrNotScratch", err)
+		t.Fatalf("resetScratch: %v, want errNotScratch", err)
 	}
 	if msg := err.Error(); (pw != "" && strings.Contains(msg, pw)) || strings.Contains(msg, "@") || !strings.Contains(msg, "postgres://"+u.Host+u.Path) {
 		t.Errorf("the error names the credentials, or not the database: %s", msg)
@@ -336,7 +336,7 @@ func TestResetScratchRejectsBadPlaces(t *testing.T) {
 		{"", ""},
 	} {
 		if err := resetScratch(ctx, c.url, sink.Options{Schema: c.schema}, testMark); !errors.Is(err, sink.ErrBadURL) {
-			t.Errorf("ResetScratch(%q, schema %q): %v, want ErrBadURL", c.url, c.schema, err)
+			t.Errorf("resetScratch(%q, schema %q): %v, want ErrBadURL", c.url, c.schema, err)
 		}
 	}
 }

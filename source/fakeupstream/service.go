@@ -1,13 +1,14 @@
 // Package fakeupstream is a stand-in for the Employee Records service (UPSTREAM.md): generated
-// records in the real service's loose style (Generate), served with the real paging, Link and
-// Total headers, error bodies, X-API-KEY and 60-per-60-s rate limit, and the faults one can switch
-// on (slow, refused, dropped answers; creates stored but never answered). It is for hrsync demo,
-// for local development (cmd/fakeupstream serves it in a process of its own) and for tests
-// (package sourcetest starts it on httptest).
+// records in the real service's loose style (Generate), served with the real paging, Total,
+// Per-Page and Link headers, error bodies and X-API-KEY, its rate limit when asked for (more
+// than Options.RateLimit requests in any window answered 429, as the real service does at 60 a
+// minute), and the faults one can switch on (slow, refused or dropped answers; creates stored but
+// never answered). It is for hrsync demo, for local development (cmd/fakeupstream serves it in a
+// process of its own) and for tests (package sourcetest starts it on httptest).
 //
-// A Service is an http.Handler holding the collections it serves, with records held as raw JSON
-// so that its user controls byte for byte what is served, and with hooks to change the records
-// between requests. Server serves one on a listener.
+// A Service is an http.Handler serving the collections listed in collections.go, with records
+// held as raw JSON so that its user controls byte for byte what is served, and with hooks to
+// change the records between requests. Server serves one on a listener.
 package fakeupstream
 
 import (

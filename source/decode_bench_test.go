@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 )
 
 // BenchmarkListEmployeesDecode measures the client's cost of reading one full page of 100
@@ -19,7 +19,7 @@ import (
 func BenchmarkListEmployeesDecode(b *testing.B) {
 	var body bytes.Buffer
 	body.WriteString(`{"employees":[`)
-	for i, raw := range sourcetest.Generate(source.PerPage, 7) {
+	for i, raw := range fakeupstream.Generate(source.PerPage, 7) {
 		if i > 0 {
 			body.WriteByte(',')
 		}

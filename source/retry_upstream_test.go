@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -67,8 +68,8 @@ func walk(t *testing.T, ctx context.Context, c *source.Client) ([]v1.Employee, [
 }
 
 func TestClientWalksTheFakeUpstream(t *testing.T) {
-	emps := sourcetest.Generate(250, 7)
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: emps})
+	emps := fakeupstream.Generate(250, 7)
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: emps})
 	defer srv.Close()
 	c := newClient(t, srv, source.ClientOptions{})
 	var stats source.Stats
@@ -101,20 +102,20 @@ func TestClientWalksTheFakeUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wps) != len(sourcetest.WorkingPatterns()) || resp.Total != int64(len(wps)) || resp.Links != nil || !*wps[0].Default {
+	if len(wps) != len(fakeupstream.WorkingPatterns()) || resp.Total != int64(len(wps)) || resp.Links != nil || !*wps[0].Default {
 		t.Errorf("working patterns %d, response %+v", len(wps), resp)
 	}
 }
 
 func TestClientRecoversFromUpstreamFaults(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(120, 1)})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(120, 1)})
 	defer srv.Close()
 	srv.InjectFaults(
-		sourcetest.Fault{Status: http.StatusServiceUnavailable},
-		sourcetest.Fault{Drop: true},
-		sourcetest.Fault{Status: http.StatusTooManyRequests},
-		sourcetest.Fault{Drop: true, Reset: true},
-		sourcetest.Fault{Status: http.StatusBadGateway, Body: "<html>Bad Gateway</html>"},
+		fakeupstream.Fault{Status: http.StatusServiceUnavailable},
+		fakeupstream.Fault{Drop: true},
+		fakeupstream.Fault{Status: http.StatusTooManyRequests},
+		fakeupstream.Fault{Drop: true, Reset: true},
+		fakeupstream.Fault{Status: http.StatusBadGateway, Body: "<html>Bad Gateway</html>"},
 	)
 	var events []source.RequestEvent
 	c := newClient(t, srv, source.ClientOptions{
@@ -156,7 +157,7 @@ func TestClientWaitsOutTheUpstreamLimit(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(30, 1), RateLimit: 4, Window: window, Now: clock})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(30, 1), RateLimit: 4, Window: window, Now: clock})
 	defer srv.Close()
 	c := newClient(t, srv, source.ClientOptions{
 		RateLimitWindow: 5 * time.Millisecond, // the client's real wait
@@ -183,10 +184,10 @@ func TestClientWaitsOutTheUpstreamLimit(t *testing.T) {
 }
 
 func TestClientRefusesForeignLinks(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(150, 1)})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(150, 1)})
 	defer srv.Close()
 	c := newClient(t, srv, source.ClientOptions{})
-	srv.InjectFaults(sourcetest.Fault{LinkOrigin: "https://elsewhere.example"})
+	srv.InjectFaults(fakeupstream.Fault{LinkOrigin: "https://elsewhere.example"})
 	_, resp, err := c.ListEmployees(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +205,7 @@ func TestClientRefusesForeignLinks(t *testing.T) {
 }
 
 func TestClientWithWrongKey(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{})
+	srv := sourcetest.NewServer(fakeupstream.Options{})
 	defer srv.Close()
 	c, err := source.NewClient(srv.URL, "sandbox-wrong-key", source.ClientOptions{HTTPClient: srv.Client()})
 	if err != nil {
@@ -217,13 +218,13 @@ func TestClientWithWrongKey(t *testing.T) {
 }
 
 func TestClientCreatesOnTheFakeUpstream(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(3, 1)})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(3, 1)})
 	defer srv.Close()
 	c := newClient(t, srv, source.ClientOptions{RateLimitWindow: time.Millisecond})
 	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
 
 	// A 429 is retried: the upstream did not act on it.
-	srv.InjectFaults(sourcetest.Fault{Status: http.StatusTooManyRequests})
+	srv.InjectFaults(fakeupstream.Fault{Status: http.StatusTooManyRequests})
 	e, err := c.CreateEmployee(context.Background(), ne)
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +233,7 @@ func TestClientCreatesOnTheFakeUpstream(t *testing.T) {
 		t.Errorf("created %+v", e)
 	}
 	// A 500 is not: the record may exist.
-	srv.InjectFaults(sourcetest.Fault{Status: http.StatusInternalServerError})
+	srv.InjectFaults(fakeupstream.Fault{Status: http.StatusInternalServerError})
 	ne.Email = "zoe@example.com"
 	before := srv.NumRequests()
 	if _, err := c.CreateEmployee(context.Background(), ne); err == nil {

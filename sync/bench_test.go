@@ -30,7 +30,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
@@ -40,16 +40,16 @@ const benchEmployees = 100_000
 
 func BenchmarkSync(b *testing.B) {
 	const delay = 20 * time.Millisecond
-	base := sourcetest.Generate(benchEmployees, 42)
+	base := fakeupstream.Generate(benchEmployees, 42)
 	// The nightly state: the warehouse holds yesterday's load, and 1% of the records changed
 	// since (a first name edited).
 	changed := slices.Clone(base)
 	for i := 0; i < len(changed); i += 100 {
 		changed[i] = json.RawMessage(strings.Replace(string(changed[i]), `"first_name":"`, `"first_name":"Re-`, 1))
 	}
-	up := newUpstream(b, benchEmployees, sourcetest.Options{
+	up := newUpstream(b, benchEmployees, fakeupstream.Options{
 		Employees: base,
-		Fault:     func(int, *http.Request) sourcetest.Fault { return sourcetest.Fault{Delay: delay} },
+		Fault:     func(int, *http.Request) fakeupstream.Fault { return fakeupstream.Fault{Delay: delay} },
 	})
 	for _, state := range []struct {
 		name             string
@@ -106,7 +106,7 @@ func BenchmarkSync(b *testing.B) {
 
 func BenchmarkMerge(b *testing.B) {
 	ctx := context.Background()
-	emps := decodeEmployees(b, sourcetest.Generate(benchEmployees, 42))
+	emps := decodeEmployees(b, fakeupstream.Generate(benchEmployees, 42))
 	// The baseline writes the rows the merge writes: a reference warehouse is merged once, and
 	// its listed employees are read back as the baseline's rows. The rows they reference
 	// (working patterns, departments, holiday allowances, managers outside the collection) are
@@ -196,7 +196,7 @@ func BenchmarkPacedSync(b *testing.B) {
 	var tooMany, maxInWindow int
 	for b.Loop() {
 		b.StopTimer()
-		up := newUpstream(b, employees, sourcetest.Options{RateLimit: limit, Window: time.Minute,
+		up := newUpstream(b, employees, fakeupstream.Options{RateLimit: limit, Window: time.Minute,
 			WorkingPatterns: []json.RawMessage{}})
 		c, err := source.NewClient(up.URL, up.APIKey(), source.ClientOptions{RateLimit: limit})
 		if err != nil {

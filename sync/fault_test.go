@@ -21,7 +21,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -86,7 +86,7 @@ func countEmployees(t *testing.T, s *sink.Store) int {
 func TestSyncThroughASilentWarehouse(t *testing.T) {
 	proxy, store, direct := proxiedWarehouse(t, sink.Options{StatementTimeout: 2 * time.Second, ConnectTimeout: 2 * time.Second})
 	const n = 250
-	up := newUpstream(t, n, sourcetest.Options{})
+	up := newUpstream(t, n, fakeupstream.Options{})
 	c := fastClient(t, up, source.ClientOptions{})
 
 	proxy.SilenceOn("UPDATE employees SET")
@@ -132,7 +132,7 @@ func TestSyncThroughASilentWarehouse(t *testing.T) {
 // sync returns at once: it does not wait for the host or for the timeout.
 func TestSyncStopsWhileTheWarehouseIsSilent(t *testing.T) {
 	proxy, store, _ := proxiedWarehouse(t, sink.Options{})
-	up := newUpstream(t, 250, sourcetest.Options{})
+	up := newUpstream(t, 250, fakeupstream.Options{})
 	c := fastClient(t, up, source.ClientOptions{})
 	proxy.SilenceOn("UPDATE employees SET")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -218,12 +218,12 @@ func TestStagingStatementTimeoutIsTheCause(t *testing.T) {
 	}
 	defer locker.Close()
 
-	up := newUpstream(t, 2000, sourcetest.Options{})
+	up := newUpstream(t, 2000, fakeupstream.Options{})
 	c := fastClient(t, up, source.ClientOptions{})
 	for i := range 5 {
 		var mu stdsync.Mutex
 		var lockTx *sql.Tx
-		up.setHook(func(_ *sourcetest.Server, _ int, r *http.Request) {
+		up.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) {
 			if pageOf(r, "employees") == 3 {
 				// Another session takes the staging table: the next page's COPY waits for it
 				// until the server's statement timeout stops it. (This database is the test's
@@ -269,9 +269,9 @@ ORDER BY c.oid DESC LIMIT 1`).Scan(&table); err != nil {
 // A staging write that fails on SQLite (the file-size limit reached: a full disk) is reported
 // as itself, not as the cancellations it caused.
 func TestStagingDiskFullIsTheCause(t *testing.T) {
-	up := newUpstream(t, 3000, sourcetest.Options{})
+	up := newUpstream(t, 3000, fakeupstream.Options{})
 	c := fastClient(t, up, source.ClientOptions{})
-	up.setHook(func(_ *sourcetest.Server, _ int, r *http.Request) { holdFrom(r, 25) })
+	up.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) { holdFrom(r, 25) })
 	for i := range 5 {
 		store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "hrsync.db"), sink.Options{})
 		if err != nil {

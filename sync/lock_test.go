@@ -12,7 +12,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -37,13 +37,13 @@ func TestLostLockStopsTheSync(t *testing.T) {
 	}
 	a, b := stores[0], stores[1]
 	// Two sources that differ, so the replica shows whose sync committed.
-	up1 := newUpstream(t, 0, sourcetest.Options{Employees: sourcetest.Generate(250, 7)})
-	up2 := newUpstream(t, 180, sourcetest.Options{})
+	up1 := newUpstream(t, 0, fakeupstream.Options{Employees: fakeupstream.Generate(250, 7)})
+	up2 := newUpstream(t, 180, fakeupstream.Options{})
 	// The first sync stops before the last page of employees (3 of 3), once page 2 is staged:
 	// nothing of it is in flight when its lock goes.
 	reached, staged, resume := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var once, stagedOnce stdsync.Once
-	up1.setHook(func(_ *sourcetest.Server, _ int, r *http.Request) {
+	up1.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/employees") && r.URL.Query().Get("page") == "3" {
 			once.Do(func() { close(reached) })
 			select {

@@ -11,7 +11,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -37,10 +37,10 @@ func scheduledRunLogs(t *testing.T, ctx context.Context, c *source.Client) strin
 // TestStoppedSyncLogsNoError: a sync interrupted because hrsync is stopping is a clean stop:
 // one line at INFO, nothing at ERROR, and the scheduler adds nothing.
 func TestStoppedSyncLogsNoError(t *testing.T) {
-	up := newUpstream(t, 300, sourcetest.Options{})
+	up := newUpstream(t, 300, fakeupstream.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	up.setHook(func(_ *sourcetest.Server, _ int, r *http.Request) {
+	up.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) {
 		if r.URL.Path == "/v1/employees" {
 			cancel() // SIGTERM arrives while employees are walked
 		}
@@ -57,7 +57,7 @@ func TestStoppedSyncLogsNoError(t *testing.T) {
 // TestFailedScheduledSyncIsLoggedOnce: a failing sync is logged once per collection by the
 // sync, not again by the scheduler.
 func TestFailedScheduledSyncIsLoggedOnce(t *testing.T) {
-	up := newUpstream(t, 20, sourcetest.Options{})
+	up := newUpstream(t, 20, fakeupstream.Options{})
 	c, err := source.NewClient(up.URL+"/v1", "not-the-key", source.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
@@ -38,22 +39,22 @@ func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.C
 type upstream struct {
 	*sourcetest.Server
 	mu   stdsync.Mutex
-	hook func(s *sourcetest.Server, n int, r *http.Request)
+	hook func(s *fakeupstream.Service, n int, r *http.Request)
 }
 
-func (u *upstream) setHook(f func(s *sourcetest.Server, n int, r *http.Request)) {
+func (u *upstream) setHook(f func(s *fakeupstream.Service, n int, r *http.Request)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.hook = f
 }
 
-func newUpstream(t testing.TB, n int, opts sourcetest.Options) *upstream {
+func newUpstream(t testing.TB, n int, opts fakeupstream.Options) *upstream {
 	t.Helper()
 	if opts.Employees == nil {
-		opts.Employees = sourcetest.Generate(n, 42)
+		opts.Employees = fakeupstream.Generate(n, 42)
 	}
 	u := &upstream{}
-	opts.BeforeRequest = func(s *sourcetest.Server, n int, r *http.Request) {
+	opts.BeforeRequest = func(s *fakeupstream.Service, n int, r *http.Request) {
 		u.mu.Lock()
 		f := u.hook
 		u.mu.Unlock()
@@ -167,7 +168,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			up := newUpstream(t, 537, sourcetest.Options{})
+			up := newUpstream(t, 537, fakeupstream.Options{})
 			store := sinktest.Store(t, backend, sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
 			// The first sync into a fresh warehouse retires its seeded pattern: allowed.
@@ -207,22 +208,22 @@ func TestRoundTrip(t *testing.T) {
 func TestFaults(t *testing.T) {
 	tests := []struct {
 		name        string
-		faults      []sourcetest.Fault
+		faults      []fakeupstream.Fault
 		retries     int64
 		rateLimited int64
 	}{
-		{"429 without Retry-After", []sourcetest.Fault{{}, {Status: 429}}, 1, 1},
-		{"429 with Retry-After", []sourcetest.Fault{{}, {Status: 429, Header: http.Header{"Retry-After": {"0"}}}}, 1, 1},
-		{"5xx", []sourcetest.Fault{{}, {Status: 502}, {Status: 503}, {Status: 500}}, 3, 0},
+		{"429 without Retry-After", []fakeupstream.Fault{{}, {Status: 429}}, 1, 1},
+		{"429 with Retry-After", []fakeupstream.Fault{{}, {Status: 429, Header: http.Header{"Retry-After": {"0"}}}}, 1, 1},
+		{"5xx", []fakeupstream.Fault{{}, {Status: 502}, {Status: 503}, {Status: 500}}, 3, 0},
 		// net/http itself retries a GET once when a reused connection closes before answering,
 		// so one of these drops may never reach the client's retries: -1 means "at least one".
-		{"dropped connections", []sourcetest.Fault{{Drop: true}, {}, {Drop: true, Reset: true}}, -1, 0},
-		{"slow pages", []sourcetest.Fault{{Delay: 30 * time.Millisecond}, {Delay: 30 * time.Millisecond}}, 0, 0},
+		{"dropped connections", []fakeupstream.Fault{{Drop: true}, {}, {Drop: true, Reset: true}}, -1, 0},
+		{"slow pages", []fakeupstream.Fault{{Delay: 30 * time.Millisecond}, {Delay: 30 * time.Millisecond}}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			up := newUpstream(t, 250, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+			up := newUpstream(t, 250, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 			store := sinktest.Store(t, "sqlite", sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
 			up.InjectFaults(tt.faults...)
@@ -249,7 +250,7 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			up := newUpstream(t, 300, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+			up := newUpstream(t, 300, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 			store := sinktest.Store(t, backend, sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
 			if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
@@ -258,9 +259,9 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 			first := up.Employees()
 			var removed struct{ ID int64 }
 			_ = json.Unmarshal(first[5], &removed)
-			extra := sourcetest.Generate(310, 7)[305]
+			extra := fakeupstream.Generate(310, 7)[305]
 			start := up.NumRequests()
-			up.setHook(func(s *sourcetest.Server, n int, r *http.Request) {
+			up.setHook(func(s *fakeupstream.Service, n int, r *http.Request) {
 				if n == start+2 { // after page 1 of the first walk: page 1's records shift
 					s.RemoveEmployee(removed.ID)
 					s.AddEmployee(extra)
@@ -292,15 +293,15 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 }
 
 func TestCollectionNeverHoldsStill(t *testing.T) {
-	up := newUpstream(t, 120, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+	up := newUpstream(t, 120, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	c := fastClient(t, up, source.ClientOptions{})
 	if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 		t.Fatal(err)
 	}
 	up.RemoveEmployee(mustID(t, up.Employees()[0])) // gone before the run: a deletion a consistent walk would apply
-	more := sourcetest.Generate(400, 9)[200:]
-	up.setHook(func(s *sourcetest.Server, n int, r *http.Request) {
+	more := fakeupstream.Generate(400, 9)[200:]
+	up.setHook(func(s *fakeupstream.Service, n int, r *http.Request) {
 		s.AddEmployee(more[n%len(more)]) // a hire on every request
 	})
 	rs, err := hrsync.New(c, store, hrsync.Options{MaxWalks: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
@@ -328,9 +329,9 @@ func mustID(t *testing.T, raw json.RawMessage) int64 {
 
 func TestRefusals(t *testing.T) {
 	t.Run("Link to another origin", func(t *testing.T) {
-		up := newUpstream(t, 150, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+		up := newUpstream(t, 150, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 		store := sinktest.Store(t, "sqlite", sink.Options{})
-		up.InjectFaults(sourcetest.Fault{LinkOrigin: "https://attacker.example"})
+		up.InjectFaults(fakeupstream.Fault{LinkOrigin: "https://attacker.example"})
 		rs, err := hrsync.New(fastClient(t, up, source.ClientOptions{}), store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
 		if !errors.Is(err, hrsync.ErrForeignLink) || result(t, rs, sink.Employees).Status != sink.RunFailed {
 			t.Fatalf("err %v", err)
@@ -340,7 +341,7 @@ func TestRefusals(t *testing.T) {
 		}
 	})
 	t.Run("wrong key", func(t *testing.T) {
-		up := newUpstream(t, 10, sourcetest.Options{})
+		up := newUpstream(t, 10, fakeupstream.Options{})
 		store := sinktest.Store(t, "sqlite", sink.Options{})
 		c, err := source.NewClient(up.URL, "sandbox-wrong-key", source.ClientOptions{})
 		if err != nil {
@@ -361,7 +362,7 @@ func TestRefusals(t *testing.T) {
 		}
 	})
 	t.Run("collection empties", func(t *testing.T) {
-		up := newUpstream(t, 80, sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+		up := newUpstream(t, 80, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 		store := sinktest.Store(t, "postgres", sink.Options{})
 		c := fastClient(t, up, source.ClientOptions{})
 		if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
@@ -383,7 +384,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
-	up := newUpstream(t, 90, sourcetest.Options{})
+	up := newUpstream(t, 90, fakeupstream.Options{})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	v0, _ := store.Version(context.Background())
 	rs, err := syncAll(t, fastClient(t, up, source.ClientOptions{}), store, hrsync.Options{DryRun: true, AllowMassDelete: true})
@@ -404,7 +405,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 // TestPacedSyncProvokesNo429 walks a source that enforces its limit, as the real one does, at
 // a budget just inside it.
 func TestPacedSyncProvokesNo429(t *testing.T) {
-	up := newUpstream(t, 700, sourcetest.Options{RateLimit: 5, Window: time.Second, WorkingPatterns: []json.RawMessage{}})
+	up := newUpstream(t, 700, fakeupstream.Options{RateLimit: 5, Window: time.Second, WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	c := fastClient(t, up, source.ClientOptions{RateLimit: 300}) // 5 a second
 	rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4}).Run(context.Background(), []sink.Resource{sink.Employees})

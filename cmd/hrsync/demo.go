@@ -22,17 +22,17 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/serve"
-	"github.com/hrsync/hrsync/source/sourcetest"
 	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // `hrsync demo`: the whole product in one process, with nothing to set up. An upstream serving
-// generated employees (sourcetest, on a real port), a sync into a warehouse of the demo's own, an
-// onboarding of a CSV through the upstream, a second sync, a report, and the replica left
-// serving until Ctrl-C. Every step is the code the real commands run (newClient, the Syncer, the
-// Onboarder, apiMux); only the upstream is a stand-in.
+// generated employees (package fakeupstream, on a real port), a sync into a warehouse of the
+// demo's own, an onboarding of a CSV through the upstream, a second sync, a report, and the
+// replica left serving until Ctrl-C. Every step is the code the real commands run (newClient,
+// the Syncer, the Onboarder, apiMux); only the upstream is a stand-in.
 
 // builtinHires is deploy/examples/new-hires.csv, for a binary run outside the repository; a test
 // keeps the two the same.
@@ -54,13 +54,6 @@ const (
 	// realRateLimit is the real service's budget, requests a minute (UPSTREAM.md).
 	realRateLimit = 60
 )
-
-// demoMark marks the warehouses the demo makes, and it only ever removes one that carries it: a
-// SQLite file whose application_id is "hrsd", a Postgres schema with this comment.
-var demoMark = sink.ScratchMark{
-	AppID:   0x68727364,
-	Comment: "made by hrsync demo, which drops and remakes it on every run",
-}
 
 // demoCommand is hrsync demo.
 type demoCommand struct {
@@ -138,9 +131,9 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("demo: upstream: listen on %s: %w", f.upstreamAddr, err)
 	}
-	up := sourcetest.NewServerOn(ln, sourcetest.Options{
+	up := fakeupstream.Start(ln, fakeupstream.Options{
 		APIKey:    newAPIKey("demo-upstream-"),
-		Employees: sourcetest.Generate(f.employees, demoSeed),
+		Employees: fakeupstream.Generate(f.employees, demoSeed),
 		AccountID: demoAccountID,
 	})
 	defer up.Close() // last: after the replica and the warehouse
@@ -222,12 +215,12 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	w.line("hrsync paces itself to that: against the real service this run would take about %s.",
 		aboutDuration(paced(requests, realRateLimit)))
 
-	// The example query, and its answer: the command prints sink.HeadcountByDepartmentQuery,
-	// which HeadcountByDepartment runs.
+	// The example query, and its answer: the command prints headcountByDepartmentQuery, which
+	// headcountByDepartment runs.
 	w.line("")
 	w.line("Query the warehouse (%s; this is its answer):", wh.shellName())
 	w.line("  %s", wh.queryCommand(f.schema))
-	counts, err := store.HeadcountByDepartment(ctx)
+	counts, err := headcountByDepartment(ctx, store)
 	if err != nil {
 		return fmt.Errorf("demo: example query: %w", err)
 	}
@@ -359,9 +352,9 @@ func (wh demoWarehouseSpec) shellName() string {
 // queryCommand is the example query as a command to paste.
 func (wh demoWarehouseSpec) queryCommand(schema string) string {
 	if wh.postgres {
-		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(withoutPassword(wh.url)), schema, sink.HeadcountByDepartmentQuery)
+		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(withoutPassword(wh.url)), schema, headcountByDepartmentQuery)
 	}
-	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), sink.HeadcountByDepartmentQuery)
+	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), headcountByDepartmentQuery)
 }
 
 // serveEnv is the environment that points hrsync at the demo's warehouse.
@@ -370,29 +363,6 @@ func (wh demoWarehouseSpec) serveEnv(schema string) string {
 		return "HRSYNC_WAREHOUSE_URL=" + shellQuote(withoutPassword(wh.url)) + " HRSYNC_WAREHOUSE_SCHEMA=" + schema
 	}
 	return "HRSYNC_WAREHOUSE_URL=" + shellQuote(absPath(wh.url))
-}
-
-// openDemoWarehouse removes the demo's previous warehouse, if it made one there, and opens a new
-// one, migrated and marked as the demo's. Anything else in its place is left alone, and said so.
-func openDemoWarehouse(ctx context.Context, wh demoWarehouseSpec, schema string, log *slog.Logger) (*sink.Store, error) {
-	opts := sink.Options{Schema: schema, Logger: log}
-	err := sink.ResetScratch(ctx, wh.url, opts, demoMark)
-	switch {
-	case errors.Is(err, sink.ErrNotScratch) && wh.postgres:
-		return nil, fmt.Errorf("demo: schema %s exists in %s and hrsync demo did not make it; the demo drops only its own: drop or rename it yourself", schema, redactURL(wh.url))
-	case errors.Is(err, sink.ErrNotScratch):
-		return nil, fmt.Errorf("demo: %s exists and is not a warehouse hrsync demo made; the demo removes only its own: remove it yourself, or give --warehouse another file", wh.url)
-	case err != nil:
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	if _, err := sink.Migrate(ctx, wh.url, opts); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	store, err := sink.Open(ctx, wh.url, opts)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	return store, nil
 }
 
 // listenReplica listens on --addr; when the default address is taken, on a free port of the
@@ -450,7 +420,7 @@ func probe(ctx context.Context, target, key string) (string, error) {
 }
 
 // sampleID is an employee worth looking at: the first hire created, else the first generated.
-func sampleID(file onboard.FileResult, up *sourcetest.Server) int64 {
+func sampleID(file onboard.FileResult, up *fakeupstream.Server) int64 {
 	for _, r := range file.Rows {
 		if r.Outcome == onboard.OutcomeCreated && r.EmployeeID > 0 {
 			return r.EmployeeID
@@ -617,9 +587,9 @@ func (d *demoWriter) file(f onboard.FileResult) {
 	}
 }
 
-// headcount writes the example query's answer as a table, under the query's column names (sink's
+// headcount writes the example query's answer as a table, under the query's column names (a
 // test holds them to department and employees).
-func (d *demoWriter) headcount(counts []sink.DepartmentCount) {
+func (d *demoWriter) headcount(counts []departmentCount) {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  department\temployees\n")

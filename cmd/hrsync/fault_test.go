@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
@@ -47,7 +48,7 @@ func waitSilenced(t *testing.T, proxy *sinktest.Proxy, p *process) {
 // 503 within its own timeout, and SIGTERM stops the worker within 30 s, exit status 0.
 func TestWorkerStopsWhileTheWarehouseIsSilent(t *testing.T) {
 	bin := buildBinary(t)
-	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(300, 7)})
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(300, 7)})
 	defer up.Close()
 	proxy, env, _, _ := silentWarehouse(t, up, "HRSYNC_SCHEDULE=@daily")
 	proxy.SilenceOn("UPDATE employees SET")
@@ -79,7 +80,7 @@ func TestWorkerStopsWhileTheWarehouseIsSilent(t *testing.T) {
 // schedule go on: once the warehouse is back, the next scheduled run syncs.
 func TestWorkerRunsAgainOnceTheWarehouseIsBack(t *testing.T) {
 	bin := buildBinary(t)
-	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(300, 8)})
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(300, 8)})
 	defer up.Close()
 	proxy, env, direct, schemaName := silentWarehouse(t, up, "HRSYNC_SCHEDULE=@every 2s", "HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT=2s")
 	proxy.SilenceOn("UPDATE employees SET")
@@ -111,7 +112,7 @@ func TestWorkerRunsAgainOnceTheWarehouseIsBack(t *testing.T) {
 
 // Asked to stop while the warehouse is silent mid-merge, `hrsync sync` returns within 30 s.
 func TestSyncCommandStopsWhileTheWarehouseIsSilent(t *testing.T) {
-	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(300, 9)})
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(300, 9)})
 	defer up.Close()
 	proxy, env, _, _ := silentWarehouse(t, up)
 	proxy.SilenceOn("UPDATE employees SET")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
@@ -27,7 +28,7 @@ const spreadsheet = "\ufeffFirst Name;Last Name;E-mail;Job Title;Start Date\r\n"
 	";;;;\r\n"
 
 func TestOnboardAFolderAsANewUserWould(t *testing.T) {
-	up := sourcetest.NewServer(sourcetest.Options{})
+	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	dir := t.TempDir()
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
@@ -97,7 +98,7 @@ func fastOnboardRetries(t *testing.T) {
 // unresolved, and its summary counts what happened.
 func TestOnboardAfterAnOutageAsAnOperatorWould(t *testing.T) {
 	fastOnboardRetries(t)
-	up := sourcetest.NewServer(sourcetest.Options{})
+	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
@@ -57,7 +58,7 @@ func (p *process) stopWithin30s(t *testing.T) {
 // once, never syncing.
 func TestRunWithOnlyASchedule(t *testing.T) {
 	bin := buildBinary(t)
-	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(30, 7)})
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(30, 7)})
 	defer up.Close()
 	dir := t.TempDir()
 	p := startPlain(t, bin, dir, []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(),
@@ -84,7 +85,7 @@ func TestRunWithOnlyASchedule(t *testing.T) {
 // servers) watches it until SIGTERM: a file dropped after it started is onboarded.
 func TestRunWithOnlyAnOnboardingFolder(t *testing.T) {
 	bin := buildBinary(t)
-	up := sourcetest.NewServer(sourcetest.Options{})
+	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")

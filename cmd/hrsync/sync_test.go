@@ -14,6 +14,7 @@ import (
 	_ "github.com/lib/pq"
 
 	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -40,7 +41,7 @@ WHERE schemaname = $1 AND relname <> 'sync_runs'`, schemaName).Scan(&n)
 // serve` then answers every record as the source did, and a second sync of the unchanged source
 // writes no row (pg_stat_user_tables says so).
 func TestSyncThenServe(t *testing.T) {
-	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(1234, 3)})
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(1234, 3)})
 	defer up.Close()
 	url, schemaName := sinktest.Postgres(t)
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL + "/v1/", "HRSYNC_SOURCE_API_KEY=" + up.APIKey(),
@@ -132,7 +133,7 @@ func settledWrites(t *testing.T, url, schemaName string) int64 {
 }
 
 func TestSyncExitsNonZeroWhenGuarded(t *testing.T) {
-	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(50, 1)})
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(50, 1)})
 	defer up.Close()
 	url, schemaName := sinktest.Postgres(t)
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
@@ -144,7 +145,7 @@ func TestSyncExitsNonZeroWhenGuarded(t *testing.T) {
 	if err := run(ctx, []string{"sync", "--allow-mass-delete"}, env, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	up.SetEmployees(sourcetest.Generate(50, 1)[:30])
+	up.SetEmployees(fakeupstream.Generate(50, 1)[:30])
 	var out bytes.Buffer
 	err := run(ctx, []string{"sync", "--resource", "employees"}, env, &out, io.Discard)
 	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "--allow-mass-delete") || strings.Contains(err.Error(), "\n") {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
@@ -134,8 +135,8 @@ func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	// Slow pages make each run last long enough for the other worker's schedule to fire.
-	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(400, 5),
-		Fault: func(int, *http.Request) sourcetest.Fault { return sourcetest.Fault{Delay: 250 * time.Millisecond} }})
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(400, 5),
+		Fault: func(int, *http.Request) fakeupstream.Fault { return fakeupstream.Fault{Delay: 250 * time.Millisecond} }})
 	defer up.Close()
 	url, schemaName := sinktest.Postgres(t)
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
@@ -208,13 +209,13 @@ func TestRunStopsCleanlyMidSync(t *testing.T) {
 	bin := buildBinary(t)
 	employeesAsked := make(chan struct{})
 	var once stdsync.Once
-	up := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(900, 6),
-		Fault: func(_ int, r *http.Request) sourcetest.Fault {
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(900, 6),
+		Fault: func(_ int, r *http.Request) fakeupstream.Fault {
 			if r.URL.Path == "/v1/employees" {
 				once.Do(func() { close(employeesAsked) })
-				return sourcetest.Fault{Delay: 2 * time.Second}
+				return fakeupstream.Fault{Delay: 2 * time.Second}
 			}
-			return sourcetest.Fault{}
+			return fakeupstream.Fault{}
 		}})
 	defer up.Close()
 	url, schemaName := sinktest.Postgres(t)

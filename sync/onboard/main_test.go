@@ -5,6 +5,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
@@ -21,10 +22,10 @@ func fastClient(t testing.TB, up *sourcetest.Server, opts source.ClientOptions) 
 }
 
 // newUpstream starts a fake source of n generated employees, closed when the test ends.
-func newUpstream(t testing.TB, n int, opts sourcetest.Options) *sourcetest.Server {
+func newUpstream(t testing.TB, n int, opts fakeupstream.Options) *sourcetest.Server {
 	t.Helper()
 	if opts.Employees == nil {
-		opts.Employees = sourcetest.Generate(n, 42)
+		opts.Employees = fakeupstream.Generate(n, 42)
 	}
 	up := sourcetest.NewServer(opts)
 	t.Cleanup(up.Close)

@@ -8,7 +8,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
@@ -24,7 +24,7 @@ func BenchmarkOnboardingPaced(b *testing.B) {
 	const rows, perMinute = 90, 60
 	for range b.N {
 		b.StopTimer()
-		up := newUpstream(b, 0, sourcetest.Options{RateLimit: perMinute, Window: time.Minute})
+		up := newUpstream(b, 0, fakeupstream.Options{RateLimit: perMinute, Window: time.Minute})
 		store := sinktest.Store(b, "postgres", sink.Options{})
 		c := fastClient(b, up, source.ClientOptions{RateLimit: perMinute})
 		o := onboard.New(c, store, onboard.Options{})

@@ -16,7 +16,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
@@ -44,7 +44,7 @@ func closedPortClient(t *testing.T) *source.Client {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	c, err := source.NewClient("http://"+addr+"/v1", sourcetest.DefaultAPIKey, source.ClientOptions{
+	c, err := source.NewClient("http://"+addr+"/v1", fakeupstream.DefaultAPIKey, source.ClientOptions{
 		RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
 				t.Fatal("the file is not in failed/ with its report")
 			}
 
-			up := newUpstream(t, 5, sourcetest.Options{})
+			up := newUpstream(t, 5, fakeupstream.Options{})
 			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
 			if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(reExport), 0o600); err != nil {
 				t.Fatal(err)
@@ -140,14 +140,14 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 			ctx := context.Background()
 			var broken atomic.Bool
 			broken.Store(true)
-			up := newUpstream(t, 30, sourcetest.Options{Fault: func(_ int, r *http.Request) sourcetest.Fault {
+			up := newUpstream(t, 30, fakeupstream.Options{Fault: func(_ int, r *http.Request) fakeupstream.Fault {
 				switch {
 				case !broken.Load():
-					return sourcetest.Fault{}
+					return fakeupstream.Fault{}
 				case r.Method == http.MethodPost:
-					return sourcetest.Fault{DropAfterStore: true}
+					return fakeupstream.Fault{DropAfterStore: true}
 				default:
-					return sourcetest.Fault{Status: http.StatusServiceUnavailable}
+					return fakeupstream.Fault{Status: http.StatusServiceUnavailable}
 				}
 			}})
 			store := sinktest.Store(t, backend, sink.Options{})
@@ -159,7 +159,7 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 			if n := len(createdPerEmail(up)); n != 34 {
 				t.Fatalf("the source holds %d employees, want the 30 and the 4 sent", n)
 			}
-			posts := up.Count("/v1/employees", sourcetest.StatusDropped)
+			posts := up.Count("/v1/employees", fakeupstream.StatusDropped)
 
 			broken.Store(false)
 			r := o.ProcessFile(ctx, "cohort (re-export).csv", []byte(reExport))
@@ -171,7 +171,7 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 					t.Errorf("line %d: %+v", x.Line, x)
 				}
 			}
-			if n := up.Count("/v1/employees", sourcetest.StatusDropped) + up.Count("/v1/employees", http.StatusCreated) +
+			if n := up.Count("/v1/employees", fakeupstream.StatusDropped) + up.Count("/v1/employees", http.StatusCreated) +
 				up.Count("/v1/employees", http.StatusBadRequest); n != posts {
 				t.Errorf("%d creates sent in all, want the first run's %d: someone was sent again", n, posts)
 			}
@@ -202,7 +202,7 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 // TestOnboardingDryRunReportStaysOutOfTheFolderScan: a dry run of a file in the drop folder
 // leaves its report where the next folder pass does not take it for a new-hire file.
 func TestOnboardingDryRunReportStaysOutOfTheFolderScan(t *testing.T) {
-	up := newUpstream(t, 5, sourcetest.Options{})
+	up := newUpstream(t, 5, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cohort.csv")

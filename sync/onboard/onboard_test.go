@@ -13,6 +13,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/onboard"
@@ -57,11 +58,11 @@ func TestOnboardingExactlyOnceWhenAnswersAreLost(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			var posts atomic.Int32
-			up := newUpstream(t, 20, sourcetest.Options{Fault: func(_ int, r *http.Request) sourcetest.Fault {
+			up := newUpstream(t, 20, fakeupstream.Options{Fault: func(_ int, r *http.Request) fakeupstream.Fault {
 				if r.Method == http.MethodPost && posts.Add(1)%2 == 0 {
-					return sourcetest.Fault{DropAfterStore: true}
+					return fakeupstream.Fault{DropAfterStore: true}
 				}
-				return sourcetest.Fault{}
+				return fakeupstream.Fault{}
 			}})
 			store := sinktest.Store(t, backend, sink.Options{})
 			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
@@ -99,12 +100,12 @@ func TestOnboardingExactlyOnceWhenAnswersAreLost(t *testing.T) {
 func TestOnboardingResumesAfterACrash(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var posts atomic.Int32
-	up := newUpstream(t, 5, sourcetest.Options{Fault: func(_ int, r *http.Request) sourcetest.Fault {
+	up := newUpstream(t, 5, fakeupstream.Options{Fault: func(_ int, r *http.Request) fakeupstream.Fault {
 		if r.Method == http.MethodPost && posts.Add(1) == 4 {
-			cancel()                                      // the process dies while the fourth create is in flight…
-			return sourcetest.Fault{DropAfterStore: true} // …after the source stored it
+			cancel()                                        // the process dies while the fourth create is in flight…
+			return fakeupstream.Fault{DropAfterStore: true} // …after the source stored it
 		}
-		return sourcetest.Fault{}
+		return fakeupstream.Fault{}
 	}})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	data := hiresCSV(1, 10)
@@ -126,7 +127,7 @@ func TestOnboardingResumesAfterACrash(t *testing.T) {
 }
 
 func TestOnboardingStopsOnARefusedKey(t *testing.T) {
-	up := newUpstream(t, 5, sourcetest.Options{})
+	up := newUpstream(t, 5, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	c, err := source.NewClient(up.URL, "sandbox-wrong", source.ClientOptions{})
 	if err != nil {
@@ -154,7 +155,7 @@ func TestOnboardingStopsOnARefusedKey(t *testing.T) {
 }
 
 func TestOnboardingFolder(t *testing.T) {
-	up := newUpstream(t, 5, sourcetest.Options{})
+	up := newUpstream(t, 5, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	dir := t.TempDir()
 	for name, data := range map[string][]byte{

@@ -19,6 +19,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
@@ -69,7 +70,7 @@ func (p *panicOnce) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.E
 // TestOnboardingPollSurvivesAPanic: a pass of the folder that panics is logged and counted on
 // hrsync_job_panics_total{task="onboarding"}, and the next pass onboards the file.
 func TestOnboardingPollSurvivesAPanic(t *testing.T) {
-	up := sourcetest.NewServer(sourcetest.Options{})
+	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), source.ClientOptions{})
 	if err != nil {
@@ -150,7 +151,7 @@ func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
 	closed := "http://" + ln.Addr().String() + "/v1"
 	_ = ln.Close()
 	fast := source.ClientOptions{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
-	down, err := source.NewClient(closed, sourcetest.DefaultAPIKey, fast)
+	down, err := source.NewClient(closed, fakeupstream.DefaultAPIKey, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
 		t.Fatal("the file did not go to failed/ in the outage")
 	}
 
-	up := sourcetest.NewServer(sourcetest.Options{})
+	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), fast)
 	if err != nil {

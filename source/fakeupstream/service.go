@@ -1,10 +1,15 @@
-// Package sourcetest is a fake Employee Records service for tests across hrsync: an
-// httptest.Server that behaves like the real upstream as UPSTREAM.md describes it (X-API-KEY,
-// Total/Per-Page/Link exactly as the real service writes them, its error bodies, its 60-per-60-s
-// rate limit, its loosely typed records), with records held as raw JSON so that a test controls
-// byte for byte what is served, and with hooks to inject faults and to change the records
-// between requests.
-package sourcetest
+// Package fakeupstream is a stand-in for the Employee Records service (UPSTREAM.md): generated
+// records in the real service's loose style (Generate), served with the real paging, Total,
+// Per-Page and Link headers, error bodies and X-API-KEY, its rate limit when asked for (more
+// than Options.RateLimit requests in any window answered 429, as the real service does at 60 a
+// minute), and the faults one can switch on (slow, refused or dropped answers; creates stored but
+// never answered). It is for hrsync demo, for local development (cmd/fakeupstream serves it in a
+// process of its own) and for tests (package sourcetest starts it on httptest).
+//
+// A Service is an http.Handler serving the collections listed in collections.go, with records
+// held as raw JSON so that its user controls byte for byte what is served, and with hooks to
+// change the records between requests. Server serves one on a listener.
+package fakeupstream
 
 import (
 	"bytes"
@@ -17,7 +22,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -28,13 +32,13 @@ import (
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// DefaultAPIKey is the key a Server accepts when Options.APIKey is empty.
-const DefaultAPIKey = "sandbox-sourcetest-0000-key"
+// DefaultAPIKey is the key a Service accepts when Options.APIKey is empty.
+const DefaultAPIKey = "sandbox-fakeupstream-0000-key"
 
 // StatusDropped is the status recorded for a request whose connection was dropped unanswered.
 const StatusDropped = 0
 
-// Options configures a Server. The zero value serves no employees, the working patterns of
+// Options configures a Service. The zero value serves no employees, the working patterns of
 // WorkingPatterns, with DefaultAPIKey and no rate limit enforced.
 type Options struct {
 	// APIKey is the one key accepted in X-API-KEY (default DefaultAPIKey).
@@ -56,8 +60,8 @@ type Options struct {
 	// requests from 1. Faults queued with InjectFaults come first.
 	Fault func(n int, r *http.Request) Fault
 	// BeforeRequest, when set, is called before request n is served (before authentication),
-	// e.g. to add or remove records in the middle of a walk. It may call the Server's methods.
-	BeforeRequest func(s *Server, n int, r *http.Request)
+	// e.g. to add or remove records in the middle of a walk. It may call the Service's methods.
+	BeforeRequest func(s *Service, n int, r *http.Request)
 	// Now is the server's clock, for the rate-limit window and created records (default
 	// time.Now).
 	Now func() time.Time
@@ -93,7 +97,7 @@ type Fault struct {
 	LinkOrigin string
 }
 
-// Request is one request as the Server saw it.
+// Request is one request as the Service saw it.
 type Request struct {
 	N          int // from 1
 	Method     string
@@ -119,9 +123,9 @@ type record struct {
 	raw   json.RawMessage
 }
 
-// Server is a fake upstream. Close it when done.
-type Server struct {
-	*httptest.Server
+// Service is the stand-in upstream, an http.Handler; serve it with Server, with an http.Server
+// of one's own, or on httptest. Close it when done: that cuts short any delayed answer.
+type Service struct {
 	opts Options
 	done chan struct{}
 	stop sync.Once
@@ -138,27 +142,8 @@ type Server struct {
 	maxInWindow int
 }
 
-// NewServer starts a fake upstream on a loopback port of httptest's choosing.
-func NewServer(opts Options) *Server {
-	s := newServer(opts)
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
-	return s
-}
-
-// NewServerOn starts a fake upstream on ln, a listener the caller chose (an address a person
-// can reach, for a demo or a process of its own), instead of a port httptest picks. The Server
-// takes ln over: Close closes it. URL is http:// and ln's address.
-func NewServerOn(ln net.Listener, opts Options) *Server {
-	s := newServer(opts)
-	s.Server = &httptest.Server{
-		Listener: ln,
-		Config:   &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second},
-	}
-	s.Start()
-	return s
-}
-
-func newServer(opts Options) *Server {
+// New returns a Service configured by opts.
+func New(opts Options) *Service {
 	if opts.APIKey == "" {
 		opts.APIKey = DefaultAPIKey
 	}
@@ -171,7 +156,7 @@ func newServer(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, done: make(chan struct{}), counts: make(map[PathStatus]int)}
+	s := &Service{opts: opts, done: make(chan struct{}), counts: make(map[PathStatus]int)}
 	s.SetEmployees(opts.Employees)
 	if opts.WorkingPatterns == nil {
 		s.SetWorkingPatterns(WorkingPatterns())
@@ -181,17 +166,17 @@ func newServer(opts Options) *Server {
 	return s
 }
 
-// Close stops the server, cutting short any delayed answer.
-func (s *Server) Close() {
+// Close cuts short any delayed answer, now and from now on: a delayed request is dropped
+// unanswered. It does not stop whatever serves the Service.
+func (s *Service) Close() {
 	s.stop.Do(func() { close(s.done) })
-	s.Server.Close()
 }
 
 // APIKey is the key the server accepts.
-func (s *Server) APIKey() string { return s.opts.APIKey }
+func (s *Service) APIKey() string { return s.opts.APIKey }
 
 // SetEmployees replaces the employees served (the records are copied).
-func (s *Server) SetEmployees(raws []json.RawMessage) {
+func (s *Service) SetEmployees(raws []json.RawMessage) {
 	recs := make([]record, len(raws))
 	for i, raw := range raws {
 		recs[i] = newRecord(raw)
@@ -205,13 +190,13 @@ func (s *Server) SetEmployees(raws []json.RawMessage) {
 }
 
 // AddEmployee appends an employee to the collection.
-func (s *Server) AddEmployee(raw json.RawMessage) {
+func (s *Service) AddEmployee(raw json.RawMessage) {
 	s.InsertEmployee(-1, raw)
 }
 
 // InsertEmployee inserts an employee at index i of the collection (a negative or too large i
 // appends), shifting the pages after it.
-func (s *Server) InsertEmployee(i int, raw json.RawMessage) {
+func (s *Service) InsertEmployee(i int, raw json.RawMessage) {
 	r := newRecord(raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -223,7 +208,7 @@ func (s *Server) InsertEmployee(i int, raw json.RawMessage) {
 }
 
 // RemoveEmployee removes the employees with the id and reports whether there was one.
-func (s *Server) RemoveEmployee(id int64) bool {
+func (s *Service) RemoveEmployee(id int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.employees)
@@ -232,7 +217,7 @@ func (s *Server) RemoveEmployee(id int64) bool {
 }
 
 // Employees returns the employees served, in order.
-func (s *Server) Employees() []json.RawMessage {
+func (s *Service) Employees() []json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]json.RawMessage, len(s.employees))
@@ -243,7 +228,7 @@ func (s *Server) Employees() []json.RawMessage {
 }
 
 // SetWorkingPatterns replaces the working patterns served (the records are copied).
-func (s *Server) SetWorkingPatterns(raws []json.RawMessage) {
+func (s *Service) SetWorkingPatterns(raws []json.RawMessage) {
 	ps := make([]json.RawMessage, len(raws))
 	for i, raw := range raws {
 		ps[i] = slices.Clone(raw)
@@ -254,7 +239,7 @@ func (s *Server) SetWorkingPatterns(raws []json.RawMessage) {
 }
 
 // WorkingPatterns returns the working patterns served, in order.
-func (s *Server) WorkingPatterns() []json.RawMessage {
+func (s *Service) WorkingPatterns() []json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]json.RawMessage, len(s.patterns))
@@ -265,14 +250,14 @@ func (s *Server) WorkingPatterns() []json.RawMessage {
 }
 
 // InjectFaults queues faults for the next authorized requests, one each, in order.
-func (s *Server) InjectFaults(faults ...Fault) {
+func (s *Service) InjectFaults(faults ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, faults...)
 }
 
 // Requests returns every request seen, in arrival order.
-func (s *Server) Requests() []Request {
+func (s *Service) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.log)
@@ -281,7 +266,7 @@ func (s *Server) Requests() []Request {
 }
 
 // NumRequests is the number of requests seen.
-func (s *Server) NumRequests() int {
+func (s *Service) NumRequests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.n
@@ -289,7 +274,7 @@ func (s *Server) NumRequests() int {
 
 // Counts returns the number of answered requests by path and status (StatusDropped for
 // dropped connections).
-func (s *Server) Counts() map[PathStatus]int {
+func (s *Service) Counts() map[PathStatus]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[PathStatus]int, len(s.counts))
@@ -300,20 +285,21 @@ func (s *Server) Counts() map[PathStatus]int {
 }
 
 // Count is the number of requests to path answered with status.
-func (s *Server) Count(path string, status int) int {
+func (s *Service) Count(path string, status int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[PathStatus{path, status}]
 }
 
 // MaxInWindow is the largest number of authorized requests seen within any one Window.
-func (s *Server) MaxInWindow() int {
+func (s *Service) MaxInWindow() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.maxInWindow
 }
 
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers one request as the real service would, or with the fault asked for.
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.n++
 	n := s.n
@@ -354,7 +340,7 @@ func reply(status int, body []byte) answer { return answer{status: status, body:
 func dropped(f Fault) answer { return answer{status: StatusDropped, reset: f.Reset} }
 
 // serve decides the answer to one request.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, authorized *bool) answer {
+func (s *Service) serve(w http.ResponseWriter, r *http.Request, n int, authorized *bool) answer {
 	// Header names are case-insensitive: Get finds X-API-KEY, X-Api-Key, x-api-key.
 	if r.Header.Get("X-Api-Key") != s.opts.APIKey {
 		return reply(http.StatusUnauthorized, v1.ErrorBody(http.StatusUnauthorized, ""))
@@ -390,22 +376,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, authorized
 		return reply(http.StatusTooManyRequests, v1.ErrorBody(http.StatusTooManyRequests, ""))
 	}
 
-	switch path := strings.TrimSuffix(r.URL.Path, "/"); {
-	case path == "/v1/employees" && r.Method == http.MethodGet:
-		return s.list(w, r, "employees", s.employeePage, f)
-	case path == "/v1/employees" && r.Method == http.MethodPost:
-		return s.create(w, r, f)
-	case path == "/v1/working_patterns" && r.Method == http.MethodGet:
-		return s.list(w, r, "working_patterns", s.patternPage, f)
-	case strings.HasPrefix(path, "/v1/employees/") && r.Method == http.MethodGet:
-		return s.employee(strings.TrimPrefix(path, "/v1/employees/"))
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	for _, c := range collections {
+		base := "/v1/" + c.name
+		switch {
+		case path == base && r.Method == http.MethodGet:
+			return s.list(w, r, c, f)
+		case path == base && r.Method == http.MethodPost && c.create != nil:
+			return c.create(s, w, r, f)
+		case strings.HasPrefix(path, base+"/") && r.Method == http.MethodGet && c.byID != nil:
+			return c.byID(s, strings.TrimPrefix(path, base+"/"))
+		}
 	}
 	return reply(http.StatusNotFound, v1.ErrorBody(http.StatusNotFound, ""))
 }
 
 // arrive counts an authorized request in the sliding window and reports whether it is over the
 // rate limit.
-func (s *Server) arrive() bool {
+func (s *Service) arrive() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
@@ -421,7 +409,7 @@ func (s *Server) arrive() bool {
 	return limited
 }
 
-func (s *Server) fault(n int, r *http.Request) Fault {
+func (s *Service) fault(n int, r *http.Request) Fault {
 	s.mu.Lock()
 	if len(s.faults) > 0 {
 		f := s.faults[0]
@@ -436,41 +424,16 @@ func (s *Server) fault(n int, r *http.Request) Fault {
 	return Fault{}
 }
 
-// page is one page of a collection, read under the lock.
-type page func(p v1.Page) (items []json.RawMessage, total int64)
-
-func (s *Server) employeePage(p v1.Page) ([]json.RawMessage, int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	total := int64(len(s.employees))
-	var items []json.RawMessage
-	for i := p.Offset(); i < total && i < p.Offset()+p.Size; i++ {
-		items = append(items, s.employees[i].raw)
-	}
-	return items, total
-}
-
-func (s *Server) patternPage(p v1.Page) ([]json.RawMessage, int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	total := int64(len(s.patterns))
-	var items []json.RawMessage
-	for i := p.Offset(); i < total && i < p.Offset()+p.Size; i++ {
-		items = append(items, s.patterns[i])
-	}
-	return items, total
-}
-
 // list answers one page of a collection as the real service does: Total, Per-Page and, unless
 // the collection fits on one page, Link (first, prev, last, next; absolute; the request's other
 // parameters kept); per_page cut to 100; a page past the end empty.
-func (s *Server) list(w http.ResponseWriter, r *http.Request, key string, read page, f Fault) answer {
+func (s *Service) list(w http.ResponseWriter, r *http.Request, c collection, f Fault) answer {
 	q := r.URL.Query()
 	p, err := v1.ParsePage(q)
 	if err != nil {
 		return reply(http.StatusBadRequest, v1.ErrorBody(http.StatusBadRequest, err.Error()))
 	}
-	items, total := read(p)
+	items, total := c.page(s, p)
 	base := &url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path}
 	if r.TLS != nil {
 		base.Scheme = "https"
@@ -486,10 +449,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, key string, read p
 	if link := v1.FormatLink(base, q, p, total); link != "" {
 		h.Set("Link", link)
 	}
-	return reply(http.StatusOK, envelope(key, items))
+	return reply(http.StatusOK, envelope(c.name, items))
 }
 
-func (s *Server) employee(idText string) answer {
+func (s *Service) employee(idText string) answer {
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if err == nil {
 		s.mu.Lock()
@@ -509,7 +472,7 @@ func (s *Server) employee(idText string) answer {
 // create answers POST /v1/employees: form fields employee[...] or {"employee":{...}} (form
 // fields only when DocumentedOnly); 400 Record Invalid for missing or bad fields and for an
 // email already taken; 201 with the stored record in the envelope.
-func (s *Server) create(w http.ResponseWriter, r *http.Request, f Fault) answer {
+func (s *Service) create(w http.ResponseWriter, r *http.Request, f Fault) answer {
 	if s.opts.DocumentedOnly && !isForm(r.Header.Get("Content-Type")) {
 		if f.DropAfterStore {
 			return dropped(f)

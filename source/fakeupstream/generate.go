@@ -1,4 +1,4 @@
-package sourcetest
+package fakeupstream
 
 import (
 	"encoding/json"
@@ -411,7 +411,7 @@ func (o *object) set(k string, v any) *object {
 	default:
 		vb, err := json.Marshal(v)
 		if err != nil {
-			panic(fmt.Sprintf("sourcetest: encode %s: %v", k, err))
+			panic(fmt.Sprintf("fakeupstream: encode %s: %v", k, err))
 		}
 		o.b = append(o.b, vb...)
 	}

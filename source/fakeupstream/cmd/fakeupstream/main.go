@@ -1,6 +1,6 @@
-// Command fakeupstream serves the fake Employee Records service of package sourcetest on an
-// address, in a process of its own: for measuring hrsync from outside (its memory, its wall
-// time) and for demos.
+// Command fakeupstream serves the stand-in Employee Records service of package fakeupstream on
+// an address, in a process of its own: for measuring hrsync from outside (its memory, its wall
+// time), for local development and for demos.
 //
 //	fakeupstream -addr 127.0.0.1:8099 -employees 100000 -seed 42 -delay 20ms -rate-limit 60
 //
@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 )
 
 func main() {
@@ -33,7 +33,7 @@ func main() {
 
 func run() error {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (port 0: any free port)")
-	employees := flag.Int("employees", 1000, "employees to serve (sourcetest.Generate)")
+	employees := flag.Int("employees", 1000, "employees to serve (fakeupstream.Generate)")
 	seed := flag.Int64("seed", 42, "seed of the generated employees")
 	delay := flag.Duration("delay", 0, "hold every answer back this long")
 	rateLimit := flag.Int("rate-limit", 0, "answer 429 past this many requests within any -window, as the real service does (0: no limit)")
@@ -52,25 +52,23 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	opts := sourcetest.Options{
-		Employees: sourcetest.Generate(*employees, *seed),
+	opts := fakeupstream.Options{
+		Employees: fakeupstream.Generate(*employees, *seed),
 		RateLimit: *rateLimit,
 		Window:    *window,
 
 		DocumentedOnly: *documentedOnly,
 	}
 	if *delay > 0 {
-		opts.Fault = func(int, *http.Request) sourcetest.Fault { return sourcetest.Fault{Delay: *delay} }
+		opts.Fault = func(int, *http.Request) fakeupstream.Fault { return fakeupstream.Fault{Delay: *delay} }
 	}
-	// The fake is an httptest.Server on a loopback port of its choosing; its handler is served
-	// here on the address asked for as well.
-	fake := sourcetest.NewServer(opts)
+	fake := fakeupstream.New(opts)
 	defer fake.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: fake.Config.Handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: fake, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

@@ -1,14 +1,16 @@
-package sink_test
+package main
 
 import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,8 +20,8 @@ import (
 )
 
 var (
-	testMark  = sink.ScratchMark{AppID: 0x74657374, Comment: "made by the sink tests, which drop and remake it"} // "test"
-	otherMark = sink.ScratchMark{AppID: 0x6f746872, Comment: "made by another tool"}                             // "othr"
+	testMark  = scratchMark{AppID: 0x74657374, Comment: "made by the demo warehouse tests, which drop and remake it"} // "test"
+	otherMark = scratchMark{AppID: 0x6f746872, Comment: "made by another tool"}                                       // "othr"
 )
 
 // scratchPlace is where a scratch warehouse goes in a test: a file in the test's temp dir, or
@@ -69,9 +71,9 @@ func (p scratchPlace) warehouse(t *testing.T) {
 
 // scratch makes a scratch warehouse with mark there, as its owner used it: migrated, holding one
 // employee.
-func (p scratchPlace) scratch(t *testing.T, mark sink.ScratchMark) {
+func (p scratchPlace) scratch(t *testing.T, mark scratchMark) {
 	t.Helper()
-	if err := sink.ResetScratch(context.Background(), p.url, p.opts, mark); err != nil {
+	if err := resetScratch(context.Background(), p.url, p.opts, mark); err != nil {
 		t.Fatal(err)
 	}
 	p.warehouse(t)
@@ -154,7 +156,7 @@ func (p scratchPlace) tables(t *testing.T) []string {
 }
 
 // marked reports whether what is there carries mark.
-func (p scratchPlace) marked(t *testing.T, mark sink.ScratchMark) bool {
+func (p scratchPlace) marked(t *testing.T, mark scratchMark) bool {
 	t.Helper()
 	ctx := context.Background()
 	if p.backend == "sqlite" {
@@ -186,7 +188,7 @@ func TestResetScratch(t *testing.T) {
 		name  string
 		only  string // a backend, when the case is one backend's
 		setup func(t *testing.T, p scratchPlace)
-		mark  sink.ScratchMark // default testMark
+		mark  scratchMark // default testMark
 		want  string
 	}{
 		{name: "nothing there", want: made},
@@ -215,8 +217,8 @@ func TestResetScratch(t *testing.T) {
 		}, want: refused},
 		// A mark with 0 or "" would be found on anything: a real warehouse's file has
 		// application_id 0, a schema without a comment has "".
-		{name: "a mark without AppID", setup: func(t *testing.T, p scratchPlace) { p.warehouse(t) }, mark: sink.ScratchMark{Comment: testMark.Comment}, want: invalid},
-		{name: "a mark without Comment", setup: func(t *testing.T, p scratchPlace) { p.warehouse(t) }, mark: sink.ScratchMark{AppID: testMark.AppID}, want: invalid},
+		{name: "a mark without AppID", setup: func(t *testing.T, p scratchPlace) { p.warehouse(t) }, mark: scratchMark{Comment: testMark.Comment}, want: invalid},
+		{name: "a mark without Comment", setup: func(t *testing.T, p scratchPlace) { p.warehouse(t) }, mark: scratchMark{AppID: testMark.AppID}, want: invalid},
 	}
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
@@ -232,15 +234,15 @@ func TestResetScratch(t *testing.T) {
 						tt.setup(t, p)
 					}
 					mark := tt.mark
-					if mark == (sink.ScratchMark{}) {
+					if mark == (scratchMark{}) {
 						mark = testMark
 					}
 					before := p.snapshot(t)
-					err := sink.ResetScratch(ctx, p.url, p.opts, mark)
+					err := resetScratch(ctx, p.url, p.opts, mark)
 					switch tt.want {
 					case made:
 						if err != nil {
-							t.Fatalf("ResetScratch: %v", err)
+							t.Fatalf("resetScratch: %v", err)
 						}
 						if !p.marked(t, testMark) {
 							t.Error("not marked")
@@ -272,8 +274,8 @@ func TestResetScratch(t *testing.T) {
 						}
 						return
 					case refused:
-						if !errors.Is(err, sink.ErrNotScratch) {
-							t.Fatalf("ResetScratch: %v, want ErrNotScratch", err)
+						if !errors.Is(err, errNotScratch) {
+							t.Fatalf("resetScratch: %v, want errNotScratch", err)
 						}
 						t.Log(err)
 						if want := p.opts.Schema; backend == "postgres" && !strings.Contains(err.Error(), "schema "+want) {
@@ -283,8 +285,8 @@ func TestResetScratch(t *testing.T) {
 							t.Errorf("the error does not name %s: %v", p.path, err)
 						}
 					case invalid:
-						if err == nil || errors.Is(err, sink.ErrNotScratch) {
-							t.Fatalf("ResetScratch with mark %+v: %v, want an invalid mark", mark, err)
+						if err == nil || errors.Is(err, errNotScratch) {
+							t.Fatalf("resetScratch with mark %+v: %v, want an invalid mark", mark, err)
 						}
 					}
 					if after := p.snapshot(t); after != before {
@@ -310,15 +312,15 @@ func TestResetScratchNamesNoSecret(t *testing.T) {
 	pw, _ := u.User.Password()
 	p := scratchPlace{backend: "postgres", url: u.String(), opts: sink.Options{Schema: schemaName}}
 	ctx := context.Background()
-	if err := sink.ResetScratch(ctx, p.url, p.opts, otherMark); err != nil {
+	if err := resetScratch(ctx, p.url, p.opts, otherMark); err != nil {
 		if strings.Contains(err.Error(), "password") {
 			t.Skipf("the server wants the real password: %v", err)
 		}
 		t.Fatal(err)
 	}
-	err = sink.ResetScratch(ctx, p.url, p.opts, testMark)
-	if !errors.Is(err, sink.ErrNotScratch) {
-		t.Fatalf("ResetScratch: %v, want ErrNotScratch", err)
+	err = resetScratch(ctx, p.url, p.opts, testMark)
+	if !errors.Is(err, errNotScratch) {
+		t.Fatalf("resetScratch: %v, want errNotScratch", err)
 	}
 	if msg := err.Error(); (pw != "" && strings.Contains(msg, pw)) || strings.Contains(msg, "@") || !strings.Contains(msg, "postgres://"+u.Host+u.Path) {
 		t.Errorf("the error names the credentials, or not the database: %s", msg)
@@ -333,8 +335,146 @@ func TestResetScratchRejectsBadPlaces(t *testing.T) {
 		{"sqlite:", ""},
 		{"", ""},
 	} {
-		if err := sink.ResetScratch(ctx, c.url, sink.Options{Schema: c.schema}, testMark); !errors.Is(err, sink.ErrBadURL) {
-			t.Errorf("ResetScratch(%q, schema %q): %v, want ErrBadURL", c.url, c.schema, err)
+		if err := resetScratch(ctx, c.url, sink.Options{Schema: c.schema}, testMark); !errors.Is(err, sink.ErrBadURL) {
+			t.Errorf("resetScratch(%q, schema %q): %v, want ErrBadURL", c.url, c.schema, err)
 		}
 	}
+}
+
+// The file resetScratch checks and removes is the file sink then migrates and opens: the two
+// read a SQLite warehouse URL alike.
+func TestScratchSQLitePathIsSinks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for i, form := range []string{"%s", "file:%s", "sqlite:%s", "sqlite://%s", "file:%s?mode=rwc", "sqlite:file:%s"} {
+		path := filepath.Join(dir, fmt.Sprintf("w%d.db", i))
+		raw := fmt.Sprintf(form, path)
+		got, err := scratchSQLitePath(raw)
+		if err != nil {
+			t.Errorf("%s: %v", raw, err)
+			continue
+		}
+		s, err := sink.Open(ctx, raw, sink.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if loc := s.Location(); got != loc || got != path {
+			t.Errorf("%s: resetScratch reads %s, sink opens %s, want %s", raw, got, loc, path)
+		}
+		s.Close()
+	}
+	for _, raw := range []string{"sqlite:", "file:", "sqlite:file:", "http://example.com/x.db", "file:?mode=ro"} {
+		_, err := scratchSQLitePath(raw)
+		_, openErr := sink.Open(ctx, raw, sink.Options{})
+		if !errors.Is(err, sink.ErrBadURL) || !errors.Is(openErr, sink.ErrBadURL) {
+			t.Errorf("%s: resetScratch %v, sink %v; want both ErrBadURL", raw, err, openErr)
+		}
+	}
+}
+
+// demoBackends runs test on an empty migrated warehouse of each backend, as sink's tests do.
+func demoBackends(t *testing.T, test func(t *testing.T, s *sink.Store)) {
+	t.Helper()
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			test(t, sinktest.Store(t, backend, sink.Options{}))
+		})
+	}
+}
+
+// headcountRecord is an employee of department dept ("Dept <dept>") with a line manager unless
+// manager is 0.
+func headcountRecord(id, dept, manager int64, title string) v1.Employee {
+	raw := fmt.Sprintf(`{"id":%d,"account_id":"7","first_name":"F%d","last_name":"Lé%d","email":"e%d@example.com","job_title":%q,"status":"Current employee","join_date":"2020/01/%02d","working_pattern":{"id":9,"name":"Four day","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"department":{"id":%d,"name":"Dept %d"},"created_at":"2020-01-01T09:00:00+01:00","updated_at":"2026-01-01T00:00:00Z","middle_name":"M%d"`,
+		id, id, id, id, title, id%28+1, dept, dept, id)
+	if manager > 0 {
+		raw += fmt.Sprintf(`,"line_manager":{"id":%d,"name":"Boss %d"}`, manager, manager)
+	}
+	raw += "}"
+	var e v1.Employee
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// walkEmployees stages records in pages of size and merges them, as a sync's walk does.
+func walkEmployees(t *testing.T, s *sink.Store, es []v1.Employee, size int, opts sink.MergeOptions) sink.MergeResult {
+	t.Helper()
+	ctx := context.Background()
+	l, err := s.BeginLoad(ctx, sink.Employees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for start := 0; start < len(es); start += size {
+		if err := l.AddEmployees(ctx, es[start:min(start+size, len(es))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := l.Merge(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestHeadcountByDepartment(t *testing.T) {
+	demoBackends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		got, err := headcountByDepartment(ctx, s)
+		if err != nil || got == nil || len(got) != 0 {
+			t.Fatalf("an empty warehouse: %v %v, want no lines", got, err)
+		}
+		// Dept 1: 3; Dept 2: 3, one of whom leaves; Dept 3: 2. Employee 1's manager is never
+		// listed, so the warehouse holds an unlisted row for them, which is not counted.
+		es := []v1.Employee{
+			headcountRecord(1, 1, 9999, "Engineer"), headcountRecord(2, 1, 1, "Engineer"), headcountRecord(3, 1, 1, "Engineer"),
+			headcountRecord(4, 3, 1, "Engineer"), headcountRecord(5, 3, 1, "Engineer"),
+			headcountRecord(6, 2, 1, "Engineer"), headcountRecord(7, 2, 1, "Engineer"), headcountRecord(8, 2, 1, "Engineer"),
+		}
+		walkEmployees(t, s, es, 5, sink.MergeOptions{Complete: true})
+		if res := walkEmployees(t, s, es[:7], 5, sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Deleted != 1 {
+			t.Fatalf("the second walk: %+v, want 1 deleted", res)
+		}
+		var unlisted int
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees WHERE NOT listed`).Scan(&unlisted); err != nil || unlisted != 1 {
+			t.Fatalf("unlisted rows: %d %v, want employee 1's manager", unlisted, err)
+		}
+		// Created here, with no department.
+		if _, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ødegård", Email: "zoe@example.com", JoinDate: "2025-08-31"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err = headcountByDepartment(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Largest first, a tie by name, no department last.
+		want := []departmentCount{{"Dept 1", 3}, {"Dept 2", 2}, {"Dept 3", 2}, {"(none)", 1}}
+		if !slices.Equal(got, want) {
+			t.Errorf("headcount\n got %v\nwant %v", got, want)
+		}
+		// The text a person is shown is the query that was run: the same answer from the
+		// database handle directly.
+		rows, err := s.DB().QueryContext(ctx, headcountByDepartmentQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		if cols, err := rows.Columns(); err != nil || !slices.Equal(cols, []string{"department", "employees"}) {
+			t.Errorf("columns %v %v, want department, employees (the demo prints them)", cols, err)
+		}
+		var direct []departmentCount
+		for rows.Next() {
+			var c departmentCount
+			if err := rows.Scan(&c.Department, &c.Employees); err != nil {
+				t.Fatal(err)
+			}
+			direct = append(direct, c)
+		}
+		if err := rows.Err(); err != nil || !slices.Equal(direct, want) {
+			t.Errorf("the query run directly: %v %v", direct, err)
+		}
+	})
 }

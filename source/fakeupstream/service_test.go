@@ -1,4 +1,4 @@
-package sourcetest_test
+package fakeupstream_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"slices"
@@ -18,23 +19,46 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
+// testServer is a Service on an httptest server, as the tests here reach it.
+type testServer struct {
+	*httptest.Server
+	*fakeupstream.Service
+}
+
+func newServer(opts fakeupstream.Options) *testServer {
+	svc := fakeupstream.New(opts)
+	return &testServer{Server: httptest.NewServer(svc), Service: svc}
+}
+
+// Close stops the server, cutting short any delayed answer.
+func (s *testServer) Close() {
+	s.Service.Close()
+	s.Server.Close()
+}
+
 // get sends a GET with the server's key (or the given one) and returns the answer and its body.
-func get(t *testing.T, srv *sourcetest.Server, target string, header ...string) (*http.Response, []byte) {
+func get(t *testing.T, srv *testServer, target string, header ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, srv.URL+target, nil)
+	return getFrom(t, srv.Client(), srv.URL, srv.APIKey(), target, header...)
+}
+
+// getFrom is get of base+target through client, with key.
+func getFrom(t *testing.T, client *http.Client, base, key, target string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+target, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("X-API-KEY", srv.APIKey())
+	req.Header.Set("X-API-KEY", key)
 	for i := 0; i < len(header); i += 2 {
 		req.Header.Del("X-API-KEY")
 		req.Header[header[i]] = []string{header[i+1]}
 	}
-	resp, err := srv.Client().Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +85,8 @@ func items(t *testing.T, key string, body []byte) []json.RawMessage {
 }
 
 func TestListHeadersAsTheRealService(t *testing.T) {
-	emps := sourcetest.Generate(250, 1)
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: emps})
+	emps := fakeupstream.Generate(250, 1)
+	srv := newServer(fakeupstream.Options{Employees: emps})
 	defer srv.Close()
 	u := srv.URL + "/v1/employees"
 	tests := []struct {
@@ -132,22 +156,25 @@ func TestListHeadersAsTheRealService(t *testing.T) {
 	}
 }
 
-// NewServerOn serves on the listener given, with links on its address, and Close closes it.
+// Start serves on the listener given, with links on its address, and Close closes it.
 func TestServerOnAListenerOfOurOwn(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sourcetest.NewServerOn(ln, sourcetest.Options{Employees: sourcetest.Generate(150, 1)})
+	srv := fakeupstream.Start(ln, fakeupstream.Options{Employees: fakeupstream.Generate(150, 1)})
 	defer srv.Close()
 	if srv.URL != "http://"+ln.Addr().String() {
 		t.Errorf("URL %s, listener on %s", srv.URL, ln.Addr())
 	}
-	resp, body := get(t, srv, "/v1/employees?per_page=100")
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, body := getFrom(t, client, srv.URL, srv.APIKey(), "/v1/employees?per_page=100")
 	if resp.StatusCode != 200 || len(items(t, "employees", body)) != 100 || !strings.Contains(resp.Header.Get("Link"), srv.URL+"/v1/employees?page=2") {
 		t.Errorf("status %d, Link %q", resp.StatusCode, resp.Header.Get("Link"))
 	}
-	srv.Close()
+	if err := srv.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 	if c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
 		c.Close()
 		t.Error("the listener still accepts after Close")
@@ -155,7 +182,7 @@ func TestServerOnAListenerOfOurOwn(t *testing.T) {
 }
 
 func TestListOnOnePage(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(5, 1)})
+	srv := newServer(fakeupstream.Options{Employees: fakeupstream.Generate(5, 1)})
 	defer srv.Close()
 	for _, target := range []string{"/v1/employees?page=1&per_page=100", "/v1/working_patterns?per_page=100", "/v1/working_patterns"} {
 		resp, body := get(t, srv, target)
@@ -173,7 +200,7 @@ func TestListOnOnePage(t *testing.T) {
 		t.Errorf("Link %s\nwant %s", got, want)
 	}
 
-	empty := sourcetest.NewServer(sourcetest.Options{WorkingPatterns: []json.RawMessage{}})
+	empty := newServer(fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 	defer empty.Close()
 	for _, target := range []string{"/v1/employees?page=1&per_page=100", "/v1/working_patterns"} {
 		resp, body := get(t, empty, target)
@@ -184,7 +211,7 @@ func TestListOnOnePage(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{APIKey: "sandbox-k1"})
+	srv := newServer(fakeupstream.Options{APIKey: "sandbox-k1"})
 	defer srv.Close()
 	tests := []struct {
 		name   string
@@ -233,7 +260,7 @@ func (f *fakeNow) Set(d time.Duration) {
 
 func TestRateLimitWindow(t *testing.T) {
 	var clock fakeNow
-	srv := sourcetest.NewServer(sourcetest.Options{RateLimit: 3, Window: time.Minute, Now: clock.Now})
+	srv := newServer(fakeupstream.Options{RateLimit: 3, Window: time.Minute, Now: clock.Now})
 	defer srv.Close()
 	steps := []struct {
 		at   time.Duration
@@ -271,7 +298,7 @@ func TestRateLimitWindow(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	plain := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(150, 2)})
+	srv := newServer(fakeupstream.Options{Employees: fakeupstream.Generate(150, 2)})
 	defer srv.Close()
 	do := func(target string) (*http.Response, []byte, error) {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+target, nil)
@@ -286,13 +313,13 @@ func TestFaults(t *testing.T) {
 	}
 
 	srv.InjectFaults(
-		sourcetest.Fault{Status: 503},
-		sourcetest.Fault{Status: 429, Header: http.Header{"Retry-After": {"5"}}},
-		sourcetest.Fault{Drop: true},
-		sourcetest.Fault{Drop: true, Reset: true},
-		sourcetest.Fault{Status: 500, Body: "<html>oops</html>"},
-		sourcetest.Fault{LinkOrigin: "https://elsewhere.example:8443"},
-		sourcetest.Fault{Delay: 100 * time.Millisecond},
+		fakeupstream.Fault{Status: 503},
+		fakeupstream.Fault{Status: 429, Header: http.Header{"Retry-After": {"5"}}},
+		fakeupstream.Fault{Drop: true},
+		fakeupstream.Fault{Drop: true, Reset: true},
+		fakeupstream.Fault{Status: 500, Body: "<html>oops</html>"},
+		fakeupstream.Fault{LinkOrigin: "https://elsewhere.example:8443"},
+		fakeupstream.Fault{Delay: 100 * time.Millisecond},
 	)
 	resp, body, err := do("/v1/employees")
 	if err != nil || resp.StatusCode != 503 || string(body) != `{"error":{"type":"Service Unavailable"}}` {
@@ -329,9 +356,9 @@ func TestFaults(t *testing.T) {
 		t.Errorf("after the faults: %v %v", err, resp)
 	}
 
-	want2 := map[sourcetest.PathStatus]int{
+	want2 := map[fakeupstream.PathStatus]int{
 		{Path: "/v1/employees", Status: 503}: 1, {Path: "/v1/employees", Status: 429}: 1,
-		{Path: "/v1/employees", Status: sourcetest.StatusDropped}: 2, {Path: "/v1/employees", Status: 500}: 1,
+		{Path: "/v1/employees", Status: fakeupstream.StatusDropped}: 2, {Path: "/v1/employees", Status: 500}: 1,
 		{Path: "/v1/employees", Status: 200}: 3,
 	}
 	if got := srv.Counts(); !reflect.DeepEqual(got, want2) {
@@ -352,7 +379,7 @@ func TestFaults(t *testing.T) {
 }
 
 func TestFaultHookAndMutations(t *testing.T) {
-	emps := sourcetest.Generate(200, 3)
+	emps := fakeupstream.Generate(200, 3)
 	var firstID int64
 	{
 		var e v1.Employee
@@ -361,15 +388,15 @@ func TestFaultHookAndMutations(t *testing.T) {
 		}
 		firstID = e.ID
 	}
-	srv := sourcetest.NewServer(sourcetest.Options{
+	srv := newServer(fakeupstream.Options{
 		Employees: emps,
-		Fault: func(n int, r *http.Request) sourcetest.Fault {
+		Fault: func(n int, r *http.Request) fakeupstream.Fault {
 			if n == 3 {
-				return sourcetest.Fault{Status: 502}
+				return fakeupstream.Fault{Status: 502}
 			}
-			return sourcetest.Fault{}
+			return fakeupstream.Fault{}
 		},
-		BeforeRequest: func(s *sourcetest.Server, n int, r *http.Request) {
+		BeforeRequest: func(s *fakeupstream.Service, n int, r *http.Request) {
 			if n == 2 { // between page 1 and page 2: the first record goes, pages shift
 				if !s.RemoveEmployee(firstID) {
 					t.Error("RemoveEmployee found nothing")
@@ -411,15 +438,15 @@ func TestFaultHookAndMutations(t *testing.T) {
 	if len(srv.Employees()) != 0 {
 		t.Error("SetEmployees(nil) left records")
 	}
-	srv.SetWorkingPatterns(sourcetest.WorkingPatterns()[:2])
+	srv.SetWorkingPatterns(fakeupstream.WorkingPatterns()[:2])
 	if resp, _ := get(t, srv, "/v1/working_patterns"); resp.Header.Get("Total") != "2" {
 		t.Errorf("Total %s after SetWorkingPatterns", resp.Header.Get("Total"))
 	}
 }
 
 func TestCloseCutsDelays(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{})
-	srv.InjectFaults(sourcetest.Fault{Delay: time.Hour})
+	srv := newServer(fakeupstream.Options{})
+	srv.InjectFaults(fakeupstream.Fault{Delay: time.Hour})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -440,7 +467,7 @@ func TestCloseCutsDelays(t *testing.T) {
 	}
 }
 
-func post(t *testing.T, srv *sourcetest.Server, contentType, body string) (*http.Response, []byte) {
+func post(t *testing.T, srv *testServer, contentType, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/employees", strings.NewReader(body))
 	req.Header.Set("X-Api-Key", srv.APIKey())
@@ -456,7 +483,7 @@ func post(t *testing.T, srv *sourcetest.Server, contentType, body string) (*http
 
 func TestCreate(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 30, 0, 0, time.UTC)
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: sourcetest.Generate(3, 1), AccountID: 77, Now: func() time.Time { return now }})
+	srv := newServer(fakeupstream.Options{Employees: fakeupstream.Generate(3, 1), AccountID: 77, Now: func() time.Time { return now }})
 	defer srv.Close()
 	var maxID int64
 	for _, raw := range srv.Employees() {
@@ -522,7 +549,7 @@ func TestCreate(t *testing.T) {
 // A server that implements only the documented interface takes the form and refuses JSON; the
 // client's creates go through it, sent as the form.
 func TestDocumentedOnlyCreates(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{DocumentedOnly: true})
+	srv := newServer(fakeupstream.Options{DocumentedOnly: true})
 	defer srv.Close()
 	form := url.Values{"employee[first_name]": {"Zoë"}, "employee[last_name]": {"Ng"}, "employee[email]": {"zoe@example.com"}, "employee[join_date]": {"2025/01/06"}}
 	tests := []struct {
@@ -562,9 +589,9 @@ func TestDocumentedOnlyCreates(t *testing.T) {
 
 // DropAfterStore: the record is created, but the client never hears of it.
 func TestCreateDropAfterStore(t *testing.T) {
-	srv := sourcetest.NewServer(sourcetest.Options{})
+	srv := newServer(fakeupstream.Options{})
 	defer srv.Close()
-	srv.InjectFaults(sourcetest.Fault{DropAfterStore: true})
+	srv.InjectFaults(fakeupstream.Fault{DropAfterStore: true})
 	c, err := source.NewClient(srv.URL, srv.APIKey(), source.ClientOptions{HTTPClient: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
@@ -573,7 +600,7 @@ func TestCreateDropAfterStore(t *testing.T) {
 	if _, err := c.CreateEmployee(context.Background(), ne); err == nil {
 		t.Fatal("the create succeeded")
 	}
-	if got := srv.Count("/v1/employees", sourcetest.StatusDropped); got != 1 || srv.NumRequests() != 1 {
+	if got := srv.Count("/v1/employees", fakeupstream.StatusDropped); got != 1 || srv.NumRequests() != 1 {
 		t.Errorf("dropped %d of %d requests, want the one", got, srv.NumRequests())
 	}
 	if all := srv.Employees(); len(all) != 1 || !strings.Contains(string(all[0]), `"email":"ana@example.com"`) {
@@ -586,7 +613,7 @@ func TestCreateDropAfterStore(t *testing.T) {
 		t.Errorf("second create: %v", err)
 	}
 	// A plain Drop stores nothing.
-	srv.InjectFaults(sourcetest.Fault{Drop: true})
+	srv.InjectFaults(fakeupstream.Fault{Drop: true})
 	ne.Email = "other@example.com"
 	if _, err := c.CreateEmployee(context.Background(), ne); err == nil {
 		t.Fatal("the create succeeded")
@@ -597,8 +624,8 @@ func TestCreateDropAfterStore(t *testing.T) {
 }
 
 func TestGetOneAndUnknownPaths(t *testing.T) {
-	emps := sourcetest.Generate(3, 1)
-	srv := sourcetest.NewServer(sourcetest.Options{Employees: emps})
+	emps := fakeupstream.Generate(3, 1)
+	srv := newServer(fakeupstream.Options{Employees: emps})
 	defer srv.Close()
 	var e v1.Employee
 	if err := json.Unmarshal(emps[1], &e); err != nil {
@@ -617,15 +644,15 @@ func TestGetOneAndUnknownPaths(t *testing.T) {
 
 func TestGenerate(t *testing.T) {
 	const n = 600
-	a, b := sourcetest.Generate(n, 42), sourcetest.Generate(n, 42)
+	a, b := fakeupstream.Generate(n, 42), fakeupstream.Generate(n, 42)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("Generate is not deterministic")
 	}
-	if reflect.DeepEqual(a, sourcetest.Generate(n, 43)) {
+	if reflect.DeepEqual(a, fakeupstream.Generate(n, 43)) {
 		t.Fatal("Generate ignores the seed")
 	}
 	patterns := map[int64]v1.WorkingPattern{}
-	for _, raw := range sourcetest.WorkingPatterns() {
+	for _, raw := range fakeupstream.WorkingPatterns() {
 		var wp v1.WorkingPattern
 		if err := json.Unmarshal(raw, &wp); err != nil {
 			t.Fatalf("working pattern %s: %v", raw, err)

@@ -151,9 +151,9 @@ func IsPostgresURL(rawURL string) bool {
 	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
 }
 
-// sqlitePath is the file a SQLite warehouse URL names: a path, file:… or sqlite:…, without any
-// query.
-func sqlitePath(rawURL string) (string, error) {
+// SQLitePath is the file a SQLite warehouse URL names: a path, file:… or sqlite:…, without any
+// query. It is the file Open opens.
+func SQLitePath(rawURL string) (string, error) {
 	path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite://"), "sqlite:")
 	path = strings.TrimPrefix(path, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {

@@ -86,7 +86,7 @@ func (sqliteDialect) lockMigrations(context.Context, *sql.Tx) error { return nil
 
 // openSQLite opens the SQLite file rawURL names.
 func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
-	path, err := sqlitePath(rawURL)
+	path, err := SQLitePath(rawURL)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/lib/pq"
 
@@ -91,23 +90,8 @@ func resetScratch(ctx context.Context, rawURL string, opts sink.Options, mark sc
 	return resetScratchSQLite(ctx, rawURL, mark.AppID)
 }
 
-// scratchSQLitePath is the file a SQLite warehouse URL names, read exactly as sink.Open reads it
-// (a path, file:… or sqlite:…, without any query): the file checked and removed here is the one
-// sink then migrates and opens. A test holds the two to the same answers.
-func scratchSQLitePath(rawURL string) (string, error) {
-	path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite://"), "sqlite:")
-	path = strings.TrimPrefix(path, "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
-	if path == "" || strings.Contains(path, "://") {
-		return "", fmt.Errorf("%w: want postgres://… or a SQLite file path", sink.ErrBadURL)
-	}
-	return path, nil
-}
-
 func resetScratchSQLite(ctx context.Context, rawURL string, appID int32) error {
-	path, err := scratchSQLitePath(rawURL)
+	path, err := sink.SQLitePath(rawURL)
 	if err != nil {
 		return fmt.Errorf("reset scratch warehouse: %w", err)
 	}

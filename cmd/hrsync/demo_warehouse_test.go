@@ -341,37 +341,6 @@ func TestResetScratchRejectsBadPlaces(t *testing.T) {
 	}
 }
 
-// The file resetScratch checks and removes is the file sink then migrates and opens: the two
-// read a SQLite warehouse URL alike.
-func TestScratchSQLitePathIsSinks(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	for i, form := range []string{"%s", "file:%s", "sqlite:%s", "sqlite://%s", "file:%s?mode=rwc", "sqlite:file:%s"} {
-		path := filepath.Join(dir, fmt.Sprintf("w%d.db", i))
-		raw := fmt.Sprintf(form, path)
-		got, err := scratchSQLitePath(raw)
-		if err != nil {
-			t.Errorf("%s: %v", raw, err)
-			continue
-		}
-		s, err := sink.Open(ctx, raw, sink.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", raw, err)
-		}
-		if loc := s.Location(); got != loc || got != path {
-			t.Errorf("%s: resetScratch reads %s, sink opens %s, want %s", raw, got, loc, path)
-		}
-		s.Close()
-	}
-	for _, raw := range []string{"sqlite:", "file:", "sqlite:file:", "http://example.com/x.db", "file:?mode=ro"} {
-		_, err := scratchSQLitePath(raw)
-		_, openErr := sink.Open(ctx, raw, sink.Options{})
-		if !errors.Is(err, sink.ErrBadURL) || !errors.Is(openErr, sink.ErrBadURL) {
-			t.Errorf("%s: resetScratch %v, sink %v; want both ErrBadURL", raw, err, openErr)
-		}
-	}
-}
-
 // demoBackends runs test on an empty migrated warehouse of each backend, as sink's tests do.
 func demoBackends(t *testing.T, test func(t *testing.T, s *sink.Store)) {
 	t.Helper()

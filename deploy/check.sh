@@ -39,6 +39,9 @@ CONTRACT=(
 	hrsync_sync_deletions_refused_total
 	hrsync_sync_skipped_total
 	hrsync_job_panics_total
+	hrsync_job_runs_total
+	hrsync_job_duration_seconds
+	hrsync_job_last_success_timestamp_seconds
 	hrsync_source_requests_total
 	hrsync_source_retries_total
 	hrsync_source_rate_limit_wait_seconds_total

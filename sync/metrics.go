@@ -2,6 +2,7 @@ package sync
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -9,8 +10,8 @@ import (
 	"github.com/hrsync/hrsync/source"
 )
 
-// Metrics are the sync's Prometheus metrics, registered on the registry given to NewMetrics.
-// A nil *Metrics records nothing.
+// Metrics are the sync's and the job runner's Prometheus metrics, registered on the registry
+// given to NewMetrics. A nil *Metrics records nothing.
 type Metrics struct {
 	runs             *prometheus.CounterVec
 	duration         *prometheus.HistogramVec
@@ -20,11 +21,19 @@ type Metrics struct {
 	deletionsRefused *prometheus.CounterVec
 	skipped          *prometheus.CounterVec
 	panics           *prometheus.CounterVec
+	jobRuns          *prometheus.CounterVec
+	jobDuration      *prometheus.HistogramVec
+	jobLastSuccess   *prometheus.GaugeVec
 	requests         *prometheus.CounterVec
-	onboardingRows   *prometheus.CounterVec
 	retries          prometheus.Counter
 	rateLimitWait    prometheus.Counter
 }
+
+// JobOutcomes are how a due run of a job ends, the outcome label of hrsync_job_runs_total: ran
+// to the end (ok), returned an error (failed), panicked, was ended by a stop (stopped), or was
+// skipped because another process holds the job's lock (locked) or its previous run is still
+// going (overlap).
+var JobOutcomes = []string{"ok", "failed", "panicked", "stopped", "locked", "overlap"}
 
 // NewMetrics creates the metrics and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -54,12 +63,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_job_panics_total", Help: "Scheduled jobs that panicked (recovered).",
 		}, []string{"task"}), // not "job": Prometheus gives every target that label
+		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hrsync_job_runs_total", Help: "Due runs of the worker's jobs by job (task) and outcome (ok, failed, panicked, stopped; skipped: locked, overlap).",
+		}, []string{"task", "outcome"}),
+		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "hrsync_job_duration_seconds", Help: "Wall time of the worker's job runs (not skipped ones) by job (task).",
+			Buckets: []float64{.01, .1, .5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
+		}, []string{"task"}),
+		jobLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hrsync_job_last_success_timestamp_seconds", Help: "Unix time the last ok run of a job (task) finished.",
+		}, []string{"task"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_source_requests_total", Help: "Requests to the source by route, method and status code (0: no answer).",
 		}, []string{"route", "method", "code"}),
-		onboardingRows: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_onboarding_rows_total", Help: "Onboarding CSV rows by outcome (created, already-done, skipped, rejected, unresolved).",
-		}, []string{"outcome"}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hrsync_source_retries_total", Help: "Requests to the source that were retries.",
 		}),
@@ -68,10 +84,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.inconsistencies, m.deletionsRefused,
-		m.skipped, m.panics, m.requests, m.onboardingRows, m.retries, m.rateLimitWait)
-	for _, o := range onboardingOutcomes {
-		m.onboardingRows.WithLabelValues(o)
-	}
+		m.skipped, m.panics, m.jobRuns, m.jobDuration, m.jobLastSuccess, m.requests, m.retries, m.rateLimitWait)
 	// Every series whose labels are known exists from the start, at zero, so increase() sees
 	// its first event.
 	for _, r := range Resources {
@@ -87,9 +100,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	for _, reason := range []string{"overlap", "locked"} {
 		m.skipped.WithLabelValues(reason)
-	}
-	for _, task := range []string{"sync", "onboarding"} {
-		m.panics.WithLabelValues(task)
 	}
 	return m
 }
@@ -116,8 +126,38 @@ func (m *Metrics) observeInconsistentWalk(r sink.Resource) {
 	}
 }
 
-func (m *Metrics) skip(reason string) {
-	if m != nil {
+// jobAdded starts the series of a Runner's job at zero, so increase() sees their first event.
+func (m *Metrics) jobAdded(task string) {
+	if m == nil {
+		return
+	}
+	for _, o := range JobOutcomes {
+		m.jobRuns.WithLabelValues(task, o)
+	}
+	m.panics.WithLabelValues(task)
+}
+
+// jobRan records a run of a job that started and ended, by its outcome.
+func (m *Metrics) jobRan(task, outcome string, started, finished time.Time) {
+	if m == nil {
+		return
+	}
+	m.jobRuns.WithLabelValues(task, outcome).Inc()
+	m.jobDuration.WithLabelValues(task).Observe(finished.Sub(started).Seconds())
+	if outcome == "ok" {
+		m.jobLastSuccess.WithLabelValues(task).Set(float64(finished.Unix()))
+	}
+}
+
+// jobSkipped records a due run of a job that was skipped for reason (locked, overlap); the
+// sync's skips are also counted on hrsync_sync_skipped_total, as they were before every job
+// had hrsync_job_runs_total.
+func (m *Metrics) jobSkipped(task, reason string) {
+	if m == nil {
+		return
+	}
+	m.jobRuns.WithLabelValues(task, reason).Inc()
+	if task == SyncJobName {
 		m.skipped.WithLabelValues(reason).Inc()
 	}
 }
@@ -125,21 +165,6 @@ func (m *Metrics) skip(reason string) {
 func (m *Metrics) panicked(task string) {
 	if m != nil {
 		m.panics.WithLabelValues(task).Inc()
-	}
-}
-
-// Panicked counts a recovered panic of a task (sync, onboarding) on hrsync_job_panics_total.
-func (m *Metrics) Panicked(task string) { m.panicked(task) }
-
-// onboardingOutcomes are the outcomes of an onboarded row (sync/onboard's Outcome*, but for
-// dry runs' "would-create"), spelled out here because sync does not import sync/onboard; a
-// test there checks that they agree.
-var onboardingOutcomes = []string{"created", "already-done", "skipped", "rejected", "unresolved"}
-
-// Onboarded counts one onboarding CSV row by its outcome on hrsync_onboarding_rows_total.
-func (m *Metrics) Onboarded(outcome string) {
-	if m != nil {
-		m.onboardingRows.WithLabelValues(outcome).Inc()
 	}
 }
 

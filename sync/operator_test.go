@@ -23,19 +23,20 @@ func scheduledRunLogs(t *testing.T, ctx context.Context, c *source.Client) strin
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	syncer := hrsync.New(c, store, hrsync.Options{Logger: log})
-	sched, err := hrsync.NewScheduler(ctx, func(ctx context.Context) error {
-		_, err := syncer.Run(ctx, hrsync.Resources)
-		return err
-	}, hrsync.SchedulerOptions{Spec: "@daily", Lock: store, Logger: log})
+	trigger, err := hrsync.Cron("@daily", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched.RunNow()
+	runner, err := hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Logger: log}, syncer.Job(trigger, hrsync.Resources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.RunNow(hrsync.SyncJobName)
 	return logs.String()
 }
 
 // TestStoppedSyncLogsNoError: a sync interrupted because hrsync is stopping is a clean stop:
-// one line at INFO, nothing at ERROR, and the scheduler adds nothing.
+// one line at INFO, nothing at ERROR, and the job runner adds nothing.
 func TestStoppedSyncLogsNoError(t *testing.T) {
 	up := newUpstream(t, 300, fakeupstream.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -55,7 +56,7 @@ func TestStoppedSyncLogsNoError(t *testing.T) {
 }
 
 // TestFailedScheduledSyncIsLoggedOnce: a failing sync is logged once per collection by the
-// sync, not again by the scheduler.
+// sync, not again by the job runner.
 func TestFailedScheduledSyncIsLoggedOnce(t *testing.T) {
 	up := newUpstream(t, 20, fakeupstream.Options{})
 	c, err := source.NewClient(up.URL+"/v1", "not-the-key", source.ClientOptions{})

@@ -62,12 +62,7 @@ func (c *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 			return nil
 		}
 		var err error
-		results, err = o.ProcessDir(ctx, cfg.Onboarding.Dir, cfg.settle)
-		if err != nil || !c.retryFailed {
-			return err
-		}
-		retried, err := o.RetryFailed(ctx, cfg.Onboarding.Dir, nil)
-		results = append(results, retried...)
+		results, err = o.Pass(ctx, onboard.PassOptions{Dir: cfg.Onboarding.Dir, Settle: cfg.settle, RetryAll: c.retryFailed})
 		return err
 	})
 	if errors.Is(err, hrsync.ErrLocked) {
@@ -100,7 +95,7 @@ func (c *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 // shorten the retries' backoff).
 var onboardClientOptions = source.ClientOptions{}
 
-func newOnboarder(cfg settings, client *source.Client, store *sink.Store, m *hrsync.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
+func newOnboarder(cfg settings, client *source.Client, store *sink.Store, m *onboard.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
 	return onboard.New(client, store, onboard.Options{DryRun: dryRun, DateLayout: cfg.Onboarding.DateLayout,
 		Folder: cfg.Onboarding.Dir, Metrics: m, Logger: log})
 }

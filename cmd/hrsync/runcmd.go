@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/hrsync/hrsync/source"
@@ -25,14 +26,16 @@ func (c *runCommand) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.now, "now", false, "sync once at start, then on the schedule")
 }
 
-// stopTimeout bounds how long run waits, when asked to stop, for a sync to roll back.
+// stopTimeout bounds how long run waits, when asked to stop, for a job's run to end (a sync to
+// roll back).
 const stopTimeout = 30 * time.Second
 
-// run is the long-running worker: syncs on the schedule (one runner across replicas), watches
-// the onboarding folder, the metrics and health endpoints when metrics.addr is set, and with
-// --serve the /v1 replica. It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it stops
-// fetching (the open transaction rolls back, or commits if it was committing), stops the
-// scheduler, then the servers, then closes the warehouse, and exits 0.
+// run is the long-running worker: syncs on the schedule and watches the onboarding folder, both
+// jobs of one hrsync.Runner (one run of each across replicas), the metrics and health endpoints
+// when metrics.addr is set, and with --serve the /v1 replica. It runs until SIGTERM or SIGINT,
+// with or without servers. On SIGTERM or SIGINT it stops fetching (the open transaction rolls
+// back, or commits if it was committing), stops the runner, then the servers, then closes the
+// warehouse, and exits 0.
 func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if cfg.Schedule == "" && cfg.Onboarding.Dir == "" {
@@ -49,8 +52,10 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	defer store.Close() // last: after the scheduler and the servers
-	var sched *hrsync.Scheduler
+	defer store.Close() // last: after the runner and the servers
+	// One runner runs the sync and the onboarding alike: each on its trigger, under its own
+	// warehouse lock, never overlapping itself, a panic recovered and counted, the same metrics.
+	var jobs []hrsync.Job
 	if cfg.Schedule != "" {
 		// Ledger rows a killed process left "running" are closed now, unless a replica is syncing.
 		if _, err := store.CloseAbandonedRuns(ctx); err != nil {
@@ -58,17 +63,23 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 		}
 		syncer := hrsync.New(client, store, hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
 			MaxDeleteShare: cfg.Sync.MaxDeleteShare, Metrics: syncMetrics, Logger: log})
-		job := func(ctx context.Context) error {
-			_, err := syncer.Run(ctx, hrsync.Resources)
-			return err
-		}
-		sched, err = hrsync.NewScheduler(ctx, job, hrsync.SchedulerOptions{Spec: cfg.Schedule, Location: cfg.location,
-			Lock: store, Metrics: syncMetrics, Logger: log})
+		trigger, err := hrsync.Cron(cfg.Schedule, cfg.location)
 		if err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
+		job := syncer.Job(trigger, hrsync.Resources)
+		job.RunAtStart = c.now || cfg.Sync.RunAtStart
+		jobs = append(jobs, job)
 	} else {
 		log.Info("no schedule: the worker only watches the onboarding folder")
+	}
+	if cfg.Onboarding.Dir != "" {
+		o := newOnboarder(cfg, client, store, onboard.NewMetrics(reg), false, log)
+		jobs = append(jobs, o.Job(cfg.pollInterval, onboard.PassOptions{Dir: cfg.Onboarding.Dir, Settle: cfg.settle}))
+	}
+	runner, err := hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Metrics: syncMetrics, Logger: log}, jobs...)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
 	}
 
 	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)}}
@@ -88,43 +99,25 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	served := make(chan error, 1)
 	go func() { served <- serveAll(srvCtx, log, servers) }()
 
-	if sched != nil {
-		sched.Start()
-		if c.now || cfg.Sync.RunAtStart {
-			go sched.RunNow()
-		}
-	}
-	onboardingDone := make(chan struct{})
+	runner.Start()
 	if cfg.Onboarding.Dir != "" {
-		o := newOnboarder(cfg, client, store, syncMetrics, false, log)
-		poll := onboard.PollOptions{Dir: cfg.Onboarding.Dir, Interval: cfg.pollInterval,
-			Settle: cfg.settle, Locker: store}
-		go func() { defer close(onboardingDone); o.Poll(ctx, poll) }()
-	} else {
-		close(onboardingDone)
+		log.Info("onboarding folder watched", "dir", filepath.Clean(cfg.Onboarding.Dir), "poll", cfg.pollInterval)
 	}
 	select {
 	case <-ctx.Done():
 	case err := <-served: // a server could not start or failed
 		stopCtx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		if sched != nil {
-			_ = sched.Stop(stopCtx)
-		}
+		_ = runner.Stop(stopCtx)
 		return err
 	}
-	log.Info("stopping: the scheduler first, then the servers")
+	log.Info("stopping: the jobs first, then the servers")
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
-	if sched != nil {
-		if err := sched.Stop(stopCtx); err != nil {
-			log.Error("stop", "err", err)
-		}
-	}
-	select { // the folder: the row being sent is answered or left "sending" for the next run
-	case <-onboardingDone:
-	case <-stopCtx.Done():
-		log.Error("stop: onboarding did not finish in time")
+	// A sync rolls back; an onboarding's row being sent is answered or left "sending" for the
+	// next run.
+	if err := runner.Stop(stopCtx); err != nil {
+		log.Error("stop", "err", err)
 	}
 	stopServers()
 	if err := <-served; err != nil {

@@ -6,16 +6,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
-// TestMetricsKnowEveryOutcome: sync's metrics, which spell the outcomes out (sync does not
-// import this package), start a series of hrsync_onboarding_rows_total for every outcome a run
-// records (all but dry runs' would-create), and for no other.
+// TestMetricsKnowEveryOutcome: onboarding's metrics start a series of
+// hrsync_onboarding_rows_total for every outcome a run records (all but dry runs'
+// would-create), and for no other.
 func TestMetricsKnowEveryOutcome(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	hrsync.NewMetrics(reg)
+	onboard.NewMetrics(reg)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

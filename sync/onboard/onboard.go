@@ -1,9 +1,9 @@
 // Package onboard creates new hires in the source from CSV files, each row exactly once: it
 // reads the files as spreadsheets write them (ReadHires), plans and sends the creates against a
 // ledger in the warehouse, writes a report per file, and moves the files of a drop folder to
-// processed/ or failed/. The worker polls the folder (Poll) and retries the files in failed/
-// with backoff (FailedRetries); the onboard command processes the folder, or the files named,
-// once.
+// processed/ or failed/. A pass of the folder (Pass) is the onboard command's, once, and the
+// worker's job (Job), run by the sync package's job runner every poll interval, which also
+// retries the files in failed/ with backoff (FailedRetries).
 package onboard
 
 import (
@@ -27,7 +27,6 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
 )
 
 // Upstream is what onboarding needs of the source; *source.Client is one.
@@ -63,6 +62,10 @@ const (
 	OutcomeWouldCreate = "would-create" // dry runs only
 )
 
+// Outcomes are the outcomes a run records, each counted on hrsync_onboarding_rows_total from
+// the start (Metrics): all of the above but dry runs' would-create. A new outcome goes here too.
+var Outcomes = []string{OutcomeCreated, OutcomeAlreadyDone, OutcomeSkipped, OutcomeRejected, OutcomeUnresolved}
+
 // ErrUnreadable marks a file that could not be read as a CSV of new hires: sending it again will
 // not help, a corrected file will.
 var ErrUnreadable = errors.New("the file cannot be read")
@@ -79,9 +82,8 @@ type Options struct {
 	// Folder is the drop folder, if any: the report of a file named to ProcessPath that lies in
 	// it goes to Folder/reports, where the folder scan does not look.
 	Folder string
-	// Metrics counts the rows by outcome (hrsync_onboarding_rows_total) and the poller's
-	// recovered panics (hrsync_job_panics_total{task="onboarding"}); nil records nothing.
-	Metrics *hrsync.Metrics
+	// Metrics counts the rows by outcome (hrsync_onboarding_rows_total); nil records nothing.
+	Metrics *Metrics
 	Logger  *slog.Logger
 }
 
@@ -163,7 +165,7 @@ func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) F
 	record := func(r RowResult, status string) error {
 		results[r.Line] = r
 		if r.Outcome != OutcomeWouldCreate {
-			o.opts.Metrics.Onboarded(r.Outcome)
+			o.opts.Metrics.row(r.Outcome)
 		}
 		if o.opts.DryRun || status == "" {
 			return nil

@@ -67,8 +67,9 @@ func (p *panicOnce) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.E
 	return p.Upstream.CreateEmployee(ctx, ne)
 }
 
-// TestOnboardingPollSurvivesAPanic: a pass of the folder that panics is logged and counted on
-// hrsync_job_panics_total{task="onboarding"}, and the next pass onboards the file.
+// TestOnboardingPollSurvivesAPanic: a pass of the folder, run as the worker runs it (Job under
+// the job runner), that panics is logged and counted on hrsync_job_panics_total{task="onboarding"},
+// and the next pass onboards the file.
 func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
@@ -83,15 +84,22 @@ func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	var logs syncBuffer
-	o := onboard.New(&panicOnce{Upstream: client}, store, onboard.Options{Metrics: hrsync.NewMetrics(reg),
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		o.Poll(ctx, onboard.PollOptions{Dir: dir, Interval: time.Second, Locker: store})
-	}()
-	defer func() { cancel(); <-done }()
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	o := onboard.New(&panicOnce{Upstream: client}, store, onboard.Options{Metrics: onboard.NewMetrics(reg), Logger: log})
+	runner, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Lock: store, Metrics: hrsync.NewMetrics(reg), Logger: log},
+		o.Job(time.Second, onboard.PassOptions{Dir: dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.Start()
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := runner.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	defer stop()
 	deadline := time.Now().Add(30 * time.Second)
 	for !exists(t, filepath.Join(dir, "processed", "cohort.csv")) {
 		if time.Now().After(deadline) {
@@ -102,9 +110,8 @@ func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 	if n := up.Count("/v1/employees", http.StatusCreated); n != 3 {
 		t.Errorf("%d created, want 3", n)
 	}
-	cancel()
-	<-done
-	if !strings.Contains(logs.String(), "onboarding pass panicked") {
+	stop()
+	if !strings.Contains(logs.String(), `msg="job panicked; it runs again at its next time" task=onboarding`) {
 		t.Errorf("the panic was not logged:\n%s", logs.String())
 	}
 	if got := counterValue(t, reg, "hrsync_job_panics_total", "task", "onboarding"); got != 1 {
@@ -156,8 +163,8 @@ func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	pass := onboard.PollOptions{Dir: dir, Locker: store, Retries: &onboard.FailedRetries{Now: func() time.Time { return now }}}
-	if err := onboard.New(down, store, onboard.Options{}).Pass(ctx, pass); err != nil {
+	pass := onboard.PassOptions{Dir: dir, Retries: &onboard.FailedRetries{Now: func() time.Time { return now }}}
+	if _, err := onboard.New(down, store, onboard.Options{}).Pass(ctx, pass); err != nil {
 		t.Fatal(err)
 	}
 	if !exists(t, filepath.Join(dir, "failed", "cohort.csv")) {
@@ -180,7 +187,7 @@ func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
 		{time.Second, true}, // due: retried and finished
 	} {
 		now = now.Add(step.after)
-		if err := o.Pass(ctx, pass); err != nil {
+		if _, err := o.Pass(ctx, pass); err != nil {
 			t.Fatal(err)
 		}
 		if got := exists(t, filepath.Join(dir, "processed", "cohort.csv")); got != step.finished {

@@ -1,0 +1,366 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	stdsync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/hrsync/hrsync/sink"
+)
+
+// Locker takes a named lock shared by every process on one warehouse; *sink.Store is one. ok
+// is false, without an error, when another process holds it. held is ctx carrying the lock:
+// the work done under the lock gets it, so that the warehouse can bind that work to the lock
+// (a sink.Load begun with it commits only while the lock is held).
+type Locker interface {
+	TryLock(ctx context.Context, name string) (held context.Context, release func(), ok bool, err error)
+}
+
+// LockName is the lock a sync holds: one sync of a source at a time across replicas.
+const LockName = sink.SyncLock
+
+// SyncJobName is the sync's job: its name in the runner's logs and in the task label of the
+// job metrics.
+const SyncJobName = "sync"
+
+// ErrLocked: another process holds the lock.
+var ErrLocked = errors.New("another hrsync process holds the lock on this warehouse")
+
+// Trigger is when a job runs: on a cron schedule (Cron) or at a fixed interval (Every).
+type Trigger struct {
+	spec     string
+	schedule cron.Schedule
+	loc      *time.Location
+	every    time.Duration
+}
+
+// ParseSchedule checks a schedule spec.
+func ParseSchedule(spec string) error {
+	_, err := parseSchedule(spec)
+	return err
+}
+
+func parseSchedule(spec string) (cron.Schedule, error) {
+	s, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, fmt.Errorf("schedule %q: %w; want five cron fields (minute hour day-of-month month day-of-week, "+
+			"e.g. \"0 2 * * *\" for 02:00 every day) or a descriptor: @yearly, @monthly, @weekly, @daily, @hourly, "+
+			"or @every with a duration (@every 6h)", spec, err)
+	}
+	return s, nil
+}
+
+// Cron is a trigger on a cron schedule: five cron fields or a descriptor (@daily, @every 5m),
+// read in loc (nil: UTC). A run still going when the next is due makes that one skipped and
+// counted (overlap), never run late.
+func Cron(spec string, loc *time.Location) (Trigger, error) {
+	s, err := parseSchedule(spec)
+	if err != nil {
+		return Trigger{}, err
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	return Trigger{spec: spec, schedule: s, loc: loc}, nil
+}
+
+// Every is a trigger at a fixed interval: a run at start, then one every d from the start of
+// the previous run, or at once after a run that took longer than d.
+func Every(d time.Duration) Trigger { return Trigger{every: d} }
+
+// String says when the trigger fires, for logs.
+func (t Trigger) String() string {
+	if t.schedule != nil {
+		return t.spec
+	}
+	return "every " + t.every.String()
+}
+
+func (t Trigger) valid() bool { return t.schedule != nil || t.every > 0 }
+
+// next is the first time after prev the trigger fires.
+func (t Trigger) next(prev time.Time) time.Time {
+	if t.schedule != nil {
+		return t.schedule.Next(prev.In(t.loc))
+	}
+	return prev.Add(t.every)
+}
+
+// Job is one named job of a Runner.
+type Job struct {
+	// Name names the job in logs and in the task label of its metrics: "sync", "onboarding".
+	Name    string
+	Trigger Trigger
+	// RunAtStart runs the job once when the runner starts, then on its trigger. An Every
+	// trigger always runs at start.
+	RunAtStart bool
+	// Lock is the warehouse lock (RunnerOptions.Lock) each run takes first; a run is skipped,
+	// and counted, while another process holds it. "" takes none.
+	Lock string
+	// Run is one run; its context carries the lock (see Locker) and ends when the runner is
+	// stopped. It logs its own outcome (a sync logs each collection's result, onboarding each
+	// file's); the runner logs only what happens around it: a run skipped, the lock, a panic.
+	Run func(ctx context.Context) error
+}
+
+// RunnerOptions configures a Runner.
+type RunnerOptions struct {
+	// Lock takes the jobs' warehouse locks; *sink.Store is one. Nil runs every job unlocked.
+	Lock    Locker
+	Metrics *Metrics
+	Logger  *slog.Logger
+}
+
+// Runner runs named jobs, each on its trigger and with the same guarantees: never two runs of a
+// job at once (a run due while one is going is skipped and counted), one run of a job across
+// replicas (its warehouse lock, taken or skipped), a panic recovered, logged and counted with
+// the worker going on, every run counted, timed and its last success stamped by job
+// (Metrics), and a bounded stop.
+type Runner struct {
+	jobs   []*runnerJob
+	byName map[string]*runnerJob
+	opts   RunnerOptions
+	log    *slog.Logger
+	ctx    context.Context // the runs'; cancel ends it
+	cancel context.CancelFunc
+
+	mu       stdsync.Mutex
+	started  bool
+	stopped  bool
+	stopping chan struct{} // closed by Stop: no more runs start
+	wg       stdsync.WaitGroup
+}
+
+type runnerJob struct {
+	Job
+	running atomic.Bool
+}
+
+// runFailed marks an error the job returned, and so has already reported.
+type runFailed struct{ err error }
+
+func (e runFailed) Error() string { return e.err.Error() }
+func (e runFailed) Unwrap() error { return e.err }
+
+// errPanicked: the run panicked; guard logged and counted it.
+var errPanicked = errors.New("the run panicked")
+
+// NewRunner returns a Runner of jobs, started by Start. Runs get a context derived from ctx,
+// which should end when the process is asked to stop; Stop ends it too, at its deadline.
+func NewRunner(ctx context.Context, opts RunnerOptions, jobs ...Job) (*Runner, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Runner{byName: make(map[string]*runnerJob, len(jobs)), opts: opts, log: opts.Logger, stopping: make(chan struct{})}
+	for _, j := range jobs {
+		switch {
+		case j.Name == "":
+			return nil, errors.New("job runner: a job has no name")
+		case r.byName[j.Name] != nil:
+			return nil, fmt.Errorf("job runner: two jobs named %q", j.Name)
+		case !j.Trigger.valid():
+			return nil, fmt.Errorf("job runner: job %q has no trigger", j.Name)
+		case j.Run == nil:
+			return nil, fmt.Errorf("job runner: job %q has nothing to run", j.Name)
+		}
+		rj := &runnerJob{Job: j}
+		r.jobs = append(r.jobs, rj)
+		r.byName[j.Name] = rj
+		opts.Metrics.jobAdded(j.Name)
+	}
+	r.ctx, r.cancel = context.WithCancel(ctx)
+	return r, nil
+}
+
+// Start starts every job's trigger. It does nothing once the runner is stopped.
+func (r *Runner) Start() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started || r.stopped {
+		return
+	}
+	r.started = true
+	now := time.Now()
+	for _, j := range r.jobs {
+		first := now
+		if j.Trigger.every == 0 && !j.RunAtStart {
+			first = j.Trigger.next(now)
+		}
+		r.log.Info("job scheduled", "task", j.Name, "trigger", j.Trigger.String(), "next", first)
+		r.wg.Add(1)
+		go r.loop(j, first)
+	}
+}
+
+// loop runs j at due, then on its trigger, until the runner stops.
+func (r *Runner) loop(j *runnerJob, due time.Time) {
+	defer r.wg.Done()
+	for {
+		t := time.NewTimer(time.Until(due))
+		select {
+		case <-r.stopping:
+			t.Stop()
+			return
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		r.run(j)
+		now := time.Now()
+		next := j.Trigger.next(due)
+		if j.Trigger.every > 0 {
+			if next.Before(now) {
+				next = now // after a long run, the next at once: nothing is missed
+			}
+		} else {
+			for ; !next.After(now); next = j.Trigger.next(next) {
+				r.skipOverlap(j) // due while the run went on
+			}
+		}
+		due = next
+	}
+}
+
+// RunNow runs the named job now, unless a run of it is going (skipped: overlap), another
+// process holds its lock (skipped: locked), or the runner is stopped. It returns when the run
+// ends; false when there is no such job.
+func (r *Runner) RunNow(name string) bool {
+	j := r.byName[name]
+	if j == nil {
+		return false
+	}
+	r.run(j)
+	return true
+}
+
+// run is one run of j, with everything around it: the overlap check, the lock, the panic, the
+// metrics and the log.
+func (r *Runner) run(j *runnerJob) {
+	r.mu.Lock()
+	if r.stopped || r.ctx.Err() != nil {
+		r.mu.Unlock()
+		return
+	}
+	r.wg.Add(1)
+	r.mu.Unlock()
+	defer r.wg.Done()
+	if !j.running.CompareAndSwap(false, true) {
+		r.skipOverlap(j)
+		return
+	}
+	defer j.running.Store(false)
+	m := r.opts.Metrics
+	started := time.Now()
+	err := r.guard(r.ctx, j)
+	var reported runFailed
+	switch {
+	case errors.Is(err, ErrLocked):
+		m.jobSkipped(j.Name, "locked")
+		r.log.Info("job skipped: another hrsync process holds its lock", "task", j.Name, "lock", j.Lock)
+		return
+	case errors.Is(err, errPanicked):
+		m.jobRan(j.Name, "panicked", started, time.Now())
+	case err != nil && r.ctx.Err() != nil:
+		// A stop is not a failure; the job said so itself when it returned the error.
+		if !errors.As(err, &reported) {
+			r.log.Info("job stopped", "task", j.Name, "reason", err)
+		}
+		m.jobRan(j.Name, "stopped", started, time.Now())
+	case errors.As(err, &reported):
+		m.jobRan(j.Name, "failed", started, time.Now()) // the job said what happened, once
+	case err != nil:
+		r.log.Error("job", "task", j.Name, "err", err)
+		m.jobRan(j.Name, "failed", started, time.Now())
+	default:
+		m.jobRan(j.Name, "ok", started, time.Now())
+	}
+}
+
+func (r *Runner) skipOverlap(j *runnerJob) {
+	r.opts.Metrics.jobSkipped(j.Name, "overlap")
+	r.log.Warn("job skipped: the previous run is still going", "task", j.Name)
+}
+
+// guard takes the job's lock and recovers a panic.
+func (r *Runner) guard(ctx context.Context, j *runnerJob) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.opts.Metrics.panicked(j.Name)
+			r.log.Error("job panicked; it runs again at its next time", "task", j.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = errPanicked
+		}
+	}()
+	run := func(ctx context.Context) error {
+		if err := j.Run(ctx); err != nil {
+			return runFailed{err}
+		}
+		return nil
+	}
+	if j.Lock == "" {
+		return run(ctx)
+	}
+	return WithLockNamed(ctx, r.opts.Lock, j.Lock, run)
+}
+
+// Stop stops the triggers and waits, until ctx ends, for the runs in progress to finish; at
+// ctx's end it ends their context (a sync stops fetching and rolls back) and returns without
+// waiting further. A run's context also ends with the one given to NewRunner, which a stopping
+// process should already have canceled.
+func (r *Runner) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	if !r.stopped {
+		r.stopped = true
+		close(r.stopping)
+	}
+	r.mu.Unlock()
+	finished := make(chan struct{})
+	go func() { r.wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+		r.cancel()
+		return nil
+	case <-ctx.Done():
+		r.cancel()
+		return fmt.Errorf("stop jobs: a run did not finish: %w", ctx.Err())
+	}
+}
+
+// WithLock runs job while holding LockName (no lock: just runs it); ErrLocked when another
+// process holds it.
+func WithLock(ctx context.Context, l Locker, job func(ctx context.Context) error) error {
+	return WithLockNamed(ctx, l, LockName, job)
+}
+
+// WithLockNamed runs job while holding the named lock; ErrLocked when another process holds it.
+// The job's context carries the lock (see Locker).
+func WithLockNamed(ctx context.Context, l Locker, name string, job func(ctx context.Context) error) error {
+	if l == nil {
+		return job(ctx)
+	}
+	held, release, ok, err := l.TryLock(ctx, name)
+	if err != nil {
+		return fmt.Errorf("take the %s lock: %w", name, err)
+	}
+	if !ok {
+		return ErrLocked
+	}
+	defer release()
+	return job(held)
+}
+
+// Job is the sync of resources as a job of a Runner: named SyncJobName, under LockName, on
+// trigger.
+func (s *Syncer) Job(trigger Trigger, resources []sink.Resource) Job {
+	return Job{Name: SyncJobName, Trigger: trigger, Lock: LockName, Run: func(ctx context.Context) error {
+		_, err := s.Run(ctx, resources)
+		return err
+	}}
+}

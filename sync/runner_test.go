@@ -1,0 +1,393 @@
+package sync_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+type fakeLock struct{ held atomic.Bool }
+
+func (l *fakeLock) TryLock(ctx context.Context, _ string) (context.Context, func(), bool, error) {
+	if !l.held.CompareAndSwap(false, true) {
+		return ctx, nil, false, nil
+	}
+	return ctx, func() { l.held.Store(false) }, true, nil
+}
+
+func cronTrigger(t *testing.T, spec string) hrsync.Trigger {
+	t.Helper()
+	tr, err := hrsync.Cron(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// newRunner is a runner of one job, named as the worker names the sync, on a daily schedule
+// that none of these tests waits for: they run it with RunNow.
+func newRunner(t *testing.T, run func(ctx context.Context) error, lock hrsync.Locker) (*hrsync.Runner, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	r, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Lock: lock, Metrics: hrsync.NewMetrics(reg)},
+		hrsync.Job{Name: hrsync.SyncJobName, Trigger: cronTrigger(t, "@daily"), Lock: hrsync.LockName, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, reg
+}
+
+func counter(t *testing.T, reg *prometheus.Registry, name, labels string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			if strings.Join(ls, ",") == labels {
+				return m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return 0
+}
+
+func TestRunnerNeverOverlaps(t *testing.T) {
+	started, finish := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	r, reg := newRunner(t, func(ctx context.Context) error {
+		runs.Add(1)
+		close(started)
+		<-finish
+		return nil
+	}, nil)
+	go r.RunNow(hrsync.SyncJobName)
+	<-started
+	r.RunNow(hrsync.SyncJobName) // due while the first is going: skipped
+	close(finish)
+	if err := r.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 1 || counter(t, reg, "hrsync_sync_skipped_total", "reason=overlap") != 1 {
+		t.Errorf("runs %d, overlap skips %v", runs.Load(), counter(t, reg, "hrsync_sync_skipped_total", "reason=overlap"))
+	}
+	if got := counter(t, reg, "hrsync_job_runs_total", "outcome=overlap,task=sync"); got != 1 {
+		t.Errorf("hrsync_job_runs_total{task=sync,outcome=overlap} = %v, want 1", got)
+	}
+}
+
+func TestRunnerSkipsWhenAnotherReplicaSyncs(t *testing.T) {
+	lock := &fakeLock{}
+	lock.held.Store(true) // another process
+	ran := false
+	r, reg := newRunner(t, func(ctx context.Context) error { ran = true; return nil }, lock)
+	r.RunNow(hrsync.SyncJobName)
+	if ran || counter(t, reg, "hrsync_sync_skipped_total", "reason=locked") != 1 {
+		t.Errorf("ran %v with the lock held elsewhere", ran)
+	}
+	lock.held.Store(false)
+	r.RunNow(hrsync.SyncJobName)
+	if !ran || lock.held.Load() {
+		t.Errorf("ran %v; lock still held after the run: %v", ran, lock.held.Load())
+	}
+}
+
+func TestRunnerRecoversPanics(t *testing.T) {
+	lock := &fakeLock{}
+	r, reg := newRunner(t, func(ctx context.Context) error { panic("boom") }, lock)
+	r.RunNow(hrsync.SyncJobName)
+	r.RunNow(hrsync.SyncJobName) // the panic released the lock and the running flag
+	if got := counter(t, reg, "hrsync_job_panics_total", "task=sync"); got != 2 {
+		t.Errorf("panics counted %v, want 2", got)
+	}
+	if lock.held.Load() {
+		t.Error("the lock was not released after a panic")
+	}
+}
+
+func TestRunnerStopWaitsBounded(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	r, _ := newRunner(t, func(ctx context.Context) error { close(started); <-release; return nil }, nil)
+	go r.RunNow(hrsync.SyncJobName)
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := r.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("stop with a stuck run: %v", err)
+	}
+}
+
+func TestParseSchedule(t *testing.T) {
+	for spec, ok := range map[string]bool{"@daily": true, "@every 5m": true, "0 2 * * *": true, "CRON_TZ=Europe/London 0 2 * * 1-5": true,
+		"": false, "* * *": false, "@sometimes": false, "61 * * * *": false} {
+		if err := hrsync.ParseSchedule(spec); (err == nil) != ok {
+			t.Errorf("ParseSchedule(%q) = %v", spec, err)
+		}
+		if _, err := hrsync.Cron(spec, nil); (err == nil) != ok {
+			t.Errorf("Cron(%q) = %v", spec, err)
+		}
+	}
+}
+
+func TestNewRunnerRefusesBadJobs(t *testing.T) {
+	run := func(context.Context) error { return nil }
+	every := hrsync.Every(time.Second)
+	for name, jobs := range map[string][]hrsync.Job{
+		"no name":      {{Trigger: every, Run: run}},
+		"two named a":  {{Name: "a", Trigger: every, Run: run}, {Name: "a", Trigger: every, Run: run}},
+		"no trigger":   {{Name: "a", Run: run}},
+		"nothing runs": {{Name: "a", Trigger: every}},
+	} {
+		if _, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{}, jobs...); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestRunnerTriggers runs one job on its trigger for a while on a fake clock (midnight UTC
+// 2000-01-01 at the start) and checks when its runs started and how each due run ended.
+func TestRunnerTriggers(t *testing.T) {
+	h, m, s := time.Hour, time.Minute, time.Second
+	ok := func(context.Context, int) error { return nil }
+	for _, tc := range []struct {
+		name    string
+		trigger func(t *testing.T) hrsync.Trigger
+		atStart bool
+		// lockedFor: another process holds the job's lock from the start for this long.
+		lockedFor time.Duration
+		// body is the job's nth run (from 0).
+		body  func(ctx context.Context, n int) error
+		watch time.Duration // how long the runner runs before Stop
+		// wantStarts are the times, after the start, the body began.
+		wantStarts []time.Duration
+		// wantOutcomes are hrsync_job_runs_total by outcome; those not named must be 0.
+		wantOutcomes map[string]float64
+		wantSuccess  time.Duration // hrsync_job_last_success_timestamp_seconds, after the start; 0: none
+	}{
+		{
+			name:    "cron: on its schedule, not at start",
+			trigger: func(t *testing.T) hrsync.Trigger { return cronTrigger(t, "0 2 * * *") },
+			body:    ok, watch: 51 * h,
+			wantStarts:   []time.Duration{2 * h, 26 * h, 50 * h},
+			wantOutcomes: map[string]float64{"ok": 3},
+			wantSuccess:  50 * h,
+		},
+		{
+			name:    "cron: at start too",
+			trigger: func(t *testing.T) hrsync.Trigger { return cronTrigger(t, "@hourly") },
+			atStart: true, body: ok, watch: 2*h + 30*m,
+			wantStarts:   []time.Duration{0, h, 2 * h},
+			wantOutcomes: map[string]float64{"ok": 3},
+			wantSuccess:  2 * h,
+		},
+		{
+			name:    "cron: a run longer than the period skips the runs due meanwhile",
+			trigger: func(t *testing.T) hrsync.Trigger { return cronTrigger(t, "@every 1h") },
+			body: func(ctx context.Context, n int) error {
+				if n == 0 {
+					time.Sleep(2*h + 30*m) // 1h to 3h30: 2h and 3h are skipped
+				}
+				return nil
+			},
+			watch:        4*h + 30*m,
+			wantStarts:   []time.Duration{h, 4 * h},
+			wantOutcomes: map[string]float64{"ok": 2, "overlap": 2},
+			wantSuccess:  4 * h,
+		},
+		{
+			name:    "poll: at start, then every interval",
+			trigger: func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			body:    ok, watch: 95 * s,
+			wantStarts:   []time.Duration{0, 30 * s, 60 * s, 90 * s},
+			wantOutcomes: map[string]float64{"ok": 4},
+			wantSuccess:  90 * s,
+		},
+		{
+			name:    "poll: after a run longer than the interval, the next at once",
+			trigger: func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			body: func(ctx context.Context, n int) error {
+				if n == 0 {
+					time.Sleep(45 * s)
+				}
+				return nil
+			},
+			watch:        80 * s,
+			wantStarts:   []time.Duration{0, 45 * s, 75 * s},
+			wantOutcomes: map[string]float64{"ok": 3},
+			wantSuccess:  75 * s,
+		},
+		{
+			name:    "poll: a failed run is counted, the next goes on",
+			trigger: func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			body: func(ctx context.Context, n int) error {
+				if n == 0 {
+					return errors.New("source down")
+				}
+				return nil
+			},
+			watch:        40 * s,
+			wantStarts:   []time.Duration{0, 30 * s},
+			wantOutcomes: map[string]float64{"failed": 1, "ok": 1},
+			wantSuccess:  30 * s,
+		},
+		{
+			name:      "lock held elsewhere: skipped and counted, runs once it is free",
+			trigger:   func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			lockedFor: 45 * s, body: ok, watch: 70 * s,
+			wantStarts:   []time.Duration{60 * s},
+			wantOutcomes: map[string]float64{"locked": 2, "ok": 1},
+			wantSuccess:  60 * s,
+		},
+		{
+			name:    "panic: recovered, counted, the next run happens",
+			trigger: func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			body: func(ctx context.Context, n int) error {
+				if n == 0 {
+					panic("boom")
+				}
+				return nil
+			},
+			watch:        40 * s,
+			wantStarts:   []time.Duration{0, 30 * s},
+			wantOutcomes: map[string]float64{"panicked": 1, "ok": 1},
+			wantSuccess:  30 * s,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				lock := &fakeLock{}
+				if tc.lockedFor > 0 {
+					lock.held.Store(true)
+					time.AfterFunc(tc.lockedFor, func() { lock.held.Store(false) })
+				}
+				var mu stdsync.Mutex
+				var starts []time.Duration
+				job := hrsync.Job{Name: "j", Trigger: tc.trigger(t), RunAtStart: tc.atStart, Lock: "j", Run: func(ctx context.Context) error {
+					mu.Lock()
+					n := len(starts)
+					starts = append(starts, time.Since(start))
+					mu.Unlock()
+					return tc.body(ctx, n)
+				}}
+				reg := prometheus.NewRegistry()
+				r, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Lock: lock, Metrics: hrsync.NewMetrics(reg)}, job)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Start()
+				time.Sleep(tc.watch)
+				if err := r.Stop(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if !slices.Equal(starts, tc.wantStarts) {
+					t.Errorf("runs started at %v, want %v", starts, tc.wantStarts)
+				}
+				for _, o := range hrsync.JobOutcomes {
+					if got := counter(t, reg, "hrsync_job_runs_total", "outcome="+o+",task=j"); got != tc.wantOutcomes[o] {
+						t.Errorf("hrsync_job_runs_total{outcome=%q} = %v, want %v", o, got, tc.wantOutcomes[o])
+					}
+				}
+				if got, want := counter(t, reg, "hrsync_job_panics_total", "task=j"), tc.wantOutcomes["panicked"]; got != want {
+					t.Errorf("hrsync_job_panics_total = %v, want %v", got, want)
+				}
+				ran := tc.wantOutcomes["ok"] + tc.wantOutcomes["failed"] + tc.wantOutcomes["panicked"]
+				if got := counter(t, reg, "hrsync_job_duration_seconds", "task=j"); got != ran {
+					t.Errorf("hrsync_job_duration_seconds counted %v runs, want %v", got, ran)
+				}
+				if got, want := counter(t, reg, "hrsync_job_last_success_timestamp_seconds", "task=j"), float64(start.Add(tc.wantSuccess).Unix()); got != want {
+					t.Errorf("last success at %v, want %v", got, want)
+				}
+				if lock.held.Load() {
+					t.Error("the lock is still held after the runner stopped")
+				}
+			})
+		})
+	}
+}
+
+// TestRunnerStop: Stop waits for a run going on, within its bound; at the bound it ends the
+// run's context and returns.
+func TestRunnerStop(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		runFor   time.Duration // the run ends by itself after this, or when its context ends
+		bound    time.Duration
+		wantErr  error
+		wantStop time.Duration // when Stop returns, after the run started
+		canceled bool          // the run saw its context end
+		outcome  string
+	}{
+		{name: "waits for the run", runFor: 10 * time.Second, bound: time.Minute,
+			wantStop: 10 * time.Second, outcome: "ok"},
+		{name: "cancels at the deadline", runFor: time.Hour, bound: 5 * time.Second, wantErr: context.DeadlineExceeded,
+			wantStop: 5 * time.Second, canceled: true, outcome: "stopped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var canceled atomic.Bool
+				started := make(chan struct{})
+				reg := prometheus.NewRegistry()
+				r, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Metrics: hrsync.NewMetrics(reg)},
+					hrsync.Job{Name: "j", Trigger: hrsync.Every(time.Minute), Run: func(ctx context.Context) error {
+						close(started)
+						select {
+						case <-time.After(tc.runFor):
+							return nil
+						case <-ctx.Done():
+							canceled.Store(true)
+							return ctx.Err()
+						}
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Start()
+				<-started
+				begun := time.Now()
+				ctx, cancel := context.WithTimeout(context.Background(), tc.bound)
+				defer cancel()
+				err = r.Stop(ctx)
+				if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
+					t.Errorf("Stop: %v, want %v", err, tc.wantErr)
+				}
+				if d := time.Since(begun); d != tc.wantStop {
+					t.Errorf("Stop returned after %s, want %s", d, tc.wantStop)
+				}
+				synctest.Wait() // the canceled run returns
+				if canceled.Load() != tc.canceled {
+					t.Errorf("the run saw its context end: %v, want %v", canceled.Load(), tc.canceled)
+				}
+				if got := counter(t, reg, "hrsync_job_runs_total", "outcome="+tc.outcome+",task=j"); got != 1 {
+					t.Errorf("hrsync_job_runs_total{outcome=%q} = %v, want 1", tc.outcome, got)
+				}
+				r.RunNow("j") // a stopped runner runs nothing
+				if got := counter(t, reg, "hrsync_job_duration_seconds", "task=j"); got != 1 {
+					t.Errorf("%v runs, want 1", got)
+				}
+			})
+		})
+	}
+}

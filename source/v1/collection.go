@@ -1,0 +1,292 @@
+package v1
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The collections beyond the seed's two records (UPSTREAM.md, "The rest of the API") are
+// declared, not written out as types: a Collection lists its fields with their kinds, and one
+// decoder and one writer serve every declared collection the way the hand-written records
+// (Employee, WorkingPattern) are served: lenient on the way in, the seed's normal forms on the
+// way out, every field the declaration does not name kept in Extra, and each nested object's
+// form kept as the source sent it.
+
+// Kind is what a declared field holds, how it is read leniently and how it is written.
+type Kind uint8
+
+// The kinds.
+const (
+	// String is text; a number or boolean is taken as its text. "" and null both mean none,
+	// written as null.
+	String Kind = iota + 1
+	// Int is an integer, from a JSON number or a numeric string.
+	Int
+	// Bool is a boolean, from true/false, 0/1 or their strings.
+	Bool
+	// Date is a date, written YYYY-MM-DD.
+	Date
+	// Timestamp is a point in time, written in UTC as YYYY-MM-DDTHH:MM:SSZ.
+	Timestamp
+	// Decimal is a decimal number, written as a string as the source wrote it ("3.5").
+	Decimal
+	// Opaque is any JSON value, kept as sent (compacted).
+	Opaque
+	// Nested is an object that references a record of another collection (Field.Nested): its
+	// id and the fields it carries are read out, and its form is kept as sent.
+	Nested
+)
+
+var kindNames = map[Kind]string{String: "string", Int: "int", Bool: "bool", Date: "date",
+	Timestamp: "timestamp", Decimal: "decimal", Opaque: "opaque", Nested: "nested"}
+
+func (k Kind) String() string {
+	if n, ok := kindNames[k]; ok {
+		return n
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Field is one declared field of a collection's records.
+type Field struct {
+	Name string
+	Kind Kind
+	// Nested, for a Nested field, says what the object points at and carries.
+	Nested *Nesting
+}
+
+// Nesting is what a nested object references: a record of the collection Target, by its id,
+// carrying some of that record's fields (Fields: String, Int, Bool or Decimal kinds).
+type Nesting struct {
+	Target string
+	Fields []Field
+}
+
+// Collection declares a collection: its name (its path under /v1, and the envelope's key) and
+// its records' fields in the order they are written, id excluded (every record has one, first).
+type Collection struct {
+	Name   string
+	Fields []Field
+}
+
+// Record is one record of a declared collection.
+type Record struct {
+	ID int64
+	// Values holds one value per declared field, in the declaration's order.
+	Values []Value
+	// Extra holds every field the source sent that the declaration does not name.
+	Extra Extra
+}
+
+// Value is one field's value. The zero Value is null.
+type Value struct {
+	// Valid is false for null (and for an empty String, Date, Timestamp or Decimal).
+	Valid bool
+	// Text is a String, Date, Timestamp or Decimal in its normal form.
+	Text string
+	// Int is an Int, or a Nested object's id.
+	Int int64
+	// Bool is a Bool.
+	Bool bool
+	// Raw is an Opaque value as sent, or a Nested object's form as the source embedded it
+	// (its members in its order, the carried ones normalized); nil for one built locally.
+	Raw json.RawMessage
+	// Carried are a Nested object's carried fields, in the order of its Nesting's Fields.
+	Carried []Value
+}
+
+// TextValue is a String, Date, Timestamp or Decimal value: "" is null.
+func TextValue(s string) Value { return Value{Valid: s != "", Text: s} }
+
+// IntValue is an Int value.
+func IntValue(n int64) Value { return Value{Valid: true, Int: n} }
+
+// BoolValue is a Bool value.
+func BoolValue(b bool) Value { return Value{Valid: true, Bool: b} }
+
+// Index is the position of the named field in c.Fields (and in a Record's Values), or -1.
+func (c *Collection) Index(name string) int {
+	for i, f := range c.Fields {
+		if f.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Get is the record's value of the named field: the zero Value when c does not declare it.
+func (c *Collection) Get(r *Record, name string) Value {
+	if i := c.Index(name); i >= 0 && i < len(r.Values) {
+		return r.Values[i]
+	}
+	return Value{}
+}
+
+// Decode reads one record of the collection leniently (UPSTREAM.md): a malformed known field is
+// a *FieldError naming it; unknown fields go to Extra.
+func (c *Collection) Decode(data []byte) (Record, error) {
+	m, err := members(c.Name+" record", data)
+	if err != nil {
+		return Record{}, err
+	}
+	d := decoder{m: m}
+	r := Record{ID: d.id("id"), Values: make([]Value, len(c.Fields))}
+	for i, f := range c.Fields {
+		r.Values[i] = d.value(f)
+	}
+	r.Extra = d.extra()
+	return r, d.err
+}
+
+// value reads the field f out of the decoder's members.
+func (d *decoder) value(f Field) Value {
+	switch f.Kind {
+	case String:
+		return TextValue(d.string(f.Name))
+	case Date:
+		return TextValue(d.date(f.Name))
+	case Timestamp:
+		return TextValue(d.timestamp(f.Name))
+	case Decimal:
+		return TextValue(d.decimal(f.Name))
+	case Int:
+		if n := d.int(f.Name); n != nil {
+			return IntValue(*n)
+		}
+	case Bool:
+		if b := d.bool(f.Name); b != nil {
+			return BoolValue(*b)
+		}
+	case Opaque:
+		if raw := d.opaque(f.Name); len(raw) > 0 {
+			return Value{Valid: true, Raw: raw}
+		}
+	case Nested:
+		return d.nested(f)
+	default:
+		d.setErr(&FieldError{Field: d.prefix + f.Name, Reason: "declared with no kind"})
+	}
+	return Value{}
+}
+
+// nested reads a Nested field: null, or an object with an id and the carried fields.
+func (d *decoder) nested(f Field) Value {
+	key := d.prefix + f.Name
+	raw := take(d.m, f.Name)
+	if isNull(raw) {
+		return Value{}
+	}
+	ms, err := nestedMembers(key, raw)
+	if err != nil {
+		d.setErr(err)
+		return Value{}
+	}
+	nd := decoder{m: memberMap(ms), prefix: key + "."}
+	v := Value{Valid: true, Int: nd.id("id")}
+	kinds := map[string]nestedKind{"id": kindID}
+	if f.Nested != nil {
+		v.Carried = make([]Value, len(f.Nested.Fields))
+		for i, cf := range f.Nested.Fields {
+			v.Carried[i] = nd.value(cf)
+			kinds[cf.Name] = nestedKinds[cf.Kind]
+		}
+	}
+	d.setErr(nd.err)
+	if d.err == nil {
+		v.Raw, err = normalizeNested(key, ms, len(raw), kinds)
+		d.setErr(err)
+	}
+	return v
+}
+
+// nestedKinds is how a carried field of each kind is normalized in a nested object's form.
+var nestedKinds = map[Kind]nestedKind{String: kindString, Int: kindID, Bool: kindBool, Decimal: kindDecimal}
+
+// AppendJSON appends the record in the declaration's order, id first, unmodelled fields after.
+func (c *Collection) AppendJSON(b []byte, r *Record) []byte {
+	w := beginObject(b)
+	w.int("id", r.ID)
+	for i, f := range c.Fields {
+		var v Value
+		if i < len(r.Values) {
+			v = r.Values[i]
+		}
+		w.value(f, v)
+	}
+	w.extra(r.Extra)
+	return w.end()
+}
+
+// value writes one field.
+func (w *objectWriter) value(f Field, v Value) {
+	if !v.Valid {
+		w.null(f.Name)
+		return
+	}
+	switch f.Kind {
+	case String, Date, Timestamp, Decimal:
+		w.optString(f.Name, v.Text)
+	case Int:
+		w.int(f.Name, v.Int)
+	case Bool:
+		w.optBool(f.Name, &v.Bool)
+	case Opaque:
+		w.raw(f.Name, v.Raw)
+	case Nested:
+		if len(v.Raw) > 0 {
+			w.raw(f.Name, v.Raw)
+			return
+		}
+		// Built locally: {id, carried fields…}.
+		w.key(f.Name)
+		nw := beginObject(w.b)
+		nw.int("id", v.Int)
+		if f.Nested != nil {
+			for i, cf := range f.Nested.Fields {
+				var cv Value
+				if i < len(v.Carried) {
+					cv = v.Carried[i]
+				}
+				nw.value(cf, cv)
+			}
+		}
+		w.b = nw.end()
+	default:
+		w.null(f.Name)
+	}
+}
+
+// Validate reports what is wrong with a declaration: fields without a kind or a name, names
+// twice, a Nested field without its Nesting, a nested field that cannot be carried.
+func (c *Collection) Validate() error {
+	var problems []string
+	if c.Name == "" {
+		problems = append(problems, "no name")
+	}
+	seen := map[string]bool{"id": true}
+	for _, f := range c.Fields {
+		switch {
+		case f.Name == "" || seen[f.Name]:
+			problems = append(problems, fmt.Sprintf("field %q: empty or named twice (id is implied)", f.Name))
+		case kindNames[f.Kind] == "":
+			problems = append(problems, fmt.Sprintf("field %s: no kind", f.Name))
+		case f.Kind == Nested && (f.Nested == nil || f.Nested.Target == ""):
+			problems = append(problems, fmt.Sprintf("field %s: nested, but no target", f.Name))
+		case f.Kind != Nested && f.Nested != nil:
+			problems = append(problems, fmt.Sprintf("field %s: a nesting on a %s field", f.Name, f.Kind))
+		}
+		seen[f.Name] = true
+		if f.Kind == Nested && f.Nested != nil {
+			for _, cf := range f.Nested.Fields {
+				if _, ok := nestedKinds[cf.Kind]; !ok || cf.Name == "id" {
+					problems = append(problems, fmt.Sprintf("field %s.%s: cannot be carried (%s)", f.Name, cf.Name, cf.Kind))
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("collection %q: %s", c.Name, strings.Join(problems, "; "))
+	}
+	return nil
+}

@@ -251,6 +251,8 @@ type collection[T any] struct {
 	*table
 	plain []column[T]
 	refs  []ref[T]
+	// init readies a zero record for its columns to be set (optional).
+	init func(t *T)
 	// finish completes a record read back, given where its row came from (origin) and the
 	// time of the read; optional.
 	finish func(t *T, origin string, now time.Time)
@@ -330,6 +332,9 @@ func (c *collection[T]) newReader() *reader[T] {
 // that a column may refine them (an employee's nested forms).
 func (r *reader[T]) record(now time.Time) T {
 	var t T
+	if r.c.init != nil {
+		r.c.init(&t)
+	}
 	i := len(r.c.plain)
 	for _, rf := range r.c.refs {
 		rf.set(&t, r.cells[i:i+1+len(rf.cols)])

@@ -117,8 +117,21 @@ var (
 	allowanceCollection  = declare(holidayAllowances, false, false, refShape)
 )
 
-// tables are the declared collections' tables, in the order their rows may be written.
-var tables = []*table{patternCollection.table, departmentCollection.table, allowanceCollection.table, employeeCollection.table}
+// handWritten are the tables declared above, by hand: the seed's two records and the tables
+// their references fill.
+var handWritten = []*table{patternCollection.table, departmentCollection.table, allowanceCollection.table, employeeCollection.table}
+
+// tables are every declared table: the hand-written ones, then those of the collections the
+// wire declares (records.go), in the wire's order (reference data before the events).
+var tables = func() []*table {
+	out := append([]*table{}, handWritten...)
+	for _, c := range v1.Collections {
+		if wc, ok := wireCollections[c.Name]; ok {
+			out = append(out, wc.table)
+		}
+	}
+	return out
+}()
 
 // tableOf is the declared table of a collection, or nil.
 func tableOf(name string) *table {

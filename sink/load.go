@@ -116,6 +116,15 @@ func (l *Load) AddWorkingPatterns(ctx context.Context, ps []v1.WorkingPattern) e
 	return addRecords(ctx, l, patternCollection, ps)
 }
 
+// AddRecords stages one page of a collection the wire declares (v1.Collections).
+func (l *Load) AddRecords(ctx context.Context, rs []v1.Record) error {
+	c, ok := wireCollections[l.t.name]
+	if !ok {
+		return fmt.Errorf("stage %s: not a collection the wire declares", l.resource)
+	}
+	return addRecords(ctx, l, c, rs)
+}
+
 // addRecords stages one page of a collection's records, each numbered by arrival.
 func addRecords[T any](ctx context.Context, l *Load, c *collection[T], recs []T) error {
 	if l.t != c.table {

@@ -203,18 +203,22 @@ func (m merger) references(ctx context.Context, tx *sqlx.Tx, t *table, self bool
 			where = "NOT EXISTS (SELECT 1 FROM " + m.latest + " l WHERE l.id = p.id) -- listed: written by upsert"
 		}
 		names := colNames(cols)
-		var picks, set, mine, theirs []string
+		var picks, set, mine, theirs, keep, kept []string
 		for _, c := range cols {
 			picks = append(picks, m.d.pick(c.kind, c.name))
 			set = append(set, c.name+" = excluded."+c.name)
 			mine = append(mine, m.d.comparable(c.kind, target+"."+c.name))
 			theirs = append(theirs, m.d.comparable(c.kind, "excluded."+c.name))
+			// An unlisted row keeps what no reference carries any more: one collection's nested
+			// form may carry less than another's (a sickness's employee is {id} alone).
+			keep = append(keep, c.name+" = coalesce(excluded."+c.name+", "+target+"."+c.name+")")
+			kept = append(kept, m.d.comparable(c.kind, "coalesce(excluded."+c.name+", "+target+"."+c.name+")"))
 		}
 		var insertCols, values, update, guard string
 		if tt.listed {
 			insertCols, values = "listed, origin, synced_at", "false, '"+originSource+"', "+m.d.now()
-			update = strings.Join(set, ", ") + ", synced_at = excluded.synced_at"
-			guard = "NOT " + target + ".listed AND (" + strings.Join(mine, ", ") + ") IS DISTINCT FROM (" + strings.Join(theirs, ", ") + ")"
+			update = strings.Join(keep, ", ") + ", synced_at = excluded.synced_at"
+			guard = "NOT " + target + ".listed AND (" + strings.Join(mine, ", ") + ") IS DISTINCT FROM (" + strings.Join(kept, ", ") + ")"
 		} else {
 			insertCols, values = "origin, synced_at", "'"+originSource+"', "+m.d.now()
 			update = strings.Join(set, ", ") + ", origin = '" + originSource + "', deleted_at = NULL, synced_at = excluded.synced_at"

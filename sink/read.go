@@ -241,6 +241,37 @@ func (s *Store) ListHolidayAllowances(ctx context.Context, p v1.Page) (v1.List[v
 	return list, nil
 }
 
+// ListRecords reads one page of the served records of a collection the wire declares.
+func (s *Store) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
+	c, ok := wireCollections[collection]
+	if !ok {
+		return v1.List[v1.Record]{}, fmt.Errorf("list %s: %w", collection, ErrUnknownCollection)
+	}
+	list, err := listPage(ctx, s, c, p)
+	if err != nil {
+		return list, fmt.Errorf("list %s: %w", collection, err)
+	}
+	return list, nil
+}
+
+// Record reads one served record of a collection the wire declares, and the version it was read
+// at.
+func (s *Store) Record(ctx context.Context, collection string, id int64) (v1.Record, int64, error) {
+	c, ok := wireCollections[collection]
+	if !ok {
+		return v1.Record{}, 0, fmt.Errorf("get %s %d: %w", collection, id, ErrUnknownCollection)
+	}
+	r, v, err := getOne(ctx, s, c, id)
+	if err != nil {
+		return r, v, fmt.Errorf("get %s %d: %w", collection, id, err)
+	}
+	return r, v, nil
+}
+
+// ErrUnknownCollection is wrapped by the errors of reads of a collection the warehouse does not
+// declare.
+var ErrUnknownCollection = errors.New("no such collection in the warehouse")
+
 // emailTaken counts the served employees with the email, ignoring case.
 const emailTaken = `SELECT count(*) FROM employees WHERE lower(email) = ? AND listed AND deleted_at IS NULL`
 

@@ -1,0 +1,166 @@
+package sink_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+// Recorded shapes (UPSTREAM.md): an absence of a listed employee, approved, with a leave reason;
+// one of an employee the collection does not list, cancelled, with "" and null values.
+var (
+	absenceA = `{"id":901,"employee":{"id":1,"first_name":"Ana","last_name":"Lopez","email":"ana@example.com"},` +
+		`"approved_by":{"id":2,"first_name":"Bo","last_name":"Berg"},"leave_reason":{"id":3,"name":"Compassionate"},` +
+		`"deducted":"1.5","work_units":"3.0","start_date":"2026-03-02","end_date":"2026-03-03","half_start":false,` +
+		`"half_end":true,"half_start_am_pm":"","half_end_am_pm":"am","cancelled":false,"notes":"","type":"OtherLeave",` +
+		`"created_at":"2026-02-20T09:15:00+01:00","updated_at":"2026-02-21T10:00:00+01:00","source_system":"hr"}`
+	absenceB = `{"id":902,"employee":{"id":77,"first_name":"Gone","last_name":"Person","email":null},"approved_by":null,` +
+		`"leave_reason":null,"deducted":"0.5","work_units":"1.0","start_date":"2026-04-01","end_date":"2026-04-01",` +
+		`"half_start":true,"half_end":false,"half_start_am_pm":"pm","half_end_am_pm":null,"cancelled":true,"notes":"flu?",` +
+		`"type":"Holiday","created_at":"2026-03-30T08:00:00Z","updated_at":"2026-03-31T08:00:00Z"}`
+	sickness = `{"id":5,"employee":{"id":1},"company_sicknesstype":{"id":8,"name":"Cold","colour":"red"},` +
+		`"start_date":"2026-01-05","end_date":null,"half_start":false,"half_start_am_pm":null,"half_end":false,` +
+		`"half_end_am_pm":null,"deducted":"2.0","status":"returned","reason":"","review_notes":null,"fit_note_required":null}`
+)
+
+func decodeAll(t *testing.T, c *v1.Collection, bodies ...string) []v1.Record {
+	t.Helper()
+	var out []v1.Record
+	for _, b := range bodies {
+		r, err := c.Decode([]byte(b))
+		if err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func mergeRecords(t *testing.T, s *sink.Store, c *v1.Collection, rs []v1.Record, opts sink.MergeOptions) sink.MergeResult {
+	t.Helper()
+	ctx := context.Background()
+	l, err := s.BeginLoad(ctx, sink.Resource(c.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddRecords(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Distinct(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Merge(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestDeclaredCollectionRoundTrip: records of a collection the wire declares are merged and
+// served back exactly as the source's normal form; references to tables the warehouse holds
+// leave unlisted rows there; an unchanged walk writes nothing; a change writes one row; a
+// complete walk retires what it no longer lists.
+func TestDeclaredCollectionRoundTrip(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		putN(t, s, 1)
+		recs := decodeAll(t, v1.Absences, absenceA, absenceB)
+		if res := mergeRecords(t, s, v1.Absences, recs, sink.MergeOptions{Complete: true}); res.Inserted != 2 {
+			t.Fatalf("first merge %+v, want 2 inserted", res)
+		}
+		list, err := s.ListRecords(ctx, "absences", v1.Page{Number: 1, Size: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list.Total != 2 || len(list.Items) != 2 {
+			t.Fatalf("served %d of total %d, want 2", len(list.Items), list.Total)
+		}
+		for i := range recs {
+			want := string(v1.Absences.AppendJSON(nil, &recs[i]))
+			if got := string(v1.Absences.AppendJSON(nil, &list.Items[i])); got != want {
+				t.Errorf("served\n got %s\nwant %s", got, want)
+			}
+		}
+		// The approver, the unlisted employee and the leave reason are rows of their tables,
+		// unlisted: served neither as employees nor as leave reasons.
+		var unlisted int
+		if err := s.DB().GetContext(ctx, &unlisted, `SELECT count(*) FROM employees WHERE NOT listed AND id IN (2, 77)`); err != nil || unlisted != 2 {
+			t.Errorf("unlisted employees %d (%v), want 2", unlisted, err)
+		}
+		reasons, err := s.ListRecords(ctx, "other_leave_reasons", v1.Page{Number: 1, Size: 100})
+		if err != nil || reasons.Total != 0 {
+			t.Errorf("leave reasons served %d (%v), want 0: known only from a reference", reasons.Total, err)
+		}
+		var name string
+		if err := s.DB().GetContext(ctx, &name, `SELECT name FROM other_leave_reasons WHERE id = 3`); err != nil || name != "Compassionate" {
+			t.Errorf("leave reason 3 name %q (%v)", name, err)
+		}
+
+		v1Before, _ := s.Version(ctx)
+		if res := mergeRecords(t, s, v1.Absences, recs, sink.MergeOptions{Complete: true}); res.Unchanged != 2 || res.Inserted+res.Updated+res.Deleted != 0 {
+			t.Errorf("unchanged walk %+v, want 2 unchanged and nothing written", res)
+		}
+		if v, _ := s.Version(ctx); v != v1Before {
+			t.Errorf("an unchanged walk moved the version %d → %d", v1Before, v)
+		}
+
+		changed := decodeAll(t, v1.Absences, absenceA)
+		changed[0].Values[v1.Absences.Index("cancelled")] = v1.BoolValue(true)
+		if res := mergeRecords(t, s, v1.Absences, changed, sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Updated != 1 || res.Deleted != 1 {
+			t.Errorf("walk with one changed and one gone %+v, want 1 updated and 1 deleted", res)
+		}
+		r, _, err := s.Record(ctx, "absences", 901)
+		if err != nil || !v1.Absences.Get(&r, "cancelled").Bool {
+			t.Errorf("absence 901 after the change: %+v, %v", r, err)
+		}
+		if _, _, err := s.Record(ctx, "absences", 902); err == nil {
+			t.Error("absence 902 is still served after a complete walk without it")
+		}
+	})
+}
+
+// TestDeclaredCollectionKeepsUnheldReferences: a nested object whose target the warehouse does
+// not hold (a sickness type) keeps its id in a column and its form in nested.
+func TestDeclaredCollectionKeepsUnheldReferences(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		recs := decodeAll(t, v1.Sicknesses, sickness)
+		mergeRecords(t, s, v1.Sicknesses, recs, sink.MergeOptions{Complete: true})
+		r, _, err := s.Record(ctx, "sicknesses", 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(v1.Sicknesses.AppendJSON(nil, &r)), string(v1.Sicknesses.AppendJSON(nil, &recs[0])); got != want {
+			t.Errorf("served\n got %s\nwant %s", got, want)
+		}
+		var typeID int64
+		if err := s.DB().GetContext(ctx, &typeID, `SELECT company_sicknesstype_id FROM sicknesses WHERE id = 5`); err != nil || typeID != 8 {
+			t.Errorf("company_sicknesstype_id %d (%v), want 8", typeID, err)
+		}
+	})
+}
+
+// TestUnlistedRowsKeepWhatNoReferenceCarries: an employee known only from references keeps the
+// names one collection's form carries when another's carries only the id (a sickness's
+// employee is {id}), and a later walk of both writes nothing.
+func TestUnlistedRowsKeepWhatNoReferenceCarries(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		mergeRecords(t, s, v1.Absences, decodeAll(t, v1.Absences, absenceB), sink.MergeOptions{Complete: true})
+		sick := decodeAll(t, v1.Sicknesses, `{"id":6,"employee":{"id":77},"start_date":"2026-05-01"}`)
+		mergeRecords(t, s, v1.Sicknesses, sick, sink.MergeOptions{Complete: true})
+		var first, last string
+		if err := s.DB().QueryRowxContext(ctx, `SELECT first_name, last_name FROM employees WHERE id = 77`).Scan(&first, &last); err != nil || first != "Gone" || last != "Person" {
+			t.Errorf("employee 77 is %q %q (%v), want Gone Person kept", first, last, err)
+		}
+		before, _ := s.Version(ctx)
+		mergeRecords(t, s, v1.Sicknesses, sick, sink.MergeOptions{Complete: true})
+		mergeRecords(t, s, v1.Absences, decodeAll(t, v1.Absences, absenceB), sink.MergeOptions{Complete: true})
+		if after, _ := s.Version(ctx); after != before {
+			t.Errorf("walks of unchanged collections moved the version %d → %d", before, after)
+		}
+	})
+}

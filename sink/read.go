@@ -13,58 +13,75 @@ import (
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// tableReads are the read paths of one declared table. Its statements are prepared once:
-// Postgres then plans them once per connection instead of on every request (planning cost more
-// than running a page).
+// tableReads are the read paths of one declared table. Its statements are prepared once, on
+// first use: Postgres then plans them once per connection instead of on every request (planning
+// cost more than running a page), and a process pays only for the tables it reads.
 type tableReads struct {
 	t *table
-	// page reads the served rows with ids in [?, ?], at most ? of them; byID one served row;
-	// totals the warehouse's version and the table's Total.
+	// pageQuery reads the served rows with ids in [?, ?], at most ? of them; byIDQuery one
+	// served row; totalsQuery the warehouse's version and the table's Total; visibleIDs the
+	// served ids in order (read in a snapshot with totals).
+	pageQuery, byIDQuery, totalsQuery, visibleIDs string
+
+	mu                 stdsync.Mutex
 	page, byID, totals *sqlx.Stmt
-	// visibleIDs lists the served ids in order (read in a snapshot with totals).
-	visibleIDs, totalsQuery string
-	ids                     idCache
+
+	ids idCache
 	// loadMu makes one goroutine reload the id cache after a write while the others wait and
 	// reuse what it read.
 	loadMu stdsync.Mutex
 }
 
-func (s *Store) prepareReads(ctx context.Context, t *table) (*tableReads, error) {
+func newTableReads(s *Store, t *table) *tableReads {
 	sel := "SELECT " + t.selectList(s.d) + "\nWHERE " + t.visible("t")
-	r := &tableReads{t: t,
-		visibleIDs:  `SELECT id FROM ` + t.name + ` t WHERE ` + t.visible("t") + ` ORDER BY id`,
+	return &tableReads{t: t,
+		pageQuery:   s.db.Rebind(sel + ` AND t.id BETWEEN ? AND ? ORDER BY t.id LIMIT ?`),
+		byIDQuery:   s.db.Rebind(sel + ` AND t.id = ?`),
 		totalsQuery: `SELECT version, ` + t.name + `_total FROM meta`,
+		visibleIDs:  `SELECT id FROM ` + t.name + ` t WHERE ` + t.visible("t") + ` ORDER BY id`,
 	}
-	for _, p := range []struct {
-		stmt **sqlx.Stmt
-		q    string
-	}{
-		{&r.page, sel + ` AND t.id BETWEEN ? AND ? ORDER BY t.id LIMIT ?`},
-		{&r.byID, sel + ` AND t.id = ?`},
-		{&r.totals, r.totalsQuery},
-	} {
-		st, err := s.db.PreparexContext(ctx, s.db.Rebind(p.q))
+}
+
+// prepared prepares the statements, once; a failure is returned and tried again next time.
+func (r *tableReads) prepared(ctx context.Context, s *Store) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.totals != nil {
+		return nil
+	}
+	var stmts [3]*sqlx.Stmt
+	for i, q := range []string{r.pageQuery, r.byIDQuery, r.totalsQuery} {
+		st, err := s.db.PreparexContext(ctx, q)
 		if err != nil {
-			r.close()
-			return nil, err
+			for _, p := range stmts[:i] {
+				_ = p.Close()
+			}
+			return fmt.Errorf("prepare: %w", err)
 		}
-		*p.stmt = st
+		stmts[i] = st
 	}
-	return r, nil
+	r.page, r.byID, r.totals = stmts[0], stmts[1], stmts[2]
+	return nil
 }
 
 func (r *tableReads) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, st := range []*sqlx.Stmt{r.page, r.byID, r.totals} {
 		if st != nil {
 			_ = st.Close()
 		}
 	}
+	r.page, r.byID, r.totals = nil, nil, nil
 }
 
 // listPage reads one page of a collection's served records, its Total and the version it was
 // read at, in one statement (one snapshot). See idCache for how the page is found.
 func listPage[T any](ctx context.Context, s *Store, c *collection[T], p v1.Page) (v1.List[T], error) {
 	r := s.reads[c.name]
+	if err := r.prepared(ctx, s); err != nil {
+		return v1.List[T]{}, err
+	}
 	for attempt := 0; ; attempt++ {
 		ids, cachedVersion, ok := r.ids.get()
 		if !ok || attempt > 0 {
@@ -137,7 +154,12 @@ func sameSlice(a, b []int64) bool {
 
 // getOne reads one served record of a collection and the version it was read at.
 func getOne[T any](ctx context.Context, s *Store, c *collection[T], id int64) (T, int64, error) {
-	list, err := readRows(ctx, s, c, s.reads[c.name].byID, id)
+	r := s.reads[c.name]
+	if err := r.prepared(ctx, s); err != nil {
+		var zero T
+		return zero, 0, err
+	}
+	list, err := readRows(ctx, s, c, r.byID, id)
 	if err != nil {
 		var zero T
 		return zero, 0, err

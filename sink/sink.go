@@ -124,15 +124,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// prepare prepares the read statements of every declared table.
-func (s *Store) prepare(ctx context.Context) error {
+// prepare builds the read paths of every declared table (their statements are prepared on
+// first use).
+func (s *Store) prepare(context.Context) error {
 	s.reads = make(map[string]*tableReads, len(tables))
 	for _, t := range tables {
-		r, err := s.prepareReads(ctx, t)
-		if err != nil {
-			return fmt.Errorf("prepare %s reads: %w", t.name, err)
-		}
-		s.reads[t.name] = r
+		s.reads[t.name] = newTableReads(s, t)
 	}
 	return nil
 }

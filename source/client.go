@@ -125,17 +125,32 @@ const PerPage = v1.MaxPerPage
 // ListEmployees reads one page (from 1) of employees, PerPage records a page (seed 4.1). The
 // Response carries Total, Per-Page and the Link relations; a page past the end is empty.
 func (c *Client) ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *Response, error) {
-	return listPage[v1.Employee](ctx, c, "employees", page)
+	return listPage(ctx, c, "employees", page, unmarshal[v1.Employee])
 }
 
 // ListWorkingPatterns reads one page (from 1) of working patterns (seed 4.3).
 func (c *Client) ListWorkingPatterns(ctx context.Context, page int64) ([]v1.WorkingPattern, *Response, error) {
-	return listPage[v1.WorkingPattern](ctx, c, "working_patterns", page)
+	return listPage(ctx, c, "working_patterns", page, unmarshal[v1.WorkingPattern])
+}
+
+// ListRecords reads one page (from 1) of a collection the wire declares (v1.Collections), each
+// record read leniently by its declaration.
+func (c *Client) ListRecords(ctx context.Context, coll *v1.Collection, page int64) ([]v1.Record, *Response, error) {
+	return listPage(ctx, c, coll.Name, page, coll.Decode)
+}
+
+// unmarshal decodes one record of a hand-written wire type. The envelope checked the whole body
+// once; each record decodes itself from its slice of it (json.Unmarshal would check the
+// record's bytes again first).
+func unmarshal[T any](raw []byte) (T, error) {
+	var t T
+	err := any(&t).(json.Unmarshaler).UnmarshalJSON(raw)
+	return t, err
 }
 
 // listPage reads page of the collection key: GET {base}/v1/{key}?page=N&per_page=100, its
-// envelope {"key":[...]} and each record leniently.
-func listPage[T any](ctx context.Context, c *Client, key string, page int64) ([]T, *Response, error) {
+// envelope {"key":[...]} and each record leniently (decode).
+func listPage[T any](ctx context.Context, c *Client, key string, page int64, decode func([]byte) (T, error)) ([]T, *Response, error) {
 	op := "list " + strings.ReplaceAll(key, "_", " ") + " page " + strconv.FormatInt(page, 10)
 	if page < 1 || page > v1.MaxPage {
 		return nil, nil, fmt.Errorf("%s: page must be from 1 to %d", op, int64(v1.MaxPage))
@@ -152,9 +167,7 @@ func listPage[T any](ctx context.Context, c *Client, key string, page int64) ([]
 	}
 	items := make([]T, len(raws))
 	for i, raw := range raws {
-		// The envelope checked the whole body once; each record decodes itself from its
-		// slice of it (json.Unmarshal would check the record's bytes again first).
-		if err := any(&items[i]).(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
+		if items[i], err = decode(raw); err != nil {
 			return nil, resp, fmt.Errorf("%s: record %d: %w", op, i+1, err)
 		}
 	}

@@ -707,3 +707,37 @@ func TestNewClientOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestListRecords(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/absences" || r.URL.Query().Get("page") != "2" || r.Header.Get("X-API-KEY") != clientTestKey {
+			http.Error(w, "unexpected "+r.URL.String(), http.StatusTeapot)
+			return
+		}
+		w.Header().Set("Total", "101")
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("bad") == "" {
+			_, _ = w.Write([]byte(`{"absences":[{"id":7,"employee":{"id":3},"deducted":2.5,"start_date":"2026-01-02","cancelled":"false","why":1}]}`))
+		}
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, clientTestKey, ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, resp, err := c.ListRecords(context.Background(), v1.Absences, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Total != 101 || len(recs) != 1 || recs[0].ID != 7 {
+		t.Fatalf("total %d, records %+v", resp.Total, recs)
+	}
+	r := recs[0]
+	if v1.Absences.Get(&r, "deducted").Text != "2.5" || v1.Absences.Get(&r, "employee").Int != 3 ||
+		!v1.Absences.Get(&r, "cancelled").Valid || string(r.Extra) != `{"why":1}` {
+		t.Errorf("record read as %+v", r)
+	}
+	if _, _, err := c.ListRecords(context.Background(), v1.Absences, 0); err == nil || !strings.Contains(err.Error(), "list absences page 0") {
+		t.Errorf("page 0: %v", err)
+	}
+}

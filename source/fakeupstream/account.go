@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -43,9 +44,10 @@ type Account struct {
 	Collections map[string][]json.RawMessage
 }
 
-// Options are Options serving the account: its employees, working patterns and collections.
+// Options are Options serving the account: its employees, working patterns and collections
+// (the map is a copy: changing it leaves the account as it is).
 func (a Account) Options() Options {
-	return Options{Employees: a.Employees, WorkingPatterns: a.WorkingPatterns, Collections: a.Collections}
+	return Options{Employees: a.Employees, WorkingPatterns: a.WorkingPatterns, Collections: maps.Clone(a.Collections)}
 }
 
 // Reference data: ids and names. Departments, holiday allowances, locations and divisions are

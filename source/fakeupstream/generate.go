@@ -457,6 +457,19 @@ func (o *object) set(k string, v any) *object {
 	switch v := v.(type) {
 	case nil:
 		o.b = append(o.b, "null"...)
+	case int64:
+		o.b = strconv.AppendInt(o.b, v, 10)
+	case int:
+		o.b = strconv.AppendInt(o.b, int64(v), 10)
+	case bool:
+		o.b = strconv.AppendBool(o.b, v)
+	case string:
+		if plain(v) {
+			o.b = append(append(append(o.b, '"'), v...), '"')
+		} else {
+			vb, _ := json.Marshal(v) // a string always encodes
+			o.b = append(o.b, vb...)
+		}
 	case json.RawMessage:
 		if v == nil {
 			o.b = append(o.b, "null"...)
@@ -471,6 +484,18 @@ func (o *object) set(k string, v any) *object {
 		o.b = append(o.b, vb...)
 	}
 	return o
+}
+
+// plain reports whether s is written in JSON as itself in quotes, as json.Marshal writes it:
+// printable ASCII without the characters it escapes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 func (o *object) raw() json.RawMessage { return json.RawMessage(append(o.b, '}')) }

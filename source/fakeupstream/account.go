@@ -260,17 +260,37 @@ func weekend(t time.Time) bool { return t.Weekday() == time.Saturday || t.Weekda
 
 func decimal(f float64) string { return fmt.Sprintf("%.1f", f) }
 
-// stamp is a timestamp in the style of the events: mostly +01:00, some Z, a few with
+// stamps writes a record's timestamps in one style, as the service writes them: mostly in
+// London time (+01:00 in summer, +00:00 in winter), some in UTC with Z, a few with
 // milliseconds.
-func (g *eventGen) stamp(t time.Time) string {
-	switch r := g.rng.IntN(100); {
-	case r < 70:
-		return timestamp(t, 70)
-	case r < 95:
-		return timestamp(t, 0)
-	default:
-		return timestamp(t, 95)
+func (g *eventGen) stamps(ts ...time.Time) []string {
+	style := g.rng.IntN(100)
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		switch {
+		case style < 80:
+			out[i] = london(t)
+		case style < 96:
+			out[i] = timestamp(t, 0)
+		default:
+			out[i] = timestamp(t, 95)
+		}
 	}
+	return out
+}
+
+// london writes t in London time: British Summer Time (+01:00) from 01:00 UTC on the last
+// Sunday of March to 01:00 UTC on the last Sunday of October, +00:00 otherwise.
+func london(t time.Time) string {
+	t = t.UTC()
+	lastSunday := func(m time.Month) time.Time {
+		d := time.Date(t.Year(), m+1, 0, 1, 0, 0, 0, time.UTC) // the last day of m, 01:00
+		return d.AddDate(0, 0, -int(d.Weekday()))
+	}
+	if !t.Before(lastSunday(time.March)) && t.Before(lastSunday(time.October)) {
+		return t.In(bst).Format(time.RFC3339)
+	}
+	return t.Format("2006-01-02T15:04:05") + "+00:00"
 }
 
 // createdBefore is when something about start was booked: days to weeks ahead, never after
@@ -365,11 +385,18 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 	}
 	notes := pick(rng, absenceNotes)
 	created := g.createdBefore(start)
-	updated := created.Add(time.Duration(rng.IntN(72*3600)) * time.Second)
-	if status == "cancelled" {
-		updated = updated.AddDate(0, 0, rng.IntN(20))
+	decided := created.Add(time.Duration(rng.IntN(72*3600)) * time.Second)  // approved or rejected
+	absCreated := decided.Add(time.Duration(1+rng.IntN(300)) * time.Second) // the absence, on approval
+	updated, absUpdated := decided, absCreated
+	switch status {
+	case "pending":
+		updated = created
+	case "cancelled":
+		updated = absCreated.Add(time.Duration(1+rng.IntN(20*24*3600)) * time.Second)
+		absUpdated = updated
 	}
-	createdAt, updatedAt := g.stamp(created), g.stamp(updated)
+	reqStamps := g.stamps(created, updated)
+	createdAt, updatedAt := reqStamps[0], reqStamps[1]
 	members := func(o *object) {
 		o.set("employee", personFull(&p.person))
 		o.set("approved_by", personShort(approver))
@@ -392,12 +419,8 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 		o.set("updated_at", updatedAt)
 	}})
 	if status == "approved" || status == "cancelled" {
-		// The absence is made when the request is approved, a little after it.
-		absCreated := updated.Add(time.Duration(1+rng.IntN(300)) * time.Second)
-		absCreatedAt, absUpdatedAt := g.stamp(absCreated), g.stamp(absCreated)
-		if status == "cancelled" {
-			absUpdatedAt = updatedAt
-		}
+		absStamps := g.stamps(absCreated, absUpdated)
+		absCreatedAt, absUpdatedAt := absStamps[0], absStamps[1]
 		g.absences = append(g.absences, event{created: absCreated, who: p.id, start: start.Format(dateLayout), write: func(o *object) {
 			members(o)
 			o.set("cancelled", status == "cancelled")
@@ -427,7 +450,8 @@ func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
 	}
 	start, end := span(t, workdays)
 	hs, he := g.half(10), g.half(0)
-	ongoing := end.After(reference)
+	// Still off sick at the data's today: no end date yet.
+	ongoing := end.After(reference) || (reference.Sub(start) < 45*24*time.Hour && chance(rng, 40))
 	deducted := float64(workdays)
 	if hs.on {
 		deducted -= 0.5

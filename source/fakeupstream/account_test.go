@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -247,7 +248,7 @@ func TestAccountReferencesAndQuirks(t *testing.T) {
 	for name, quirks := range map[string][]string{
 		"absences": {`"approved_by":null`, `"approved_by":{"id":90000`, `"approved_by":{"id":`, `"leave_reason":null`, `"leave_reason":{"id":`,
 			`"cancelled":true`, `"cancelled":false`, `"half_start":true,"half_start_am_pm":"am"`, `"half_start_am_pm":"pm"`, `"half_end":true`,
-			`"half_start_am_pm":null`, `"half_start_am_pm":""`, `"half_end_am_pm":""`, `.5","work_units":"`, `+01:00"`, `Z"`, `"notes":""`,
+			`"half_start_am_pm":null`, `"half_start_am_pm":""`, `"half_end_am_pm":""`, `.5","work_units":"`, `+01:00"`, `+00:00"`, `Z"`, `.000Z"`, `"notes":""`,
 			`"type":"Holiday"`, `"type":"OtherLeave"`, `"employee":{"id":`, `"first_name":"`, `"email":"`},
 		"leave_requests": {`"status":"approved"`, `"status":"pending"`, `"status":"rejected"`, `"status":"cancelled"`, `"approved_by":null`},
 		"sicknesses": {`"employee":{"id":`, `"company_sicknesstype":{"id":`, `"status":"returned"`, `"end_date":null`, `"review_notes":null`,
@@ -449,6 +450,31 @@ func TestDateFiltersOnAnAccount(t *testing.T) {
 		got, _ := walk(t, srv, name, "&start_date="+from+"&end_date="+to, 100)
 		if len(want) == 0 || len(want) == len(a.Collections[name]) || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %d records kept of %d, want %d", name, len(got), len(a.Collections[name]), len(want))
+		}
+	}
+	// Absences by the department of their employee, and by their other leave reason.
+	inDept := map[int64]bool{}
+	for _, raw := range a.Employees {
+		if nestedIDOf(t, raw, "department") == 504 {
+			maps.Copy(inDept, ids(t, []json.RawMessage{raw}))
+		}
+	}
+	for _, tt := range []struct {
+		query string
+		keep  func(raw json.RawMessage) bool
+	}{
+		{"&department_id=504", func(raw json.RawMessage) bool { return inDept[nestedIDOf(t, raw, "employee")] }},
+		{"&other_leave_reason_id=47", func(raw json.RawMessage) bool { return nestedIDOf(t, raw, "leave_reason") == 47 }},
+	} {
+		var want []json.RawMessage
+		for _, raw := range a.Collections["absences"] {
+			if tt.keep(raw) {
+				want = append(want, raw)
+			}
+		}
+		got, _ := walk(t, srv, "absences", tt.query, 100)
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("absences%s: %d records kept, want %d", tt.query, len(got), len(want))
 		}
 	}
 }

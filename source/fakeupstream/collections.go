@@ -245,16 +245,28 @@ func (s *Service) heldPage(name string, m match, p v1.Page) ([]json.RawMessage, 
 	}
 	kept, ok := h.kept[m]
 	if !ok {
+		var inDept map[int64]bool
+		if m.department != 0 {
+			inDept = make(map[int64]bool)
+			for _, e := range s.employees {
+				if e.dept == m.department {
+					inDept[e.id] = true
+				}
+			}
+		}
 		kept = []int{}
 		for i := range h.items {
-			if m.keeps(&h.items[i]) {
+			if m.keeps(&h.items[i], inDept) {
 				kept = append(kept, i)
 			}
 		}
-		if len(h.kept) >= maxKept {
-			clear(h.kept)
+		// Which employees are in a department changes with the employees: not remembered.
+		if m.department == 0 {
+			if len(h.kept) >= maxKept {
+				clear(h.kept)
+			}
+			h.kept[m] = kept
 		}
-		h.kept[m] = kept
 	}
 	total := int64(len(kept))
 	var items []json.RawMessage
@@ -290,10 +302,12 @@ type match struct {
 	employee    int64
 	typ         string
 	leaveReason int64
-	noCancelled bool // absences: cancelled false; leave requests: status not cancelled
+	department  int64 // the employee's department, as the employees served say
+	noCancelled bool  // absences: cancelled false; leave requests: status not cancelled
 }
 
-func (m *match) keeps(it *item) bool {
+// keeps reports whether the filters keep it; inDept holds the employees of m.department.
+func (m *match) keeps(it *item, inDept map[int64]bool) bool {
 	if m.from != "" || m.to != "" {
 		if it.start == "" {
 			return false
@@ -314,6 +328,7 @@ func (m *match) keeps(it *item) bool {
 	case m.employee != 0 && it.employee != m.employee,
 		m.typ != "" && !strings.EqualFold(it.typ, m.typ),
 		m.leaveReason != 0 && it.leaveReason != m.leaveReason,
+		m.department != 0 && !inDept[it.employee],
 		m.noCancelled && (it.cancelled || strings.EqualFold(it.status, "cancelled")):
 		return false
 	}
@@ -323,8 +338,8 @@ func (m *match) keeps(it *item) bool {
 const dateLayout = "2006-01-02"
 
 // absenceFilter reads the filters of /v1/absences: start_date and end_date (matched by overlap
-// with the absence's dates), type, employee_id, other_leave_reason_id and
-// exclude_cancelled_absences. (department_id is accepted and ignored.)
+// with the absence's dates), type, employee_id, department_id (the department of the absence's
+// employee among the employees served), other_leave_reason_id and exclude_cancelled_absences.
 func absenceFilter(q url.Values) (match, error) {
 	m, err := dateFilter(q)
 	if err != nil {
@@ -334,6 +349,9 @@ func absenceFilter(q url.Values) (match, error) {
 		return m, err
 	}
 	if m.leaveReason, err = idParam(q, "other_leave_reason_id"); err != nil {
+		return m, err
+	}
+	if m.department, err = idParam(q, "department_id"); err != nil {
 		return m, err
 	}
 	m.typ = q.Get("type")

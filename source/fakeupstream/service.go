@@ -130,6 +130,7 @@ type PathStatus struct {
 type record struct {
 	id    int64
 	email string // lower case
+	dept  int64  // the nested department's id, 0 when none
 	raw   json.RawMessage
 }
 
@@ -600,6 +601,7 @@ func newRecord(raw json.RawMessage) record {
 		return r
 	}
 	r.id = jsonInt(m["id"])
+	r.dept = nestedID(m["department"])
 	var email string
 	if json.Unmarshal(m["email"], &email) == nil {
 		r.email = strings.ToLower(email)

@@ -165,9 +165,10 @@ func nestedID(raw json.RawMessage) int64 {
 	return jsonInt(o.ID)
 }
 
-// SetCollection replaces the records of a collection of Options.Collections (copied); nil
-// stops serving it (404, as an account without it). Names outside collections.go are kept but
-// not served.
+// SetCollection replaces the records of a collection of Options.Collections (copied), from the
+// next request on; nil stops serving it (404, as an account without it). Employees and working
+// patterns have SetEmployees and SetWorkingPatterns: under their names, as under names
+// collections.go does not list, the records are kept but never served.
 func (s *Service) SetCollection(name string, raws []json.RawMessage) {
 	var h *held
 	if raws != nil {

@@ -6,6 +6,16 @@
 // never answered). It is for hrsync demo, for local development (cmd/fakeupstream serves it in a
 // process of its own) and for tests (package sourcetest starts it on httptest).
 //
+// Beyond employees and working patterns it serves the rest of the API (UPSTREAM.md, "The rest
+// of the API") when given their records: the reference data (departments, divisions,
+// locations, holiday_allowances, other_leave_reasons, statutory_holiday_countries,
+// company_training_types) and the events (absences, sicknesses, leave_requests,
+// employee_training_courses). GenerateAccount makes all of them, consistent with its
+// employees, as many years of events as asked for. Absences and sicknesses filter by
+// start_date/end_date matched by overlap with the record's dates, leave requests by their
+// start date, as the real service does; a collection the Options do not hold, or mark
+// Unavailable, is answered 404 (or 403) as by an account without that module.
+//
 // A Service is an http.Handler serving the collections listed in collections.go, with records
 // held as raw JSON so that its user controls byte for byte what is served, and with hooks to
 // change the records between requests. Server serves one on a listener.

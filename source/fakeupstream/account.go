@@ -12,8 +12,13 @@ import (
 
 // The rest of the API (UPSTREAM.md, "The rest of the API"): reference data and events, made by
 // GenerateAccount in the same loose style as the employees. Where UPSTREAM.md marks a field list
-// as recorded the records carry exactly those fields; elsewhere they carry the fields it names
-// plus created_at and updated_at, as the recorded absences do.
+// as recorded (absences, sicknesses, employee training courses) the records carry exactly those
+// fields. Elsewhere they carry the fields it names, and some of them created_at and updated_at
+// as the recorded absences do: leave requests are absences with a status (pending, approved,
+// rejected, cancelled) instead of cancelled, and every approved or cancelled request has its
+// absence, under another id; departments, divisions, locations, holiday allowances and other
+// leave reasons are id, name and the timestamps; statutory holiday countries and company
+// training types id and name.
 
 // AccountOptions configures GenerateAccount.
 type AccountOptions struct {
@@ -149,7 +154,7 @@ func references(refs []ref, stamped bool) []json.RawMessage {
 		o := newObject().set("id", r.id).set("name", r.name)
 		if stamped {
 			created := date(2014, 3, 3, 9, 0, 0).AddDate(0, 0, 17*i).Add(time.Duration(i*4211) * time.Second)
-			o.set("created_at", timestamp(created, 70)).set("updated_at", timestamp(created.AddDate(0, 7, 0), 70))
+			o.set("created_at", london(created)).set("updated_at", london(created.AddDate(0, 7, 0)))
 		}
 		out[i] = o.raw()
 	}
@@ -240,8 +245,8 @@ func (g *eventGen) half(percent int) half {
 	return half{false, ""}
 }
 
-// span is a run of working days from start (moved to a weekday): its last day and the working
-// days in it.
+// span is a run of workdays working days from start: its first day (start, or the Monday after
+// when start is at a weekend) and its last.
 func span(start time.Time, workdays int) (time.Time, time.Time) {
 	for weekend(start) {
 		start = start.AddDate(0, 0, 1)

@@ -38,18 +38,12 @@ var patterns = []pattern{
 	{35, "Weekend cover", false, [7]string{"0.0", "0.0", "0.0", "0.0", "0.0", "12.0", "12.0"}, "24.0", date(2022, 1, 10, 12, 0, 0), false, 5},
 }
 
-var departments = []struct {
-	id   int64
-	name string
-}{
+var departments = []ref{
 	{501, "Engineering"}, {502, "Finance"}, {503, "People & Culture"}, {504, "Sales"},
 	{505, "Customer Support"}, {506, "Operações"}, {507, "Marketing"}, {508, "Legal"},
 }
 
-var allowances = []struct {
-	id   int64
-	name string
-}{{12, "Standard (25 days)"}, {13, "Senior (28 days)"}, {14, "Part time pro rata"}}
+var allowances = []ref{{12, "Standard (25 days)"}, {13, "Senior (28 days)"}, {14, "Part time pro rata"}}
 
 var firstNames = []string{
 	"José", "Zoë", "Łukasz", "Siobhán", "Björn", "Renée", "Chloé", "Inés", "François", "Ana",
@@ -71,7 +65,20 @@ var jobTitles = []string{
 	"Legal Counsel", "Office Manager", "Data Analyst", "Product Designer",
 }
 
-var locations = []string{"London", "Manchester", "Dublin", "Kraków", "Lisboa", "Remote"}
+// ref is a record of reference data: an id and a name.
+type ref struct {
+	id   int64
+	name string
+}
+
+// locations are the offices employees are at; Generate writes an employee's location as the
+// name alone, GenerateAccount as the nested {id, name}.
+var locations = []ref{
+	{701, "London"}, {702, "Manchester"}, {703, "Dublin"}, {704, "Kraków"}, {705, "Lisboa"}, {706, "Remote"},
+}
+
+// divisions group the departments; only GenerateAccount's employees carry one.
+var divisions = []ref{{801, "UK & Ireland"}, {802, "Central Europe"}, {803, "Iberia"}, {804, "Group functions"}}
 
 // reference is the "today" of generated data, so that it does not depend on when it is made.
 var reference = date(2026, 6, 1, 0, 0, 0)
@@ -92,8 +99,28 @@ type person struct {
 // Generate returns n employee records, the same for the same seed, with ids rising (with gaps)
 // from 1001, unique emails, and managers and holiday approvers across the whole collection,
 // some of them (ids from 900001) not in it. They embed the working patterns of
-// WorkingPatterns, and the departments and holiday allowances above.
+// WorkingPatterns, and the departments and holiday allowances above. (GenerateAccount makes
+// the same employees with nested location and division, and the other collections with them.)
 func Generate(n int, seed int64) []json.RawMessage {
+	raws, _, _ := generate(n, seed, nil)
+	return raws
+}
+
+// staff is what the other collections of a generated account need to know of an employee.
+type staff struct {
+	person
+	join     time.Time
+	leaver   bool // Ex-employee: nothing booked after leaving
+	manager  *person
+	approver *person
+	dept     int64 // 0 when none
+}
+
+// generate makes the employees of Generate. With aux (GenerateAccount) an employee's location
+// is nested and it carries a division, both drawn without touching rng's sequence, so the
+// rest of every record is Generate's. It also returns who the records are about and the people
+// outside the collection they name.
+func generate(n int, seed int64, aux *rand.Rand) ([]json.RawMessage, []staff, []person) {
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x9e3779b97f4a7c15))
 	people := make([]person, n)
 	id := int64(1000)
@@ -111,13 +138,15 @@ func Generate(n int, seed int64) []json.RawMessage {
 			email: fmt.Sprintf("%s.%s%d@example.com", fold(first), fold(last), pid)}
 	}
 	out := make([]json.RawMessage, n)
+	who := make([]staff, n)
 	for i, p := range people {
-		out[i] = employee(rng, p, i, people, outside)
+		out[i], who[i] = employee(rng, aux, p, i, people, outside)
 	}
-	return out
+	return out, who, outside
 }
 
-func employee(rng *rand.Rand, p person, i int, people, outside []person) json.RawMessage {
+func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (json.RawMessage, staff) {
+	who := staff{person: p}
 	o := newObject()
 	o.set("id", p.id)
 	if chance(rng, 30) {
@@ -148,8 +177,10 @@ func employee(rng *rand.Rand, p person, i int, people, outside []person) json.Ra
 		o.set("status", "Pending leaver")
 	default:
 		o.set("status", "Ex-employee")
+		who.leaver = true
 	}
 	join := date(2012, 1, 1, 0, 0, 0).AddDate(0, 0, rng.IntN(14*365))
+	who.join = join
 	switch r := rng.IntN(100); {
 	case r < 80:
 		o.set("company_join_date", join.Format("2006-01-02"))
@@ -204,13 +235,16 @@ func employee(rng *rand.Rand, p person, i int, people, outside []person) json.Ra
 	}
 	manager := managerOf(rng, i, people, outside)
 	o.set("line_manager", personRef(rng, manager))
+	who.manager = manager
 	switch r := rng.IntN(10); {
 	case r < 7:
 		o.set("holiday_approver", personRef(rng, manager))
+		who.approver = manager
 	case r < 9:
 		o.set("holiday_approver", nil)
 	default:
-		o.set("holiday_approver", personRef(rng, managerOf(rng, i, people, outside)))
+		who.approver = managerOf(rng, i, people, outside)
+		o.set("holiday_approver", personRef(rng, who.approver))
 	}
 	dept := departments[rng.IntN(len(departments))]
 	switch r := rng.IntN(100); {
@@ -220,11 +254,26 @@ func employee(rng *rand.Rand, p person, i int, people, outside []person) json.Ra
 		o.set("department", "")
 	default:
 		o.set("department", newObject().set("id", dept.id).set("name", dept.name).raw())
+		who.dept = dept.id
+	}
+	if aux != nil {
+		// Divisions follow the location, mostly; a few employees have none, written both ways.
+		switch r := aux.IntN(100); {
+		case r < 5:
+			o.set("division", nil)
+		case r < 7:
+			o.set("division", "")
+		default:
+			d := divisions[aux.IntN(len(divisions))]
+			o.set("division", newObject().set("id", d.id).set("name", d.name).raw())
+		}
 	}
 	if chance(rng, 20) {
 		o.set("location", nil)
+	} else if l := locations[rng.IntN(len(locations))]; aux == nil {
+		o.set("location", l.name)
 	} else {
-		o.set("location", pick(rng, locations))
+		o.set("location", newObject().set("id", l.id).set("name", l.name).raw())
 	}
 	o.set("receives_statutory_holidays", chance(rng, 85))
 	o.set("hr", dept.name == "People & Culture" && chance(rng, 50))
@@ -241,7 +290,13 @@ func employee(rng *rand.Rand, p person, i int, people, outside []person) json.Ra
 	style := rng.IntN(100)
 	o.set("created_at", timestamp(created, style))
 	o.set("updated_at", timestamp(updated, style))
-	return o.raw()
+	if who.manager != nil && who.manager.id == 0 {
+		who.manager = nil
+	}
+	if who.approver != nil && who.approver.id == 0 {
+		who.approver = nil
+	}
+	return o.raw(), who
 }
 
 // managerOf picks a line manager: none for the first few employees and some others, "" for a
@@ -402,6 +457,19 @@ func (o *object) set(k string, v any) *object {
 	switch v := v.(type) {
 	case nil:
 		o.b = append(o.b, "null"...)
+	case int64:
+		o.b = strconv.AppendInt(o.b, v, 10)
+	case int:
+		o.b = strconv.AppendInt(o.b, int64(v), 10)
+	case bool:
+		o.b = strconv.AppendBool(o.b, v)
+	case string:
+		if plain(v) {
+			o.b = append(append(append(o.b, '"'), v...), '"')
+		} else {
+			vb, _ := json.Marshal(v) // a string always encodes
+			o.b = append(o.b, vb...)
+		}
 	case json.RawMessage:
 		if v == nil {
 			o.b = append(o.b, "null"...)
@@ -416,6 +484,18 @@ func (o *object) set(k string, v any) *object {
 		o.b = append(o.b, vb...)
 	}
 	return o
+}
+
+// plain reports whether s is written in JSON as itself in quotes, as json.Marshal writes it:
+// printable ASCII without the characters it escapes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 func (o *object) raw() json.RawMessage { return json.RawMessage(append(o.b, '}')) }

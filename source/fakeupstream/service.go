@@ -6,6 +6,16 @@
 // never answered). It is for hrsync demo, for local development (cmd/fakeupstream serves it in a
 // process of its own) and for tests (package sourcetest starts it on httptest).
 //
+// Beyond employees and working patterns it serves the rest of the API (UPSTREAM.md, "The rest
+// of the API") when given their records: the reference data (departments, divisions,
+// locations, holiday_allowances, other_leave_reasons, statutory_holiday_countries,
+// company_training_types) and the events (absences, sicknesses, leave_requests,
+// employee_training_courses). GenerateAccount makes all of them, consistent with its
+// employees, as many years of events as asked for. Absences and sicknesses filter by
+// start_date/end_date matched by overlap with the record's dates, leave requests by their
+// start date, as the real service does; a collection the Options do not hold, or mark
+// Unavailable, is answered 404 (or 403) as by an account without that module.
+//
 // A Service is an http.Handler serving the collections listed in collections.go, with records
 // held as raw JSON so that its user controls byte for byte what is served, and with hooks to
 // change the records between requests. Server serves one on a listener.
@@ -39,7 +49,8 @@ const DefaultAPIKey = "sandbox-fakeupstream-0000-key"
 const StatusDropped = 0
 
 // Options configures a Service. The zero value serves no employees, the working patterns of
-// WorkingPatterns, with DefaultAPIKey and no rate limit enforced.
+// WorkingPatterns, none of the other collections (404, as an account without them), with
+// DefaultAPIKey and no rate limit enforced. GenerateAccount(...).Options() serves them all.
 type Options struct {
 	// APIKey is the one key accepted in X-API-KEY (default DefaultAPIKey).
 	APIKey string
@@ -48,6 +59,15 @@ type Options struct {
 	// WorkingPatterns are served in this order; nil serves WorkingPatterns(), an empty non-nil
 	// slice none.
 	WorkingPatterns []json.RawMessage
+	// Collections holds the records of the collections other than employees and working
+	// patterns (see collections.go and GenerateAccount), by name, each served in the order
+	// given. A collection not in the map is answered 404, as by an account without the module;
+	// an empty non-nil slice is served as an empty collection.
+	Collections map[string][]json.RawMessage
+	// Unavailable answers every request for the named collections (employees and working
+	// patterns included) with the status given, 403 or 404 as accounts without a module do,
+	// and the real service's error body ({"error":{"type":"Forbidden"}}). See SetUnavailable.
+	Unavailable map[string]int
 	// AccountID is written into created records (default 1).
 	AccountID int64
 	// RateLimit, when positive, is enforced as the real service does: more than RateLimit
@@ -120,6 +140,7 @@ type PathStatus struct {
 type record struct {
 	id    int64
 	email string // lower case
+	dept  int64  // the nested department's id, 0 when none
 	raw   json.RawMessage
 }
 
@@ -134,6 +155,8 @@ type Service struct {
 	n           int
 	employees   []record
 	patterns    []json.RawMessage
+	others      map[string]*held // Options.Collections, as served
+	unavailable map[string]int
 	maxID       int64
 	faults      []Fault
 	log         []Request
@@ -156,8 +179,15 @@ func New(opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Service{opts: opts, done: make(chan struct{}), counts: make(map[PathStatus]int)}
+	s := &Service{opts: opts, done: make(chan struct{}), counts: make(map[PathStatus]int),
+		others: make(map[string]*held), unavailable: make(map[string]int)}
 	s.SetEmployees(opts.Employees)
+	for name, raws := range opts.Collections {
+		s.SetCollection(name, raws)
+	}
+	for name, status := range opts.Unavailable {
+		s.SetUnavailable(name, status)
+	}
 	if opts.WorkingPatterns == nil {
 		s.SetWorkingPatterns(WorkingPatterns())
 	} else {
@@ -379,13 +409,19 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, n int, authorize
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	for _, c := range collections {
 		base := "/v1/" + c.name
+		if path != base && !strings.HasPrefix(path, base+"/") {
+			continue
+		}
+		if status := s.offered(c); status != 0 {
+			return reply(status, v1.ErrorBody(status, ""))
+		}
 		switch {
 		case path == base && r.Method == http.MethodGet:
 			return s.list(w, r, c, f)
 		case path == base && r.Method == http.MethodPost && c.create != nil:
 			return c.create(s, w, r, f)
 		case strings.HasPrefix(path, base+"/") && r.Method == http.MethodGet && c.byID != nil:
-			return c.byID(s, strings.TrimPrefix(path, base+"/"))
+			return c.byID(s, c.name, strings.TrimPrefix(path, base+"/"))
 		}
 	}
 	return reply(http.StatusNotFound, v1.ErrorBody(http.StatusNotFound, ""))
@@ -433,7 +469,13 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, c collection, f F
 	if err != nil {
 		return reply(http.StatusBadRequest, v1.ErrorBody(http.StatusBadRequest, err.Error()))
 	}
-	items, total := c.page(s, p)
+	var m match
+	if c.filter != nil {
+		if m, err = c.filter(q); err != nil {
+			return reply(http.StatusBadRequest, v1.ErrorBody(http.StatusBadRequest, err.Error()))
+		}
+	}
+	items, total := c.page(s, c.name, m, p)
 	base := &url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path}
 	if r.TLS != nil {
 		base.Scheme = "https"
@@ -452,7 +494,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, c collection, f F
 	return reply(http.StatusOK, envelope(c.name, items))
 }
 
-func (s *Service) employee(idText string) answer {
+func (s *Service) employee(_, idText string) answer {
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if err == nil {
 		s.mu.Lock()
@@ -569,6 +611,7 @@ func newRecord(raw json.RawMessage) record {
 		return r
 	}
 	r.id = jsonInt(m["id"])
+	r.dept = nestedID(m["department"])
 	var email string
 	if json.Unmarshal(m["email"], &email) == nil {
 		r.email = strings.ToLower(email)

@@ -4,6 +4,13 @@
 //
 //	fakeupstream -addr 127.0.0.1:8099 -employees 100000 -seed 42 -delay 20ms -rate-limit 60
 //
+// By default it serves the employees and working patterns alone; -account serves every
+// collection of the account (fakeupstream.GenerateAccount: reference data, absences,
+// sicknesses, leave requests and training courses, -absence-years of them), and -unavailable
+// answers some collections as an account without that module does:
+//
+//	fakeupstream -account -employees 2000 -absence-years 10 -unavailable employee_training_courses=404
+//
 // It prints the source's URL and API key as environment assignments hrsync reads
 // (HRSYNC_SOURCE_URL=…, HRSYNC_SOURCE_API_KEY=…), then serves until SIGINT or SIGTERM, and on
 // its way out prints to stderr how many requests it answered, and how many with 429.
@@ -18,6 +25,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,12 +49,19 @@ func run() error {
 	rateLimit := flag.Int("rate-limit", 0, "answer 429 past this many requests within any -window, as the real service does (0: no limit)")
 	window := flag.Duration("window", time.Minute, "the rate limit's sliding window")
 	documentedOnly := flag.Bool("documented-only", false, "accept creates only as the interface documents them (form fields employee[...]); refuse JSON with 415")
+	account := flag.Bool("account", false, "serve every collection of a generated account (fakeupstream.GenerateAccount), not only employees and working patterns")
+	absenceYears := flag.Int("absence-years", 1, "with -account: years of absences, sicknesses, leave requests and training courses")
+	unavailable := flag.String("unavailable", "", "collections answered as an account without that module: name=403 or name=404, comma-separated")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	if *employees < 0 || *delay < 0 || *rateLimit < 0 || *window <= 0 {
-		return errors.New("-employees, -delay and -rate-limit must not be negative, -window must be positive")
+	if *employees < 0 || *delay < 0 || *rateLimit < 0 || *window <= 0 || *absenceYears <= 0 {
+		return errors.New("-employees, -delay and -rate-limit must not be negative, -window and -absence-years must be positive")
+	}
+	off, err := parseUnavailable(*unavailable)
+	if err != nil {
+		return err
 	}
 
 	// Caught from the start: a background job of a non-interactive shell ignores SIGINT until
@@ -52,13 +69,15 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	opts := fakeupstream.Options{
-		Employees: fakeupstream.Generate(*employees, *seed),
-		RateLimit: *rateLimit,
-		Window:    *window,
-
-		DocumentedOnly: *documentedOnly,
+	opts := fakeupstream.Options{Employees: fakeupstream.Generate(*employees, *seed)}
+	if *account {
+		opts = fakeupstream.GenerateAccount(fakeupstream.AccountOptions{
+			Employees: *employees, Seed: *seed, AbsenceYears: *absenceYears}).Options()
 	}
+	opts.RateLimit = *rateLimit
+	opts.Window = *window
+	opts.DocumentedOnly = *documentedOnly
+	opts.Unavailable = off
 	if *delay > 0 {
 		opts.Fault = func(int, *http.Request) fakeupstream.Fault { return fakeupstream.Fault{Delay: *delay} }
 	}
@@ -95,4 +114,25 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "fakeupstream: %d requests, %d answered 429; at most %d in one window\n",
 		total, limited, fake.MaxInWindow())
 	return nil
+}
+
+// parseUnavailable reads -unavailable: name=status pairs, comma-separated, of collections the
+// fake serves, with status 403 or 404.
+func parseUnavailable(s string) (map[string]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := make(map[string]int)
+	for _, pair := range strings.Split(s, ",") {
+		name, text, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		status, err := strconv.Atoi(text)
+		switch {
+		case !ok || err != nil || (status != 403 && status != 404):
+			return nil, fmt.Errorf("-unavailable %q: want name=403 or name=404", pair)
+		case !slices.Contains(fakeupstream.CollectionNames(), name):
+			return nil, fmt.Errorf("-unavailable: no collection %q (there are %s)", name, strings.Join(fakeupstream.CollectionNames(), ", "))
+		}
+		out[name] = status
+	}
+	return out, nil
 }

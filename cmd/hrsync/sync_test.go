@@ -246,3 +246,41 @@ func TestSyncSkipsCollectionsNotOffered(t *testing.T) {
 		t.Errorf("ledger %v, want %v", got, want)
 	}
 }
+
+// TestRunSyncsTheConfiguredResources: the worker's scheduled sync walks sync.resources, and
+// nothing else.
+func TestRunSyncsTheConfiguredResources(t *testing.T) {
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(40, 5)})
+	defer up.Close()
+	db := filepath.Join(t.TempDir(), "w.db")
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + db, "HRSYNC_SCHEDULE=@daily", "HRSYNC_SYNC_RESOURCES=employees"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"run", "--now"}, env, io.Discard, &logs) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), `msg="sync finished" resource=employees`) {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended (%v) before syncing:\n%s", err, logs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sync within 30 s:\n%s", logs.String())
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run still going 30 s after its context ended")
+	}
+	if up.Count("/v1/working_patterns", http.StatusOK) != 0 || strings.Contains(logs.String(), "resource=working_patterns") {
+		t.Errorf("the worker walked working_patterns, which sync.resources leaves out:\n%s", logs.String())
+	}
+}

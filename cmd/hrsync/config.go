@@ -68,8 +68,9 @@ type ServeConfig struct {
 
 // SyncConfig shapes a sync run.
 type SyncConfig struct {
-	// Resources are the collections sync and run walk (default: every one the sync knows,
-	// hrsync.Resources); they are loaded in the sync's order whatever order they are named in.
+	// Resources are the collections sync and run walk (default, and when empty: every one the
+	// sync knows, hrsync.Resources); they are loaded in the sync's order whatever order they
+	// are named in.
 	Resources      []string `yaml:"resources"`
 	RunAtStart     bool     `yaml:"run_at_start"`
 	Concurrency    int      `yaml:"concurrency"`
@@ -424,8 +425,11 @@ func (c Config) parse() (settings, error) {
 	if c.Sync.MaxWalks < 1 {
 		return settings{}, errors.New("config: sync.max_walks must be at least 1")
 	}
-	if s.resources, err = parseResources(c.Sync.Resources); err != nil {
-		return settings{}, fmt.Errorf("config: sync.resources: %w", err)
+	s.resources = hrsync.Resources // empty (HRSYNC_SYNC_RESOURCES= included): the default
+	if len(c.Sync.Resources) > 0 {
+		if s.resources, err = parseResources(c.Sync.Resources); err != nil {
+			return settings{}, fmt.Errorf("config: sync.resources: %w", err)
+		}
 	}
 	if c.Sync.MaxDeleteShare <= 0 || c.Sync.MaxDeleteShare > 1 {
 		return settings{}, errors.New("config: sync.max_delete_share must be more than 0 and at most 1")
@@ -475,6 +479,9 @@ func parseResources(names []string) ([]sink.Resource, error) {
 	var rs []sink.Resource
 	for _, name := range names {
 		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
 		if !slices.Contains(known, name) {
 			msg := fmt.Sprintf("unknown collection %q", name)
 			if near := closest(name, known); near != "" {

@@ -241,8 +241,9 @@ func TestSyncResources(t *testing.T) {
 			wantErr: []string{"sync.resources", `"workingpatterns"`, "did you mean working_patterns?"}},
 		{name: "unknown name far from any", env: []string{"HRSYNC_SYNC_RESOURCES=salaries"},
 			wantErr: []string{"sync.resources", `unknown collection "salaries"; known: working_patterns, employees`}},
-		{name: "empty", env: []string{"HRSYNC_SYNC_RESOURCES="}, wantErr: []string{"sync.resources", "no collection named"}},
-		{name: "empty in the file", file: "sync:\n  resources: []\n", wantErr: []string{"sync.resources", "no collection named"}},
+		{name: "empty: every collection", file: "sync:\n  resources: [employees]\n", env: []string{"HRSYNC_SYNC_RESOURCES="}, want: all},
+		{name: "empty in the file: every collection", file: "sync:\n  resources: []\n", want: all},
+		{name: "only commas", env: []string{"HRSYNC_SYNC_RESOURCES=, ,"}, want: all},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -171,6 +171,8 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 		}
 	}
 	if len(results) > 0 && !slices.ContainsFunc(results, func(r Result) bool { return r.Status != sink.RunUnavailable }) {
+		// Each collection said it was skipped; that all of them were is the run's failure.
+		s.log.Error("sync failed", "run_id", runID, "err", ErrNothingOffered)
 		errs = append(errs, ErrNothingOffered)
 	}
 	return results, errors.Join(errs...)

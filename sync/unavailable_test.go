@@ -204,3 +204,27 @@ func TestOrdered(t *testing.T) {
 		t.Errorf("Ordered = %v", got)
 	}
 }
+
+// TestUnavailableIsLoggedAsSuch: a scheduled sync logs each unavailable collection at INFO, and
+// a run in which every one was unavailable once at ERROR (the job runner adds nothing).
+func TestUnavailableIsLoggedAsSuch(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		answers []answer
+		errors  int
+	}{
+		{"one unavailable", []answer{{path: "/v1/working_patterns", page: "1", status: 404}}, 0},
+		{"every one unavailable", []answer{{path: "/v1/working_patterns", page: "1", status: 404}, {path: "/v1/employees", page: "1", status: 404}}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			up := newUpstream(t, 20, fakeupstream.Options{Fault: answering(tt.answers...)})
+			logs := scheduledRunLogs(t, context.Background(), fastClient(t, up, source.ClientOptions{}))
+			if n := strings.Count(logs, "level=ERROR"); n != tt.errors {
+				t.Errorf("%d ERROR lines, want %d:\n%s", n, tt.errors, logs)
+			}
+			if n := strings.Count(logs, "sync skipped: the account does not offer this collection"); n != len(tt.answers) {
+				t.Errorf("%d collections logged unavailable, want %d:\n%s", n, len(tt.answers), logs)
+			}
+		})
+	}
+}

@@ -44,23 +44,33 @@ func openRawDB(t *testing.T, d schema.Dialect) *sql.DB {
 	return db
 }
 
-// TestUpgradeKeepsTheLedger: a warehouse migrated by the previous build (version 3) with runs in
+// TestUpgradeKeepsTheLedger: a warehouse migrated by an earlier build (version 3 or 4) with runs in
 // its ledger upgrades to the latest version with every run kept, and the ledger then takes the
-// abandoned status.
+// abandoned and unavailable statuses.
 func TestUpgradeKeepsTheLedger(t *testing.T) {
-	for _, d := range []schema.Dialect{schema.SQLite, schema.Postgres} {
-		t.Run(string(d), func(t *testing.T) {
+	for _, tc := range []struct {
+		d        schema.Dialect
+		from     int
+		statuses []string
+	}{
+		{schema.SQLite, 3, []string{"ok", "running", "guarded"}},
+		{schema.Postgres, 3, []string{"ok", "running", "guarded"}},
+		{schema.SQLite, 4, []string{"ok", "running", "guarded", "abandoned"}},
+		{schema.Postgres, 4, []string{"ok", "running", "guarded", "abandoned"}},
+	} {
+		d := tc.d
+		t.Run(fmt.Sprintf("%s from %d", d, tc.from), func(t *testing.T) {
 			ctx := context.Background()
 			db := openRawDB(t, d)
 			ms, err := schema.Migrations(d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The previous build: versions 1 to 3 only.
+			// An earlier build: versions 1 to tc.from only.
 			if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`); err != nil {
 				t.Fatal(err)
 			}
-			for _, m := range ms[:3] {
+			for _, m := range ms[:tc.from] {
 				if _, err := db.ExecContext(ctx, m.SQL); err != nil {
 					t.Fatalf("%d: %v", m.Version, err)
 				}
@@ -68,7 +78,9 @@ func TestUpgradeKeepsTheLedger(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for i, st := range []string{"ok", "running", "guarded"} {
+			var want []string
+			for i, st := range tc.statuses {
+				want = append(want, fmt.Sprintf("r%d:%s", i, st))
 				if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO sync_runs (run_id, resource, started_at, status) VALUES ('r%d', 'employees', '2026-11-0%dT02:00:00Z', '%s')`, i, i+1, st)); err != nil {
 					t.Fatal(err)
 				}
@@ -77,7 +89,7 @@ func TestUpgradeKeepsTheLedger(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := []int{4}; !slices.Equal(applied[:1], want) {
+			if want := []int{tc.from + 1}; len(applied) == 0 || !slices.Equal(applied[:1], want) {
 				t.Errorf("applied %v, want it to start with %v", applied, want)
 			}
 			rows, err := db.QueryContext(ctx, `SELECT run_id, status FROM sync_runs ORDER BY id`)
@@ -93,11 +105,14 @@ func TestUpgradeKeepsTheLedger(t *testing.T) {
 				got = append(got, id+":"+st)
 			}
 			rows.Close()
-			if want := []string{"r0:ok", "r1:running", "r2:guarded"}; !slices.Equal(got, want) {
+			if !slices.Equal(got, want) {
 				t.Errorf("ledger after the upgrade %v, want %v", got, want)
 			}
 			if _, err := db.ExecContext(ctx, `UPDATE sync_runs SET status = 'abandoned' WHERE run_id = 'r1'`); err != nil {
 				t.Errorf("the upgraded ledger refuses abandoned: %v", err)
+			}
+			if _, err := db.ExecContext(ctx, `UPDATE sync_runs SET status = 'unavailable' WHERE run_id = 'r2'`); err != nil {
+				t.Errorf("the upgraded ledger refuses unavailable: %v", err)
 			}
 			if _, err := db.ExecContext(ctx, `UPDATE sync_runs SET status = 'lost' WHERE run_id = 'r1'`); err == nil {
 				t.Error("the upgraded ledger takes any status")

@@ -15,7 +15,7 @@ type Run struct {
 	Resource         Resource
 	StartedAt        time.Time
 	FinishedAt       time.Time
-	Status           string // running, ok, failed, inconsistent, guarded, abandoned (see AbandonedError)
+	Status           string // running, ok, failed, inconsistent, guarded, abandoned (see AbandonedError), unavailable
 	Pages            int64
 	Requests         int64
 	Retries          int64
@@ -42,6 +42,9 @@ const (
 	// RunAbandoned: the process running it stopped before it finished (killed, its machine
 	// lost); closed by the next process that held the sync lock (see CloseAbandonedRuns).
 	RunAbandoned = "abandoned"
+	// RunUnavailable: the account does not offer the collection (the source answered its
+	// first page 403 or 404, as it does for a module the account lacks); nothing was written.
+	RunUnavailable = "unavailable"
 )
 
 // SyncLock is the lock every sync holds while it runs (one sync of a warehouse at a time): the

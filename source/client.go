@@ -159,6 +159,9 @@ func listPage[T any](ctx context.Context, c *Client, key string, page int64, dec
 	u.RawQuery = url.Values{"page": {strconv.FormatInt(page, 10)}, "per_page": {strconv.Itoa(PerPage)}}.Encode()
 	resp, body, err := c.do(ctx, call{method: http.MethodGet, route: "/v1/" + key, url: u.String()})
 	if err != nil {
+		if page == 1 && resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
+			err = &NotOfferedError{Collection: key, Status: resp.StatusCode, Err: err}
+		}
 		return nil, resp, fmt.Errorf("%s: %w", op, err)
 	}
 	raws, err := v1.Envelope(key, body)
@@ -231,6 +234,24 @@ func (e *ErrorResponse) Error() string {
 	}
 	return fmt.Sprintf("source answered %d (%s)", e.Status, msg)
 }
+
+// NotOfferedError is a collection's first page answered 403 or 404: how an account answers a
+// collection whose module it does not have, where an empty collection answers 200 with an empty
+// list. The same answer to a later page is not this error (the collection was there a page
+// ago). Err is the answer's own error, so a 403 still matches v1.ErrUnauthorized and a 404 is an
+// *ErrorResponse: a caller that does not care which collections an account offers sees what it
+// saw before.
+type NotOfferedError struct {
+	Collection string // the collection's key, e.g. "working_patterns"
+	Status     int    // 403 or 404
+	Err        error
+}
+
+func (e *NotOfferedError) Error() string {
+	return fmt.Sprintf("the account does not offer %s (source answered %d)", e.Collection, e.Status)
+}
+
+func (e *NotOfferedError) Unwrap() error { return e.Err }
 
 // CreateEmployee creates one employee (seed 4.2) with the documented body: the form fields
 // employee[...], urlencoded (NewEmployee.AppendForm). The endpoint is not

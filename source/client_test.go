@@ -567,6 +567,57 @@ func TestListWorkingPatterns(t *testing.T) {
 	}
 }
 
+// TestListNotOffered: 403 or 404 on a collection's first page is how an account answers a
+// collection it does not offer; on a later page, or any other status, it is not. The error
+// keeps what it wraps: a 403 is still ErrUnauthorized, a 404 still an *ErrorResponse.
+func TestListNotOffered(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int
+		page       int64
+		notOffered bool
+	}{
+		{"404 on page 1", http.StatusNotFound, 1, true},
+		{"403 on page 1", http.StatusForbidden, 1, true},
+		{"404 on page 2", http.StatusNotFound, 2, false},
+		{"403 on page 3", http.StatusForbidden, 3, false},
+		{"401 on page 1", http.StatusUnauthorized, 1, false},
+		{"400 on page 1", http.StatusBadRequest, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := answerServer(t, tt.status, nil, `{"error":{"type":"Not Found"}}`)
+			c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), MaxAttempts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = c.ListWorkingPatterns(context.Background(), tt.page)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var no *NotOfferedError
+			if got := errors.As(err, &no); got != tt.notOffered {
+				t.Fatalf("error %q: not offered %v, want %v", err, got, tt.notOffered)
+			}
+			if tt.notOffered && (no.Collection != "working_patterns" || no.Status != tt.status ||
+				!strings.Contains(err.Error(), "list working patterns page 1: the account does not offer working_patterns")) {
+				t.Errorf("error %q (%+v)", err, no)
+			}
+			var er *ErrorResponse
+			switch tt.status {
+			case http.StatusForbidden, http.StatusUnauthorized:
+				if !errors.Is(err, v1.ErrUnauthorized) {
+					t.Errorf("error %q is not ErrUnauthorized", err)
+				}
+			default:
+				if !errors.As(err, &er) || er.Status != tt.status {
+					t.Errorf("error %q is not an *ErrorResponse of %d", err, tt.status)
+				}
+			}
+		})
+	}
+}
+
 func TestListEnvelopeErrors(t *testing.T) {
 	tests := []struct {
 		name, body string

@@ -35,11 +35,15 @@ type Metrics struct {
 // going (overlap).
 var JobOutcomes = []string{"ok", "failed", "panicked", "stopped", "locked", "overlap"}
 
+// RunStatuses are the final statuses of a resource's run, the status label of
+// hrsync_sync_runs_total. Unavailable is no failure: the account does not offer the collection.
+var RunStatuses = []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded, sink.RunUnavailable}
+
 // NewMetrics creates the metrics and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_sync_runs_total", Help: "Sync runs by resource and final status (ok, failed, inconsistent, guarded).",
+			Name: "hrsync_sync_runs_total", Help: "Sync runs by resource and final status (ok, failed, inconsistent, guarded; unavailable: the account does not offer the collection).",
 		}, []string{"resource", "status"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "hrsync_sync_duration_seconds", Help: "Wall time of sync runs by resource.",
@@ -89,7 +93,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	// its first event.
 	for _, r := range Resources {
 		res := string(r)
-		for _, st := range []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded} {
+		for _, st := range RunStatuses {
 			m.runs.WithLabelValues(res, st)
 		}
 		for _, o := range []string{"inserted", "updated", "unchanged", "deleted"} {

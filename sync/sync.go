@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	stdsync "sync"
 	"time"
 
@@ -93,7 +94,9 @@ func New(src Source, wh Warehouse, opts Options) *Syncer {
 type Result struct {
 	sink.Run
 	GuardReason string
-	// Err is why the run did not end ok: a failure, an inconsistent walk, a guard.
+	// Err is why the run did not end ok: a failure, an inconsistent walk, a guard. A collection
+	// the account does not offer (Status sink.RunUnavailable) is skipped, not failed: its Err is
+	// nil and Run.Error says what the source answered.
 	Err error
 }
 
@@ -106,19 +109,44 @@ var (
 	ErrGuarded = errors.New("deletions refused by the deletion guard")
 	// ErrForeignLink: a Link header pointed at another origin than the source's.
 	ErrForeignLink = errors.New("the source's Link header points at another origin")
+	// ErrNothingOffered: every collection of the run was unavailable. An account always offers
+	// its employees, so this is more likely a wrong source.url (a path the source answers 404)
+	// or a key the source forbids than an account without modules, and a run that synced
+	// nothing at all is not a success.
+	ErrNothingOffered = errors.New("the source offered none of the collections: it answered 403 or 404 to each (check source.url and source.api_key)")
 )
+
+// errNotOffered marks a walk whose very first page the source answered as it answers a
+// collection the account does not offer (*source.NotOfferedError).
+var errNotOffered = errors.New("the account does not offer this collection")
 
 // FinishTimeout bounds writing a run's end to the ledger once the run is over (its own context
 // may have ended).
 const FinishTimeout = 10 * time.Second
 
 // Resources are the collections a full sync loads, in order: working patterns first, so the
-// employees' patterns are listed ones.
+// employees' patterns are listed ones. It is the one list of the collections the sync knows:
+// the configuration's names (sync.resources, --resource) are checked against it and put in its
+// order by Ordered, and the metrics start a series for each.
 var Resources = []sink.Resource{sink.WorkingPatterns, sink.Employees}
+
+// Ordered returns the collections of rs in the order a sync loads them (the order of
+// Resources), each once; what Resources does not hold is left out.
+func Ordered(rs []sink.Resource) []sink.Resource {
+	var out []sink.Resource
+	for _, r := range Resources {
+		if slices.Contains(rs, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // Run syncs the resources in order and returns each one's result; the error joins the results'
 // errors. A failed resource does not stop the next one, except a refused API key (401), which
-// would refuse them all.
+// would refuse them all. A resource the account does not offer (the source answers its first
+// page 403 or 404) is skipped with status unavailable and is no error, unless no resource of
+// the run was available (ErrNothingOffered).
 func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, error) {
 	runID := newRunID()
 	var results []Result
@@ -141,6 +169,11 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 		if errors.Is(res.Err, sink.ErrLockLost) {
 			break // another process may be syncing now: leave the rest to it
 		}
+	}
+	if len(results) > 0 && !slices.ContainsFunc(results, func(r Result) bool { return r.Status != sink.RunUnavailable }) {
+		// Each collection said it was skipped; that all of them were is the run's failure.
+		s.log.Error("sync failed", "run_id", runID, "err", ErrNothingOffered)
+		errs = append(errs, ErrNothingOffered)
 	}
 	return results, errors.Join(errs...)
 }
@@ -172,6 +205,14 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	case err != nil && ctx.Err() != nil:
 		// Asked to stop: the open transaction was rolled back; the next run converges.
 		res.Status, res.Err, res.Error = sink.RunFailed, err, "interrupted: hrsync was stopping; nothing of this run was written"
+	case errors.Is(err, errNotOffered):
+		// Not offered: skipped, nothing staged or written; the other collections go on. The
+		// ledger says what the source answered ("the account does not offer working_patterns
+		// (source answered 404)").
+		res.Status, res.Error = sink.RunUnavailable, err.Error()
+		if no := (*source.NotOfferedError)(nil); errors.As(err, &no) {
+			res.Error = no.Error()
+		}
 	case err != nil:
 		res.Status, res.Err, res.Error = sink.RunFailed, err, err.Error()
 	case res.DeletionsRefused > 0:
@@ -192,6 +233,8 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 		log.Info("sync interrupted: hrsync is stopping; nothing of this run was written", attrs...)
 	case res.Err != nil:
 		log.Error("sync finished", append(attrs, "err", res.Err)...)
+	case res.Status == sink.RunUnavailable:
+		log.Info("sync skipped: the account does not offer this collection", append(attrs, "reason", res.Error)...)
 	default:
 		log.Info("sync finished", attrs...)
 	}
@@ -348,6 +391,12 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	start := time.Now()
 	first, err := s.fetch(ctx, r, 1)
 	if err != nil {
+		var no *source.NotOfferedError
+		if walkN == 1 && errors.As(err, &no) {
+			// Not offered: the first answer about the collection says so. A later walk's
+			// first page answered so is a broken walk, as is any later page.
+			return walked{}, fmt.Errorf("%w: %w", errNotOffered, err)
+		}
 		return walked{}, err
 	}
 	w := walked{pages: 1, totalFirst: first.resp.Total, totalMin: first.resp.Total, totalMax: first.resp.Total}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,10 +68,14 @@ type ServeConfig struct {
 
 // SyncConfig shapes a sync run.
 type SyncConfig struct {
-	RunAtStart     bool    `yaml:"run_at_start"`
-	Concurrency    int     `yaml:"concurrency"`
-	MaxWalks       int     `yaml:"max_walks"`
-	MaxDeleteShare float64 `yaml:"max_delete_share"`
+	// Resources are the collections sync and run walk (default, and when empty: every one the
+	// sync knows, hrsync.Resources); they are loaded in the sync's order whatever order they
+	// are named in.
+	Resources      []string `yaml:"resources"`
+	RunAtStart     bool     `yaml:"run_at_start"`
+	Concurrency    int      `yaml:"concurrency"`
+	MaxWalks       int      `yaml:"max_walks"`
+	MaxDeleteShare float64  `yaml:"max_delete_share"`
 }
 
 // OnboardingConfig is the CSV drop folder.
@@ -107,13 +112,15 @@ type settings struct {
 	publicURL *url.URL
 	// pollInterval and settle are onboarding.poll_seconds and onboarding.settle_seconds.
 	pollInterval, settle time.Duration
+	// resources is sync.resources, in the order a sync loads them.
+	resources []sink.Resource
 }
 
 // defaultConfig holds the defaults config.yaml documents.
 func defaultConfig() Config {
 	return Config{
 		Source:     SourceConfig{RateLimit: 60},
-		Sync:       SyncConfig{Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10},
+		Sync:       SyncConfig{Resources: resourceNames(hrsync.Resources), Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout},
 		Serve:      ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
@@ -418,6 +425,12 @@ func (c Config) parse() (settings, error) {
 	if c.Sync.MaxWalks < 1 {
 		return settings{}, errors.New("config: sync.max_walks must be at least 1")
 	}
+	s.resources = hrsync.Resources // empty (HRSYNC_SYNC_RESOURCES= included): the default
+	if len(c.Sync.Resources) > 0 {
+		if s.resources, err = parseResources(c.Sync.Resources); err != nil {
+			return settings{}, fmt.Errorf("config: sync.resources: %w", err)
+		}
+	}
 	if c.Sync.MaxDeleteShare <= 0 || c.Sync.MaxDeleteShare > 1 {
 		return settings{}, errors.New("config: sync.max_delete_share must be more than 0 and at most 1")
 	}
@@ -447,6 +460,41 @@ func (c Config) parse() (settings, error) {
 		return settings{}, fmt.Errorf("config: log.level %q: want debug, info, warn or error", c.Log.Level)
 	}
 	return s, nil
+}
+
+// resourceNames are the names of rs.
+func resourceNames(rs []sink.Resource) []string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = string(r)
+	}
+	return names
+}
+
+// parseResources reads names of collections (sync.resources, sync --resource) into the
+// collections, in the order a sync loads them, each once. A name the sync does not know is an
+// error naming the closest known one and all of them; so is no name at all.
+func parseResources(names []string) ([]sink.Resource, error) {
+	known := resourceNames(hrsync.Resources)
+	var rs []sink.Resource
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(known, name) {
+			msg := fmt.Sprintf("unknown collection %q", name)
+			if near := closest(name, known); near != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			return nil, fmt.Errorf("%s; known: %s", msg, strings.Join(known, ", "))
+		}
+		rs = append(rs, sink.Resource(name))
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("no collection named; want one or more of %s", strings.Join(known, ", "))
+	}
+	return hrsync.Ordered(rs), nil
 }
 
 // httpURL parses an absolute http or https address.

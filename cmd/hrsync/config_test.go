@@ -12,7 +12,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
+	hrsync "github.com/hrsync/hrsync/sync"
 )
 
 // TestConfigFileDocumentsEveryKey keeps config.yaml, its defaults and the Config struct in
@@ -216,6 +218,61 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 	}
 }
 
+// TestSyncResources: sync.resources from the default, the file and the environment, loaded in
+// the sync's order whatever order they are named in; an unknown name is an error that names the
+// key, the closest known name and all of them.
+func TestSyncResources(t *testing.T) {
+	all := hrsync.Resources
+	tests := []struct {
+		name, file string
+		env        []string
+		want       []sink.Resource
+		wantErr    []string // all in the error; nil: no error
+	}{
+		{name: "default: every collection the sync knows", want: all},
+		{name: "file", file: "sync:\n  resources: [employees]\n", want: []sink.Resource{sink.Employees}},
+		{name: "file in another order", file: "sync:\n  resources:\n    - employees\n    - working_patterns\n", want: all},
+		{name: "environment", env: []string{"HRSYNC_SYNC_RESOURCES=working_patterns"}, want: []sink.Resource{sink.WorkingPatterns}},
+		{name: "environment wins, in the sync's order", file: "sync:\n  resources: [working_patterns]\n",
+			env: []string{"HRSYNC_SYNC_RESOURCES= employees , working_patterns,employees"}, want: all},
+		{name: "unknown name in the file", file: "sync:\n  resources: [employes]\n",
+			wantErr: []string{"sync.resources", `unknown collection "employes"`, "did you mean employees?", "known: working_patterns, employees"}},
+		{name: "unknown name in the environment", env: []string{"HRSYNC_SYNC_RESOURCES=employees,workingpatterns"},
+			wantErr: []string{"sync.resources", `"workingpatterns"`, "did you mean working_patterns?"}},
+		{name: "unknown name far from any", env: []string{"HRSYNC_SYNC_RESOURCES=salaries"},
+			wantErr: []string{"sync.resources", `unknown collection "salaries"; known: working_patterns, employees`}},
+		{name: "empty: every collection", file: "sync:\n  resources: [employees]\n", env: []string{"HRSYNC_SYNC_RESOURCES="}, want: all},
+		{name: "empty in the file: every collection", file: "sync:\n  resources: []\n", want: all},
+		{name: "only commas", env: []string{"HRSYNC_SYNC_RESOURCES=, ,"}, want: all},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := loadConfig(path, tt.env)
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatalf("no error; resources %v", s.resources)
+				}
+				for _, want := range tt.wantErr {
+					if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+						t.Errorf("err %q, want one line containing %q", err, want)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(s.resources, tt.want) {
+				t.Errorf("resources %v, want %v", s.resources, tt.want)
+			}
+		})
+	}
+}
+
 func TestMissingExplicitConfigIsAnError(t *testing.T) {
 	if _, err := loadConfig(filepath.Join(t.TempDir(), "nope.yaml"), nil); err == nil {
 		t.Error("no error for a missing --config file")
@@ -226,7 +283,7 @@ func TestMissingExplicitConfigIsAnError(t *testing.T) {
 // refusal is one line that names no Go type.
 func FuzzConfigFile(f *testing.F) {
 	for _, seed := range []string{"", "source:\n  apikey: x\n", "serve:\n  keys: [1, 2]\n", "a: [", "sync: 3\n",
-		"accounts:\n  - name: x\n", "- a\n- b\n", "source:\n  url: http://x\n  api_key: k\nschedule: '@daily'\n"} {
+		"accounts:\n  - name: x\n", "- a\n- b\n", "sync:\n  resources: [employes, 3]\n", "sync:\n  resources: employees\n", "source:\n  url: http://x\n  api_key: k\nschedule: '@daily'\n"} {
 		f.Add(seed)
 	}
 	dir := f.TempDir()

@@ -67,7 +67,7 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 		if err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
-		job := syncer.Job(trigger, hrsync.Resources)
+		job := syncer.Job(trigger, cfg.resources)
 		job.RunAtStart = c.now || cfg.Sync.RunAtStart
 		jobs = append(jobs, job)
 	} else {

@@ -26,7 +26,8 @@ type syncCommand struct {
 }
 
 func (c *syncCommand) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.resource, "resource", "all", "all, employees or working_patterns")
+	fs.StringVar(&c.resource, "resource", "", "the collections to sync, overriding sync.resources: all, or one or more,\n"+
+		"comma-separated, of "+strings.Join(resourceNames(hrsync.Resources), ", ")+" (default: sync.resources)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
 	fs.IntVar(&c.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
@@ -45,20 +46,24 @@ func newClient(cfg settings, log *slog.Logger, opts source.ClientOptions) (*sour
 	return source.NewClient(cfg.Source.URL, cfg.Source.APIKey, opts)
 }
 
-func resourcesOf(flag string) ([]sink.Resource, error) {
-	switch flag {
-	case "", "all":
+// resourcesOf is what --resource names: nothing, sync.resources (configured); all, every
+// collection the sync knows; otherwise the collections it lists, comma-separated.
+func resourcesOf(flag string, configured []sink.Resource) ([]sink.Resource, error) {
+	switch strings.TrimSpace(flag) {
+	case "":
+		return configured, nil
+	case "all":
 		return hrsync.Resources, nil
-	case string(sink.Employees):
-		return []sink.Resource{sink.Employees}, nil
-	case string(sink.WorkingPatterns):
-		return []sink.Resource{sink.WorkingPatterns}, nil
 	}
-	return nil, &usageError{fmt.Sprintf("--resource %q: want all, employees or working_patterns", flag)}
+	rs, err := parseResources(strings.Split(flag, ","))
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("--resource %q: %v, or all", flag, err)}
+	}
+	return rs, nil
 }
 
 func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
-	resources, err := resourcesOf(c.resource)
+	resources, err := resourcesOf(c.resource, cfg.resources)
 	if err != nil {
 		return err
 	}
@@ -118,6 +123,11 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 }
 
 func printResult(w io.Writer, r hrsync.Result, dryRun bool) {
+	if r.Status == sink.RunUnavailable {
+		// Skipped: nothing was walked or written, and there is nothing to count.
+		fmt.Fprintf(w, "%s: %s — skipped: %s\n", r.Resource, r.Status, r.Error)
+		return
+	}
 	verb := ""
 	if dryRun {
 		verb = " (dry run: nothing written)"

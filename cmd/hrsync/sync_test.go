@@ -7,12 +7,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	_ "github.com/lib/pq"
 
+	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -169,5 +173,114 @@ func TestSyncWithoutSourceSaysWhatIsMissing(t *testing.T) {
 	err := run(context.Background(), []string{"sync"}, []string{"HRSYNC_WAREHOUSE_URL=" + t.TempDir() + "/w.db"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "HRSYNC_SOURCE_URL") {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestSyncSkipsCollectionsNotOffered: an account without the working patterns module answers
+// them 404; `hrsync sync` reports them unavailable, in its summary, its log and the ledger, syncs
+// the employees, and exits 0. sync.resources picks the collections and --resource wins over it;
+// a run whose every collection is unavailable fails.
+func TestSyncSkipsCollectionsNotOffered(t *testing.T) {
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(150, 4),
+		Fault: func(_ int, r *http.Request) fakeupstream.Fault {
+			if r.URL.Path == "/v1/working_patterns" {
+				return fakeupstream.Fault{Status: http.StatusNotFound}
+			}
+			return fakeupstream.Fault{}
+		}})
+	defer up.Close()
+	db := filepath.Join(t.TempDir(), "w.db")
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + db}
+	ctx := context.Background()
+	var out, logs bytes.Buffer
+	if err := run(ctx, []string{"sync"}, env, &out, &logs); err != nil {
+		t.Fatalf("sync: %v (exit %d)\n%s", err, exitCode(err), logs.String())
+	}
+	if want := "working_patterns: unavailable — skipped: the account does not offer working_patterns (source answered 404)\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("summary does not start with %q:\n%s", want, out.String())
+	}
+	if !strings.Contains(out.String(), "employees: ok — 150 records: 150 new") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+	if !strings.Contains(logs.String(), "status=unavailable") || strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+	store, err := sink.Open(ctx, db, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ledger := func() []string {
+		t.Helper()
+		runs, err := store.Runs(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i := len(runs) - 1; i >= 0; i-- {
+			got = append(got, string(runs[i].Resource)+":"+runs[i].Status)
+		}
+		return got
+	}
+	if got, want := ledger(), []string{"working_patterns:unavailable", "employees:ok"}; !slices.Equal(got, want) {
+		t.Errorf("ledger %v, want %v", got, want)
+	}
+
+	// sync.resources: employees only; --resource wins over it.
+	only := append(slices.Clone(env), "HRSYNC_SYNC_RESOURCES=employees")
+	out.Reset()
+	if err := run(ctx, []string{"sync"}, only, &out, io.Discard); err != nil || strings.Contains(out.String(), "working_patterns") {
+		t.Errorf("sync with sync.resources=employees: %v\n%s", err, out.String())
+	}
+	// Only the one collection asked for, and the account does not offer it: nothing synced is a
+	// failure.
+	out.Reset()
+	err = run(ctx, []string{"sync", "--resource", "working_patterns"}, only, &out, io.Discard)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "offered none of the collections") ||
+		strings.Contains(out.String(), "employees") || !strings.Contains(out.String(), "working_patterns: unavailable") {
+		t.Errorf("sync --resource working_patterns: %v\n%s", err, out.String())
+	}
+	want := []string{"working_patterns:unavailable", "employees:ok", "employees:ok", "working_patterns:unavailable"}
+	if got := ledger(); !slices.Equal(got, want) {
+		t.Errorf("ledger %v, want %v", got, want)
+	}
+}
+
+// TestRunSyncsTheConfiguredResources: the worker's scheduled sync walks sync.resources, and
+// nothing else.
+func TestRunSyncsTheConfiguredResources(t *testing.T) {
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(40, 5)})
+	defer up.Close()
+	db := filepath.Join(t.TempDir(), "w.db")
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + db, "HRSYNC_SCHEDULE=@daily", "HRSYNC_SYNC_RESOURCES=employees"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"run", "--now"}, env, io.Discard, &logs) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), `msg="sync finished" resource=employees`) {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended (%v) before syncing:\n%s", err, logs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sync within 30 s:\n%s", logs.String())
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run still going 30 s after its context ended")
+	}
+	if up.Count("/v1/working_patterns", http.StatusOK) != 0 || strings.Contains(logs.String(), "resource=working_patterns") {
+		t.Errorf("the worker walked working_patterns, which sync.resources leaves out:\n%s", logs.String())
 	}
 }

@@ -46,7 +46,7 @@ func openRawDB(t *testing.T, d schema.Dialect) *sql.DB {
 
 // TestUpgradeKeepsTheLedger: a warehouse migrated by an earlier build (version 3 or 4) with runs in
 // its ledger upgrades to the latest version with every run kept, and the ledger then takes the
-// abandoned and unavailable statuses.
+// abandoned and unavailable statuses and runs of any collection.
 func TestUpgradeKeepsTheLedger(t *testing.T) {
 	for _, tc := range []struct {
 		d        schema.Dialect
@@ -116,6 +116,9 @@ func TestUpgradeKeepsTheLedger(t *testing.T) {
 			}
 			if _, err := db.ExecContext(ctx, `UPDATE sync_runs SET status = 'lost' WHERE run_id = 'r1'`); err == nil {
 				t.Error("the upgraded ledger takes any status")
+			}
+			if _, err := db.ExecContext(ctx, `INSERT INTO sync_runs (run_id, resource, started_at, status) VALUES ('r9', 'absences', '2026-11-09T02:00:00Z', 'ok')`); err != nil {
+				t.Errorf("the upgraded ledger refuses a run of absences: %v", err)
 			}
 		})
 	}

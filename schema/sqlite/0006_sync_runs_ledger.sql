@@ -1,10 +1,10 @@
--- As schema/postgres/0005_sync_runs_unavailable.sql: sync_runs.status may be 'unavailable' (a
--- collection the account does not offer). SQLite cannot alter a CHECK, so the table is rebuilt
--- with the same columns in the same order, as in 0004.
+-- As schema/postgres/0006_sync_runs_ledger.sql: sync_runs.status may be 'unavailable' (a
+-- collection the account does not offer), and resource any collection's name. SQLite cannot
+-- alter a CHECK, so the table is rebuilt with the same columns in the same order, as in 0004.
 CREATE TABLE sync_runs_new (
     id                INTEGER PRIMARY KEY,
     run_id            TEXT NOT NULL,
-    resource          TEXT NOT NULL CHECK (resource IN ('employees', 'working_patterns')),
+    resource          TEXT NOT NULL CHECK (resource <> ''),
     started_at        TEXT NOT NULL,
     finished_at       TEXT,
     status            TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed', 'inconsistent', 'guarded', 'abandoned', 'unavailable')),

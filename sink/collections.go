@@ -142,3 +142,16 @@ func tableOf(name string) *table {
 	}
 	return nil
 }
+
+// Loadable are the collections a walk of the source can be loaded into, in the order a sync
+// loads them: working patterns, employees, then the collections the wire declares (reference
+// data before the events that point at it).
+func Loadable() []Resource {
+	var out []Resource
+	for _, t := range tables {
+		if t.loadable {
+			out = append(out, Resource(t.name))
+		}
+	}
+	return out
+}

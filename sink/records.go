@@ -3,6 +3,7 @@ package sink
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -103,20 +104,23 @@ func recordRef(i int, f v1.Field) ref[v1.Record] {
 func formsColumn(wire *v1.Collection, fields []int) column[v1.Record] {
 	return column[v1.Record]{name: "nested", kind: KindJSON,
 		value: func(r *v1.Record) any {
-			forms := map[string]json.RawMessage{}
+			// One object keyed by field, in the declaration's order: one text per set of
+			// forms, and the forms' bytes as sent (json.Marshal would escape & < > in them).
+			b := []byte{'{'}
 			for _, i := range fields {
 				if v := r.Values[i]; v.Valid && len(v.Raw) > 0 {
-					forms[wire.Fields[i].Name] = v.Raw
+					if len(b) > 1 {
+						b = append(b, ',')
+					}
+					b = strconv.AppendQuote(b, wire.Fields[i].Name) // a declared name: plain ASCII
+					b = append(b, ':')
+					b = append(b, v.Raw...)
 				}
 			}
-			if len(forms) == 0 {
+			if len(b) == 1 {
 				return nil
 			}
-			b, err := json.Marshal(forms) // keys sorted: one text per set of forms
-			if err != nil {
-				return nil // RawMessages that came from the decoder are valid JSON
-			}
-			return string(b)
+			return string(append(b, '}'))
 		},
 		set: func(r *v1.Record, c *cell) {
 			if !c.s.Valid {

@@ -12,7 +12,7 @@ import (
 // one of an employee the collection does not list, cancelled, with "" and null values.
 var (
 	absenceA = `{"id":901,"employee":{"id":1,"first_name":"Ana","last_name":"Lopez","email":"ana@example.com"},` +
-		`"approved_by":{"id":2,"first_name":"Bo","last_name":"Berg"},"leave_reason":{"id":3,"name":"Compassionate"},` +
+		`"approved_by":{"id":2,"first_name":"Bo","last_name":"Berg"},"leave_reason":{"id":3,"name":"Compassionate & <Family>"},` +
 		`"deducted":"1.5","work_units":"3.0","start_date":"2026-03-02","end_date":"2026-03-03","half_start":false,` +
 		`"half_end":true,"half_start_am_pm":"","half_end_am_pm":"am","cancelled":false,"notes":"","type":"OtherLeave",` +
 		`"created_at":"2026-02-20T09:15:00+01:00","updated_at":"2026-02-21T10:00:00+01:00","source_system":"hr"}`
@@ -95,7 +95,7 @@ func TestDeclaredCollectionRoundTrip(t *testing.T) {
 			t.Errorf("leave reasons served %d (%v), want 0: known only from a reference", reasons.Total, err)
 		}
 		var name string
-		if err := s.DB().GetContext(ctx, &name, `SELECT name FROM other_leave_reasons WHERE id = 3`); err != nil || name != "Compassionate" {
+		if err := s.DB().GetContext(ctx, &name, `SELECT name FROM other_leave_reasons WHERE id = 3`); err != nil || name != "Compassionate & <Family>" {
 			t.Errorf("leave reason 3 name %q (%v)", name, err)
 		}
 

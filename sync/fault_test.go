@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"os"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -273,18 +274,26 @@ func TestStagingDiskFullIsTheCause(t *testing.T) {
 	c := fastClient(t, up, source.ClientOptions{})
 	up.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) { holdFrom(r, 25) })
 	for i := range 5 {
-		store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "hrsync.db"), sink.Options{})
+		path := filepath.Join(t.TempDir(), "hrsync.db")
+		store, err := sink.Open(context.Background(), path, sink.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		// ulimit -f: writes past 256 KiB fail with EFBIG (Go ignores SIGXFSZ). The staged pages
-		// pass it well before page 25. The limit is the process's: this test is not parallel.
+		// ulimit -f: writes 256 KiB past the biggest file the migrated warehouse has (the
+		// database or its WAL) fail with EFBIG (Go ignores SIGXFSZ). The staged pages pass it
+		// well before page 25. The limit is the process's: this test is not parallel.
+		var biggest int64
+		for _, f := range []string{path, path + "-wal"} {
+			if fi, err := os.Stat(f); err == nil {
+				biggest = max(biggest, fi.Size())
+			}
+		}
 		var old syscall.Rlimit
 		if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 			t.Fatal(err)
 		}
 		limit := old
-		limit.Cur = 256 << 10
+		limit.Cur = uint64(biggest) + 256<<10
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,8 @@ import (
 type Source interface {
 	ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *source.Response, error)
 	ListWorkingPatterns(ctx context.Context, page int64) ([]v1.WorkingPattern, *source.Response, error)
+	// ListRecords reads a page of a collection the wire declares (v1.Collections).
+	ListRecords(ctx context.Context, c *v1.Collection, page int64) ([]v1.Record, *source.Response, error)
 	// SameOrigin reports whether a Link target is on the configured source's origin.
 	SameOrigin(target string) bool
 }
@@ -124,17 +126,23 @@ var errNotOffered = errors.New("the account does not offer this collection")
 // may have ended).
 const FinishTimeout = 10 * time.Second
 
-// Resources are the collections a full sync loads, in order: working patterns first, so the
-// employees' patterns are listed ones. It is the one list of the collections the sync knows:
-// the configuration's names (sync.resources, --resource) are checked against it and put in its
-// order by Ordered, and the metrics start a series for each.
+// Known are the collections the sync knows, in the order it loads them: working patterns first,
+// so the employees' patterns are listed ones; then employees; then the rest of the API, the
+// reference data before the events that point at it (sink.Loadable). The configuration's names
+// (sync.resources, --resource) are checked against it and put in its order by Ordered.
+var Known = sink.Loadable()
+
+// Resources are the collections a sync loads when the configuration names none: the seed's
+// two. The rest of the API is walked when named (sync.resources, --resource); it joins the
+// default with windowed walks of the growing event collections. The metrics start a series for
+// each.
 var Resources = []sink.Resource{sink.WorkingPatterns, sink.Employees}
 
-// Ordered returns the collections of rs in the order a sync loads them (the order of
-// Resources), each once; what Resources does not hold is left out.
+// Ordered returns the collections of rs in the order a sync loads them (the order of Known),
+// each once; what Known does not hold is left out.
 func Ordered(rs []sink.Resource) []sink.Resource {
 	var out []sink.Resource
-	for _, r := range Resources {
+	for _, r := range Known {
 		if slices.Contains(rs, r) {
 			out = append(out, r)
 		}
@@ -337,6 +345,7 @@ type page struct {
 	resp     *source.Response
 	employee []v1.Employee
 	patterns []v1.WorkingPattern
+	records  []v1.Record // of a collection the wire declares
 }
 
 // fetch reads one page of the resource and checks its Link targets' origin.
@@ -349,7 +358,14 @@ func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64) (page, err
 	case sink.WorkingPatterns:
 		p.patterns, p.resp, err = s.src.ListWorkingPatterns(ctx, n)
 	default:
-		err = fmt.Errorf("unknown resource %q", r)
+		c := v1.CollectionNamed(string(r))
+		if c == nil {
+			return p, fmt.Errorf("unknown resource %q", r)
+		}
+		p.records, p.resp, err = s.src.ListRecords(ctx, c, n)
+		if err == nil && p.records == nil {
+			p.records = []v1.Record{}
+		}
 	}
 	if err != nil {
 		return p, err // the client's errors name the collection and the page ("list employees page 3: …")
@@ -362,7 +378,7 @@ func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64) (page, err
 	return p, nil
 }
 
-func (p page) records() int64 { return int64(len(p.employee) + len(p.patterns)) }
+func (p page) count() int64 { return int64(len(p.employee) + len(p.patterns) + len(p.records)) }
 
 // pagesOf is how many pages the collection has, by the Link header's last relation, else by
 // Total and the page size the source used; 0 when neither says.
@@ -377,7 +393,7 @@ func pagesOf(p page) int64 {
 	}
 	size := p.resp.PerPage
 	if size <= 0 {
-		size = p.records()
+		size = p.count()
 	}
 	if p.resp.Total >= 0 && size > 0 {
 		return max(v1.LastPage(p.resp.Total, size), 1)
@@ -403,12 +419,15 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	var staged int64
 	stage := func(p page) error {
 		var err error
-		if p.employee != nil {
+		switch {
+		case p.employee != nil:
 			err = l.AddEmployees(ctx, p.employee)
-		} else {
+		case p.records != nil:
+			err = l.AddRecords(ctx, p.records)
+		default:
 			err = l.AddWorkingPatterns(ctx, p.patterns)
 		}
-		staged += p.records()
+		staged += p.count()
 		if err != nil {
 			return fmt.Errorf("page %d: %w", p.n, err)
 		}
@@ -421,13 +440,13 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	s.progress(Progress{Resource: r, Walk: walkN, PagesDone: 1, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
 	if total == 0 {
 		// Neither Link nor Total: read on until an empty page.
-		for n := int64(2); first.records() > 0; n++ {
+		for n := int64(2); first.count() > 0; n++ {
 			p, err := s.fetch(ctx, r, n)
 			if err != nil {
 				return w, err
 			}
 			w.pages++
-			if p.records() == 0 {
+			if p.count() == 0 {
 				break
 			}
 			if err := stage(p); err != nil {

@@ -475,7 +475,7 @@ func resourceNames(rs []sink.Resource) []string {
 // collections, in the order a sync loads them, each once. A name the sync does not know is an
 // error naming the closest known one and all of them; so is no name at all.
 func parseResources(names []string) ([]sink.Resource, error) {
-	known := resourceNames(hrsync.Resources)
+	known := resourceNames(hrsync.Known)
 	var rs []sink.Resource
 	for _, name := range names {
 		name = strings.TrimSpace(name)

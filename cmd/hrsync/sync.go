@@ -27,7 +27,7 @@ type syncCommand struct {
 
 func (c *syncCommand) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.resource, "resource", "", "the collections to sync, overriding sync.resources: all, or one or more,\n"+
-		"comma-separated, of "+strings.Join(resourceNames(hrsync.Resources), ", ")+" (default: sync.resources)")
+		"comma-separated, of "+strings.Join(resourceNames(hrsync.Known), ", ")+" (default: sync.resources)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
 	fs.IntVar(&c.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
@@ -53,7 +53,7 @@ func resourcesOf(flag string, configured []sink.Resource) ([]sink.Resource, erro
 	case "":
 		return configured, nil
 	case "all":
-		return hrsync.Resources, nil
+		return hrsync.Known, nil
 	}
 	rs, err := parseResources(strings.Split(flag, ","))
 	if err != nil {

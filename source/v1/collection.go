@@ -3,6 +3,7 @@ package v1
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -257,18 +258,21 @@ func (w *objectWriter) value(f Field, v Value) {
 	}
 }
 
+// fieldName is a declared name: the warehouse names its tables and columns after them.
+var fieldName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,50}$`)
+
 // Validate reports what is wrong with a declaration: fields without a kind or a name, names
 // twice, a Nested field without its Nesting, a nested field that cannot be carried.
 func (c *Collection) Validate() error {
 	var problems []string
-	if c.Name == "" {
-		problems = append(problems, "no name")
+	if !fieldName.MatchString(c.Name) {
+		problems = append(problems, "no plain name (a-z, 0-9, _)")
 	}
 	seen := map[string]bool{"id": true}
 	for _, f := range c.Fields {
 		switch {
-		case f.Name == "" || seen[f.Name]:
-			problems = append(problems, fmt.Sprintf("field %q: empty or named twice (id is implied)", f.Name))
+		case !fieldName.MatchString(f.Name) || seen[f.Name]:
+			problems = append(problems, fmt.Sprintf("field %q: not a plain name (a-z, 0-9, _), or named twice (id is implied)", f.Name))
 		case kindNames[f.Kind] == "":
 			problems = append(problems, fmt.Sprintf("field %s: no kind", f.Name))
 		case f.Kind == Nested && (f.Nested == nil || f.Nested.Target == ""):

@@ -32,7 +32,8 @@ func TestValidateRefusesBadDeclarations(t *testing.T) {
 		c    Collection
 		want string
 	}{
-		{"no name", Collection{Fields: []Field{{Name: "x", Kind: String}}}, "no name"},
+		{"no name", Collection{Fields: []Field{{Name: "x", Kind: String}}}, "no plain name"},
+		{"odd name", Collection{Name: "c", Fields: []Field{{Name: "x; DROP", Kind: String}}}, "not a plain name"},
 		{"no kind", Collection{Name: "c", Fields: []Field{{Name: "x"}}}, "field x: no kind"},
 		{"twice", Collection{Name: "c", Fields: []Field{{Name: "x", Kind: String}, {Name: "x", Kind: Int}}}, "named twice"},
 		{"id declared", Collection{Name: "c", Fields: []Field{{Name: "id", Kind: Int}}}, "named twice"},

@@ -17,7 +17,7 @@ import (
 // the unchanged account writes nothing; a collection the account does not offer is skipped as
 // unavailable.
 func TestSyncTheRestOfTheAPI(t *testing.T) {
-	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 120, Seed: 11, AbsenceYears: 1})
+	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 40, Seed: 11, AbsenceYears: 1})
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

@@ -265,7 +265,7 @@ func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer writer.Close()
-	walk(t, writer, people(5), 5, sink.MergeOptions{Complete: true})
+	sinktest.WalkEmployees(t, writer, people(5), 5, sink.MergeOptions{Complete: true})
 	tx, err := writer.DB().BeginTx(ctx, nil) // IMMEDIATE: holds the write lock
 	if err != nil {
 		t.Fatal(err)

@@ -10,44 +10,9 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/v1"
 )
-
-// record builds a source-style employee: department d, manager m (0: none).
-func record(id, dept, manager int64, title string) v1.Employee {
-	raw := fmt.Sprintf(`{"id":%d,"account_id":"7","first_name":"F%d","last_name":"Lé%d","email":"e%d@example.com","job_title":%q,"status":"Current employee","join_date":"2020/01/%02d","working_pattern":{"id":9,"name":"Four day","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"department":{"id":%d,"name":"Dept %d"},"created_at":"2020-01-01T09:00:00+01:00","updated_at":"2026-01-01T00:00:00Z","middle_name":"M%d"`,
-		id, id, id, id, title, id%28+1, dept, dept, id)
-	if manager > 0 {
-		raw += fmt.Sprintf(`,"line_manager":{"id":%d,"name":"Boss %d"}`, manager, manager)
-	}
-	raw += "}"
-	var e v1.Employee
-	if err := json.Unmarshal([]byte(raw), &e); err != nil {
-		panic(err)
-	}
-	return e
-}
-
-// walk stages records in pages of size and merges them.
-func walk(t *testing.T, s *sink.Store, es []v1.Employee, size int, opts sink.MergeOptions) sink.MergeResult {
-	t.Helper()
-	ctx := context.Background()
-	l, err := s.BeginLoad(ctx, sink.Employees)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	for start := 0; start < len(es); start += size {
-		if err := l.AddEmployees(ctx, es[start:min(start+size, len(es))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := l.Merge(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
 
 func people(n int) []v1.Employee {
 	var es []v1.Employee
@@ -59,7 +24,7 @@ func people(n int) []v1.Employee {
 		if i%5 == 0 {
 			manager = 9999 // a manager the collection never lists
 		}
-		es = append(es, record(i, i%3+1, manager, "Engineer"))
+		es = append(es, sinktest.Employee(i, i%3+1, manager, "Engineer"))
 	}
 	return es
 }
@@ -94,8 +59,8 @@ func TestLoadRoundTrip(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		es := people(23)
 		// A shifting walk sees a record twice: the last copy counts once.
-		dup := record(7, 1, 1, "Engineer")
-		res := walk(t, s, append(slices.Clone(es), dup), 10, sink.MergeOptions{Complete: true})
+		dup := sinktest.Employee(7, 1, 1, "Engineer")
+		res := sinktest.WalkEmployees(t, s, append(slices.Clone(es), dup), 10, sink.MergeOptions{Complete: true})
 		if res.Inserted != 23 || res.Updated != 0 || res.Unchanged != 0 || res.Deleted != 0 {
 			t.Fatalf("first load: %+v", res)
 		}
@@ -130,10 +95,10 @@ func TestLoadUnchangedWritesNothing(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		es := people(40)
-		walk(t, s, es, 7, sink.MergeOptions{Complete: true})
+		sinktest.WalkEmployees(t, s, es, 7, sink.MergeOptions{Complete: true})
 		v0, _ := s.Version(ctx)
 		h0 := historyRows(t, s)
-		res := walk(t, s, es, 13, sink.MergeOptions{Complete: true})
+		res := sinktest.WalkEmployees(t, s, es, 13, sink.MergeOptions{Complete: true})
 		if res.Inserted != 0 || res.Updated != 0 || res.Unchanged != 40 || res.Deleted != 0 {
 			t.Errorf("second load of the same data: %+v", res)
 		}
@@ -150,12 +115,12 @@ func TestLoadChangesAndSoftDeletes(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		es := people(30)
-		walk(t, s, es, 10, sink.MergeOptions{Complete: true})
+		sinktest.WalkEmployees(t, s, es, 10, sink.MergeOptions{Complete: true})
 		next := slices.Clone(es)
-		next[4] = record(5, 3, 9999, "Principal Engineer") // changed title and department
-		next = slices.Delete(next, 9, 10)                  // id 10 leaves
-		next = append(next, record(31, 1, 1, "New"))       // id 31 joins
-		res := walk(t, s, next, 10, sink.MergeOptions{Complete: true})
+		next[4] = sinktest.Employee(5, 3, 9999, "Principal Engineer") // changed title and department
+		next = slices.Delete(next, 9, 10)                             // id 10 leaves
+		next = append(next, sinktest.Employee(31, 1, 1, "New"))       // id 31 joins
+		res := sinktest.WalkEmployees(t, s, next, 10, sink.MergeOptions{Complete: true})
 		if res.Inserted != 1 || res.Updated != 1 || res.Unchanged != 28 || res.Deleted != 1 {
 			t.Fatalf("counts %+v, want 1 inserted, 1 updated, 28 unchanged, 1 deleted", res)
 		}
@@ -183,7 +148,7 @@ func TestLoadChangesAndSoftDeletes(t *testing.T) {
 			t.Errorf("current history versions %d (want 30), id 5 current in dept 3: %d", current, open)
 		}
 		// Back again: a soft-deleted record that reappears is served again.
-		res = walk(t, s, append(next, record(10, 2, 1, "Engineer")), 10, sink.MergeOptions{Complete: true})
+		res = sinktest.WalkEmployees(t, s, append(next, sinktest.Employee(10, 2, 1, "Engineer")), 10, sink.MergeOptions{Complete: true})
 		if res.Inserted != 1 || res.Deleted != 0 {
 			t.Errorf("reappearance: %+v", res)
 		}
@@ -215,8 +180,8 @@ func TestDeletionGuard(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			backends(t, func(t *testing.T, s *sink.Store) {
 				es := people(50)
-				walk(t, s, es, 25, sink.MergeOptions{Complete: true})
-				res := walk(t, s, es[:tt.keep], 25, tt.opts)
+				sinktest.WalkEmployees(t, s, es, 25, sink.MergeOptions{Complete: true})
+				res := sinktest.WalkEmployees(t, s, es[:tt.keep], 25, tt.opts)
 				if res.Deleted != tt.deleted || res.DeletionsRefused != tt.refused || !strings.Contains(res.GuardReason, tt.reasonHas) {
 					t.Errorf("result %+v", res)
 				}
@@ -232,7 +197,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		v0, _ := s.Version(ctx)
-		res := walk(t, s, people(12), 5, sink.MergeOptions{Complete: true, DryRun: true})
+		res := sinktest.WalkEmployees(t, s, people(12), 5, sink.MergeOptions{Complete: true, DryRun: true})
 		if res.Inserted != 12 {
 			t.Errorf("dry run counts %+v", res)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -352,43 +351,6 @@ func demoBackends(t *testing.T, test func(t *testing.T, s *sink.Store)) {
 	}
 }
 
-// headcountRecord is an employee of department dept ("Dept <dept>") with a line manager unless
-// manager is 0.
-func headcountRecord(id, dept, manager int64, title string) v1.Employee {
-	raw := fmt.Sprintf(`{"id":%d,"account_id":"7","first_name":"F%d","last_name":"Lé%d","email":"e%d@example.com","job_title":%q,"status":"Current employee","join_date":"2020/01/%02d","working_pattern":{"id":9,"name":"Four day","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"department":{"id":%d,"name":"Dept %d"},"created_at":"2020-01-01T09:00:00+01:00","updated_at":"2026-01-01T00:00:00Z","middle_name":"M%d"`,
-		id, id, id, id, title, id%28+1, dept, dept, id)
-	if manager > 0 {
-		raw += fmt.Sprintf(`,"line_manager":{"id":%d,"name":"Boss %d"}`, manager, manager)
-	}
-	raw += "}"
-	var e v1.Employee
-	if err := json.Unmarshal([]byte(raw), &e); err != nil {
-		panic(err)
-	}
-	return e
-}
-
-// walkEmployees stages records in pages of size and merges them, as a sync's walk does.
-func walkEmployees(t *testing.T, s *sink.Store, es []v1.Employee, size int, opts sink.MergeOptions) sink.MergeResult {
-	t.Helper()
-	ctx := context.Background()
-	l, err := s.BeginLoad(ctx, sink.Employees)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	for start := 0; start < len(es); start += size {
-		if err := l.AddEmployees(ctx, es[start:min(start+size, len(es))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := l.Merge(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 func TestHeadcountByDepartment(t *testing.T) {
 	demoBackends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
@@ -399,12 +361,12 @@ func TestHeadcountByDepartment(t *testing.T) {
 		// Dept 1: 3; Dept 2: 3, one of whom leaves; Dept 3: 2. Employee 1's manager is never
 		// listed, so the warehouse holds an unlisted row for them, which is not counted.
 		es := []v1.Employee{
-			headcountRecord(1, 1, 9999, "Engineer"), headcountRecord(2, 1, 1, "Engineer"), headcountRecord(3, 1, 1, "Engineer"),
-			headcountRecord(4, 3, 1, "Engineer"), headcountRecord(5, 3, 1, "Engineer"),
-			headcountRecord(6, 2, 1, "Engineer"), headcountRecord(7, 2, 1, "Engineer"), headcountRecord(8, 2, 1, "Engineer"),
+			sinktest.Employee(1, 1, 9999, "Engineer"), sinktest.Employee(2, 1, 1, "Engineer"), sinktest.Employee(3, 1, 1, "Engineer"),
+			sinktest.Employee(4, 3, 1, "Engineer"), sinktest.Employee(5, 3, 1, "Engineer"),
+			sinktest.Employee(6, 2, 1, "Engineer"), sinktest.Employee(7, 2, 1, "Engineer"), sinktest.Employee(8, 2, 1, "Engineer"),
 		}
-		walkEmployees(t, s, es, 5, sink.MergeOptions{Complete: true})
-		if res := walkEmployees(t, s, es[:7], 5, sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Deleted != 1 {
+		sinktest.WalkEmployees(t, s, es, 5, sink.MergeOptions{Complete: true})
+		if res := sinktest.WalkEmployees(t, s, es[:7], 5, sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Deleted != 1 {
 			t.Fatalf("the second walk: %+v, want 1 deleted", res)
 		}
 		var unlisted int

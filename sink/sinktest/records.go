@@ -1,0 +1,49 @@
+package sinktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+// Employee is a source-style employee, decoded as a sync decodes one: department dept ("Dept
+// <dept>"), a line manager unless manager is 0, the job title, a working pattern, a holiday
+// allowance and an unmodelled field.
+func Employee(id, dept, manager int64, title string) v1.Employee {
+	raw := fmt.Sprintf(`{"id":%d,"account_id":"7","first_name":"F%d","last_name":"Lé%d","email":"e%d@example.com","job_title":%q,"status":"Current employee","join_date":"2020/01/%02d","working_pattern":{"id":9,"name":"Four day","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"department":{"id":%d,"name":"Dept %d"},"created_at":"2020-01-01T09:00:00+01:00","updated_at":"2026-01-01T00:00:00Z","middle_name":"M%d"`,
+		id, id, id, id, title, id%28+1, dept, dept, id)
+	if manager > 0 {
+		raw += fmt.Sprintf(`,"line_manager":{"id":%d,"name":"Boss %d"}`, manager, manager)
+	}
+	raw += "}"
+	var e v1.Employee
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// WalkEmployees stages employees in pages of size and merges them, as a sync's walk does.
+func WalkEmployees(t testing.TB, s *sink.Store, es []v1.Employee, size int, opts sink.MergeOptions) sink.MergeResult {
+	t.Helper()
+	ctx := context.Background()
+	l, err := s.BeginLoad(ctx, sink.Employees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for start := 0; start < len(es); start += size {
+		if err := l.AddEmployees(ctx, es[start:min(start+size, len(es))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := l.Merge(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

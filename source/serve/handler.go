@@ -43,6 +43,10 @@ type Store interface {
 	CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error)
 	// PutEmployee stores an employee as the source answered it.
 	PutEmployee(ctx context.Context, e v1.Employee) error
+	// ListRecords reads a page of a collection the wire declares (v1.Collections).
+	ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error)
+	// Record reads one listed record of such a collection, or an error wrapping ErrNotFound.
+	Record(ctx context.Context, collection string, id int64) (v1.Record, int64, error)
 }
 
 // Creator creates an employee upstream; *source.Client (the client of the account) is one.
@@ -139,8 +143,18 @@ func NewHandler(store Store, opts Options) (*Handler, error) {
 	h.route("/v1/working_patterns", h.listWorkingPatterns, nil)
 	h.route("/v1/departments", h.listDepartments, nil)
 	h.route("/v1/holiday_allowances", h.listHolidayAllowances, nil)
+	paths := []string{"/v1/employees", "/v1/working_patterns", "/v1/departments", "/v1/holiday_allowances"}
+	for _, c := range v1.Collections {
+		if slices.Contains(paths, "/v1/"+c.Name) {
+			continue // served from the employees' references above
+		}
+		h.route("/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { h.listRecords(w, r, c) }, nil)
+		h.route("/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { h.getRecord(w, r, c) }, nil)
+		paths = append(paths, "/v1/"+c.Name)
+	}
+	notFound := "no such resource: see " + strings.Join(paths, ", ")
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, http.StatusNotFound, "no such resource: see /v1/employees, /v1/working_patterns, /v1/departments, /v1/holiday_allowances")
+		WriteError(w, http.StatusNotFound, notFound)
 	})
 	return h, nil
 }
@@ -357,19 +371,43 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 }
 
 func (h *Handler) getEmployee(w http.ResponseWriter, r *http.Request) {
+	serveOne(h, w, r, "employees", "employee", h.store.Employee, (*v1.Employee).AppendJSON)
+}
+
+// listRecords answers one page of a collection the wire declares.
+func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
+	serveList(h, w, r, c.Name,
+		func(ctx context.Context, p v1.Page) (v1.List[v1.Record], error) {
+			return h.store.ListRecords(ctx, c.Name, p)
+		},
+		func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) })
+}
+
+// getRecord answers one record of a collection the wire declares.
+func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
+	serveOne(h, w, r, c.Name, "record",
+		func(ctx context.Context, id int64) (v1.Record, int64, error) { return h.store.Record(ctx, c.Name, id) },
+		func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) })
+}
+
+// serveOne answers GET /v1/<key>/{id}: the record in the collection's envelope, with its ETag,
+// or a 304 when the client's tag is still current; a 404 JSON error for an id that is not a
+// listed record.
+func serveOne[T any](h *Handler, w http.ResponseWriter, r *http.Request, key, noun string,
+	fetch func(context.Context, int64) (T, int64, error), appendItem func(*T, []byte) []byte) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
-		WriteError(w, http.StatusNotFound, "no employee with that id")
+		WriteError(w, http.StatusNotFound, "no "+noun+" with that id")
 		return
 	}
 	base := h.baseURL(r)
-	e, v, err := h.store.Employee(r.Context(), id)
+	rec, v, err := fetch(r.Context(), id)
 	if errors.Is(err, v1.ErrNotFound) {
-		WriteError(w, http.StatusNotFound, "no employee with that id")
+		WriteError(w, http.StatusNotFound, "no "+noun+" with that id")
 		return
 	}
 	if err != nil {
-		h.internal(w, r, "get employee", err)
+		h.internal(w, r, "get "+noun, err)
 		return
 	}
 	tag := h.etag(v, base, r.URL.RawQuery)
@@ -379,7 +417,10 @@ func (h *Handler) getEmployee(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	writeJSON(w, http.StatusOK, appendEnvelope(nil, &e))
+	b := append([]byte(`{"`), key...)
+	b = append(b, `":[`...)
+	b = appendItem(&rec, b)
+	writeJSON(w, http.StatusOK, append(b, "]}\n"...))
 }
 
 func appendEnvelope(b []byte, e *v1.Employee) []byte {

@@ -781,3 +781,74 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s differs from %s:\n got %s\nwant %s", name, path, got, want)
 	}
 }
+
+// TestDeclaredCollections: a collection the wire declares is served at its path with the same
+// paging, Link, Total, ETag and errors as employees, each record as the source's normal form,
+// and one record by id.
+func TestDeclaredCollections(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			f := newFixture(t, backend, serve.Options{})
+			ctx := context.Background()
+			var recs []v1.Record
+			for i := 1; i <= 7; i++ {
+				r, err := v1.Absences.Decode([]byte(fmt.Sprintf(`{"id":%d,"employee":{"id":%d,"first_name":"A&B"},`+
+					`"start_date":"2026-03-0%d","end_date":"2026-03-0%d","deducted":"1.0","notes":"","type":"Holiday",`+
+					`"created_at":"2026-02-20T09:15:00+01:00","kept":[%d]}`, 100+i, i, i, i, i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs = append(recs, r)
+			}
+			l, err := f.store.BeginLoad(ctx, sink.Resource("absences"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.AddRecords(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Merge(ctx, sink.MergeOptions{Complete: true}); err != nil {
+				t.Fatal(err)
+			}
+			_ = l.Close()
+
+			resp, body := f.do(t, "GET", "/v1/absences?per_page=3&page=3", nil)
+			assertStatus(t, resp, body, 200)
+			base := f.srv.URL + "/v1/absences"
+			if got, want := resp.Header.Get("Link"), `<`+base+`?page=1&per_page=3>; rel="first", <`+base+`?page=2&per_page=3>; rel="prev"`; got != want {
+				t.Errorf("Link\n got %s\nwant %s", got, want)
+			}
+			if resp.Header.Get("Total") != "7" || resp.Header.Get("Per-Page") != "3" {
+				t.Errorf("Total %q, Per-Page %q", resp.Header.Get("Total"), resp.Header.Get("Per-Page"))
+			}
+			if want := `{"absences":[` + string(v1.Absences.AppendJSON(nil, &recs[6])) + "]}\n"; string(body) != want {
+				t.Errorf("page 3\n got %s\nwant %s", body, want)
+			}
+			resp2, body2 := f.do(t, "GET", "/v1/absences?per_page=3&page=3", nil, "If-None-Match", resp.Header.Get("ETag"))
+			assertStatus(t, resp2, body2, 304)
+
+			resp, body = f.do(t, "GET", "/v1/absences/102", nil)
+			assertStatus(t, resp, body, 200)
+			if want := `{"absences":[` + string(v1.Absences.AppendJSON(nil, &recs[1])) + "]}\n"; string(body) != want {
+				t.Errorf("absence 102\n got %s\nwant %s", body, want)
+			}
+			for _, tc := range []struct {
+				method, path string
+				status       int
+			}{
+				{"GET", "/v1/absences/999", 404},
+				{"GET", "/v1/absences/x", 404},
+				{"POST", "/v1/absences", 405},
+				{"GET", "/v1/sicknesses", 200}, // declared, none synced: an empty page
+			} {
+				resp, body := f.do(t, tc.method, tc.path, nil)
+				assertStatus(t, resp, body, tc.status)
+				if tc.status >= 400 {
+					if pe, err := v1.ParseErrorBody(body); err != nil || pe.Type != http.StatusText(tc.status) {
+						t.Errorf("%s %s: error body %s", tc.method, tc.path, body)
+					}
+				}
+			}
+		})
+	}
+}

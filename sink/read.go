@@ -290,6 +290,27 @@ func (s *Store) Record(ctx context.Context, collection string, id int64) (v1.Rec
 	return r, v, nil
 }
 
+// Totals reads the warehouse's version and every declared table's Total (its served rows), in
+// one statement.
+func (s *Store) Totals(ctx context.Context) (version int64, totals map[string]int64, err error) {
+	cols := make([]string, len(tables))
+	dest := make([]any, 1+len(tables))
+	dest[0] = &version
+	counts := make([]int64, len(tables))
+	for i, t := range tables {
+		cols[i] = t.name + "_total"
+		dest[1+i] = &counts[i]
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT version, `+strings.Join(cols, ", ")+` FROM meta`).Scan(dest...); err != nil {
+		return 0, nil, fmt.Errorf("read totals: %w", err)
+	}
+	totals = make(map[string]int64, len(tables))
+	for i, t := range tables {
+		totals[t.name] = counts[i]
+	}
+	return version, totals, nil
+}
+
 // ErrUnknownCollection is wrapped by the errors of reads of a collection the warehouse does not
 // declare.
 var ErrUnknownCollection = errors.New("no such collection in the warehouse")

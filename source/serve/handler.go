@@ -47,6 +47,8 @@ type Store interface {
 	ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error)
 	// Record reads one listed record of such a collection, or an error wrapping ErrNotFound.
 	Record(ctx context.Context, collection string, id int64) (v1.Record, int64, error)
+	// Totals reads the store's version and each collection's Total, by name.
+	Totals(ctx context.Context) (version int64, totals map[string]int64, err error)
 }
 
 // Creator creates an employee upstream; *source.Client (the client of the account) is one.
@@ -105,6 +107,8 @@ type Handler struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	bufs  sync.Pool
+	// collections are the paths of the collections served, for the index.
+	collections []string
 }
 
 // NewHandler builds the /v1 handler.
@@ -152,7 +156,9 @@ func NewHandler(store Store, opts Options) (*Handler, error) {
 		h.route("/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { h.getRecord(w, r, c) }, nil)
 		paths = append(paths, "/v1/"+c.Name)
 	}
-	notFound := "no such resource: see " + strings.Join(paths, ", ")
+	h.collections = paths
+	h.route("/v1", h.index, nil)
+	notFound := "no such resource: see " + strings.Join(paths, ", ") + " (and /v1, the list of them)"
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, notFound)
 	})
@@ -372,6 +378,39 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 
 func (h *Handler) getEmployee(w http.ResponseWriter, r *http.Request) {
 	serveOne(h, w, r, "employees", "employee", h.store.Employee, (*v1.Employee).AppendJSON)
+}
+
+// index answers GET /v1 (an extension: the source has no such resource) with the collections
+// the replica serves, each with its path and Total: {"collections":[{"name":…,"path":…,
+// "total":…},…]}, and the store's ETag.
+func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
+	version, totals, err := h.store.Totals(r.Context())
+	if err != nil {
+		h.internal(w, r, "read totals", err)
+		return
+	}
+	tag := h.etag(version, h.baseURL(r), r.URL.RawQuery)
+	w.Header().Set("ETag", tag)
+	w.Header().Set("Cache-Control", "no-cache")
+	if etagMatch(r.Header.Get("If-None-Match"), tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	b := []byte(`{"collections":[`)
+	for i, p := range h.collections {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name := strings.TrimPrefix(p, "/v1/")
+		b = append(b, `{"name":`...)
+		b = strconv.AppendQuote(b, name) // a declared name: plain ASCII
+		b = append(b, `,"path":`...)
+		b = strconv.AppendQuote(b, p)
+		b = append(b, `,"total":`...)
+		b = strconv.AppendInt(b, totals[name], 10)
+		b = append(b, '}')
+	}
+	writeJSON(w, http.StatusOK, append(b, "]}\n"...))
 }
 
 // listRecords answers one page of a collection the wire declares.

@@ -852,3 +852,40 @@ func TestDeclaredCollections(t *testing.T) {
 		})
 	}
 }
+
+// TestIndex: GET /v1 lists the collections the replica serves, with their paths and Totals, and
+// answers a current ETag with 304.
+func TestIndex(t *testing.T) {
+	f := newFixture(t, "sqlite", serve.Options{})
+	f.putN(t, 3)
+	resp, body := f.do(t, "GET", "/v1", nil)
+	assertStatus(t, resp, body, 200)
+	var idx struct {
+		Collections []struct {
+			Name, Path string
+			Total      int64
+		}
+	}
+	if err := json.Unmarshal(body, &idx); err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	got := map[string]int64{}
+	for _, c := range idx.Collections {
+		if c.Path != "/v1/"+c.Name {
+			t.Errorf("%s at %s", c.Name, c.Path)
+		}
+		got[c.Name] = c.Total
+	}
+	if len(got) != 4+len(v1.Collections)-2 {
+		t.Errorf("%d collections listed: %s", len(got), body)
+	}
+	for name, want := range map[string]int64{"employees": 3, "working_patterns": 1, "holiday_allowances": 1, "absences": 0} {
+		if n, ok := got[name]; !ok || n != want {
+			t.Errorf("%s: total %d (listed %v), want %d", name, n, ok, want)
+		}
+	}
+	resp, body = f.do(t, "GET", "/v1", nil, "If-None-Match", resp.Header.Get("ETag"))
+	assertStatus(t, resp, body, 304)
+	resp, body = f.do(t, "POST", "/v1", nil)
+	assertStatus(t, resp, body, 405)
+}

@@ -36,8 +36,9 @@ type dialect interface {
 	// serializeWrites makes tx wait for, then exclude, the other writers of the served tables
 	// (merges and creates) until it ends.
 	serializeWrites(ctx context.Context, tx *sqlx.Tx) error
-	// indexStaged readies a temporary table of staged rows for joins on its id.
-	indexStaged(ctx context.Context, tx *sqlx.Tx, table string) error
+	// indexStaged readies a temporary table of staged rows for joins and lookups on its id; a
+	// second call for the same table does no harm.
+	indexStaged(ctx context.Context, ex execer, table string) error
 	// snapshot are the options of a read-only transaction whose reads all see one snapshot.
 	snapshot() *sql.TxOptions
 	// tableExists reports whether the warehouse has the table.
@@ -52,6 +53,11 @@ type dialect interface {
 	// tryLock takes the named lock shared by every process using the warehouse, without
 	// waiting; ok is false when another process holds it.
 	tryLock(ctx context.Context, s *Store, name string) (l processLock, ok bool, err error)
+}
+
+// execer runs a statement on a connection or in a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // processLock is a named lock this process holds (see Store.TryLock).

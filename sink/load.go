@@ -171,6 +171,10 @@ func (l *Load) Distinct(ctx context.Context) (int64, error) {
 // remembered walk) did not see: what a merge of a complete walk would soft-delete.
 func (l *Load) DeletionCandidates(ctx context.Context) (int64, error) {
 	target := string(l.resource)
+	// Each served row looks its id up in the staged walk: indexed, not scanned per row.
+	if err := l.s.d.indexStaged(ctx, l.conn, l.table); err != nil {
+		return 0, fmt.Errorf("count deletion candidates: %w", err)
+	}
 	var n int64
 	err := l.conn.QueryRowxContext(ctx, `SELECT count(*) FROM `+target+` WHERE listed AND deleted_at IS NULL
     AND origin IN ('source', 'seed')

@@ -102,11 +102,11 @@ func (pgDialect) serializeWrites(ctx context.Context, tx *sqlx.Tx) error {
 
 // indexStaged indexes the table's ids and gathers their statistics (the joins need only
 // those): without them the planner guesses a temporary table's size and joins it badly.
-func (pgDialect) indexStaged(ctx context.Context, tx *sqlx.Tx, table string) error {
-	if _, err := tx.ExecContext(ctx, `CREATE INDEX ON `+table+` (id)`); err != nil {
+func (pgDialect) indexStaged(ctx context.Context, ex execer, table string) error {
+	if _, err := ex.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS `+table+`_id ON `+table+` (id)`); err != nil {
 		return fmt.Errorf("index %s: %w", table, err)
 	}
-	if _, err := tx.ExecContext(ctx, `ANALYZE `+table+` (id)`); err != nil {
+	if _, err := ex.ExecContext(ctx, `ANALYZE `+table+` (id)`); err != nil {
 		return fmt.Errorf("analyze %s: %w", table, err)
 	}
 	return nil

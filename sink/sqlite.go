@@ -62,8 +62,15 @@ func (sqliteDialect) stage(ctx context.Context, tx *sqlx.Tx, table string, cols 
 // holding the file's write lock from its start.
 func (sqliteDialect) serializeWrites(context.Context, *sqlx.Tx) error { return nil }
 
-// indexStaged has nothing to do: SQLite's planner indexes a joined temporary table on the fly.
-func (sqliteDialect) indexStaged(context.Context, *sqlx.Tx, string) error { return nil }
+// indexStaged indexes the table's ids: the merge's NOT EXISTS lookups into it (which records
+// the walk no longer lists) would otherwise scan it once per served row, as SQLite makes
+// automatic indexes for joins but not for those correlated subqueries.
+func (sqliteDialect) indexStaged(ctx context.Context, ex execer, table string) error {
+	if _, err := ex.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS `+table+`_id ON `+table+` (id)`); err != nil {
+		return fmt.Errorf("index %s: %w", table, err)
+	}
+	return nil
+}
 
 // snapshot: a SQLite read transaction sees one snapshot of the file (WAL).
 func (sqliteDialect) snapshot() *sql.TxOptions { return &sql.TxOptions{ReadOnly: true} }

@@ -363,9 +363,6 @@ func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64) (page, err
 			return p, fmt.Errorf("unknown resource %q", r)
 		}
 		p.records, p.resp, err = s.src.ListRecords(ctx, c, n)
-		if err == nil && p.records == nil {
-			p.records = []v1.Record{}
-		}
 	}
 	if err != nil {
 		return p, err // the client's errors name the collection and the page ("list employees page 3: …")
@@ -419,13 +416,13 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	var staged int64
 	stage := func(p page) error {
 		var err error
-		switch {
-		case p.employee != nil:
+		switch r {
+		case sink.Employees:
 			err = l.AddEmployees(ctx, p.employee)
-		case p.records != nil:
-			err = l.AddRecords(ctx, p.records)
-		default:
+		case sink.WorkingPatterns:
 			err = l.AddWorkingPatterns(ctx, p.patterns)
+		default:
+			err = l.AddRecords(ctx, p.records)
 		}
 		staged += p.count()
 		if err != nil {

@@ -183,33 +183,26 @@ func wireValue(k Kind, c *cell) v1.Value {
 }
 
 // wireCollections are the warehouse's declarations of the collections the wire declares, by
-// name.
+// name, except those declared by hand in collections.go (departments and holiday allowances,
+// which only employees' references fill).
 var wireCollections = func() map[string]*collection[v1.Record] {
 	held := map[string]bool{}
 	for _, t := range handWritten {
 		held[t.name] = true
 	}
-	for _, c := range v1.Collections {
-		held[c.Name] = true
-	}
-	out := map[string]*collection[v1.Record]{}
+	var derived []*v1.Collection
 	for _, c := range v1.Collections {
 		if err := c.Validate(); err != nil {
-			panic(fmt.Sprintf("sink: %v", err)) // a declaration is code: TestDeclarations fails first
+			panic(fmt.Sprintf("sink: %v", err)) // a declaration is code: TestDeclaredCollectionsAreValid fails first
 		}
-		if held[c.Name] && isHandWritten(c.Name) {
-			continue // declared by hand in collections.go (departments, holiday allowances)
+		if !held[c.Name] {
+			derived = append(derived, c)
+			held[c.Name] = true
 		}
+	}
+	out := make(map[string]*collection[v1.Record], len(derived))
+	for _, c := range derived {
 		out[c.Name] = recordCollection(c, func(name string) bool { return held[name] })
 	}
 	return out
 }()
-
-func isHandWritten(name string) bool {
-	for _, t := range handWritten {
-		if t.name == name {
-			return true
-		}
-	}
-	return false
-}

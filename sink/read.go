@@ -293,15 +293,13 @@ func (s *Store) Record(ctx context.Context, collection string, id int64) (v1.Rec
 // Totals reads the warehouse's version and every declared table's Total (its served rows), in
 // one statement.
 func (s *Store) Totals(ctx context.Context) (version int64, totals map[string]int64, err error) {
-	cols := make([]string, len(tables))
 	dest := make([]any, 1+len(tables))
 	dest[0] = &version
 	counts := make([]int64, len(tables))
-	for i, t := range tables {
-		cols[i] = t.name + "_total"
+	for i := range tables {
 		dest[1+i] = &counts[i]
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT version, `+strings.Join(cols, ", ")+` FROM meta`).Scan(dest...); err != nil {
+	if err := s.db.QueryRowContext(ctx, totalsQuery).Scan(dest...); err != nil {
 		return 0, nil, fmt.Errorf("read totals: %w", err)
 	}
 	totals = make(map[string]int64, len(tables))
@@ -310,6 +308,15 @@ func (s *Store) Totals(ctx context.Context) (version int64, totals map[string]in
 	}
 	return version, totals, nil
 }
+
+// totalsQuery reads the version and every declared table's total, in the order of tables.
+var totalsQuery = func() string {
+	cols := make([]string, len(tables))
+	for i, t := range tables {
+		cols[i] = t.name + "_total"
+	}
+	return `SELECT version, ` + strings.Join(cols, ", ") + ` FROM meta`
+}()
 
 // ErrUnknownCollection is wrapped by the errors of reads of a collection the warehouse does not
 // declare.

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -107,7 +108,7 @@ type Handler struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	bufs  sync.Pool
-	// collections are the paths of the collections served, for the index.
+	// collections are the names of the collections served, in the index's order.
 	collections []string
 }
 
@@ -147,16 +148,19 @@ func NewHandler(store Store, opts Options) (*Handler, error) {
 	h.route("/v1/working_patterns", h.listWorkingPatterns, nil)
 	h.route("/v1/departments", h.listDepartments, nil)
 	h.route("/v1/holiday_allowances", h.listHolidayAllowances, nil)
-	paths := []string{"/v1/employees", "/v1/working_patterns", "/v1/departments", "/v1/holiday_allowances"}
+	h.collections = []string{"employees", "working_patterns", "departments", "holiday_allowances"}
 	for _, c := range v1.Collections {
-		if slices.Contains(paths, "/v1/"+c.Name) {
+		if slices.Contains(h.collections, c.Name) {
 			continue // served from the employees' references above
 		}
 		h.route("/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { h.listRecords(w, r, c) }, nil)
 		h.route("/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { h.getRecord(w, r, c) }, nil)
-		paths = append(paths, "/v1/"+c.Name)
+		h.collections = append(h.collections, c.Name)
 	}
-	h.collections = paths
+	paths := make([]string, len(h.collections))
+	for i, name := range h.collections {
+		paths[i] = "/v1/" + name
+	}
 	h.route("/v1", h.index, nil)
 	notFound := "no such resource: see " + strings.Join(paths, ", ") + " (and /v1, the list of them)"
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -396,21 +400,23 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	b := []byte(`{"collections":[`)
-	for i, p := range h.collections {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		name := strings.TrimPrefix(p, "/v1/")
-		b = append(b, `{"name":`...)
-		b = strconv.AppendQuote(b, name) // a declared name: plain ASCII
-		b = append(b, `,"path":`...)
-		b = strconv.AppendQuote(b, p)
-		b = append(b, `,"total":`...)
-		b = strconv.AppendInt(b, totals[name], 10)
-		b = append(b, '}')
+	type entry struct {
+		Name  string `json:"name"`
+		Path  string `json:"path"`
+		Total int64  `json:"total"`
 	}
-	writeJSON(w, http.StatusOK, append(b, "]}\n"...))
+	idx := struct {
+		Collections []entry `json:"collections"`
+	}{Collections: make([]entry, len(h.collections))}
+	for i, name := range h.collections {
+		idx.Collections[i] = entry{Name: name, Path: "/v1/" + name, Total: totals[name]}
+	}
+	b, err := json.Marshal(idx)
+	if err != nil {
+		h.internal(w, r, "encode index", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, append(b, '\n'))
 }
 
 // listRecords answers one page of a collection the wire declares.

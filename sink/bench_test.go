@@ -760,3 +760,21 @@ func newSQLiteBench(b *testing.B) *benchFixture {
 	b.Logf("seeded %d employees in %v", benchEmployees, time.Since(start).Round(time.Millisecond))
 	return newBenchFixture(b, s)
 }
+
+// BenchmarkOpen opens a migrated Postgres warehouse and closes it: what every command and test
+// pays first. The read statements are prepared on first use, not here.
+func BenchmarkOpen(b *testing.B) {
+	url, schemaName := sinktest.Postgres(b)
+	ctx := context.Background()
+	opts := sink.Options{Schema: schemaName}
+	if _, err := sink.Migrate(ctx, url, opts); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		s, err := sink.Open(ctx, url, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Close()
+	}
+}

@@ -125,18 +125,19 @@ const PerPage = v1.MaxPerPage
 // ListEmployees reads one page (from 1) of employees, PerPage records a page (seed 4.1). The
 // Response carries Total, Per-Page and the Link relations; a page past the end is empty.
 func (c *Client) ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *Response, error) {
-	return listPage(ctx, c, "employees", page, unmarshal[v1.Employee])
+	return listPage(ctx, c, "employees", page, nil, unmarshal[v1.Employee])
 }
 
 // ListWorkingPatterns reads one page (from 1) of working patterns (seed 4.3).
 func (c *Client) ListWorkingPatterns(ctx context.Context, page int64) ([]v1.WorkingPattern, *Response, error) {
-	return listPage(ctx, c, "working_patterns", page, unmarshal[v1.WorkingPattern])
+	return listPage(ctx, c, "working_patterns", page, nil, unmarshal[v1.WorkingPattern])
 }
 
 // ListRecords reads one page (from 1) of a collection the wire declares (v1.Collections), each
-// record read leniently by its declaration.
-func (c *Client) ListRecords(ctx context.Context, coll *v1.Collection, page int64) ([]v1.Record, *Response, error) {
-	return listPage(ctx, c, coll.Name, page, coll.Decode)
+// record read leniently by its declaration. filter, when not nil, is sent with the page (the
+// source's filters, such as v1.WindowQuery); the pages are then the filtered collection's.
+func (c *Client) ListRecords(ctx context.Context, coll *v1.Collection, page int64, filter url.Values) ([]v1.Record, *Response, error) {
+	return listPage(ctx, c, coll.Name, page, filter, coll.Decode)
 }
 
 // unmarshal decodes one record of a hand-written wire type. The envelope checked the whole body
@@ -148,15 +149,21 @@ func unmarshal[T any](raw []byte) (T, error) {
 	return t, err
 }
 
-// listPage reads page of the collection key: GET {base}/v1/{key}?page=N&per_page=100, its
-// envelope {"key":[...]} and each record leniently (decode).
-func listPage[T any](ctx context.Context, c *Client, key string, page int64, decode func([]byte) (T, error)) ([]T, *Response, error) {
+// listPage reads page of the collection key: GET {base}/v1/{key}?page=N&per_page=100 (and the
+// filter's parameters), its envelope {"key":[...]} and each record leniently (decode).
+func listPage[T any](ctx context.Context, c *Client, key string, page int64, filter url.Values, decode func([]byte) (T, error)) ([]T, *Response, error) {
 	op := "list " + strings.ReplaceAll(key, "_", " ") + " page " + strconv.FormatInt(page, 10)
 	if page < 1 || page > v1.MaxPage {
 		return nil, nil, fmt.Errorf("%s: page must be from 1 to %d", op, int64(v1.MaxPage))
 	}
 	u := c.base.JoinPath(key)
-	u.RawQuery = url.Values{"page": {strconv.FormatInt(page, 10)}, "per_page": {strconv.Itoa(PerPage)}}.Encode()
+	q := url.Values{"page": {strconv.FormatInt(page, 10)}, "per_page": {strconv.Itoa(PerPage)}}
+	for k, vs := range filter {
+		if k != "page" && k != "per_page" {
+			q[k] = vs
+		}
+	}
+	u.RawQuery = q.Encode()
 	resp, body, err := c.do(ctx, call{method: http.MethodGet, route: "/v1/" + key, url: u.String()})
 	if err != nil {
 		if page == 1 && resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {

@@ -761,7 +761,9 @@ func TestNewClientOptions(t *testing.T) {
 
 func TestListRecords(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/absences" || r.URL.Query().Get("page") != "2" || r.Header.Get("X-API-KEY") != clientTestKey {
+		q := r.URL.Query()
+		if r.URL.Path != "/v1/absences" || q.Get("page") != "2" || q.Get("per_page") != "100" || r.Header.Get("X-API-KEY") != clientTestKey ||
+			q.Get("start_date") != "2026-08-25" || q.Get("end_date") != "2027-11-23" {
 			http.Error(w, "unexpected "+r.URL.String(), http.StatusTeapot)
 			return
 		}
@@ -776,7 +778,11 @@ func TestListRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, resp, err := c.ListRecords(context.Background(), v1.Absences, 2)
+	// The window's filter goes with the page; a filter's own page or per_page does not.
+	filter := v1.WindowQuery(time.Date(2026, 8, 25, 0, 0, 0, 0, time.UTC), time.Date(2027, 11, 23, 0, 0, 0, 0, time.UTC))
+	filter.Set("page", "9")
+	filter.Set("per_page", "5")
+	recs, resp, err := c.ListRecords(context.Background(), v1.Absences, 2, filter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -788,7 +794,7 @@ func TestListRecords(t *testing.T) {
 		!v1.Absences.Get(&r, "cancelled").Valid || string(r.Extra) != `{"why":1}` {
 		t.Errorf("record read as %+v", r)
 	}
-	if _, _, err := c.ListRecords(context.Background(), v1.Absences, 0); err == nil || !strings.Contains(err.Error(), "list absences page 0") {
+	if _, _, err := c.ListRecords(context.Background(), v1.Absences, 0, nil); err == nil || !strings.Contains(err.Error(), "list absences page 0") {
 		t.Errorf("page 0: %v", err)
 	}
 }

@@ -3,8 +3,10 @@ package v1
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // The collections beyond the seed's two records (UPSTREAM.md, "The rest of the API") are
@@ -69,6 +71,28 @@ type Nesting struct {
 type Collection struct {
 	Name   string
 	Fields []Field
+	// Window, when set, says how the source filters the collection by date: a collection that
+	// grows without end (absences) can then be walked within a window around today.
+	Window *DateWindow
+}
+
+// DateWindow is how the source filters a dated collection: the query parameters start_date and
+// end_date (YYYY-MM-DD, both inclusive) keep the records whose dates, the fields Start and End
+// (Date fields of the collection; an empty End never ends), overlap [start_date, end_date], or,
+// when ByStart, whose Start lies within it (UPSTREAM.md: absences and sicknesses by overlap,
+// leave requests by start date).
+type DateWindow struct {
+	Start, End string
+	ByStart    bool
+}
+
+// DateLayout is how dates are written: YYYY-MM-DD.
+const DateLayout = "2006-01-02"
+
+// WindowQuery is the query that filters a windowed collection to the records from..to (dates,
+// inclusive) match: start_date and end_date, YYYY-MM-DD.
+func WindowQuery(from, to time.Time) url.Values {
+	return url.Values{"start_date": {from.Format(DateLayout)}, "end_date": {to.Format(DateLayout)}}
 }
 
 // Record is one record of a declared collection.
@@ -287,6 +311,16 @@ func (c *Collection) Validate() error {
 					problems = append(problems, fmt.Sprintf("field %s.%s: cannot be carried (%s)", f.Name, cf.Name, cf.Kind))
 				}
 			}
+		}
+	}
+	if w := c.Window; w != nil {
+		for _, name := range []string{w.Start, w.End} {
+			if i := c.Index(name); name != "" && (i < 0 || c.Fields[i].Kind != Date) {
+				problems = append(problems, fmt.Sprintf("window: %q is not a date field", name))
+			}
+		}
+		if w.Start == "" {
+			problems = append(problems, "window: no start field")
 		}
 	}
 	if len(problems) > 0 {

@@ -53,7 +53,7 @@ var Absences = &Collection{Name: "absences", Fields: concat(
 	halfDays,
 	[]Field{{Name: "cancelled", Kind: Bool}, {Name: "notes", Kind: String}, {Name: "type", Kind: String},
 		{Name: "created_at", Kind: Timestamp}, {Name: "updated_at", Kind: Timestamp}},
-)}
+), Window: &DateWindow{Start: "start_date", End: "end_date"}}
 
 // Sicknesses are recorded sicknesses (recorded).
 var Sicknesses = &Collection{Name: "sicknesses", Fields: []Field{
@@ -63,7 +63,7 @@ var Sicknesses = &Collection{Name: "sicknesses", Fields: []Field{
 	{Name: "half_end", Kind: Bool}, {Name: "half_end_am_pm", Kind: String},
 	{Name: "deducted", Kind: Decimal}, {Name: "status", Kind: String}, {Name: "reason", Kind: String},
 	{Name: "review_notes", Kind: String}, {Name: "fit_note_required", Kind: Bool},
-}}
+}, Window: &DateWindow{Start: "start_date", End: "end_date"}}
 
 // LeaveRequests are like absences, with a status (pending, approved, rejected, cancelled) and no
 // cancelled flag; what else they carry is not recorded and is kept in Extra.
@@ -74,7 +74,7 @@ var LeaveRequests = &Collection{Name: "leave_requests", Fields: concat(
 	halfDays,
 	[]Field{{Name: "status", Kind: String}, {Name: "notes", Kind: String}, {Name: "type", Kind: String},
 		{Name: "created_at", Kind: Timestamp}, {Name: "updated_at", Kind: Timestamp}},
-)}
+), Window: &DateWindow{Start: "start_date", End: "end_date", ByStart: true}}
 
 // EmployeeTrainingCourses are recorded training courses (recorded).
 var EmployeeTrainingCourses = &Collection{Name: "employee_training_courses", Fields: []Field{

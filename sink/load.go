@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -39,6 +40,58 @@ type Load struct {
 	// distinctAt is seq when Distinct last counted, distinct what it counted: when the two
 	// agree with seq, the staged walk has no duplicates and the merge reads it as it is.
 	distinctAt, distinct int64
+	// scope, for a walk of a window (Within), is the condition on the table's rows that says
+	// which of them the walk covered: only those can be found missing. "" covers every row.
+	scope string
+}
+
+// Window is the part of a dated collection a walk covers: the records the source's date
+// filter keeps for From..To (dates, inclusive; v1.DateWindow says how it matches).
+type Window struct{ From, To time.Time }
+
+// NewWindow is the window from daysBack days before today (the date of now in its location)
+// to daysAhead days after it.
+func NewWindow(now time.Time, daysBack, daysAhead int) Window {
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	return Window{From: today.AddDate(0, 0, -daysBack), To: today.AddDate(0, 0, daysAhead)}
+}
+
+// String is the window as from..to, YYYY-MM-DD.
+func (w Window) String() string {
+	return w.From.Format(v1.DateLayout) + ".." + w.To.Format(v1.DateLayout)
+}
+
+// Within says the walks staged from now on cover only the records inside w (the source was
+// asked for w's records alone), or, nil, the whole collection again. A record of the warehouse
+// outside w is then not missing, only not asked for: DeletionCandidates and Merge consider
+// only the rows inside w, as the stored dates place them and as the source's filter matches
+// (v1.DateWindow). The collection must be one the source filters by date.
+func (l *Load) Within(w *Window) error {
+	if w == nil {
+		l.scope = ""
+		return nil
+	}
+	c := v1.CollectionNamed(l.t.name)
+	if c == nil || c.Window == nil {
+		return fmt.Errorf("load %s: the source does not filter it by date", l.resource)
+	}
+	if w.To.Before(w.From) {
+		return fmt.Errorf("load %s: window %s ends before it starts", l.resource, w)
+	}
+	// The dates are written out, not bound: the scope is a part of statements built once per
+	// merge, and a date formatted here is only digits and dashes.
+	from, to := "'"+w.From.Format(v1.DateLayout)+"'", "'"+w.To.Format(v1.DateLayout)+"'"
+	start := l.t.name + "." + c.Window.Start
+	switch {
+	case c.Window.ByStart:
+		l.scope = start + " >= " + from + " AND " + start + " <= " + to
+	case c.Window.End == "":
+		l.scope = start + " <= " + to + " AND " + start + " >= " + from
+	default:
+		end := l.t.name + "." + c.Window.End
+		l.scope = start + " <= " + to + " AND (" + end + " IS NULL OR " + end + " >= " + from + ")"
+	}
+	return nil
 }
 
 // MergeOptions says how a Load is merged.
@@ -179,11 +232,19 @@ func (l *Load) DeletionCandidates(ctx context.Context) (int64, error) {
 	err := l.conn.QueryRowxContext(ctx, `SELECT count(*) FROM `+target+` WHERE listed AND deleted_at IS NULL
     AND origin IN ('source', 'seed')
     AND NOT EXISTS (SELECT 1 FROM `+l.table+` s WHERE s.id = `+target+`.id)
-    AND NOT EXISTS (SELECT 1 FROM `+l.table+`_seen s WHERE s.id = `+target+`.id)`).Scan(&n)
+    AND NOT EXISTS (SELECT 1 FROM `+l.table+`_seen s WHERE s.id = `+target+`.id)`+l.within()).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count deletion candidates: %w", err)
 	}
 	return n, nil
+}
+
+// within is the load's scope as a further condition of a WHERE on its table, or "".
+func (l *Load) within() string {
+	if l.scope == "" {
+		return ""
+	}
+	return "\n    AND " + l.scope
 }
 
 // Remember keeps the ids of the staged walk: a record seen by any remembered walk is not
@@ -230,7 +291,7 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 		opts.MaxDeleteShare = 0.10
 	}
 	m := merger{d: l.s.d, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen", delta: l.table + "_delta",
-		unique: l.distinctAt == l.seq && l.distinct == l.seq}
+		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within()}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))

@@ -23,6 +23,7 @@ type merger struct {
 	stage, latest, seen string
 	delta               string // the ids the merge writes, and why (classify)
 	unique              bool   // the stage holds each id once: no de-duplicated copy is needed
+	scope               string // "" or "\n AND <condition>": the rows the walk covered (Load.Within)
 }
 
 // merge applies the staged walk of table t: nested references to other tables first, then the
@@ -253,7 +254,15 @@ func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts 
 	}
 	gone := `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN (` + origins + `)
     AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + table + `.id)
-    AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = ` + table + `.id)`
+    AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = ` + table + `.id)` + m.scope
+	if m.scope != "" {
+		// The guard weighs the deletions against what the walk covered, not the whole table:
+		// a tenth of a window is a tenth, however much history lies outside it.
+		err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM `+table+` WHERE listed AND deleted_at IS NULL`+m.scope).Scan(&visibleBefore)
+		if err != nil {
+			return fmt.Errorf("count the window's records: %w", err)
+		}
+	}
 	var n, fromSource int64
 	err := tx.QueryRowxContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN origin = '`+originSource+`' THEN 1 ELSE 0 END), 0) `+gone).Scan(&n, &fromSource)
 	if err != nil {

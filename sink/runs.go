@@ -30,6 +30,8 @@ type Run struct {
 	Deleted          int64
 	DeletionsRefused int64
 	Error            string
+	// Window is the part of the collection the run walked (Load.Within), or nil for the whole.
+	Window *Window
 }
 
 // Run statuses.
@@ -125,17 +127,20 @@ WHERE status = 'running' AND run_id <> ?`), RunAbandoned, now, AbandonedError, r
 
 // FinishRun records how a run ended.
 func (s *Store) FinishRun(ctx context.Context, r Run) error {
-	var total any
+	var total, from, to any
 	if r.TotalReported >= 0 {
 		total = r.TotalReported
+	}
+	if r.Window != nil {
+		from, to = r.Window.From.Format(v1.DateLayout), r.Window.To.Format(v1.DateLayout)
 	}
 	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE sync_runs SET finished_at = ?, status = ?, pages = ?,
     requests = ?, retries = ?, rate_limited = ?, walks = ?, total_reported = ?, records_seen = ?,
     distinct_records = ?, inserted = ?, updated = ?, unchanged = ?, deleted = ?, deletions_refused = ?,
-    error = ?
+    error = ?, window_from = ?, window_to = ?
 WHERE id = ?`), r.FinishedAt.UTC().Format(v1.TimestampLayout), r.Status, r.Pages, r.Requests, r.Retries,
 		r.RateLimited, r.Walks, total, r.RecordsSeen, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged,
-		r.Deleted, r.DeletionsRefused, nullStr(r.Error), r.ID)
+		r.Deleted, r.DeletionsRefused, nullStr(r.Error), from, to, r.ID)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", r.ID, err)
 	}
@@ -147,7 +152,8 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
 	tsCol := func(c string) string { return "coalesce(" + s.d.read(KindTimestamp, c) + ", '')" }
 	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT id, run_id, resource, `+tsCol("started_at")+`, `+tsCol("finished_at")+`,
     status, pages, requests, retries, rate_limited, walks, coalesce(total_reported, -1), records_seen,
-    distinct_records, inserted, updated, unchanged, deleted, deletions_refused, coalesce(error, '')
+    distinct_records, inserted, updated, unchanged, deleted, deletions_refused, coalesce(error, ''),
+    coalesce(`+s.d.read(KindDate, "window_from")+`, ''), coalesce(`+s.d.read(KindDate, "window_to")+`, '')
 FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
@@ -156,11 +162,17 @@ FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 	var out []Run
 	for rows.Next() {
 		var r Run
-		var res, started, finished string
+		var res, started, finished, from, to string
 		if err := rows.Scan(&r.ID, &r.RunID, &res, &started, &finished, &r.Status, &r.Pages, &r.Requests,
 			&r.Retries, &r.RateLimited, &r.Walks, &r.TotalReported, &r.RecordsSeen, &r.DistinctRecords,
-			&r.Inserted, &r.Updated, &r.Unchanged, &r.Deleted, &r.DeletionsRefused, &r.Error); err != nil {
+			&r.Inserted, &r.Updated, &r.Unchanged, &r.Deleted, &r.DeletionsRefused, &r.Error, &from, &to); err != nil {
 			return nil, fmt.Errorf("read runs: %w", err)
+		}
+		if from != "" && to != "" {
+			w := Window{}
+			w.From, _ = time.Parse(v1.DateLayout, from)
+			w.To, _ = time.Parse(v1.DateLayout, to)
+			r.Window = &w
 		}
 		r.Resource = Resource(res)
 		r.StartedAt, _ = time.Parse(v1.TimestampLayout, started)
@@ -168,4 +180,24 @@ FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// LastFullWalk is when the last run of r that walked the whole collection (no window) and
+// ended ok started; ok is false when none did. A full walk is what keeps a collection walked in
+// windows exact outside them, so its age decides when the next one is due.
+func (s *Store) LastFullWalk(ctx context.Context, r Resource) (started time.Time, ok bool, err error) {
+	var at string
+	err = s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT coalesce(`+s.d.read(KindTimestamp, "max(started_at)")+`, '')
+FROM sync_runs WHERE resource = ? AND status = ? AND window_from IS NULL`), string(r), RunOK).Scan(&at)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("last full walk of %s: %w", r, busyErr(err))
+	}
+	if at == "" {
+		return time.Time{}, false, nil
+	}
+	started, err = time.Parse(v1.TimestampLayout, at)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("last full walk of %s: %w", r, err)
+	}
+	return started, true, nil
 }

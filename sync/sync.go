@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	stdsync "sync"
 	"time"
@@ -23,8 +24,9 @@ import (
 type Source interface {
 	ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *source.Response, error)
 	ListWorkingPatterns(ctx context.Context, page int64) ([]v1.WorkingPattern, *source.Response, error)
-	// ListRecords reads a page of a collection the wire declares (v1.Collections).
-	ListRecords(ctx context.Context, c *v1.Collection, page int64) ([]v1.Record, *source.Response, error)
+	// ListRecords reads a page of a collection the wire declares (v1.Collections), filtered by
+	// filter when it is not nil (v1.WindowQuery).
+	ListRecords(ctx context.Context, c *v1.Collection, page int64, filter url.Values) ([]v1.Record, *source.Response, error)
 	// SameOrigin reports whether a Link target is on the configured source's origin.
 	SameOrigin(target string) bool
 }
@@ -34,6 +36,8 @@ type Warehouse interface {
 	BeginLoad(ctx context.Context, r sink.Resource) (*sink.Load, error)
 	StartRun(ctx context.Context, runID string, r sink.Resource, started time.Time) (int64, error)
 	FinishRun(ctx context.Context, r sink.Run) error
+	// LastFullWalk is when the last ok run of r that walked the whole collection started.
+	LastFullWalk(ctx context.Context, r sink.Resource) (time.Time, bool, error)
 }
 
 // Options configures a Syncer.
@@ -49,12 +53,35 @@ type Options struct {
 	AllowMassDelete bool
 	// DryRun walks and reports what would change, writing nothing (no ledger row either).
 	DryRun bool
+	// Window, when set, walks the collections the source filters by date (absences,
+	// sicknesses, leave requests: v1.Collection.Window) only within a window around today,
+	// except when their last full walk is older than Window.FullEvery. Nil walks every
+	// collection whole, every run.
+	Window *WindowPolicy
+	// Full walks every collection whole this run, whatever Window says.
+	Full bool
 	// Progress, when set, is told after every page.
 	Progress func(Progress)
 	// Metrics, when set, records runs.
 	Metrics *Metrics
 	Logger  *slog.Logger
 	Now     func() time.Time
+}
+
+// WindowPolicy says which part of a dated collection a run walks. Such collections grow without
+// end (ten years of absences), while what changes is mostly near today: most runs walk only the
+// window from DaysBack days before today to DaysAhead days after it, and a full walk at least
+// every FullEvery keeps the rest exact (a past absence edited, one far ahead booked).
+//
+// A windowed run deletes nothing on the window's word alone: a record the warehouse holds
+// inside the window that the window's walk did not return was deleted at the source or moved
+// out of the window (its dates changed), and only a walk of the whole collection tells the
+// two apart, so the run goes on to walk the whole collection, as a full run would, before it
+// deletes anything. Records outside the window are never candidates for deletion in a
+// windowed walk.
+type WindowPolicy struct {
+	DaysBack, DaysAhead int
+	FullEvery           time.Duration
 }
 
 // Progress is a walk's state after a page.
@@ -206,7 +233,10 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	}
 	stats := &source.Stats{}
 	ctx = source.WithStats(ctx, stats)
-	err := s.load(ctx, r, &res, log)
+	err := s.planWalk(ctx, r, &res, log)
+	if err == nil {
+		err = s.load(ctx, r, &res, log)
+	}
 	res.Requests, res.Retries, res.RateLimited = stats.Requests.Load(), stats.Retries.Load(), stats.RateLimited.Load()
 	res.FinishedAt = s.opts.Now()
 	switch {
@@ -231,7 +261,7 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 		res.Status = sink.RunOK
 	}
 	s.opts.Metrics.observeRun(res)
-	attrs := []any{"status", res.Status, "pages", res.Pages, "requests", res.Requests, "retries", res.Retries,
+	attrs := []any{"status", res.Status, "walked", walkedPart(res.Window), "pages", res.Pages, "requests", res.Requests, "retries", res.Retries,
 		"rate_limited", res.RateLimited, "walks", res.Walks, "records", res.DistinctRecords,
 		"inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged, "deleted", res.Deleted,
 		"duration", res.FinishedAt.Sub(start).Round(time.Millisecond)}
@@ -258,7 +288,43 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	return res
 }
 
-// load walks until a walk is consistent (or MaxWalks), then merges.
+// planWalk decides which part of r the run walks: res.Window, the window of Options.Window
+// when r is a collection the source filters by date and its last full walk is recent enough;
+// nil, the whole collection, otherwise.
+func (s *Syncer) planWalk(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger) error {
+	c := v1.CollectionNamed(string(r))
+	if s.opts.Window == nil || s.opts.Full || c == nil || c.Window == nil {
+		return nil
+	}
+	last, ok, err := s.wh.LastFullWalk(ctx, r)
+	if err != nil {
+		return err
+	}
+	now := s.opts.Now()
+	if !ok || now.Sub(last) >= s.opts.Window.FullEvery {
+		since := "never walked whole"
+		if ok {
+			since = "last walked whole " + last.UTC().Format(time.RFC3339)
+		}
+		log.Info("walking the whole collection: its full walk is due", "since", since, "full_walk_every", s.opts.Window.FullEvery)
+		return nil
+	}
+	w := sink.NewWindow(now, s.opts.Window.DaysBack, s.opts.Window.DaysAhead)
+	res.Window = &w
+	return nil
+}
+
+// walkedPart is what a ledger row's window says was walked, for the log.
+func walkedPart(w *sink.Window) string {
+	if w == nil {
+		return "all"
+	}
+	return w.String()
+}
+
+// load walks until a walk is consistent (or MaxWalks), then merges. A run planned on a window
+// (res.Window) walks the window; when the window's walk misses records the warehouse holds
+// inside it, the run goes on as a full run (see WindowPolicy).
 func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger) error {
 	l, err := s.wh.BeginLoad(ctx, r)
 	if err != nil {
@@ -269,10 +335,18 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 			log.Warn("close load", "err", err)
 		}
 	}()
+	var filter url.Values
+	if res.Window != nil {
+		if err := l.Within(res.Window); err != nil {
+			return err
+		}
+		filter = v1.WindowQuery(res.Window.From, res.Window.To)
+	}
 	// Walk until a walk is consistent. Offset pages that shift under a walk can also hide a
 	// record without changing any count (one leaver and one hire); so when a consistent walk
 	// finds records to delete, one more walk verifies, and only records both walks missed go.
 	consistent, verifying := false, false
+	first := 1 // the first walk of this part: a run that widens to the whole collection counts afresh
 	for walk := 1; ; walk++ {
 		if walk > 1 {
 			if err := l.Reset(ctx); err != nil {
@@ -280,7 +354,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 			}
 		}
 		res.Walks = int64(walk)
-		w, err := s.walk(ctx, r, walk, l)
+		w, err := s.walk(ctx, r, walk, l, filter)
 		if err != nil {
 			return err
 		}
@@ -300,7 +374,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 			if verifying {
 				limit++
 			}
-			if walk >= limit {
+			if walk-first+1 >= limit {
 				break
 			}
 			continue
@@ -314,6 +388,21 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		}
 		if candidates == 0 {
 			break
+		}
+		if res.Window != nil {
+			// Missing from the window: deleted, or moved out of it. Only the whole collection
+			// tells; what the window's walk saw stays remembered (it exists), and the whole
+			// collection is walked, and confirmed, as a full run would be.
+			log.Info("records inside the window are missing: walking the whole collection to tell deleted from moved",
+				"candidates", candidates, "window", res.Window.String())
+			if err := l.Remember(ctx); err != nil {
+				return err
+			}
+			if err := l.Within(nil); err != nil {
+				return err
+			}
+			res.Window, filter, first = nil, nil, walk+1
+			continue
 		}
 		log.Info("records to delete: walking once more to confirm", "candidates", candidates)
 		if err := l.Remember(ctx); err != nil {
@@ -348,8 +437,9 @@ type page struct {
 	records  []v1.Record // of a collection the wire declares
 }
 
-// fetch reads one page of the resource and checks its Link targets' origin.
-func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64) (page, error) {
+// fetch reads one page of the resource (of its records filter keeps) and checks its Link
+// targets' origin.
+func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64, filter url.Values) (page, error) {
 	p := page{n: n}
 	var err error
 	switch r {
@@ -362,7 +452,7 @@ func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64) (page, err
 		if c == nil {
 			return p, fmt.Errorf("unknown resource %q", r)
 		}
-		p.records, p.resp, err = s.src.ListRecords(ctx, c, n)
+		p.records, p.resp, err = s.src.ListRecords(ctx, c, n, filter)
 	}
 	if err != nil {
 		return p, err // the client's errors name the collection and the page ("list employees page 3: …")
@@ -400,9 +490,9 @@ func pagesOf(p page) int64 {
 
 // walk reads every page once: page 1, then the rest with bounded concurrency, staging each page
 // as it arrives through one stager (the load holds one connection).
-func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.Load) (walked, error) {
+func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.Load, filter url.Values) (walked, error) {
 	start := time.Now()
-	first, err := s.fetch(ctx, r, 1)
+	first, err := s.fetch(ctx, r, 1, filter)
 	if err != nil {
 		var no *source.NotOfferedError
 		if walkN == 1 && errors.As(err, &no) {
@@ -438,7 +528,7 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	if total == 0 {
 		// Neither Link nor Total: read on until an empty page.
 		for n := int64(2); first.count() > 0; n++ {
-			p, err := s.fetch(ctx, r, n)
+			p, err := s.fetch(ctx, r, n, filter)
 			if err != nil {
 				return w, err
 			}
@@ -466,7 +556,7 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	for range min(int64(s.opts.Concurrency), max(total-1, 0)) {
 		wg.Go(func() {
 			for n := range pagesCh {
-				p, err := s.fetch(ctx, r, n)
+				p, err := s.fetch(ctx, r, n, filter)
 				if err != nil {
 					fail(err)
 					return

@@ -76,6 +76,18 @@ type SyncConfig struct {
 	Concurrency    int      `yaml:"concurrency"`
 	MaxWalks       int      `yaml:"max_walks"`
 	MaxDeleteShare float64  `yaml:"max_delete_share"`
+	// Window is the part of the collections that grow without end (absences, sicknesses,
+	// leave requests) a run walks between full walks.
+	Window WindowConfig `yaml:"window"`
+}
+
+// WindowConfig is sync.window: runs walk absences, sicknesses and leave requests only from
+// DaysBack days before today to DaysAhead days after it, and walk them whole when their last
+// full walk is FullWalkEveryDays days old or more; 0 walks them whole every run.
+type WindowConfig struct {
+	DaysBack          int `yaml:"days_back"`
+	DaysAhead         int `yaml:"days_ahead"`
+	FullWalkEveryDays int `yaml:"full_walk_every_days"`
 }
 
 // OnboardingConfig is the CSV drop folder.
@@ -114,13 +126,16 @@ type settings struct {
 	pollInterval, settle time.Duration
 	// resources is sync.resources, in the order a sync loads them.
 	resources []sink.Resource
+	// window is sync.window; nil when full_walk_every_days is 0 (every run walks everything).
+	window *hrsync.WindowPolicy
 }
 
 // defaultConfig holds the defaults config.yaml documents.
 func defaultConfig() Config {
 	return Config{
 		Source:     SourceConfig{RateLimit: 60},
-		Sync:       SyncConfig{Resources: resourceNames(hrsync.Resources), Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10},
+		Sync:       SyncConfig{Resources: resourceNames(hrsync.Resources), Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10,
+			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout},
 		Serve:      ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
@@ -430,6 +445,13 @@ func (c Config) parse() (settings, error) {
 		if s.resources, err = parseResources(c.Sync.Resources); err != nil {
 			return settings{}, fmt.Errorf("config: sync.resources: %w", err)
 		}
+	}
+	if w := c.Sync.Window; w.DaysBack < 0 || w.DaysAhead < 0 || w.FullWalkEveryDays < 0 {
+		return settings{}, errors.New("config: sync.window.days_back, days_ahead and full_walk_every_days must not be negative")
+	}
+	if w := c.Sync.Window; w.FullWalkEveryDays > 0 {
+		s.window = &hrsync.WindowPolicy{DaysBack: w.DaysBack, DaysAhead: w.DaysAhead,
+			FullEvery: time.Duration(w.FullWalkEveryDays) * 24 * time.Hour}
 	}
 	if c.Sync.MaxDeleteShare <= 0 || c.Sync.MaxDeleteShare > 1 {
 		return settings{}, errors.New("config: sync.max_delete_share must be more than 0 and at most 1")

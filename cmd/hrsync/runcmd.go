@@ -62,7 +62,7 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 			log.Warn("close abandoned sync runs", "err", err)
 		}
 		syncer := hrsync.New(client, store, hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
-			MaxDeleteShare: cfg.Sync.MaxDeleteShare, Metrics: syncMetrics, Logger: log})
+			MaxDeleteShare: cfg.Sync.MaxDeleteShare, Window: cfg.window, Metrics: syncMetrics, Logger: log})
 		trigger, err := hrsync.Cron(cfg.Schedule, cfg.location)
 		if err != nil {
 			return fmt.Errorf("run: %w", err)

@@ -23,6 +23,7 @@ type syncCommand struct {
 	dryRun          bool
 	allowMassDelete bool
 	concurrency     int
+	full            bool
 }
 
 func (c *syncCommand) flags(fs *flag.FlagSet) {
@@ -31,6 +32,7 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
 	fs.IntVar(&c.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
+	fs.BoolVar(&c.full, "full", false, "walk every collection whole, even those sync.window lets a run walk in part")
 }
 
 // newClient builds a client of the account, paced at source.rate_limit; a process makes one and
@@ -83,7 +85,7 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 	}
 	sopts := hrsync.Options{
 		Concurrency: concurrency, MaxWalks: cfg.Sync.MaxWalks, MaxDeleteShare: cfg.Sync.MaxDeleteShare,
-		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log,
+		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: cfg.window, Full: c.full,
 	}
 	if isTerminal(stderr) {
 		sopts.Progress = progressPrinter(stderr, cfg.Source.RateLimit)
@@ -131,6 +133,10 @@ func printResult(w io.Writer, r hrsync.Result, dryRun bool) {
 	verb := ""
 	if dryRun {
 		verb = " (dry run: nothing written)"
+	}
+	if r.Window != nil {
+		// Only part of the collection was walked: the counts are the window's.
+		verb += " (window " + r.Window.String() + ")"
 	}
 	fmt.Fprintf(w, "%s: %s%s — %d records: %d new, %d changed, %d unchanged, %d deleted",
 		r.Resource, r.Status, verb, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged, r.Deleted)

@@ -29,7 +29,9 @@ import (
 )
 
 // `hrsync demo`: the whole product in one process, with nothing to set up. An upstream serving
-// generated employees (package fakeupstream, on a real port), a sync into a warehouse of the
+// a generated account (package fakeupstream, on a real port): employees, a year of their
+// absences, sicknesses, leave requests and training courses, and the reference data they point
+// at. A sync of every collection into a warehouse of the
 // demo's own, an onboarding of a CSV through the upstream, a second sync, a report, and the
 // replica left serving until Ctrl-C. Every step is the code the real commands run (newClient,
 // the Syncer, the Onboarder, apiMux); only the upstream is a stand-in.
@@ -50,10 +52,16 @@ const (
 	demoAddr          = "127.0.0.1:8080"
 	demoMaxEmployees  = 1_000_000
 	demoMaxRowsShown  = 20
+	// demoAbsenceYears of events are generated: enough for a year's report, few enough pages
+	// (about 300 for 2,500 employees) that the demo stays quick.
+	demoAbsenceYears = 1
 
 	// realRateLimit is the real service's budget, requests a minute (UPSTREAM.md).
 	realRateLimit = 60
 )
+
+// demoResync are the collections the demo's second sync walks: those onboarding writes to.
+var demoResync = []sink.Resource{sink.WorkingPatterns, sink.Employees}
 
 // demoCommand is hrsync demo.
 type demoCommand struct {
@@ -131,14 +139,19 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("demo: upstream: listen on %s: %w", f.upstreamAddr, err)
 	}
-	up := fakeupstream.Start(ln, fakeupstream.Options{
-		APIKey:    newAPIKey("demo-upstream-"),
-		Employees: fakeupstream.Generate(f.employees, demoSeed),
-		AccountID: demoAccountID,
-	})
+	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: f.employees, Seed: demoSeed, AbsenceYears: demoAbsenceYears})
+	uopts := acct.Options()
+	uopts.APIKey, uopts.AccountID = newAPIKey("demo-upstream-"), demoAccountID
+	up := fakeupstream.Start(ln, uopts)
 	defer up.Close() // last: after the replica and the warehouse
+	today := fakeupstream.Today()
 	w.step("1. Upstream", "%s/v1 serves %s generated employees: names with accents, departments,", up.URL, thousands(int64(f.employees)))
-	w.more("managers on other pages (some not listed at all), 5 working patterns; unpaced for the demo")
+	w.more("managers on other pages (some not listed at all), 5 working patterns; their %s absences,",
+		thousands(int64(len(acct.Collections["absences"]))))
+	w.more("%s leave requests, %s sicknesses and %s training courses of the year to %s (and",
+		thousands(int64(len(acct.Collections["leave_requests"]))), thousands(int64(len(acct.Collections["sicknesses"]))),
+		thousands(int64(len(acct.Collections["employee_training_courses"]))), today.Format("2 January 2006"))
+	w.more("bookings half a year on), and the reference data they point at; unpaced for the demo")
 
 	// 2. The warehouse.
 	t := time.Now()
@@ -162,11 +175,12 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	sopts := hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
 		MaxDeleteShare: cfg.Sync.MaxDeleteShare, Logger: log}
 
-	// 3. The first sync. A new warehouse holds one default working pattern, which the source
+	// 3. The first sync, of every collection hrsync knows (the reference data before the events
+	// that point at it). A new warehouse holds one default working pattern, which the source
 	// does not list: the sync retires it (the deletion guard protects the source's records, not
 	// the seed), exactly as a first `hrsync sync` does.
 	t = time.Now()
-	sync1, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Resources)
+	sync1, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Known)
 	if err != nil {
 		return fmt.Errorf("demo: sync: %w", err)
 	}
@@ -190,13 +204,14 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 		w.more("Each created employee went into the warehouse at once, from the upstream's answer.")
 	}
 
-	// 5. The second sync.
+	// 5. The second sync: of the collections onboarding wrote to. The events are unchanged, and
+	// walking them again would double the demo's time to show nothing new.
 	t = time.Now()
-	sync2, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Resources)
+	sync2, err := hrsync.New(client, store, sopts).Run(ctx, demoResync)
 	if err != nil {
 		return fmt.Errorf("demo: second sync: %w", err)
 	}
-	w.step("5. Sync again", "(%s)", time.Since(t).Round(time.Millisecond))
+	w.step("5. Sync again", "working patterns and employees, which onboarding wrote to (%s)", time.Since(t).Round(time.Millisecond))
 	w.results(sync2)
 	e1, e2 := result(sync1, sink.Employees), result(sync2, sink.Employees)
 	switch grew := e2.DistinctRecords - e1.DistinctRecords; {
@@ -219,12 +234,24 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	// headcountByDepartment runs.
 	w.line("")
 	w.line("Query the warehouse (%s; this is its answer):", wh.shellName())
-	w.line("  %s", wh.queryCommand(f.schema))
+	w.line("  %s", wh.command(f.schema, headcountByDepartmentQuery))
 	counts, err := headcountByDepartment(ctx, store)
 	if err != nil {
 		return fmt.Errorf("demo: example query: %w", err)
 	}
 	w.headcount(counts)
+
+	// The year's absences, by department: the data's year, which the generated events cover.
+	year := today.Year()
+	w.line("")
+	w.line("Days of absence by department this year (%d: the generated data's today is %s),", year, today.Format("2 January 2006"))
+	w.line("the absences starting in it that were not cancelled, in days as deducted:")
+	w.line("  %s", wh.command(f.schema, absenceDaysQuery(year)))
+	absence, err := absenceDaysByDepartment(ctx, store, year)
+	if err != nil {
+		return fmt.Errorf("demo: absence query: %w", err)
+	}
+	w.absenceDays(absence)
 
 	if f.noServe {
 		w.line("")
@@ -349,12 +376,13 @@ func (wh demoWarehouseSpec) shellName() string {
 	return "with the sqlite3 shell"
 }
 
-// queryCommand is the example query as a command to paste.
-func (wh demoWarehouseSpec) queryCommand(schema string) string {
+// command is one of the example queries as a command to paste: the queries are one line, quote
+// their literals with ' only, and hold no $, so they go between double quotes as they are.
+func (wh demoWarehouseSpec) command(schema, query string) string {
 	if wh.postgres {
-		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(withoutPassword(wh.url)), schema, headcountByDepartmentQuery)
+		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(withoutPassword(wh.url)), schema, query)
 	}
-	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), headcountByDepartmentQuery)
+	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), query)
 }
 
 // serveEnv is the environment that points hrsync at the demo's warehouse.
@@ -584,6 +612,21 @@ func (d *demoWriter) file(f onboard.FileResult) {
 	_ = tw.Flush()
 	for l := range strings.Lines(rows.String()) {
 		d.line(demoIndent + strings.TrimRight(l, "\n"))
+	}
+}
+
+// absenceDays writes the absence query's answer as a table, under its column names (a test
+// holds them to department, absences and days).
+func (d *demoWriter) absenceDays(days []departmentAbsence) {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  department\tabsences\tdays\n")
+	for _, a := range days {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\n", a.Department, a.Absences, strconv.FormatFloat(a.Days, 'f', -1, 64))
+	}
+	_ = tw.Flush()
+	for l := range strings.Lines(b.String()) {
+		d.line("%s", strings.TrimRight(l, "\n"))
 	}
 }
 

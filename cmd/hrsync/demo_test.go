@@ -33,6 +33,8 @@ func wantDemoLines(n int) []string {
 		"employees: ok — " + strconv.Itoa(n+6) + " records: 0 new, 0 changed, " + strconv.Itoa(n+6) + " unchanged, 0 deleted",
 		"6 more: the new hires, found just as onboarding stored them",
 		"department", "Engineering",
+		"Days of absence by department this year (2026", "department", "absences", "days",
+		"absences: ok — ", "sicknesses: ok — ", "leave_requests: ok — ", "employee_training_courses: ok — ",
 	}
 }
 

@@ -231,3 +231,47 @@ func headcountByDepartment(ctx context.Context, store *sink.Store) ([]department
 	}
 	return counts, nil
 }
+
+// absenceDaysQuery is the demo's second example query, for the year given: the served absences
+// that start in that year and were not cancelled, counted and their days (deducted: the working
+// days the source charged, half days as 0.5) summed by the department the employee is in now
+// (for a leaver, was last in), most days first (ties by name), those of no department (or of
+// someone the source never listed) last as "(none)". Like headcountByDepartmentQuery it is one line, the same on both backends, to paste
+// as it is; an absence is counted in the year it starts, whole.
+func absenceDaysQuery(year int) string {
+	return fmt.Sprintf(`SELECT coalesce(d.name, '(none)') AS department, count(*) AS absences, sum(CAST(a.deducted AS DOUBLE PRECISION)) AS days `+
+		`FROM absences a LEFT JOIN employees e ON e.id = a.employee_id LEFT JOIN departments d ON d.id = e.department_id `+
+		`WHERE a.listed AND a.deleted_at IS NULL AND a.cancelled IS NOT TRUE AND a.start_date >= '%04d-01-01' AND a.start_date < '%04d-01-01' `+
+		`GROUP BY d.name ORDER BY d.name IS NULL, days DESC, department`, year, year+1)
+}
+
+// departmentAbsence is one line of absenceDaysByDepartment.
+type departmentAbsence struct {
+	// Department is the department's name; "(none)" for the absences of no department.
+	Department string
+	Absences   int64
+	Days       float64
+}
+
+// absenceDaysByDepartment runs absenceDaysQuery for year on the warehouse's own connections.
+func absenceDaysByDepartment(ctx context.Context, store *sink.Store, year int) ([]departmentAbsence, error) {
+	rows, err := store.DB().QueryContext(ctx, absenceDaysQuery(year))
+	if err != nil {
+		return nil, fmt.Errorf("absence days by department: %w", err)
+	}
+	defer rows.Close()
+	out := []departmentAbsence{}
+	for rows.Next() {
+		var a departmentAbsence
+		var days sql.NullFloat64 // NULL when every deducted of the group is
+		if err := rows.Scan(&a.Department, &a.Absences, &days); err != nil {
+			return nil, fmt.Errorf("absence days by department: %w", err)
+		}
+		a.Days = days.Float64
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("absence days by department: %w", err)
+	}
+	return out, nil
+}

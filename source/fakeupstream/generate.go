@@ -83,6 +83,11 @@ var divisions = []ref{{801, "UK & Ireland"}, {802, "Central Europe"}, {803, "Ibe
 // reference is the "today" of generated data, so that it does not depend on when it is made.
 var reference = date(2026, 6, 1, 0, 0, 0)
 
+// Today is the "today" of generated data (2026-06-01, UTC), whenever it is made: GenerateAccount's
+// events run from AccountOptions.AbsenceYears before it to half a year after, and a sickness
+// still going on at it has no end date.
+func Today() time.Time { return reference }
+
 var bst = time.FixedZone("+01:00", 3600)
 
 func date(y int, m time.Month, d, hh, mm, ss int) time.Time {

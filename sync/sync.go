@@ -159,11 +159,10 @@ const FinishTimeout = 10 * time.Second
 // (sync.resources, --resource) are checked against it and put in its order by Ordered.
 var Known = sink.Loadable()
 
-// Resources are the collections a sync loads when the configuration names none: the seed's
-// two. The rest of the API is walked when named (sync.resources, --resource); it joins the
-// default with windowed walks of the growing event collections. The metrics start a series for
-// each.
-var Resources = []sink.Resource{sink.WorkingPatterns, sink.Employees}
+// Resources are the collections a sync loads when the configuration names none: every
+// collection it knows. The growing event collections cost little a night, walked by date
+// window (WindowPolicy). The metrics start a series for each.
+var Resources = Known
 
 // Ordered returns the collections of rs in the order a sync loads them (the order of Known),
 // each once; what Known does not hold is left out.

@@ -69,7 +69,7 @@ type ServeConfig struct {
 // SyncConfig shapes a sync run.
 type SyncConfig struct {
 	// Resources are the collections sync and run walk (default, and when empty: every one the
-	// sync knows, hrsync.Resources); they are loaded in the sync's order whatever order they
+	// sync knows, hrsync.Resources, the financial ones excepted); they are loaded in the sync's order whatever order they
 	// are named in.
 	Resources      []string `yaml:"resources"`
 	RunAtStart     bool     `yaml:"run_at_start"`

@@ -223,6 +223,7 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 // key, the closest known name and all of them.
 func TestSyncResources(t *testing.T) {
 	all := hrsync.Resources
+	seeds := []sink.Resource{sink.WorkingPatterns, sink.Employees}
 	tests := []struct {
 		name, file string
 		env        []string
@@ -231,10 +232,10 @@ func TestSyncResources(t *testing.T) {
 	}{
 		{name: "default: every collection the sync knows", want: all},
 		{name: "file", file: "sync:\n  resources: [employees]\n", want: []sink.Resource{sink.Employees}},
-		{name: "file in another order", file: "sync:\n  resources:\n    - employees\n    - working_patterns\n", want: all},
+		{name: "file in another order", file: "sync:\n  resources:\n    - employees\n    - working_patterns\n", want: seeds},
 		{name: "environment", env: []string{"HRSYNC_SYNC_RESOURCES=working_patterns"}, want: []sink.Resource{sink.WorkingPatterns}},
 		{name: "environment wins, in the sync's order", file: "sync:\n  resources: [working_patterns]\n",
-			env: []string{"HRSYNC_SYNC_RESOURCES= employees , working_patterns,employees"}, want: all},
+			env: []string{"HRSYNC_SYNC_RESOURCES= employees , working_patterns,employees"}, want: seeds},
 		{name: "unknown name in the file", file: "sync:\n  resources: [employes]\n",
 			wantErr: []string{"sync.resources", `unknown collection "employes"`, "did you mean employees?", "known: working_patterns, employees"}},
 		{name: "unknown name in the environment", env: []string{"HRSYNC_SYNC_RESOURCES=employees,workingpatterns"},

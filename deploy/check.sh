@@ -35,6 +35,7 @@ CONTRACT=(
 	hrsync_sync_duration_seconds
 	hrsync_sync_records_total
 	hrsync_sync_last_success_timestamp_seconds
+	hrsync_sync_resource_configured
 	hrsync_sync_walk_inconsistencies_total
 	hrsync_sync_deletions_refused_total
 	hrsync_sync_skipped_total

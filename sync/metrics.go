@@ -17,6 +17,7 @@ type Metrics struct {
 	duration         *prometheus.HistogramVec
 	records          *prometheus.CounterVec
 	lastSuccess      *prometheus.GaugeVec
+	configured       *prometheus.GaugeVec
 	inconsistencies  *prometheus.CounterVec
 	deletionsRefused *prometheus.CounterVec
 	skipped          *prometheus.CounterVec
@@ -55,6 +56,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hrsync_sync_last_success_timestamp_seconds", Help: "Unix time the last successful sync of a resource finished.",
 		}, []string{"resource"}),
+		configured: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hrsync_sync_resource_configured", Help: "1 for each collection the worker's scheduled sync walks (sync.resources).",
+		}, []string{"resource"}),
 		inconsistencies: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_sync_walk_inconsistencies_total", Help: "Walks that found the source's collection changed under them.",
 		}, []string{"resource"}),
@@ -87,7 +91,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "hrsync_source_rate_limit_wait_seconds_total", Help: "Seconds spent waiting on the source's rate limit (pacing and 429 windows).",
 		}),
 	}
-	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.inconsistencies, m.deletionsRefused,
+	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.configured, m.inconsistencies, m.deletionsRefused,
 		m.skipped, m.panics, m.jobRuns, m.jobDuration, m.jobLastSuccess, m.requests, m.retries, m.rateLimitWait)
 	// Every series whose labels are known exists from the start, at zero, so increase() sees
 	// its first event.
@@ -106,6 +110,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.skipped.WithLabelValues(reason)
 	}
 	return m
+}
+
+// Configure says which collections the scheduled sync walks: hrsync_sync_resource_configured is
+// 1 for each, so an alert can tell a collection that never succeeded from one nobody asked for
+// without listing names in the rule.
+func (m *Metrics) Configure(rs []sink.Resource) {
+	if m == nil {
+		return
+	}
+	m.configured.Reset()
+	for _, r := range rs {
+		m.configured.WithLabelValues(string(r)).Set(1)
+	}
 }
 
 func (m *Metrics) observeRun(r Result) {

@@ -57,6 +57,7 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	// warehouse lock, never overlapping itself, a panic recovered and counted, the same metrics.
 	var jobs []hrsync.Job
 	if cfg.Schedule != "" {
+		syncMetrics.Configure(cfg.resources)
 		// Ledger rows a killed process left "running" are closed now, unless a replica is syncing.
 		if _, err := store.CloseAbandonedRuns(ctx); err != nil {
 			log.Warn("close abandoned sync runs", "err", err)

@@ -155,6 +155,14 @@ func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
 	if locked == 0 {
 		t.Errorf("no run was skipped for the lock; logs:\n%s\n%s", a.stderr, b.stderr)
 	}
+	// Each worker says which collections its schedule walks (the default: all of them), for
+	// the stale-sync alert.
+	for _, page := range []string{ma, mb} {
+		if metricValue(t, page, "hrsync_sync_resource_configured", "resource=absences") != 1 ||
+			metricValue(t, page, "hrsync_sync_resource_configured", "resource=employees") != 1 {
+			t.Errorf("a worker's /metrics does not say absences and employees are configured")
+		}
+	}
 	// Either worker may have won the lock every time; a labelled request series appears at the
 	// first request, so the names are looked for on both pages.
 	for _, want := range []string{"hrsync_sync_runs_total", "hrsync_source_requests_total", "go_goroutines", "process_resident_memory_bytes", "hrsync_build_info"} {

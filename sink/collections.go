@@ -105,33 +105,46 @@ var patternCollection = func() *collection[v1.WorkingPattern] {
 	return declare(string(WorkingPatterns), true, true, cols)
 }()
 
-// The tables known only from employees' references (seed 2.1 has no collection for them): not
-// listed, not loaded by a walk; served as /v1/departments and /v1/holiday_allowances.
+// The reference data employees point at, declared on the wire (v1.Departments…) and derived
+// from those declarations in records.go like every other collection there: listed by a walk,
+// with unlisted rows for ids only references name.
 const (
 	departments       = "departments"
 	holidayAllowances = "holiday_allowances"
 )
 
-var (
-	departmentCollection = declare(departments, false, false, refShape)
-	allowanceCollection  = declare(holidayAllowances, false, false, refShape)
-)
+// handWritten are the tables declared above, by hand: the seed's two records.
+var handWritten = []*table{patternCollection.table, employeeCollection.table}
 
-// handWritten are the tables declared above, by hand: the seed's two records and the tables
-// their references fill.
-var handWritten = []*table{patternCollection.table, departmentCollection.table, allowanceCollection.table, employeeCollection.table}
-
-// tables are every declared table: the hand-written ones, then those of the collections the
-// wire declares (records.go), in the wire's order (reference data before the events).
+// tables are every declared table, in the order a sync loads them: the reference data (the
+// collections the wire declares that point at nothing), then working patterns (before the
+// employees, so that their patterns are listed ones), employees, then the rest the wire declares
+// (the events, which point at employees and at the reference data), in the wire's order.
 var tables = func() []*table {
-	out := append([]*table{}, handWritten...)
+	var reference, rest []*table
 	for _, c := range v1.Collections {
-		if wc, ok := wireCollections[c.Name]; ok {
-			out = append(out, wc.table)
+		wc, ok := wireCollections[c.Name]
+		switch {
+		case !ok:
+		case !hasNested(c):
+			reference = append(reference, wc.table)
+		default:
+			rest = append(rest, wc.table)
 		}
 	}
-	return out
+	out := append(reference, handWritten...)
+	return append(out, rest...)
 }()
+
+// hasNested reports whether the collection's records point at other records.
+func hasNested(c *v1.Collection) bool {
+	for _, f := range c.Fields {
+		if f.Kind == v1.Nested {
+			return true
+		}
+	}
+	return false
+}
 
 // tableOf is the declared table of a collection, or nil.
 func tableOf(name string) *table {
@@ -144,8 +157,7 @@ func tableOf(name string) *table {
 }
 
 // Loadable are the collections a walk of the source can be loaded into, in the order a sync
-// loads them: working patterns, employees, then the collections the wire declares (reference
-// data before the events that point at it).
+// loads them (see tables): reference data, working patterns, employees, then the events.
 func Loadable() []Resource {
 	var out []Resource
 	for _, t := range tables {

@@ -183,8 +183,7 @@ func wireValue(k Kind, c *cell) v1.Value {
 }
 
 // wireCollections are the warehouse's declarations of the collections the wire declares, by
-// name, except those declared by hand in collections.go (departments and holiday allowances,
-// which only employees' references fill).
+// name, except any declared by hand in collections.go.
 var wireCollections = func() map[string]*collection[v1.Record] {
 	held := map[string]bool{}
 	for _, t := range handWritten {

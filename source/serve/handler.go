@@ -35,8 +35,6 @@ type Store interface {
 	// Employee returns one listed employee, or an error wrapping ErrNotFound.
 	Employee(ctx context.Context, id int64) (v1.Employee, int64, error)
 	ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error)
-	ListDepartments(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error)
-	ListHolidayAllowances(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error)
 	// EmailTaken reports whether a listed employee has the email (case-insensitive).
 	EmailTaken(ctx context.Context, email string) (bool, error)
 	// CreateEmployee creates an employee locally, as the service would, or fails with
@@ -146,13 +144,8 @@ func NewHandler(store Store, opts Options) (*Handler, error) {
 	h.route("/v1/employees", h.listEmployees, h.createEmployee)
 	h.route("/v1/employees/{id}", h.getEmployee, nil)
 	h.route("/v1/working_patterns", h.listWorkingPatterns, nil)
-	h.route("/v1/departments", h.listDepartments, nil)
-	h.route("/v1/holiday_allowances", h.listHolidayAllowances, nil)
-	h.collections = []string{"employees", "working_patterns", "departments", "holiday_allowances"}
+	h.collections = []string{"employees", "working_patterns"}
 	for _, c := range v1.Collections {
-		if slices.Contains(h.collections, c.Name) {
-			continue // served from the employees' references above
-		}
 		h.route("/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { h.listRecords(w, r, c) }, nil)
 		h.route("/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { h.getRecord(w, r, c) }, nil)
 		h.collections = append(h.collections, c.Name)
@@ -308,14 +301,6 @@ func (h *Handler) listEmployees(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
 	serveList(h, w, r, "working_patterns", h.store.ListWorkingPatterns, (*v1.WorkingPattern).AppendJSON)
-}
-
-func (h *Handler) listDepartments(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "departments", h.store.ListDepartments, (*v1.Ref).AppendJSON)
-}
-
-func (h *Handler) listHolidayAllowances(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "holiday_allowances", h.store.ListHolidayAllowances, (*v1.Ref).AppendJSON)
 }
 
 // serveList answers one page of a collection, with Total, Per-Page, Link and ETag, or a 304 when

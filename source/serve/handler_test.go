@@ -94,6 +94,32 @@ func (f *fixture) put(t *testing.T, records ...string) {
 	}
 }
 
+// walk loads a complete walk of a collection the wire declares, its records as the source
+// sends them.
+func (f *fixture) walk(t *testing.T, c *v1.Collection, records ...string) {
+	t.Helper()
+	ctx := context.Background()
+	var recs []v1.Record
+	for _, raw := range records {
+		r, err := c.Decode([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	l, err := f.store.BeginLoad(ctx, sink.Resource(c.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddRecords(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Merge(ctx, sink.MergeOptions{Complete: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) putN(t *testing.T, n int) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
@@ -692,7 +718,7 @@ func TestForwardWrites(t *testing.T) {
 // panicky is a real store whose one method panics, to check recovery.
 type panicky struct{ *sink.Store }
 
-func (panicky) ListDepartments(context.Context, v1.Page) (v1.List[v1.Ref], error) {
+func (panicky) ListRecords(context.Context, string, v1.Page) (v1.List[v1.Record], error) {
 	panic("boom")
 }
 
@@ -722,6 +748,9 @@ func TestGolden(t *testing.T) {
 			if _, err := f.store.DB().ExecContext(ctx, `UPDATE working_patterns SET created_at = '2020-01-01T00:00:00Z', updated_at = '2021-06-30T23:59:59Z'`); err != nil {
 				t.Fatal(err)
 			}
+			// Departments are walked (one the employees name, one they do not); holiday
+			// allowances are not, so only the seeded one is served, not those employees name.
+			f.walk(t, v1.Departments, `{"id":5,"name":"R&D","code":"RD"}`, `{"id":8,"name":"Sales & <Growth>","cost_centre":null}`)
 			f.put(t, goldenEmployees...)
 			if _, err := f.store.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Łukasz", LastName: "O'Brien \"Jr\"", Email: "lukasz@example.com", JobTitle: "Chef <de> partie", JoinDate: "2026-01-15"}); err != nil {
 				t.Fatal(err)

@@ -55,7 +55,8 @@ var employeeCollection = func() *collection[v1.Employee] {
 		jsonColumn("extra", func(e *E) *v1.Extra { return &e.Extra }),
 		// The record's nested objects exactly as the source embedded them (the source embeds
 		// one person in different forms in different records, so the form belongs to the
-		// reference). Read back after the references, whose forms it restores.
+		// reference), keyed by field in name order (v1.Employee.NestedRaw). Read back after the
+		// references, whose forms it restores.
 		{name: "nested", kind: KindJSON,
 			value: func(e *E) any { return nullRaw(e.NestedRaw()) },
 			set: func(e *E, c *cell) {
@@ -68,6 +69,10 @@ var employeeCollection = func() *collection[v1.Employee] {
 		refTo("working_pattern", "working_pattern_id", string(WorkingPatterns), patternShape, func(e *E) **v1.PatternRef { return &e.WorkingPattern }),
 		refTo("holiday_allowance", "holiday_allowance_id", holidayAllowances, refShape, func(e *E) **v1.Ref { return &e.HolidayAllowance }),
 		refTo("department", "department_id", departments, refShape, func(e *E) **v1.Ref { return &e.Department }),
+		// Division and location are references only when the source sends an object (see
+		// v1.Employee); a location given by name stays in extra.
+		refTo("division", "division_id", v1.Divisions.Name, refShape, func(e *E) **v1.Ref { return &e.Division }),
+		refTo("location", "location_id", v1.Locations.Name, refShape, func(e *E) **v1.Ref { return &e.Location }),
 		refTo("line_manager", "line_manager_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.LineManager }),
 		refTo("holiday_approver", "holiday_approver_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.HolidayApprover }),
 	)

@@ -47,3 +47,96 @@ BEGIN
         holiday_allowances_total = (SELECT count(*) FROM holiday_allowances WHERE listed AND deleted_at IS NULL);
     RETURN NULL;
 END $$;
+
+-- Employees' division and location (UPSTREAM.md: nested {id, name}) become references, as the
+-- department is: foreign keys to divisions and locations, with an unlisted row there for an id no
+-- walk of those collections has listed. Until now the objects were kept in employees.extra; they
+-- move out of it into the new columns, the target rows and employees.nested, written exactly as
+-- the sync now writes them (the merge compares extra and nested as text: keys sorted, compact), so
+-- the next sync finds nothing changed. A value that is not an object (a location given by its
+-- name alone, null, "") stays in extra, as the sync keeps it.
+ALTER TABLE employees ADD COLUMN division_id bigint REFERENCES divisions (id) DEFERRABLE INITIALLY DEFERRED;
+ALTER TABLE employees ADD COLUMN location_id bigint REFERENCES locations (id) DEFERRABLE INITIALLY DEFERRED;
+CREATE INDEX employees_division_id ON employees (division_id);
+CREATE INDEX employees_location_id ON employees (location_id);
+
+-- History keeps them too: "who was in which division on date X".
+ALTER TABLE employees_history ADD COLUMN division_id bigint;
+ALTER TABLE employees_history ADD COLUMN location_id bigint;
+CREATE OR REPLACE FUNCTION employees_history_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        UPDATE employees_history h SET valid_to = now()
+        FROM old_rows o WHERE h.id = o.id AND h.valid_to IS NULL AND h.valid_from < now();
+    END IF;
+    -- Two writes of one row in one transaction leave one version: the last.
+    INSERT INTO employees_history (id, valid_from, valid_to, account_id, first_name, last_name,
+        email, job_title, status, company_join_date, job_start_date, length_of_service_in_months,
+        age, full_or_part_time, notice_period, working_pattern_id, holiday_allowance_id,
+        department_id, division_id, location_id, line_manager_id, holiday_approver_id,
+        receives_statutory_holidays, hr, created_at, updated_at, extra, listed, origin, deleted_at)
+    SELECT n.id, now(), NULL, n.account_id, n.first_name, n.last_name, n.email, n.job_title,
+        n.status, n.company_join_date, n.job_start_date, n.length_of_service_in_months, n.age,
+        n.full_or_part_time, n.notice_period, n.working_pattern_id, n.holiday_allowance_id,
+        n.department_id, n.division_id, n.location_id, n.line_manager_id, n.holiday_approver_id,
+        n.receives_statutory_holidays, n.hr, n.created_at, n.updated_at, n.extra, n.listed,
+        n.origin, n.deleted_at
+    FROM new_rows n
+    ON CONFLICT (id, valid_from) DO UPDATE SET valid_to = NULL, account_id = excluded.account_id,
+        first_name = excluded.first_name, last_name = excluded.last_name, email = excluded.email,
+        job_title = excluded.job_title, status = excluded.status,
+        company_join_date = excluded.company_join_date, job_start_date = excluded.job_start_date,
+        length_of_service_in_months = excluded.length_of_service_in_months, age = excluded.age,
+        full_or_part_time = excluded.full_or_part_time, notice_period = excluded.notice_period,
+        working_pattern_id = excluded.working_pattern_id,
+        holiday_allowance_id = excluded.holiday_allowance_id, department_id = excluded.department_id,
+        division_id = excluded.division_id, location_id = excluded.location_id,
+        line_manager_id = excluded.line_manager_id, holiday_approver_id = excluded.holiday_approver_id,
+        receives_statutory_holidays = excluded.receives_statutory_holidays, hr = excluded.hr,
+        created_at = excluded.created_at, updated_at = excluded.updated_at, extra = excluded.extra,
+        listed = excluded.listed, origin = excluded.origin, deleted_at = excluded.deleted_at;
+    RETURN NULL;
+END $$;
+
+-- The versions written so far get the ids their extra holds; the current ones are replaced by
+-- the update of the employees below (one version each, the same facts in the new columns).
+UPDATE employees_history SET
+    division_id = CASE WHEN json_typeof(extra->'division') = 'object' AND extra->'division'->>'id' ~ '^-?[0-9]{1,18}$'
+        THEN CAST(extra->'division'->>'id' AS bigint) END,
+    location_id = CASE WHEN json_typeof(extra->'location') = 'object' AND extra->'location'->>'id' ~ '^-?[0-9]{1,18}$'
+        THEN CAST(extra->'location'->>'id' AS bigint) END
+WHERE extra IS NOT NULL;
+
+-- The objects to move: one row per employee and field.
+CREATE TEMPORARY TABLE employee_refs ON COMMIT DROP AS
+SELECT employee_id, field, form, CAST(form->>'id' AS bigint) AS ref_id,
+    -- the object's members other than id and name, as the sync keeps them (v1.Extra)
+    (SELECT '{' || string_agg(to_json(k.key)::text || ':' || k.value::text, ',' ORDER BY k.key COLLATE "C") || '}'
+     FROM json_each(form) k WHERE k.key NOT IN ('id', 'name')) AS rest
+FROM (SELECT e.id AS employee_id, f.key AS field, f.value AS form
+      FROM employees e, json_each(e.extra) f
+      WHERE f.key IN ('division', 'location') AND json_typeof(f.value) = 'object') o
+WHERE form->>'id' ~ '^-?[0-9]{1,18}$';
+
+-- The rows they point at, unlisted, picked per id as the merge picks them (max).
+INSERT INTO divisions (id, name, extra, listed, origin)
+SELECT ref_id, max(NULLIF(form->>'name', '')), CAST(max(rest) AS json), false, 'source'
+FROM employee_refs WHERE field = 'division' GROUP BY ref_id
+ON CONFLICT (id) DO NOTHING;
+INSERT INTO locations (id, name, extra, listed, origin)
+SELECT ref_id, max(NULLIF(form->>'name', '')), CAST(max(rest) AS json), false, 'source'
+FROM employee_refs WHERE field = 'location' GROUP BY ref_id
+ON CONFLICT (id) DO NOTHING;
+
+UPDATE employees e SET
+    division_id = (SELECT ref_id FROM employee_refs r WHERE r.employee_id = e.id AND r.field = 'division'),
+    location_id = (SELECT ref_id FROM employee_refs r WHERE r.employee_id = e.id AND r.field = 'location'),
+    extra = (SELECT CAST('{' || string_agg(to_json(k.key)::text || ':' || k.value::text, ',' ORDER BY k.key COLLATE "C") || '}' AS json)
+             FROM json_each(e.extra) k
+             WHERE k.key NOT IN (SELECT field FROM employee_refs r WHERE r.employee_id = e.id)),
+    nested = (SELECT CAST('{' || string_agg(to_json(n.key)::text || ':' || n.value, ',' ORDER BY n.key COLLATE "C") || '}' AS json)
+              FROM (SELECT key, value::text AS value FROM json_each(e.nested)
+                    UNION ALL
+                    SELECT field, form::text FROM employee_refs r WHERE r.employee_id = e.id) n)
+WHERE e.id IN (SELECT employee_id FROM employee_refs);

@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
@@ -223,4 +224,20 @@ func TestReferenceDataIsWalked(t *testing.T) {
 			t.Errorf("departments served %d after the deletions, want 1", deps.Total)
 		}
 	})
+}
+
+// TestLoadOrder pins the order a sync loads the collections in (sink.Loadable is sync.Known):
+// the reference data, which points at nothing; working patterns, so that employees' patterns are
+// listed ones; employees, whose references are the reference data; then the events, which point
+// at employees and reference data. Each is merged after what it points at has been listed.
+func TestLoadOrder(t *testing.T) {
+	want := []sink.Resource{
+		"departments", "divisions", "locations", "holiday_allowances", "other_leave_reasons",
+		"statutory_holiday_countries", "company_training_types",
+		sink.WorkingPatterns, sink.Employees,
+		"absences", "sicknesses", "leave_requests", "employee_training_courses",
+	}
+	if got := sink.Loadable(); !slices.Equal(got, want) {
+		t.Errorf("load order\n got %v\nwant %v", got, want)
+	}
 }

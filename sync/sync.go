@@ -126,10 +126,10 @@ var errNotOffered = errors.New("the account does not offer this collection")
 // may have ended).
 const FinishTimeout = 10 * time.Second
 
-// Known are the collections the sync knows, in the order it loads them: working patterns first,
-// so the employees' patterns are listed ones; then employees; then the rest of the API, the
-// reference data before the events that point at it (sink.Loadable). The configuration's names
-// (sync.resources, --resource) are checked against it and put in its order by Ordered.
+// Known are the collections the sync knows, in the order it loads them (sink.Loadable): the
+// reference data, then working patterns (so the employees' patterns are listed ones), employees,
+// and the events that point at them. The configuration's names (sync.resources, --resource) are
+// checked against it and put in its order by Ordered.
 var Known = sink.Loadable()
 
 // Resources are the collections a sync loads when the configuration names none: the seed's

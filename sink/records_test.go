@@ -229,13 +229,15 @@ func TestReferenceDataIsWalked(t *testing.T) {
 // TestLoadOrder pins the order a sync loads the collections in (sink.Loadable is sync.Known):
 // the reference data, which points at nothing; working patterns, so that employees' patterns are
 // listed ones; employees, whose references are the reference data; then the events, which point
-// at employees and reference data. Each is merged after what it points at has been listed.
+// at employees and reference data, the financial module last. Each is merged after what it
+// points at has been listed.
 func TestLoadOrder(t *testing.T) {
 	want := []sink.Resource{
 		"departments", "divisions", "locations", "holiday_allowances", "other_leave_reasons",
 		"statutory_holiday_countries", "company_training_types",
 		sink.WorkingPatterns, sink.Employees,
 		"absences", "sicknesses", "leave_requests", "employee_training_courses",
+		"salaries", "bonuses", "benefits",
 	}
 	if got := sink.Loadable(); !slices.Equal(got, want) {
 		t.Errorf("load order\n got %v\nwant %v", got, want)

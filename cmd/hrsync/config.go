@@ -19,6 +19,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -472,14 +473,20 @@ func resourceNames(rs []sink.Resource) []string {
 }
 
 // parseResources reads names of collections (sync.resources, sync --resource) into the
-// collections, in the order a sync loads them, each once. A name the sync does not know is an
-// error naming the closest known one and all of them; so is no name at all.
+// collections, in the order a sync loads them, each once. all is every collection the sync knows
+// except the sensitive ones (the financial module), which are walked only when named:
+// "all,salaries" adds one. A name the sync does not know is an error naming the closest known
+// one and all of them; so is no name at all.
 func parseResources(names []string) ([]sink.Resource, error) {
 	known := resourceNames(hrsync.Known)
 	var rs []sink.Resource
 	for _, name := range names {
 		name = strings.TrimSpace(name)
 		if name == "" {
+			continue
+		}
+		if name == "all" {
+			rs = append(rs, allResources()...)
 			continue
 		}
 		if !slices.Contains(known, name) {
@@ -495,6 +502,17 @@ func parseResources(names []string) ([]sink.Resource, error) {
 		return nil, fmt.Errorf("no collection named; want one or more of %s", strings.Join(known, ", "))
 	}
 	return hrsync.Ordered(rs), nil
+}
+
+// allResources are the collections "all" names: every one the sync knows but the sensitive.
+func allResources() []sink.Resource {
+	var rs []sink.Resource
+	for _, r := range hrsync.Known {
+		if c := v1.CollectionNamed(string(r)); c == nil || !c.Sensitive {
+			rs = append(rs, r)
+		}
+	}
+	return rs
 }
 
 // httpURL parses an absolute http or https address.

@@ -223,6 +223,9 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 // key, the closest known name and all of them.
 func TestSyncResources(t *testing.T) {
 	all := hrsync.Resources
+	nonSensitive := []sink.Resource{"departments", "divisions", "locations", "holiday_allowances", "other_leave_reasons",
+		"statutory_holiday_countries", "company_training_types", sink.WorkingPatterns, sink.Employees,
+		"absences", "sicknesses", "leave_requests", "employee_training_courses"}
 	tests := []struct {
 		name, file string
 		env        []string
@@ -244,6 +247,12 @@ func TestSyncResources(t *testing.T) {
 		{name: "empty: every collection", file: "sync:\n  resources: [employees]\n", env: []string{"HRSYNC_SYNC_RESOURCES="}, want: all},
 		{name: "empty in the file: every collection", file: "sync:\n  resources: []\n", want: all},
 		{name: "only commas", env: []string{"HRSYNC_SYNC_RESOURCES=, ,"}, want: all},
+		// The financial module is walked only when named: all leaves it out.
+		{name: "all", env: []string{"HRSYNC_SYNC_RESOURCES=all"}, want: nonSensitive},
+		{name: "all and a sensitive one", file: "sync:\n  resources: [salaries, all]\n",
+			want: append(slices.Clone(nonSensitive), "salaries")},
+		{name: "a sensitive one named", env: []string{"HRSYNC_SYNC_RESOURCES=benefits,employees"},
+			want: []sink.Resource{sink.Employees, "benefits"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -140,3 +140,61 @@ UPDATE employees e SET
                     UNION ALL
                     SELECT field, form::text FROM employee_refs r WHERE r.employee_id = e.id) n)
 WHERE e.id IN (SELECT employee_id FROM employee_refs);
+
+-- The financial module (UPSTREAM.md: /v1/salaries, /v1/bonuses, /v1/benefits; shapes unknown,
+-- sensitive): what is declared of each record is its id and the employee it belongs to; every
+-- other field is kept in extra, the nested employee's form in nested. The sync walks them only
+-- when they are named (v1.Collection.Sensitive).
+ALTER TABLE meta ADD COLUMN salaries_total bigint NOT NULL DEFAULT 0;
+CREATE TABLE salaries (
+    id          bigint PRIMARY KEY,
+    employee_id bigint REFERENCES employees (id) DEFERRABLE INITIALLY DEFERRED,
+    extra       json,
+    nested      json,
+    listed      boolean NOT NULL DEFAULT true,
+    origin      text NOT NULL DEFAULT 'source' CHECK (origin IN ('source', 'local', 'seed')),
+    deleted_at  timestamptz,
+    synced_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX salaries_visible_id ON salaries (id) WHERE listed AND deleted_at IS NULL;
+CREATE INDEX salaries_employee_id ON salaries (employee_id);
+CREATE TRIGGER salaries_ins AFTER INSERT ON salaries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER salaries_upd AFTER UPDATE ON salaries REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER salaries_del AFTER DELETE ON salaries REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER salaries_trunc AFTER TRUNCATE ON salaries FOR EACH STATEMENT EXECUTE FUNCTION recount_listed();
+
+ALTER TABLE meta ADD COLUMN bonuses_total bigint NOT NULL DEFAULT 0;
+CREATE TABLE bonuses (
+    id          bigint PRIMARY KEY,
+    employee_id bigint REFERENCES employees (id) DEFERRABLE INITIALLY DEFERRED,
+    extra       json,
+    nested      json,
+    listed      boolean NOT NULL DEFAULT true,
+    origin      text NOT NULL DEFAULT 'source' CHECK (origin IN ('source', 'local', 'seed')),
+    deleted_at  timestamptz,
+    synced_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX bonuses_visible_id ON bonuses (id) WHERE listed AND deleted_at IS NULL;
+CREATE INDEX bonuses_employee_id ON bonuses (employee_id);
+CREATE TRIGGER bonuses_ins AFTER INSERT ON bonuses REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER bonuses_upd AFTER UPDATE ON bonuses REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER bonuses_del AFTER DELETE ON bonuses REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER bonuses_trunc AFTER TRUNCATE ON bonuses FOR EACH STATEMENT EXECUTE FUNCTION recount_listed();
+
+ALTER TABLE meta ADD COLUMN benefits_total bigint NOT NULL DEFAULT 0;
+CREATE TABLE benefits (
+    id          bigint PRIMARY KEY,
+    employee_id bigint REFERENCES employees (id) DEFERRABLE INITIALLY DEFERRED,
+    extra       json,
+    nested      json,
+    listed      boolean NOT NULL DEFAULT true,
+    origin      text NOT NULL DEFAULT 'source' CHECK (origin IN ('source', 'local', 'seed')),
+    deleted_at  timestamptz,
+    synced_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX benefits_visible_id ON benefits (id) WHERE listed AND deleted_at IS NULL;
+CREATE INDEX benefits_employee_id ON benefits (employee_id);
+CREATE TRIGGER benefits_ins AFTER INSERT ON benefits REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER benefits_upd AFTER UPDATE ON benefits REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER benefits_del AFTER DELETE ON benefits REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION listed_changed();
+CREATE TRIGGER benefits_trunc AFTER TRUNCATE ON benefits FOR EACH STATEMENT EXECUTE FUNCTION recount_listed();

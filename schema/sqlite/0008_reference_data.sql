@@ -135,3 +135,76 @@ UPDATE employees SET
                     SELECT field, form FROM employee_refs r WHERE r.employee_id = employees.id) n)
 WHERE id IN (SELECT employee_id FROM employee_refs);
 DROP TABLE employee_refs;
+
+-- As schema/postgres/0008_reference_data.sql: the financial module's tables, counted in meta.
+ALTER TABLE meta ADD COLUMN salaries_total INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE salaries (
+    id          INTEGER PRIMARY KEY,
+    employee_id INTEGER REFERENCES employees (id) DEFERRABLE INITIALLY DEFERRED,
+    extra       TEXT,
+    nested      TEXT,
+    listed      INTEGER NOT NULL DEFAULT 1 CHECK (listed IN (0, 1)),
+    origin      TEXT NOT NULL DEFAULT 'source' CHECK (origin IN ('source', 'local', 'seed')),
+    deleted_at  TEXT,
+    synced_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+) STRICT;
+CREATE INDEX salaries_visible_id ON salaries (id) WHERE listed AND deleted_at IS NULL;
+CREATE INDEX salaries_employee_id ON salaries (employee_id);
+CREATE TRIGGER salaries_ins AFTER INSERT ON salaries BEGIN
+    UPDATE meta SET version = version + 1, salaries_total = salaries_total + (NEW.listed AND NEW.deleted_at IS NULL);
+END;
+CREATE TRIGGER salaries_upd AFTER UPDATE ON salaries BEGIN
+    UPDATE meta SET version = version + 1,
+        salaries_total = salaries_total + (NEW.listed AND NEW.deleted_at IS NULL) - (OLD.listed AND OLD.deleted_at IS NULL);
+END;
+CREATE TRIGGER salaries_del AFTER DELETE ON salaries BEGIN
+    UPDATE meta SET version = version + 1, salaries_total = salaries_total - (OLD.listed AND OLD.deleted_at IS NULL);
+END;
+
+ALTER TABLE meta ADD COLUMN bonuses_total INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE bonuses (
+    id          INTEGER PRIMARY KEY,
+    employee_id INTEGER REFERENCES employees (id) DEFERRABLE INITIALLY DEFERRED,
+    extra       TEXT,
+    nested      TEXT,
+    listed      INTEGER NOT NULL DEFAULT 1 CHECK (listed IN (0, 1)),
+    origin      TEXT NOT NULL DEFAULT 'source' CHECK (origin IN ('source', 'local', 'seed')),
+    deleted_at  TEXT,
+    synced_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+) STRICT;
+CREATE INDEX bonuses_visible_id ON bonuses (id) WHERE listed AND deleted_at IS NULL;
+CREATE INDEX bonuses_employee_id ON bonuses (employee_id);
+CREATE TRIGGER bonuses_ins AFTER INSERT ON bonuses BEGIN
+    UPDATE meta SET version = version + 1, bonuses_total = bonuses_total + (NEW.listed AND NEW.deleted_at IS NULL);
+END;
+CREATE TRIGGER bonuses_upd AFTER UPDATE ON bonuses BEGIN
+    UPDATE meta SET version = version + 1,
+        bonuses_total = bonuses_total + (NEW.listed AND NEW.deleted_at IS NULL) - (OLD.listed AND OLD.deleted_at IS NULL);
+END;
+CREATE TRIGGER bonuses_del AFTER DELETE ON bonuses BEGIN
+    UPDATE meta SET version = version + 1, bonuses_total = bonuses_total - (OLD.listed AND OLD.deleted_at IS NULL);
+END;
+
+ALTER TABLE meta ADD COLUMN benefits_total INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE benefits (
+    id          INTEGER PRIMARY KEY,
+    employee_id INTEGER REFERENCES employees (id) DEFERRABLE INITIALLY DEFERRED,
+    extra       TEXT,
+    nested      TEXT,
+    listed      INTEGER NOT NULL DEFAULT 1 CHECK (listed IN (0, 1)),
+    origin      TEXT NOT NULL DEFAULT 'source' CHECK (origin IN ('source', 'local', 'seed')),
+    deleted_at  TEXT,
+    synced_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+) STRICT;
+CREATE INDEX benefits_visible_id ON benefits (id) WHERE listed AND deleted_at IS NULL;
+CREATE INDEX benefits_employee_id ON benefits (employee_id);
+CREATE TRIGGER benefits_ins AFTER INSERT ON benefits BEGIN
+    UPDATE meta SET version = version + 1, benefits_total = benefits_total + (NEW.listed AND NEW.deleted_at IS NULL);
+END;
+CREATE TRIGGER benefits_upd AFTER UPDATE ON benefits BEGIN
+    UPDATE meta SET version = version + 1,
+        benefits_total = benefits_total + (NEW.listed AND NEW.deleted_at IS NULL) - (OLD.listed AND OLD.deleted_at IS NULL);
+END;
+CREATE TRIGGER benefits_del AFTER DELETE ON benefits BEGIN
+    UPDATE meta SET version = version + 1, benefits_total = benefits_total - (OLD.listed AND OLD.deleted_at IS NULL);
+END;

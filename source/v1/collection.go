@@ -69,6 +69,9 @@ type Nesting struct {
 type Collection struct {
 	Name   string
 	Fields []Field
+	// Sensitive marks a collection of data most deployments should not copy (pay, bonuses,
+	// benefits): a sync walks it only when it is named, never as part of "all".
+	Sensitive bool
 }
 
 // Record is one record of a declared collection.

@@ -918,3 +918,49 @@ func TestIndex(t *testing.T) {
 	resp, body = f.do(t, "POST", "/v1", nil)
 	assertStatus(t, resp, body, 405)
 }
+
+// TestUnavailableCollectionIs404: a declared collection the replica holds no record of, whose
+// latest sync found the account does not offer it, is answered 404 as the source answers it; one
+// never synced, one offered again, and one that still holds records from before are answered
+// as lists.
+func TestUnavailableCollectionIs404(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backend, serve.Options{})
+			ctx := context.Background()
+			run := func(resource, status string) {
+				t.Helper()
+				id, err := f.store.StartRun(ctx, "r-"+resource+"-"+status, sink.Resource(resource), fixedNow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := f.store.FinishRun(ctx, sink.Run{ID: id, Status: status, FinishedAt: fixedNow, TotalReported: -1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.walk(t, v1.OtherLeaveReasons, `{"id":41,"name":"Jury service"}`)
+			run("sicknesses", sink.RunUnavailable)
+			run("other_leave_reasons", sink.RunUnavailable)
+			run("company_training_types", sink.RunUnavailable)
+			run("company_training_types", sink.RunOK)
+
+			resp, body := f.do(t, "GET", "/v1/sicknesses", nil)
+			assertStatus(t, resp, body, 404)
+			if !strings.HasPrefix(string(body), `{"error":{"type":"Not Found"`) || resp.Header.Get("Total") != "" || resp.Header.Get("ETag") != "" {
+				t.Errorf("sicknesses: Total %q, ETag %q, body %s", resp.Header.Get("Total"), resp.Header.Get("ETag"), body)
+			}
+			for path, want := range map[string]string{
+				"/v1/absences":               `{"absences":[]}`,               // never synced
+				"/v1/company_training_types": `{"company_training_types":[]}`, // offered again
+				"/v1/other_leave_reasons":    `{"other_leave_reasons":[{"id":41,"name":"Jury service"}]}`,
+			} {
+				resp, body := f.do(t, "GET", path, nil)
+				assertStatus(t, resp, body, 200)
+				if strings.TrimSpace(string(body)) != want {
+					t.Errorf("%s: %s, want %s", path, body, want)
+				}
+			}
+		})
+	}
+}

@@ -118,6 +118,10 @@ FROM (SELECT e.id AS employee_id, f.key AS field, f.value AS form
       FROM employees e, json_each(e.extra) f
       WHERE f.key IN ('division', 'location') AND json_typeof(f.value) = 'object') o
 WHERE form->>'id' ~ '^-?[0-9]{1,18}$';
+-- Looked up once per employee below: indexed, and counted for the planner (autovacuum never
+-- sees a temporary table).
+CREATE INDEX employee_refs_employee ON employee_refs (employee_id, field);
+ANALYZE employee_refs;
 
 -- The rows they point at, unlisted, picked per id as the merge picks them (max).
 INSERT INTO divisions (id, name, extra, listed, origin)

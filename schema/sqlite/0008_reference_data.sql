@@ -109,6 +109,8 @@ FROM employees e, json_each(e.extra) f
 WHERE e.extra IS NOT NULL AND json_valid(e.extra) AND f.key IN ('division', 'location') AND f.type = 'object'
     AND json_type(f.value, '$.id') IN ('integer', 'text')
     AND CAST(json_extract(f.value, '$.id') AS text) GLOB '[0-9]*' AND NOT CAST(json_extract(f.value, '$.id') AS text) GLOB '*[^0-9]*';
+-- Looked up once per employee below.
+CREATE INDEX temp.employee_refs_employee ON employee_refs (employee_id, field);
 
 -- The rows they point at, unlisted, picked per id as the merge picks them (max).
 INSERT INTO divisions (id, name, extra, listed, origin)

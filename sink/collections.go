@@ -34,7 +34,7 @@ var (
 // employeeCollection is /v1/employees.
 var employeeCollection = func() *collection[v1.Employee] {
 	type E = v1.Employee
-	c := declare(string(Employees), true, true, []column[E]{
+	c := declare(string(Employees), []column[E]{
 		idColumn(func(e *E) *int64 { return &e.ID }),
 		intColumn("account_id", KindID, func(e *E) **int64 { return &e.AccountID }),
 		textColumn("first_name", KindText, func(e *E) *string { return &e.FirstName }),
@@ -107,7 +107,7 @@ var patternCollection = func() *collection[v1.WorkingPattern] {
 		textColumn("created_at", KindTimestamp, func(w *W) *string { return &w.CreatedAt }),
 		textColumn("updated_at", KindTimestamp, func(w *W) *string { return &w.UpdatedAt }),
 		jsonColumn("extra", func(w *W) *v1.Extra { return &w.Extra }))
-	return declare(string(WorkingPatterns), true, true, cols)
+	return declare(string(WorkingPatterns), cols)
 }()
 
 // The reference data employees point at, declared on the wire (v1.Departments…) and derived
@@ -166,9 +166,7 @@ func tableOf(name string) *table {
 func Loadable() []Resource {
 	var out []Resource
 	for _, t := range tables {
-		if t.loadable {
-			out = append(out, Resource(t.name))
-		}
+		out = append(out, Resource(t.name))
 	}
 	return out
 }

@@ -41,7 +41,7 @@ func recordCollection(wire *v1.Collection, held func(string) bool) *collection[v
 	if len(nested) > 0 {
 		cols = append(cols, formsColumn(wire, nested))
 	}
-	c := declare(wire.Name, true, true, cols, refs...)
+	c := declare(wire.Name, cols, refs...)
 	c.init = func(r *v1.Record) { r.Values = make([]v1.Value, len(wire.Fields)) }
 	return c
 }

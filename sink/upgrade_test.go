@@ -129,6 +129,10 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// A row whose extra was hand-edited into an array is left as it is.
+			if _, err := db.ExecContext(ctx, `INSERT INTO employees (id, first_name, extra, listed) VALUES (99, 'Hand', '[1]', false)`); err != nil {
+				t.Fatal(err)
+			}
 			_ = db.Close()
 
 			if d == schema.Postgres {
@@ -161,6 +165,7 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 				`2:0:0:{"division":null,"dob":"1990-01-01","location":"Manchester"}`,
 				`3:802:701:`,
 				`4:0:706:{"division":""}`,
+				`99:0:0:[1]`,
 			}
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("employees after the upgrade\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -115,7 +115,8 @@ SELECT employee_id, field, form, CAST(form->>'id' AS bigint) AS ref_id,
     (SELECT '{' || string_agg(to_json(k.key)::text || ':' || k.value::text, ',' ORDER BY k.key COLLATE "C") || '}'
      FROM json_each(form) k WHERE k.key NOT IN ('id', 'name')) AS rest
 FROM (SELECT e.id AS employee_id, f.key AS field, f.value AS form
-      FROM employees e, json_each(e.extra) f
+      -- (an extra hand-edited into anything but an object is left alone)
+      FROM employees e, json_each(CASE WHEN json_typeof(e.extra) = 'object' THEN e.extra END) f
       WHERE f.key IN ('division', 'location') AND json_typeof(f.value) = 'object') o
 WHERE form->>'id' ~ '^-?[0-9]{1,18}$';
 -- Looked up once per employee below: indexed, and counted for the planner (autovacuum never
@@ -140,7 +141,7 @@ UPDATE employees e SET
              FROM json_each(e.extra) k
              WHERE k.key NOT IN (SELECT field FROM employee_refs r WHERE r.employee_id = e.id)),
     nested = (SELECT CAST('{' || string_agg(to_json(n.key)::text || ':' || n.value, ',' ORDER BY n.key COLLATE "C") || '}' AS json)
-              FROM (SELECT key, value::text AS value FROM json_each(e.nested)
+              FROM (SELECT key, value::text AS value FROM json_each(CASE WHEN json_typeof(e.nested) = 'object' THEN e.nested END)
                     UNION ALL
                     SELECT field, form::text FROM employee_refs r WHERE r.employee_id = e.id) n)
 WHERE e.id IN (SELECT employee_id FROM employee_refs);

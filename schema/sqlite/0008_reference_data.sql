@@ -105,8 +105,9 @@ SELECT e.id AS employee_id, f.key AS field, json(f.value) AS form,
             WHEN 'text' THEN json_quote(k.value) WHEN 'object' THEN json(k.value) WHEN 'array' THEN json(k.value)
             ELSE k.value END ORDER BY k.key), '{}')
      FROM json_each(f.value) k WHERE k.key NOT IN ('id', 'name')) AS rest
-FROM employees e, json_each(e.extra) f
-WHERE e.extra IS NOT NULL AND json_valid(e.extra) AND f.key IN ('division', 'location') AND f.type = 'object'
+-- (an extra hand-edited into anything but an object is left alone)
+FROM employees e, json_each(CASE WHEN json_valid(e.extra) THEN CASE WHEN json_type(e.extra) = 'object' THEN e.extra END END) f
+WHERE f.key IN ('division', 'location') AND f.type = 'object'
     AND json_type(f.value, '$.id') IN ('integer', 'text')
     AND CAST(json_extract(f.value, '$.id') AS text) GLOB '[0-9]*' AND NOT CAST(json_extract(f.value, '$.id') AS text) GLOB '*[^0-9]*';
 -- Looked up once per employee below.
@@ -132,7 +133,7 @@ UPDATE employees SET
             THEN json_remove(extra, '$.division') ELSE extra END, '$.location')
         ELSE json_remove(extra, '$.division') END, '{}'),
     nested = (SELECT json_group_object(n.key, json(n.value) ORDER BY n.key)
-              FROM (SELECT key, value FROM json_each(employees.nested)
+              FROM (SELECT key, value FROM json_each(CASE WHEN json_valid(employees.nested) THEN CASE WHEN json_type(employees.nested) = 'object' THEN employees.nested END END)
                     UNION ALL
                     SELECT field, form FROM employee_refs r WHERE r.employee_id = employees.id) n)
 WHERE id IN (SELECT employee_id FROM employee_refs);

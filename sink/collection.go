@@ -193,26 +193,21 @@ type refDef struct {
 func (r refDef) staged(col string) string { return r.field + "__" + col }
 
 // table is a collection's declaration without its record type: what the SQL needs.
+//
+// Every table is a collection the source lists: a walk of it is staged and merged into it, and a
+// row seen only as a reference (a manager who left, a department no walk has listed yet) is kept
+// with listed = false and not served.
 type table struct {
 	name string
-	// listed: the source lists the collection, so the table has a listed column and rows seen
-	// only as references are kept unlisted. A table that is not listed holds only what
-	// references to it carry, and serves every row not deleted.
-	listed bool
 	// cols are the table's columns the declaration writes, id first, references' foreign keys
 	// included (after the plain columns, in the order of refs).
 	cols []colDef
 	refs []refDef
-	// loadable: a walk of the source can be staged and merged into it.
-	loadable bool
 }
 
 // visible is the condition of a served row of the table aliased a.
 func (t *table) visible(a string) string {
-	if t.listed {
-		return a + ".listed AND " + a + ".deleted_at IS NULL"
-	}
-	return a + ".deleted_at IS NULL"
+	return a + ".listed AND " + a + ".deleted_at IS NULL"
 }
 
 // colNames are the names of cols.
@@ -259,8 +254,8 @@ type collection[T any] struct {
 }
 
 // declare builds a collection's declaration from its columns (id first) and references.
-func declare[T any](name string, listed, loadable bool, cols []column[T], refs ...ref[T]) *collection[T] {
-	t := &table{name: name, listed: listed, loadable: loadable}
+func declare[T any](name string, cols []column[T], refs ...ref[T]) *collection[T] {
+	t := &table{name: name}
 	for _, c := range cols {
 		t.cols = append(t.cols, colDef{name: c.name, kind: c.kind})
 	}

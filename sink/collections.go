@@ -34,7 +34,7 @@ var (
 // employeeCollection is /v1/employees.
 var employeeCollection = func() *collection[v1.Employee] {
 	type E = v1.Employee
-	c := declare(string(Employees), true, true, []column[E]{
+	c := declare(string(Employees), []column[E]{
 		idColumn(func(e *E) *int64 { return &e.ID }),
 		intColumn("account_id", KindID, func(e *E) **int64 { return &e.AccountID }),
 		textColumn("first_name", KindText, func(e *E) *string { return &e.FirstName }),
@@ -55,7 +55,8 @@ var employeeCollection = func() *collection[v1.Employee] {
 		jsonColumn("extra", func(e *E) *v1.Extra { return &e.Extra }),
 		// The record's nested objects exactly as the source embedded them (the source embeds
 		// one person in different forms in different records, so the form belongs to the
-		// reference). Read back after the references, whose forms it restores.
+		// reference), keyed by field in name order (v1.Employee.NestedRaw). Read back after the
+		// references, whose forms it restores.
 		{name: "nested", kind: KindJSON,
 			value: func(e *E) any { return nullRaw(e.NestedRaw()) },
 			set: func(e *E, c *cell) {
@@ -68,6 +69,10 @@ var employeeCollection = func() *collection[v1.Employee] {
 		refTo("working_pattern", "working_pattern_id", string(WorkingPatterns), patternShape, func(e *E) **v1.PatternRef { return &e.WorkingPattern }),
 		refTo("holiday_allowance", "holiday_allowance_id", holidayAllowances, refShape, func(e *E) **v1.Ref { return &e.HolidayAllowance }),
 		refTo("department", "department_id", departments, refShape, func(e *E) **v1.Ref { return &e.Department }),
+		// Division and location are references only when the source sends an object (see
+		// v1.Employee); a location given by name stays in extra.
+		refTo("division", "division_id", v1.Divisions.Name, refShape, func(e *E) **v1.Ref { return &e.Division }),
+		refTo("location", "location_id", v1.Locations.Name, refShape, func(e *E) **v1.Ref { return &e.Location }),
 		refTo("line_manager", "line_manager_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.LineManager }),
 		refTo("holiday_approver", "holiday_approver_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.HolidayApprover }),
 	)
@@ -102,36 +107,49 @@ var patternCollection = func() *collection[v1.WorkingPattern] {
 		textColumn("created_at", KindTimestamp, func(w *W) *string { return &w.CreatedAt }),
 		textColumn("updated_at", KindTimestamp, func(w *W) *string { return &w.UpdatedAt }),
 		jsonColumn("extra", func(w *W) *v1.Extra { return &w.Extra }))
-	return declare(string(WorkingPatterns), true, true, cols)
+	return declare(string(WorkingPatterns), cols)
 }()
 
-// The tables known only from employees' references (seed 2.1 has no collection for them): not
-// listed, not loaded by a walk; served as /v1/departments and /v1/holiday_allowances.
+// The reference data employees point at, declared on the wire (v1.Departments…) and derived
+// from those declarations in records.go like every other collection there: listed by a walk,
+// with unlisted rows for ids only references name.
 const (
 	departments       = "departments"
 	holidayAllowances = "holiday_allowances"
 )
 
-var (
-	departmentCollection = declare(departments, false, false, refShape)
-	allowanceCollection  = declare(holidayAllowances, false, false, refShape)
-)
+// handWritten are the tables declared above, by hand: the seed's two records.
+var handWritten = []*table{patternCollection.table, employeeCollection.table}
 
-// handWritten are the tables declared above, by hand: the seed's two records and the tables
-// their references fill.
-var handWritten = []*table{patternCollection.table, departmentCollection.table, allowanceCollection.table, employeeCollection.table}
-
-// tables are every declared table: the hand-written ones, then those of the collections the
-// wire declares (records.go), in the wire's order (reference data before the events).
+// tables are every declared table, in the order a sync loads them: the reference data (the
+// collections the wire declares that point at nothing), then working patterns (before the
+// employees, so that their patterns are listed ones), employees, then the rest the wire declares
+// (the events, which point at employees and at the reference data), in the wire's order.
 var tables = func() []*table {
-	out := append([]*table{}, handWritten...)
+	var reference, rest []*table
 	for _, c := range v1.Collections {
-		if wc, ok := wireCollections[c.Name]; ok {
-			out = append(out, wc.table)
+		wc, ok := wireCollections[c.Name]
+		switch {
+		case !ok:
+		case !hasNested(c):
+			reference = append(reference, wc.table)
+		default:
+			rest = append(rest, wc.table)
 		}
 	}
-	return out
+	out := append(reference, handWritten...)
+	return append(out, rest...)
 }()
+
+// hasNested reports whether the collection's records point at other records.
+func hasNested(c *v1.Collection) bool {
+	for _, f := range c.Fields {
+		if f.Kind == v1.Nested {
+			return true
+		}
+	}
+	return false
+}
 
 // tableOf is the declared table of a collection, or nil.
 func tableOf(name string) *table {
@@ -144,14 +162,11 @@ func tableOf(name string) *table {
 }
 
 // Loadable are the collections a walk of the source can be loaded into, in the order a sync
-// loads them: working patterns, employees, then the collections the wire declares (reference
-// data before the events that point at it).
+// loads them (see tables): reference data, working patterns, employees, then the events.
 func Loadable() []Resource {
 	var out []Resource
 	for _, t := range tables {
-		if t.loadable {
-			out = append(out, Resource(t.name))
-		}
+		out = append(out, Resource(t.name))
 	}
 	return out
 }

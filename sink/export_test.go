@@ -49,9 +49,7 @@ func DeclarationMismatches(ctx context.Context, s *Store) ([]string, error) {
 		for _, c := range t.cols {
 			want[c.name] = s.d.columnType(c.kind)
 		}
-		if t.listed {
-			want["listed"] = s.d.columnType(KindBool)
-		}
+		want["listed"] = s.d.columnType(KindBool)
 		for name, typ := range want {
 			switch got, ok := have[name]; {
 			case !ok:

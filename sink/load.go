@@ -120,7 +120,7 @@ type MergeResult struct {
 // BeginLoad starts staging a walk of one resource.
 func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 	t := tableOf(string(r))
-	if t == nil || !t.loadable {
+	if t == nil {
 		return nil, fmt.Errorf("begin load: unknown resource %q", r)
 	}
 	l := &Load{s: s, resource: r, t: t, table: "stage_" + t.name, cols: []string{"seq"}}

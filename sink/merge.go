@@ -166,12 +166,10 @@ WHERE d.need = 'new'`)
 // id's fields are picked the same way whatever order the pages came in, so an unchanged source
 // writes nothing:
 //
-//   - a target the source lists (working patterns, employees) gets unlisted rows for ids it
-//     does not list (a pattern the collection lacks, a manager who left), updated only while
-//     still unlisted: a listed row keeps its own fields. A record's reference to one listed in
-//     the same walk writes nothing.
-//   - a target known only from references (departments, holiday allowances) is what they say:
-//     the latest form wins, and a row seen again is served again.
+// The target gets unlisted rows for ids it does not list (a pattern the collection lacks, a
+// manager who left, a department no walk has listed yet), updated only while still unlisted: a
+// listed row keeps its own fields. A record's reference to one listed in the same walk writes
+// nothing.
 func (m merger) references(ctx context.Context, tx *sqlx.Tx, t *table, self bool) error {
 	var targets []string
 	byTarget := map[string][]refDef{}
@@ -186,8 +184,7 @@ func (m merger) references(ctx context.Context, tx *sqlx.Tx, t *table, self bool
 	}
 	for _, target := range targets {
 		refs := byTarget[target]
-		tt := tableOf(target)
-		if tt == nil {
+		if tableOf(target) == nil {
 			return fmt.Errorf("merge %s: reference %s points at %s, which is not declared", t.name, refs[0].field, target)
 		}
 		cols := refs[0].cols // the same for every reference to the target (TestDeclarations)
@@ -204,35 +201,22 @@ func (m merger) references(ctx context.Context, tx *sqlx.Tx, t *table, self bool
 			where = "NOT EXISTS (SELECT 1 FROM " + m.latest + " l WHERE l.id = p.id) -- listed: written by upsert"
 		}
 		names := colNames(cols)
-		var picks, set, mine, theirs, keep, kept []string
+		var picks, mine, keep, kept []string
 		for _, c := range cols {
 			picks = append(picks, m.d.pick(c.kind, c.name))
-			set = append(set, c.name+" = excluded."+c.name)
 			mine = append(mine, m.d.comparable(c.kind, target+"."+c.name))
-			theirs = append(theirs, m.d.comparable(c.kind, "excluded."+c.name))
 			// An unlisted row keeps what no reference carries any more: one collection's nested
 			// form may carry less than another's (a sickness's employee is {id} alone).
 			keep = append(keep, c.name+" = coalesce(excluded."+c.name+", "+target+"."+c.name+")")
 			kept = append(kept, m.d.comparable(c.kind, "coalesce(excluded."+c.name+", "+target+"."+c.name+")"))
 		}
-		var insertCols, values, update, guard string
-		if tt.listed {
-			insertCols, values = "listed, origin, synced_at", "false, '"+originSource+"', "+m.d.now()
-			update = strings.Join(keep, ", ") + ", synced_at = excluded.synced_at"
-			guard = "NOT " + target + ".listed AND (" + strings.Join(mine, ", ") + ") IS DISTINCT FROM (" + strings.Join(kept, ", ") + ")"
-		} else {
-			insertCols, values = "origin, synced_at", "'"+originSource+"', "+m.d.now()
-			update = strings.Join(set, ", ") + ", origin = '" + originSource + "', deleted_at = NULL, synced_at = excluded.synced_at"
-			guard = "(" + strings.Join(append(mine, target+".origin", target+".deleted_at IS NULL"), ", ") + ") IS DISTINCT FROM (" +
-				strings.Join(append(theirs, "'"+originSource+"'", "true"), ", ") + ")"
-		}
-		_, err := exec(ctx, tx, `INSERT INTO `+target+` (id, `+strings.Join(names, ", ")+`, `+insertCols+`)
-SELECT id, `+strings.Join(picks, ", ")+`, `+values+` FROM (
+		_, err := exec(ctx, tx, `INSERT INTO `+target+` (id, `+strings.Join(names, ", ")+`, listed, origin, synced_at)
+SELECT id, `+strings.Join(picks, ", ")+`, false, '`+originSource+`', `+m.d.now()+` FROM (
     `+strings.Join(union, "\n    UNION ALL\n    ")+`) p
 WHERE `+where+`
 GROUP BY id
-ON CONFLICT (id) DO UPDATE SET `+update+`
-WHERE `+guard)
+ON CONFLICT (id) DO UPDATE SET `+strings.Join(keep, ", ")+`, synced_at = excluded.synced_at
+WHERE NOT `+target+`.listed AND (`+strings.Join(mine, ", ")+`) IS DISTINCT FROM (`+strings.Join(kept, ", ")+`)`)
 		if err != nil {
 			return fmt.Errorf("merge %s references: %w", target, err)
 		}

@@ -123,3 +123,66 @@ func TestUpgradeKeepsTheLedger(t *testing.T) {
 		})
 	}
 }
+
+// migrateTo applies versions 1 to n of the dialect's migrations to db, as an earlier build did.
+func migrateTo(t *testing.T, db *sql.DB, d schema.Dialect, n int) {
+	t.Helper()
+	ctx := context.Background()
+	ms, err := schema.Migrations(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:n] {
+		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
+			t.Fatalf("%d: %v", m.Version, err)
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', 'then')`, m.Version, m.Name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestUpgradeListsReferenceData: departments and holiday allowances that only employees'
+// references filled (before 0008) are kept unlisted, the seeded allowance stays served, and
+// meta counts what is served.
+func TestUpgradeListsReferenceData(t *testing.T) {
+	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			db := openRawDB(t, d)
+			migrateTo(t, db, d, 7)
+			for _, q := range []string{
+				`INSERT INTO departments (id, name) VALUES (5, 'R&D'), (6, 'Sales')`,
+				`INSERT INTO holiday_allowances (id, name) VALUES (3, 'Senior')`,
+			} {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := sink.MigrateDB(ctx, db, d); err != nil {
+				t.Fatal(err)
+			}
+			var deps, unlistedDeps, allowances, unlistedAllowances int
+			err := db.QueryRowContext(ctx, `SELECT departments_total, holiday_allowances_total,
+    (SELECT count(*) FROM departments WHERE NOT listed), (SELECT count(*) FROM holiday_allowances WHERE NOT listed)
+FROM meta`).Scan(&deps, &allowances, &unlistedDeps, &unlistedAllowances)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if deps != 0 || unlistedDeps != 2 || allowances != 1 || unlistedAllowances != 1 {
+				t.Errorf("served departments %d (want 0), unlisted %d (want 2); served allowances %d (want 1: the seed), unlisted %d (want 1)",
+					deps, unlistedDeps, allowances, unlistedAllowances)
+			}
+			// The triggers count listed rows from now on.
+			if _, err := db.ExecContext(ctx, `UPDATE departments SET listed = true WHERE id = 5`); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRowContext(ctx, `SELECT departments_total FROM meta`).Scan(&deps); err != nil || deps != 1 {
+				t.Errorf("departments_total %d (%v) after listing one, want 1", deps, err)
+			}
+		})
+	}
+}

@@ -245,24 +245,6 @@ func (s *Store) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.
 	return list, nil
 }
 
-// ListDepartments reads one page of the departments.
-func (s *Store) ListDepartments(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error) {
-	list, err := listPage(ctx, s, departmentCollection, p)
-	if err != nil {
-		return list, fmt.Errorf("list departments: %w", err)
-	}
-	return list, nil
-}
-
-// ListHolidayAllowances reads one page of the holiday allowances.
-func (s *Store) ListHolidayAllowances(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error) {
-	list, err := listPage(ctx, s, allowanceCollection, p)
-	if err != nil {
-		return list, fmt.Errorf("list holiday allowances: %w", err)
-	}
-	return list, nil
-}
-
 // ListRecords reads one page of the served records of a collection the wire declares.
 func (s *Store) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
 	c, ok := wireCollections[collection]

@@ -41,7 +41,7 @@ func recordCollection(wire *v1.Collection, held func(string) bool) *collection[v
 	if len(nested) > 0 {
 		cols = append(cols, formsColumn(wire, nested))
 	}
-	c := declare(wire.Name, true, true, cols, refs...)
+	c := declare(wire.Name, cols, refs...)
 	c.init = func(r *v1.Record) { r.Values = make([]v1.Value, len(wire.Fields)) }
 	return c
 }
@@ -183,8 +183,7 @@ func wireValue(k Kind, c *cell) v1.Value {
 }
 
 // wireCollections are the warehouse's declarations of the collections the wire declares, by
-// name, except those declared by hand in collections.go (departments and holiday allowances,
-// which only employees' references fill).
+// name, except any declared by hand in collections.go.
 var wireCollections = func() map[string]*collection[v1.Record] {
 	held := map[string]bool{}
 	for _, t := range handWritten {

@@ -2,9 +2,11 @@ package sink_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -163,4 +165,81 @@ func TestUnlistedRowsKeepWhatNoReferenceCarries(t *testing.T) {
 			t.Errorf("walks of unchanged collections moved the version %d → %d", before, after)
 		}
 	})
+}
+
+// TestReferenceDataIsWalked: departments (like holiday allowances, divisions and locations) are a
+// collection a walk lists: ids employees name before any walk are kept unlisted and not served;
+// a walk lists them with every field it sends, served back exactly; employees' references no
+// longer touch a listed row; a complete walk retires what it no longer lists, behind the guard.
+func TestReferenceDataIsWalked(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		es := people(9) // departments 1, 2 and 3, nested as {id, name: "Dept N"}
+		sinktest.WalkEmployees(t, s, es, 5, sink.MergeOptions{Complete: true})
+		deps, err := s.ListRecords(ctx, "departments", v1.Page{Number: 1, Size: 25})
+		if err != nil || deps.Total != 0 {
+			t.Fatalf("departments served %d (%v) before any walk of them, want 0", deps.Total, err)
+		}
+
+		walked := decodeAll(t, v1.Departments, `{"id":1,"name":"Dept 1","budget":{"eur":100,"note":"a & b"}}`,
+			`{"id":2,"name":"Engineering","head":null}`, `{"id":4,"name":"Legal","code":"L"}`)
+		if res := mergeRecords(t, s, v1.Departments, walked, sink.MergeOptions{Complete: true}); res.Inserted != 3 || res.Deleted != 0 {
+			t.Errorf("first walk %+v, want 3 listed (two of them known from references) and none deleted", res)
+		}
+		deps, err = s.ListRecords(ctx, "departments", v1.Page{Number: 1, Size: 25})
+		if err != nil || deps.Total != 3 || len(deps.Items) != 3 {
+			t.Fatalf("departments served %d of %d (%v), want 3", len(deps.Items), deps.Total, err)
+		}
+		for i := range walked {
+			if got, want := string(v1.Departments.AppendJSON(nil, &deps.Items[i])), string(v1.Departments.AppendJSON(nil, &walked[i])); got != want {
+				t.Errorf("served\n got %s\nwant %s", got, want)
+			}
+		}
+		var unlisted int
+		if err := s.DB().GetContext(ctx, &unlisted, `SELECT count(*) FROM departments WHERE id = 3 AND NOT listed`); err != nil || unlisted != 1 {
+			t.Errorf("department 3 (only referenced): %d unlisted rows (%v), want 1", unlisted, err)
+		}
+
+		// The employees name department 2 "Dept 2"; the walk listed it as "Engineering": the
+		// listed row keeps its own fields, and the unchanged employees write nothing.
+		before, _ := s.Version(ctx)
+		sinktest.WalkEmployees(t, s, es, 5, sink.MergeOptions{Complete: true})
+		if after, _ := s.Version(ctx); after != before {
+			t.Errorf("an unchanged walk of employees moved the version %d → %d", before, after)
+		}
+		if r, _, err := s.Record(ctx, "departments", 2); err != nil || v1.Departments.Get(&r, "name").Text != "Engineering" {
+			t.Errorf("department 2 after the employees' walk: %+v (%v), want Engineering", r, err)
+		}
+
+		// Two of three gone: refused by the guard, then allowed.
+		res := mergeRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, MaxDeleteShare: 0.5})
+		if res.Deleted != 0 || res.DeletionsRefused != 2 || res.GuardReason == "" {
+			t.Errorf("walk without two of three %+v, want them refused by the guard", res)
+		}
+		res = mergeRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, AllowMassDelete: true})
+		if res.Deleted != 2 {
+			t.Errorf("allowed walk without two of three %+v, want 2 deleted", res)
+		}
+		if deps, _ = s.ListRecords(ctx, "departments", v1.Page{Number: 1, Size: 25}); deps.Total != 1 {
+			t.Errorf("departments served %d after the deletions, want 1", deps.Total)
+		}
+	})
+}
+
+// TestLoadOrder pins the order a sync loads the collections in (sink.Loadable is sync.Known):
+// the reference data, which points at nothing; working patterns, so that employees' patterns are
+// listed ones; employees, whose references are the reference data; then the events, which point
+// at employees and reference data, the financial module last. Each is merged after what it
+// points at has been listed.
+func TestLoadOrder(t *testing.T) {
+	want := []sink.Resource{
+		"departments", "divisions", "locations", "holiday_allowances", "other_leave_reasons",
+		"statutory_holiday_countries", "company_training_types",
+		sink.WorkingPatterns, sink.Employees,
+		"absences", "sicknesses", "leave_requests", "employee_training_courses",
+		"salaries", "bonuses", "benefits",
+	}
+	if got := sink.Loadable(); !slices.Equal(got, want) {
+		t.Errorf("load order\n got %v\nwant %v", got, want)
+	}
 }

@@ -2,6 +2,8 @@ package sink
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -200,4 +202,21 @@ FROM sync_runs WHERE resource = ? AND status = ? AND window_from IS NULL`), stri
 		return time.Time{}, false, fmt.Errorf("last full walk of %s: %w", r, err)
 	}
 	return started, true, nil
+}
+
+// latestStatus reads the status of the newest run of a resource: "" when it never ran.
+const latestStatus = `SELECT status FROM sync_runs WHERE resource = ? ORDER BY id DESC LIMIT 1`
+
+// Unavailable reports whether the latest sync run of the collection found it not offered by the
+// account (RunUnavailable): serve mode then answers as the source does, not with an empty list.
+func (s *Store) Unavailable(ctx context.Context, collection string) (bool, error) {
+	var status string
+	err := s.db.QueryRowContext(ctx, s.db.Rebind(latestStatus), collection).Scan(&status)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read the latest run of %s: %w", collection, err)
+	}
+	return status == RunUnavailable, nil
 }

@@ -153,16 +153,25 @@ var errNotOffered = errors.New("the account does not offer this collection")
 // may have ended).
 const FinishTimeout = 10 * time.Second
 
-// Known are the collections the sync knows, in the order it loads them: working patterns first,
-// so the employees' patterns are listed ones; then employees; then the rest of the API, the
-// reference data before the events that point at it (sink.Loadable). The configuration's names
-// (sync.resources, --resource) are checked against it and put in its order by Ordered.
+// Known are the collections the sync knows, in the order it loads them (sink.Loadable): the
+// reference data, then working patterns (so the employees' patterns are listed ones), employees,
+// and the events that point at them. The configuration's names (sync.resources, --resource) are
+// checked against it and put in its order by Ordered.
 var Known = sink.Loadable()
 
-// Resources are the collections a sync loads when the configuration names none: every
-// collection it knows. The growing event collections cost little a night, walked by date
+// Resources are the collections a sync loads when the configuration names none, and what "all"
+// names: every collection it knows but the sensitive ones (v1.Collection.Sensitive: pay data,
+// synced only when named). The growing event collections cost little a night, walked by date
 // window (WindowPolicy). The metrics start a series for each.
-var Resources = Known
+var Resources = func() []sink.Resource {
+	var rs []sink.Resource
+	for _, r := range Known {
+		if c := v1.CollectionNamed(string(r)); c == nil || !c.Sensitive {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}()
 
 // Ordered returns the collections of rs in the order a sync loads them (the order of Known),
 // each once; what Known does not hold is left out.

@@ -196,7 +196,7 @@ func TestUnavailableCollections(t *testing.T) {
 // TestOrdered: whatever order the configuration names the collections in, a sync loads them in
 // the order of Resources, each once.
 func TestOrdered(t *testing.T) {
-	got := hrsync.Ordered([]sink.Resource{sink.Employees, sink.WorkingPatterns, sink.Employees, "salaries"})
+	got := hrsync.Ordered([]sink.Resource{sink.Employees, sink.WorkingPatterns, sink.Employees, "payslips"})
 	if want := hrsync.Resources; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("Ordered = %v, want %v", got, want)
 	}

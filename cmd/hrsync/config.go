@@ -494,14 +494,20 @@ func resourceNames(rs []sink.Resource) []string {
 }
 
 // parseResources reads names of collections (sync.resources, sync --resource) into the
-// collections, in the order a sync loads them, each once. A name the sync does not know is an
-// error naming the closest known one and all of them; so is no name at all.
+// collections, in the order a sync loads them, each once. all is every collection the sync knows
+// except the sensitive ones (the financial module), which are walked only when named:
+// "all,salaries" adds one. A name the sync does not know is an error naming the closest known
+// one and all of them; so is no name at all.
 func parseResources(names []string) ([]sink.Resource, error) {
 	known := resourceNames(hrsync.Known)
 	var rs []sink.Resource
 	for _, name := range names {
 		name = strings.TrimSpace(name)
 		if name == "" {
+			continue
+		}
+		if name == "all" {
+			rs = append(rs, hrsync.Resources...)
 			continue
 		}
 		if !slices.Contains(known, name) {

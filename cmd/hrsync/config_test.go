@@ -224,6 +224,9 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 func TestSyncResources(t *testing.T) {
 	all := hrsync.Resources
 	seeds := []sink.Resource{sink.WorkingPatterns, sink.Employees}
+	nonSensitive := []sink.Resource{"departments", "divisions", "locations", "holiday_allowances", "other_leave_reasons",
+		"statutory_holiday_countries", "company_training_types", sink.WorkingPatterns, sink.Employees,
+		"absences", "sicknesses", "leave_requests", "employee_training_courses"}
 	tests := []struct {
 		name, file string
 		env        []string
@@ -237,14 +240,20 @@ func TestSyncResources(t *testing.T) {
 		{name: "environment wins, in the sync's order", file: "sync:\n  resources: [working_patterns]\n",
 			env: []string{"HRSYNC_SYNC_RESOURCES= employees , working_patterns,employees"}, want: seeds},
 		{name: "unknown name in the file", file: "sync:\n  resources: [employes]\n",
-			wantErr: []string{"sync.resources", `unknown collection "employes"`, "did you mean employees?", "known: working_patterns, employees"}},
+			wantErr: []string{"sync.resources", `unknown collection "employes"`, "did you mean employees?", "known: departments, divisions, locations, holiday_allowances, other_leave_reasons, statutory_holiday_countries, company_training_types, working_patterns, employees, absences"}},
 		{name: "unknown name in the environment", env: []string{"HRSYNC_SYNC_RESOURCES=employees,workingpatterns"},
 			wantErr: []string{"sync.resources", `"workingpatterns"`, "did you mean working_patterns?"}},
-		{name: "unknown name far from any", env: []string{"HRSYNC_SYNC_RESOURCES=salaries"},
-			wantErr: []string{"sync.resources", `unknown collection "salaries"; known: working_patterns, employees`}},
+		{name: "unknown name far from any", env: []string{"HRSYNC_SYNC_RESOURCES=payslips"},
+			wantErr: []string{"sync.resources", `unknown collection "payslips"; known: departments, `}},
 		{name: "empty: every collection", file: "sync:\n  resources: [employees]\n", env: []string{"HRSYNC_SYNC_RESOURCES="}, want: all},
 		{name: "empty in the file: every collection", file: "sync:\n  resources: []\n", want: all},
 		{name: "only commas", env: []string{"HRSYNC_SYNC_RESOURCES=, ,"}, want: all},
+		// The financial module is walked only when named: all leaves it out.
+		{name: "all", env: []string{"HRSYNC_SYNC_RESOURCES=all"}, want: nonSensitive},
+		{name: "all and a sensitive one", file: "sync:\n  resources: [salaries, all]\n",
+			want: append(slices.Clone(nonSensitive), "salaries")},
+		{name: "a sensitive one named", env: []string{"HRSYNC_SYNC_RESOURCES=benefits,employees"},
+			want: []sink.Resource{sink.Employees, "benefits"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,8 +27,9 @@ type syncCommand struct {
 }
 
 func (c *syncCommand) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.resource, "resource", "", "the collections to sync, overriding sync.resources: all, or one or more,\n"+
-		"comma-separated, of "+strings.Join(resourceNames(hrsync.Known), ", ")+" (default: sync.resources)")
+	fs.StringVar(&c.resource, "resource", "", "the collections to sync, overriding sync.resources: one or more, comma-separated, of\n"+
+		strings.Join(resourceNames(hrsync.Known), ", ")+",\nor all: every one but the financial module's (salaries, bonuses, benefits), which\n"+
+		"are synced only when named (default: sync.resources)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
 	fs.IntVar(&c.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
@@ -48,14 +49,12 @@ func newClient(cfg settings, log *slog.Logger, opts source.ClientOptions) (*sour
 	return source.NewClient(cfg.Source.URL, cfg.Source.APIKey, opts)
 }
 
-// resourcesOf is what --resource names: nothing, sync.resources (configured); all, every
-// collection the sync knows; otherwise the collections it lists, comma-separated.
+// resourcesOf is what --resource names: nothing, sync.resources (configured); otherwise the
+// collections it lists, comma-separated, all standing for every one the sync knows but the
+// sensitive (parseResources).
 func resourcesOf(flag string, configured []sink.Resource) ([]sink.Resource, error) {
-	switch strings.TrimSpace(flag) {
-	case "":
+	if strings.TrimSpace(flag) == "" {
 		return configured, nil
-	case "all":
-		return hrsync.Known, nil
 	}
 	rs, err := parseResources(strings.Split(flag, ","))
 	if err != nil {

@@ -46,8 +46,9 @@ type Account struct {
 	WorkingPatterns []json.RawMessage
 	// Collections holds the records of every other collection, by name: the reference data
 	// (departments, divisions, locations, holiday_allowances, other_leave_reasons,
-	// statutory_holiday_countries, company_training_types) and the events (absences,
-	// sicknesses, leave_requests, employee_training_courses), in id order.
+	// statutory_holiday_countries, company_training_types), the events (absences,
+	// sicknesses, leave_requests, employee_training_courses) and the financial module
+	// (salaries, bonuses, benefits: see financial.go), in id order.
 	Collections map[string][]json.RawMessage
 }
 
@@ -126,6 +127,7 @@ func GenerateAccount(opts AccountOptions) Account {
 		who = append(who, staff{person: p, join: reference.AddDate(-12, 0, 0), leaver: true,
 			approver: &outside[(i+1)%len(outside)]})
 	}
+	salaries, bonuses, benefits := financial(who[:len(emps)], opts.Seed)
 	g := &eventGen{rng: aux, from: reference.AddDate(-years, 0, 0)}
 	for i := range who {
 		g.employee(&who[i])
@@ -145,6 +147,9 @@ func GenerateAccount(opts AccountOptions) Account {
 			"leave_requests":              g.requests.records(6000001, aux),
 			"sicknesses":                  g.sicknesses.records(3000001, aux),
 			"employee_training_courses":   g.courses.records(7000001, aux),
+			"salaries":                    salaries,
+			"bonuses":                     bonuses,
+			"benefits":                    benefits,
 		},
 	}
 }

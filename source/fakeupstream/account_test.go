@@ -217,6 +217,25 @@ func TestAccountReferencesAndQuirks(t *testing.T) {
 			}
 		}
 	}
+	// The financial module has a few records per listed employee, none of anyone else; every
+	// employee has a salary.
+	for _, name := range []string{"salaries", "bonuses", "benefits"} {
+		per := map[int64]int{}
+		for _, raw := range a.Collections[name] {
+			id := nestedIDOf(t, raw, "employee")
+			if !emps[id] {
+				t.Errorf("%s: employee %d is not listed: %s", name, id, raw)
+			}
+			per[id]++
+		}
+		most := 0
+		for _, n := range per {
+			most = max(most, n)
+		}
+		if most > 5 || (name == "salaries" && len(per) != len(emps)) {
+			t.Errorf("%s: %d employees have some, at most %d each (of %d employees)", name, len(per), most, len(emps))
+		}
+	}
 	// The events point at the employees, a few at people not in the list.
 	for _, name := range []string{"absences", "leave_requests", "sicknesses", "employee_training_courses"} {
 		unlisted := 0
@@ -482,7 +501,7 @@ func TestDateFiltersOnAnAccount(t *testing.T) {
 func TestCollectionsNotOffered(t *testing.T) {
 	a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 20, Seed: 2})
 	opts := a.Options()
-	opts.Unavailable = map[string]int{"employee_training_courses": 404, "sicknesses": 403, "working_patterns": 403}
+	opts.Unavailable = map[string]int{"employee_training_courses": 404, "sicknesses": 403, "working_patterns": 403, "salaries": 404}
 	opts.Collections["divisions"] = []json.RawMessage{} // offered, and empty
 	delete(opts.Collections, "locations")               // not offered
 	srv := newServer(opts)
@@ -499,6 +518,7 @@ func TestCollectionsNotOffered(t *testing.T) {
 		{"/v1/working_patterns", 403, `{"error":{"type":"Forbidden"}}`},
 		{"/v1/locations", 404, `{"error":{"type":"Not Found"}}`},
 		{"/v1/divisions", 200, `{"divisions":[]}`},
+		{"/v1/salaries", 404, `{"error":{"type":"Not Found"}}`},
 	}
 	for _, tt := range tests {
 		resp, body := get(t, srv, tt.target)
@@ -509,8 +529,10 @@ func TestCollectionsNotOffered(t *testing.T) {
 			t.Errorf("%s: Total on an error", tt.target)
 		}
 	}
-	if resp, _ := get(t, srv, "/v1/absences"); resp.StatusCode != 200 {
-		t.Errorf("absences: %d", resp.StatusCode)
+	for _, name := range []string{"absences", "bonuses", "benefits"} {
+		if resp, _ := get(t, srv, "/v1/"+name); resp.StatusCode != 200 {
+			t.Errorf("%s: %d", name, resp.StatusCode)
+		}
 	}
 	// Still the 401 without a key.
 	if resp, body := get(t, srv, "/v1/sicknesses", "X-Api-Key", "wrong"); resp.StatusCode != 401 || string(body) != `{"error":"401 Unauthorized"}` {

@@ -45,6 +45,9 @@ var collections = []collection{
 	{name: "sicknesses", page: (*Service).heldPage, byID: (*Service).heldByID, held: true, filter: sicknessFilter},
 	{name: "leave_requests", page: (*Service).heldPage, byID: (*Service).heldByID, held: true, filter: leaveRequestFilter},
 	{name: "employee_training_courses", page: (*Service).heldPage, byID: (*Service).heldByID, held: true},
+	{name: "salaries", page: (*Service).heldPage, byID: (*Service).heldByID, held: true},
+	{name: "bonuses", page: (*Service).heldPage, byID: (*Service).heldByID, held: true},
+	{name: "benefits", page: (*Service).heldPage, byID: (*Service).heldByID, held: true},
 }
 
 // CollectionNames are the names of the collections a Service can serve, at /v1/<name>, in the

@@ -5,6 +5,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -35,8 +36,6 @@ type Store interface {
 	// Employee returns one listed employee, or an error wrapping ErrNotFound.
 	Employee(ctx context.Context, id int64) (v1.Employee, int64, error)
 	ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error)
-	ListDepartments(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error)
-	ListHolidayAllowances(ctx context.Context, p v1.Page) (v1.List[v1.Ref], error)
 	// EmailTaken reports whether a listed employee has the email (case-insensitive).
 	EmailTaken(ctx context.Context, email string) (bool, error)
 	// CreateEmployee creates an employee locally, as the service would, or fails with
@@ -48,6 +47,9 @@ type Store interface {
 	ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error)
 	// Record reads one listed record of such a collection, or an error wrapping ErrNotFound.
 	Record(ctx context.Context, collection string, id int64) (v1.Record, int64, error)
+	// Unavailable reports whether the latest sync of such a collection found that the account
+	// does not offer it.
+	Unavailable(ctx context.Context, collection string) (bool, error)
 	// Totals reads the store's version and each collection's Total, by name.
 	Totals(ctx context.Context) (version int64, totals map[string]int64, err error)
 }
@@ -146,13 +148,8 @@ func NewHandler(store Store, opts Options) (*Handler, error) {
 	h.route("/v1/employees", h.listEmployees, h.createEmployee)
 	h.route("/v1/employees/{id}", h.getEmployee, nil)
 	h.route("/v1/working_patterns", h.listWorkingPatterns, nil)
-	h.route("/v1/departments", h.listDepartments, nil)
-	h.route("/v1/holiday_allowances", h.listHolidayAllowances, nil)
-	h.collections = []string{"employees", "working_patterns", "departments", "holiday_allowances"}
+	h.collections = []string{"employees", "working_patterns"}
 	for _, c := range v1.Collections {
-		if slices.Contains(h.collections, c.Name) {
-			continue // served from the employees' references above
-		}
 		h.route("/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { h.listRecords(w, r, c) }, nil)
 		h.route("/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { h.getRecord(w, r, c) }, nil)
 		h.collections = append(h.collections, c.Name)
@@ -310,14 +307,6 @@ func (h *Handler) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
 	serveList(h, w, r, "working_patterns", h.store.ListWorkingPatterns, (*v1.WorkingPattern).AppendJSON)
 }
 
-func (h *Handler) listDepartments(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "departments", h.store.ListDepartments, (*v1.Ref).AppendJSON)
-}
-
-func (h *Handler) listHolidayAllowances(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "holiday_allowances", h.store.ListHolidayAllowances, (*v1.Ref).AppendJSON)
-}
-
 // serveList answers one page of a collection, with Total, Per-Page, Link and ETag, or a 304 when
 // the client's tag is still current (one cheap version read, no page query).
 func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key string,
@@ -344,6 +333,10 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 		}
 	}
 	list, err := fetch(ctx, p)
+	if errors.Is(err, errNotOffered) {
+		WriteError(w, http.StatusNotFound, "the account does not offer "+key+" (its latest sync found it unavailable)")
+		return
+	}
 	if err != nil {
 		h.internal(w, r, "list "+key, err)
 		return
@@ -419,11 +412,26 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, append(b, '\n'))
 }
 
-// listRecords answers one page of a collection the wire declares.
+// errNotOffered is a list's answer for a collection the account does not offer: the source's
+// 404, not an empty list.
+var errNotOffered = errors.New("the account does not offer this collection")
+
+// listRecords answers one page of a collection the wire declares. One the replica holds no
+// record of, whose latest sync found the account does not offer it (a module the account lacks),
+// is answered 404 as the source answers it, so a client of the replica sees what it would see
+// upstream.
 func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
 	serveList(h, w, r, c.Name,
 		func(ctx context.Context, p v1.Page) (v1.List[v1.Record], error) {
-			return h.store.ListRecords(ctx, c.Name, p)
+			list, err := h.store.ListRecords(ctx, c.Name, p)
+			if err != nil || list.Total > 0 {
+				return list, err
+			}
+			// Only an empty collection costs this second read.
+			if un, err := h.store.Unavailable(ctx, c.Name); err != nil || un {
+				return list, cmp.Or(err, errNotOffered)
+			}
+			return list, nil
 		},
 		func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) })
 }

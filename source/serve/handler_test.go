@@ -94,6 +94,32 @@ func (f *fixture) put(t *testing.T, records ...string) {
 	}
 }
 
+// walk loads a complete walk of a collection the wire declares, its records as the source
+// sends them.
+func (f *fixture) walk(t *testing.T, c *v1.Collection, records ...string) {
+	t.Helper()
+	ctx := context.Background()
+	var recs []v1.Record
+	for _, raw := range records {
+		r, err := c.Decode([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	l, err := f.store.BeginLoad(ctx, sink.Resource(c.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddRecords(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Merge(ctx, sink.MergeOptions{Complete: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) putN(t *testing.T, n int) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
@@ -692,7 +718,7 @@ func TestForwardWrites(t *testing.T) {
 // panicky is a real store whose one method panics, to check recovery.
 type panicky struct{ *sink.Store }
 
-func (panicky) ListDepartments(context.Context, v1.Page) (v1.List[v1.Ref], error) {
+func (panicky) ListRecords(context.Context, string, v1.Page) (v1.List[v1.Record], error) {
 	panic("boom")
 }
 
@@ -722,6 +748,9 @@ func TestGolden(t *testing.T) {
 			if _, err := f.store.DB().ExecContext(ctx, `UPDATE working_patterns SET created_at = '2020-01-01T00:00:00Z', updated_at = '2021-06-30T23:59:59Z'`); err != nil {
 				t.Fatal(err)
 			}
+			// Departments are walked (one the employees name, one they do not); holiday
+			// allowances are not, so only the seeded one is served, not those employees name.
+			f.walk(t, v1.Departments, `{"id":5,"name":"R&D","code":"RD"}`, `{"id":8,"name":"Sales & <Growth>","cost_centre":null}`)
 			f.put(t, goldenEmployees...)
 			if _, err := f.store.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Łukasz", LastName: "O'Brien \"Jr\"", Email: "lukasz@example.com", JobTitle: "Chef <de> partie", JoinDate: "2026-01-15"}); err != nil {
 				t.Fatal(err)
@@ -888,4 +917,50 @@ func TestIndex(t *testing.T) {
 	assertStatus(t, resp, body, 304)
 	resp, body = f.do(t, "POST", "/v1", nil)
 	assertStatus(t, resp, body, 405)
+}
+
+// TestUnavailableCollectionIs404: a declared collection the replica holds no record of, whose
+// latest sync found the account does not offer it, is answered 404 as the source answers it; one
+// never synced, one offered again, and one that still holds records from before are answered
+// as lists.
+func TestUnavailableCollectionIs404(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backend, serve.Options{})
+			ctx := context.Background()
+			run := func(resource, status string) {
+				t.Helper()
+				id, err := f.store.StartRun(ctx, "r-"+resource+"-"+status, sink.Resource(resource), fixedNow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := f.store.FinishRun(ctx, sink.Run{ID: id, Status: status, FinishedAt: fixedNow, TotalReported: -1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.walk(t, v1.OtherLeaveReasons, `{"id":41,"name":"Jury service"}`)
+			run("sicknesses", sink.RunUnavailable)
+			run("other_leave_reasons", sink.RunUnavailable)
+			run("company_training_types", sink.RunUnavailable)
+			run("company_training_types", sink.RunOK)
+
+			resp, body := f.do(t, "GET", "/v1/sicknesses", nil)
+			assertStatus(t, resp, body, 404)
+			if !strings.HasPrefix(string(body), `{"error":{"type":"Not Found"`) || resp.Header.Get("Total") != "" || resp.Header.Get("ETag") != "" {
+				t.Errorf("sicknesses: Total %q, ETag %q, body %s", resp.Header.Get("Total"), resp.Header.Get("ETag"), body)
+			}
+			for path, want := range map[string]string{
+				"/v1/absences":               `{"absences":[]}`,               // never synced
+				"/v1/company_training_types": `{"company_training_types":[]}`, // offered again
+				"/v1/other_leave_reasons":    `{"other_leave_reasons":[{"id":41,"name":"Jury service"}]}`,
+			} {
+				resp, body := f.do(t, "GET", path, nil)
+				assertStatus(t, resp, body, 200)
+				if strings.TrimSpace(string(body)) != want {
+					t.Errorf("%s: %s, want %s", path, body, want)
+				}
+			}
+		})
+	}
 }

@@ -74,6 +74,9 @@ type Collection struct {
 	// Window, when set, says how the source filters the collection by date: a collection that
 	// grows without end (absences) can then be walked within a window around today.
 	Window *DateWindow
+	// Sensitive marks a collection of data most deployments should not copy (pay, bonuses,
+	// benefits): a sync walks it only when it is named, never as part of "all".
+	Sensitive bool
 }
 
 // DateWindow is how the source filters a dated collection: the query parameters start_date and

@@ -21,8 +21,14 @@ func TestDeclaredCollectionsAreValid(t *testing.T) {
 			t.Errorf("CollectionNamed(%q) does not find it", c.Name)
 		}
 	}
-	if CollectionNamed("salaries") != nil {
-		t.Error("salaries is not declared")
+	if CollectionNamed("payslips") != nil {
+		t.Error("payslips is not declared")
+	}
+	// The financial module is declared, and sensitive: never part of "all".
+	for _, c := range Collections {
+		if financial := c == Salaries || c == Bonuses || c == Benefits; c.Sensitive != financial {
+			t.Errorf("%s: sensitive %v", c.Name, c.Sensitive)
+		}
 	}
 }
 

@@ -91,10 +91,26 @@ var EmployeeTrainingCourses = &Collection{Name: "employee_training_courses", Fie
 	named("company_training_provider", "company_training_providers"),
 }}
 
-// Collections are the declared collections, reference data first (events point at it).
+// financial is a collection of the financial module (UPSTREAM.md: shapes unknown, sensitive):
+// only its id and the employee it belongs to are declared; everything else it carries is kept in
+// Extra and served back as sent.
+func financial(name string) *Collection {
+	return &Collection{Name: name, Fields: []Field{person("employee")}, Sensitive: true}
+}
+
+// The financial collections: walked only when named (Collection.Sensitive).
+var (
+	Salaries = financial("salaries")
+	Bonuses  = financial("bonuses")
+	Benefits = financial("benefits")
+)
+
+// Collections are the declared collections, reference data first (events point at it), the
+// sensitive ones last.
 var Collections = []*Collection{
 	Departments, Divisions, Locations, HolidayAllowances, OtherLeaveReasons, StatutoryHolidayCountries,
 	CompanyTrainingTypes, Absences, Sicknesses, LeaveRequests, EmployeeTrainingCourses,
+	Salaries, Bonuses, Benefits,
 }
 
 // CollectionNamed is the declared collection of that name, or nil.

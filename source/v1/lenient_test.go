@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -800,6 +801,46 @@ func TestAppendString(t *testing.T) {
 		var back string
 		if err := json.Unmarshal([]byte(got[1:]), &back); err != nil {
 			t.Errorf("appendString(%q) = %s is not JSON: %v", tt.in, got[1:], err)
+		}
+	}
+}
+
+// TestEmployeeDivisionAndLocation: a division or location object is a reference, written after
+// the department; any other value stays in Extra, written back as sent.
+func TestEmployeeDivisionAndLocation(t *testing.T) {
+	tests := []struct {
+		in, division, location, extra, out string
+	}{
+		{`{"id":1,"division":{"id":"8","name":"North"},"location":{"id":7,"name":"Leeds","code":"L"}}`, "8 North ", `7 Leeds {"code":"L"}`, ``,
+			`,"division":{"id":8,"name":"North"},"location":{"id":7,"name":"Leeds","code":"L"}`},
+		{`{"id":1,"division":null,"location":"Leeds"}`, "", "", `{"division":null,"location":"Leeds"}`, ``},
+		{`{"id":1,"division":"","location":  {"id":7}}`, "", "7  ", `{"division":""}`, `,"location":{"id":7}`},
+		{`{"id":1}`, "", "", ``, ``},
+	}
+	ref := func(r *Ref) string {
+		if r == nil {
+			return ""
+		}
+		return fmt.Sprintf("%d %s %s", r.ID, r.Name, r.Extra)
+	}
+	for _, tt := range tests {
+		var e Employee
+		if err := json.Unmarshal([]byte(tt.in), &e); err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		if got := ref(e.Division); got != tt.division {
+			t.Errorf("%s: division %q, want %q", tt.in, got, tt.division)
+		}
+		if got := ref(e.Location); got != tt.location {
+			t.Errorf("%s: location %q, want %q", tt.in, got, tt.location)
+		}
+		if string(e.Extra) != tt.extra {
+			t.Errorf("%s: extra %s, want %s", tt.in, e.Extra, tt.extra)
+		}
+		out := string(e.AppendJSON(nil))
+		if want := `"department":null` + tt.out + `,"receives_statutory_holidays"`; !strings.Contains(out, want) {
+			t.Errorf("%s: written %s, want it to contain %s", tt.in, out, want)
 		}
 	}
 }

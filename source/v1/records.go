@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -11,24 +12,29 @@ import (
 
 // Employee is one employee record (seed 2.1).
 type Employee struct {
-	ID                        int64
-	AccountID                 *int64
-	FirstName                 string
-	LastName                  string
-	Email                     string
-	JobTitle                  string
-	Status                    string
-	CompanyJoinDate           string
-	JobStartDate              string
-	LengthOfServiceInMonths   *int64
-	Age                       json.RawMessage
-	FullOrPartTime            json.RawMessage
-	NoticePeriod              json.RawMessage
-	WorkingPattern            *PatternRef
-	HolidayAllowance          *Ref
-	LineManager               *PersonRef
-	HolidayApprover           *PersonRef
-	Department                *Ref
+	ID                      int64
+	AccountID               *int64
+	FirstName               string
+	LastName                string
+	Email                   string
+	JobTitle                string
+	Status                  string
+	CompanyJoinDate         string
+	JobStartDate            string
+	LengthOfServiceInMonths *int64
+	Age                     json.RawMessage
+	FullOrPartTime          json.RawMessage
+	NoticePeriod            json.RawMessage
+	WorkingPattern          *PatternRef
+	HolidayAllowance        *Ref
+	LineManager             *PersonRef
+	HolidayApprover         *PersonRef
+	Department              *Ref
+	// Division and Location are undocumented (UPSTREAM.md): nested {id, name} objects in real
+	// records, but seed-style records carry a location as its name alone. Only an object is a
+	// reference; any other value (a name, null, "") stays in Extra, served back as sent.
+	Division                  *Ref
+	Location                  *Ref
 	ReceivesStatutoryHolidays *bool
 	HR                        *bool
 	CreatedAt                 string
@@ -37,7 +43,7 @@ type Employee struct {
 	Extra Extra
 }
 
-// Ref is a nested holiday allowance or department, and the full record of either.
+// Ref is a nested holiday allowance, department, division or location.
 type Ref struct {
 	ID    int64
 	Name  string
@@ -52,20 +58,12 @@ type Ref struct {
 // so the replica gives each record back exactly. SetNestedRaw puts such an object back.
 func (e *Employee) NestedRaw() []byte {
 	w := beginObject(nil)
-	if e.Department != nil && len(e.Department.Raw) > 0 {
-		w.raw("department", e.Department.Raw)
-	}
-	if e.HolidayAllowance != nil && len(e.HolidayAllowance.Raw) > 0 {
-		w.raw("holiday_allowance", e.HolidayAllowance.Raw)
-	}
-	if e.HolidayApprover != nil && len(e.HolidayApprover.Raw) > 0 {
-		w.raw("holiday_approver", e.HolidayApprover.Raw)
-	}
-	if e.LineManager != nil && len(e.LineManager.Raw) > 0 {
-		w.raw("line_manager", e.LineManager.Raw)
-	}
-	if e.WorkingPattern != nil && len(e.WorkingPattern.Raw) > 0 {
-		w.raw("working_pattern", e.WorkingPattern.Raw)
+	// In the order of the field names: the warehouse's migrations build this object in SQL, by
+	// sorting the names, and the merge compares it as text.
+	for _, f := range e.nestedForms() {
+		if len(*f.raw) > 0 {
+			w.raw(f.name, *f.raw)
+		}
 	}
 	if w.first {
 		return nil
@@ -83,22 +81,42 @@ func (e *Employee) SetNestedRaw(nested []byte) error {
 	if err := json.Unmarshal(nested, &m); err != nil {
 		return fmt.Errorf("nested objects: %w", err)
 	}
-	if e.Department != nil {
-		e.Department.Raw = m["department"]
-	}
-	if e.HolidayAllowance != nil {
-		e.HolidayAllowance.Raw = m["holiday_allowance"]
-	}
-	if e.HolidayApprover != nil {
-		e.HolidayApprover.Raw = m["holiday_approver"]
-	}
-	if e.LineManager != nil {
-		e.LineManager.Raw = m["line_manager"]
-	}
-	if e.WorkingPattern != nil {
-		e.WorkingPattern.Raw = m["working_pattern"]
+	for _, f := range e.nestedForms() {
+		*f.raw = m[f.name]
 	}
 	return nil
+}
+
+// nestedForm is where the raw form of one of an employee's references is kept.
+type nestedForm struct {
+	name string
+	raw  *json.RawMessage
+}
+
+// nestedForms are the employee's references present, in the order of their field names.
+func (e *Employee) nestedForms() []nestedForm {
+	forms := make([]nestedForm, 0, 7)
+	for _, r := range []struct {
+		name string
+		ref  *Ref
+	}{{"department", e.Department}, {"division", e.Division}, {"holiday_allowance", e.HolidayAllowance}} {
+		if r.ref != nil {
+			forms = append(forms, nestedForm{r.name, &r.ref.Raw})
+		}
+	}
+	if e.HolidayApprover != nil {
+		forms = append(forms, nestedForm{"holiday_approver", &e.HolidayApprover.Raw})
+	}
+	if e.LineManager != nil {
+		forms = append(forms, nestedForm{"line_manager", &e.LineManager.Raw})
+	}
+	if e.Location != nil {
+		forms = append(forms, nestedForm{"location", &e.Location.Raw})
+	}
+	if e.WorkingPattern != nil {
+		forms = append(forms, nestedForm{"working_pattern", &e.WorkingPattern.Raw})
+	}
+	return forms
 }
 
 // PatternRef is the nested form of a working pattern (seed 2.3): id, name, total_hours, default.
@@ -173,6 +191,8 @@ func (e *Employee) UnmarshalJSON(data []byte) error {
 	e.LineManager = d.person("line_manager")
 	e.HolidayApprover = d.person("holiday_approver")
 	e.Department = d.ref("department")
+	e.Division = d.objectRef("division")
+	e.Location = d.objectRef("location")
 	e.ReceivesStatutoryHolidays = d.bool("receives_statutory_holidays")
 	e.HR = d.bool("hr")
 	e.CreatedAt = d.timestamp("created_at")
@@ -211,6 +231,15 @@ func (e *Employee) AppendJSON(b []byte) []byte {
 	w.b = e.HolidayApprover.AppendJSON(w.b)
 	w.key("department")
 	w.b = e.Department.AppendJSON(w.b)
+	// Written only when the source sent an object; otherwise whatever it sent is in Extra.
+	if e.Division != nil {
+		w.key("division")
+		w.b = e.Division.AppendJSON(w.b)
+	}
+	if e.Location != nil {
+		w.key("location")
+		w.b = e.Location.AppendJSON(w.b)
+	}
 	w.optBool("receives_statutory_holidays", e.ReceivesStatutoryHolidays)
 	w.optBool("hr", e.HR)
 	w.optString("created_at", e.CreatedAt)
@@ -447,6 +476,15 @@ func (d *decoder) ref(k string) *Ref {
 		r.Raw, d.err = normalizeNested(d.prefix+k, ms, len(raw), refKinds)
 	}
 	return r
+}
+
+// objectRef is ref for a member that is a reference only when it is an object (an employee's
+// division or location): any other value is left for Extra.
+func (d *decoder) objectRef(k string) *Ref {
+	if raw := bytes.TrimSpace(d.m[k]); len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	return d.ref(k)
 }
 
 func (d *decoder) person(k string) *PersonRef {

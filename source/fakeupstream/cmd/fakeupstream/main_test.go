@@ -17,7 +17,8 @@ func TestParseUnavailable(t *testing.T) {
 		{"employees=403", map[string]int{"employees": 403}, false},
 		{"sicknesses=500", nil, true},
 		{"sicknesses", nil, true},
-		{"salaries=404", nil, true},
+		{"salaries=404", map[string]int{"salaries": 404}, false},
+		{"payslips=404", nil, true},
 		{"absences=40x", nil, true},
 	}
 	for _, tt := range tests {

@@ -70,7 +70,7 @@ func BenchmarkSync(b *testing.B) {
 					store, drop := benchStore(b)
 					if state.before != nil {
 						up.SetEmployees(state.before)
-						if _, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4, AllowMassDelete: true}).Run(context.Background(), hrsync.Resources); err != nil {
+						if _, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4, AllowMassDelete: true}).Run(context.Background(), seeds); err != nil {
 							b.Fatalf("load yesterday's state: %v", err)
 						}
 						up.SetEmployees(changed)
@@ -83,7 +83,7 @@ func BenchmarkSync(b *testing.B) {
 							}
 						}}
 					b.StartTimer()
-					rs, err := hrsync.New(c, store, opts).Run(context.Background(), hrsync.Resources)
+					rs, err := hrsync.New(c, store, opts).Run(context.Background(), seeds)
 					b.StopTimer()
 					r := employeesResult(b, rs)
 					if err != nil || r.Inserted != state.inserted || r.Updated != state.update || r.Walks != 1 {

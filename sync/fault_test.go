@@ -60,7 +60,7 @@ func runWithin(t *testing.T, ctx context.Context, limit time.Duration, syncer *h
 	}
 	done := make(chan out, 1)
 	go func() {
-		rs, err := syncer.Run(ctx, hrsync.Resources)
+		rs, err := syncer.Run(ctx, seeds)
 		done <- out{rs, err}
 	}()
 	select {

@@ -63,7 +63,7 @@ func TestLostLockStopsTheSync(t *testing.T) {
 				if p.Resource == sink.Employees && p.PagesDone == 2 {
 					stagedOnce.Do(func() { close(staged) })
 				}
-			}}).Run(ctx, hrsync.Resources)
+			}}).Run(ctx, seeds)
 			return err
 		})
 	}()
@@ -78,7 +78,7 @@ func TestLostLockStopsTheSync(t *testing.T) {
 		t.Fatalf("terminated %d sessions holding the lock, want 1", n)
 	}
 	err := hrsync.WithLock(ctx, b, func(ctx context.Context) error {
-		_, err := hrsync.New(c2, b, hrsync.Options{}).Run(ctx, hrsync.Resources)
+		_, err := hrsync.New(c2, b, hrsync.Options{}).Run(ctx, seeds)
 		return err
 	})
 	if err != nil {

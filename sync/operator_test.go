@@ -27,7 +27,7 @@ func scheduledRunLogs(t *testing.T, ctx context.Context, c *source.Client) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Logger: log}, syncer.Job(trigger, hrsync.Resources))
+	runner, err := hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Logger: log}, syncer.Job(trigger, []sink.Resource{sink.WorkingPatterns, sink.Employees}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,9 @@ import (
 
 func TestMain(m *testing.M) { sinktest.Main(m) }
 
+// seeds are the seed's two collections, which most of these tests' fake upstream serves alone.
+var seeds = []sink.Resource{sink.WorkingPatterns, sink.Employees}
+
 // fastClient is unpaced and retries at once, so fault tests take milliseconds.
 func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.Client {
 	t.Helper()
@@ -69,7 +72,7 @@ func newUpstream(t testing.TB, n int, opts fakeupstream.Options) *upstream {
 
 func syncAll(t *testing.T, c *source.Client, store *sink.Store, opts hrsync.Options) ([]hrsync.Result, error) {
 	t.Helper()
-	return hrsync.New(c, store, opts).Run(context.Background(), hrsync.Resources)
+	return hrsync.New(c, store, opts).Run(context.Background(), seeds)
 }
 
 func result(t *testing.T, rs []hrsync.Result, r sink.Resource) hrsync.Result {
@@ -347,7 +350,7 @@ func TestRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), hrsync.Resources)
+		rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), seeds)
 		if !errors.Is(err, v1.ErrUnauthorized) || strings.Contains(err.Error(), "sandbox-wrong-key") {
 			t.Fatalf("err %v", err)
 		}

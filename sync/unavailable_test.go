@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -140,7 +141,7 @@ func TestUnavailableCollections(t *testing.T) {
 				reg := prometheus.NewRegistry()
 				c := fastClient(t, up, source.ClientOptions{})
 				rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 1, MaxWalks: 2, AllowMassDelete: true,
-					Metrics: hrsync.NewMetrics(reg)}).Run(context.Background(), hrsync.Resources)
+					Metrics: hrsync.NewMetrics(reg)}).Run(context.Background(), []sink.Resource{sink.WorkingPatterns, sink.Employees})
 				switch {
 				case tt.wantErr == nil && err != nil:
 					t.Fatalf("err %v, want the run to succeed", err)
@@ -194,10 +195,10 @@ func TestUnavailableCollections(t *testing.T) {
 }
 
 // TestOrdered: whatever order the configuration names the collections in, a sync loads them in
-// the order of Resources, each once.
+// the order of Known, each once.
 func TestOrdered(t *testing.T) {
-	got := hrsync.Ordered([]sink.Resource{sink.Employees, sink.WorkingPatterns, sink.Employees, "payslips"})
-	if want := hrsync.Resources; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	got := hrsync.Ordered([]sink.Resource{sink.Employees, sink.WorkingPatterns, "absences", sink.Employees, "departments", "payslips"})
+	if want := []sink.Resource{"departments", sink.WorkingPatterns, sink.Employees, "absences"}; !slices.Equal(got, want) {
 		t.Errorf("Ordered = %v, want %v", got, want)
 	}
 	if got := hrsync.Ordered([]sink.Resource{sink.Employees}); len(got) != 1 || got[0] != sink.Employees {

@@ -134,7 +134,7 @@ type settings struct {
 func defaultConfig() Config {
 	return Config{
 		Source: SourceConfig{RateLimit: 60},
-		Sync: SyncConfig{Resources: resourceNames(hrsync.Resources), Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10,
+		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout},

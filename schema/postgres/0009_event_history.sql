@@ -7,10 +7,13 @@
 -- A merge writes only the rows that changed, so a sync that changes nothing writes no version; a
 -- soft delete closes the version and opens one with deleted_at set; a hard delete (by hand) closes
 -- it. Each history holds every column of its table but synced_at, which valid_from is.
--- "Leave requests approved, as they stood on 31 October":
+-- "October's approved leave, as it stood at the end of 31 October":
 --   SELECT id, employee_id, start_date, end_date FROM hr.leave_requests_history
---   WHERE valid_from <= '2026-10-31' AND (valid_to IS NULL OR valid_to > '2026-10-31')
---     AND status = 'approved' AND listed AND deleted_at IS NULL;
+--   WHERE valid_from <= '2026-11-01' AND (valid_to IS NULL OR valid_to > '2026-11-01')
+--     AND listed AND deleted_at IS NULL
+--     AND status = 'approved' AND start_date <= '2026-10-31' AND end_date >= '2026-10-01';
+-- The primary key (id, valid_from) serves a record's versions; <table>_history_period the
+-- as-of queries over a period.
 
 -- One trigger function for every such table: it copies the table's columns by name (the
 -- catalog's list, read per statement), so a column added to a table and its history needs no new

@@ -24,11 +24,23 @@ func MigrateDB(ctx context.Context, db *sql.DB, d schema.Dialect) ([]int, error)
 	return migrate(ctx, db, map[schema.Dialect]dialect{schema.Postgres: pgDialect{}, schema.SQLite: sqliteDialect{}}[d])
 }
 
+// historied are the tables whose every version is kept in <table>_history (migrations 0002 and
+// 0009): employees, and the events that change after they are first synced.
+var historied = map[string]bool{"employees": true, "absences": true, "sicknesses": true,
+	"leave_requests": true, "employee_training_courses": true}
+
+// historyGaps are the history columns known to be missing: employees_history (0002) was made
+// without employees.nested, the nested objects' forms as sent, and its triggers name their
+// columns. A change to employees' history belongs with the employees migration; until one adds
+// it, this says so here rather than hiding it.
+var historyGaps = map[string]bool{"employees_history.nested": true}
+
 // DeclarationMismatches compares the declared collections (collections.go) with the tables the
 // migrations made in s: every declared column must exist with its kind's type, every table
 // column must be declared or be bookkeeping, every reference must point at a declared table
-// whose columns it carries, and meta must keep each table's total. It returns one line per
-// disagreement.
+// whose columns it carries, meta must keep each table's total, and a history must hold every
+// column of its table (so a field declared without its history column fails here, not in an
+// analyst's query a year on). It returns one line per disagreement.
 func DeclarationMismatches(ctx context.Context, s *Store) ([]string, error) {
 	var out []string
 	bookkeeping := map[string]bool{"origin": true, "deleted_at": true, "synced_at": true}
@@ -45,6 +57,11 @@ func DeclarationMismatches(ctx context.Context, s *Store) ([]string, error) {
 			out = append(out, t.name+": declared, but the migrations make no such table")
 			continue
 		}
+		bad, err := historyMismatches(ctx, s, t.name, have)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bad...)
 		want := map[string]string{}
 		for _, c := range t.cols {
 			want[c.name] = s.d.columnType(c.kind)
@@ -91,4 +108,39 @@ func DeclarationMismatches(ctx context.Context, s *Store) ([]string, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// historyMismatches compares the history of table, if it has or should have one, with the
+// table's migrated columns: each must be there with the same type, synced_at aside (a version's
+// valid_from is when it was written), and the period columns must be there.
+func historyMismatches(ctx context.Context, s *Store, table string, cols map[string]string) ([]string, error) {
+	name := table + "_history"
+	hist, err := tableColumns(ctx, s.db.DB, s.d, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(hist) == 0 && historied[table]:
+		return []string{name + ": missing: " + table + " has no history"}, nil
+	case len(hist) == 0:
+		return nil, nil
+	case !historied[table]:
+		return []string{name + ": a history the test does not know of: add " + table + " to historied"}, nil
+	}
+	var out []string
+	for c, typ := range cols {
+		switch got, ok := hist[c]; {
+		case c == "synced_at", historyGaps[name+"."+c]:
+		case !ok:
+			out = append(out, name+"."+c+": in "+table+", missing from its history")
+		case !strings.EqualFold(got, typ):
+			out = append(out, name+"."+c+": "+got+", "+typ+" in "+table)
+		}
+	}
+	for _, c := range []string{"valid_from", "valid_to"} {
+		if _, ok := hist[c]; !ok {
+			out = append(out, name+"."+c+": missing: the history has no period")
+		}
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	stdsync "sync"
 	"testing"
 	"time"
@@ -361,6 +362,33 @@ func TestDeclarationsMatchMigrations(t *testing.T) {
 		}
 		for _, b := range bad {
 			t.Error(b)
+		}
+	})
+}
+
+// TestDeclarationsMatchMigrationsCatchesAHistoryGap: a column added to a historied table (as a
+// field added to a declaration brings) fails the comparison until its history has it too.
+func TestDeclarationsMatchMigrationsCatchesAHistoryGap(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		gap := "sicknesses_history.fit_note_date: in sicknesses, missing from its history"
+		for _, step := range []struct {
+			alter   string
+			flagged bool
+		}{
+			{`ALTER TABLE sicknesses ADD COLUMN fit_note_date text`, true},
+			{`ALTER TABLE sicknesses_history ADD COLUMN fit_note_date text`, false},
+		} {
+			if _, err := s.DB().ExecContext(ctx, step.alter); err != nil {
+				t.Fatal(err)
+			}
+			bad, err := sink.DeclarationMismatches(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(bad, gap) != step.flagged {
+				t.Errorf("after %s: mismatches %q, want %q flagged: %v", step.alter, bad, gap, step.flagged)
+			}
 		}
 	})
 }

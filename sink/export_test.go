@@ -24,10 +24,13 @@ func MigrateDB(ctx context.Context, db *sql.DB, d schema.Dialect) ([]int, error)
 	return migrate(ctx, db, map[schema.Dialect]dialect{schema.Postgres: pgDialect{}, schema.SQLite: sqliteDialect{}}[d])
 }
 
-// historied are the tables whose every version is kept in <table>_history (migrations 0002 and
-// 0009): employees, and the events that change after they are first synced.
+// historied are the tables whose every version is kept in <table>_history (migrations 0002,
+// 0009 and 0010): employees, the events that change after they are first synced, and the
+// reference data they point at (a department renamed keeps its old name for its time).
 var historied = map[string]bool{"employees": true, "absences": true, "sicknesses": true,
-	"leave_requests": true, "employee_training_courses": true}
+	"leave_requests": true, "employee_training_courses": true,
+	"departments": true, "divisions": true, "locations": true, "holiday_allowances": true,
+	"other_leave_reasons": true, "statutory_holiday_countries": true, "company_training_types": true}
 
 // historyGaps are the history columns known to be missing: employees_history (0002) was made
 // without employees.nested, the nested objects' forms as sent, and its triggers name their

@@ -13,7 +13,8 @@ import (
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// eventChanges are the collections whose records change after they are first synced, each with
+// eventChanges are the collections whose records change after they are first synced (the events,
+// and the reference data they point at, renamed now and then), each with
 // a record as first synced (id 41), the same record after the change a later sync brings, and an
 // expression reading the changed field as text on both backends.
 var eventChanges = []struct {
@@ -38,6 +39,9 @@ var eventChanges = []struct {
 		`{"id":41,"name":"First aid","start_on":"2026-10-12","status":"booked","outcome":null,"employee":{"id":1}}`,
 		`{"id":41,"name":"First aid","start_on":"2026-10-12","status":"completed","outcome":"passed","employee":{"id":1}}`,
 		`coalesce(outcome, 'none')`, "none", "passed"},
+	{v1.Departments, `{"id":41,"name":"Sales"}`, `{"id":41,"name":"Sales & Marketing"}`, `name`, "Sales", "Sales & Marketing"},
+	{v1.Locations, `{"id":41,"name":"Leeds"}`, `{"id":41,"name":"Leeds (Wellington Place)"}`, `name`, "Leeds", "Leeds (Wellington Place)"},
+	{v1.OtherLeaveReasons, `{"id":41,"name":"Jury duty"}`, `{"id":41,"name":"Jury service"}`, `name`, "Jury duty", "Jury service"},
 }
 
 // version is one row of a history, its timestamps as the driver reads them (text on SQLite, a

@@ -20,8 +20,9 @@ import (
 // minute requests go out every 1.02 s, which leaves 1.2 s of slack in every 60 s window.
 const pacingHeadroom = 1.02
 
-// pacingInterval is the spacing of requests for a budget of perMinute requests a minute.
-func pacingInterval(perMinute int) time.Duration {
+// PacingInterval is the spacing of requests for a budget of perMinute requests a minute, in
+// process or shared (sink.Budget).
+func PacingInterval(perMinute int) time.Duration {
 	return time.Duration(float64(time.Minute) / float64(perMinute) * pacingHeadroom)
 }
 
@@ -77,7 +78,7 @@ type Budget interface {
 }
 
 // LocalBudget paces the requests of one process: one token bucket of burst 1, spacing requests
-// by pacingInterval. It is a Client's Budget by default (ClientOptions.RateLimit), and what a
+// by PacingInterval. It is a Client's Budget by default (ClientOptions.RateLimit), and what a
 // shared budget falls back to when it cannot reach its store.
 type LocalBudget struct {
 	clock   clock
@@ -90,7 +91,7 @@ func NewLocalBudget(perMinute int) *LocalBudget { return newLocalBudget(perMinut
 func newLocalBudget(perMinute int, c clock) *LocalBudget {
 	b := &LocalBudget{clock: c}
 	if perMinute > 0 {
-		b.limiter = rate.NewLimiter(rate.Every(pacingInterval(perMinute)), 1)
+		b.limiter = rate.NewLimiter(rate.Every(PacingInterval(perMinute)), 1)
 	}
 	return b
 }

@@ -84,11 +84,11 @@ func TestPacingInterval(t *testing.T) {
 		{6000, 10200 * time.Microsecond},
 	}
 	for _, tt := range tests {
-		if got := pacingInterval(tt.perMinute); got != tt.want {
-			t.Errorf("pacingInterval(%d) = %v, want %v", tt.perMinute, got, tt.want)
+		if got := PacingInterval(tt.perMinute); got != tt.want {
+			t.Errorf("PacingInterval(%d) = %v, want %v", tt.perMinute, got, tt.want)
 		}
 		// Never more than perMinute requests in any minute.
-		if n := int(time.Minute/pacingInterval(tt.perMinute)) + 1; n > tt.perMinute {
+		if n := int(time.Minute/PacingInterval(tt.perMinute)) + 1; n > tt.perMinute {
 			t.Errorf("at %d a minute, %d requests fit in one minute", tt.perMinute, n)
 		}
 	}
@@ -214,7 +214,7 @@ func TestPacerSharedAcrossGoroutines(t *testing.T) {
 	slices.SortFunc(ends, time.Time.Compare)
 	start := fc.Now()
 	for i, e := range ends {
-		if want := start.Add(time.Duration(i+1) * pacingInterval(600)); !near(e.Sub(want), 0) {
+		if want := start.Add(time.Duration(i+1) * PacingInterval(600)); !near(e.Sub(want), 0) {
 			t.Errorf("slot %d at %v, want %v", i+1, e.Sub(start), want.Sub(start))
 		}
 	}
@@ -239,7 +239,7 @@ func TestPacerRealWaitsAcrossGoroutines(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if d, want := time.Since(start), (workers*each-1)*pacingInterval(6000); d < want {
+	if d, want := time.Since(start), (workers*each-1)*PacingInterval(6000); d < want {
 		t.Errorf("%d requests from %d goroutines took %v, want at least %v", workers*each, workers, d, want)
 	}
 }
@@ -278,7 +278,7 @@ func TestPacerCanceled(t *testing.T) {
 	}
 	// The canceled slot was given back: the one after is no further away than a minute.
 	r := p.budget.(*LocalBudget).limiter.ReserveN(time.Now(), 1)
-	if d := r.Delay(); d > pacingInterval(1) {
+	if d := r.Delay(); d > PacingInterval(1) {
 		t.Errorf("next slot in %v", d)
 	}
 }

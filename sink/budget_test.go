@@ -178,6 +178,7 @@ func TestSharedBudgetCreateDuringWalk(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("the create waited %v behind %d walkers", took.Round(time.Millisecond), concurrency)
 			// At most the walk's slots ahead of it, one interval each, and a generous margin.
 			if limit := (concurrency + 4) * source.PacingInterval(budgetRate); took > limit {
 				t.Errorf("the create waited %v, want at most %v", took.Round(time.Millisecond), limit)

@@ -10,9 +10,11 @@ import (
 )
 
 // Pacing keeps a Client under the upstream's request budget (UPSTREAM.md: 60 requests per 60
-// seconds per account, shared by every integration of the account). Requests are spread evenly
-// by one token bucket of burst 1 per Client, so a full walk never bunches up against the
-// upstream's window; after a 429 every request of the Client pauses until the window is over.
+// seconds per account, shared by every integration of the account). Requests are spread evenly,
+// so a full walk never bunches up against the upstream's window: each takes a slot of the
+// Client's Budget, by default one token bucket of burst 1 per Client (LocalBudget), or one
+// budget shared by every process of the account (sink.Budget, kept in the warehouse). After a
+// 429 every request of the Client pauses until the window is over, whatever its Budget.
 
 // pacingHeadroom widens the spacing of requests beyond what RateLimit allows, so that delays
 // between reserving a slot and the request reaching the upstream (scheduling, connection setup,

@@ -46,6 +46,8 @@ CONTRACT=(
 	hrsync_source_requests_total
 	hrsync_source_retries_total
 	hrsync_source_rate_limit_wait_seconds_total
+	hrsync_source_budget_wait_seconds_total
+	hrsync_source_budget_granted_total
 	hrsync_onboarding_rows_total
 	hrsync_serve_requests_total
 	hrsync_serve_request_duration_seconds

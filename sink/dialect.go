@@ -50,6 +50,11 @@ type dialect interface {
 	createSchema(ctx context.Context, db *sql.DB, name string) error
 	// lockMigrations serializes migrators: it runs first in each migration's transaction.
 	lockMigrations(ctx context.Context, tx *sql.Tx) error
+	// reserveSlot is one statement reserving the next request slot of an account's budget
+	// (request_budget, GCRA): parameters account and the spacing in microseconds, each as often
+	// as reserveArgs repeats them; it returns the microseconds from the database's now to the
+	// start of the slot reserved (0 or less: the slot is now).
+	reserveSlot() string
 	// tryLock takes the named lock shared by every process using the warehouse, without
 	// waiting; ok is false when another process holds it.
 	tryLock(ctx context.Context, s *Store, name string) (l processLock, ok bool, err error)

@@ -75,6 +75,16 @@ func (pgDialect) pick(k Kind, expr string) string {
 
 func (pgDialect) now() string { return "now()" }
 
+// reserveSlot reads the clock with clock_timestamp(), not now(): now() is when the statement
+// began, before it waited for the row another process was reserving on.
+func (pgDialect) reserveSlot() string {
+	return `INSERT INTO request_budget AS b (account, tat)
+VALUES (?, clock_timestamp() + make_interval(secs => ?::float8 / 1e6))
+ON CONFLICT (account) DO UPDATE
+SET tat = greatest(b.tat, clock_timestamp()) + make_interval(secs => ?::float8 / 1e6)
+RETURNING (extract(epoch FROM b.tat - clock_timestamp()) * 1e6)::bigint - ?`
+}
+
 // stage runs a prepared COPY … FROM STDIN, which lib/pq sends as a COPY stream: one round trip a
 // page.
 func (pgDialect) stage(ctx context.Context, tx *sqlx.Tx, table string, cols []string, rows [][]any) error {

@@ -39,6 +39,18 @@ func (sqliteDialect) pick(_ Kind, expr string) string { return "max(" + expr + "
 
 func (sqliteDialect) now() string { return `strftime('%Y-%m-%dT%H:%M:%SZ', 'now')` }
 
+// sqliteMicros is the current time in microseconds since the Unix epoch (julianday keeps
+// milliseconds); 'now' is the same throughout one statement.
+const sqliteMicros = `CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)`
+
+// reserveSlot is one autocommit statement: it takes the file's write lock (waiting for it up to
+// the busy timeout, or the context), so reservations of every process queue on the file.
+func (sqliteDialect) reserveSlot() string {
+	return `INSERT INTO request_budget (account, tat) VALUES (?, ` + sqliteMicros + ` + ?)
+ON CONFLICT (account) DO UPDATE SET tat = max(tat, ` + sqliteMicros + `) + ?
+RETURNING tat - ? - ` + sqliteMicros
+}
+
 // stage runs one multi-row INSERT per batch, well under SQLite's 32,766 variables.
 func (sqliteDialect) stage(ctx context.Context, tx *sqlx.Tx, table string, cols []string, rows [][]any) error {
 	per := max(1, 30000/len(cols))

@@ -42,6 +42,13 @@ type ClientOptions struct {
 	// Requests are spaced evenly (a token bucket of burst 1), 2% wider than the budget allows,
 	// so that network jitter cannot push one request too many into the upstream's window.
 	RateLimit int
+	// Budget, when set, gives every request its slot instead of RateLimit's in-process pacing,
+	// e.g. a budget shared with the account's other processes (sink.Budget). RateLimit is then
+	// only what the caller built the Budget with.
+	Budget Budget
+	// CreateKind is the Kind a create is drawn from the Budget as (default KindCreate; serve's
+	// forwarding client says KindForward). Lists are KindWalk.
+	CreateKind Kind
 	// RateLimitWindow is how long a 429 without Retry-After is waited out (default 60 s, the
 	// real service's window).
 	RateLimitWindow time.Duration
@@ -96,6 +103,7 @@ func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
 		t.MaxIdleConnsPerHost = 16
 		hc = &http.Client{Timeout: 60 * time.Second, Transport: t}
 	}
+	opts.CreateKind = cmp.Or(opts.CreateKind, KindCreate)
 	opts.RateLimitWindow = cmp.Or(opts.RateLimitWindow, DefaultRateLimitWindow)
 	opts.MaxAttempts = cmp.Or(opts.MaxAttempts, DefaultMaxAttempts)
 	opts.MaxElapsed = cmp.Or(opts.MaxElapsed, DefaultMaxElapsed)
@@ -114,7 +122,7 @@ func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
 		http:   hc,
 		opts:   opts,
 		clock:  opts.clock,
-		pacer:  newPacer(opts.RateLimit, opts.clock),
+		pacer:  newPacer(opts.RateLimit, opts.Budget, opts.clock),
 		log:    log,
 	}, nil
 }
@@ -164,7 +172,7 @@ func listPage[T any](ctx context.Context, c *Client, key string, page int64, fil
 		}
 	}
 	u.RawQuery = q.Encode()
-	resp, body, err := c.do(ctx, call{method: http.MethodGet, route: "/v1/" + key, url: u.String()})
+	resp, body, err := c.do(ctx, call{method: http.MethodGet, route: "/v1/" + key, url: u.String(), kind: KindWalk})
 	if err != nil {
 		if page == 1 && resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
 			err = &NotOfferedError{Collection: key, Status: resp.StatusCode, Err: err}
@@ -272,6 +280,7 @@ func (c *Client) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Empl
 		url:         c.base.JoinPath("employees").String(),
 		body:        ne.AppendForm(nil),
 		contentType: v1.FormContentType,
+		kind:        c.opts.CreateKind,
 	}
 	_, body, err := c.do(ctx, cl)
 	if err != nil {

@@ -742,11 +742,11 @@ func TestNewClientOptions(t *testing.T) {
 	}
 	if c.opts.MaxAttempts != DefaultMaxAttempts || c.opts.MaxElapsed != DefaultMaxElapsed ||
 		c.opts.RateLimitWindow != DefaultRateLimitWindow || c.opts.RetryInitial != DefaultRetryInitial ||
-		c.opts.RetryMax != DefaultRetryMax || c.pacer.limiter != nil || c.log == nil {
+		c.opts.RetryMax != DefaultRetryMax || c.pacer.budget != nil || c.log == nil {
 		t.Errorf("defaults %+v", c.opts)
 	}
 	c, err = NewClient("https://api.breathehr.com", clientTestKey, ClientOptions{RateLimit: 60})
-	if err != nil || c.pacer.limiter == nil || c.pacer.limiter.Burst() != 1 {
+	if err != nil || c.pacer.budget.(*LocalBudget).limiter.Burst() != 1 {
 		t.Errorf("RateLimit 60: %v, %+v", err, c.pacer)
 	}
 	for _, opts := range []ClientOptions{

@@ -84,11 +84,11 @@ func TestPacingInterval(t *testing.T) {
 		{6000, 10200 * time.Microsecond},
 	}
 	for _, tt := range tests {
-		if got := pacingInterval(tt.perMinute); got != tt.want {
-			t.Errorf("pacingInterval(%d) = %v, want %v", tt.perMinute, got, tt.want)
+		if got := PacingInterval(tt.perMinute); got != tt.want {
+			t.Errorf("PacingInterval(%d) = %v, want %v", tt.perMinute, got, tt.want)
 		}
 		// Never more than perMinute requests in any minute.
-		if n := int(time.Minute/pacingInterval(tt.perMinute)) + 1; n > tt.perMinute {
+		if n := int(time.Minute/PacingInterval(tt.perMinute)) + 1; n > tt.perMinute {
 			t.Errorf("at %d a minute, %d requests fit in one minute", tt.perMinute, n)
 		}
 	}
@@ -196,12 +196,12 @@ func TestPacingWallClock(t *testing.T) {
 func TestPacerSharedAcrossGoroutines(t *testing.T) {
 	fc := newFakeClock()
 	fc.frozen = true // each sleep's end is then the slot it was given
-	p := newPacer(600, fc)
+	p := newPacer(600, nil, fc)
 	const n = 16
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			if _, err := p.wait(context.Background()); err != nil {
+			if _, err := p.wait(context.Background(), KindWalk); err != nil {
 				t.Error(err)
 			}
 		})
@@ -214,7 +214,7 @@ func TestPacerSharedAcrossGoroutines(t *testing.T) {
 	slices.SortFunc(ends, time.Time.Compare)
 	start := fc.Now()
 	for i, e := range ends {
-		if want := start.Add(time.Duration(i+1) * pacingInterval(600)); !near(e.Sub(want), 0) {
+		if want := start.Add(time.Duration(i+1) * PacingInterval(600)); !near(e.Sub(want), 0) {
 			t.Errorf("slot %d at %v, want %v", i+1, e.Sub(start), want.Sub(start))
 		}
 	}
@@ -239,37 +239,37 @@ func TestPacerRealWaitsAcrossGoroutines(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if d, want := time.Since(start), (workers*each-1)*pacingInterval(6000); d < want {
+	if d, want := time.Since(start), (workers*each-1)*PacingInterval(6000); d < want {
 		t.Errorf("%d requests from %d goroutines took %v, want at least %v", workers*each, workers, d, want)
 	}
 }
 
 func TestPacerPauseHoldsEveryRequest(t *testing.T) {
 	fc := newFakeClock()
-	p := newPacer(0, fc)
+	p := newPacer(0, nil, fc)
 	p.pauseUntil(fc.Now().Add(time.Minute))
 	p.pauseUntil(fc.Now().Add(time.Second)) // an earlier end does not shorten the pause
-	waited, err := p.wait(context.Background())
+	waited, err := p.wait(context.Background(), KindWalk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if waited != time.Minute || !slices.Equal(fc.Sleeps(), []time.Duration{time.Minute}) {
 		t.Errorf("waited %v in sleeps %v, want one minute", waited, fc.Sleeps())
 	}
-	if waited, _ := p.wait(context.Background()); waited != 0 {
+	if waited, _ := p.wait(context.Background(), KindWalk); waited != 0 {
 		t.Errorf("after the pause, waited %v", waited)
 	}
 }
 
 func TestPacerCanceled(t *testing.T) {
-	p := newPacer(1, realClock{})
-	if _, err := p.wait(context.Background()); err != nil { // the first slot is free
+	p := newPacer(1, nil, realClock{})
+	if _, err := p.wait(context.Background(), KindWalk); err != nil { // the first slot is free
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := p.wait(ctx) // the next slot is a minute away
+	_, err := p.wait(ctx, KindWalk) // the next slot is a minute away
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("wait = %v, want context.Canceled", err)
 	}
@@ -277,8 +277,8 @@ func TestPacerCanceled(t *testing.T) {
 		t.Errorf("cancel took %v", d)
 	}
 	// The canceled slot was given back: the one after is no further away than a minute.
-	r := p.limiter.ReserveN(time.Now(), 1)
-	if d := r.Delay(); d > pacingInterval(1) {
+	r := p.budget.(*LocalBudget).limiter.ReserveN(time.Now(), 1)
+	if d := r.Delay(); d > PacingInterval(1) {
 		t.Errorf("next slot in %v", d)
 	}
 }
@@ -365,4 +365,91 @@ func TestClientPacingAvoidsTheUpstreamLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kindsBudget notes the kind of every slot asked for, and refuses with err when set.
+type kindsBudget struct {
+	mu    sync.Mutex
+	kinds []Kind
+	err   error
+}
+
+func (b *kindsBudget) Wait(_ context.Context, k Kind) (time.Duration, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.kinds = append(b.kinds, k)
+	return 0, b.err
+}
+
+func TestClientAsksItsBudgetBeforeEveryAttempt(t *testing.T) {
+	var mu sync.Mutex
+	sent := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent++
+		first := sent == 1
+		mu.Unlock()
+		if first { // one 429: the retry asks for a slot again
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(createdAnswer))
+			return
+		}
+		_, _ = w.Write([]byte(`{"employees":[]}`))
+	}))
+	t.Cleanup(srv.Close)
+	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
+
+	tests := []struct {
+		name       string
+		createKind Kind
+		want       []Kind
+	}{
+		{"sync or onboard", "", []Kind{KindWalk, KindWalk, KindCreate}},
+		{"serve forwarding", KindForward, []Kind{KindWalk, KindForward}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &kindsBudget{}
+			// RateLimit is ignored beside a Budget: at 1 a minute the second request would wait.
+			c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), RateLimit: 1, Budget: b, CreateKind: tt.createKind, RateLimitWindow: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, _, err := c.ListEmployees(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.CreateEmployee(ctx, ne); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(b.kinds, tt.want) {
+				t.Errorf("slots asked for %v, want %v", b.kinds, tt.want)
+			}
+		})
+	}
+
+	t.Run("refused", func(t *testing.T) {
+		b := &kindsBudget{err: context.DeadlineExceeded}
+		c, err := NewClient(srv.URL, clientTestKey, ClientOptions{HTTPClient: srv.Client(), Budget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		before := sent
+		mu.Unlock()
+		if _, _, err := c.ListEmployees(context.Background(), 1); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("list = %v, want the budget's error", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if sent != before {
+			t.Errorf("%d requests sent without a slot", sent-before)
+		}
+	})
 }

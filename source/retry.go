@@ -61,6 +61,7 @@ type call struct {
 	url         string
 	body        []byte
 	contentType string
+	kind        Kind // what the request's slot of the budget is drawn as
 }
 
 // do sends c within the request budget, retrying as described above, and returns the answer of
@@ -75,7 +76,7 @@ func (c *Client) do(ctx context.Context, cl call) (*Response, []byte, error) {
 	)
 	var first time.Time
 	for attempt := 1; ; attempt++ {
-		waited, err := c.pacer.wait(ctx)
+		waited, err := c.pacer.wait(ctx, cl.kind)
 		stats.addWaited(waited)
 		if err != nil {
 			return nil, nil, err

@@ -44,6 +44,12 @@ type SourceConfig struct {
 	URL       string `yaml:"url"`
 	APIKey    string `yaml:"api_key"`
 	RateLimit int    `yaml:"rate_limit"`
+	// SharedBudget paces every process of the account on one budget kept in the warehouse.
+	SharedBudget bool `yaml:"shared_budget"`
+	// Account names that budget: the processes of one upstream account share one name.
+	Account string `yaml:"account"`
+	// BudgetShare divides rate_limit for a process that cannot reach the warehouse.
+	BudgetShare int `yaml:"budget_share"`
 }
 
 // WarehouseConfig is where records are kept.
@@ -133,7 +139,7 @@ type settings struct {
 // defaultConfig holds the defaults config.yaml documents.
 func defaultConfig() Config {
 	return Config{
-		Source: SourceConfig{RateLimit: 60},
+		Source: SourceConfig{RateLimit: 60, SharedBudget: true, Account: sink.DefaultBudgetAccount, BudgetShare: sink.DefaultBudgetShare},
 		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
@@ -413,6 +419,12 @@ func (c Config) parse() (settings, error) {
 	s := settings{Config: c}
 	if c.Source.RateLimit < 0 {
 		return settings{}, errors.New("config: source.rate_limit must be 0 (unpaced) or more requests a minute")
+	}
+	if c.Source.BudgetShare < 1 {
+		return settings{}, errors.New("config: source.budget_share must be at least 1")
+	}
+	if strings.TrimSpace(c.Source.Account) == "" {
+		return settings{}, errors.New("config: source.account must name the account's budget (default: default)")
 	}
 	if c.Source.URL != "" {
 		if _, err := httpURL(c.Source.URL); err != nil {

@@ -119,8 +119,11 @@ func TestLoadConfigParsesOnce(t *testing.T) {
 		env  []string
 		want func(settings) bool
 	}{
+		{"shared budget off", []string{"HRSYNC_SOURCE_SHARED_BUDGET=false", "HRSYNC_SOURCE_ACCOUNT=acme", "HRSYNC_SOURCE_BUDGET_SHARE=3"}, func(s settings) bool {
+			return !s.Source.SharedBudget && s.Source.Account == "acme" && s.Source.BudgetShare == 3
+		}},
 		{"defaults", nil, func(s settings) bool {
-			return s.location == time.UTC && s.logLevel == slog.LevelInfo && s.writes == serve.WritesLocal &&
+			return s.Source.SharedBudget && s.Source.Account == "default" && s.Source.BudgetShare == 2 && s.location == time.UTC && s.logLevel == slog.LevelInfo && s.writes == serve.WritesLocal &&
 				s.publicURL == nil && s.pollInterval == 30*time.Second && s.settle == 5*time.Second
 		}},
 		{"set", []string{"HRSYNC_SCHEDULE_TIMEZONE=Europe/London", "HRSYNC_LOG_LEVEL=debug", "HRSYNC_SERVE_WRITES=forward",
@@ -195,6 +198,9 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		{"bad writes", "", []string{"HRSYNC_SERVE_WRITES=sometimes"}, "serve.writes"},
 		{"bad rate", "", []string{"HRSYNC_SOURCE_RATE_LIMIT=fast"}, "HRSYNC_SOURCE_RATE_LIMIT: want an integer"},
 		{"negative rate", "", []string{"HRSYNC_SOURCE_RATE_LIMIT=-1"}, "source.rate_limit"},
+		{"no budget share", "", []string{"HRSYNC_SOURCE_BUDGET_SHARE=0"}, "source.budget_share must be at least 1"},
+		{"blank account", "source:\n  account: \" \"\n", nil, "source.account"},
+		{"bad shared budget", "", []string{"HRSYNC_SOURCE_SHARED_BUDGET=maybe"}, "HRSYNC_SOURCE_SHARED_BUDGET"},
 		{"bad source url", "", []string{"HRSYNC_SOURCE_URL=ftp://x"}, "source.url"},
 		{"bad public url", "", []string{"HRSYNC_SERVE_PUBLIC_URL=/relative"}, "serve.public_url"},
 		{"bad log format", "", []string{"HRSYNC_LOG_FORMAT=xml"}, "log.format"},

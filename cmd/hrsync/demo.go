@@ -168,7 +168,7 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	// The client every step shares, as a process of hrsync does: one budget for the account.
 	dcfg := cfg
 	dcfg.Source = SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
-	client, err := newClient(dcfg, log, source.ClientOptions{})
+	client, err := newClient(dcfg, log, nil, nil, source.ClientOptions{}) // unpaced: no budget to share
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

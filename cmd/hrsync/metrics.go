@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
 )
 
@@ -105,4 +106,34 @@ func metricsMux(reg *prometheus.Registry, store readier, log *slog.Logger) http.
 	routes := health(store, log)
 	routes["/metrics"] = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
 	return getRoutes(routes, nil)
+}
+
+// budgetCollector exports the shared request budget's waits per kind of request (walk, create,
+// forward): how long each kind waits for its turn on the account's budget.
+type budgetCollector struct {
+	budget  *sink.Budget
+	waited  *prometheus.Desc
+	granted *prometheus.Desc
+}
+
+func newBudgetCollector(b *sink.Budget) *budgetCollector {
+	return &budgetCollector{
+		budget: b,
+		waited: prometheus.NewDesc("hrsync_source_budget_wait_seconds_total",
+			"Seconds requests to the source waited for their slot of the shared request budget, by kind.", []string{"kind"}, nil),
+		granted: prometheus.NewDesc("hrsync_source_budget_granted_total",
+			"Slots of the shared request budget granted to requests to the source, by kind.", []string{"kind"}, nil),
+	}
+}
+
+func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.waited
+	ch <- c.granted
+}
+
+func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	for kind, w := range c.budget.Waits() {
+		ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, w.Waited.Seconds(), string(kind))
+		ch <- prometheus.MustNewConstMetric(c.granted, prometheus.CounterValue, float64(w.Granted), string(kind))
+	}
 }

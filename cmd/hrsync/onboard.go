@@ -39,8 +39,7 @@ func (c *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 	if c.retryFailed && (len(c.files) > 0 || cfg.Onboarding.Dir == "") {
 		return &usageError{"onboard --retry-failed retries the files in onboarding.dir's failed/ folder: set onboarding.dir (HRSYNC_ONBOARDING_DIR) and name no files"}
 	}
-	client, err := newClient(cfg, log, onboardClientOptions)
-	if err != nil {
+	if err := checkSource(cfg); err != nil {
 		return fmt.Errorf("onboard: %w", err)
 	}
 	store, err := cfg.openStore(ctx, log)
@@ -48,6 +47,10 @@ func (c *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 		return err
 	}
 	defer store.Close()
+	client, err := newClient(cfg, log, store, nil, onboardClientOptions)
+	if err != nil {
+		return fmt.Errorf("onboard: %w", err)
+	}
 	o := newOnboarder(cfg, client, store, nil, c.dryRun, log)
 	var results []onboard.FileResult
 	err = hrsync.WithLockNamed(ctx, store, onboard.LockName, func(ctx context.Context) error {

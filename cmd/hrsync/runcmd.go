@@ -44,8 +44,7 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	}
 	reg := newRegistry()
 	syncMetrics := hrsync.NewMetrics(reg)
-	client, err := newClient(cfg, log, source.ClientOptions{Observe: syncMetrics.ObserveRequest})
-	if err != nil {
+	if err := checkSource(cfg); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	store, err := cfg.openStore(ctx, log)
@@ -53,6 +52,10 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 		return err
 	}
 	defer store.Close() // last: after the runner and the servers
+	client, err := newClient(cfg, log, store, reg, source.ClientOptions{Observe: syncMetrics.ObserveRequest})
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	// One runner runs the sync and the onboarding alike: each on its trigger, under its own
 	// warehouse lock, never overlapping itself, a panic recovered and counted, the same metrics.
 	var jobs []hrsync.Job

@@ -53,8 +53,9 @@ func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Write
 	var upstream *source.Client
 	if cfg.writes == serve.WritesForward {
 		// A forwarded create holds a client's request open: one attempt, paced like every call
-		// to the account; a 429 goes straight back to the client, who may retry.
-		if upstream, err = newClient(cfg, log, source.ClientOptions{MaxAttempts: 1}); err != nil {
+		// to the account (on the shared budget, so a replica's creates take their turn beside a
+		// running sync); a 429 goes straight back to the client, who may retry.
+		if upstream, err = newClient(cfg, log, store, reg, source.ClientOptions{MaxAttempts: 1, CreateKind: source.KindForward}); err != nil {
 			return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/v1"
@@ -36,16 +38,42 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.full, "full", false, "walk every collection whole, even those sync.window lets a run walk in part")
 }
 
-// newClient builds a client of the account, paced at source.rate_limit; a process makes one and
-// shares it, so everything it sends the account counts against one budget.
-func newClient(cfg settings, log *slog.Logger, opts source.ClientOptions) (*source.Client, error) {
+// checkSource says what the source settings lack, before a command opens the warehouse its
+// client then paces on.
+func checkSource(cfg settings) error {
 	if cfg.Source.URL == "" {
-		return nil, errors.New("source URL: not set (source.url, HRSYNC_SOURCE_URL)")
+		return errors.New("source URL: not set (source.url, HRSYNC_SOURCE_URL)")
 	}
 	if cfg.Source.APIKey == "" {
-		return nil, errors.New("source API key: not set (source.api_key, HRSYNC_SOURCE_API_KEY)")
+		return errors.New("source API key: not set (source.api_key, HRSYNC_SOURCE_API_KEY)")
+	}
+	return nil
+}
+
+// newClient builds a client of the account, paced at source.rate_limit; a process makes one and
+// shares it, so everything it sends the account counts against one budget. With
+// source.shared_budget (the default) and a store, that budget is the account's in the warehouse,
+// shared with every other hrsync process of the account (sink.Budget); without a store (demo)
+// or with shared_budget off, the process paces itself alone. reg, when not nil, gets the shared
+// budget's metrics.
+func newClient(cfg settings, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts source.ClientOptions) (*source.Client, error) {
+	if err := checkSource(cfg); err != nil {
+		return nil, err
 	}
 	opts.RateLimit, opts.Logger = cfg.Source.RateLimit, log
+	if store != nil && cfg.Source.SharedBudget && cfg.Source.RateLimit > 0 {
+		b, err := store.NewBudget(sink.BudgetOptions{Account: cfg.Source.Account, PerMinute: cfg.Source.RateLimit,
+			Share: cfg.Source.BudgetShare, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		opts.Budget = b
+		if reg != nil {
+			if err := reg.Register(newBudgetCollector(b)); err != nil {
+				return nil, fmt.Errorf("register the request budget's metrics: %w", err)
+			}
+		}
+	}
 	return source.NewClient(cfg.Source.URL, cfg.Source.APIKey, opts)
 }
 
@@ -69,8 +97,7 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 		return err
 	}
 	log := cfg.logger(stderr)
-	client, err := newClient(cfg, log, source.ClientOptions{})
-	if err != nil {
+	if err := checkSource(cfg); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	store, err := cfg.openStore(ctx, log)
@@ -78,6 +105,10 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 		return err
 	}
 	defer store.Close()
+	client, err := newClient(cfg, log, store, nil, source.ClientOptions{})
+	if err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
 	concurrency := cfg.Sync.Concurrency
 	if c.concurrency > 0 {
 		concurrency = c.concurrency

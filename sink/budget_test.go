@@ -1,0 +1,333 @@
+package sink_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/fakeupstream"
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+// Reservations back to back get slots one interval apart, on the database's clock, whoever
+// reserves; another account's budget is its own.
+func TestReserveRequestSpacesSlots(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			s := sinktest.Store(t, backend, sink.Options{})
+			ctx := context.Background()
+			const interval = 50 * time.Millisecond
+			const n = 10
+			var starts []time.Time
+			for range n {
+				d, err := s.ReserveRequest(ctx, "acme", interval)
+				if err != nil {
+					t.Fatal(err)
+				}
+				starts = append(starts, time.Now().Add(d))
+			}
+			for i := 1; i < n; i++ {
+				// The local clock read after the answer: a few ms of slack for the round trip.
+				if gap := starts[i].Sub(starts[i-1]); gap < interval-10*time.Millisecond || gap > interval+10*time.Millisecond {
+					t.Errorf("slot %d starts %v after slot %d, want %v", i, gap, i-1, interval)
+				}
+			}
+			if d, err := s.ReserveRequest(ctx, "other", interval); err != nil || d > 5*time.Millisecond {
+				t.Errorf("another account's first slot in %v (%v), want now", d, err)
+			}
+			// An idle budget does not bank slots: after a pause the next slot is now, the one
+			// after an interval later.
+			time.Sleep(time.Until(starts[n-1]) + 2*interval)
+			d1, err1 := s.ReserveRequest(ctx, "acme", interval)
+			d2, err2 := s.ReserveRequest(ctx, "acme", interval)
+			if err1 != nil || err2 != nil || d1 > 5*time.Millisecond || d2 < interval-10*time.Millisecond {
+				t.Errorf("after a pause: slots in %v and %v (%v, %v), want now and %v", d1, d2, err1, err2, interval)
+			}
+		})
+	}
+}
+
+// budgetLimit and budgetWindow are the fake upstream's limit in the tests below: short, so that
+// a test takes seconds. budgetRate paces at 19 of the 20 a window (570 a minute, 107 ms apart
+// with the pacer's 2% headroom): a window then holds at most 19 slot starts, one request of
+// slack for a scheduling hiccup of the test machine, and still over 90% of the budget is used.
+const (
+	budgetLimit  = 20
+	budgetWindow = 2 * time.Second
+	budgetRate   = 570
+)
+
+func budgetClient(t *testing.T, srv *httptest.Server, b source.Budget, kind source.Kind) *source.Client {
+	t.Helper()
+	c, err := source.NewClient(srv.URL, fakeupstream.DefaultAPIKey, source.ClientOptions{
+		HTTPClient: srv.Client(), RateLimit: budgetRate, Budget: b, CreateKind: kind, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Two processes of one account (each its Store, Budget and Client, on one warehouse) walking as
+// fast as they may: the upstream answers no 429, and they use over 90% of its budget between
+// them, each a fair part.
+func TestSharedBudgetHoldsTwoProcessesUnderTheLimit(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			url, sopts := budgetWarehouse(t, backend)
+			up := fakeupstream.New(fakeupstream.Options{RateLimit: budgetLimit, Window: budgetWindow})
+			srv := httptest.NewServer(up)
+			t.Cleanup(func() { up.Close(); srv.Close() })
+
+			// Both processes are open (a SQLite file is migrated by its first open) before the
+			// clock starts.
+			var clients [2]*source.Client
+			var budgets [2]*sink.Budget
+			for p := range 2 {
+				budgets[p] = openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: budgetRate})
+				clients[p] = budgetClient(t, srv, budgets[p], "")
+			}
+			const run = 4 * time.Second
+			ctx, cancel := context.WithTimeout(context.Background(), run)
+			defer cancel()
+			var served [2]atomic.Int64
+			var wg sync.WaitGroup
+			start := time.Now()
+			for p, c := range clients {
+				for range 4 { // sync.concurrency
+					wg.Go(func() {
+						for ctx.Err() == nil {
+							if _, _, err := c.ListEmployees(ctx, 1); err == nil {
+								served[p].Add(1)
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			if n := up.Count("/v1/employees", 429); n != 0 {
+				t.Errorf("%d requests answered 429", n)
+			}
+			if m := up.MaxInWindow(); m > budgetLimit {
+				t.Errorf("%d requests in one window, the limit is %d", m, budgetLimit)
+			}
+			total := served[0].Load() + served[1].Load()
+			// The most the upstream lets through in elapsed: the limit every window, and one
+			// window's worth at once at the start.
+			capacity := float64(budgetLimit) * elapsed.Seconds() / budgetWindow.Seconds()
+			if float64(total) < 0.9*capacity {
+				t.Errorf("served %d requests in %v, under 90%% of the %.0f the upstream allows", total, elapsed.Round(time.Millisecond), capacity)
+			}
+			for p := range 2 {
+				if n := served[p].Load(); float64(n) < 0.3*float64(total) {
+					t.Errorf("process %d was served %d of %d requests", p+1, n, total)
+				}
+			}
+			for p, b := range budgets {
+				if !b.Shared() || b.Waits()[source.KindWalk].Granted < served[p].Load() {
+					t.Errorf("process %d: shared %v, slots %+v, served %d", p+1, b.Shared(), b.Waits(), served[p].Load())
+				}
+			}
+			t.Logf("%d requests in %v (%.0f%% of the upstream's budget), max %d in a window", total, elapsed.Round(time.Millisecond), 100*float64(total)/capacity, up.MaxInWindow())
+		})
+	}
+}
+
+// A create sent while another process walks gets one of the next slots: it waits behind the
+// walk's reserved slots (its concurrency), not behind the walk.
+func TestSharedBudgetCreateDuringWalk(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			url, sopts := budgetWarehouse(t, backend)
+			up := fakeupstream.New(fakeupstream.Options{RateLimit: budgetLimit, Window: budgetWindow})
+			srv := httptest.NewServer(up)
+			t.Cleanup(func() { up.Close(); srv.Close() })
+
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			walkCtx, stopWalk := context.WithCancel(ctx)
+			const concurrency = 6
+			walker := budgetClient(t, srv, openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: budgetRate}), "")
+			var wg sync.WaitGroup
+			for range concurrency {
+				wg.Go(func() {
+					for walkCtx.Err() == nil {
+						_, _, _ = walker.ListEmployees(walkCtx, 1)
+					}
+				})
+			}
+			time.Sleep(time.Second) // the walk is in full swing: every walker holds a slot
+			fb := openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: budgetRate})
+			forwarder := budgetClient(t, srv, fb, source.KindForward)
+			began := time.Now()
+			_, err := forwarder.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"})
+			took := time.Since(began)
+			stopWalk()
+			wg.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("the create waited %v behind %d walkers", took.Round(time.Millisecond), concurrency)
+			// At most the walk's slots ahead of it, one interval each, and a generous margin.
+			if limit := (concurrency + 4) * source.PacingInterval(budgetRate); took > limit {
+				t.Errorf("the create waited %v, want at most %v", took.Round(time.Millisecond), limit)
+			}
+			if w := fb.Waits()[source.KindForward]; w.Granted != 1 {
+				t.Errorf("forward slots %+v, want 1", w)
+			}
+			if n := up.Count("/v1/employees", 429); n != 0 {
+				t.Errorf("%d requests answered 429", n)
+			}
+		})
+	}
+}
+
+// A process whose warehouse stops answering paces itself at its share and says so once, then
+// paces on the warehouse again when it answers.
+func TestSharedBudgetFallsBackToItsShare(t *testing.T) {
+	tests := []struct {
+		backend string
+		// cut makes the warehouse unreachable for the budget; the func it returns mends it.
+		cut func(t *testing.T, url string) func()
+	}{
+		{"postgres", nil}, // through a proxy that goes silent
+		{"sqlite", func(t *testing.T, url string) func() {
+			// Another process holds the file's write lock.
+			db, err := sql.Open("sqlite", "file:"+url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			conn, err := db.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+				t.Fatal(err)
+			}
+			return func() {
+				if _, err := conn.ExecContext(context.Background(), "COMMIT"); err != nil {
+					t.Error(err)
+				}
+				_ = conn.Close()
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.backend, func(t *testing.T) {
+			url, sopts := budgetWarehouse(t, tt.backend)
+			cut := tt.cut
+			if tt.backend == "postgres" {
+				var proxy *sinktest.Proxy
+				proxy, url = sinktest.ProxyURL(t, url)
+				cut = func(*testing.T, string) func() { proxy.Silence(); return proxy.Resume }
+			}
+			var logs bytes.Buffer
+			var mu sync.Mutex
+			log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+			const perMinute, share = 600, 3 // 102 ms apart shared, 306 ms alone
+			b := openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: perMinute, Share: share,
+				Timeout: 200 * time.Millisecond, Retry: 500 * time.Millisecond, Logger: log})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if _, err := b.Wait(ctx, source.KindWalk); err != nil || !b.Shared() {
+				t.Fatalf("reachable: %v, shared %v", err, b.Shared())
+			}
+
+			mend := cut(t, url)
+			const n = 6
+			start := time.Now()
+			for range n {
+				if _, err := b.Wait(ctx, source.KindWalk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			took := time.Since(start)
+			if b.Shared() {
+				t.Error("still pacing on the warehouse it cannot reach")
+			}
+			// n requests at the share: the first after the timeout, n-1 intervals of the share
+			// after it (and one more probe of the warehouse, timed out, on the way).
+			alone := source.PacingInterval(perMinute / share)
+			if min := time.Duration(n-1) * alone; took < min {
+				t.Errorf("%d requests in %v at the share, want at least %v", n, took.Round(time.Millisecond), min)
+			}
+			if max := 200*time.Millisecond*3 + time.Duration(n)*alone + time.Second; took > max {
+				t.Errorf("%d requests in %v at the share, want at most %v", n, took.Round(time.Millisecond), max)
+			}
+
+			mend()
+			time.Sleep(600 * time.Millisecond) // past Retry: the next request asks the warehouse
+			for range 3 {
+				if _, err := b.Wait(ctx, source.KindWalk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !b.Shared() {
+				t.Error("the warehouse answers again, but the process still paces alone")
+			}
+			mu.Lock()
+			out := logs.String()
+			mu.Unlock()
+			if c := strings.Count(out, "out of reach"); c != 1 {
+				t.Errorf("%d warnings of the fallback, want 1:\n%s", c, out)
+			}
+			if !strings.Contains(out, "requests_per_minute=200") || strings.Count(out, "answers again") != 1 {
+				t.Errorf("the log does not say at which pace, or that the warehouse is back:\n%s", out)
+			}
+		})
+	}
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// budgetWarehouse returns the URL of a migrated warehouse that several Stores can open, as the
+// processes of one account do, and the options to open it with.
+func budgetWarehouse(t testing.TB, backend string) (string, sink.Options) {
+	t.Helper()
+	if backend == "sqlite" {
+		return filepath.Join(t.TempDir(), "hrsync.db"), sink.Options{}
+	}
+	url, schema := sinktest.Postgres(t)
+	opts := sink.Options{Schema: schema}
+	if _, err := sink.Migrate(context.Background(), url, opts); err != nil {
+		t.Fatal(err)
+	}
+	return url, opts
+}
+
+// openBudget opens a Store of its own on the warehouse, as another process would, and its
+// Budget.
+func openBudget(t testing.TB, url string, sopts sink.Options, opts sink.BudgetOptions) *sink.Budget {
+	t.Helper()
+	s, err := sink.Open(context.Background(), url, sopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	b, err := s.NewBudget(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

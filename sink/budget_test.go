@@ -126,8 +126,11 @@ func TestSharedBudgetHoldsTwoProcessesUnderTheLimit(t *testing.T) {
 			// The most the upstream lets through in elapsed: the limit every window, and one
 			// window's worth at once at the start.
 			capacity := float64(budgetLimit) * elapsed.Seconds() / budgetWindow.Seconds()
-			if float64(total) < 0.9*capacity {
-				t.Errorf("served %d requests in %v, under 90%% of the %.0f the upstream allows", total, elapsed.Round(time.Millisecond), capacity)
+			// Here 95% (the log line below; docs/benchmarks.md). The bound is lower so that a
+			// machine stalled for a moment does not fail it: what it guards against is a budget
+			// that halves the account's rate (each process at its share) or serializes worse.
+			if float64(total) < 0.7*capacity {
+				t.Errorf("served %d requests in %v, under 70%% of the %.0f the upstream allows", total, elapsed.Round(time.Millisecond), capacity)
 			}
 			for p := range 2 {
 				if n := served[p].Load(); float64(n) < 0.3*float64(total) {
@@ -179,8 +182,10 @@ func TestSharedBudgetCreateDuringWalk(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("the create waited %v behind %d walkers", took.Round(time.Millisecond), concurrency)
-			// At most the walk's slots ahead of it, one interval each, and a generous margin.
-			if limit := (concurrency + 4) * source.PacingInterval(budgetRate); took > limit {
+			// The walk's slots ahead of it, one interval each, four more, and two seconds for a
+			// loaded machine: a create queued behind the walk itself would wait for as long as
+			// the walk runs (here, until the test stops it).
+			if limit := (concurrency+4)*source.PacingInterval(budgetRate) + 2*time.Second; took > limit {
 				t.Errorf("the create waited %v, want at most %v", took.Round(time.Millisecond), limit)
 			}
 			if w := fb.Waits()[source.KindForward]; w.Granted != 1 {
@@ -237,8 +242,11 @@ func TestSharedBudgetFallsBackToItsShare(t *testing.T) {
 			var mu sync.Mutex
 			log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 			const perMinute, share = 600, 3 // 102 ms apart shared, 306 ms alone
+			// A reservation times out after a second (a loaded machine answers well within it);
+			// the warehouse is asked again after 4 s, after the n requests below are paced alone.
+			const timeout, retry = time.Second, 4 * time.Second
 			b := openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: perMinute, Share: share,
-				Timeout: 200 * time.Millisecond, Retry: 500 * time.Millisecond, Logger: log})
+				Timeout: timeout, Retry: retry, Logger: log})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			if _, err := b.Wait(ctx, source.KindWalk); err != nil || !b.Shared() {
@@ -263,12 +271,12 @@ func TestSharedBudgetFallsBackToItsShare(t *testing.T) {
 			if min := time.Duration(n-1) * alone; took < min {
 				t.Errorf("%d requests in %v at the share, want at least %v", n, took.Round(time.Millisecond), min)
 			}
-			if max := 200*time.Millisecond*3 + time.Duration(n)*alone + time.Second; took > max {
+			if max := 2*timeout + time.Duration(n)*alone + 2*time.Second; took > max {
 				t.Errorf("%d requests in %v at the share, want at most %v", n, took.Round(time.Millisecond), max)
 			}
 
 			mend()
-			time.Sleep(600 * time.Millisecond) // past Retry: the next request asks the warehouse
+			time.Sleep(retry + 100*time.Millisecond) // past Retry: the next request asks the warehouse
 			for range 3 {
 				if _, err := b.Wait(ctx, source.KindWalk); err != nil {
 					t.Fatal(err)

@@ -58,7 +58,7 @@ func NewWindow(now time.Time, daysBack, daysAhead int) Window {
 
 // String is the window as from..to, YYYY-MM-DD.
 func (w Window) String() string {
-	return w.From.Format(v1.DateLayout) + ".." + w.To.Format(v1.DateLayout)
+	return w.From.Format(time.DateOnly) + ".." + w.To.Format(time.DateOnly)
 }
 
 // Within says the walks staged from now on cover only the records inside w (the source was
@@ -80,7 +80,7 @@ func (l *Load) Within(w *Window) error {
 	}
 	// The dates are written out, not bound: the scope is a part of statements built once per
 	// merge, and a date formatted here is only digits and dashes.
-	from, to := "'"+w.From.Format(v1.DateLayout)+"'", "'"+w.To.Format(v1.DateLayout)+"'"
+	from, to := "'"+w.From.Format(time.DateOnly)+"'", "'"+w.To.Format(time.DateOnly)+"'"
 	start := l.t.name + "." + c.Window.Start
 	switch {
 	case c.Window.ByStart:

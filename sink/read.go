@@ -318,7 +318,7 @@ func (s *Store) EmailTaken(ctx context.Context, email string) (bool, error) {
 
 // monthsSince counts whole months from a YYYY-MM-DD date to now (0 for a future date).
 func monthsSince(date string, now time.Time) (int64, bool) {
-	t, err := time.Parse("2006-01-02", date)
+	t, err := time.Parse(time.DateOnly, date)
 	if err != nil {
 		return 0, false
 	}

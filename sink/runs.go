@@ -134,7 +134,7 @@ func (s *Store) FinishRun(ctx context.Context, r Run) error {
 		total = r.TotalReported
 	}
 	if r.Window != nil {
-		from, to = r.Window.From.Format(v1.DateLayout), r.Window.To.Format(v1.DateLayout)
+		from, to = r.Window.From.Format(time.DateOnly), r.Window.To.Format(time.DateOnly)
 	}
 	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE sync_runs SET finished_at = ?, status = ?, pages = ?,
     requests = ?, retries = ?, rate_limited = ?, walks = ?, total_reported = ?, records_seen = ?,
@@ -172,8 +172,8 @@ FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 		}
 		if from != "" && to != "" {
 			w := Window{}
-			w.From, _ = time.Parse(v1.DateLayout, from)
-			w.To, _ = time.Parse(v1.DateLayout, to)
+			w.From, _ = time.Parse(time.DateOnly, from)
+			w.To, _ = time.Parse(time.DateOnly, to)
 			r.Window = &w
 		}
 		r.Resource = Resource(res)

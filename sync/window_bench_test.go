@@ -9,6 +9,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
+	"github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -63,7 +64,9 @@ func BenchmarkNightly(b *testing.B) {
 	}
 }
 
-// isWindowed reports whether a windowed run walks r by date window.
+// isWindowed reports whether a windowed run walks r by date window: the source filters it by
+// date (its declaration's Window).
 func isWindowed(r sink.Resource) bool {
-	return r == "absences" || r == "sicknesses" || r == "leave_requests"
+	c := v1.CollectionNamed(string(r))
+	return c != nil && c.Window != nil
 }

@@ -415,14 +415,14 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 		o.set("leave_reason", reason)
 		o.set("deducted", decimal(deducted))
 		o.set("work_units", decimal(deducted))
-		o.set("start_date", start.Format(dateLayout))
-		o.set("end_date", end.Format(dateLayout))
+		o.set("start_date", start.Format(time.DateOnly))
+		o.set("end_date", end.Format(time.DateOnly))
 		o.set("half_start", hs.on)
 		o.set("half_start_am_pm", hs.ampm)
 		o.set("half_end", he.on)
 		o.set("half_end_am_pm", he.ampm)
 	}
-	g.requests = append(g.requests, event{created: created, who: p.id, start: start.Format(dateLayout), write: func(o *object) {
+	g.requests = append(g.requests, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 		members(o)
 		o.set("status", status)
 		o.set("notes", notes)
@@ -433,7 +433,7 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 	if status == "approved" || status == "cancelled" {
 		absStamps := g.stamps(absCreated, absUpdated)
 		absCreatedAt, absUpdatedAt := absStamps[0], absStamps[1]
-		g.absences = append(g.absences, event{created: absCreated, who: p.id, start: start.Format(dateLayout), write: func(o *object) {
+		g.absences = append(g.absences, event{created: absCreated, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 			members(o)
 			o.set("cancelled", status == "cancelled")
 			o.set("notes", notes)
@@ -483,14 +483,14 @@ func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
 		fitNote = workdays > 5
 	}
 	created := start.Add(time.Duration(8*3600+rng.IntN(4*3600)) * time.Second)
-	g.sicknesses = append(g.sicknesses, event{created: created, who: p.id, start: start.Format(dateLayout), write: func(o *object) {
+	g.sicknesses = append(g.sicknesses, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 		o.set("employee", idOnly(p.id))
 		o.set("company_sicknesstype", st)
-		o.set("start_date", start.Format(dateLayout))
+		o.set("start_date", start.Format(time.DateOnly))
 		if ongoing {
 			o.set("end_date", nil)
 		} else {
-			o.set("end_date", end.Format(dateLayout))
+			o.set("end_date", end.Format(time.DateOnly))
 		}
 		o.set("half_start", hs.on)
 		o.set("half_start_am_pm", hs.ampm)
@@ -543,12 +543,12 @@ func (g *eventGen) course(p *staff, t time.Time) time.Time {
 	}
 	var expires, followup any
 	if c.expiresYears > 0 && status == "Completed" && outcome != "Failed" {
-		expires = end.AddDate(c.expiresYears, 0, 0).Format(dateLayout)
+		expires = end.AddDate(c.expiresYears, 0, 0).Format(time.DateOnly)
 		if chance(rng, 40) {
-			followup = end.AddDate(c.expiresYears, -2, 0).Format(dateLayout)
+			followup = end.AddDate(c.expiresYears, -2, 0).Format(time.DateOnly)
 		}
 	}
-	var endOn any = end.Format(dateLayout)
+	var endOn any = end.Format(time.DateOnly)
 	if c.days == 1 && chance(rng, 30) {
 		endOn = nil
 	}
@@ -562,9 +562,9 @@ func (g *eventGen) course(p *staff, t time.Time) time.Time {
 	}
 	currency := c.currencyID
 	notes := pick(rng, []string{"", "", "", "Manager approved", "Remote attendance"})
-	g.courses = append(g.courses, event{created: g.createdBefore(start), who: p.id, start: start.Format(dateLayout), write: func(o *object) {
+	g.courses = append(g.courses, event{created: g.createdBefore(start), who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 		o.set("name", c.name)
-		o.set("start_on", start.Format(dateLayout))
+		o.set("start_on", start.Format(time.DateOnly))
 		o.set("end_on", endOn)
 		o.set("expires_on", expires)
 		o.set("half_day", halfDay)

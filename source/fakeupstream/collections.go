@@ -149,9 +149,9 @@ func jsonString(raw json.RawMessage) string {
 // jsonDate reads a date written YYYY-MM-DD (or YYYY/MM/DD); "" for anything else.
 func jsonDate(raw json.RawMessage) string {
 	s := jsonString(raw)
-	for _, layout := range []string{dateLayout, "2006/01/02"} {
+	for _, layout := range []string{time.DateOnly, "2006/01/02"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.Format(dateLayout)
+			return t.Format(time.DateOnly)
 		}
 	}
 	return ""
@@ -339,8 +339,6 @@ func (m *match) keeps(it *item, inDept map[int64]bool) bool {
 	return true
 }
 
-const dateLayout = "2006-01-02"
-
 // absenceFilter reads the filters of /v1/absences: start_date and end_date (matched by overlap
 // with the absence's dates), type, employee_id, department_id (the department of the absence's
 // employee among the employees served), other_leave_reason_id and exclude_cancelled_absences.
@@ -399,11 +397,11 @@ func dateFilter(q url.Values) (match, error) {
 		if v == "" {
 			continue
 		}
-		t, err := time.Parse(dateLayout, v)
+		t, err := time.Parse(time.DateOnly, v)
 		if err != nil {
 			return m, fmt.Errorf("%s %q is not a date YYYY-MM-DD", p.name, v)
 		}
-		*p.to = t.Format(dateLayout)
+		*p.to = t.Format(time.DateOnly)
 	}
 	return m, nil
 }

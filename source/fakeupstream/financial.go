@@ -48,7 +48,7 @@ func financial(who []staff, seed int64) (salaries, bonuses, benefits []json.RawM
 		for i, t := range dates {
 			end := any(nil)
 			if i+1 < len(dates) {
-				end = dates[i+1].AddDate(0, 0, -1).Format("2006-01-02")
+				end = dates[i+1].AddDate(0, 0, -1).Format(time.DateOnly)
 			}
 			reason := "Starting salary"
 			if i > 0 {
@@ -58,7 +58,7 @@ func financial(who []staff, seed int64) (salaries, bonuses, benefits []json.RawM
 			created := t.AddDate(0, 0, -rng.IntN(20)).Add(time.Duration(rng.IntN(86400)) * time.Second)
 			salaries = append(salaries, newObject().set("id", sid).set("employee", emp).
 				set("amount", fmt.Sprintf("%d.0", amount)).set("currency", currency).set("period", "Annum").
-				set("effective_date", t.Format("2006-01-02")).set("end_date", end).set("reason", reason).
+				set("effective_date", t.Format(time.DateOnly)).set("end_date", end).set("reason", reason).
 				set("created_at", london(created)).set("updated_at", london(created)).raw())
 			sid++
 		}
@@ -66,7 +66,7 @@ func financial(who []staff, seed int64) (salaries, bonuses, benefits []json.RawM
 			on := p.join.AddDate(0, 0, rng.IntN(max(1, int(reference.Sub(p.join).Hours()/24))))
 			bonuses = append(bonuses, newObject().set("id", bid).set("employee", emp).
 				set("amount", fmt.Sprintf("%d.%02d", 250*(1+rng.IntN(20)), 50*rng.IntN(2))).set("currency", currency).
-				set("awarded_on", on.Format("2006-01-02")).set("reason", pick(rng, bonusReasons)).
+				set("awarded_on", on.Format(time.DateOnly)).set("reason", pick(rng, bonusReasons)).
 				set("paid", on.Before(reference.AddDate(0, -1, 0))).raw())
 			bid++
 		}
@@ -78,7 +78,7 @@ func financial(who []staff, seed int64) (salaries, bonuses, benefits []json.RawM
 			}
 			benefits = append(benefits, newObject().set("id", fid).set("employee", emp).
 				set("name", b.name).set("provider", provider).set("value", b.value).set("frequency", b.frequency).
-				set("start_date", p.join.AddDate(0, 3, 0).Format("2006-01-02")).set("end_date", nil).raw())
+				set("start_date", p.join.AddDate(0, 3, 0).Format(time.DateOnly)).set("end_date", nil).raw())
 			fid++
 		}
 	}

@@ -188,16 +188,16 @@ func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (j
 	who.join = join
 	switch r := rng.IntN(100); {
 	case r < 80:
-		o.set("company_join_date", join.Format("2006-01-02"))
+		o.set("company_join_date", join.Format(time.DateOnly))
 	case r < 95:
-		o.set("join_date", join.Format("2006-01-02"))
+		o.set("join_date", join.Format(time.DateOnly))
 	default:
 		o.set("join_date", join.Format("2006/01/02"))
 	}
 	if chance(rng, 10) {
 		o.set("job_start_date", nil)
 	} else {
-		o.set("job_start_date", join.AddDate(0, rng.IntN(3)*6, 0).Format("2006-01-02"))
+		o.set("job_start_date", join.AddDate(0, rng.IntN(3)*6, 0).Format(time.DateOnly))
 	}
 	months := int64(reference.Year()-join.Year())*12 + int64(reference.Month()-join.Month())
 	if chance(rng, 20) {
@@ -208,7 +208,7 @@ func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (j
 	if chance(rng, 30) {
 		o.set("dob", nil)
 	} else {
-		o.set("dob", date(1960, 1, 1, 0, 0, 0).AddDate(0, 0, rng.IntN(40*365)).Format("2006-01-02"))
+		o.set("dob", date(1960, 1, 1, 0, 0, 0).AddDate(0, 0, rng.IntN(40*365)).Format(time.DateOnly))
 	}
 	switch r := rng.IntN(10); {
 	case r < 8:

@@ -89,13 +89,10 @@ type DateWindow struct {
 	ByStart    bool
 }
 
-// DateLayout is how dates are written: YYYY-MM-DD.
-const DateLayout = "2006-01-02"
-
 // WindowQuery is the query that filters a windowed collection to the records from..to (dates,
 // inclusive) match: start_date and end_date, YYYY-MM-DD.
 func WindowQuery(from, to time.Time) url.Values {
-	return url.Values{"start_date": {from.Format(DateLayout)}, "end_date": {to.Format(DateLayout)}}
+	return url.Values{"start_date": {from.Format(time.DateOnly)}, "end_date": {to.Format(time.DateOnly)}}
 }
 
 // Record is one record of a declared collection.

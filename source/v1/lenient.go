@@ -183,7 +183,7 @@ func ParseDate(s string) (string, error) {
 	if len(s) != 10 || (s[4] != '-' && s[4] != '/') || s[7] != s[4] {
 		return "", fmt.Errorf("want a date as YYYY-MM-DD or YYYY/MM/DD")
 	}
-	layout := "2006-01-02"
+	layout := time.DateOnly
 	if s[4] == '/' {
 		layout = "2006/01/02"
 	}
@@ -194,7 +194,7 @@ func ParseDate(s string) (string, error) {
 	if t.Year() < 1 {
 		return "", fmt.Errorf("not a calendar date")
 	}
-	return t.Format("2006-01-02"), nil
+	return t.Format(time.DateOnly), nil
 }
 
 // TimestampLayout is the seed's timestamp form, always UTC.

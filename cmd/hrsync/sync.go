@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,8 +30,15 @@ type syncCommand struct {
 }
 
 func (c *syncCommand) flags(fs *flag.FlagSet) {
+	// The names "all" leaves out (the sensitive ones), from the declarations, not written here.
+	var named []string
+	for _, r := range hrsync.Known {
+		if !slices.Contains(hrsync.Resources, r) {
+			named = append(named, string(r))
+		}
+	}
 	fs.StringVar(&c.resource, "resource", "", "the collections to sync, overriding sync.resources: one or more, comma-separated, of\n"+
-		strings.Join(resourceNames(hrsync.Known), ", ")+",\nor all: every one but the financial module's (salaries, bonuses, benefits), which\n"+
+		strings.Join(resourceNames(hrsync.Known), ", ")+",\nor all: every one but the financial module's ("+strings.Join(named, ", ")+"), which\n"+
 		"are synced only when named (default: sync.resources)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")

@@ -190,9 +190,10 @@ func TestSyncSkipsCollectionsNotOffered(t *testing.T) {
 		}})
 	defer up.Close()
 	db := filepath.Join(t.TempDir(), "w.db")
+	base := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + db}
 	// The seed's two collections: the rest of the API is not served here at all.
-	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-		"HRSYNC_WAREHOUSE_URL=" + db, "HRSYNC_SYNC_RESOURCES=working_patterns,employees"}
+	env := append(slices.Clone(base), "HRSYNC_SYNC_RESOURCES=working_patterns,employees")
 	ctx := context.Background()
 	var out, logs bytes.Buffer
 	if err := run(ctx, []string{"sync"}, env, &out, &logs); err != nil {
@@ -229,7 +230,7 @@ func TestSyncSkipsCollectionsNotOffered(t *testing.T) {
 	}
 
 	// sync.resources: employees only; --resource wins over it.
-	only := append(slices.Clone(env[:len(env)-1]), "HRSYNC_SYNC_RESOURCES=employees")
+	only := append(slices.Clone(base), "HRSYNC_SYNC_RESOURCES=employees")
 	out.Reset()
 	if err := run(ctx, []string{"sync"}, only, &out, io.Discard); err != nil || strings.Contains(out.String(), "working_patterns") {
 		t.Errorf("sync with sync.resources=employees: %v\n%s", err, out.String())

@@ -72,7 +72,7 @@ var commands = []commandSpec{
 		new: func() command { return &migrateCommand{} }},
 	{name: "serve", summary: "serve the warehouse as the /v1 interface (a read replica, or standalone)",
 		new: func() command { return &serveCommand{} }},
-	{name: "sync", summary: "load the source into the warehouse (--dry-run, --resource, --allow-mass-delete)",
+	{name: "sync", summary: "load the source into the warehouse (--dry-run, --resource, --full, --allow-mass-delete)",
 		new: func() command { return &syncCommand{} }},
 	{name: "onboard", summary: "create the new hires of CSV files, each exactly once (--dry-run, --retry-failed; files, or onboarding.dir)",
 		args: "[FILE.csv ...]", new: func() command { return &onboardCommand{} }},

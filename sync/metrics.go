@@ -96,15 +96,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	// Every series whose labels are known exists from the start, at zero, so increase() sees
 	// its first event.
 	for _, r := range Resources {
-		res := string(r)
-		for _, st := range RunStatuses {
-			m.runs.WithLabelValues(res, st)
-		}
-		for _, o := range []string{"inserted", "updated", "unchanged", "deleted"} {
-			m.records.WithLabelValues(res, o)
-		}
-		m.inconsistencies.WithLabelValues(res)
-		m.deletionsRefused.WithLabelValues(res)
+		m.startResource(r)
 	}
 	for _, reason := range []string{"overlap", "locked"} {
 		m.skipped.WithLabelValues(reason)
@@ -122,7 +114,21 @@ func (m *Metrics) Configure(rs []sink.Resource) {
 	m.configured.Reset()
 	for _, r := range rs {
 		m.configured.WithLabelValues(string(r)).Set(1)
+		m.startResource(r) // one named beyond the default (salaries) starts at zero too
 	}
+}
+
+// startResource starts a resource's series at zero.
+func (m *Metrics) startResource(r sink.Resource) {
+	res := string(r)
+	for _, st := range RunStatuses {
+		m.runs.WithLabelValues(res, st)
+	}
+	for _, o := range []string{"inserted", "updated", "unchanged", "deleted"} {
+		m.records.WithLabelValues(res, o)
+	}
+	m.inconsistencies.WithLabelValues(res)
+	m.deletionsRefused.WithLabelValues(res)
 }
 
 func (m *Metrics) observeRun(r Result) {

@@ -343,7 +343,7 @@ func TestRunLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.RunID, r.Resource, r.StartedAt = "run-1", sink.Employees, start
+		r.RunID, r.Resource, r.StartedAt, r.Account = "run-1", sink.Employees, start, "default" // the account of Options.Account's default
 		if fmt.Sprintf("%+v", runs[0]) != fmt.Sprintf("%+v", r) {
 			t.Errorf("ledger row\n got %+v\nwant %+v", runs[0], r)
 		}

@@ -34,6 +34,9 @@ type Run struct {
 	Error            string
 	// Window is the part of the collection the run walked (Load.Within), or nil for the whole.
 	Window *Window
+	// Account is the account the run synced (Options.Account); "" for runs recorded before the
+	// ledger named accounts.
+	Account string
 }
 
 // Run statuses.
@@ -70,8 +73,8 @@ func (s *Store) StartRun(ctx context.Context, runID string, r Resource, started 
 		}
 	}
 	var id int64
-	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`INSERT INTO sync_runs (run_id, resource, started_at, status)
-VALUES (?, ?, ?, 'running') RETURNING id`), runID, string(r), started.UTC().Format(v1.TimestampLayout)).Scan(&id)
+	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`INSERT INTO sync_runs (run_id, resource, started_at, status, account)
+VALUES (?, ?, ?, 'running', ?) RETURNING id`), runID, string(r), started.UTC().Format(v1.TimestampLayout), s.opts.Account).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("start run: %w", err)
 	}
@@ -155,7 +158,8 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
 	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT id, run_id, resource, `+tsCol("started_at")+`, `+tsCol("finished_at")+`,
     status, pages, requests, retries, rate_limited, walks, coalesce(total_reported, -1), records_seen,
     distinct_records, inserted, updated, unchanged, deleted, deletions_refused, coalesce(error, ''),
-    coalesce(`+s.d.read(KindDate, "window_from")+`, ''), coalesce(`+s.d.read(KindDate, "window_to")+`, '')
+    coalesce(`+s.d.read(KindDate, "window_from")+`, ''), coalesce(`+s.d.read(KindDate, "window_to")+`, ''),
+    coalesce(account, '')
 FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
@@ -167,7 +171,7 @@ FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 		var res, started, finished, from, to string
 		if err := rows.Scan(&r.ID, &r.RunID, &res, &started, &finished, &r.Status, &r.Pages, &r.Requests,
 			&r.Retries, &r.RateLimited, &r.Walks, &r.TotalReported, &r.RecordsSeen, &r.DistinctRecords,
-			&r.Inserted, &r.Updated, &r.Unchanged, &r.Deleted, &r.DeletionsRefused, &r.Error, &from, &to); err != nil {
+			&r.Inserted, &r.Updated, &r.Unchanged, &r.Deleted, &r.DeletionsRefused, &r.Error, &from, &to, &r.Account); err != nil {
 			return nil, fmt.Errorf("read runs: %w", err)
 		}
 		if from != "" && to != "" {

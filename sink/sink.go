@@ -22,6 +22,9 @@ import (
 type Options struct {
 	// Schema is the Postgres schema the warehouse lives in (default "hr"); ignored for SQLite.
 	Schema string
+	// Account names the account whose data this warehouse (schema, or SQLite file) holds, as
+	// the configuration calls it; the ledger records it with every run (default "default").
+	Account string
 	// AccountID is given to employees created locally; 0 takes the account of the records
 	// already there (1 in an empty warehouse).
 	AccountID int64
@@ -78,6 +81,9 @@ func init() {
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.Schema == "" {
 		opts.Schema = "hr"
+	}
+	if opts.Account == "" {
+		opts.Account = DefaultBudgetAccount
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -37,13 +37,20 @@ type Config struct {
 	ScheduleTimezone string        `yaml:"schedule_timezone"`
 	Metrics          MetricsConfig `yaml:"metrics"`
 	Log              LogConfig     `yaml:"log"`
+	// Accounts are the upstream accounts one configuration syncs, each with its own source,
+	// warehouse schema, schedule, lock and request budget; none: the top-level sections are the
+	// one account. Read from the file only (its keys from HRSYNC_ACCOUNTS_<NAME>_… too).
+	Accounts []AccountConfig `yaml:"accounts" env:"-"`
 }
 
 // SourceConfig is the upstream Employee Records service.
 type SourceConfig struct {
-	URL       string `yaml:"url"`
-	APIKey    string `yaml:"api_key"`
-	RateLimit int    `yaml:"rate_limit"`
+	URL    string `yaml:"url"`
+	APIKey string `yaml:"api_key"`
+	// APIKeyFile is a file holding the API key (its first line that is not a # comment), for
+	// keys mounted as secrets; set it or api_key, not both.
+	APIKeyFile string `yaml:"api_key_file"`
+	RateLimit  int    `yaml:"rate_limit"`
 	// SharedBudget paces every process of the account on one budget kept in the warehouse.
 	SharedBudget bool `yaml:"shared_budget"`
 	// Account names that budget: the processes of one upstream account share one name.
@@ -60,6 +67,8 @@ type WarehouseConfig struct {
 	// that runs longer, and hrsync gives up on a host that sends nothing for that long plus a
 	// grace period.
 	StatementTimeout time.Duration `yaml:"statement_timeout"`
+	// MaxConnections bounds each account's pool of warehouse connections.
+	MaxConnections int `yaml:"max_connections"`
 }
 
 // ServeConfig is the /v1 replica.
@@ -70,6 +79,20 @@ type ServeConfig struct {
 	PublicURL  string   `yaml:"public_url"`
 	Writes     string   `yaml:"writes"`
 	AccountID  int64    `yaml:"account_id"`
+	// Keys are keys named for logs and metrics, each reading one account's data; with several
+	// accounts, the only way to give a key access. File only.
+	Keys []ServeKey `yaml:"keys" env:"-"`
+}
+
+// ServeKey is one entry of serve.keys.
+type ServeKey struct {
+	// Name names the key in logs and metrics; never the key itself.
+	Name string `yaml:"name"`
+	// Key is the key clients send in X-API-KEY; or KeyFile, a file holding it.
+	Key     string `yaml:"key"`
+	KeyFile string `yaml:"key_file"`
+	// Account is the account whose data the key reads; may be left out when there is one.
+	Account string `yaml:"account"`
 }
 
 // SyncConfig shapes a sync run.
@@ -120,20 +143,15 @@ type LogConfig struct {
 // read these; none parses a string of the configuration again.
 type settings struct {
 	Config
-	// location is schedule_timezone.
-	location *time.Location
 	// logLevel is log.level.
 	logLevel slog.Level
 	// writes is serve.writes.
 	writes serve.Writes
 	// publicURL is serve.public_url; nil when it is not set.
 	publicURL *url.URL
-	// pollInterval and settle are onboarding.poll_seconds and onboarding.settle_seconds.
-	pollInterval, settle time.Duration
-	// resources is sync.resources, in the order a sync loads them.
-	resources []sink.Resource
-	// window is sync.window; nil when full_walk_every_days is 0 (every run walks everything).
-	window *hrsync.WindowPolicy
+	// accounts are the accounts the configuration names, in its order: those of accounts:, or
+	// the one of the top-level sections. Never empty.
+	accounts []*account
 }
 
 // defaultConfig holds the defaults config.yaml documents.
@@ -143,7 +161,7 @@ func defaultConfig() Config {
 		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
-		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout},
+		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: 16},
 		Serve:      ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
 		Log:        LogConfig{Format: "text", Level: "info"},
 
@@ -160,12 +178,12 @@ func loadConfig(path string, environ []string) (settings, error) {
 		path = "config.yaml"
 	}
 	data, err := os.ReadFile(path)
+	var doc yaml.Node
 	switch {
 	case err == nil:
 		// The file is read once, as a tree: its keys are checked against Config (unknownKeys
 		// names the line and the closest valid key), then the tree is decoded. An empty file
 		// is io.EOF: the defaults stand.
-		var doc yaml.Node
 		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 			return settings{}, fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
 		}
@@ -174,12 +192,7 @@ func loadConfig(path string, environ []string) (settings, error) {
 		}
 		if doc.Kind != 0 {
 			if err := doc.Decode(&cfg); err != nil {
-				msg := err.Error()
-				var te *yaml.TypeError
-				if errors.As(err, &te) {
-					msg = strings.Join(te.Errors, "; ")
-				}
-				return settings{}, fmt.Errorf("config %s: %s", path, oneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), "")))
+				return settings{}, fmt.Errorf("config %s: %s", path, yamlErrorText(err))
 			}
 		}
 	case explicit || !errors.Is(err, os.ErrNotExist):
@@ -191,11 +204,28 @@ func loadConfig(path string, environ []string) (settings, error) {
 			env[k] = v
 		}
 	}
-	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), "HRSYNC", env); err != nil {
+	if err := applyEnv(reflectValue(&cfg), "HRSYNC", env); err != nil {
 		return settings{}, err
+	}
+	if err := decodeAccounts(&doc, &cfg, env); err != nil {
+		return settings{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg.parse()
 }
+
+// yamlErrorText is a decoding error of the file as its reader can act on it: what each wrong
+// value should have been, on one line, without Go's type names.
+func yamlErrorText(err error) string {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	return oneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), ""))
+}
+
+// reflectValue is the struct p points to, for applyEnv.
+func reflectValue[T any](p *T) reflect.Value { return reflect.ValueOf(p).Elem() }
 
 // yamlTypeError is yaml's "cannot unmarshal !!str `lots` into int": the reader of a config file
 // knows keys and values, not Go types, so plainTypeErrors says what the value should have been.
@@ -337,6 +367,9 @@ func applyEnv(v reflect.Value, prefix string, env map[string]string) error {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if f.Tag.Get("env") == "-" {
+			continue
+		}
 		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		name := prefix + "_" + strings.ToUpper(tag)
 		fv := v.Field(i)
@@ -401,6 +434,9 @@ func envNames() []string {
 	walk = func(t reflect.Type, prefix string) {
 		for i := range t.NumField() {
 			f := t.Field(i)
+			if f.Tag.Get("env") == "-" {
+				continue
+			}
 			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 			name := prefix + "_" + strings.ToUpper(tag)
 			if f.Type.Kind() == reflect.Struct {
@@ -417,62 +453,9 @@ func envNames() []string {
 // parse validates c and parses its values, once, into the settings the commands run on.
 func (c Config) parse() (settings, error) {
 	s := settings{Config: c}
-	if c.Source.RateLimit < 0 {
-		return settings{}, errors.New("config: source.rate_limit must be 0 (unpaced) or more requests a minute")
-	}
-	if c.Source.BudgetShare < 1 {
-		return settings{}, errors.New("config: source.budget_share must be at least 1")
-	}
-	if strings.TrimSpace(c.Source.Account) == "" {
-		return settings{}, errors.New("config: source.account must name the account's budget (default: default)")
-	}
-	if c.Source.URL != "" {
-		if _, err := httpURL(c.Source.URL); err != nil {
-			return settings{}, errors.New("config: source.url must be an absolute http(s) address")
-		}
-	}
-	if c.Schedule != "" {
-		if err := hrsync.ParseSchedule(c.Schedule); err != nil {
-			return settings{}, fmt.Errorf("config: %s", oneLine(err.Error()))
-		}
-	}
-	loc, err := time.LoadLocation(c.ScheduleTimezone)
-	if err != nil {
-		return settings{}, fmt.Errorf("config: schedule_timezone %q: not a time zone (e.g. UTC, Europe/London)", c.ScheduleTimezone)
-	}
-	s.location = loc
-	if c.Onboarding.PollSeconds < 1 || c.Onboarding.SettleSeconds < 0 {
-		return settings{}, errors.New("config: onboarding.poll_seconds must be at least 1 and onboarding.settle_seconds not negative")
-	}
-	s.pollInterval = time.Duration(c.Onboarding.PollSeconds) * time.Second
-	s.settle = time.Duration(c.Onboarding.SettleSeconds) * time.Second
-	if c.Sync.Concurrency < 1 || c.Sync.Concurrency > 64 {
-		return settings{}, errors.New("config: sync.concurrency must be between 1 and 64")
-	}
-	if c.Sync.MaxWalks < 1 {
-		return settings{}, errors.New("config: sync.max_walks must be at least 1")
-	}
-	s.resources = hrsync.Resources // empty (HRSYNC_SYNC_RESOURCES= included): the default
-	if len(c.Sync.Resources) > 0 {
-		if s.resources, err = parseResources(c.Sync.Resources); err != nil {
-			return settings{}, fmt.Errorf("config: sync.resources: %w", err)
-		}
-	}
-	if w := c.Sync.Window; w.DaysBack < 0 || w.DaysAhead < 0 || w.FullWalkEveryDays < 0 {
-		return settings{}, errors.New("config: sync.window.days_back, days_ahead and full_walk_every_days must not be negative")
-	}
-	if w := c.Sync.Window; w.FullWalkEveryDays > 0 {
-		s.window = &hrsync.WindowPolicy{DaysBack: w.DaysBack, DaysAhead: w.DaysAhead,
-			FullEvery: time.Duration(w.FullWalkEveryDays) * 24 * time.Hour}
-	}
-	if c.Sync.MaxDeleteShare <= 0 || c.Sync.MaxDeleteShare > 1 {
-		return settings{}, errors.New("config: sync.max_delete_share must be more than 0 and at most 1")
-	}
-	if c.Warehouse.StatementTimeout < time.Second {
-		return settings{}, errors.New("config: warehouse.statement_timeout must be a duration of at least 1s, such as 5m")
-	}
-	if c.Warehouse.URL == "" {
-		return settings{}, errors.New("config: warehouse.url is empty (a postgres:// URL or a SQLite file path)")
+	var err error
+	if s.accounts, err = c.parseAccounts(); err != nil {
+		return settings{}, err
 	}
 	if s.writes, err = serve.ParseWrites(c.Serve.Writes); err != nil {
 		return settings{}, fmt.Errorf("config: serve.writes: %w", err)
@@ -484,6 +467,9 @@ func (c Config) parse() (settings, error) {
 	}
 	if c.Serve.AccountID < 0 {
 		return settings{}, errors.New("config: serve.account_id must not be negative")
+	}
+	if err := s.checkServeKeys(); err != nil {
+		return settings{}, err
 	}
 	switch c.Log.Format {
 	case "text", "json":

@@ -123,15 +123,15 @@ func TestLoadConfigParsesOnce(t *testing.T) {
 			return !s.Source.SharedBudget && s.Source.Account == "acme" && s.Source.BudgetShare == 3
 		}},
 		{"defaults", nil, func(s settings) bool {
-			return s.Source.SharedBudget && s.Source.Account == "default" && s.Source.BudgetShare == 2 && s.location == time.UTC && s.logLevel == slog.LevelInfo && s.writes == serve.WritesLocal &&
-				s.publicURL == nil && s.pollInterval == 30*time.Second && s.settle == 5*time.Second
+			return s.Source.SharedBudget && s.Source.Account == "default" && s.Source.BudgetShare == 2 && s.accounts[0].location == time.UTC && s.logLevel == slog.LevelInfo && s.writes == serve.WritesLocal &&
+				s.publicURL == nil && s.accounts[0].pollInterval == 30*time.Second && s.accounts[0].settle == 5*time.Second
 		}},
 		{"set", []string{"HRSYNC_SCHEDULE_TIMEZONE=Europe/London", "HRSYNC_LOG_LEVEL=debug", "HRSYNC_SERVE_WRITES=forward",
 			"HRSYNC_SERVE_PUBLIC_URL=https://hr.example/base", "HRSYNC_ONBOARDING_POLL_SECONDS=7", "HRSYNC_ONBOARDING_SETTLE_SECONDS=0"},
 			func(s settings) bool {
-				return s.location.String() == "Europe/London" && s.logLevel == slog.LevelDebug && s.writes == serve.WritesForward &&
+				return s.accounts[0].location.String() == "Europe/London" && s.logLevel == slog.LevelDebug && s.writes == serve.WritesForward &&
 					s.publicURL != nil && s.publicURL.String() == "https://hr.example/base" &&
-					s.pollInterval == 7*time.Second && s.settle == 0
+					s.accounts[0].pollInterval == 7*time.Second && s.accounts[0].settle == 0
 			}},
 	}
 	for _, tt := range tests {
@@ -174,8 +174,8 @@ func TestStatementTimeoutIsADuration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Warehouse.StatementTimeout != tt.want || cfg.sinkOptions().StatementTimeout != tt.want {
-				t.Errorf("statement timeout %s (to the warehouse %s), want %s", cfg.Warehouse.StatementTimeout, cfg.sinkOptions().StatementTimeout, tt.want)
+			if cfg.Warehouse.StatementTimeout != tt.want || cfg.accounts[0].sinkOptions().StatementTimeout != tt.want {
+				t.Errorf("statement timeout %s (to the warehouse %s), want %s", cfg.Warehouse.StatementTimeout, cfg.accounts[0].sinkOptions().StatementTimeout, tt.want)
 			}
 		})
 	}
@@ -270,7 +270,7 @@ func TestSyncResources(t *testing.T) {
 			s, err := loadConfig(path, tt.env)
 			if tt.wantErr != nil {
 				if err == nil {
-					t.Fatalf("no error; resources %v", s.resources)
+					t.Fatalf("no error; resources %v", s.accounts[0].resources)
 				}
 				for _, want := range tt.wantErr {
 					if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
@@ -282,8 +282,8 @@ func TestSyncResources(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(s.resources, tt.want) {
-				t.Errorf("resources %v, want %v", s.resources, tt.want)
+			if !slices.Equal(s.accounts[0].resources, tt.want) {
+				t.Errorf("resources %v, want %v", s.accounts[0].resources, tt.want)
 			}
 		})
 	}

@@ -166,14 +166,15 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	}
 
 	// The client every step shares, as a process of hrsync does: one budget for the account.
-	dcfg := cfg
-	dcfg.Source = SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
-	client, err := newClient(dcfg, log, nil, nil, source.ClientOptions{}) // unpaced: no budget to share
+	// The demo's one account: the configuration's first, with the stand-in upstream as source.
+	da := *cfg.accounts[0]
+	da.Source = SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
+	client, err := newClient(&da, log, nil, nil, source.ClientOptions{}) // unpaced: no budget to share
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	sopts := hrsync.Options{Concurrency: cfg.Sync.Concurrency, MaxWalks: cfg.Sync.MaxWalks,
-		MaxDeleteShare: cfg.Sync.MaxDeleteShare, Logger: log}
+	sopts := hrsync.Options{Concurrency: da.Sync.Concurrency, MaxWalks: da.Sync.MaxWalks,
+		MaxDeleteShare: da.Sync.MaxDeleteShare, Logger: log}
 
 	// 3. The first sync, of every collection hrsync knows (the reference data before the events
 	// that point at it). A new warehouse holds one default working pattern, which the source
@@ -192,7 +193,7 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 
 	// 4. Onboarding, through the upstream.
 	t = time.Now()
-	o := newOnboarder(dcfg, client, store, nil, false, log)
+	o := newOnboarder(&da, client, store, nil, false, log)
 	file := o.ProcessFile(ctx, hiresName, hires)
 	if file.Err != nil {
 		return fmt.Errorf("demo: onboarding %s: %w", hiresFrom, file.Err)
@@ -259,6 +260,8 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 		w.line("  %s %s serve", wh.serveEnv(f.schema), self())
 		return w.err
 	}
+	dcfg := cfg
+	dcfg.accounts = []*account{&da}
 	return serveDemo(ctx, dcfg, store, replica, addrNote, sampleID(file, up), w, log)
 }
 
@@ -266,10 +269,10 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 // commands to try; the store is closed by the caller, after the server has shut down.
 func serveDemo(ctx context.Context, cfg settings, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
 	key := newAPIKey("demo-")
-	cfg.Serve.APIKeys = []string{key}
+	cfg.Serve.APIKeys, cfg.Serve.Keys = []string{key}, nil
 	cfg.Serve.Writes, cfg.writes = string(serve.WritesLocal), serve.WritesLocal
 	cfg.Serve.PublicURL, cfg.publicURL = "", nil
-	mux, err := apiMux(cfg, store, nil, newServeMetrics(newRegistry()), log)
+	mux, err := apiMux(cfg, []accountStore{{acct: cfg.accounts[0], store: store}}, newServeMetrics(newRegistry()), log)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -586,7 +589,7 @@ func (d *demoWriter) more(format string, args ...any) {
 func (d *demoWriter) results(rs []hrsync.Result) {
 	for _, r := range rs {
 		var b bytes.Buffer
-		printResult(&b, r, false)
+		printResult(&b, "", r, false)
 		d.more("  %s", strings.TrimSpace(b.String()))
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -173,47 +172,51 @@ func (versionCommand) run(_ context.Context, _ settings, stdout, _ io.Writer) er
 	return nil
 }
 
-func (c Config) sinkOptions() sink.Options {
-	return sink.Options{Schema: c.Warehouse.Schema, AccountID: c.Serve.AccountID, StatementTimeout: c.Warehouse.StatementTimeout}
-}
-
 // stopGrace is how long, once a command is asked to stop, its warehouse statements may go on
 // (a run's ledger entry, a lock's release) before their connections are closed under them: a
 // stop never waits on a warehouse that stopped answering.
 const stopGrace = 15 * time.Second
 
-// openStore opens the configured warehouse, refusing one whose schema is behind. Once ctx ends
-// (SIGTERM), whatever is still waiting on the warehouse stopGrace later is interrupted.
-func (c Config) openStore(ctx context.Context, log *slog.Logger) (*sink.Store, error) {
-	opts := c.sinkOptions()
-	opts.Logger = log
-	store, err := sink.Open(ctx, c.Warehouse.URL, opts)
-	if err != nil {
-		return nil, err
-	}
-	context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, store.Interrupt) })
-	return store, nil
+// migrateCommand is hrsync migrate.
+type migrateCommand struct {
+	account string
 }
 
-// migrateCommand is hrsync migrate.
-type migrateCommand struct{}
+func (c *migrateCommand) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.account, "account", "", "migrate only these accounts (comma-separated names from accounts; default: every one)")
+}
 
-func (*migrateCommand) flags(*flag.FlagSet) {}
-
-func (*migrateCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
-	opts := cfg.sinkOptions()
-	opts.Logger = cfg.logger(stderr) // says how many abandoned sync runs it closed
-	applied, err := sink.Migrate(ctx, cfg.Warehouse.URL, opts)
+// run migrates the warehouse of every account named (each schema, or SQLite file), going on
+// past one that fails; it fails when any did.
+func (c *migrateCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
+	accts, err := cfg.pick(c.account)
 	if err != nil {
 		return err
 	}
-	where := redactURL(cfg.Warehouse.URL)
-	if len(applied) == 0 {
-		fmt.Fprintf(stdout, "warehouse %s is up to date\n", where)
-		return nil
+	log := cfg.logger(stderr) // says how many abandoned sync runs it closed
+	var errs []error
+	for _, a := range accts {
+		opts := a.sinkOptions()
+		opts.Logger = a.logger(log)
+		applied, err := sink.Migrate(ctx, a.Warehouse.URL, opts)
+		if err != nil {
+			errs = append(errs, a.wrap(err))
+			continue
+		}
+		where := redactURL(a.Warehouse.URL)
+		if a.listed {
+			if sink.IsPostgresURL(a.Warehouse.URL) {
+				where += " schema " + a.Warehouse.Schema
+			}
+			where = "account " + a.name + ": " + where
+		}
+		if len(applied) == 0 {
+			fmt.Fprintf(stdout, "warehouse %s is up to date\n", where)
+			continue
+		}
+		fmt.Fprintf(stdout, "warehouse %s: applied migrations %v\n", where, applied)
 	}
-	fmt.Fprintf(stdout, "warehouse %s: applied migrations %v\n", where, applied)
-	return nil
+	return errors.Join(errs...)
 }
 
 // redactURL drops credentials from a database URL for output.

@@ -13,8 +13,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
@@ -44,48 +47,88 @@ func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Write
 		cfg.Serve.Addr = c.addr
 	}
 	log := cfg.logger(stderr)
-	store, err := cfg.openStore(ctx, log)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	reg := newRegistry()
-	var upstream *source.Client
-	if cfg.writes == serve.WritesForward {
-		// A forwarded create holds a client's request open: one attempt, paced like every call
-		// to the account (on the shared budget, so a replica's creates take their turn beside a
-		// running sync); a 429 goes straight back to the client, who may retry.
-		if upstream, err = newClient(cfg, log, store, reg, source.ClientOptions{MaxAttempts: 1, CreateKind: source.KindForward}); err != nil {
-			return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
+	var stores []accountStore
+	defer func() {
+		for _, s := range stores {
+			_ = s.store.Close()
+		}
+	}()
+	for _, a := range cfg.accounts {
+		alog := a.logger(log)
+		store, err := a.openStore(ctx, alog)
+		if err != nil {
+			return err
+		}
+		s := accountStore{acct: a, store: store}
+		stores = append(stores, s)
+		if cfg.writes == serve.WritesForward {
+			// A forwarded create holds a client's request open: one attempt, paced like every
+			// call to the account (on the shared budget, so a replica's creates take their turn
+			// beside a running sync); a 429 goes straight back to the client, who may retry.
+			areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.name}, reg)
+			if stores[len(stores)-1].upstream, err = newClient(a, alog, store, areg,
+				source.ClientOptions{MaxAttempts: 1, CreateKind: source.KindForward}); err != nil {
+				return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
+			}
 		}
 	}
-	mux, err := apiMux(cfg, store, upstream, newServeMetrics(reg), log)
+	mux, err := apiMux(cfg, stores, newServeMetrics(reg), log)
 	if err != nil {
 		return err
 	}
+	attrs := []slog.Attr{slog.String("writes", cfg.Serve.Writes)}
+	if len(stores) == 1 {
+		attrs = append(attrs, slog.String("warehouse", stores[0].store.Location()))
+	} else {
+		attrs = append(attrs, slog.Any("accounts", accountNames(cfg.accounts)))
+	}
 	return serveAll(ctx, log, []server{
-		{name: "serve", addr: cfg.Serve.Addr, handler: mux, attrs: []slog.Attr{slog.String("warehouse", store.Location()), slog.String("writes", cfg.Serve.Writes)}},
-		{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, store, log)},
+		{name: "serve", addr: cfg.Serve.Addr, handler: mux, attrs: attrs},
+		{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, readyAll(stores), log)},
 	})
 }
 
-// apiMux is the /v1 interface over the store, with the health endpoints. It is no
-// http.ServeMux: one would answer a path it cleans (//, /v1/../x) with an HTML redirect before
-// the /v1 handler, which answers every request in JSON, could.
-func apiMux(cfg settings, store *sink.Store, upstream *source.Client, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
+// accountStore is one account's warehouse as serve mode answers it, with the client its
+// creates are forwarded to (serve.writes: forward).
+type accountStore struct {
+	acct     *account
+	store    *sink.Store
+	upstream *source.Client
+}
+
+// readyAll is /readyz over every account's warehouse: ready when each is, otherwise the reasons
+// of those that are not, each naming its account.
+type readyAll []accountStore
+
+func (r readyAll) Ready(ctx context.Context) error {
+	var errs []error
+	for _, s := range r {
+		errs = append(errs, s.acct.wrap(s.store.Ready(ctx)))
+	}
+	return errors.Join(errs...)
+}
+
+// apiMux is the /v1 interface over the accounts' warehouses, with the health endpoints. It is
+// no http.ServeMux: one would answer a path it cleans (//, /v1/../x) with an HTML redirect
+// before the /v1 handler, which answers every request in JSON, could.
+func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
+	if len(stores) != 1 {
+		return nil, errors.New("serve: several accounts are not served yet")
+	}
 	keys, err := apiKeys(cfg.Serve, log)
 	if err != nil {
 		return nil, err
 	}
 	hopts := serve.Options{APIKeys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
-	if upstream != nil {
-		hopts.Upstream = upstream
+	if stores[0].upstream != nil {
+		hopts.Upstream = stores[0].upstream
 	}
-	api, err := serve.NewHandler(store, hopts)
+	api, err := serve.NewHandler(stores[0].store, hopts)
 	if err != nil {
 		return nil, err
 	}
-	return getRoutes(health(store, log), api), nil
+	return getRoutes(health(readyAll(stores), log), api), nil
 }
 
 // server is one HTTP server of the process; an empty addr means none.
@@ -242,4 +285,35 @@ func newAPIKey(prefix string) string {
 	var b [20]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on supported platforms
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// checkServeKeys validates serve.keys: each named, once; its key or its key file, not both; its
+// account one of the configuration's (it may be left out when there is one). With several
+// accounts, serve.api_keys cannot say whose data a key reads: serve.keys must.
+func (s settings) checkServeKeys() error {
+	names := accountNames(s.accounts)
+	if len(s.accounts) > 1 && len(s.Serve.APIKeys) > 0 {
+		return errors.New("config: serve.api_keys cannot say which account a key reads; with several accounts, list serve.keys, each with its account")
+	}
+	seen := map[string]bool{}
+	for i, k := range s.Serve.Keys {
+		switch {
+		case strings.TrimSpace(k.Name) == "":
+			return fmt.Errorf("config: serve.keys[%d] has no name (the name logs and metrics show)", i)
+		case seen[k.Name]:
+			return fmt.Errorf("config: serve.keys: two keys named %q", k.Name)
+		case (k.Key == "") == (k.KeyFile == ""):
+			return fmt.Errorf("config: serve.keys %s: set key or key_file (one of them)", k.Name)
+		case k.Account == "" && len(s.accounts) > 1:
+			return fmt.Errorf("config: serve.keys %s: name its account (one of %s)", k.Name, strings.Join(names, ", "))
+		case k.Account != "" && !slices.Contains(names, k.Account):
+			msg := fmt.Sprintf("config: serve.keys %s: no account %q", k.Name, k.Account)
+			if near := closest(k.Account, names); near != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			return errors.New(msg + "; configured: " + strings.Join(names, ", "))
+		}
+		seen[k.Name] = true
+	}
+	return nil
 }

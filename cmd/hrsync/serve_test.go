@@ -29,7 +29,8 @@ func TestServePortAnswersJSON(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Serve.APIKeys = []string{"k1"}
 	cfg.Serve.Writes = "local"
-	h, err := apiMux(parsed(t, cfg), store, nil, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
+	s := parsed(t, cfg)
+	h, err := apiMux(s, []accountStore{{acct: s.accounts[0], store: store}}, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestPrintResultOfARunThatNeverStarted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		printResult(&b, tt.res, false)
+		printResult(&b, "", tt.res, false)
 		if !strings.HasSuffix(b.String(), tt.want) || (tt.wantNone != "" && strings.Contains(b.String(), tt.wantNone)) {
 			t.Errorf("%s: printed %q, want it to end %q", tt.name, b.String(), tt.want)
 		}

@@ -27,6 +27,7 @@ type syncCommand struct {
 	allowMassDelete bool
 	concurrency     int
 	full            bool
+	account         string
 }
 
 func (c *syncCommand) flags(fs *flag.FlagSet) {
@@ -44,36 +45,43 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
 	fs.IntVar(&c.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
 	fs.BoolVar(&c.full, "full", false, "walk every collection whole, even those sync.window lets a run walk in part")
+	fs.StringVar(&c.account, "account", "", "sync only these accounts (comma-separated names from accounts; default: every one, one after another)")
 }
 
-// checkSource says what the source settings lack, before a command opens the warehouse its
-// client then paces on.
-func checkSource(cfg settings) error {
-	if cfg.Source.URL == "" {
-		return errors.New("source URL: not set (source.url, HRSYNC_SOURCE_URL)")
+// checkSource says what the account's source settings lack, before a command opens the
+// warehouse its client then paces on.
+func checkSource(a *account) error {
+	where := func(key string) string {
+		if a.listed {
+			return "accounts[" + a.name + "]." + key + ", " + accountsEnvPrefix + envName(a.name) + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		}
+		return key + ", HRSYNC_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 	}
-	if cfg.Source.APIKey == "" {
-		return errors.New("source API key: not set (source.api_key, HRSYNC_SOURCE_API_KEY)")
+	if a.Source.URL == "" {
+		return a.wrap(fmt.Errorf("source URL: not set (%s)", where("source.url")))
+	}
+	if a.Source.APIKey == "" {
+		return a.wrap(fmt.Errorf("source API key: not set (%s, or source.api_key_file)", where("source.api_key")))
 	}
 	return nil
 }
 
-// newClient builds a client of the account, paced at source.rate_limit; a process makes one and
-// shares it, so everything it sends the account counts against one budget. With
-// source.shared_budget (the default) and a store, that budget is the account's in the warehouse,
-// shared with every other hrsync process of the account (sink.Budget); without a store (demo)
-// or with shared_budget off, the process paces itself alone. reg, when not nil, gets the shared
-// budget's metrics.
-func newClient(cfg settings, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts source.ClientOptions) (*source.Client, error) {
-	if err := checkSource(cfg); err != nil {
+// newClient builds a client of the account, paced at its source.rate_limit; a process makes
+// one per account and shares it, so everything it sends the account counts against one budget.
+// With source.shared_budget (the default) and a store, that budget is the account's in the
+// warehouse, shared with every other hrsync process of the account (sink.Budget); without a
+// store (demo) or with shared_budget off, the process paces itself alone. reg, when not nil,
+// gets the shared budget's metrics.
+func newClient(a *account, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts source.ClientOptions) (*source.Client, error) {
+	if err := checkSource(a); err != nil {
 		return nil, err
 	}
-	opts.RateLimit, opts.Logger = cfg.Source.RateLimit, log
-	if store != nil && cfg.Source.SharedBudget && cfg.Source.RateLimit > 0 {
-		b, err := store.NewBudget(sink.BudgetOptions{Account: cfg.Source.Account, PerMinute: cfg.Source.RateLimit,
-			Share: cfg.Source.BudgetShare, Logger: log})
+	opts.RateLimit, opts.Logger = a.Source.RateLimit, log
+	if store != nil && a.Source.SharedBudget && a.Source.RateLimit > 0 {
+		b, err := store.NewBudget(sink.BudgetOptions{Account: a.Source.Account, PerMinute: a.Source.RateLimit,
+			Share: a.Source.BudgetShare, Logger: log})
 		if err != nil {
-			return nil, err
+			return nil, a.wrap(err)
 		}
 		opts.Budget = b
 		if reg != nil {
@@ -82,7 +90,8 @@ func newClient(cfg settings, log *slog.Logger, store *sink.Store, reg prometheus
 			}
 		}
 	}
-	return source.NewClient(cfg.Source.URL, cfg.Source.APIKey, opts)
+	c, err := source.NewClient(a.Source.URL, a.Source.APIKey, opts)
+	return c, a.wrap(err)
 }
 
 // resourcesOf is what --resource names: nothing, sync.resources (configured); otherwise the
@@ -99,34 +108,52 @@ func resourcesOf(flag string, configured []sink.Resource) ([]sink.Resource, erro
 	return rs, nil
 }
 
+// run syncs each account named, one after another, going on past one that fails; it fails
+// when any did.
 func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
-	resources, err := resourcesOf(c.resource, cfg.resources)
+	accts, err := cfg.pick(c.account)
 	if err != nil {
 		return err
 	}
-	log := cfg.logger(stderr)
-	if err := checkSource(cfg); err != nil {
+	var errs []error
+	for _, a := range accts {
+		if ctx.Err() != nil {
+			break
+		}
+		errs = append(errs, c.runAccount(ctx, cfg, a, stdout, stderr))
+	}
+	return errors.Join(errs...)
+}
+
+// runAccount is one account's sync: its lock, its budget, its warehouse.
+func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, stdout, stderr io.Writer) error {
+	resources, err := resourcesOf(c.resource, a.resources)
+	if err != nil {
+		return err
+	}
+	log := a.logger(cfg.logger(stderr))
+	if err := checkSource(a); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	store, err := cfg.openStore(ctx, log)
+	store, err := a.openStore(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	client, err := newClient(cfg, log, store, nil, source.ClientOptions{})
+	client, err := newClient(a, log, store, nil, source.ClientOptions{})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	concurrency := cfg.Sync.Concurrency
+	concurrency := a.Sync.Concurrency
 	if c.concurrency > 0 {
 		concurrency = c.concurrency
 	}
 	sopts := hrsync.Options{
-		Concurrency: concurrency, MaxWalks: cfg.Sync.MaxWalks, MaxDeleteShare: cfg.Sync.MaxDeleteShare,
-		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: cfg.window, Full: c.full,
+		Concurrency: concurrency, MaxWalks: a.Sync.MaxWalks, MaxDeleteShare: a.Sync.MaxDeleteShare,
+		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.window, Full: c.full,
 	}
 	if isTerminal(stderr) {
-		sopts.Progress = progressPrinter(stderr, cfg.Source.RateLimit)
+		sopts.Progress = progressPrinter(stderr, a.Source.RateLimit)
 	}
 	var results []hrsync.Result
 	err = hrsync.WithLock(ctx, store, func(ctx context.Context) error {
@@ -134,10 +161,14 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 		return err
 	})
 	if errors.Is(err, hrsync.ErrLocked) {
-		return fmt.Errorf("sync: %w; try again when it is done", err)
+		return fmt.Errorf("sync: %w; try again when it is done", a.wrap(err))
+	}
+	prefix := ""
+	if a.listed {
+		prefix = "account " + a.name + ": "
 	}
 	for _, r := range results {
-		printResult(stdout, r, c.dryRun)
+		printResult(stdout, prefix, r, c.dryRun)
 	}
 	if err != nil {
 		var msgs []string
@@ -151,18 +182,24 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 				msg += " (if intended, run again with --allow-mass-delete)"
 			case errors.Is(r.Err, v1.ErrUnauthorized):
 				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
+				if a.listed {
+					msg = fmt.Sprintf("%s: %v (check the account's source.api_key, %s%s_SOURCE_API_KEY; nothing else of it was synced)",
+						r.Resource, r.Err, accountsEnvPrefix, envName(a.name))
+				}
 			}
 			msgs = append(msgs, msg)
 		}
 		if len(msgs) == 0 {
-			return fmt.Errorf("sync: %w", err)
+			return fmt.Errorf("sync: %w", a.wrap(err))
 		}
-		return fmt.Errorf("sync: %s", strings.Join(msgs, "; "))
+		return fmt.Errorf("sync: %w", a.wrap(errors.New(strings.Join(msgs, "; "))))
 	}
 	return nil
 }
 
-func printResult(w io.Writer, r hrsync.Result, dryRun bool) {
+// printResult writes one line of what a run did to a collection, after prefix.
+func printResult(w io.Writer, prefix string, r hrsync.Result, dryRun bool) {
+	fmt.Fprint(w, prefix)
 	if r.Status == sink.RunUnavailable {
 		// Skipped: nothing was walked or written, and there is nothing to count.
 		fmt.Fprintf(w, "%s: %s — skipped: %s\n", r.Resource, r.Status, r.Error)

@@ -104,10 +104,47 @@ type Job struct {
 	// Lock is the warehouse lock (RunnerOptions.Lock) each run takes first; a run is skipped,
 	// and counted, while another process holds it. "" takes none.
 	Lock string
+	// Slots, when set, bounds how many runs of the jobs sharing it go on at once in this process
+	// (a worker of many accounts: its syncs). A run waits for a slot before it tries its lock,
+	// so while this process is full, another process with room takes the lock first.
+	Slots *Slots
 	// Run is one run; its context carries the lock (see Locker) and ends when the runner is
 	// stopped. It logs its own outcome (a sync logs each collection's result, onboarding each
 	// file's); the runner logs only what happens around it: a run skipped, the lock, a panic.
 	Run func(ctx context.Context) error
+}
+
+// Slots bounds how many runs go on at once across the jobs (of one runner or several) that
+// share it. A nil *Slots bounds nothing.
+type Slots struct{ ch chan struct{} }
+
+// NewSlots returns room for n runs at once; nil (no bound) when n is 0 or less.
+func NewSlots(n int) *Slots {
+	if n <= 0 {
+		return nil
+	}
+	return &Slots{ch: make(chan struct{}, n)}
+}
+
+// take waits for a slot until stop or ctx ends, calling waiting first when none is free;
+// release gives it back.
+func (s *Slots) take(ctx context.Context, stop <-chan struct{}, waiting func()) (release func(), ok bool) {
+	if s == nil {
+		return func() {}, true
+	}
+	select {
+	case s.ch <- struct{}{}:
+		return func() { <-s.ch }, true
+	default:
+	}
+	waiting()
+	select {
+	case s.ch <- struct{}{}:
+		return func() { <-s.ch }, true
+	case <-stop:
+	case <-ctx.Done():
+	}
+	return nil, false
 }
 
 // RunnerOptions configures a Runner.
@@ -257,6 +294,13 @@ func (r *Runner) run(j *runnerJob) {
 		return
 	}
 	defer j.running.Store(false)
+	release, ok := j.Slots.take(r.ctx, r.stopping, func() {
+		r.log.Info("job waits: this process runs as many as it may at once", "task", j.Name)
+	})
+	if !ok {
+		return // stopping
+	}
+	defer release()
 	m := r.opts.Metrics
 	started := time.Now()
 	err := r.guard(r.ctx, j)

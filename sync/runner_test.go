@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	stdsync "sync"
@@ -390,4 +391,69 @@ func TestRunnerStop(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Jobs sharing Slots run no more of them at once than it allows, each in its turn, and a runner
+// stops without waiting for a slot that never frees.
+func TestSlotsBoundRunsAtOnce(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d at once", n), func(t *testing.T) {
+			slots := hrsync.NewSlots(n)
+			var running, most, ran atomic.Int32
+			body := func(context.Context) error {
+				now := running.Add(1)
+				for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+				}
+				time.Sleep(50 * time.Millisecond)
+				running.Add(-1)
+				ran.Add(1)
+				return nil
+			}
+			// One runner per account, as a worker of several accounts has.
+			var runners []*hrsync.Runner
+			for range 5 {
+				r, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Metrics: hrsync.NewMetrics(prometheus.NewRegistry())},
+					hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: body})
+				if err != nil {
+					t.Fatal(err)
+				}
+				runners = append(runners, r)
+			}
+			var wg stdsync.WaitGroup
+			for _, r := range runners {
+				wg.Go(func() { r.RunNow("sync") })
+			}
+			wg.Wait()
+			if ran.Load() != 5 || most.Load() != int32(n) {
+				t.Errorf("%d runs, at most %d at once; want 5, at most %d", ran.Load(), most.Load(), n)
+			}
+		})
+	}
+	t.Run("stop while waiting", func(t *testing.T) {
+		slots := hrsync.NewSlots(1)
+		hold := make(chan struct{})
+		defer close(hold)
+		first, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{},
+			hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: func(context.Context) error { <-hold; return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go first.RunNow("sync")
+		var waiterRan atomic.Bool
+		second, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{},
+			hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: func(context.Context) error { waiterRan.Store(true); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		second.Start() // an Every trigger runs at once: it waits for the slot first holds
+		time.Sleep(100 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := second.Stop(ctx); err != nil {
+			t.Errorf("stop while waiting for a slot: %v", err)
+		}
+		if waiterRan.Load() {
+			t.Error("a job ran without a slot")
+		}
+	})
 }

@@ -37,6 +37,7 @@ type Config struct {
 	ScheduleTimezone string        `yaml:"schedule_timezone"`
 	Metrics          MetricsConfig `yaml:"metrics"`
 	Log              LogConfig     `yaml:"log"`
+	Worker           WorkerConfig  `yaml:"worker"`
 	// Accounts are the upstream accounts one configuration syncs, each with its own source,
 	// warehouse schema, schedule, lock and request budget; none: the top-level sections are the
 	// one account. Read from the file only (its keys from HRSYNC_ACCOUNTS_<NAME>_… too).
@@ -130,6 +131,14 @@ type OnboardingConfig struct {
 // MetricsConfig is the Prometheus endpoint.
 type MetricsConfig struct {
 	Addr string `yaml:"addr"`
+}
+
+// WorkerConfig shapes hrsync run as one of several workers sharing accounts.
+type WorkerConfig struct {
+	// MaxSyncs is how many accounts' syncs this worker runs at once; 0: every account's when
+	// due. A sync due while the worker is full waits for a free one, and meanwhile another
+	// worker with room takes the account's lock: adding a worker adds capacity.
+	MaxSyncs int `yaml:"max_syncs"`
 }
 
 // LogConfig shapes the logs on stderr.
@@ -467,6 +476,9 @@ func (c Config) parse() (settings, error) {
 	}
 	if c.Serve.AccountID < 0 {
 		return settings{}, errors.New("config: serve.account_id must not be negative")
+	}
+	if c.Worker.MaxSyncs < 0 {
+		return settings{}, errors.New("config: worker.max_syncs must be 0 (no bound) or more")
 	}
 	if err := s.checkServeKeys(); err != nil {
 		return settings{}, err

@@ -55,6 +55,7 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 		return errors.New("run: nothing to do: " + what)
 	}
 	reg := newRegistry()
+	slots := hrsync.NewSlots(cfg.Worker.MaxSyncs) // shared by every account's sync
 	var workers []*worker
 	defer func() {
 		for _, w := range workers {
@@ -62,7 +63,7 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 		}
 	}()
 	for _, a := range cfg.accounts {
-		w, err := c.newWorker(ctx, cfg, a, reg, log)
+		w, err := c.newWorker(ctx, a, reg, slots, log)
 		if err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
@@ -141,7 +142,7 @@ type worker struct {
 // newWorker opens the account's warehouse and builds its jobs, their metrics labelled with the
 // account. An account with neither a schedule nor a folder gets a worker with no jobs (serve
 // still answers for it).
-func (c *runCommand) newWorker(ctx context.Context, cfg settings, a *account, reg prometheus.Registerer, log *slog.Logger) (*worker, error) {
+func (c *runCommand) newWorker(ctx context.Context, a *account, reg prometheus.Registerer, slots *hrsync.Slots, log *slog.Logger) (*worker, error) {
 	log = a.logger(log)
 	areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.name}, reg)
 	syncMetrics := hrsync.NewMetrics(areg)
@@ -177,6 +178,7 @@ func (c *runCommand) newWorker(ctx context.Context, cfg settings, a *account, re
 		}
 		job := syncer.Job(trigger, a.resources)
 		job.RunAtStart = c.now || a.Sync.RunAtStart
+		job.Slots = slots
 		jobs = append(jobs, job)
 	} else if a.Onboarding.Dir != "" {
 		log.Info("no schedule: the worker only watches the onboarding folder")

@@ -433,12 +433,14 @@ func TestSlotsBoundRunsAtOnce(t *testing.T) {
 		slots := hrsync.NewSlots(1)
 		hold := make(chan struct{})
 		defer close(hold)
+		holding := make(chan struct{})
 		first, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{},
-			hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: func(context.Context) error { <-hold; return nil }})
+			hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: func(context.Context) error { close(holding); <-hold; return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		go first.RunNow("sync")
+		<-holding // the slot is taken
 		var waiterRan atomic.Bool
 		second, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{},
 			hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: func(context.Context) error { waiterRan.Store(true); return nil }})

@@ -371,9 +371,8 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 			return err
 		}
 		res.Pages += w.pages
-		res.RecordsSeen, res.DistinctRecords, res.TotalReported = l.Staged(), distinct, w.totalFirst
-		consistent = w.totalFirst >= 0 && w.totalFirst == w.totalMin && w.totalFirst == w.totalMax &&
-			distinct == w.totalFirst && l.Staged() == distinct
+		res.RecordsSeen, res.DistinctRecords, res.TotalReported = l.Staged(), distinct, w.totalMax
+		consistent = w.consistent(distinct, l.Staged())
 		if !consistent {
 			s.opts.Metrics.observeInconsistentWalk(r)
 			log.Warn("the collection changed during the walk", "walk", walk, "total_first", w.totalFirst,
@@ -437,6 +436,25 @@ type walked struct {
 	totalFirst, totalMin, totalMax int64
 }
 
+// consistent says whether a walk that staged staged records, distinct of them, read the
+// collection exactly: every record the source counted, each once.
+//
+// Records added or removed during a walk shift the offset pages after them. A shift forward
+// (an addition before a page read later) shows a record twice: staged exceeds distinct. A
+// shift back (a removal) can hide one: the Total falls below the first page's. Either makes the
+// walk inconsistent. The Total may grow, though, where additions are listed last (new hires
+// created through the source, by onboarding or a forwarded create, during a walk): nothing
+// shifts, the walk reads the pages the growth adds (walk's tail), and it is exact when it saw
+// as many distinct records as the largest Total counted. A removal hidden by an addition keeps
+// the counts whatever the Totals do; the record it hides is a deletion candidate, which a
+// second walk confirms or clears before anything is deleted (see load).
+func (w walked) consistent(distinct, staged int64) bool {
+	return w.totalFirst >= 0 && w.totalMin == w.totalFirst && distinct == w.totalMax && staged == distinct
+}
+
+// maxTailPages bounds the pages a walk reads past its last for records added during it.
+const maxTailPages = 20
+
 type page struct {
 	n        int64
 	resp     *source.Response
@@ -474,6 +492,13 @@ func (s *Syncer) fetch(ctx context.Context, r sink.Resource, n int64, filter url
 }
 
 func (p page) count() int64 { return int64(len(p.employee) + len(p.patterns) + len(p.records)) }
+
+// after is the page without its first k records.
+func (p page) after(k int64) page {
+	cut := func(n int) int { return int(min(int64(n), k)) }
+	p.employee, p.patterns, p.records = p.employee[cut(len(p.employee)):], p.patterns[cut(len(p.patterns)):], p.records[cut(len(p.records)):]
+	return p
+}
 
 // pagesOf is how many pages the collection has, by the Link header's last relation, else by
 // Total and the page size the source used; 0 when neither says.
@@ -532,6 +557,8 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 		return w, err
 	}
 	total := pagesOf(first)
+	// lastTotal is the Total the last page answered with: the records listed when it was read.
+	lastTotal := first.resp.Total
 	s.progress(Progress{Resource: r, Walk: walkN, PagesDone: 1, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
 	if total == 0 {
 		// Neither Link nor Total: read on until an empty page.
@@ -595,6 +622,9 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 		}
 		w.pages++
 		w.totalMin, w.totalMax = min(w.totalMin, p.resp.Total), max(w.totalMax, p.resp.Total)
+		if p.n == total {
+			lastTotal = p.resp.Total
+		}
 		if err := stage(p); err != nil {
 			fail(err)
 			staging = false
@@ -605,7 +635,37 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	if firstErr != nil { // every writer has finished: the workers and this loop
 		return w, firstErr
 	}
-	return w, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return w, err
+	}
+	// The tail: records added during the walk, where the source lists them last, made the Total
+	// grow after the last page was read. The records it held then stand; those after them are
+	// read now: the rest of that page, and the pages the growth added (see walked.consistent).
+	size := first.resp.PerPage
+	if size <= 0 {
+		size = first.count()
+	}
+	if w.totalMin == w.totalFirst && lastTotal < w.totalMax && size > 0 {
+		for n := lastTotal/size + 1; n <= v1.LastPage(w.totalMax, size) && n <= total+maxTailPages; n++ {
+			p, err := s.fetch(ctx, r, n, filter)
+			if err != nil {
+				return w, err
+			}
+			w.pages++
+			w.totalMin, w.totalMax = min(w.totalMin, p.resp.Total), max(w.totalMax, p.resp.Total)
+			if skip := lastTotal - (n-1)*size; skip > 0 { // read already, when the page was
+				p = p.after(skip)
+			}
+			if p.count() == 0 {
+				continue
+			}
+			if err := stage(p); err != nil {
+				return w, err
+			}
+			s.progress(Progress{Resource: r, Walk: walkN, PagesDone: w.pages, PagesTotal: max(total, n), Records: staged, Elapsed: time.Since(start)})
+		}
+	}
+	return w, nil
 }
 
 func (s *Syncer) progress(p Progress) {

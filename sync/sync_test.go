@@ -305,7 +305,7 @@ func TestCollectionNeverHoldsStill(t *testing.T) {
 	up.RemoveEmployee(mustID(t, up.Employees()[0])) // gone before the run: a deletion a consistent walk would apply
 	more := fakeupstream.Generate(400, 9)[200:]
 	up.setHook(func(s *fakeupstream.Service, n int, r *http.Request) {
-		s.AddEmployee(more[n%len(more)]) // a hire on every request
+		s.InsertEmployee(0, more[n%len(more)]) // a hire on every request, listed first: every page after it shifts
 	})
 	rs, err := hrsync.New(c, store, hrsync.Options{MaxWalks: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
 	if !errors.Is(err, hrsync.ErrInconsistent) {
@@ -420,5 +420,66 @@ func TestPacedSyncProvokesNo429(t *testing.T) {
 	}
 	if up.MaxInWindow() > 5 {
 		t.Errorf("%d requests in one window, limit 5", up.MaxInWindow())
+	}
+}
+
+// TestHiresDuringTheWalk: new hires created through the source while a sync walks (onboarding,
+// forwarded creates, which share the account's budget with the walk). Where the source lists
+// them last, nothing shifts: the walk reads the pages they add and is exact in one walk, the
+// hires included, with the leaver deleted after the usual confirming walk. Where it lists them
+// first, every page after shifts: the walk is inconsistent and walked again.
+func TestHiresDuringTheWalk(t *testing.T) {
+	tests := []struct {
+		name      string
+		at        int // InsertEmployee's index: -1 appends
+		wantOK    bool
+		wantWalks int64
+	}{
+		{"listed last", -1, true, 2}, // the leaver's confirming walk
+		{"listed first", 0, false, 3},
+	}
+	for _, backend := range sinktest.Backends {
+		for _, tt := range tests {
+			t.Run(backend+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				up := newUpstream(t, 450, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
+				store := sinktest.Store(t, backend, sink.Options{})
+				c := fastClient(t, up, source.ClientOptions{})
+				if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
+					t.Fatal(err)
+				}
+				up.RemoveEmployee(mustID(t, up.Employees()[3])) // a leaver
+				// 150 hires, one a request, for the first walk's 5 pages (and the tail's)
+				hires := fakeupstream.Generate(700, 11)[500:650]
+				next := 0
+				var mu stdsync.Mutex
+				up.setHook(func(s *fakeupstream.Service, n int, r *http.Request) {
+					mu.Lock()
+					defer mu.Unlock()
+					if next < 3 { // three hires, on the first requests of the run
+						s.InsertEmployee(tt.at, hires[next])
+						next++
+					}
+				})
+				rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4}).Run(context.Background(), []sink.Resource{sink.Employees})
+				r := result(t, rs, sink.Employees)
+				if tt.wantOK {
+					if err != nil || r.Status != sink.RunOK || r.Walks != tt.wantWalks || r.Inserted != 3 || r.Deleted != 1 {
+						t.Fatalf("run %+v, %v: want ok in %d walks, 3 hires in, the leaver out", r.Run, err, tt.wantWalks)
+					}
+					if r.TotalReported != 452 {
+						t.Errorf("total reported %d, want the grown 452", r.TotalReported)
+					}
+					assertReplica(t, up, store, false)
+					return
+				}
+				// Listed first, each hire shifts the pages read after it: the walks that saw
+				// one are inconsistent; the walk after the hires stopped is exact.
+				if err != nil || r.Status != sink.RunOK || r.Walks < 2 || r.Inserted != 3 {
+					t.Errorf("run %+v, %v: want the shifted walk walked again, then ok with the hires", r.Run, err)
+				}
+				assertReplica(t, up, store, false)
+			})
+		}
 	}
 }

@@ -112,13 +112,13 @@ func TestUnavailableCollections(t *testing.T) {
 			want:    map[sink.Resource]string{sink.WorkingPatterns: sink.RunOK, sink.Employees: sink.RunFailed},
 			wantErr: func(err error) bool { return errors.Is(err, v1.ErrUnauthorized) }},
 		{name: "404 on a later walk's first page breaks the sync",
-			// The first walk of employees sees the collection grow under it (inconsistent), so
+			// The first walk of employees sees the collection shift under it (inconsistent), so
 			// a second walk starts, whose first page is answered 404: the collection was there
 			// a walk ago.
 			answers: []answer{{path: emp, page: "1", nth: 2, status: 404}},
 			hook: func(s *fakeupstream.Service, _ int, r *http.Request) {
 				if r.URL.Path == emp && r.URL.Query().Get("page") == "2" {
-					s.AddEmployee(fakeupstream.Generate(310, 7)[305])
+					s.InsertEmployee(0, fakeupstream.Generate(310, 7)[305]) // listed first: the pages shift
 				}
 			},
 			want: map[sink.Resource]string{sink.WorkingPatterns: sink.RunOK, sink.Employees: sink.RunFailed},

@@ -38,22 +38,22 @@ type serveMetrics struct {
 func newServeMetrics(reg prometheus.Registerer) *serveMetrics {
 	m := &serveMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_serve_requests_total", Help: "Requests to the /v1 replica by route and status code.",
-		}, []string{"route", "code"}),
+			Name: "hrsync_serve_requests_total", Help: "Requests to the /v1 replica by account, route and status code.",
+		}, []string{"account", "route", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "hrsync_serve_request_duration_seconds", Help: "Time to answer /v1 requests by route.",
+			Name: "hrsync_serve_request_duration_seconds", Help: "Time to answer /v1 requests by account and route.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"route"}),
+		}, []string{"account", "route"}),
 	}
 	reg.MustRegister(m.requests, m.duration)
 	return m
 }
 
-// observe is serve.Options.Observe. Routes are the mux's patterns, so cardinality stays
-// low whatever paths clients send.
-func (m *serveMetrics) observe(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+// observe is serve.Options.Observe. Routes are the mux's patterns and accounts the configured
+// ones ("" when no key matched), so cardinality stays low whatever paths and keys clients send.
+func (m *serveMetrics) observe(account, route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(account, route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(account, route).Observe(d.Seconds())
 }
 
 // readier is what /readyz asks.

@@ -1,7 +1,8 @@
 // Package serve is serve mode's HTTP handler: it answers the /v1 interface over a Store (the
-// warehouse), with API-key auth, paging headers, ETags, request ids, JSON errors and
-// creates (kept locally, or forwarded upstream through a Creator). The wire format is package
-// v1's; it imports neither the warehouse nor the HTTP client.
+// warehouse) per account, each API key reading exactly one account's, with API-key auth, paging
+// headers, ETags, request ids, JSON errors and creates (kept locally, or forwarded upstream
+// through a Creator). The wire format is package v1's; it imports neither the warehouse nor the
+// HTTP client.
 package serve
 
 import (
@@ -83,47 +84,106 @@ func ParseWrites(s string) (Writes, error) {
 // forwardTimeout bounds a forwarded create, pacing included, within the server's write timeout.
 const forwardTimeout = 30 * time.Second
 
+// Key is a key clients present in X-API-KEY and the account whose data it reads.
+type Key struct {
+	Name    string // names the key in logs and metrics; never the key itself
+	Key     string // the key; kept only as its SHA-256, compared in constant time
+	Account string // the Account (Options.Accounts) it reads; "" when there is one account
+}
+
+// Account is one account's warehouse the handler serves.
+type Account struct {
+	// Name names the account in keys, logs, metrics and ETags; it may be "" only when it is the
+	// one account served.
+	Name     string
+	Store    Store
+	Upstream Creator // receives its creates in WritesForward mode
+}
+
 // Options configures a Handler.
 type Options struct {
-	// APIKeys are the keys clients may present in X-API-KEY; at least one is required.
+	// Accounts are the accounts New serves, each over its own store; NewHandler serves one, named
+	// "", over its store argument.
+	Accounts []Account
+	// Keys are the keys clients may present in X-API-KEY, each reading one account's data.
+	Keys []Key
+	// APIKeys are further keys of the one account served (NewHandler, or New with one account):
+	// they are named "key 1", "key 2"… in logs and metrics. At least one key (here or in Keys)
+	// is required.
 	APIKeys []string
 	// PublicURL is the absolute base address links are built on (scheme, host and an optional
 	// path prefix before /v1); nil builds them from the request's host.
 	PublicURL *url.URL
 	Writes    Writes
-	// Upstream receives creates in WritesForward mode.
+	// Upstream is the upstream of NewHandler's one account (New takes each Account's).
 	Upstream Creator
 	// MaxBodyBytes bounds a create's body (default 64 KiB).
 	MaxBodyBytes int64
 	// ETagSalt is mixed into every ETag, so a new build's output never matches an old tag.
 	ETagSalt string
 	Logger   *slog.Logger
-	// Observe, when set, is told of every request served: its route pattern, status and duration.
-	Observe func(route string, status int, d time.Duration)
+	// Observe, when set, is told of every request served: the account whose data it read (""
+	// when no key matched), its route pattern, status and duration.
+	Observe func(account, route string, status int, d time.Duration)
 }
 
-// Handler serves the /v1 interface over a Store.
+// Handler serves the /v1 interface over one Store per account, each API key reading exactly one
+// account's.
 type Handler struct {
-	store Store
-	opts  Options
-	keys  [][sha256.Size]byte
-	log   *slog.Logger
-	mux   *http.ServeMux
-	bufs  sync.Pool
+	opts     Options
+	keys     []key
+	accounts []*account
+	log      *slog.Logger
+	bufs     sync.Pool
 	// collections are the names of the collections served, in the index's order.
 	collections []string
+	// notFound answers a path no route serves.
+	notFound string
 }
 
-// NewHandler builds the /v1 handler.
+// key is one configured key: its SHA-256 and the account it reads.
+type key struct {
+	name    string
+	sum     [sha256.Size]byte
+	account *account
+}
+
+// account is one account served: its store, its upstream and its routes. Its methods are the
+// route handlers, so a request reads no other account's data.
+type account struct {
+	h        *Handler
+	name     string
+	store    Store
+	upstream Creator
+	mux      *http.ServeMux
+}
+
+// NewHandler builds the /v1 handler over one account's store, named "": Options.APIKeys and
+// Options.Keys (their Account "") read it, Options.Upstream receives its forwarded creates.
 func NewHandler(store Store, opts Options) (*Handler, error) {
-	if len(opts.APIKeys) == 0 {
-		return nil, errors.New("new handler: no API keys configured")
+	if len(opts.Accounts) > 0 {
+		return nil, errors.New("new handler: Options.Accounts is for New; NewHandler serves its store argument")
+	}
+	opts.Accounts = []Account{{Store: store, Upstream: opts.Upstream}}
+	opts.Upstream = nil
+	return New(opts)
+}
+
+// New builds the /v1 handler over Options.Accounts, each key of Options.Keys (and, with one
+// account, Options.APIKeys) reading its account's data only: its store, its upstream, its
+// availability and index, and ETags of its own.
+func New(opts Options) (*Handler, error) {
+	if opts.Upstream != nil {
+		return nil, errors.New("new handler: Options.Upstream is for NewHandler; set each Account's Upstream")
+	}
+	if len(opts.Accounts) == 0 {
+		return nil, errors.New("new handler: no accounts configured")
+	}
+	if len(opts.APIKeys) > 0 && len(opts.Accounts) > 1 {
+		return nil, errors.New("new handler: APIKeys name no account; with several accounts use Keys")
 	}
 	if opts.Writes == "" {
 		opts.Writes = WritesLocal
-	}
-	if opts.Writes == WritesForward && opts.Upstream == nil {
-		return nil, errors.New("new handler: forward writes need an upstream")
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 64 << 10
@@ -137,43 +197,106 @@ func NewHandler(store Store, opts Options) (*Handler, error) {
 		u.RawQuery, u.Fragment = "", ""
 		opts.PublicURL = &u
 	}
-	h := &Handler{store: store, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
-	for _, k := range opts.APIKeys {
-		if k == "" {
-			return nil, errors.New("new handler: empty API key")
-		}
-		h.keys = append(h.keys, sha256.Sum256([]byte(k)))
-	}
+	h := &Handler{opts: opts, log: opts.Logger}
 	h.bufs.New = func() any { b := make([]byte, 0, 64<<10); return &b }
-	h.route("/v1/employees", h.listEmployees, h.createEmployee)
-	h.route("/v1/employees/{id}", h.getEmployee, nil)
-	h.route("/v1/working_patterns", h.listWorkingPatterns, nil)
 	h.collections = []string{"employees", "working_patterns"}
 	for _, c := range v1.Collections {
-		h.route("/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { h.listRecords(w, r, c) }, nil)
-		h.route("/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { h.getRecord(w, r, c) }, nil)
 		h.collections = append(h.collections, c.Name)
 	}
 	paths := make([]string, len(h.collections))
 	for i, name := range h.collections {
 		paths[i] = "/v1/" + name
 	}
-	h.route("/v1", h.index, nil)
-	notFound := "no such resource: see " + strings.Join(paths, ", ") + " (and /v1, the list of them)"
-	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, http.StatusNotFound, notFound)
-	})
+	h.notFound = "no such resource: see " + strings.Join(paths, ", ") + " (and /v1, the list of them)"
+
+	byName := make(map[string]*account, len(opts.Accounts))
+	for i, ac := range opts.Accounts {
+		switch {
+		case ac.Name == "" && len(opts.Accounts) > 1:
+			return nil, fmt.Errorf("new handler: account %d has no name (several accounts need one each)", i+1)
+		case byName[ac.Name] != nil:
+			return nil, fmt.Errorf("new handler: account %q declared twice", ac.Name)
+		case ac.Store == nil:
+			return nil, fmt.Errorf("new handler: account %q has no store", ac.Name)
+		case opts.Writes == WritesForward && ac.Upstream == nil:
+			if len(opts.Accounts) == 1 {
+				return nil, errors.New("new handler: forward writes need an upstream")
+			}
+			return nil, fmt.Errorf("new handler: account %q: forward writes need an upstream", ac.Name)
+		}
+		a := &account{h: h, name: ac.Name, store: ac.Store, upstream: ac.Upstream}
+		a.mux = a.routes()
+		byName[ac.Name] = a
+		h.accounts = append(h.accounts, a)
+	}
+
+	keys := slices.Clone(opts.Keys)
+	for i, k := range opts.APIKeys {
+		keys = append(keys, Key{Name: fmt.Sprintf("key %d", i+1), Key: k})
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("new handler: no API keys configured")
+	}
+	names := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		if k.Name == "" {
+			return nil, fmt.Errorf("new handler: key %d has no name", i+1)
+		}
+		if names[k.Name] {
+			return nil, fmt.Errorf("new handler: key %q named twice", k.Name)
+		}
+		names[k.Name] = true
+		if k.Key == "" {
+			return nil, fmt.Errorf("new handler: key %q: empty API key", k.Name)
+		}
+		var a *account
+		switch {
+		case k.Account == "" && len(h.accounts) == 1:
+			a = h.accounts[0]
+		case k.Account == "":
+			return nil, fmt.Errorf("new handler: key %q names no account (several are served)", k.Name)
+		default:
+			a = byName[k.Account]
+		}
+		if a == nil {
+			return nil, fmt.Errorf("new handler: key %q reads account %q, which is not declared", k.Name, k.Account)
+		}
+		sum := sha256.Sum256([]byte(k.Key))
+		for _, o := range h.keys {
+			if o.sum == sum {
+				return nil, fmt.Errorf("new handler: keys %q and %q are the same key", o.name, k.Name)
+			}
+		}
+		h.keys = append(h.keys, key{name: k.Name, sum: sum, account: a})
+	}
 	return h, nil
+}
+
+// routes builds an account's mux: the one place the interface's routes are declared.
+func (a *account) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	route(mux, "/v1/employees", a.listEmployees, a.createEmployee)
+	route(mux, "/v1/employees/{id}", a.getEmployee, nil)
+	route(mux, "/v1/working_patterns", a.listWorkingPatterns, nil)
+	for _, c := range v1.Collections {
+		route(mux, "/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { a.listRecords(w, r, c) }, nil)
+		route(mux, "/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { a.getRecord(w, r, c) }, nil)
+	}
+	route(mux, "/v1", a.index, nil)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, http.StatusNotFound, a.h.notFound)
+	})
+	return mux
 }
 
 // route registers a path whose GET (and HEAD) and optional POST are served; other methods get a
 // JSON 405 with Allow.
-func (h *Handler) route(pattern string, get, post http.HandlerFunc) {
+func route(mux *http.ServeMux, pattern string, get, post http.HandlerFunc) {
 	allow := "GET, HEAD"
 	if post != nil {
 		allow = "GET, HEAD, POST"
 	}
-	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodGet || r.Method == http.MethodHead:
 			get(w, r)
@@ -186,7 +309,8 @@ func (h *Handler) route(pattern string, get, post http.HandlerFunc) {
 	})
 }
 
-// ServeHTTP serves one request: request id, access log, panic recovery, authentication, route.
+// ServeHTTP serves one request: request id, access log, panic recovery, authentication, then the
+// route of the key's account.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := r.Header.Get("X-Request-Id")
@@ -195,6 +319,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	var k *key
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -206,12 +331,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		d := time.Since(start)
+		var keyName, accountName string
+		if k != nil {
+			keyName, accountName = k.name, k.account.name
+		}
 		if h.opts.Observe != nil {
 			route := r.Pattern // set by the mux; empty when the request never reached it
 			if route == "" {
 				route = "unmatched"
 			}
-			h.opts.Observe(route, rec.status, d)
+			h.opts.Observe(accountName, route, rec.status, d)
 		}
 		query, redacted := loggedQuery(r.URL.RawQuery)
 		attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", r.Method),
@@ -219,14 +348,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if redacted > 0 {
 			attrs = append(attrs, slog.Int("query_params_redacted", redacted))
 		}
-		attrs = append(attrs, slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", d))
+		attrs = append(attrs, slog.String("key", keyName), slog.String("account", accountName),
+			slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", d))
 		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	}()
 	if len(r.URL.RawQuery) > MaxQueryBytes {
 		WriteError(rec, http.StatusRequestURITooLong, fmt.Sprintf("query string longer than %d bytes", MaxQueryBytes))
 		return
 	}
-	if !h.authorized(r.Header.Get("X-Api-Key")) {
+	if k = h.authenticate(r.Header.Get("X-Api-Key")); k == nil {
 		WriteError(rec, http.StatusUnauthorized, "")
 		return
 	}
@@ -235,7 +365,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(rec, http.StatusNotFound, "no such resource: a path has no empty, . or .. segments")
 		return
 	}
-	h.mux.ServeHTTP(rec, r)
+	k.account.mux.ServeHTTP(rec, r)
 }
 
 // MaxQueryBytes bounds a request's query string; a longer one is answered 414. The interface
@@ -286,30 +416,36 @@ func loggedQuery(raw string) (shown string, redacted int) {
 	return b.String(), redacted
 }
 
-// authorized compares the presented key with every configured key in constant time.
-func (h *Handler) authorized(key string) bool {
-	if key == "" {
-		return false
+// authenticate finds the configured key presented, or nil: it compares the key's SHA-256 with
+// every configured key's in constant time, with no early exit, so the time taken tells nothing
+// of which key (or account) matched.
+func (h *Handler) authenticate(presented string) *key {
+	if presented == "" {
+		return nil
 	}
-	sum := sha256.Sum256([]byte(key))
-	ok := 0
+	sum := sha256.Sum256([]byte(presented))
+	match := 0 // the matching key's index + 1; keys are distinct, so at most one matches
 	for i := range h.keys {
-		ok |= subtle.ConstantTimeCompare(sum[:], h.keys[i][:])
+		eq := subtle.ConstantTimeCompare(sum[:], h.keys[i].sum[:])
+		match = subtle.ConstantTimeSelect(eq, i+1, match)
 	}
-	return ok == 1
+	if match == 0 {
+		return nil
+	}
+	return &h.keys[match-1]
 }
 
-func (h *Handler) listEmployees(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "employees", h.store.ListEmployees, (*v1.Employee).AppendJSON)
+func (a *account) listEmployees(w http.ResponseWriter, r *http.Request) {
+	serveList(a, w, r, "employees", a.store.ListEmployees, (*v1.Employee).AppendJSON)
 }
 
-func (h *Handler) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
-	serveList(h, w, r, "working_patterns", h.store.ListWorkingPatterns, (*v1.WorkingPattern).AppendJSON)
+func (a *account) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
+	serveList(a, w, r, "working_patterns", a.store.ListWorkingPatterns, (*v1.WorkingPattern).AppendJSON)
 }
 
 // serveList answers one page of a collection, with Total, Per-Page, Link and ETag, or a 304 when
 // the client's tag is still current (one cheap version read, no page query).
-func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key string,
+func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key string,
 	fetch func(context.Context, v1.Page) (v1.List[T], error), appendItem func(*T, []byte) []byte) {
 	ctx := r.Context()
 	query := r.URL.Query()
@@ -318,14 +454,14 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	base := h.baseURL(r)
+	base := a.h.baseURL(r)
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
-		v, err := h.store.Version(ctx)
+		v, err := a.store.Version(ctx)
 		if err != nil {
-			h.internal(w, r, "read version", err)
+			a.internal(w, r, "read version", err)
 			return
 		}
-		if tag := h.etag(v, base, r.URL.RawQuery); etagMatch(inm, tag) {
+		if tag := a.etag(v, base, r.URL.RawQuery); etagMatch(inm, tag) {
 			w.Header().Set("ETag", tag)
 			w.Header().Set("Cache-Control", "no-cache")
 			w.WriteHeader(http.StatusNotModified)
@@ -338,7 +474,7 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 		return
 	}
 	if err != nil {
-		h.internal(w, r, "list "+key, err)
+		a.internal(w, r, "list "+key, err)
 		return
 	}
 	hdr := w.Header()
@@ -355,9 +491,9 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 	if link := v1.FormatLink(base, known, p, list.Total); link != "" {
 		hdr.Set("Link", link)
 	}
-	hdr.Set("ETag", h.etag(list.Version, base, r.URL.RawQuery))
+	hdr.Set("ETag", a.etag(list.Version, base, r.URL.RawQuery))
 	hdr.Set("Cache-Control", "no-cache")
-	bp := h.bufs.Get().(*[]byte)
+	bp := a.h.bufs.Get().(*[]byte)
 	b := append((*bp)[:0], `{"`...)
 	b = append(b, key...)
 	b = append(b, `":[`...)
@@ -370,23 +506,23 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, key st
 	b = append(b, "]}\n"...)
 	writeJSON(w, http.StatusOK, b)
 	*bp = b
-	h.bufs.Put(bp)
+	a.h.bufs.Put(bp)
 }
 
-func (h *Handler) getEmployee(w http.ResponseWriter, r *http.Request) {
-	serveOne(h, w, r, "employees", "employee", h.store.Employee, (*v1.Employee).AppendJSON)
+func (a *account) getEmployee(w http.ResponseWriter, r *http.Request) {
+	serveOne(a, w, r, "employees", "employee", a.store.Employee, (*v1.Employee).AppendJSON)
 }
 
 // index answers GET /v1 (an extension: the source has no such resource) with the collections
 // the replica serves, each with its path and Total: {"collections":[{"name":…,"path":…,
 // "total":…},…]}, and the store's ETag.
-func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	version, totals, err := h.store.Totals(r.Context())
+func (a *account) index(w http.ResponseWriter, r *http.Request) {
+	version, totals, err := a.store.Totals(r.Context())
 	if err != nil {
-		h.internal(w, r, "read totals", err)
+		a.internal(w, r, "read totals", err)
 		return
 	}
-	tag := h.etag(version, h.baseURL(r), r.URL.RawQuery)
+	tag := a.etag(version, a.h.baseURL(r), r.URL.RawQuery)
 	w.Header().Set("ETag", tag)
 	w.Header().Set("Cache-Control", "no-cache")
 	if etagMatch(r.Header.Get("If-None-Match"), tag) {
@@ -400,13 +536,13 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	}
 	idx := struct {
 		Collections []entry `json:"collections"`
-	}{Collections: make([]entry, len(h.collections))}
-	for i, name := range h.collections {
+	}{Collections: make([]entry, len(a.h.collections))}
+	for i, name := range a.h.collections {
 		idx.Collections[i] = entry{Name: name, Path: "/v1/" + name, Total: totals[name]}
 	}
 	b, err := json.Marshal(idx)
 	if err != nil {
-		h.internal(w, r, "encode index", err)
+		a.internal(w, r, "encode index", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, append(b, '\n'))
@@ -420,15 +556,15 @@ var errNotOffered = errors.New("the account does not offer this collection")
 // record of, whose latest sync found the account does not offer it (a module the account lacks),
 // is answered 404 as the source answers it, so a client of the replica sees what it would see
 // upstream.
-func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
-	serveList(h, w, r, c.Name,
+func (a *account) listRecords(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
+	serveList(a, w, r, c.Name,
 		func(ctx context.Context, p v1.Page) (v1.List[v1.Record], error) {
-			list, err := h.store.ListRecords(ctx, c.Name, p)
+			list, err := a.store.ListRecords(ctx, c.Name, p)
 			if err != nil || list.Total > 0 {
 				return list, err
 			}
 			// Only an empty collection costs this second read.
-			if un, err := h.store.Unavailable(ctx, c.Name); err != nil || un {
+			if un, err := a.store.Unavailable(ctx, c.Name); err != nil || un {
 				return list, cmp.Or(err, errNotOffered)
 			}
 			return list, nil
@@ -437,33 +573,33 @@ func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request, c *v1.Coll
 }
 
 // getRecord answers one record of a collection the wire declares.
-func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
-	serveOne(h, w, r, c.Name, "record",
-		func(ctx context.Context, id int64) (v1.Record, int64, error) { return h.store.Record(ctx, c.Name, id) },
+func (a *account) getRecord(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
+	serveOne(a, w, r, c.Name, "record",
+		func(ctx context.Context, id int64) (v1.Record, int64, error) { return a.store.Record(ctx, c.Name, id) },
 		func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) })
 }
 
 // serveOne answers GET /v1/<key>/{id}: the record in the collection's envelope, with its ETag,
 // or a 304 when the client's tag is still current; a 404 JSON error for an id that is not a
 // listed record.
-func serveOne[T any](h *Handler, w http.ResponseWriter, r *http.Request, key, noun string,
+func serveOne[T any](a *account, w http.ResponseWriter, r *http.Request, key, noun string,
 	fetch func(context.Context, int64) (T, int64, error), appendItem func(*T, []byte) []byte) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
 		WriteError(w, http.StatusNotFound, "no "+noun+" with that id")
 		return
 	}
-	base := h.baseURL(r)
+	base := a.h.baseURL(r)
 	rec, v, err := fetch(r.Context(), id)
 	if errors.Is(err, v1.ErrNotFound) {
 		WriteError(w, http.StatusNotFound, "no "+noun+" with that id")
 		return
 	}
 	if err != nil {
-		h.internal(w, r, "get "+noun, err)
+		a.internal(w, r, "get "+noun, err)
 		return
 	}
-	tag := h.etag(v, base, r.URL.RawQuery)
+	tag := a.etag(v, base, r.URL.RawQuery)
 	w.Header().Set("ETag", tag)
 	w.Header().Set("Cache-Control", "no-cache")
 	if etagMatch(r.Header.Get("If-None-Match"), tag) {
@@ -482,19 +618,19 @@ func appendEnvelope(b []byte, e *v1.Employee) []byte {
 	return append(b, "]}\n"...)
 }
 
-func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
-	if h.opts.Writes == WritesOff {
+func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
+	if a.h.opts.Writes == WritesOff {
 		w.Header().Set("Allow", "GET, HEAD")
 		WriteError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve writes mode is off)")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, a.h.opts.MaxBodyBytes)
 	ne, err := v1.ReadNewEmployee(r.Header.Get("Content-Type"), r.Body)
 	var verr *v1.ValidationError
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", h.opts.MaxBodyBytes))
+		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", a.h.opts.MaxBodyBytes))
 		return
 	case errors.As(err, &verr):
 		writeJSON(w, http.StatusBadRequest, verr.AppendJSON(nil))
@@ -508,11 +644,11 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	var e v1.Employee
-	switch h.opts.Writes {
+	switch a.h.opts.Writes {
 	case WritesForward:
-		taken, err := h.store.EmailTaken(ctx, ne.Email)
+		taken, err := a.store.EmailTaken(ctx, ne.Email)
 		if err != nil {
-			h.internal(w, r, "check email", err)
+			a.internal(w, r, "check email", err)
 			return
 		}
 		if taken {
@@ -520,29 +656,29 @@ func (h *Handler) createEmployee(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fctx, cancel := context.WithTimeout(ctx, forwardTimeout)
-		e, err = h.opts.Upstream.CreateEmployee(fctx, ne)
+		e, err = a.upstream.CreateEmployee(fctx, ne)
 		cancel()
 		if err != nil {
-			h.upstreamFailed(w, r, err)
+			a.upstreamFailed(w, r, err)
 			return
 		}
 		// The record exists upstream now: a failure to keep our copy must not turn the answer
 		// into an error the client would retry (creating it twice). The next sync converges.
-		if err := h.store.PutEmployee(ctx, e); err != nil {
-			h.log.ErrorContext(ctx, "store forwarded create", "request_id", w.Header().Get("X-Request-Id"), "employee_id", e.ID, "err", err)
+		if err := a.store.PutEmployee(ctx, e); err != nil {
+			a.h.log.ErrorContext(ctx, "store forwarded create", "request_id", w.Header().Get("X-Request-Id"), "account", a.name, "employee_id", e.ID, "err", err)
 		}
 	default:
-		e, err = h.store.CreateEmployee(ctx, ne)
+		e, err = a.store.CreateEmployee(ctx, ne)
 		if errors.Is(err, v1.ErrEmailTaken) {
 			writeJSON(w, http.StatusBadRequest, emailTaken().AppendJSON(nil))
 			return
 		}
 		if err != nil {
-			h.internal(w, r, "create employee", err)
+			a.internal(w, r, "create employee", err)
 			return
 		}
 	}
-	w.Header().Set("Location", h.baseURL(r).JoinPath(strconv.FormatInt(e.ID, 10)).String())
+	w.Header().Set("Location", a.h.baseURL(r).JoinPath(strconv.FormatInt(e.ID, 10)).String())
 	writeJSON(w, http.StatusCreated, appendEnvelope(nil, &e))
 }
 
@@ -553,7 +689,7 @@ func emailTaken() *v1.ValidationError {
 }
 
 // upstreamFailed answers a forwarded create the upstream did not accept.
-func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, err error) {
+func (a *account) upstreamFailed(w http.ResponseWriter, r *http.Request, err error) {
 	var verr *v1.ValidationError
 	var rl *v1.RateLimitError
 	switch {
@@ -565,15 +701,15 @@ func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, err err
 		}
 		WriteError(w, http.StatusTooManyRequests, "the upstream service's rate limit is reached; retry later")
 	case errors.Is(err, v1.ErrUnauthorized):
-		h.log.ErrorContext(r.Context(), "forward create: upstream refused the configured source API key", "request_id", w.Header().Get("X-Request-Id"))
+		a.h.log.ErrorContext(r.Context(), "forward create: upstream refused the configured source API key", "request_id", w.Header().Get("X-Request-Id"), "account", a.name)
 		WriteError(w, http.StatusBadGateway, "the upstream service refused this replica's credentials")
 	default:
-		h.log.ErrorContext(r.Context(), "forward create", "request_id", w.Header().Get("X-Request-Id"), "err", err)
+		a.h.log.ErrorContext(r.Context(), "forward create", "request_id", w.Header().Get("X-Request-Id"), "account", a.name, "err", err)
 		WriteError(w, http.StatusBadGateway, "the upstream service did not accept the create")
 	}
 }
 
-func (h *Handler) internal(w http.ResponseWriter, r *http.Request, op string, err error) {
+func (a *account) internal(w http.ResponseWriter, r *http.Request, op string, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		WriteError(w, http.StatusServiceUnavailable, "request canceled")
 		return
@@ -581,7 +717,7 @@ func (h *Handler) internal(w http.ResponseWriter, r *http.Request, op string, er
 	if busy(w, err) {
 		return
 	}
-	h.log.ErrorContext(r.Context(), op, "request_id", w.Header().Get("X-Request-Id"), "err", err)
+	a.h.log.ErrorContext(r.Context(), op, "request_id", w.Header().Get("X-Request-Id"), "account", a.name, "err", err)
 	WriteError(w, http.StatusInternalServerError, "internal error")
 }
 
@@ -615,10 +751,12 @@ func (h *Handler) baseURL(r *http.Request) *url.URL {
 	return &u
 }
 
-// etag names one representation: the store's version, the absolute URL and the build.
-func (h *Handler) etag(version int64, base *url.URL, rawQuery string) string {
+// etag names one representation: the account, the store's version, the absolute URL and the
+// build. The account is in it so that two accounts' stores at the same version never share a
+// tag: a client that changes keys gets no 304 for the other account's page.
+func (a *account) etag(version int64, base *url.URL, rawQuery string) string {
 	f := fnv.New64a()
-	fmt.Fprintf(f, "%d\x00%s\x00%s\x00%s", version, base.String(), rawQuery, h.opts.ETagSalt)
+	fmt.Fprintf(f, "%d\x00%s\x00%s\x00%s\x00%d:%s", version, base.String(), rawQuery, a.h.opts.ETagSalt, len(a.name), a.name)
 	var sum [8]byte
 	return `"` + hex.EncodeToString(f.Sum(sum[:0])) + `"`
 }

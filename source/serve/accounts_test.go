@@ -1,0 +1,484 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+// tenant is one account of a multi-account test: its store, its data and a reference server, a
+// single-account handler over its store alone (what its keys must see, byte for byte).
+type tenant struct {
+	name   string
+	marker string // in every name of its records, and in no other account's
+	keys   []string
+	store  *sink.Store
+	ref    *httptest.Server
+	// records are its records by collection and id, each as a name holding the marker.
+	records map[string]map[int64]string
+}
+
+// tenantData are the accounts of the routing tests: different ids and names, and employee 100
+// and department 5 present in two or three accounts with different content.
+var tenantData = []struct {
+	name, marker string
+	keys         []string
+	employees    map[int64]string
+	departments  map[int64]string
+	reasons      map[int64]string
+}{
+	{"acme", "Acmeish", []string{"acme-key-1", "acme-key-2"},
+		map[int64]string{1: "Ana", 2: "Ben", 100: "Shared"}, map[int64]string{5: "R&D"}, map[int64]string{41: "Jury"}},
+	{"bolt", "Boltish", []string{"bolt-key"},
+		map[int64]string{3: "Cy", 100: "Shared"}, map[int64]string{5: "Sales", 6: "Ops"}, nil},
+	{"core", "Coreish", []string{"core-key"},
+		map[int64]string{7: "Dee", 100: "Shared", 101: "Eve"}, nil, map[int64]string{42: "Moving"}},
+}
+
+// newTenants opens each account's store on backend, loads its records and starts its reference
+// server.
+func newTenants(t *testing.T, backend string) []*tenant {
+	t.Helper()
+	var ts []*tenant
+	for _, d := range tenantData {
+		tn := &tenant{name: d.name, marker: d.marker, keys: d.keys, records: map[string]map[int64]string{}}
+		tn.store = sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return fixedNow }})
+		f := &fixture{store: tn.store}
+		tn.records["employees"] = map[int64]string{}
+		for id, first := range d.employees {
+			name := first + " " + d.marker
+			f.put(t, fmt.Sprintf(`{"id":%d,"first_name":%q,"last_name":%q,"email":"e%d@%s.example.com"}`, id, first, d.marker, id, d.name))
+			tn.records["employees"][id] = name
+		}
+		for _, c := range []struct {
+			coll *v1.Collection
+			recs map[int64]string
+		}{{v1.Departments, d.departments}, {v1.OtherLeaveReasons, d.reasons}} {
+			if len(c.recs) == 0 {
+				continue
+			}
+			tn.records[c.coll.Name] = map[int64]string{}
+			var raws []string
+			for id, n := range c.recs {
+				name := n + " " + d.marker
+				raws = append(raws, fmt.Sprintf(`{"id":%d,"name":%q}`, id, name))
+				tn.records[c.coll.Name][id] = name
+			}
+			f.walk(t, c.coll, raws...)
+		}
+		ref, err := serve.NewHandler(tn.store, serve.Options{APIKeys: []string{"ref-key"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn.ref = httptest.NewServer(ref)
+		t.Cleanup(tn.ref.Close)
+		ts = append(ts, tn)
+	}
+	return ts
+}
+
+// multiOptions are the options of one handler serving every tenant, each key reading its own.
+func multiOptions(ts []*tenant) serve.Options {
+	var opts serve.Options
+	for _, tn := range ts {
+		opts.Accounts = append(opts.Accounts, serve.Account{Name: tn.name, Store: tn.store})
+		for i, k := range tn.keys {
+			opts.Keys = append(opts.Keys, serve.Key{Name: fmt.Sprintf("%s %d", tn.name, i+1), Key: k, Account: tn.name})
+		}
+	}
+	return opts
+}
+
+type answer struct {
+	status int
+	total  string
+	body   string
+}
+
+func get(t *testing.T, srv *httptest.Server, key, path string, header ...string) (*http.Response, answer) {
+	t.Helper()
+	req, err := http.NewRequest("GET", srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-KEY", key)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, answer{resp.StatusCode, resp.Header.Get("Total"), string(b)}
+}
+
+// TestKeysReadOnlyTheirAccount tries every key on every account's records: the list of every
+// declared collection, the index, and each record of each account by id. A key's answer is what
+// a handler over its account's store alone answers, holds no other account's names, and an id
+// only another account has is 404.
+func TestKeysReadOnlyTheirAccount(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			ts := newTenants(t, backend)
+			h, err := serve.New(multiOptions(ts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+
+			paths := []string{"/v1"}
+			for _, c := range append([]string{"employees", "working_patterns"}, collectionNames()...) {
+				paths = append(paths, "/v1/"+c+"?per_page=100")
+			}
+			type one struct {
+				coll string
+				id   int64
+			}
+			var ones []one
+			for _, tn := range ts {
+				for coll, recs := range tn.records {
+					for id := range recs {
+						ones = append(ones, one{coll, id})
+					}
+				}
+			}
+			var only404 int
+			for _, tn := range ts {
+				for _, key := range tn.keys {
+					check := func(path string, wantStatus int, wantMine bool) {
+						t.Helper()
+						_, got := get(t, srv, key, path)
+						_, want := get(t, tn.ref, "ref-key", path)
+						if got != want {
+							t.Errorf("%s with %s's key %q:\n got %+v\nwant %+v", path, tn.name, key, got, want)
+						}
+						if wantStatus != 0 && got.status != wantStatus {
+							t.Errorf("%s with %s's key: status %d, want %d", path, tn.name, got.status, wantStatus)
+						}
+						if wantMine && !strings.Contains(got.body, tn.marker) {
+							t.Errorf("%s with %s's key: %s lacks its own record", path, tn.name, got.body)
+						}
+						for _, o := range ts {
+							if o != tn && strings.Contains(got.body, o.marker) {
+								t.Errorf("%s with %s's key reads %s's data: %s", path, tn.name, o.name, got.body)
+							}
+						}
+					}
+					for _, p := range paths {
+						check(p, 200, false)
+					}
+					// Every collection holding records in the account lists them all, and only them.
+					for coll, recs := range tn.records {
+						_, got := get(t, srv, key, "/v1/"+coll+"?per_page=100")
+						if got.total != fmt.Sprint(len(recs)) || strings.Count(got.body, tn.marker) != len(recs) {
+							t.Errorf("%s with %s's key: Total %s, want %d: %s", coll, tn.name, got.total, len(recs), got.body)
+						}
+					}
+					for _, o := range ones {
+						_, mine := tn.records[o.coll][o.id]
+						status := 404
+						if mine {
+							status = 200
+						} else {
+							only404++
+						}
+						check(fmt.Sprintf("/v1/%s/%d", o.coll, o.id), status, mine)
+					}
+				}
+			}
+			if only404 == 0 {
+				t.Error("no key tried an id only another account has")
+			}
+
+			// A create lands in the key's account's store only.
+			for _, tn := range ts {
+				for i, key := range tn.keys {
+					email := fmt.Sprintf("new%d@%s.example.com", i, tn.name)
+					body, ct := form(map[string]string{"first_name": "New", "last_name": tn.marker, "email": email, "join_date": "2024-02-29"})
+					req, _ := http.NewRequest("POST", srv.URL+"/v1/employees", body)
+					req.Header.Set("X-API-KEY", key)
+					req.Header.Set("Content-Type", ct)
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 201 {
+						t.Fatalf("create with %s's key: %d %s", tn.name, resp.StatusCode, b)
+					}
+					for _, o := range ts {
+						taken, err := o.store.EmailTaken(context.Background(), email)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if taken != (o == tn) {
+							t.Errorf("created with %s's key: in %s's store: %v", tn.name, o.name, taken)
+						}
+					}
+					loc := strings.TrimPrefix(resp.Header.Get("Location"), srv.URL)
+					if _, got := get(t, srv, key, loc); got.status != 200 || !strings.Contains(got.body, email) {
+						t.Errorf("GET %s with %s's key: %+v", loc, tn.name, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+func collectionNames() []string {
+	var names []string
+	for _, c := range v1.Collections {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// Two accounts whose stores hold the same data at the same version answer different ETags, so
+// a client that changes keys never gets a 304 for the other account's page.
+func TestETagsDifferAcrossAccounts(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var opts serve.Options
+			for _, name := range []string{"one", "two"} {
+				s := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return fixedNow }})
+				(&fixture{store: s}).putN(t, 3)
+				opts.Accounts = append(opts.Accounts, serve.Account{Name: name, Store: s})
+				opts.Keys = append(opts.Keys, serve.Key{Name: name, Key: name + "-key", Account: name})
+			}
+			ctx := context.Background()
+			ver1, err := opts.Accounts[0].Store.Version(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ver2, err := opts.Accounts[1].Store.Version(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ver1 != ver2 {
+				t.Fatalf("versions %d and %d: the test needs them equal", ver1, ver2)
+			}
+			h, err := serve.New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			for _, path := range []string{"/v1", "/v1/employees", "/v1/employees/2", "/v1/departments"} {
+				r1, a1 := get(t, srv, "one-key", path)
+				r2, a2 := get(t, srv, "two-key", path)
+				if a1.status != 200 || a1 != a2 {
+					t.Fatalf("%s: the accounts answer differently: %+v, %+v", path, a1, a2)
+				}
+				tag1, tag2 := r1.Header.Get("ETag"), r2.Header.Get("ETag")
+				if tag1 == "" || tag1 == tag2 {
+					t.Errorf("%s: ETags %s and %s", path, tag1, tag2)
+				}
+				if _, a := get(t, srv, "two-key", path, "If-None-Match", tag1); a.status != 200 {
+					t.Errorf("%s: account one's tag with account two's key: %d", path, a.status)
+				}
+				if _, a := get(t, srv, "two-key", path, "If-None-Match", tag2); a.status != 304 {
+					t.Errorf("%s: account two's own tag: %d", path, a.status)
+				}
+			}
+		})
+	}
+}
+
+// creator records the creates an account's upstream receives.
+type creator struct {
+	id int64
+	mu sync.Mutex
+	ne []v1.NewEmployee
+}
+
+func (c *creator) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ne = append(c.ne, ne)
+	return v1.Employee{ID: c.id, FirstName: ne.FirstName, LastName: ne.LastName, Email: ne.Email}, nil
+}
+
+// In forward mode a create goes to the key's account's upstream, and its answer into that
+// account's store only.
+func TestForwardGoesToTheKeysAccount(t *testing.T) {
+	var opts serve.Options
+	opts.Writes = serve.WritesForward
+	ups := map[string]*creator{"one": {id: 9001}, "two": {id: 9002}}
+	stores := map[string]*sink.Store{}
+	for _, name := range []string{"one", "two"} {
+		stores[name] = sinktest.Store(t, "sqlite", sink.Options{})
+		opts.Accounts = append(opts.Accounts, serve.Account{Name: name, Store: stores[name], Upstream: ups[name]})
+		opts.Keys = append(opts.Keys, serve.Key{Name: name, Key: name + "-key", Account: name})
+	}
+	h, err := serve.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Two", "email": "ana@two.example.com", "join_date": "2024-02-29"})
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/employees", body)
+	req.Header.Set("X-API-KEY", "two-key")
+	req.Header.Set("Content-Type", ct)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 || len(ups["two"].ne) != 1 || len(ups["one"].ne) != 0 {
+		t.Fatalf("status %d; upstream one got %d, two %d", resp.StatusCode, len(ups["one"].ne), len(ups["two"].ne))
+	}
+	for name, want := range map[string]int{"one": 404, "two": 200} {
+		if _, _, err := stores[name].Employee(context.Background(), 9002); (err == nil) != (want == 200) {
+			t.Errorf("store %s: employee 9002: %v", name, err)
+		}
+		if _, a := get(t, srv, name+"-key", "/v1/employees/9002"); a.status != want {
+			t.Errorf("GET 9002 with %s's key: %d, want %d", name, a.status, want)
+		}
+	}
+}
+
+// The access log and Observe name the key and its account, never the key itself; an unknown key
+// is 401 exactly as with one account, with neither named.
+func TestAccessLogAndObserveNameTheAccount(t *testing.T) {
+	ts := newTenants(t, "sqlite")[:2]
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	var observed []string
+	opts := multiOptions(ts)
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	opts.Observe = func(account, route string, status int, d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		observed = append(observed, fmt.Sprintf("%s %s %d", account, route, status))
+	}
+	h, err := serve.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	tests := []struct {
+		key, path string
+		status    int
+		log, obs  string
+	}{
+		{"bolt-key", "/v1/employees/3", 200, `key="bolt 1" account=bolt status=200`, "bolt /v1/employees/{id} 200"},
+		{"acme-key-2", "/v1/employees/3", 404, `key="acme 2" account=acme status=404`, "acme /v1/employees/{id} 404"},
+		{"acme-key-1", "/v1/nowhere", 404, `key="acme 1" account=acme status=404`, "acme / 404"},
+		{"nobody-key", "/v1/employees", 401, `key="" account="" status=401`, " unmatched 401"},
+		{"", "/v1/employees", 401, `key="" account="" status=401`, " unmatched 401"},
+	}
+	for _, tt := range tests {
+		logs.Reset()
+		mu.Lock()
+		observed = nil
+		mu.Unlock()
+		_, a := get(t, srv, tt.key, tt.path)
+		if a.status != tt.status {
+			t.Errorf("%s with %q: %d, want %d", tt.path, tt.key, a.status, tt.status)
+		}
+		if tt.status == 401 && a.body != "{\"error\":\"401 Unauthorized\"}\n" {
+			t.Errorf("401 body %q", a.body)
+		}
+		line := logs.String()
+		if !strings.Contains(line, " "+tt.log+" ") {
+			t.Errorf("log %q lacks %s", line, tt.log)
+		}
+		for _, tn := range ts {
+			for _, k := range tn.keys {
+				if strings.Contains(line, k) {
+					t.Errorf("log holds the key %q: %s", k, line)
+				}
+			}
+		}
+		mu.Lock()
+		if !slices.Equal(observed, []string{tt.obs}) {
+			t.Errorf("observed %q, want %q", observed, tt.obs)
+		}
+		mu.Unlock()
+	}
+}
+
+// TestAccountsConfig: every configuration error is refused with a message naming the key by
+// its name, never the key itself.
+func TestAccountsConfig(t *testing.T) {
+	s1 := sinktest.Store(t, "sqlite", sink.Options{})
+	s2 := sinktest.Store(t, "sqlite", sink.Options{})
+	up := &creator{}
+	two := []serve.Account{{Name: "a", Store: s1}, {Name: "b", Store: s2}}
+	tests := []struct {
+		name     string
+		opts     serve.Options
+		wantErr  string
+		keyShown string
+	}{
+		{"valid", serve.Options{Accounts: two, Keys: []serve.Key{{"ka", "secret-a", "a"}, {"kb", "secret-b", "b"}}}, "", ""},
+		{"one account, key names none", serve.Options{Accounts: two[:1], Keys: []serve.Key{{"ka", "secret-a", ""}}}, "", ""},
+		{"one account and APIKeys", serve.Options{Accounts: two[:1], APIKeys: []string{"secret-a"}}, "", ""},
+		{"no accounts", serve.Options{Keys: []serve.Key{{"ka", "secret-a", ""}}}, "no accounts", ""},
+		{"no keys", serve.Options{Accounts: two}, "no API keys", ""},
+		{"key names no account of several", serve.Options{Accounts: two, Keys: []serve.Key{{"ka", "secret-a", ""}}}, `key "ka" names no account`, "secret-a"},
+		{"key names an undeclared account", serve.Options{Accounts: two, Keys: []serve.Key{{"ka", "secret-a", "c"}}}, `key "ka" reads account "c", which is not declared`, "secret-a"},
+		{"empty key", serve.Options{Accounts: two, Keys: []serve.Key{{"ka", "", "a"}}}, `key "ka": empty API key`, ""},
+		{"unnamed key", serve.Options{Accounts: two, Keys: []serve.Key{{"", "secret-a", "a"}}}, "key 1 has no name", "secret-a"},
+		{"key name twice", serve.Options{Accounts: two, Keys: []serve.Key{{"ka", "secret-a", "a"}, {"ka", "secret-b", "b"}}}, `key "ka" named twice`, "secret"},
+		{"same key twice", serve.Options{Accounts: two, Keys: []serve.Key{{"ka", "secret-a", "a"}, {"kb", "secret-a", "b"}}}, `keys "ka" and "kb" are the same key`, "secret-a"},
+		{"APIKeys repeat a key", serve.Options{Accounts: two[:1], Keys: []serve.Key{{"ka", "secret-a", ""}}, APIKeys: []string{"secret-a"}}, `keys "ka" and "key 1" are the same key`, "secret-a"},
+		{"APIKeys with several accounts", serve.Options{Accounts: two, APIKeys: []string{"secret-a"}}, "with several accounts use Keys", "secret-a"},
+		{"account twice", serve.Options{Accounts: []serve.Account{two[0], two[0]}, Keys: []serve.Key{{"ka", "secret-a", "a"}}}, `account "a" declared twice`, ""},
+		{"unnamed account of several", serve.Options{Accounts: []serve.Account{two[0], {Store: s2}}, Keys: []serve.Key{{"ka", "secret-a", "a"}}}, "account 2 has no name", ""},
+		{"account without a store", serve.Options{Accounts: []serve.Account{two[0], {Name: "b"}}, Keys: []serve.Key{{"ka", "secret-a", "a"}}}, `account "b" has no store`, ""},
+		{"forward without an upstream", serve.Options{Writes: serve.WritesForward, Accounts: []serve.Account{{Name: "a", Store: s1, Upstream: up}, two[1]}, Keys: []serve.Key{{"ka", "secret-a", "a"}}}, `account "b": forward writes need an upstream`, ""},
+		{"forward with every upstream", serve.Options{Writes: serve.WritesForward, Accounts: []serve.Account{{Name: "a", Store: s1, Upstream: up}, {Name: "b", Store: s2, Upstream: up}}, Keys: []serve.Key{{"ka", "secret-a", "a"}}}, "", ""},
+		{"Options.Upstream with New", serve.Options{Upstream: up, Accounts: two, Keys: []serve.Key{{"ka", "secret-a", "a"}}}, "Options.Upstream is for NewHandler", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := serve.New(tt.opts)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.wantErr == "":
+				return
+			case err == nil:
+				t.Fatalf("accepted, want %q", tt.wantErr)
+			case !strings.Contains(err.Error(), tt.wantErr):
+				t.Errorf("error %q, want %q", err, tt.wantErr)
+			}
+			if tt.keyShown != "" && strings.Contains(err.Error(), tt.keyShown) {
+				t.Errorf("error %q shows the key", err)
+			}
+		})
+	}
+	// NewHandler keeps its one-store form: Options.Accounts belong to New.
+	if _, err := serve.NewHandler(s1, serve.Options{Accounts: two, APIKeys: []string{"k"}}); err == nil {
+		t.Error("NewHandler accepted Options.Accounts")
+	}
+	if _, err := serve.NewHandler(s1, serve.Options{Writes: serve.WritesForward, APIKeys: []string{"k"}}); err == nil || !strings.Contains(err.Error(), "forward writes need an upstream") {
+		t.Errorf("NewHandler forward without upstream: %v", err)
+	}
+}

@@ -106,16 +106,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startServe runs `hrsync serve` in the background and waits for /healthz; the returned func
+// startServe runs `hrsync [args] serve` in the background and waits for /healthz; the returned func
 // stops it the way a signal does and returns run's error.
-func startServe(t *testing.T, env []string) (base string, logs *syncBuffer, stop func() error) {
+func startServe(t *testing.T, env []string, args ...string) (base string, logs *syncBuffer, stop func() error) {
 	t.Helper()
 	addr := freeAddr(t)
 	env = append(env, "HRSYNC_SERVE_ADDR="+addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	logs = &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve"}, env, io.Discard, logs) }()
+	go func() { done <- run(ctx, append(args, "serve"), env, io.Discard, logs) }()
 	base = "http://" + addr
 	deadline := time.Now().Add(10 * time.Second)
 	for {

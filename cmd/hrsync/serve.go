@@ -109,26 +109,66 @@ func (r readyAll) Ready(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// apiMux is the /v1 interface over the accounts' warehouses, with the health endpoints. It is
-// no http.ServeMux: one would answer a path it cleans (//, /v1/../x) with an HTML redirect
-// before the /v1 handler, which answers every request in JSON, could.
+// apiMux is the /v1 interface over the accounts' warehouses, with the health endpoints: each
+// key reads its account's data only (serveKeys). It is no http.ServeMux: one would answer a
+// path it cleans (//, /v1/../x) with an HTML redirect before the /v1 handler, which answers
+// every request in JSON, could.
 func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
-	if len(stores) != 1 {
-		return nil, errors.New("serve: several accounts are not served yet")
-	}
-	keys, err := apiKeys(cfg.Serve, log)
+	keys, err := serveKeys(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	hopts := serve.Options{APIKeys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
-	if stores[0].upstream != nil {
-		hopts.Upstream = stores[0].upstream
+	hopts := serve.Options{Keys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
+	for _, s := range stores {
+		ac := serve.Account{Name: s.acct.name, Store: s.store}
+		if s.upstream != nil {
+			ac.Upstream = s.upstream
+		}
+		hopts.Accounts = append(hopts.Accounts, ac)
 	}
-	api, err := serve.NewHandler(stores[0].store, hopts)
+	api, err := serve.New(hopts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	return getRoutes(health(readyAll(stores), log), api), nil
+}
+
+// serveKeys are the keys clients may use, each with the account it reads: serve.keys (a key
+// from its key_file when it has one); with one account, also serve.api_keys, and when neither
+// lists a key, those of serve.api_key_file (see apiKeys). Keys are never logged.
+func serveKeys(cfg settings, log *slog.Logger) ([]serve.Key, error) {
+	var keys []serve.Key
+	for _, k := range cfg.Serve.Keys {
+		key := k.Key
+		if k.KeyFile != "" {
+			var err error
+			if key, err = readKeyFile(k.KeyFile); err != nil {
+				return nil, fmt.Errorf("serve: key %s: key_file: %w", k.Name, err)
+			}
+		}
+		account := k.Account
+		if account == "" {
+			account = cfg.accounts[0].name // checkServeKeys: only when there is one
+		}
+		keys = append(keys, serve.Key{Name: k.Name, Key: key, Account: account})
+	}
+	if len(cfg.accounts) > 1 {
+		if len(keys) == 0 {
+			return nil, errors.New("serve: no key: with several accounts, list serve.keys, each with the account it reads")
+		}
+		return keys, nil
+	}
+	if len(keys) > 0 && len(cfg.Serve.APIKeys) == 0 {
+		return keys, nil
+	}
+	plain, err := apiKeys(cfg.Serve, log)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range plain {
+		keys = append(keys, serve.Key{Name: fmt.Sprintf("key %d", i+1), Key: k, Account: cfg.accounts[0].name})
+	}
+	return keys, nil
 }
 
 // server is one HTTP server of the process; an empty addr means none.

@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -157,4 +160,83 @@ func mustEmployeeID(t *testing.T, raw json.RawMessage) int64 {
 		t.Fatal(err)
 	}
 	return e.ID
+}
+
+// TestAccountWaitsForItsWarehouse: a worker of two accounts whose second schema is not migrated
+// yet (an account just added to the configuration) runs the first, says on /readyz which one
+// waits and why, and starts the second once `hrsync migrate --account` has made its schema.
+func TestAccountWaitsForItsWarehouse(t *testing.T) {
+	saved := retryOpen
+	retryOpen.first, retryOpen.most = 200*time.Millisecond, time.Second
+	t.Cleanup(func() { retryOpen = saved })
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(50, 5)})
+	defer up.Close()
+	url, first := sinktest.Postgres(t)
+	_, second := sinktest.Postgres(t)
+	metrics := freeAddr(t)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	config := fmt.Sprintf(`
+warehouse: {url: %q}
+source: {rate_limit: 0}
+sync: {resources: [working_patterns, employees]}
+schedule: "@every 1s"
+metrics: {addr: %q}
+accounts:
+  - {name: old, source: {url: %q, api_key: %q}, warehouse: {schema: %s}}
+  - {name: new, source: {url: %q, api_key: %q}, warehouse: {schema: %s}}
+`, url, metrics, up.URL, up.APIKey(), first, up.URL, up.APIKey(), second)
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := run(ctx, []string{"--config", path, "migrate", "--account", "old"}, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"--config", path, "run"}, nil, io.Discard, logs) }()
+	synced := func(account string) bool {
+		code, body := get(t, "http://"+metrics+"/metrics", "")
+		return code == 200 && strings.Contains(body, `hrsync_sync_runs_total{account="`+account+`",resource="employees",status="ok"}`) &&
+			!strings.Contains(body, `hrsync_sync_runs_total{account="`+account+`",resource="employees",status="ok"} 0`)
+	}
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !cond() {
+			select {
+			case err := <-done:
+				t.Fatalf("run ended (%v) before %s:\n%s", err, what, logs)
+			case <-time.After(100 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within 60 s:\n%s", what, logs)
+			}
+		}
+	}
+	waitUntil("sync of the old account", func() bool { _, err := net.Dial("tcp", metrics); return err == nil && synced("old") })
+	code, body := get(t, "http://"+metrics+"/readyz", "")
+	if code != 503 || !strings.Contains(body, "account new: not started") || !strings.Contains(body, "migrate") {
+		t.Errorf("readyz while an account waits: %d %s", code, body)
+	}
+	if !strings.Contains(logs.String(), "account not started") {
+		t.Errorf("the log does not say an account did not start:\n%s", logs)
+	}
+	if err := run(ctx, []string{"--config", path, "migrate", "--account", "new"}, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("sync of the new account", func() bool { return synced("new") })
+	if code, body := get(t, "http://"+metrics+"/readyz", ""); code != 200 {
+		t.Errorf("readyz once both run: %d %s", code, body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	case <-time.After(45 * time.Second):
+		t.Error("run did not stop")
+	}
 }

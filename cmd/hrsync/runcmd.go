@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	stdsync "sync"
@@ -41,10 +42,10 @@ const stopTimeout = 30 * time.Second
 // onboarding folder, both jobs of the account's hrsync.Runner (one run of each across workers,
 // by the account's warehouse locks); the metrics and health endpoints when metrics.addr is set,
 // and with --serve the /v1 replica of every account. Accounts run side by side, each on its own
-// schedule, lock and budget: one failing never stops the others. It runs until SIGTERM or
-// SIGINT, with or without servers. On SIGTERM or SIGINT it stops fetching (open transactions
-// roll back, or commit if they were committing), stops the runners, then the servers, then
-// closes the warehouses, and exits 0.
+// schedule, lock and budget: one failing never stops the others, not even at start (see
+// fleet). It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it
+// stops fetching (open transactions roll back, or commit if they were committing), stops the
+// runners, then the servers, then closes the warehouses, and exits 0.
 func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer) error {
 	log := cfg.logger(stderr)
 	if !slices.ContainsFunc(cfg.accounts, func(a *account) bool { return a.Schedule != "" || a.Onboarding.Dir != "" }) {
@@ -55,29 +56,35 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 		return errors.New("run: nothing to do: " + what)
 	}
 	reg := newRegistry()
-	slots := hrsync.NewSlots(cfg.Worker.MaxSyncs) // shared by every account's sync
-	var workers []*worker
-	defer func() {
-		for _, w := range workers {
-			_ = w.store.Close() // last: after the runners and the servers
-		}
-	}()
+	f := &fleet{cmd: c, slots: hrsync.NewSlots(cfg.Worker.MaxSyncs), waiting: map[string]error{}, log: log}
+	defer f.close() // last: after the runners and the servers
+	var failed []*accountSetup
 	for _, a := range cfg.accounts {
-		w, err := c.newWorker(ctx, a, reg, slots, log)
-		if err != nil {
-			return fmt.Errorf("run: %w", err)
+		as := newAccountSetup(a, reg)
+		if _, err := f.open(ctx, as); err != nil {
+			failed = append(failed, as)
+			f.waiting[a.name] = err
 		}
-		workers = append(workers, w)
+	}
+	switch {
+	case len(failed) == len(cfg.accounts):
+		// Nothing would run: the operator hears why at once (a warehouse out of reach, a
+		// schema behind) rather than from a worker idling on retries.
+		return fmt.Errorf("run: %w", f.waiting[failed[0].acct.name])
+	case len(failed) > 0 && c.serve:
+		// The replica answers the accounts it was built with: all of them, or none.
+		return fmt.Errorf("run: %w", f.waiting[failed[0].acct.name])
 	}
 
-	stores := make([]accountStore, len(workers))
-	for i, w := range workers {
-		stores[i] = accountStore{acct: w.acct, store: w.store}
+	var stores []accountStore
+	for _, w := range f.workers {
+		s := accountStore{acct: w.acct, store: w.store}
 		if cfg.writes == serve.WritesForward {
-			stores[i].upstream = w.client // one budget for the account
+			s.upstream = w.client // one budget for the account
 		}
+		stores = append(stores, s)
 	}
-	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, readyAll(stores), log)}}
+	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, f, log)}}
 	if c.serve {
 		mux, err := apiMux(cfg, stores, newServeMetrics(reg), log)
 		if err != nil {
@@ -90,27 +97,18 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	served := make(chan error, 1)
 	go func() { served <- serveAll(srvCtx, log, servers) }()
 
-	for _, w := range workers {
-		w.runner.Start()
-		if dir := w.acct.Onboarding.Dir; dir != "" {
-			w.log.Info("onboarding folder watched", "dir", filepath.Clean(dir), "poll", w.acct.pollInterval)
-		}
+	for _, w := range f.workers {
+		w.start()
 	}
-	stopAll := func(ctx context.Context) error {
-		errs := make([]error, len(workers))
-		var wg stdsync.WaitGroup
-		for i, w := range workers {
-			wg.Go(func() { errs[i] = w.acct.wrap(w.runner.Stop(ctx)) })
-		}
-		wg.Wait()
-		return errors.Join(errs...)
+	for _, as := range failed {
+		f.retry(ctx, as)
 	}
 	select {
 	case <-ctx.Done():
 	case err := <-served: // a server could not start or failed
 		stopCtx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		_ = stopAll(stopCtx)
+		_ = f.stop(stopCtx)
 		return err
 	}
 	log.Info("stopping: the jobs first, then the servers")
@@ -118,7 +116,7 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	defer cancel()
 	// A sync rolls back; an onboarding's row being sent is answered or left "sending" for the
 	// next run.
-	if err := stopAll(stopCtx); err != nil {
+	if err := f.stop(stopCtx); err != nil {
 		log.Error("stop", "err", err)
 	}
 	stopServers()
@@ -127,6 +125,166 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// accountSetup is what one account's worker is built from, made once per process: its metrics
+// are registered once, whether its warehouse opens at the first try or a later one.
+type accountSetup struct {
+	acct        *account
+	reg         prometheus.Registerer // labelled with the account
+	syncMetrics *hrsync.Metrics
+	onboard     *onboard.Metrics
+}
+
+func newAccountSetup(a *account, reg prometheus.Registerer) *accountSetup {
+	as := &accountSetup{acct: a, reg: prometheus.WrapRegistererWith(prometheus.Labels{"account": a.name}, reg)}
+	as.syncMetrics = hrsync.NewMetrics(as.reg)
+	if a.Schedule != "" {
+		// Said before the warehouse opens: an account whose warehouse never does is stale.
+		as.syncMetrics.Configure(a.resources)
+	}
+	if a.Onboarding.Dir != "" {
+		as.onboard = onboard.NewMetrics(as.reg)
+	}
+	return as
+}
+
+// fleet is the accounts of one worker. An account whose warehouse does not open at start (its
+// schema not migrated yet, the server out of connections) is retried in the background, with
+// the others running meanwhile, and starts once it opens; /readyz says which are waiting.
+type fleet struct {
+	cmd   *runCommand
+	slots *hrsync.Slots // shared by every account's sync
+	log   *slog.Logger
+
+	mu       stdsync.Mutex
+	workers  []*worker
+	waiting  map[string]error // accounts not open yet, and why
+	stopping bool
+	retries  stdsync.WaitGroup
+	quit     chan struct{} // closed by stop: retries end
+	quitOnce stdsync.Once
+}
+
+// retryOpen bounds the waits between tries to open an account's warehouse.
+var retryOpen = struct{ first, most time.Duration }{10 * time.Second, 5 * time.Minute}
+
+// open builds the account's worker; on success it joins the fleet (not started).
+func (f *fleet) open(ctx context.Context, as *accountSetup) (*worker, error) {
+	w, err := f.cmd.newWorker(ctx, as, f.slots, f.log)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopping {
+		_ = w.store.Close()
+		return nil, errors.New("stopping")
+	}
+	f.workers = append(f.workers, w)
+	delete(f.waiting, as.acct.name)
+	return w, nil
+}
+
+// retry tries to open the account again and again, waits growing from retryOpen.first to
+// retryOpen.most, and starts it once it opens, until the worker stops.
+func (f *fleet) retry(ctx context.Context, as *accountSetup) {
+	f.mu.Lock()
+	if f.quit == nil {
+		f.quit = make(chan struct{})
+	}
+	quit := f.quit
+	f.mu.Unlock()
+	log := as.acct.logger(f.log)
+	log.Error("account not started: its warehouse did not open; the other accounts run, and this one is tried again",
+		"err", f.reason(as.acct.name), "retry_in", retryOpen.first)
+	f.retries.Go(func() {
+		wait := retryOpen.first
+		for {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-quit:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			w, err := f.open(ctx, as)
+			if err == nil {
+				log.Info("account started: its warehouse opened")
+				w.start()
+				return
+			}
+			if f.isStopping() {
+				return
+			}
+			wait = min(2*wait, retryOpen.most)
+			f.mu.Lock()
+			f.waiting[as.acct.name] = err
+			f.mu.Unlock()
+			log.Warn("account still not started: its warehouse did not open", "err", err, "retry_in", wait)
+		}
+	})
+}
+
+func (f *fleet) reason(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.waiting[name]
+}
+
+func (f *fleet) isStopping() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stopping
+}
+
+// Ready is /readyz: every account's warehouse answers and is current, and none is waiting to
+// open; otherwise the reasons, each naming its account.
+func (f *fleet) Ready(ctx context.Context) error {
+	f.mu.Lock()
+	workers := slices.Clone(f.workers)
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(f.waiting)) {
+		errs = append(errs, fmt.Errorf("account %s: not started: %w", name, f.waiting[name]))
+	}
+	f.mu.Unlock()
+	for _, w := range workers {
+		errs = append(errs, w.acct.wrap(w.store.Ready(ctx)))
+	}
+	return errors.Join(errs...)
+}
+
+// stop ends the retries and stops every account's runner at once, within ctx.
+func (f *fleet) stop(ctx context.Context) error {
+	f.mu.Lock()
+	f.stopping = true
+	if f.quit != nil {
+		f.quitOnce.Do(func() { close(f.quit) })
+	}
+	f.mu.Unlock()
+	f.retries.Wait() // a retry either ended, or added its worker before stopping was set
+	f.mu.Lock()
+	workers := slices.Clone(f.workers)
+	f.mu.Unlock()
+	errs := make([]error, len(workers))
+	var wg stdsync.WaitGroup
+	for i, w := range workers {
+		wg.Go(func() { errs[i] = w.acct.wrap(w.runner.Stop(ctx)) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// close closes every account's warehouse.
+func (f *fleet) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, w := range f.workers {
+		_ = w.store.Close()
+	}
 }
 
 // worker is one account's part of hrsync run: its warehouse, its client (its budget), and the
@@ -139,13 +297,20 @@ type worker struct {
 	log    *slog.Logger
 }
 
+// start starts the account's jobs.
+func (w *worker) start() {
+	w.runner.Start()
+	if dir := w.acct.Onboarding.Dir; dir != "" {
+		w.log.Info("onboarding folder watched", "dir", filepath.Clean(dir), "poll", w.acct.pollInterval)
+	}
+}
+
 // newWorker opens the account's warehouse and builds its jobs, their metrics labelled with the
 // account. An account with neither a schedule nor a folder gets a worker with no jobs (serve
 // still answers for it).
-func (c *runCommand) newWorker(ctx context.Context, a *account, reg prometheus.Registerer, slots *hrsync.Slots, log *slog.Logger) (*worker, error) {
+func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrsync.Slots, log *slog.Logger) (*worker, error) {
+	a := as.acct
 	log = a.logger(log)
-	areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.name}, reg)
-	syncMetrics := hrsync.NewMetrics(areg)
 	if err := checkSource(a); err != nil {
 		return nil, err
 	}
@@ -158,24 +323,25 @@ func (c *runCommand) newWorker(ctx context.Context, a *account, reg prometheus.R
 		_ = store.Close()
 		return nil, a.wrap(err)
 	}
-	if w.client, err = newClient(a, log, store, areg, source.ClientOptions{Observe: syncMetrics.ObserveRequest}); err != nil {
+	var trigger hrsync.Trigger
+	if a.Schedule != "" {
+		if trigger, err = hrsync.Cron(a.Schedule, a.location); err != nil {
+			return fail(err)
+		}
+	}
+	if w.client, err = newClient(a, log, store, as.reg, source.ClientOptions{Observe: as.syncMetrics.ObserveRequest}); err != nil {
 		return fail(err)
 	}
 	// One runner runs the sync and the onboarding alike: each on its trigger, under its own
 	// warehouse lock, never overlapping itself, a panic recovered and counted, the same metrics.
 	var jobs []hrsync.Job
 	if a.Schedule != "" {
-		syncMetrics.Configure(a.resources)
 		// Ledger rows a killed process left "running" are closed now, unless a replica is syncing.
 		if _, err := store.CloseAbandonedRuns(ctx); err != nil {
 			log.Warn("close abandoned sync runs", "err", err)
 		}
 		syncer := hrsync.New(w.client, store, hrsync.Options{Concurrency: a.Sync.Concurrency, MaxWalks: a.Sync.MaxWalks,
-			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.window, Metrics: syncMetrics, Logger: log})
-		trigger, err := hrsync.Cron(a.Schedule, a.location)
-		if err != nil {
-			return fail(err)
-		}
+			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.window, Metrics: as.syncMetrics, Logger: log})
 		job := syncer.Job(trigger, a.resources)
 		job.RunAtStart = c.now || a.Sync.RunAtStart
 		job.Slots = slots
@@ -186,10 +352,10 @@ func (c *runCommand) newWorker(ctx context.Context, a *account, reg prometheus.R
 		log.Info("neither a schedule nor an onboarding folder: the account is only served")
 	}
 	if a.Onboarding.Dir != "" {
-		o := newOnboarder(a, w.client, store, onboard.NewMetrics(areg), false, log)
+		o := newOnboarder(a, w.client, store, as.onboard, false, log)
 		jobs = append(jobs, o.Job(a.pollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.settle}))
 	}
-	if w.runner, err = hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Metrics: syncMetrics, Logger: log}, jobs...); err != nil {
+	if w.runner, err = hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Metrics: as.syncMetrics, Logger: log}, jobs...); err != nil {
 		return fail(err)
 	}
 	return w, nil

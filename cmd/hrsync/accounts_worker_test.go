@@ -321,7 +321,6 @@ func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
 				}
 				return false
 			})
-			// Serve-mode checks of the three accounts are added here.
 		})
 	}
 }

@@ -360,18 +360,22 @@ func TestTwoWorkersShareFourAccounts(t *testing.T) {
 	defer db.Close()
 
 	// Each worker's sessions carry its name, so the lock holders can be told apart in pg_locks.
-	a := startRun(t, bin, []string{"PGAPPNAME=hrsync-a"}, "--config", cfg, "--now")
-	b := startRun(t, bin, []string{"PGAPPNAME=hrsync-b"}, "--config", cfg, "--now")
+	names := []string{"hrsync-a", "hrsync-b"}
+	begun := time.Now()
+	workers := make([]*process, len(names))
+	for i, name := range names {
+		workers[i] = startRun(t, bin, []string{"PGAPPNAME=" + name}, "--config", cfg, "--now")
+	}
 
-	// holding is the accounts whose sync lock worker a holds with its run's ledger row open.
-	holding := func() []string {
+	// holding is the accounts whose sync lock the worker named holds, its run's ledger row open.
+	holding := func(worker string) []string {
 		var out []string
 		for _, acct := range accts {
 			var held bool
 			err := db.QueryRow(fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
-WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND s.application_name = 'hrsync-a'
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND s.application_name = $2
     AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended('hrsync:' || $1 || ':sync', 0))
-AND EXISTS (SELECT 1 FROM %s.sync_runs WHERE status = 'running')`, acct.schema), acct.schema).Scan(&held)
+AND EXISTS (SELECT 1 FROM %s.sync_runs WHERE status = 'running')`, acct.schema), acct.schema, worker).Scan(&held)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,30 +385,38 @@ AND EXISTS (SELECT 1 FROM %s.sync_runs WHERE status = 'running')`, acct.schema),
 		}
 		return out
 	}
-	okRuns := func(p *process) float64 {
-		v, _ := seriesValue(t, p.scrape(t), "hrsync_sync_runs_total", "status=ok")
-		return v
-	}
+	// Both workers sync some accounts (each one's /metrics counts ok runs); then the one in the
+	// middle of a run is killed.
 	var held []string
-	var aRuns, bRuns float64
-	a.waitFor(t, "both workers syncing, worker a in the middle of a run", func() bool {
-		aRuns, bRuns = okRuns(a), okRuns(b)
-		if aRuns == 0 || bRuns == 0 {
-			return false
+	runs := make([]float64, len(workers))
+	victim := -1
+	workers[0].waitFor(t, "both workers syncing, then one in the middle of a run", func() bool {
+		for i, p := range workers {
+			runs[i], _ = seriesValue(t, p.scrape(t), "hrsync_sync_runs_total", "status=ok")
+			if runs[i] == 0 {
+				return false
+			}
 		}
-		held = holding()
-		return len(held) > 0
+		for i, name := range names {
+			if held = holding(name); len(held) > 0 {
+				victim = i
+				return true
+			}
+		}
+		return false
 	})
-	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	killedProc, survivor := workers[victim], workers[1-victim]
+	if err := killedProc.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-a.done
+	<-killedProc.done
 	killed := time.Now()
-	t.Logf("worker a killed holding %v; ok runs before: a %v, b %v", held, aRuns, bRuns)
+	t.Logf("%s killed %s after the start, holding %v; ok runs before: %v", names[victim],
+		killed.Sub(begun).Round(time.Millisecond), held, runs)
 
-	// By its next ticks, b syncs every account, a's held ones included, and closes the rows a
-	// left running.
-	b.waitFor(t, "every account synced after the kill, no run of the killed worker left open", func() bool {
+	// By its next ticks, the survivor syncs every account, the killed one's included, and closes
+	// the rows the killed one left running.
+	survivor.waitFor(t, "every account synced after the kill, no run of the killed worker left open", func() bool {
 		for _, acct := range accts {
 			synced := false
 			for _, r := range ledger(t, db, acct.schema) {
@@ -419,7 +431,8 @@ AND EXISTS (SELECT 1 FROM %s.sync_runs WHERE status = 'running')`, acct.schema),
 		}
 		return true
 	})
-	b.stop(t, 45*time.Second)
+	t.Logf("every account synced by the survivor %s after the kill", time.Since(killed).Round(time.Millisecond))
+	survivor.stop(t, 45*time.Second)
 
 	abandoned := 0
 	for _, acct := range accts {

@@ -406,6 +406,8 @@ AND EXISTS (SELECT 1 FROM %s.sync_runs WHERE status = 'running')`, acct.schema),
 		return false
 	})
 	killedProc, survivor := workers[victim], workers[1-victim]
+	// The worker dies between killing (the signal sent) and killed (its exit seen).
+	killing := time.Now()
 	if err := killedProc.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -446,13 +448,14 @@ AND EXISTS (SELECT 1 FROM %s.sync_runs WHERE status = 'running')`, acct.schema),
 			switch r.status {
 			case "abandoned":
 				// Closed when the survivor next held the lock; the run itself ended with its
-				// worker, at the kill: to the second, as the ledger keeps times (a run taken over
-				// in the second of the kill is written as started at its beginning).
+				// worker, at the kill: no later than the survivor's next run began, which is no
+				// earlier than killing. To the second, as the ledger keeps times (a run taken
+				// over in the second of the kill is written as started at its beginning).
 				abandoned++
 				if !r.started.Before(killed) {
 					t.Errorf("%s: a run started at %s, after the kill, was abandoned", acct.name, r.started)
 				}
-				end = killed.Truncate(time.Second)
+				end = killing.Truncate(time.Second)
 			case "running":
 				t.Errorf("%s: a run started at %s still running after both workers stopped", acct.name, r.started)
 			}

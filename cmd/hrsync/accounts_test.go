@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,5 +203,20 @@ func TestPickAccounts(t *testing.T) {
 		if err != nil || !slices.Equal(accountNames(got), tt.want) {
 			t.Errorf("pick(%q) = %v, %v; want %v", tt.flag, accountNames(got), err, tt.want)
 		}
+	}
+}
+
+// A wrong --resource is a usage error said once, however many accounts the sync would cover.
+func TestSyncBadResourceSaidOnce(t *testing.T) {
+	path := writeConfig(t, "warehouse: {url: "+filepath.Join(t.TempDir(), "hrsync.db")+"}\naccounts:\n"+
+		"  - {name: acme, source: {url: 'http://127.0.0.1:1', api_key: a}}\n"+
+		"  - {name: globex, source: {url: 'http://127.0.0.1:1', api_key: g}}\n")
+	var stdout strings.Builder
+	err := run(context.Background(), []string{"--config", path, "sync", "--resource", "bogus"}, nil, &stdout, io.Discard)
+	if err == nil || exitCode(err) != 2 || strings.Count(err.Error(), `--resource "bogus"`) != 1 {
+		t.Errorf("err %v (exit %d), want one usage error naming --resource", err, exitCode(err))
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("output %q: nothing should be synced", stdout.String())
 	}
 }

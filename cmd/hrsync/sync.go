@@ -115,6 +115,10 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	// A wrong --resource is said once, not once for each account, and syncs none of them.
+	if _, err := resourcesOf(c.resource, nil); err != nil {
+		return err
+	}
 	var errs []error
 	for _, a := range accts {
 		if ctx.Err() != nil {

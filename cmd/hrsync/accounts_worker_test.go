@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -204,14 +205,20 @@ func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
 				a.url, a.key = up.URL, up.APIKey()
 			}
 			healthy, down := accts[:2], accts[2]
-			cfg := accountsConfig(t, url, "source: {rate_limit: 0}\nsync: {resources: [employees]}\nschedule: \"@every 2s\"\n", accts)
+			// Serve mode beside the worker: a key for each account.
+			keys := "serve:\n  keys:\n"
+			for _, a := range accts {
+				keys += fmt.Sprintf("    - {name: %s-dashboard, key: %s-serve-key, account: %s}\n", a.name, a.name, a.name)
+			}
+			cfg := accountsConfig(t, url, "source: {rate_limit: 0}\nsync: {resources: [employees]}\nschedule: \"@every 2s\"\n"+keys, accts)
 			db, err := sql.Open("postgres", url)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
 
-			p := startRun(t, bin, nil, "--config", cfg, "--now")
+			serveAddr := freeAddr(t)
+			p := startRun(t, bin, []string{"HRSYNC_SERVE_ADDR=" + serveAddr}, "--config", cfg, "--now", "--serve")
 			// The down account's first run fails once its retries run out (some seconds);
 			// each healthy account has synced more than once, and once since that failure.
 			p.waitFor(t, "the healthy accounts syncing after the down one failed", func() bool {
@@ -312,6 +319,47 @@ func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
 			if _, found := seriesValue(t, page, "hrsync_sync_last_success_timestamp_seconds", "account="+down.name); found {
 				t.Errorf("%s (down) has a last success time in /metrics", down.name)
 			}
+			// Serve mode: every key against every account's records. A key lists its own
+			// account's employees, all of them; reads each of them; and never another's: an id
+			// only another account has is 404, one both have is its own account's record.
+			base := "http://" + serveAddr
+			for _, k := range accts {
+				key := k.name + "-serve-key"
+				own := employeeKeys(t, k.employees)
+				listed := map[int64]string{}
+				for page := 1; ; page++ {
+					code, body := get(t, fmt.Sprintf("%s/v1/employees?page=%d&per_page=100", base, page), key)
+					if code != 200 {
+						t.Fatalf("%s's key, page %d: %d %s", k.name, page, code, body)
+					}
+					var doc struct{ Employees []json.RawMessage }
+					if err := json.Unmarshal([]byte(body), &doc); err != nil {
+						t.Fatal(err)
+					}
+					if len(doc.Employees) == 0 {
+						break
+					}
+					maps.Copy(listed, employeeKeys(t, doc.Employees))
+				}
+				if !maps.Equal(listed, own) {
+					t.Errorf("%s's key listed %d employees, not its account's %d", k.name, len(listed), len(own))
+				}
+				for _, a := range accts {
+					for id, e := range employeeKeys(t, a.employees) {
+						code, body := get(t, fmt.Sprintf("%s/v1/employees/%d", base, id), key)
+						mine, has := own[id]
+						switch {
+						case has && (code != 200 || !strings.Contains(body, mine[strings.LastIndex(mine, "<")+1:len(mine)-1])):
+							t.Errorf("%s's key reading its employee %d: %d %s", k.name, id, code, body)
+						case !has && code != 404:
+							t.Errorf("%s's key reading %s's employee %d (%s): %d, want 404", k.name, a.name, id, e, code)
+						case has && mine != e && strings.Contains(body, e[strings.LastIndex(e, "<")+1:len(e)-1]):
+							t.Errorf("%s's key read %s's version of employee %d", k.name, a.name, id)
+						}
+					}
+				}
+			}
+
 			// The log says which account failed (its line follows the metric's count).
 			p.waitFor(t, "an error in the log naming account "+down.name, func() bool {
 				for line := range strings.Lines(p.stderr.String()) {

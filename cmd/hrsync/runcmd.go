@@ -319,14 +319,14 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrs
 		return nil, err
 	}
 	w := &worker{acct: a, store: store, log: log}
-	fail := func(err error) (*worker, error) {
+	fail := func(err error) (*worker, error) { // err names the account (a.wrap) already
 		_ = store.Close()
-		return nil, a.wrap(err)
+		return nil, err
 	}
 	var trigger hrsync.Trigger
 	if a.Schedule != "" {
 		if trigger, err = hrsync.Cron(a.Schedule, a.location); err != nil {
-			return fail(err)
+			return fail(a.wrap(err))
 		}
 	}
 	if w.client, err = newClient(a, log, store, as.reg, source.ClientOptions{Observe: as.syncMetrics.ObserveRequest}); err != nil {
@@ -356,7 +356,7 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrs
 		jobs = append(jobs, o.Job(a.pollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.settle}))
 	}
 	if w.runner, err = hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Metrics: as.syncMetrics, Logger: log}, jobs...); err != nil {
-		return fail(err)
+		return fail(a.wrap(err))
 	}
 	return w, nil
 }

@@ -258,8 +258,13 @@ func (r *Runner) loop(j *runnerJob, due time.Time) {
 				next = now // after a long run, the next at once: nothing is missed
 			}
 		} else {
+			missed := 0
 			for ; !next.After(now); next = j.Trigger.next(next) {
-				r.skipOverlap(j) // due while the run went on
+				r.opts.Metrics.jobSkipped(j.Name, "overlap") // due while the run went on
+				missed++
+			}
+			if missed > 0 {
+				r.log.Warn("job skipped: the previous run went on past its next times", "task", j.Name, "times", missed)
 			}
 		}
 		due = next

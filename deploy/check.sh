@@ -208,8 +208,18 @@ for a in d.get("annotations", {}).get("list", []):
     if a.get("expr"):
         exprs.append(("annotation " + a.get("name", "?"), a["expr"]))
 
+need(variables.get("account", {}).get("multi") and variables.get("account", {}).get("includeAll")
+     and "label_values(hrsync_sync_runs_total, account)" in json.dumps(variables.get("account", {}).get("query")),
+     "no multi-select account variable with All from label_values(hrsync_sync_runs_total, account)")
+# Every hrsync_* selector but hrsync_build_info's is per account: filtered by the account variable.
+import re
+for name, e in exprs:
+    for m in re.finditer(r"\b(hrsync_(?!build_info\b)[a-z_]+)(\{[^}]*\})?", e):
+        need(m.group(2) and 'account=~"$account"' in m.group(2),
+             f"panel {name!r}: {m.group(1)} is not filtered by account=~\"$account\"")
+
 subst = {"$__rate_interval": "2m", "$__interval": "1m", "$__range": "1d", "$window": "1d",
-         "$job": "hrsync", "$instance": ".*"}
+         "$job": "hrsync", "$instance": ".*", "$account": ".*"}
 with open(out, "w") as f:
     f.write("groups:\n  - name: dashboard-queries\n    rules:\n")
     for i, (name, e) in enumerate(exprs):

@@ -361,6 +361,29 @@ func (a *account) wrap(err error) error {
 	return fmt.Errorf("account %s: %w", a.name, err)
 }
 
+// linePrefix starts the account's lines of a command's output among other accounts' lines:
+// "account acme: "; "" for the one account of a configuration without accounts.
+func (a *account) linePrefix() string {
+	if !a.listed {
+		return ""
+	}
+	return "account " + a.name + ": "
+}
+
+// eachAccount runs one account's part of a command for each account in turn, going on past one
+// that fails, and returns every failure. Once ctx ends (the command is stopping) it starts no
+// more: the part that was running said why it stopped.
+func eachAccount(ctx context.Context, accts []*account, part func(*account) error) error {
+	var errs []error
+	for _, a := range accts {
+		if ctx.Err() != nil {
+			break
+		}
+		errs = append(errs, part(a))
+	}
+	return errors.Join(errs...)
+}
+
 // logger is log for the account's work: with the account named, when it is one of accounts:.
 func (a *account) logger(log *slog.Logger) *slog.Logger {
 	if !a.listed {

@@ -57,14 +57,7 @@ func (c *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 	if len(withDir) == 0 {
 		return &usageError{"onboard: name CSV files, or set onboarding.dir (HRSYNC_ONBOARDING_DIR)"}
 	}
-	var errs []error
-	for _, a := range withDir {
-		if ctx.Err() != nil {
-			break
-		}
-		errs = append(errs, c.runAccount(ctx, cfg, a, stdout, stderr))
-	}
-	return errors.Join(errs...)
+	return eachAccount(ctx, withDir, func(a *account) error { return c.runAccount(ctx, cfg, a, stdout, stderr) })
 }
 
 // runAccount onboards the files named, or the account's folder, into one account.
@@ -105,10 +98,7 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *accoun
 	if errors.Is(err, hrsync.ErrLocked) {
 		return a.wrap(errors.New("onboard: another hrsync process is onboarding from this warehouse; try again when it is done"))
 	}
-	prefix := ""
-	if a.listed {
-		prefix = "account " + a.name + ": "
-	}
+	prefix := a.linePrefix()
 	failed := 0
 	for _, r := range results {
 		fmt.Fprint(stdout, prefix)

@@ -194,29 +194,24 @@ func (c *migrateCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 		return err
 	}
 	log := cfg.logger(stderr) // says how many abandoned sync runs it closed
-	var errs []error
-	for _, a := range accts {
+	return eachAccount(ctx, accts, func(a *account) error {
 		opts := a.sinkOptions()
 		opts.Logger = a.logger(log)
 		applied, err := sink.Migrate(ctx, a.Warehouse.URL, opts)
 		if err != nil {
-			errs = append(errs, a.wrap(err))
-			continue
+			return a.wrap(err)
 		}
 		where := redactURL(a.Warehouse.URL)
-		if a.listed {
-			if sink.IsPostgresURL(a.Warehouse.URL) {
-				where += " schema " + a.Warehouse.Schema
-			}
-			where = "account " + a.name + ": " + where
+		if a.listed && sink.IsPostgresURL(a.Warehouse.URL) {
+			where += " schema " + a.Warehouse.Schema
 		}
 		if len(applied) == 0 {
-			fmt.Fprintf(stdout, "warehouse %s is up to date\n", where)
-			continue
+			fmt.Fprintf(stdout, "%swarehouse %s is up to date\n", a.linePrefix(), where)
+			return nil
 		}
-		fmt.Fprintf(stdout, "warehouse %s: applied migrations %v\n", where, applied)
-	}
-	return errors.Join(errs...)
+		fmt.Fprintf(stdout, "%swarehouse %s: applied migrations %v\n", a.linePrefix(), where, applied)
+		return nil
+	})
 }
 
 // redactURL drops credentials from a database URL for output.

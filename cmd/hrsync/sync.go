@@ -119,14 +119,7 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 	if _, err := resourcesOf(c.resource, nil); err != nil {
 		return err
 	}
-	var errs []error
-	for _, a := range accts {
-		if ctx.Err() != nil {
-			break
-		}
-		errs = append(errs, c.runAccount(ctx, cfg, a, stdout, stderr))
-	}
-	return errors.Join(errs...)
+	return eachAccount(ctx, accts, func(a *account) error { return c.runAccount(ctx, cfg, a, stdout, stderr) })
 }
 
 // runAccount is one account's sync: its lock, its budget, its warehouse.
@@ -167,12 +160,8 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, 
 	if errors.Is(err, hrsync.ErrLocked) {
 		return fmt.Errorf("sync: %w; try again when it is done", a.wrap(err))
 	}
-	prefix := ""
-	if a.listed {
-		prefix = "account " + a.name + ": "
-	}
 	for _, r := range results {
-		printResult(stdout, prefix, r, c.dryRun)
+		printResult(stdout, a.linePrefix(), r, c.dryRun)
 	}
 	if err != nil {
 		var msgs []string

@@ -557,8 +557,8 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 		return w, err
 	}
 	total := pagesOf(first)
-	// lastTotal is the Total the last page answered with: the records listed when it was read.
-	lastTotal := first.resp.Total
+	// lastCount is how many records the last page held when it was read.
+	lastCount := first.count()
 	s.progress(Progress{Resource: r, Walk: walkN, PagesDone: 1, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
 	if total == 0 {
 		// Neither Link nor Total: read on until an empty page.
@@ -623,7 +623,7 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 		w.pages++
 		w.totalMin, w.totalMax = min(w.totalMin, p.resp.Total), max(w.totalMax, p.resp.Total)
 		if p.n == total {
-			lastTotal = p.resp.Total
+			lastCount = p.count()
 		}
 		if err := stage(p); err != nil {
 			fail(err)
@@ -639,21 +639,23 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 		return w, err
 	}
 	// The tail: records added during the walk, where the source lists them last, made the Total
-	// grow after the last page was read. The records it held then stand; those after them are
-	// read now: the rest of that page, and the pages the growth added (see walked.consistent).
+	// grow past what the pages read held. The records the last page held when it was read stand;
+	// those after them are read now: the rest of that page, and the pages the growth added (see
+	// walked.consistent).
 	size := first.resp.PerPage
 	if size <= 0 {
 		size = first.count()
 	}
-	if w.totalMin == w.totalFirst && lastTotal < w.totalMax && size > 0 {
-		for n := lastTotal/size + 1; n <= v1.LastPage(w.totalMax, size) && n <= total+maxTailPages; n++ {
+	seen := (total-1)*size + lastCount // the records up to the end of the last page, as read
+	if w.totalMin == w.totalFirst && seen < w.totalMax && size > 0 {
+		for n := seen/size + 1; n <= v1.LastPage(w.totalMax, size) && n <= total+maxTailPages; n++ {
 			p, err := s.fetch(ctx, r, n, filter)
 			if err != nil {
 				return w, err
 			}
 			w.pages++
 			w.totalMin, w.totalMax = min(w.totalMin, p.resp.Total), max(w.totalMax, p.resp.Total)
-			if skip := lastTotal - (n-1)*size; skip > 0 { // read already, when the page was
+			if skip := seen - (n-1)*size; skip > 0 { // read already, when the page was
 				p = p.after(skip)
 			}
 			if p.count() == 0 {

@@ -431,32 +431,34 @@ func TestPacedSyncProvokesNo429(t *testing.T) {
 func TestHiresDuringTheWalk(t *testing.T) {
 	tests := []struct {
 		name      string
+		employees int // 450: the last page half full; 400: full, the hires make a page of their own
 		at        int // InsertEmployee's index: -1 appends
 		wantOK    bool
 		wantWalks int64
 	}{
-		{"listed last", -1, true, 2}, // the leaver's confirming walk
-		{"listed first", 0, false, 3},
+		{"listed last", 450, -1, true, 2}, // the leaver's confirming walk
+		{"listed last, on a page of their own", 400, -1, true, 2},
+		{"listed first", 450, 0, false, 3},
 	}
 	for _, backend := range sinktest.Backends {
 		for _, tt := range tests {
 			t.Run(backend+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				up := newUpstream(t, 450, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
+				up := newUpstream(t, tt.employees+1, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 				store := sinktest.Store(t, backend, sink.Options{})
 				c := fastClient(t, up, source.ClientOptions{})
 				if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 					t.Fatal(err)
 				}
 				up.RemoveEmployee(mustID(t, up.Employees()[3])) // a leaver
-				// 150 hires, one a request, for the first walk's 5 pages (and the tail's)
-				hires := fakeupstream.Generate(700, 11)[500:650]
+				hires := fakeupstream.Generate(700, 11)[500:503]
 				next := 0
 				var mu stdsync.Mutex
+				start := up.NumRequests()
 				up.setHook(func(s *fakeupstream.Service, n int, r *http.Request) {
 					mu.Lock()
 					defer mu.Unlock()
-					if next < 3 { // three hires, on the first requests of the run
+					if n > start+1 && next < 3 { // three hires, once the first page has told the walk its pages
 						s.InsertEmployee(tt.at, hires[next])
 						next++
 					}
@@ -467,8 +469,8 @@ func TestHiresDuringTheWalk(t *testing.T) {
 					if err != nil || r.Status != sink.RunOK || r.Walks != tt.wantWalks || r.Inserted != 3 || r.Deleted != 1 {
 						t.Fatalf("run %+v, %v: want ok in %d walks, 3 hires in, the leaver out", r.Run, err, tt.wantWalks)
 					}
-					if r.TotalReported != 452 {
-						t.Errorf("total reported %d, want the grown 452", r.TotalReported)
+					if want := int64(tt.employees + 3); r.TotalReported != want {
+						t.Errorf("total reported %d, want the grown %d", r.TotalReported, want)
 					}
 					assertReplica(t, up, store, false)
 					return

@@ -357,6 +357,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if k = h.authenticate(r.Header.Get("X-Api-Key")); k == nil {
+		// The challenge says what to send (RFC 9110 §11.6.1); the interface has no scheme of
+		// its own for a key in a header, so it is named for what it is.
+		rec.Header().Set("WWW-Authenticate", Challenge)
 		WriteError(rec, http.StatusUnauthorized, "")
 		return
 	}
@@ -365,8 +368,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(rec, http.StatusNotFound, "no such resource: a path has no empty, . or .. segments")
 		return
 	}
+	if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+		// /v1/employees/ is /v1/employees: answered as it, its links without the slash.
+		r = r.WithContext(r.Context()) // a copy: the caller's request is not the handler's to change
+		u := *r.URL
+		u.Path, u.RawPath = strings.TrimSuffix(p, "/"), ""
+		r.URL = &u
+	}
 	k.account.mux.ServeHTTP(rec, r)
 }
+
+// Challenge is the WWW-Authenticate header of a 401: the key goes in the X-API-KEY header.
+const Challenge = `APIKey realm="hrsync", header="X-API-KEY"`
 
 // MaxQueryBytes bounds a request's query string; a longer one is answered 414. The interface
 // has two parameters, page and per_page.

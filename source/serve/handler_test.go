@@ -156,6 +156,9 @@ func TestAuth(t *testing.T) {
 			if tt.want == 401 && string(body) != "{\"error\":\"401 Unauthorized\"}\n" {
 				t.Errorf("401 body %q", body)
 			}
+			if got := resp.Header.Get("WWW-Authenticate"); (tt.want == 401) != (got != "") || (got != "" && got != serve.Challenge) {
+				t.Errorf("WWW-Authenticate %q on a %d", got, tt.want)
+			}
 			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("content type %q", ct)
 			}
@@ -334,7 +337,10 @@ func TestRoutingErrors(t *testing.T) {
 		{"GET", "/v1/nowhere", 404, ""},
 		{"GET", "/", 404, ""},
 		{"GET", "/v2/employees", 404, ""},
-		{"GET", "/v1/employees/", 404, ""},
+		{"GET", "/v1/employees/", 200, ""}, // as /v1/employees (TestTrailingSlash)
+		{"GET", "/v1/employees/1/", 200, ""},
+		{"GET", "/v1/employees//", 404, ""},
+		{"POST", "/v1/working_patterns/", 405, "GET, HEAD"},
 		{"GET", "/v1/employees/abc", 404, ""},
 		{"GET", "/v1/employees/0", 404, ""},
 		{"GET", "/v1/employees/999", 404, ""},
@@ -962,5 +968,30 @@ func TestUnavailableCollectionIs404(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A trailing slash answers as the path without it: the same body, the same headers, and links
+// without the slash.
+func TestTrailingSlash(t *testing.T) {
+	f := newFixture(t, "sqlite", serve.Options{})
+	f.putN(t, 3)
+	for _, path := range []string{"/v1/employees?per_page=2", "/v1/employees/2", "/v1", "/v1/working_patterns"} {
+		plain, query, _ := strings.Cut(path, "?")
+		slashed := plain + "/"
+		if query != "" {
+			slashed += "?" + query
+		}
+		want, wantBody := f.do(t, "GET", path, nil)
+		got, gotBody := f.do(t, "GET", slashed, nil)
+		assertStatus(t, got, gotBody, want.StatusCode)
+		if !bytes.Equal(gotBody, wantBody) {
+			t.Errorf("%s: body differs from %s's:\n%s\n%s", slashed, path, gotBody, wantBody)
+		}
+		for _, h := range []string{"Link", "Total", "ETag"} {
+			if got.Header.Get(h) != want.Header.Get(h) {
+				t.Errorf("%s: %s %q, want %q", slashed, h, got.Header.Get(h), want.Header.Get(h))
+			}
+		}
 	}
 }

@@ -378,6 +378,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	k.account.mux.ServeHTTP(rec, r)
 }
 
+// CacheControl is what every answer with an ETag says of caching, as the real service does:
+// a cache may keep it for this client only (private) and must ask again before reusing it,
+// which a 304 then answers cheaply.
+const CacheControl = "max-age=0, private, must-revalidate"
+
+// cacheHeaders marks an answer of a key's data: CacheControl, and Vary on the key, since
+// another key may read another account's data at the same URL.
+func cacheHeaders(h http.Header) {
+	h.Set("Cache-Control", CacheControl)
+	h.Add("Vary", "X-API-KEY")
+}
+
 // Challenge is the WWW-Authenticate header of a 401: the key goes in the X-API-KEY header.
 const Challenge = `APIKey realm="hrsync", header="X-API-KEY"`
 
@@ -476,7 +488,7 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 		}
 		if tag := a.etag(v, base, r.URL.RawQuery); etagMatch(inm, tag) {
 			w.Header().Set("ETag", tag)
-			w.Header().Set("Cache-Control", "no-cache")
+			cacheHeaders(w.Header())
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
@@ -505,7 +517,7 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 		hdr.Set("Link", link)
 	}
 	hdr.Set("ETag", a.etag(list.Version, base, r.URL.RawQuery))
-	hdr.Set("Cache-Control", "no-cache")
+	cacheHeaders(hdr)
 	bp := a.h.bufs.Get().(*[]byte)
 	b := append((*bp)[:0], `{"`...)
 	b = append(b, key...)
@@ -537,7 +549,7 @@ func (a *account) index(w http.ResponseWriter, r *http.Request) {
 	}
 	tag := a.etag(version, a.h.baseURL(r), r.URL.RawQuery)
 	w.Header().Set("ETag", tag)
-	w.Header().Set("Cache-Control", "no-cache")
+	cacheHeaders(w.Header())
 	if etagMatch(r.Header.Get("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -614,7 +626,7 @@ func serveOne[T any](a *account, w http.ResponseWriter, r *http.Request, key, no
 	}
 	tag := a.etag(v, base, r.URL.RawQuery)
 	w.Header().Set("ETag", tag)
-	w.Header().Set("Cache-Control", "no-cache")
+	cacheHeaders(w.Header())
 	if etagMatch(r.Header.Get("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return

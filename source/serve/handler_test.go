@@ -995,3 +995,25 @@ func TestTrailingSlash(t *testing.T) {
 		}
 	}
 }
+
+// Every answer with an ETag says how it may be cached, as the real service does, and that it
+// varies with the key (another key may read another account); a 304 says the same.
+func TestCacheHeaders(t *testing.T) {
+	f := newFixture(t, "sqlite", serve.Options{})
+	f.putN(t, 2)
+	for _, path := range []string{"/v1/employees", "/v1/employees/1", "/v1", "/v1/working_patterns", "/v1/departments"} {
+		resp, body := f.do(t, "GET", path, nil)
+		assertStatus(t, resp, body, 200)
+		tag := resp.Header.Get("ETag")
+		again, body := f.do(t, "GET", path, nil, "If-None-Match", tag)
+		assertStatus(t, again, body, 304)
+		for _, r := range []*http.Response{resp, again} {
+			if got := r.Header.Get("Cache-Control"); got != "max-age=0, private, must-revalidate" {
+				t.Errorf("%s (%d): Cache-Control %q", path, r.StatusCode, got)
+			}
+			if got := r.Header.Values("Vary"); !slices.Contains(got, "X-API-KEY") {
+				t.Errorf("%s (%d): Vary %q, want X-API-KEY", path, r.StatusCode, got)
+			}
+		}
+	}
+}

@@ -375,7 +375,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u.Path, u.RawPath = strings.TrimSuffix(p, "/"), ""
 		r.URL = &u
 	}
-	k.account.mux.ServeHTTP(rec, r)
+	k.account.mux.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), keyContext{}, k)))
+}
+
+// keyContext is the context key of the request's authenticated key.
+type keyContext struct{}
+
+// keyOf is the key a request was authenticated with (ServeHTTP puts it in the context the
+// routes see).
+func keyOf(r *http.Request) *key {
+	k, _ := r.Context().Value(keyContext{}).(*key)
+	return k
 }
 
 // CacheControl is what every answer with an ETag says of caching, as the real service does:

@@ -77,6 +77,15 @@ const (
 	budgetRate   = 570
 )
 
+// budgetUpstream is a fake upstream enforcing budgetLimit requests in any budgetWindow.
+func budgetUpstream(t *testing.T) (*fakeupstream.Service, *httptest.Server) {
+	t.Helper()
+	up := fakeupstream.New(fakeupstream.Options{RateLimit: budgetLimit, Window: budgetWindow})
+	srv := httptest.NewServer(up)
+	t.Cleanup(func() { up.Close(); srv.Close() })
+	return up, srv
+}
+
 func budgetClient(t *testing.T, srv *httptest.Server, b source.Budget, kind source.Kind) *source.Client {
 	t.Helper()
 	c, err := source.NewClient(srv.URL, fakeupstream.DefaultAPIKey, source.ClientOptions{
@@ -94,9 +103,7 @@ func TestSharedBudgetHoldsTwoProcessesUnderTheLimit(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			url, sopts := budgetWarehouse(t, backend)
-			up := fakeupstream.New(fakeupstream.Options{RateLimit: budgetLimit, Window: budgetWindow})
-			srv := httptest.NewServer(up)
-			t.Cleanup(func() { up.Close(); srv.Close() })
+			up, srv := budgetUpstream(t)
 
 			// Both processes are open (a SQLite file is migrated by its first open) before the
 			// clock starts.
@@ -162,9 +169,7 @@ func TestSharedBudgetCreateDuringWalk(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			url, sopts := budgetWarehouse(t, backend)
-			up := fakeupstream.New(fakeupstream.Options{RateLimit: budgetLimit, Window: budgetWindow})
-			srv := httptest.NewServer(up)
-			t.Cleanup(func() { up.Close(); srv.Close() })
+			up, srv := budgetUpstream(t)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

@@ -111,23 +111,7 @@ type answer struct {
 
 func get(t *testing.T, srv *httptest.Server, key, path string, header ...string) (*http.Response, answer) {
 	t.Helper()
-	req, err := http.NewRequest("GET", srv.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-API-KEY", key)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := send(t, "GET", srv.URL+path, key, nil, header...)
 	return resp, answer{resp.StatusCode, resp.Header.Get("Total"), string(b)}
 }
 

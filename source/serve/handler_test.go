@@ -57,11 +57,18 @@ func newFixture(t *testing.T, backend string, opts serve.Options) *fixture {
 // do sends a request with the test key (unless a header overrides it) and reads the answer.
 func (f *fixture) do(t *testing.T, method, path string, body io.Reader, header ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, f.srv.URL+path, body)
+	return send(t, method, f.srv.URL+path, testKey, body, header...)
+}
+
+// send sends a request with key in X-API-KEY and the header pairs (an empty value removes the
+// header, the key included), and reads the answer.
+func send(t *testing.T, method, url, key string, body io.Reader, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("X-API-KEY", testKey)
+	req.Header.Set("X-API-KEY", key)
 	for i := 0; i+1 < len(header); i += 2 {
 		if header[i+1] == "" {
 			req.Header.Del(header[i])

@@ -80,6 +80,12 @@ type ServeConfig struct {
 	PublicURL  string   `yaml:"public_url"`
 	Writes     string   `yaml:"writes"`
 	AccountID  int64    `yaml:"account_id"`
+	// TLSCert and TLSKey are PEM files: set, the replica serves HTTPS (HTTP/1.1 and HTTP/2),
+	// reloading them when they change or on SIGHUP.
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// H2C accepts cleartext HTTP/2 with prior knowledge beside HTTP/1.1 (service meshes).
+	H2C bool `yaml:"h2c"`
 	// Keys are keys named for logs and metrics, each reading one account's data; with several
 	// accounts, the only way to give a key access. File only.
 	Keys []ServeKey `yaml:"keys" env:"-"`
@@ -473,6 +479,12 @@ func (c Config) parse() (settings, error) {
 		if s.publicURL, err = httpURL(c.Serve.PublicURL); err != nil {
 			return settings{}, errors.New("config: serve.public_url must be an absolute http(s) address")
 		}
+	}
+	if (c.Serve.TLSCert == "") != (c.Serve.TLSKey == "") {
+		return settings{}, errTLSHalf
+	}
+	if c.Serve.H2C && c.Serve.TLSCert != "" {
+		return settings{}, errors.New("config: serve.h2c is cleartext HTTP/2; with serve.tls_cert, HTTP/2 is offered over TLS already: unset one of them")
 	}
 	if c.Serve.AccountID < 0 {
 		return settings{}, errors.New("config: serve.account_id must not be negative")

@@ -280,7 +280,7 @@ func serveDemo(ctx context.Context, cfg settings, store *sink.Store, ln net.List
 	defer stop()
 	served := make(chan error, 1)
 	go func() {
-		served <- serveOn(sctx, log, ln, mux, "replica", slog.String("warehouse", store.Location()))
+		served <- serveOn(sctx, log, ln, server{name: "replica", handler: mux, attrs: []slog.Attr{slog.String("warehouse", store.Location())}})
 	}()
 	base := "http://" + reachable(ln.Addr())
 	page := base + "/v1/employees?per_page=2"

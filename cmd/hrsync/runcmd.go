@@ -90,7 +90,11 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 		if err != nil {
 			return err
 		}
-		servers = append(servers, server{name: "serve", addr: cfg.Serve.Addr, handler: mux})
+		api, err := apiServer(cfg, mux, reg, log)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, api)
 	}
 	srvCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServers()

@@ -83,8 +83,12 @@ func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Write
 	} else {
 		attrs = append(attrs, slog.Any("accounts", accountNames(cfg.accounts)))
 	}
+	api, err := apiServer(cfg, mux, reg, log, attrs...)
+	if err != nil {
+		return err
+	}
 	return serveAll(ctx, log, []server{
-		{name: "serve", addr: cfg.Serve.Addr, handler: mux, attrs: attrs},
+		api,
 		{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, readyAll(stores), log)},
 	})
 }
@@ -177,6 +181,11 @@ type server struct {
 	addr    string
 	handler http.Handler
 	attrs   []slog.Attr
+	// tls, when set, serves HTTPS (HTTP/1.1 and HTTP/2) with its certificate, reloaded when
+	// it changes.
+	tls *certReloader
+	// h2c also accepts cleartext HTTP/2 with prior knowledge (without tls).
+	h2c bool
 }
 
 // serveAll runs the servers until ctx ends, then shuts them down; the first that fails stops
@@ -192,7 +201,7 @@ func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
 		}
 		n++
 		go func() {
-			err := listenAndServe(ctx, log, s.addr, s.handler, s.name, s.attrs...)
+			err := listenAndServe(ctx, log, s)
 			if err != nil {
 				cancel()
 			}
@@ -215,18 +224,19 @@ func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
 }
 
 // listenAndServe serves until ctx ends, then drains in-flight requests within shutdownTimeout.
-func listenAndServe(ctx context.Context, log *slog.Logger, addr string, h http.Handler, what string, attrs ...slog.Attr) error {
-	ln, err := net.Listen("tcp", addr)
+func listenAndServe(ctx context.Context, log *slog.Logger, s server) error {
+	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", what, addr, err)
+		return fmt.Errorf("%s: listen on %s: %w", s.name, s.addr, err)
 	}
-	return serveOn(ctx, log, ln, h, what, attrs...)
+	return serveOn(ctx, log, ln, s)
 }
 
-// serveOn is listenAndServe on a listener already open; it closes ln.
-func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Handler, what string, attrs ...slog.Attr) error {
+// serveOn is listenAndServe on a listener already open (s.addr unused); it closes ln.
+func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, s server) error {
+	what := s.name
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -235,13 +245,33 @@ func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Hand
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
 	args := []any{"addr", ln.Addr().String()}
-	for _, a := range attrs {
+	switch {
+	case s.tls != nil:
+		srv.Protocols.SetHTTP2(true)
+		srv.TLSConfig = s.tls.tlsConfig()
+		args = append(args, "tls", true)
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		s.tls.watch(wctx)
+	case s.h2c:
+		srv.Protocols.SetUnencryptedHTTP2(true)
+		args = append(args, "h2c", true)
+	}
+	for _, a := range s.attrs {
 		args = append(args, a)
 	}
 	log.Info(what+" listening", args...)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if s.tls != nil {
+			errc <- srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("%s: %w", what, err)

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testCA signs the serve certificates of the TLS tests.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pool *x509.CertPool
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hrsync test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &testCA{cert: cert, key: key, pool: pool}
+}
+
+// issue writes a certificate for 127.0.0.1 with the serial and its key to certFile and keyFile.
+func (ca *testCA) issue(t *testing.T, serial int64, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "replica"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Duration(serial) * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, keyFile, "EC PRIVATE KEY", kder)
+	writePEM(t, certFile, "CERTIFICATE", der)
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	// Written beside and renamed, as a secret mount or cert-manager replaces a file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tlsClient trusts ca only; http2 says whether it offers HTTP/2. Each request is on a new
+// connection, so it sees the certificate served at that moment.
+func tlsClient(ca *testCA, http2 bool) *http.Client {
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}, DisableKeepAlives: true,
+		Protocols: new(http.Protocols)}
+	tr.Protocols.SetHTTP1(true)
+	tr.Protocols.SetHTTP2(http2)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// served answers a GET of url with the key: its protocol, status, and the serial of the
+// certificate the server presented.
+func served(t *testing.T, c *http.Client, url string) (proto, status int, serial int64) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("X-API-KEY", "k1")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.TLS != nil {
+		serial = resp.TLS.PeerCertificates[0].SerialNumber.Int64()
+	}
+	return resp.ProtoMajor, resp.StatusCode, serial
+}
+
+// startTLSServe runs hrsync serve with env on a SQLite warehouse and waits until it answers
+// over HTTPS (or, with ca nil, over cleartext).
+func startTLSServe(t *testing.T, ca *testCA, env ...string) (base string, logs *syncBuffer) {
+	t.Helper()
+	addr := freeAddr(t)
+	env = append(env, "HRSYNC_SERVE_ADDR="+addr, "HRSYNC_SERVE_API_KEYS=k1",
+		"HRSYNC_WAREHOUSE_URL="+filepath.Join(t.TempDir(), "wh.db"))
+	ctx, cancel := context.WithCancel(context.Background())
+	logs = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, env, io.Discard, logs) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(shutdownTimeout + 5*time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	scheme, client := "http", &http.Client{Timeout: 2 * time.Second}
+	if ca != nil {
+		scheme, client = "https", tlsClient(ca, true)
+	}
+	base = scheme + "://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := client.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return base, logs
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve exited: %v; logs:\n%s", err, logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not come up: %v; logs:\n%s", err, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeTLS: serve answers over HTTPS with HTTP/2 and HTTP/1.1, and a rotated certificate is
+// served without a restart, on SIGHUP and on a change of the files alone; a broken pair leaves
+// the previous one serving until it is mended.
+func TestServeTLS(t *testing.T) {
+	defer func(d time.Duration) { certPollInterval = d }(certPollInterval)
+	certPollInterval = 50 * time.Millisecond
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	ca := newTestCA(t)
+	ca.issue(t, 2, certFile, keyFile)
+	base, logs := startTLSServe(t, ca, "HRSYNC_SERVE_TLS_CERT="+certFile, "HRSYNC_SERVE_TLS_KEY="+keyFile)
+
+	for _, tt := range []struct {
+		name  string
+		http2 bool
+		proto int
+	}{{"http2", true, 2}, {"http1", false, 1}} {
+		if proto, status, serial := served(t, tlsClient(ca, tt.http2), base+"/v1/employees"); proto != tt.proto || status != 200 || serial != 2 {
+			t.Errorf("%s: HTTP/%d, status %d, serial %d", tt.name, proto, status, serial)
+		}
+	}
+	// Cleartext on the TLS port gets Go's 400 ("an HTTP request to an HTTPS server"), no data.
+	if resp, err := http.Get(strings.Replace(base, "https:", "http:", 1) + "/healthz"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("cleartext HTTP on the TLS port: %d", resp.StatusCode)
+		}
+	}
+
+	// waitSerial polls new connections to *at until the server presents serial.
+	at := &base
+	waitSerial := func(what string, serial int64) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			_, status, got := served(t, tlsClient(ca, true), *at+"/v1/employees")
+			if got == serial && status == 200 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: still serving serial %d, want %d; logs:\n%s", what, got, serial, logs)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	// A change of the files alone.
+	ca.issue(t, 3, certFile, keyFile)
+	waitSerial("file change", 3)
+
+	// A key that does not match the certificate: the previous pair keeps serving, an error says
+	// why; mended, the new pair is served.
+	ca.issue(t, 4, certFile, filepath.Join(dir, "other.key"))
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "certificate not reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no error for a broken pair; logs:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, _, got := served(t, tlsClient(ca, true), base+"/v1/employees"); got != 3 {
+		t.Errorf("after a broken pair: serial %d, want 3 (the previous one)", got)
+	}
+	ca.issue(t, 5, certFile, keyFile)
+	waitSerial("mended pair", 5)
+
+	// SIGHUP, to a server that polls its files too seldom to notice the change by itself.
+	certPollInterval = time.Hour
+	dir2 := t.TempDir()
+	certFile, keyFile = filepath.Join(dir2, "tls.crt"), filepath.Join(dir2, "tls.key")
+	ca.issue(t, 7, certFile, keyFile)
+	base, logs = startTLSServe(t, ca, "HRSYNC_SERVE_TLS_CERT="+certFile, "HRSYNC_SERVE_TLS_KEY="+keyFile)
+	ca.issue(t, 8, certFile, keyFile)
+	time.Sleep(100 * time.Millisecond)
+	if _, _, got := served(t, tlsClient(ca, true), base+"/v1/employees"); got != 7 {
+		t.Fatalf("reloaded before SIGHUP: serial %d", got)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitSerial("SIGHUP", 8)
+	if !strings.Contains(logs.String(), "reason=SIGHUP") {
+		t.Errorf("no reload logged for SIGHUP; logs:\n%s", logs)
+	}
+	if strings.Contains(logs.String(), "PRIVATE KEY") {
+		t.Error("key material in the logs")
+	}
+}
+
+// TestServeH2C: with serve.h2c, the cleartext port takes HTTP/2 with prior knowledge and
+// HTTP/1.1 both; without it, HTTP/2 with prior knowledge is refused.
+func TestServeH2C(t *testing.T) {
+	h2c := &http.Transport{Protocols: new(http.Protocols)}
+	h2c.Protocols.SetUnencryptedHTTP2(true)
+	for _, on := range []bool{true, false} {
+		env := []string{}
+		if on {
+			env = append(env, "HRSYNC_SERVE_H2C=true")
+		}
+		base, _ := startTLSServe(t, nil, env...)
+		proto, status, _ := served(t, &http.Client{Timeout: 5 * time.Second}, base+"/v1/employees")
+		if proto != 1 || status != 200 {
+			t.Errorf("h2c %v: HTTP/1.1 client got HTTP/%d %d", on, proto, status)
+		}
+		req, _ := http.NewRequest("GET", base+"/v1/employees", nil)
+		req.Header.Set("X-API-KEY", "k1")
+		resp, err := (&http.Client{Transport: h2c, Timeout: 5 * time.Second}).Do(req)
+		switch {
+		case on && err != nil:
+			t.Errorf("h2c on: %v", err)
+		case on && (resp.ProtoMajor != 2 || resp.StatusCode != 200):
+			t.Errorf("h2c on: HTTP/%d %d", resp.ProtoMajor, resp.StatusCode)
+		case !on && err == nil && resp.ProtoMajor == 2:
+			t.Errorf("h2c off: answered HTTP/2")
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+	}
+}
+
+// TestServeTLSConfigErrors: a half-configured or unloadable certificate stops serve before it
+// listens, with one line saying what is wrong.
+func TestServeTLSConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t)
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	ca.issue(t, 2, certFile, keyFile)
+	ca.issue(t, 3, filepath.Join(dir, "b.crt"), filepath.Join(dir, "b.key"))
+	for _, tt := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"cert only", []string{"HRSYNC_SERVE_TLS_CERT=" + certFile}, "serve.tls_cert and serve.tls_key go together"},
+		{"key only", []string{"HRSYNC_SERVE_TLS_KEY=" + keyFile}, "serve.tls_cert and serve.tls_key go together"},
+		{"missing file", []string{"HRSYNC_SERVE_TLS_CERT=" + filepath.Join(dir, "none.crt"), "HRSYNC_SERVE_TLS_KEY=" + keyFile}, "no such file"},
+		{"key of another cert", []string{"HRSYNC_SERVE_TLS_CERT=" + certFile, "HRSYNC_SERVE_TLS_KEY=" + filepath.Join(dir, "b.key")}, "private key does not match public key"},
+		{"h2c with tls", []string{"HRSYNC_SERVE_TLS_CERT=" + certFile, "HRSYNC_SERVE_TLS_KEY=" + keyFile, "HRSYNC_SERVE_H2C=true"}, "serve.h2c is cleartext HTTP/2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := append(tt.env, "HRSYNC_SERVE_ADDR="+freeAddr(t), "HRSYNC_SERVE_API_KEYS=k1",
+				"HRSYNC_WAREHOUSE_URL="+filepath.Join(t.TempDir(), "wh.db"))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := run(ctx, []string{"serve"}, env, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") || exitCode(err) == 0 {
+				t.Errorf("got %v, want one line with %q", err, tt.want)
+			}
+		})
+	}
+}

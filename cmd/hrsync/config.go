@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -86,6 +87,14 @@ type ServeConfig struct {
 	TLSKey  string `yaml:"tls_key"`
 	// H2C accepts cleartext HTTP/2 with prior knowledge beside HTTP/1.1 (service meshes).
 	H2C bool `yaml:"h2c"`
+	// CORSOrigins are the origins whose scripts may read the replica (exact, or "*"); empty:
+	// CORS off.
+	CORSOrigins []string `yaml:"cors_origins"`
+	// TrustedProxies (CIDRs or addresses) are the peers whose Forwarded / X-Forwarded-* headers
+	// links are built on.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// AllowedHosts are the Host headers links may be built on; another is never echoed.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 	// Keys are keys named for logs and metrics, each reading one account's data; with several
 	// accounts, the only way to give a key access. File only.
 	Keys []ServeKey `yaml:"keys" env:"-"`
@@ -164,6 +173,8 @@ type settings struct {
 	writes serve.Writes
 	// publicURL is serve.public_url; nil when it is not set.
 	publicURL *url.URL
+	// trustedProxies is serve.trusted_proxies.
+	trustedProxies []netip.Prefix
 	// accounts are the accounts the configuration names, in its order: those of accounts:, or
 	// the one of the top-level sections. Never empty.
 	accounts []*account
@@ -480,6 +491,26 @@ func (c Config) parse() (settings, error) {
 			return settings{}, errors.New("config: serve.public_url must be an absolute http(s) address")
 		}
 	}
+	for _, p := range c.Serve.TrustedProxies {
+		pfx, err := parsePrefix(p)
+		if err != nil {
+			return settings{}, fmt.Errorf("config: serve.trusted_proxies: %w", err)
+		}
+		s.trustedProxies = append(s.trustedProxies, pfx)
+	}
+	for _, h := range c.Serve.AllowedHosts {
+		if !serve.ValidHost(h) {
+			return settings{}, fmt.Errorf("config: serve.allowed_hosts: %q is not a host name or address with an optional :port", h)
+		}
+	}
+	for _, o := range c.Serve.CORSOrigins {
+		if o == "*" {
+			continue
+		}
+		if _, err := serve.NormalizeOrigin(o); err != nil {
+			return settings{}, fmt.Errorf("config: serve.cors_origins: %w", err)
+		}
+	}
 	if (c.Serve.TLSCert == "") != (c.Serve.TLSKey == "") {
 		return settings{}, errTLSHalf
 	}
@@ -570,4 +601,22 @@ func (s settings) logger(w io.Writer) *slog.Logger {
 // oneLine folds a message onto one line, for the operator.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// parsePrefix reads a trusted proxy: a CIDR (10.0.0.0/8) or one address (10.1.2.3, ::1).
+func parsePrefix(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR (e.g. 10.0.0.0/8)", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither an address nor a CIDR (e.g. 10.0.0.0/8)", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

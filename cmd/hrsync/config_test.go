@@ -79,8 +79,10 @@ func TestReadmeDocumentsEveryKey(t *testing.T) {
 }
 
 func normalize(c Config) Config {
-	if len(c.Serve.APIKeys) == 0 {
-		c.Serve.APIKeys = nil
+	for _, l := range []*[]string{&c.Serve.APIKeys, &c.Serve.CORSOrigins, &c.Serve.TrustedProxies, &c.Serve.AllowedHosts} {
+		if len(*l) == 0 {
+			*l = nil
+		}
 	}
 	return c
 }
@@ -204,6 +206,9 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		{"bad source url", "", []string{"HRSYNC_SOURCE_URL=ftp://x"}, "source.url"},
 		{"bad public url", "", []string{"HRSYNC_SERVE_PUBLIC_URL=/relative"}, "serve.public_url"},
 		{"bad log format", "", []string{"HRSYNC_LOG_FORMAT=xml"}, "log.format"},
+		{"bad cors origin", "", []string{"HRSYNC_SERVE_CORS_ORIGINS=https://a.example,dash.example.com"}, "serve.cors_origins: origin \"dash.example.com\""},
+		{"bad trusted proxy", "", []string{"HRSYNC_SERVE_TRUSTED_PROXIES=10.0.0.0/8,10.0.0.300"}, "serve.trusted_proxies: \"10.0.0.300\""},
+		{"bad allowed host", "serve:\n  allowed_hosts: [\"replica.internal/x\"]\n", nil, "serve.allowed_hosts: \"replica.internal/x\""},
 		{"empty warehouse", "", []string{"HRSYNC_WAREHOUSE_URL="}, "warehouse.url"},
 		{"statement timeout not a duration", "", []string{"HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT=300"}, "HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT: want a duration"},
 		{"statement timeout too short", "warehouse:\n  statement_timeout: 10ms\n", nil, "warehouse.statement_timeout"},

@@ -18,6 +18,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"path"
 	"slices"
@@ -112,9 +113,19 @@ type Options struct {
 	// is required.
 	APIKeys []string
 	// PublicURL is the absolute base address links are built on (scheme, host and an optional
-	// path prefix before /v1); nil builds them from the request's host.
+	// path prefix before /v1); nil builds them as linkBase says: from what a trusted proxy
+	// forwarded, an allowed Host, or the address the request arrived at.
 	PublicURL *url.URL
-	Writes    Writes
+	// TrustedProxies are the peers whose Forwarded / X-Forwarded-Proto / X-Forwarded-Host
+	// headers links are built on (when PublicURL is nil); anyone else's are ignored.
+	TrustedProxies []netip.Prefix
+	// AllowedHosts are the Host headers (host or host:port) links may be built on; another Host
+	// is never echoed into a link. When set, a trusted proxy's forwarded host must be one too.
+	AllowedHosts []string
+	// CORSOrigins are the origins (scheme://host[:port], or "*") whose scripts may read the
+	// answers; empty turns CORS off.
+	CORSOrigins []string
+	Writes      Writes
 	// Upstream is the upstream of NewHandler's one account (New takes each Account's).
 	Upstream Creator
 	// MaxBodyBytes bounds a create's body (default 64 KiB).
@@ -139,6 +150,7 @@ type Handler struct {
 	collections []string
 	// notFound answers a path no route serves.
 	notFound string
+	cors     *cors // nil: CORS off
 }
 
 // key is one configured key: its SHA-256 and the account it reads.
@@ -198,6 +210,15 @@ func New(opts Options) (*Handler, error) {
 		opts.PublicURL = &u
 	}
 	h := &Handler{opts: opts, log: opts.Logger}
+	var err error
+	if h.cors, err = newCORS(opts.CORSOrigins); err != nil {
+		return nil, fmt.Errorf("new handler: cors: %w", err)
+	}
+	for _, a := range opts.AllowedHosts {
+		if !validHost(a) {
+			return nil, fmt.Errorf("new handler: allowed host %q: want a host name or address, with an optional :port", a)
+		}
+	}
 	h.bufs.New = func() any { b := make([]byte, 0, 64<<10); return &b }
 	h.collections = []string{"employees", "working_patterns"}
 	for _, c := range v1.Collections {
@@ -352,6 +373,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", d))
 		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	}()
+	if h.cors != nil && h.cors.handle(rec, r) {
+		return // a preflight
+	}
 	if len(r.URL.RawQuery) > MaxQueryBytes {
 		WriteError(rec, http.StatusRequestURITooLong, fmt.Sprintf("query string longer than %d bytes", MaxQueryBytes))
 		return
@@ -375,7 +399,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u.Path, u.RawPath = strings.TrimSuffix(p, "/"), ""
 		r.URL = &u
 	}
-	k.account.mux.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), keyContext{}, k)))
+	// r itself is replaced, so that the access log reads the pattern the mux sets on it.
+	r = r.WithContext(context.WithValue(r.Context(), keyContext{}, k))
+	k.account.mux.ServeHTTP(rec, r)
 }
 
 // keyContext is the context key of the request's authenticated key.
@@ -768,19 +794,15 @@ func busy(w http.ResponseWriter, err error) bool {
 	return true
 }
 
-// baseURL is the absolute URL of the requested path: the public base when configured, else the
-// request's own scheme and host.
+// baseURL is the absolute URL of the requested path: the public base when configured, else
+// linkBase's scheme and host.
 func (h *Handler) baseURL(r *http.Request) *url.URL {
 	var u url.URL
 	if h.opts.PublicURL != nil {
 		u = *h.opts.PublicURL
 		u.Path += r.URL.Path
 	} else {
-		u.Scheme = "http"
-		if r.TLS != nil {
-			u.Scheme = "https"
-		}
-		u.Host = r.Host
+		u.Scheme, u.Host = h.linkBase(r)
 		u.Path = r.URL.Path
 	}
 	return &u

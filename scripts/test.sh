@@ -109,6 +109,24 @@ if ! $lint_only; then
 	fi
 fi
 
+if ! $lint_only; then
+	section "Chromium for the browser test"
+	# TestCORSInABrowser drives Debian's headless Chromium; it fails under CI
+	# or as root when there is none (it skips elsewhere, saying how to get it).
+	if chromium=$(command -v chromium 2>/dev/null); then
+		echo "chromium: $chromium"
+	elif is_root && command -v apt-get >/dev/null 2>&1; then
+		echo "No chromium found: installing Debian's chromium."
+		apt_install chromium >/tmp/hrsync-apt-chromium.log 2>&1 || {
+			tail -n 20 /tmp/hrsync-apt-chromium.log >&2
+			die "apt-get install chromium failed (log above)"
+		}
+		command -v chromium >/dev/null 2>&1 || die "chromium installed but not on PATH"
+	else
+		echo "No chromium found and not root: TestCORSInABrowser will skip (apt-get install chromium)."
+	fi
+fi
+
 section "gofmt"
 # Every .go file except in hidden, _-prefixed, vendor and testdata dirs
 # (the ones the go command ignores too).

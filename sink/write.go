@@ -19,7 +19,13 @@ const StatusCurrent = "Current employee"
 // department, false booleans, a current-employee status, the join date as both company join
 // date and job start date. Creates are serialized, so the email check and the new id hold.
 func (s *Store) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
-	id, err := s.createEmployee(ctx, ne)
+	return s.createAndRead(ctx, ne, nil)
+}
+
+// createAndRead creates an employee, running also (when set) in the same transaction, and reads
+// it back.
+func (s *Store) createAndRead(ctx context.Context, ne v1.NewEmployee, also func(context.Context, *sqlx.Tx, int64) error) (v1.Employee, error) {
+	id, err := s.createEmployee(ctx, ne, also)
 	if err != nil {
 		return v1.Employee{}, fmt.Errorf("create employee: %w", busyErr(err))
 	}
@@ -30,7 +36,7 @@ func (s *Store) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Emplo
 	return e, nil
 }
 
-func (s *Store) createEmployee(ctx context.Context, ne v1.NewEmployee) (int64, error) {
+func (s *Store) createEmployee(ctx context.Context, ne v1.NewEmployee, also func(context.Context, *sqlx.Tx, int64) error) (int64, error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -80,6 +86,11 @@ func (s *Store) createEmployee(ctx context.Context, ne v1.NewEmployee) (int64, e
 	}
 	if err := insertRecord(ctx, tx, employeeCollection, &e, originLocal, now); err != nil {
 		return 0, fmt.Errorf("insert: %w", err)
+	}
+	if also != nil {
+		if err := also(ctx, tx, id); err != nil {
+			return 0, err
+		}
 	}
 	return id, tx.Commit()
 }

@@ -95,6 +95,9 @@ type ServeConfig struct {
 	TrustedProxies []string `yaml:"trusted_proxies"`
 	// AllowedHosts are the Host headers links may be built on; another is never echoed.
 	AllowedHosts []string `yaml:"allowed_hosts"`
+	// IdempotencyTTL is how long a create's answer is kept for retries with its
+	// Idempotency-Key (a Go duration).
+	IdempotencyTTL time.Duration `yaml:"idempotency_ttl"`
 	// Keys are keys named for logs and metrics, each reading one account's data; with several
 	// accounts, the only way to give a key access. File only.
 	Keys []ServeKey `yaml:"keys" env:"-"`
@@ -188,7 +191,7 @@ func defaultConfig() Config {
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: 16},
-		Serve:      ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local"},
+		Serve:      ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local", IdempotencyTTL: serve.DefaultIdempotencyTTL},
 		Log:        LogConfig{Format: "text", Level: "info"},
 
 		ScheduleTimezone: "UTC",
@@ -510,6 +513,9 @@ func (c Config) parse() (settings, error) {
 		if _, err := serve.NormalizeOrigin(o); err != nil {
 			return settings{}, fmt.Errorf("config: serve.cors_origins: %w", err)
 		}
+	}
+	if c.Serve.IdempotencyTTL < time.Minute {
+		return settings{}, fmt.Errorf("config: serve.idempotency_ttl %v: want at least 1m (a Go duration: 24h, 90m)", c.Serve.IdempotencyTTL)
 	}
 	if (c.Serve.TLSCert == "") != (c.Serve.TLSKey == "") {
 		return settings{}, errTLSHalf

@@ -206,6 +206,7 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		{"bad source url", "", []string{"HRSYNC_SOURCE_URL=ftp://x"}, "source.url"},
 		{"bad public url", "", []string{"HRSYNC_SERVE_PUBLIC_URL=/relative"}, "serve.public_url"},
 		{"bad log format", "", []string{"HRSYNC_LOG_FORMAT=xml"}, "log.format"},
+		{"short idempotency ttl", "", []string{"HRSYNC_SERVE_IDEMPOTENCY_TTL=10s"}, "serve.idempotency_ttl 10s: want at least 1m"},
 		{"bad cors origin", "", []string{"HRSYNC_SERVE_CORS_ORIGINS=https://a.example,dash.example.com"}, "serve.cors_origins: origin \"dash.example.com\""},
 		{"bad trusted proxy", "", []string{"HRSYNC_SERVE_TRUSTED_PROXIES=10.0.0.0/8,10.0.0.300"}, "serve.trusted_proxies: \"10.0.0.300\""},
 		{"bad allowed host", "serve:\n  allowed_hosts: [\"replica.internal/x\"]\n", nil, "serve.allowed_hosts: \"replica.internal/x\""},

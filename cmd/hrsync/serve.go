@@ -123,7 +123,8 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 		return nil, err
 	}
 	hopts := serve.Options{Keys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL,
-		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
+		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
+		IdempotencyTTL: cfg.Serve.IdempotencyTTL, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
 	for _, s := range stores {
 		ac := serve.Account{Name: s.acct.name, Store: s.store}
 		if s.upstream != nil {

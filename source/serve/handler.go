@@ -54,6 +54,16 @@ type Store interface {
 	Unavailable(ctx context.Context, collection string) (bool, error)
 	// Totals reads the store's version and each collection's Total, by name.
 	Totals(ctx context.Context) (version int64, totals map[string]int64, err error)
+
+	// ReserveIdempotency claims an Idempotency-Key for a create: reserved, or the record found.
+	ReserveIdempotency(ctx context.Context, c v1.IdempotencyClaim) (v1.IdempotencyRecord, bool, error)
+	// CreateEmployeeOnce is CreateEmployee for a reserved key, noting the employee in its record
+	// in the same transaction.
+	CreateEmployeeOnce(ctx context.Context, ne v1.NewEmployee, client, key string) (v1.Employee, error)
+	// CompleteIdempotency keeps a reserved create's answer; ReleaseIdempotency forgets the
+	// reservation of one whose answer is not kept.
+	CompleteIdempotency(ctx context.Context, client, key string, rec v1.IdempotencyRecord) error
+	ReleaseIdempotency(ctx context.Context, client, key string) error
 }
 
 // Creator creates an employee upstream; *source.Client (the client of the account) is one.
@@ -128,6 +138,9 @@ type Options struct {
 	Writes      Writes
 	// Upstream is the upstream of NewHandler's one account (New takes each Account's).
 	Upstream Creator
+	// IdempotencyTTL is how long a create's answer is kept for retries with its Idempotency-Key
+	// (default 24 hours).
+	IdempotencyTTL time.Duration
 	// MaxBodyBytes bounds a create's body (default 64 KiB).
 	MaxBodyBytes int64
 	// ETagSalt is mixed into every ETag, so a new build's output never matches an old tag.
@@ -196,6 +209,9 @@ func New(opts Options) (*Handler, error) {
 	}
 	if opts.Writes == "" {
 		opts.Writes = WritesLocal
+	}
+	if opts.IdempotencyTTL <= 0 {
+		opts.IdempotencyTTL = DefaultIdempotencyTTL
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 64 << 10
@@ -703,8 +719,91 @@ func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	a.createOnce(w, r, ne)
+}
+
+// DefaultIdempotencyTTL is how long a create's answer is kept for its Idempotency-Key.
+const DefaultIdempotencyTTL = 24 * time.Hour
+
+// idempotencyStale is when a create still in progress under an Idempotency-Key is taken for
+// dead (its process gone) and a retry runs it again: well past a forwarded create's bound.
+const idempotencyStale = 2 * time.Minute
+
+// createOnce runs a create, once per Idempotency-Key when the client sends one: a retry with
+// the same key and request gets the first answer (Idempotent-Replayed: true), with another
+// request 422, while the first runs 409. Answers that are the request's own (201, 400) are
+// kept; any other is not, and the retry runs again.
+func (a *account) createOnce(w http.ResponseWriter, r *http.Request, ne v1.NewEmployee) {
+	ik, sent := r.Header["Idempotency-Key"]
+	if !sent {
+		a.create(w, r, ne, "")
+		return
+	}
+	if len(ik) != 1 || !v1.ValidIdempotencyKey(ik[0]) {
+		WriteError(w, http.StatusBadRequest, "Idempotency-Key must be one value of 1 to 255 printable ASCII characters")
+		return
+	}
+	ctx := r.Context()
+	c := v1.IdempotencyClaim{Client: keyOf(r).name, Key: ik[0], Hash: ne.Hash(), TTL: a.h.opts.IdempotencyTTL, Stale: idempotencyStale}
+	rec, reserved, err := a.store.ReserveIdempotency(ctx, c)
+	if err != nil {
+		a.internal(w, r, "reserve idempotency key", err)
+		return
+	}
+	if !reserved {
+		a.replay(w, r, c, rec)
+		return
+	}
+	cw := &capture{ResponseWriter: w}
+	a.create(cw, r, ne, c.Key)
+	// Kept or released whatever happened to the client's connection.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	switch cw.status {
+	case http.StatusCreated, http.StatusBadRequest:
+		err = a.store.CompleteIdempotency(sctx, c.Client, c.Key, v1.IdempotencyRecord{
+			Status: cw.status, Body: cw.body, Location: w.Header().Get("Location"), EmployeeID: cw.employeeID})
+	default:
+		err = a.store.ReleaseIdempotency(sctx, c.Client, c.Key)
+	}
+	if err != nil {
+		a.h.log.ErrorContext(ctx, "idempotency key: keep the answer", "request_id", w.Header().Get("X-Request-Id"), "account", a.name, "err", err)
+	}
+}
+
+// replay answers a retry under an Idempotency-Key already claimed.
+func (a *account) replay(w http.ResponseWriter, r *http.Request, c v1.IdempotencyClaim, rec v1.IdempotencyRecord) {
+	switch {
+	case rec.Hash != c.Hash:
+		WriteError(w, http.StatusUnprocessableEntity, "this Idempotency-Key was used with a different request")
+	case rec.Status != 0:
+		w.Header().Set("Idempotent-Replayed", "true")
+		if rec.Location != "" {
+			w.Header().Set("Location", rec.Location)
+		}
+		writeJSON(w, rec.Status, rec.Body)
+	case rec.EmployeeID != 0:
+		// Created, but the process stopped before it kept the answer: the answer is the
+		// employee as created.
+		e, _, err := a.store.Employee(r.Context(), rec.EmployeeID)
+		if err != nil {
+			a.internal(w, r, "replay create", err)
+			return
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		a.created(w, r, &e)
+	default:
+		w.Header().Set("Retry-After", "1")
+		WriteError(w, http.StatusConflict, "a request with this Idempotency-Key is still being processed; retry later")
+	}
+}
+
+// create makes the employee as serve.writes says and answers; key is the Idempotency-Key it
+// was reserved under, or "".
+func (a *account) create(w http.ResponseWriter, r *http.Request, ne v1.NewEmployee, key string) {
 	ctx := r.Context()
 	var e v1.Employee
+	var err error
 	switch a.h.opts.Writes {
 	case WritesForward:
 		taken, err := a.store.EmailTaken(ctx, ne.Email)
@@ -729,7 +828,11 @@ func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
 			a.h.log.ErrorContext(ctx, "store forwarded create", "request_id", w.Header().Get("X-Request-Id"), "account", a.name, "employee_id", e.ID, "err", err)
 		}
 	default:
-		e, err = a.store.CreateEmployee(ctx, ne)
+		if key != "" {
+			e, err = a.store.CreateEmployeeOnce(ctx, ne, keyOf(r).name, key)
+		} else {
+			e, err = a.store.CreateEmployee(ctx, ne)
+		}
 		if errors.Is(err, v1.ErrEmailTaken) {
 			writeJSON(w, http.StatusBadRequest, emailTaken().AppendJSON(nil))
 			return
@@ -739,8 +842,39 @@ func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if cw, ok := w.(*capture); ok {
+		cw.employeeID = e.ID
+	}
+	a.created(w, r, &e)
+}
+
+// created answers a create: 201, the employee in its envelope, its Location.
+func (a *account) created(w http.ResponseWriter, r *http.Request, e *v1.Employee) {
 	w.Header().Set("Location", a.h.baseURL(r).JoinPath(strconv.FormatInt(e.ID, 10)).String())
-	writeJSON(w, http.StatusCreated, appendEnvelope(nil, &e))
+	writeJSON(w, http.StatusCreated, appendEnvelope(nil, e))
+}
+
+// capture notes a create's answer, to keep it for the retries of its Idempotency-Key.
+type capture struct {
+	http.ResponseWriter
+	status     int
+	body       []byte
+	employeeID int64
+}
+
+func (c *capture) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *capture) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	c.body = append(c.body, b...)
+	return c.ResponseWriter.Write(b)
 }
 
 func emailTaken() *v1.ValidationError {

@@ -306,3 +306,21 @@ func FuzzReadNewEmployee(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIdempotencyKey: a key accepted is 1 to 255 bytes of printable ASCII, and hashing any
+// employee is stable and hex.
+func FuzzIdempotencyKey(f *testing.F) {
+	f.Add("onboard-42", "Ida", "ida@example.com")
+	f.Add("with space", "", "")
+	f.Fuzz(func(t *testing.T, key, name, email string) {
+		if ValidIdempotencyKey(key) {
+			if len(key) == 0 || len(key) > 255 || strings.IndexFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+				t.Fatalf("accepted %q", key)
+			}
+		}
+		ne := NewEmployee{FirstName: name, Email: email}
+		if h := ne.Hash(); len(h) != 64 || h != ne.Hash() {
+			t.Fatalf("hash %q", h)
+		}
+	})
+}

@@ -396,6 +396,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(rec, http.StatusRequestURITooLong, fmt.Sprintf("query string longer than %d bytes", MaxQueryBytes))
 		return
 	}
+	if r.URL.Path == openAPIPath && r.Method != http.MethodOptions {
+		serveOpenAPI(rec, r) // the contract needs no key
+		return
+	}
 	if k = h.authenticate(r.Header.Get("X-Api-Key")); k == nil {
 		// The challenge says what to send (RFC 9110 §11.6.1); the interface has no scheme of
 		// its own for a key in a header, so it is named for what it is.

@@ -1,0 +1,245 @@
+package serve_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+var (
+	apiValidatorOnce sync.Once
+	apiValidator     validator.Validator
+	apiValidatorErr  error
+	apiValidatorMu   sync.Mutex // the validator's caches are not documented as safe for concurrent use
+)
+
+// openAPIValidator is a validator of the committed document (the one served).
+func openAPIValidator(t *testing.T) validator.Validator {
+	t.Helper()
+	apiValidatorOnce.Do(func() {
+		doc, err := libopenapi.NewDocument(serve.OpenAPI)
+		if err != nil {
+			apiValidatorErr = err
+			return
+		}
+		v, errs := validator.NewValidator(doc)
+		if len(errs) > 0 {
+			apiValidatorErr = errors.Join(errs...)
+			return
+		}
+		apiValidator = v
+	})
+	if apiValidatorErr != nil {
+		t.Fatal(apiValidatorErr)
+	}
+	return apiValidator
+}
+
+// checkAnswer validates an answer to method path against the document: status, headers and
+// body.
+func checkAnswer(t *testing.T, method, path string, resp *http.Response, body []byte) {
+	t.Helper()
+	req := httptest.NewRequest(method, "http://replica"+path, nil)
+	req.Header.Set("X-API-KEY", testKey)
+	r := *resp
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Request = req
+	v := openAPIValidator(t)
+	apiValidatorMu.Lock()
+	ok, errs := v.ValidateHttpResponse(req, &r)
+	apiValidatorMu.Unlock()
+	if !ok {
+		var msgs []string
+		for _, e := range errs {
+			msg := e.Message + ": " + e.Reason
+			for _, f := range e.SchemaValidationErrors {
+				msg += " [" + f.Reason + " at " + f.FieldPath + "]"
+			}
+			msgs = append(msgs, msg)
+		}
+		t.Errorf("%s %s → %d does not match openapi.json:\n  %s\nbody %.300s", method, path, resp.StatusCode, strings.Join(msgs, "\n  "), body)
+	}
+}
+
+// TestOpenAPIDocumentIsValid: the document is valid OpenAPI 3.1, by the validator's own check
+// against the specification's schema.
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	v := openAPIValidator(t)
+	ok, errs := v.ValidateDocument()
+	if !ok {
+		for _, e := range errs {
+			t.Errorf("%s: %s (line %d)", e.Message, e.Reason, e.SpecLine)
+		}
+	}
+}
+
+// TestOpenAPIGolden: every golden answer (the exact bytes served, testdata/golden) is what the
+// document says of its path and status.
+func TestOpenAPIGolden(t *testing.T) {
+	paths := map[string]string{"employees": "/v1/employees", "employees_page2": "/v1/employees?per_page=2&page=2",
+		"employee_42": "/v1/employees/42", "working_patterns": "/v1/working_patterns", "departments": "/v1/departments",
+		"holiday_allowances": "/v1/holiday_allowances", "not_found": "/v1/employees/900"}
+	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txt")
+		path, ok := paths[name]
+		if !ok {
+			t.Errorf("golden file %s: no path known for it; add it here", name)
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The golden form: the status, the headers, a blank line, the body.
+		head, body, _ := bytes.Cut(data, []byte("\n\n"))
+		sc := bufio.NewScanner(bytes.NewReader(head))
+		sc.Scan()
+		var status int
+		fmt.Sscan(sc.Text(), &status)
+		resp := &http.Response{StatusCode: status, Header: http.Header{}, ProtoMajor: 1, ProtoMinor: 1}
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), ": ")
+			resp.Header.Set(k, v)
+		}
+		resp.Header.Set("X-Request-Id", "golden")
+		if status == 200 {
+			resp.Header.Set("ETag", `"golden"`)
+			resp.Header.Set("Cache-Control", serve.CacheControl)
+		}
+		checkAnswer(t, "GET", path, resp, body)
+	}
+}
+
+// TestOpenAPIAnswers: the answers a real handler gives, every status it can answer with, are
+// what the document says, errors included.
+func TestOpenAPIAnswers(t *testing.T) {
+	f := newFixture(t, "sqlite", serve.Options{CORSOrigins: []string{"https://dash.example.com"}})
+	f.put(t, goldenEmployees...)
+	f.walk(t, v1.Departments, `{"id":5,"name":"R&D","code":"RD"}`)
+	form := "employee[first_name]=Ida&employee[last_name]=Em&employee[email]=ida@example.com&employee[join_date]=2026-01-05"
+	formCT := []string{"Content-Type", "application/x-www-form-urlencoded"}
+	type call struct {
+		method, path string
+		body         string
+		header       []string
+		status       int
+	}
+	calls := []call{
+		{"GET", "/v1", "", nil, 200},
+		{"GET", "/v1/employees?per_page=1", "", nil, 200},
+		{"GET", "/v1/employees/42", "", nil, 200},
+		{"GET", "/v1/working_patterns", "", nil, 200},
+		{"GET", "/v1/openapi.json", "", []string{"X-API-KEY", ""}, 200},
+		{"GET", "/v1/employees", "", []string{"X-API-KEY", ""}, 401},
+		{"GET", "/v1/employees?page=0", "", nil, 400},
+		{"GET", "/v1/employees/77777", "", nil, 404},
+		{"GET", "/v1/nothing", "", nil, 404},      // no path to document: checked as a 404 of a path
+		{"DELETE", "/v1/employees", "", nil, 405}, // no method to document: checked as a 405 of GET
+		{"GET", "/v1/employees?x=" + strings.Repeat("a", 3000), "", nil, 414},
+		{"POST", "/v1/employees", form, formCT, 201},
+		{"POST", "/v1/employees", form, formCT, 400}, // email taken
+		{"POST", "/v1/employees", "employee[first_name]=", formCT, 400},
+		{"POST", "/v1/employees", `{"employee":{"first_name":"Jo","last_name":"Ng","email":"jo@example.com","join_date":"2026-01-05"}}`, []string{"Content-Type", "application/json", "Idempotency-Key", "k-1"}, 201},
+		{"POST", "/v1/employees", `{"employee":{"first_name":"Jo","last_name":"Ng","email":"jo@example.com","join_date":"2026-01-05"}}`, []string{"Content-Type", "application/json", "Idempotency-Key", "k-1"}, 201},
+		{"POST", "/v1/employees", form, append([]string{"Idempotency-Key", "k-1"}, formCT...), 422},
+		{"POST", "/v1/employees", "x", []string{"Content-Type", "text/plain"}, 415},
+		{"POST", "/v1/employees", "employee[first_name]=" + strings.Repeat("a", 70<<10), formCT, 413},
+		{"OPTIONS", "/v1/employees", "", []string{"X-API-KEY", "", "Origin", "https://dash.example.com", "Access-Control-Request-Method", "GET"}, 204},
+		{"OPTIONS", "/v1/employees", "", []string{"X-API-KEY", "", "Origin", "https://evil.example", "Access-Control-Request-Method", "GET"}, 403},
+	}
+	for _, c := range v1.Collections {
+		calls = append(calls, call{"GET", "/v1/" + c.Name, "", nil, 0})
+	}
+	calls = append(calls, call{"GET", "/v1/departments/5", "", nil, 200})
+	for _, c := range calls {
+		resp, body := f.do(t, c.method, c.path, strings.NewReader(c.body), c.header...)
+		if c.status != 0 && resp.StatusCode != c.status {
+			t.Errorf("%s %.60s: %d, want %d: %s", c.method, c.path, resp.StatusCode, c.status, body)
+			continue
+		}
+		method, path := c.method, c.path
+		switch {
+		case path == "/v1/nothing":
+			path = "/v1/employees/1"
+		case method == "DELETE":
+			method = "GET"
+		}
+		checkAnswer(t, method, path, resp, body)
+		if resp.StatusCode == 200 && c.method == "GET" {
+			// Its 304.
+			resp, body = f.do(t, "GET", c.path, nil, append(c.header, "If-None-Match", resp.Header.Get("ETag"))...)
+			if resp.StatusCode != 304 {
+				t.Errorf("GET %s with its ETag: %d", c.path, resp.StatusCode)
+			}
+			checkAnswer(t, "GET", c.path, resp, body)
+		}
+	}
+}
+
+// TestOpenAPIServedWithoutKey: the document is served as committed, without a key, with an
+// ETag that answers 304.
+func TestOpenAPIServedWithoutKey(t *testing.T) {
+	f := newFixture(t, "sqlite", serve.Options{})
+	resp, body := f.do(t, "GET", "/v1/openapi.json", nil, "X-API-KEY", "")
+	if resp.StatusCode != 200 || !bytes.Equal(body, serve.OpenAPI) || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" {
+		t.Fatalf("%d %s, %d bytes", resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+	}
+	resp, _ = f.do(t, "GET", "/v1/openapi.json", nil, "X-API-KEY", "", "If-None-Match", resp.Header.Get("ETag"))
+	if resp.StatusCode != 304 {
+		t.Errorf("with its ETag: %d", resp.StatusCode)
+	}
+	resp, body = f.do(t, "POST", "/v1/openapi.json", nil)
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestOpenAPIErrorsFromTheStore: the answers of a failing store (busy, internal) and a failing
+// upstream (rate limit, refused) are in the document too.
+func TestOpenAPIErrorsFromTheStore(t *testing.T) {
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	h, err := serve.NewHandler(panicky{store}, serve.Options{APIKeys: []string{testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, body := send(t, "GET", srv.URL+"/v1/departments", testKey, nil)
+	if resp.StatusCode != 500 {
+		t.Fatalf("panicky store: %d", resp.StatusCode)
+	}
+	checkAnswer(t, "GET", "/v1/departments", resp, body)
+
+	up := &flaky{fails: []error{&v1.RateLimitError{RetryAfter: time.Second}, fmt.Errorf("reset")}}
+	fwd := newFixture(t, "sqlite", serve.Options{Writes: serve.WritesForward, Upstream: up})
+	for _, want := range []int{429, 502} {
+		resp, body := fwd.do(t, "POST", "/v1/employees", strings.NewReader("employee[first_name]=A&employee[last_name]=B&employee[email]=ab@example.com&employee[join_date]=2026-01-01"),
+			"Content-Type", "application/x-www-form-urlencoded")
+		if resp.StatusCode != want {
+			t.Fatalf("forward: %d, want %d: %s", resp.StatusCode, want, body)
+		}
+		checkAnswer(t, "POST", "/v1/employees", resp, body)
+	}
+}

@@ -273,7 +273,10 @@ func New(opts Options) (*Handler, error) {
 		}
 		var sum [sha256.Size]byte
 		if k.SHA256 != "" {
-			if n, err := hex.Decode(sum[:], []byte(k.SHA256)); err != nil || n != len(sum) || len(k.SHA256) != 2*len(sum) {
+			if len(k.SHA256) != hex.EncodedLen(len(sum)) {
+				return nil, fmt.Errorf("new handler: key %q: SHA256 is not 64 hex digits", k.Name)
+			}
+			if _, err := hex.Decode(sum[:], []byte(k.SHA256)); err != nil {
 				return nil, fmt.Errorf("new handler: key %q: SHA256 is not 64 hex digits", k.Name)
 			}
 		} else {

@@ -269,4 +269,3 @@ func checkScope(d *json.Decoder, p *projection, n *fieldNode) error {
 	}
 	return nil
 }
-

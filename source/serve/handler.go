@@ -206,10 +206,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{opts: opts, log: opts.Logger}
 	h.bufs.New = func() any { b := make([]byte, 0, 64<<10); return &b }
-	h.collections = []string{"employees", "working_patterns"}
-	for _, c := range v1.Collections {
-		h.collections = append(h.collections, c.Name)
-	}
+	h.collections = Collections()
 	paths := make([]string, len(h.collections))
 	for i, name := range h.collections {
 		paths[i] = "/v1/" + name

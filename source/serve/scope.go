@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // Scope is what a key may read and do; its zero value is full access.
@@ -28,6 +30,22 @@ type Scope struct {
 	Deny []string
 	// ReadOnly refuses the key's creates (POST /v1/employees) with 403.
 	ReadOnly bool
+}
+
+// Collections are the names of the collections served, as a Scope names them: employees,
+// working_patterns and every v1.Collections name, in the index's order.
+func Collections() []string {
+	names := []string{"employees", "working_patterns"}
+	for _, c := range v1.Collections {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// CheckScope reports what is wrong with s, as New would.
+func CheckScope(s Scope) error {
+	_, err := compileScope(s, Collections())
+	return err
 }
 
 // scope is a Scope as New compiled it; a key with the zero Scope has none (nil).

@@ -212,3 +212,45 @@ serve:
 		t.Errorf("access log names the key wrongly:\n%s", logs)
 	}
 }
+
+// TestConfigDirectoryExample: config.yaml's directory example, uncommented with a real hash,
+// is a valid read-only key that reads employees and departments and no personal field.
+func TestConfigDirectoryExample(t *testing.T) {
+	data, err := os.ReadFile("../../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block []string
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, "  #   - name: directory") || len(block) > 0 && strings.HasPrefix(line, "  #     ") {
+			block = append(block, line)
+		} else if len(block) > 0 {
+			break
+		}
+	}
+	if len(block) < 4 {
+		t.Fatalf("no directory example in config.yaml: %q", block)
+	}
+	text := strings.ReplaceAll(strings.Join(block, ""), "  # ", "  ")
+	text = strings.Replace(text, `"<the key's SHA-256, 64 hex digits>"`, sha256Hex("k"), 1)
+	cfg, err := loadConfig(writeConfig(t, "serve:\n  keys:\n"+text), nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	keys, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := keys[0]
+	if k.Name != "directory" || k.SHA256 != sha256Hex("k") || !k.Scope.ReadOnly || !slices.Equal(k.Scope.Collections, []string{"employees", "departments"}) ||
+		!slices.Contains(k.Scope.Fields, "id") || !slices.Contains(k.Scope.Fields, "name") || !slices.Contains(k.Scope.Fields, "email") {
+		t.Errorf("directory example: %+v", k)
+	}
+	for _, f := range k.Scope.Fields {
+		for seg := range strings.SplitSeq(f, ".") {
+			if slices.Contains([]string{"dob", "ni_number", "bank_details", "salary", "custom_fields", "personal_email", "address", "phone", "age", "gender"}, seg) {
+				t.Errorf("directory example shows %s", f)
+			}
+		}
+	}
+}

@@ -2,11 +2,15 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 func mustProjection(t testing.TB, deny bool, paths ...string) *projection {
@@ -268,4 +272,39 @@ func checkScope(d *json.Decoder, p *projection, n *fieldNode) error {
 		return errors.New("a scalar where the allow list names members")
 	}
 	return nil
+}
+
+// BenchmarkProjection: one employee as served, encoded alone (what a key without a scope pays)
+// and encoded then projected by the directory scope and by a deny list.
+func BenchmarkProjection(b *testing.B) {
+	var e v1.Employee
+	raw := `{"id":42,"account_id":7,"first_name":"Ana","last_name":"López","email":"ana@example.com","job_title":"Engineer","status":"Current employee","company_join_date":"2019-03-01","job_start_date":"2019-03-04","length_of_service_in_months":92,"age":35,"full_or_part_time":"Full Time","notice_period":null,"working_pattern":{"id":9,"name":"Four day week","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"line_manager":{"id":900,"name":"Gone Boss","email":"boss@example.com","dob":"1970-01-01"},"holiday_approver":{"id":43,"first_name":"Bea","last_name":"Ng"},"department":{"id":5,"name":"R&D","code":"RD"},"receives_statutory_holidays":true,"hr":false,"created_at":"2019-02-20T08:00:00Z","updated_at":"2026-01-02T03:04:05Z","custom_fields":{"shoe":"42","salary":"90000"},"dob":"1990-01-01","ni_number":"QQ123456C","bank_details":[{"sort_code":"10-20-30","account_number":"12345678"}]}`
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		b.Fatal(err)
+	}
+	scopes := []struct {
+		name string
+		p    *projection
+	}{
+		{"none", nil},
+		{"directory", mustProjection(b, false, "id", "first_name", "last_name", "email", "job_title", "name", "department",
+			"line_manager.id", "line_manager.name", "line_manager.first_name", "line_manager.last_name", "line_manager.email")},
+		{"deny", mustProjection(b, true, "dob", "ni_number", "bank_details", "custom_fields.salary", "line_manager.dob")},
+	}
+	for _, s := range scopes {
+		b.Run(s.name, func(b *testing.B) {
+			appendItem := (*v1.Employee).AppendJSON
+			if s.p != nil {
+				k := &key{scope: &scope{fields: s.p}}
+				r := (&http.Request{}).WithContext(context.WithValue(context.Background(), keyContext{}, k))
+				appendItem = projected(r, appendItem)
+			}
+			buf := make([]byte, 0, 4096)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = appendItem(&e, buf[:0])
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+	}
 }

@@ -107,11 +107,35 @@ type ServeConfig struct {
 type ServeKey struct {
 	// Name names the key in logs and metrics; never the key itself.
 	Name string `yaml:"name"`
-	// Key is the key clients send in X-API-KEY; or KeyFile, a file holding it.
+	// Key is the key clients send in X-API-KEY; or KeyFile, a file holding it; or SHA256, the
+	// key's SHA-256 in hex, so the configuration need not hold the key. Exactly one of them.
 	Key     string `yaml:"key"`
 	KeyFile string `yaml:"key_file"`
+	SHA256  string `yaml:"sha256"`
 	// Account is the account whose data the key reads; may be left out when there is one.
 	Account string `yaml:"account"`
+	// Collections the key may read (left out: all); Fields, the field paths of their records
+	// it may see (an allow list; left out: all), or Deny, those it may not (not both).
+	Collections []string `yaml:"collections"`
+	Fields      []string `yaml:"fields"`
+	Deny        []string `yaml:"deny"`
+	// Writes lets the key create employees. Left out, it is true for a key with no scope
+	// (no collections, fields or deny: full access) and false for a key with any.
+	Writes *bool `yaml:"writes"`
+}
+
+// scope is the key's scope as serve takes it.
+func (k ServeKey) scope() serve.Scope {
+	return serve.Scope{Collections: k.Collections, Fields: k.Fields, Deny: k.Deny, ReadOnly: !k.writes()}
+}
+
+// writes is whether the key may create employees: Writes when set, else only a key without a
+// scope (least privilege for any key that has one).
+func (k ServeKey) writes() bool {
+	if k.Writes != nil {
+		return *k.Writes
+	}
+	return k.Collections == nil && k.Fields == nil && k.Deny == nil
 }
 
 // SyncConfig shapes a sync run.

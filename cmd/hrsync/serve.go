@@ -156,7 +156,7 @@ func serveKeys(cfg settings, log *slog.Logger) ([]serve.Key, error) {
 		if account == "" {
 			account = cfg.accounts[0].name // checkServeKeys: only when there is one
 		}
-		keys = append(keys, serve.Key{Name: k.Name, Key: key, Account: account})
+		keys = append(keys, serve.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.scope()})
 	}
 	if len(cfg.accounts) > 1 {
 		if len(keys) == 0 {
@@ -359,9 +359,10 @@ func newAPIKey(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// checkServeKeys validates serve.keys: each named, once; its key or its key file, not both; its
-// account one of the configuration's (it may be left out when there is one). With several
-// accounts, serve.api_keys cannot say whose data a key reads: serve.keys must.
+// checkServeKeys validates serve.keys: each named, once; its key, its key file or its SHA-256,
+// one of them; its account one of the configuration's (it may be left out when there is one);
+// its scope (collections served, field paths, writes). With several accounts, serve.api_keys
+// cannot say whose data a key reads: serve.keys must. Errors name the key, never its value.
 func (s settings) checkServeKeys() error {
 	names := accountNames(s.accounts)
 	if len(s.accounts) > 1 && len(s.Serve.APIKeys) > 0 {
@@ -374,8 +375,10 @@ func (s settings) checkServeKeys() error {
 			return fmt.Errorf("config: serve.keys[%d] has no name (the name logs and metrics show)", i)
 		case seen[k.Name]:
 			return fmt.Errorf("config: serve.keys: two keys named %q", k.Name)
-		case (k.Key == "") == (k.KeyFile == ""):
-			return fmt.Errorf("config: serve.keys %s: set key or key_file (one of them)", k.Name)
+		case countSet(k.Key, k.KeyFile, k.SHA256) != 1:
+			return fmt.Errorf("config: serve.keys %s: set key or key_file, or sha256 (exactly one of them)", k.Name)
+		case k.SHA256 != "" && !isHexSHA256(k.SHA256):
+			return fmt.Errorf("config: serve.keys %s: sha256 is not 64 hex digits (make it with: printf %%s \"$KEY\" | sha256sum)", k.Name)
 		case k.Account == "" && len(s.accounts) > 1:
 			return fmt.Errorf("config: serve.keys %s: name its account (one of %s)", k.Name, strings.Join(names, ", "))
 		case k.Account != "" && !slices.Contains(names, k.Account):
@@ -385,7 +388,52 @@ func (s settings) checkServeKeys() error {
 			}
 			return errors.New(msg + "; configured: " + strings.Join(names, ", "))
 		}
+		if err := checkScope(k); err != nil {
+			return fmt.Errorf("config: serve.keys %s: %w", k.Name, err)
+		}
 		seen[k.Name] = true
 	}
 	return nil
+}
+
+// checkScope validates a key's scope: its collections served (naming the closest to a wrong
+// one), its fields or deny (field paths), and writes with employees among its collections.
+func checkScope(k ServeKey) error {
+	served := serve.Collections()
+	if k.Collections != nil && len(k.Collections) == 0 {
+		return errors.New("collections lists none (leave it out for all)")
+	}
+	for _, name := range k.Collections {
+		if !slices.Contains(served, name) {
+			msg := fmt.Sprintf("collections: no collection %q", name)
+			if near := closest(name, served); near != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			return errors.New(msg + "; served: " + strings.Join(served, ", "))
+		}
+	}
+	if k.Fields != nil && k.Deny != nil {
+		return errors.New("set fields (the fields it may see) or deny (those it may not), not both")
+	}
+	if k.writes() && k.Collections != nil && !slices.Contains(k.Collections, "employees") {
+		return errors.New("writes is true but collections leaves out employees: it may create employees but not read them (add employees, or set writes: false)")
+	}
+	return serve.CheckScope(k.scope())
+}
+
+// countSet counts the values that are not empty.
+func countSet(values ...string) int {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// isHexSHA256 reports whether s is a SHA-256 in hex (either case).
+func isHexSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == 32
 }

@@ -95,11 +95,16 @@ func ParseWrites(s string) (Writes, error) {
 // forwardTimeout bounds a forwarded create, pacing included, within the server's write timeout.
 const forwardTimeout = 30 * time.Second
 
-// Key is a key clients present in X-API-KEY and the account whose data it reads.
+// Key is a key clients present in X-API-KEY, the account whose data it reads and what it may
+// read there.
 type Key struct {
 	Name    string // names the key in logs and metrics; never the key itself
 	Key     string // the key; kept only as its SHA-256, compared in constant time
 	Account string // the Account (Options.Accounts) it reads; "" when there is one account
+	// SHA256 is the key's SHA-256 in hex, given instead of Key (exactly one of them), so the
+	// configuration need not hold the key itself.
+	SHA256 string
+	Scope  Scope // what it may read and do; the zero Scope is full access
 }
 
 // Account is one account's warehouse the handler serves.
@@ -166,11 +171,13 @@ type Handler struct {
 	cors     *cors // nil: CORS off
 }
 
-// key is one configured key: its SHA-256 and the account it reads.
+// key is one configured key: its SHA-256, the account it reads and its scope (nil: full
+// access).
 type key struct {
 	name    string
 	sum     [sha256.Size]byte
 	account *account
+	scope   *scope
 }
 
 // account is one account served: its store, its upstream and its routes. Its methods are the
@@ -236,10 +243,7 @@ func New(opts Options) (*Handler, error) {
 		}
 	}
 	h.bufs.New = func() any { b := make([]byte, 0, 64<<10); return &b }
-	h.collections = []string{"employees", "working_patterns"}
-	for _, c := range v1.Collections {
-		h.collections = append(h.collections, c.Name)
-	}
+	h.collections = Collections()
 	paths := make([]string, len(h.collections))
 	for i, name := range h.collections {
 		paths[i] = "/v1/" + name
@@ -283,8 +287,11 @@ func New(opts Options) (*Handler, error) {
 			return nil, fmt.Errorf("new handler: key %q named twice", k.Name)
 		}
 		names[k.Name] = true
-		if k.Key == "" {
-			return nil, fmt.Errorf("new handler: key %q: empty API key", k.Name)
+		switch {
+		case k.Key == "" && k.SHA256 == "":
+			return nil, fmt.Errorf("new handler: key %q: empty API key (set Key or SHA256)", k.Name)
+		case k.Key != "" && k.SHA256 != "":
+			return nil, fmt.Errorf("new handler: key %q: set Key or SHA256, not both", k.Name)
 		}
 		var a *account
 		switch {
@@ -298,13 +305,27 @@ func New(opts Options) (*Handler, error) {
 		if a == nil {
 			return nil, fmt.Errorf("new handler: key %q reads account %q, which is not declared", k.Name, k.Account)
 		}
-		sum := sha256.Sum256([]byte(k.Key))
+		var sum [sha256.Size]byte
+		if k.SHA256 != "" {
+			if len(k.SHA256) != hex.EncodedLen(len(sum)) {
+				return nil, fmt.Errorf("new handler: key %q: SHA256 is not 64 hex digits", k.Name)
+			}
+			if _, err := hex.Decode(sum[:], []byte(k.SHA256)); err != nil {
+				return nil, fmt.Errorf("new handler: key %q: SHA256 is not 64 hex digits", k.Name)
+			}
+		} else {
+			sum = sha256.Sum256([]byte(k.Key))
+		}
+		sc, err := compileScope(k.Scope, h.collections)
+		if err != nil {
+			return nil, fmt.Errorf("new handler: key %q: %w", k.Name, err)
+		}
 		for _, o := range h.keys {
 			if o.sum == sum {
 				return nil, fmt.Errorf("new handler: keys %q and %q are the same key", o.name, k.Name)
 			}
 		}
-		h.keys = append(h.keys, key{name: k.Name, sum: sum, account: a})
+		h.keys = append(h.keys, key{name: k.Name, sum: sum, account: a, scope: sc})
 	}
 	return h, nil
 }
@@ -517,11 +538,17 @@ func (h *Handler) authenticate(presented string) *key {
 }
 
 func (a *account) listEmployees(w http.ResponseWriter, r *http.Request) {
-	serveList(a, w, r, "employees", a.store.ListEmployees, (*v1.Employee).AppendJSON)
+	if !readable(w, r, "employees") {
+		return
+	}
+	serveList(a, w, r, "employees", a.store.ListEmployees, projected(r, (*v1.Employee).AppendJSON))
 }
 
 func (a *account) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
-	serveList(a, w, r, "working_patterns", a.store.ListWorkingPatterns, (*v1.WorkingPattern).AppendJSON)
+	if !readable(w, r, "working_patterns") {
+		return
+	}
+	serveList(a, w, r, "working_patterns", a.store.ListWorkingPatterns, projected(r, (*v1.WorkingPattern).AppendJSON))
 }
 
 // serveList answers one page of a collection, with Total, Per-Page, Link and ETag, or a 304 when
@@ -542,7 +569,7 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 			a.internal(w, r, "read version", err)
 			return
 		}
-		if tag := a.etag(v, base, r.URL.RawQuery); etagMatch(inm, tag) {
+		if tag := a.etag(v, base, r); etagMatch(inm, tag) {
 			w.Header().Set("ETag", tag)
 			cacheHeaders(w.Header())
 			w.WriteHeader(http.StatusNotModified)
@@ -572,7 +599,7 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 	if link := v1.FormatLink(base, known, p, list.Total); link != "" {
 		hdr.Set("Link", link)
 	}
-	hdr.Set("ETag", a.etag(list.Version, base, r.URL.RawQuery))
+	hdr.Set("ETag", a.etag(list.Version, base, r))
 	cacheHeaders(hdr)
 	bp := a.h.bufs.Get().(*[]byte)
 	b := append((*bp)[:0], `{"`...)
@@ -591,7 +618,10 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 }
 
 func (a *account) getEmployee(w http.ResponseWriter, r *http.Request) {
-	serveOne(a, w, r, "employees", "employee", a.store.Employee, (*v1.Employee).AppendJSON)
+	if !readable(w, r, "employees") {
+		return
+	}
+	serveOne(a, w, r, "employees", "employee", a.store.Employee, projected(r, (*v1.Employee).AppendJSON))
 }
 
 // index answers GET /v1 (an extension: the source has no such resource) with the collections
@@ -603,7 +633,7 @@ func (a *account) index(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, r, "read totals", err)
 		return
 	}
-	tag := a.etag(version, a.h.baseURL(r), r.URL.RawQuery)
+	tag := a.etag(version, a.h.baseURL(r), r)
 	w.Header().Set("ETag", tag)
 	cacheHeaders(w.Header())
 	if etagMatch(r.Header.Get("If-None-Match"), tag) {
@@ -617,9 +647,12 @@ func (a *account) index(w http.ResponseWriter, r *http.Request) {
 	}
 	idx := struct {
 		Collections []entry `json:"collections"`
-	}{Collections: make([]entry, len(a.h.collections))}
-	for i, name := range a.h.collections {
-		idx.Collections[i] = entry{Name: name, Path: "/v1/" + name, Total: totals[name]}
+	}{Collections: make([]entry, 0, len(a.h.collections))}
+	s := scopeOf(r)
+	for _, name := range a.h.collections {
+		if s.mayRead(name) {
+			idx.Collections = append(idx.Collections, entry{Name: name, Path: "/v1/" + name, Total: totals[name]})
+		}
 	}
 	b, err := json.Marshal(idx)
 	if err != nil {
@@ -638,6 +671,9 @@ var errNotOffered = errors.New("the account does not offer this collection")
 // is answered 404 as the source answers it, so a client of the replica sees what it would see
 // upstream.
 func (a *account) listRecords(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
+	if !readable(w, r, c.Name) {
+		return
+	}
 	serveList(a, w, r, c.Name,
 		func(ctx context.Context, p v1.Page) (v1.List[v1.Record], error) {
 			list, err := a.store.ListRecords(ctx, c.Name, p)
@@ -650,14 +686,17 @@ func (a *account) listRecords(w http.ResponseWriter, r *http.Request, c *v1.Coll
 			}
 			return list, nil
 		},
-		func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) })
+		projected(r, func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) }))
 }
 
 // getRecord answers one record of a collection the wire declares.
 func (a *account) getRecord(w http.ResponseWriter, r *http.Request, c *v1.Collection) {
+	if !readable(w, r, c.Name) {
+		return
+	}
 	serveOne(a, w, r, c.Name, "record",
 		func(ctx context.Context, id int64) (v1.Record, int64, error) { return a.store.Record(ctx, c.Name, id) },
-		func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) })
+		projected(r, func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) }))
 }
 
 // serveOne answers GET /v1/<key>/{id}: the record in the collection's envelope, with its ETag,
@@ -680,7 +719,7 @@ func serveOne[T any](a *account, w http.ResponseWriter, r *http.Request, key, no
 		a.internal(w, r, "get "+noun, err)
 		return
 	}
-	tag := a.etag(v, base, r.URL.RawQuery)
+	tag := a.etag(v, base, r)
 	w.Header().Set("ETag", tag)
 	cacheHeaders(w.Header())
 	if etagMatch(r.Header.Get("If-None-Match"), tag) {
@@ -693,9 +732,9 @@ func serveOne[T any](a *account, w http.ResponseWriter, r *http.Request, key, no
 	writeJSON(w, http.StatusOK, append(b, "]}\n"...))
 }
 
-func appendEnvelope(b []byte, e *v1.Employee) []byte {
+func appendEnvelope(b []byte, e *v1.Employee, appendItem func(*v1.Employee, []byte) []byte) []byte {
 	b = append(b, `{"employees":[`...)
-	b = e.AppendJSON(b)
+	b = appendItem(e, b)
 	return append(b, "]}\n"...)
 }
 
@@ -703,6 +742,10 @@ func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
 	if a.h.opts.Writes == WritesOff {
 		w.Header().Set("Allow", "GET, HEAD")
 		WriteError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve writes mode is off)")
+		return
+	}
+	if s := scopeOf(r); s != nil && s.readOnly {
+		WriteError(w, http.StatusForbidden, "this key may not create employees")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, a.h.opts.MaxBodyBytes)
@@ -855,7 +898,7 @@ func (a *account) create(w http.ResponseWriter, r *http.Request, ne v1.NewEmploy
 // created answers a create: 201, the employee in its envelope, its Location.
 func (a *account) created(w http.ResponseWriter, r *http.Request, e *v1.Employee) {
 	w.Header().Set("Location", a.h.baseURL(r).JoinPath(strconv.FormatInt(e.ID, 10)).String())
-	writeJSON(w, http.StatusCreated, appendEnvelope(nil, e))
+	writeJSON(w, http.StatusCreated, appendEnvelope(nil, e, projected(r, (*v1.Employee).AppendJSON)))
 }
 
 // capture notes a create's answer, to keep it for the retries of its Idempotency-Key.
@@ -946,12 +989,16 @@ func (h *Handler) baseURL(r *http.Request) *url.URL {
 	return &u
 }
 
-// etag names one representation: the account, the store's version, the absolute URL and the
-// build. The account is in it so that two accounts' stores at the same version never share a
-// tag: a client that changes keys gets no 304 for the other account's page.
-func (a *account) etag(version int64, base *url.URL, rawQuery string) string {
+// etag names one representation: the account, the store's version, the absolute URL, the build
+// and the scope of the request's key. The account is in it so that two accounts' stores at the
+// same version never share a tag: a client that changes keys gets no 304 for the other account's
+// page; the scope likewise (two keys of one scope share tags; a key of full access adds nothing).
+func (a *account) etag(version int64, base *url.URL, r *http.Request) string {
 	f := fnv.New64a()
-	fmt.Fprintf(f, "%d\x00%s\x00%s\x00%s\x00%d:%s", version, base.String(), rawQuery, a.h.opts.ETagSalt, len(a.name), a.name)
+	fmt.Fprintf(f, "%d\x00%s\x00%s\x00%s\x00%d:%s", version, base.String(), r.URL.RawQuery, a.h.opts.ETagSalt, len(a.name), a.name)
+	if s := scopeOf(r); s != nil && s.fingerprint != "" {
+		fmt.Fprintf(f, "\x00scope:%s", s.fingerprint)
+	}
 	var sum [8]byte
 	return `"` + hex.EncodeToString(f.Sum(sum[:0])) + `"`
 }

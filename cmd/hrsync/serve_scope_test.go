@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hrsync/hrsync/source/fakeupstream"
+	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/sourcetest"
+)
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// TestServeKeyScopeErrors: a wrong scope in serve.keys is one line naming the key (never its
+// value), with the closest collection for a misspelt one.
+func TestServeKeyScopeErrors(t *testing.T) {
+	sum := sha256Hex("secret-value")
+	tests := []struct{ name, keys, want string }{
+		{"key and sha256", "{name: d, key: secret-value, sha256: " + sum + "}", "serve.keys d: set key or key_file, or sha256 (exactly one of them)"},
+		{"key_file and sha256", "{name: d, key_file: /x, sha256: " + sum + "}", "serve.keys d: set key or key_file, or sha256"},
+		{"none", "{name: d, collections: [employees]}", "serve.keys d: set key or key_file, or sha256"},
+		{"short sha256", "{name: d, sha256: " + sum[:40] + "}", "serve.keys d: sha256 is not 64 hex digits (make it with: printf %s \"$KEY\" | sha256sum)"},
+		{"not hex", "{name: d, sha256: x" + sum[1:] + "}", "serve.keys d: sha256 is not 64 hex digits"},
+		{"misspelt collection", "{name: d, key: secret-value, collections: [employees, departmets], writes: false}", `serve.keys d: collections: no collection "departmets" (did you mean departments?); served: employees, working_patterns, `},
+		{"empty collections", "{name: d, key: secret-value, collections: []}", "serve.keys d: collections lists none (leave it out for all)"},
+		{"fields and deny", "{name: d, key: secret-value, fields: [id], deny: [dob]}", "serve.keys d: set fields (the fields it may see) or deny (those it may not), not both"},
+		{"fields without id", "{name: d, key: secret-value, fields: [first_name, email]}", "serve.keys d: fields: the allow list must include id"},
+		{"deny id", "{name: d, key: secret-value, deny: [id]}", "serve.keys d: deny: id cannot be denied"},
+		{"empty path segment", "{name: d, key: secret-value, fields: [id, line_manager.]}", `serve.keys d: fields: field path "line_manager." has an empty segment`},
+		{"writes without employees", "{name: d, key: secret-value, collections: [departments], writes: true}", "serve.keys d: writes is true but collections leaves out employees: it may create employees but not read them"},
+		{"writes not a bool", "{name: d, key: secret-value, writes: maybe}", "is not true or false"},
+		{"unknown key", "{name: d, key: secret-value, field: [id]}", "unknown key serve.keys[0].field (did you mean serve.keys[0].fields?)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadConfig(writeConfig(t, "serve:\n  keys:\n    - "+tt.keys+"\n"), nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err %v, want one line containing %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "secret-value") || strings.Contains(err.Error(), sum[:20]) {
+				t.Errorf("err %v shows the key", err)
+			}
+		})
+	}
+}
+
+// TestServeKeyScopes: serve.keys' scopes reach serve as given; writes left out is true for a key
+// without a scope and false for one with any.
+func TestServeKeyScopes(t *testing.T) {
+	sum := sha256Hex("k")
+	cfg, err := loadConfig(writeConfig(t, `serve:
+  keys:
+    - {name: full, key: a}
+    - {name: full-read-only, key: b, writes: false}
+    - name: directory
+      sha256: `+strings.ToUpper(sum)+`
+      collections: [employees, departments]
+      fields: [id, first_name, line_manager.id]
+    - {name: deny, key: c, deny: [dob, bank_details.iban]}
+    - {name: deny-writer, key: d, deny: [dob], writes: true}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []serve.Key{
+		{Name: "full", Key: "a", Account: "default"},
+		{Name: "full-read-only", Key: "b", Account: "default", Scope: serve.Scope{ReadOnly: true}},
+		{Name: "directory", SHA256: strings.ToUpper(sum), Account: "default", Scope: serve.Scope{
+			Collections: []string{"employees", "departments"}, Fields: []string{"id", "first_name", "line_manager.id"}, ReadOnly: true}},
+		{Name: "deny", Key: "c", Account: "default", Scope: serve.Scope{Deny: []string{"dob", "bank_details.iban"}, ReadOnly: true}},
+		{Name: "deny-writer", Key: "d", Account: "default", Scope: serve.Scope{Deny: []string{"dob"}}},
+	}
+	if len(keys) != len(want) {
+		t.Fatalf("keys %+v", keys)
+	}
+	for i := range want {
+		if fmt.Sprintf("%+v", keys[i]) != fmt.Sprintf("%+v", want[i]) {
+			t.Errorf("key %d:\n got %+v\nwant %+v", i, keys[i], want[i])
+		}
+	}
+}
+
+// TestScopedKeyServe: a key given in the configuration by its SHA-256, with the directory scope
+// of config.yaml, reads over a synced warehouse only its collections and fields: every page of
+// employees, the departments, its index; its other reads and its creates are 403, and the
+// access log names it, never the key. A key without a scope still reads everything.
+func TestScopedKeyServe(t *testing.T) {
+	dir := t.TempDir()
+	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 230, Seed: 5})
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: acct.Employees,
+		Collections: map[string][]json.RawMessage{"departments": acct.Collections["departments"]}})
+	defer up.Close()
+	const dirKey = "directory-serve-key"
+	config := fmt.Sprintf(`
+warehouse: {url: %s}
+source: {url: %q, api_key: %q, rate_limit: 0}
+sync: {resources: [working_patterns, employees, departments]}
+serve:
+  keys:
+    - name: directory
+      sha256: %s
+      collections: [employees, departments]
+      fields: [id, first_name, last_name, email, job_title, name, department,
+               line_manager.id, line_manager.name, line_manager.first_name, line_manager.last_name, line_manager.email]
+    - {name: admin, key: admin-serve-key}
+`, filepath.Join(dir, "hrsync.db"), up.URL, up.APIKey(), sha256Hex(dirKey))
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--config", path, "sync"}, nil, &out, io.Discard); err != nil {
+		t.Fatalf("sync: %v\n%s", err, out.String())
+	}
+	base, logs, stop := startServe(t, nil, "--config", path)
+
+	allowed := []string{"department", "email", "first_name", "id", "job_title", "last_name", "line_manager"}
+	walked, sawDOB := 0, false
+	for page := 1; ; page++ {
+		url := fmt.Sprintf("%s/v1/employees?page=%d&per_page=100", base, page)
+		code, body := get(t, url, dirKey)
+		if code != 200 {
+			t.Fatalf("page %d: %d %s", page, code, body)
+		}
+		_, full := get(t, url, "admin-serve-key")
+		sawDOB = sawDOB || strings.Contains(full, `"dob"`)
+		var doc struct{ Employees []map[string]json.RawMessage }
+		if err := json.Unmarshal([]byte(body), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Employees) == 0 {
+			break
+		}
+		for _, e := range doc.Employees {
+			walked++
+			for k := range e {
+				if !slices.Contains(allowed, k) {
+					t.Fatalf("employee %s: member %s outside the scope", e["id"], k)
+				}
+			}
+			if _, ok := e["id"]; !ok {
+				t.Fatalf("employee without id: %v", e)
+			}
+			var lm map[string]json.RawMessage
+			if json.Unmarshal(e["line_manager"], &lm) == nil {
+				for k := range lm {
+					if !slices.Contains([]string{"id", "name", "first_name", "last_name", "email"}, k) {
+						t.Fatalf("employee %s: line_manager.%s outside the scope", e["id"], k)
+					}
+				}
+			}
+		}
+	}
+	if walked != 230 || !sawDOB {
+		t.Errorf("walked %d employees (want 230); the full key saw dob: %v", walked, sawDOB)
+	}
+
+	code, body := get(t, base+"/v1/departments", dirKey)
+	var deps struct{ Departments []map[string]any }
+	if err := json.Unmarshal([]byte(body), &deps); code != 200 || err != nil || len(deps.Departments) == 0 {
+		t.Fatalf("departments: %d %s", code, body)
+	}
+	for _, d := range deps.Departments {
+		if got := slices.Sorted(maps.Keys(d)); !slices.Equal(got, []string{"id", "name"}) {
+			t.Errorf("department members %v", got)
+		}
+	}
+	if code, body := get(t, base+"/v1/working_patterns", dirKey); code != 403 || body != `{"error":{"type":"Forbidden","message":"this key may not read working_patterns"}}`+"\n" {
+		t.Errorf("working_patterns: %d %s", code, body)
+	}
+	if code, _ := get(t, base+"/v1/working_patterns", "admin-serve-key"); code != 200 {
+		t.Errorf("admin key: working_patterns %d", code)
+	}
+	if code, body := get(t, base+"/v1", dirKey); code != 200 || !strings.Contains(body, `"name":"employees"`) || !strings.Contains(body, `"name":"departments"`) || strings.Count(body, `"name"`) != 2 {
+		t.Errorf("index: %d %s", code, body)
+	}
+	req, _ := http.NewRequest("POST", base+"/v1/employees", strings.NewReader("employee[first_name]=A&employee[last_name]=B&employee[email]=ab@example.com&employee[join_date]=2025-01-02"))
+	req.Header.Set("X-API-KEY", dirKey)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Errorf("create with the directory key: %d", resp.StatusCode)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "key=directory") || strings.Contains(logs.String(), dirKey) {
+		t.Errorf("access log names the key wrongly:\n%s", logs)
+	}
+}
+
+// TestConfigDirectoryExample: config.yaml's directory example, uncommented with a real hash,
+// is a valid read-only key that reads employees and departments and no personal field.
+func TestConfigDirectoryExample(t *testing.T) {
+	data, err := os.ReadFile("../../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block []string
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, "  #   - name: directory") || len(block) > 0 && strings.HasPrefix(line, "  #     ") {
+			block = append(block, line)
+		} else if len(block) > 0 {
+			break
+		}
+	}
+	if len(block) < 4 {
+		t.Fatalf("no directory example in config.yaml: %q", block)
+	}
+	text := strings.ReplaceAll(strings.Join(block, ""), "  # ", "  ")
+	text = strings.Replace(text, `"<the key's SHA-256, 64 hex digits>"`, sha256Hex("k"), 1)
+	cfg, err := loadConfig(writeConfig(t, "serve:\n  keys:\n"+text), nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	keys, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := keys[0]
+	if k.Name != "directory" || k.SHA256 != sha256Hex("k") || !k.Scope.ReadOnly || !slices.Equal(k.Scope.Collections, []string{"employees", "departments"}) ||
+		!slices.Contains(k.Scope.Fields, "id") || !slices.Contains(k.Scope.Fields, "name") || !slices.Contains(k.Scope.Fields, "email") {
+		t.Errorf("directory example: %+v", k)
+	}
+	for _, f := range k.Scope.Fields {
+		for seg := range strings.SplitSeq(f, ".") {
+			if slices.Contains([]string{"dob", "ni_number", "bank_details", "salary", "custom_fields", "personal_email", "address", "phone", "age", "gender"}, seg) {
+				t.Errorf("directory example shows %s", f)
+			}
+		}
+	}
+}

@@ -1,0 +1,427 @@
+package serve_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+// directoryFields is the directory scope of config.yaml: names, work email, job title,
+// department and manager; name is a department's.
+var directoryFields = []string{"id", "first_name", "last_name", "email", "job_title", "name", "department",
+	"line_manager.id", "line_manager.name", "line_manager.first_name", "line_manager.last_name", "line_manager.email"}
+
+func hexSHA256(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// scopedKeys are the keys the scope tests serve beside the fixture's full-access testKey.
+func scopedKeys() []serve.Key {
+	return []serve.Key{
+		{Name: "directory", SHA256: hexSHA256("directory-key"), Scope: serve.Scope{
+			Collections: []string{"employees", "departments"}, Fields: directoryFields, ReadOnly: true}},
+		// The same scope written otherwise: the same tags.
+		{Name: "directory-2", Key: "directory-key-2", Scope: serve.Scope{
+			Collections: []string{"departments", "employees", "employees"}, Fields: append(slices.Clone(directoryFields), "line_manager.email", "email"), ReadOnly: true}},
+		{Name: "no-personal", Key: "deny-key", Scope: serve.Scope{
+			Deny: []string{"dob", "ni_number", "bank_details", "personal_email", "custom_fields.salary", "line_manager.dob", "line_manager.ni_number"}}},
+		{Name: "departments", Key: "departments-key", Scope: serve.Scope{Collections: []string{"departments"}, ReadOnly: true}},
+		{Name: "writer", Key: "writer-key", Scope: serve.Scope{Fields: []string{"id", "first_name", "email"}}},
+		{Name: "read-only", Key: "read-only-key", Scope: serve.Scope{ReadOnly: true}},
+	}
+}
+
+// personalEmployee is an employee with personal and financial members, typed and not, and full
+// nested objects whose own personal members a scope must reach too.
+func personalEmployee(i int) string {
+	return fmt.Sprintf(`{"id":%d,"account_id":7,"first_name":"F%d","last_name":"L%d","email":"e%d@example.com","job_title":"Engineer %d",`+
+		`"status":"Current employee","company_join_date":"2019-03-01","age":%d,`+
+		`"working_pattern":{"id":1,"name":"Standard","total_hours":"37.5","default":true},"holiday_allowance":{"id":1,"name":"Standard"},`+
+		`"line_manager":{"id":%d,"name":"Boss %d","email":"boss%d@example.com","dob":"1970-01-%02d","ni_number":"QQMGR%04dC"},`+
+		`"holiday_approver":{"id":%d,"first_name":"Ap","last_name":"Prover","personal_email":"approver%d@home.example.net"},`+
+		`"department":{"id":%d,"name":"Dept %d","code":"D%d"},"receives_statutory_holidays":true,"hr":false,`+
+		`"dob":"19%02d-02-03","ni_number":"QQ%06dC","personal_email":"e%d@home.example.net",`+
+		`"bank_details":[{"sort_code":"10-20-%02d","account_number":"ACCT%08d"},{"sort_code":"40-50-60","account_number":"ACCTX%d"}],`+
+		`"custom_fields":{"salary":"SALARY-%d","shoe":"42","note":"quote \" brace } bracket ] \\u0041"}}`,
+		i, i, i, i, i, 20+i%40, 1000+i%7, i%7, i%7, 1+i%28, i%7, 2000+i%5, i, 1+i%4, 1+i%4, 1+i%4,
+		50+i%40, i, i, i%100, i, i, i)
+}
+
+// personalMarks are pieces of text only the personal and financial members above hold.
+var personalMarks = []string{"QQ", "ACCT", "SALARY-", "home.example.net", "1970-01-", `"dob"`, `"ni_number"`, "bank_details", "sort_code", `"age"`, "working_pattern", "holiday_approver", `"hr"`}
+
+// TestScopedKeyWalksEveryEmployee is the acceptance test of scopes: a directory-scoped key walks
+// every page of employees who carry personal and financial members, following Link's next,
+// and gets each employee with exactly the scope's members, nested ones included, and no
+// personal text anywhere; a deny-list key walks them all and never sees a denied path.
+func TestScopedKeyWalksEveryEmployee(t *testing.T) {
+	const n = 257
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backend, serve.Options{Keys: scopedKeys()})
+			want := map[int64]map[string]json.RawMessage{}
+			for i := 1; i <= n; i++ {
+				raw := personalEmployee(i)
+				f.put(t, raw)
+				var m map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(raw), &m); err != nil {
+					t.Fatal(err)
+				}
+				want[int64(i)] = m
+			}
+			walkAll := func(key string, check func(t *testing.T, id int64, rec map[string]json.RawMessage, raw []byte)) {
+				next := f.srv.URL + "/v1/employees?per_page=100"
+				seen := map[int64]bool{}
+				pages := 0
+				for next != "" {
+					pages++
+					resp, body := send(t, "GET", next, key, nil)
+					assertStatus(t, resp, body, 200)
+					var env struct{ Employees []json.RawMessage }
+					if err := json.Unmarshal(body, &env); err != nil {
+						t.Fatalf("%s: %v", body, err)
+					}
+					for _, raw := range env.Employees {
+						var rec map[string]json.RawMessage
+						if err := json.Unmarshal(raw, &rec); err != nil {
+							t.Fatal(err)
+						}
+						var id int64
+						if err := json.Unmarshal(rec["id"], &id); err != nil || want[id] == nil || seen[id] {
+							t.Fatalf("record %s: id unknown or seen twice", raw)
+						}
+						seen[id] = true
+						check(t, id, rec, raw)
+					}
+					links, err := v1.ParseLink(resp.Header.Get("Link"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					next = links["next"]
+				}
+				if len(seen) != n || pages != (n+99)/100 {
+					t.Errorf("%d employees in %d pages, want %d in %d", len(seen), pages, n, (n+99)/100)
+				}
+			}
+
+			walkAll("directory-key", func(t *testing.T, id int64, rec map[string]json.RawMessage, raw []byte) {
+				if got, wantKeys := slices.Sorted(maps.Keys(rec)), []string{"department", "email", "first_name", "id", "job_title", "last_name", "line_manager"}; !slices.Equal(got, wantKeys) {
+					t.Fatalf("employee %d: members %v, want %v", id, got, wantKeys)
+				}
+				var lm map[string]json.RawMessage
+				if err := json.Unmarshal(rec["line_manager"], &lm); err != nil {
+					t.Fatal(err)
+				}
+				if got := slices.Sorted(maps.Keys(lm)); !slices.Equal(got, []string{"email", "id", "name"}) {
+					t.Fatalf("employee %d: line_manager members %v", id, got)
+				}
+				// Kept values are the source's, byte for byte; the department is kept whole.
+				var wantLM map[string]json.RawMessage
+				_ = json.Unmarshal(want[id]["line_manager"], &wantLM)
+				for _, k := range []string{"id", "name", "email"} {
+					if !bytes.Equal(lm[k], wantLM[k]) {
+						t.Errorf("employee %d: line_manager.%s %s, want %s", id, k, lm[k], wantLM[k])
+					}
+				}
+				for _, k := range []string{"first_name", "last_name", "email", "job_title", "department"} {
+					if !bytes.Equal(rec[k], want[id][k]) {
+						t.Errorf("employee %d: %s %s, want %s", id, k, rec[k], want[id][k])
+					}
+				}
+				for _, mark := range personalMarks {
+					if bytes.Contains(raw, []byte(mark)) {
+						t.Fatalf("employee %d: the directory key sees %q: %s", id, mark, raw)
+					}
+				}
+			})
+
+			walkAll("deny-key", func(t *testing.T, id int64, rec map[string]json.RawMessage, raw []byte) {
+				for _, denied := range []string{"dob", "ni_number", "bank_details", "personal_email"} {
+					if _, ok := rec[denied]; ok {
+						t.Fatalf("employee %d: denied %s served: %s", id, denied, raw)
+					}
+				}
+				var cf, lm map[string]json.RawMessage
+				if err := json.Unmarshal(rec["custom_fields"], &cf); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(rec["line_manager"], &lm); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := cf["salary"]; ok || string(cf["shoe"]) != `"42"` {
+					t.Fatalf("employee %d: custom_fields %s", id, rec["custom_fields"])
+				}
+				if _, ok := lm["dob"]; ok {
+					t.Fatalf("employee %d: line_manager %s", id, rec["line_manager"])
+				}
+				if _, ok := lm["ni_number"]; ok {
+					t.Fatalf("employee %d: line_manager %s", id, rec["line_manager"])
+				}
+				for _, mark := range []string{"QQ", "ACCT", "SALARY-", "1970-01-"} {
+					if bytes.Contains(raw, []byte(mark)) {
+						t.Fatalf("employee %d: the deny key sees %q: %s", id, mark, raw)
+					}
+				}
+				// Everything not denied is there: the typed members and the nested objects.
+				for _, k := range []string{"id", "first_name", "email", "age", "working_pattern", "holiday_approver", "department", "hr"} {
+					if _, ok := rec[k]; !ok {
+						t.Fatalf("employee %d: %s missing: %s", id, k, raw)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestScopedAccess(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backend, serve.Options{Keys: scopedKeys()})
+			f.put(t, personalEmployee(42))
+			f.walk(t, v1.Departments, `{"id":5,"name":"R&D","code":"RD","budget":"SECRET-BUDGET"}`)
+			forbidden := func(what string) string {
+				return `{"error":{"type":"Forbidden","message":"this key may not ` + what + `"}}` + "\n"
+			}
+			tests := []struct {
+				key, method, path string
+				status            int
+				body              string // the whole body, when given
+				has, hasNot       []string
+			}{
+				{"directory-key", "GET", "/v1/working_patterns", 403, forbidden("read working_patterns"), nil, nil},
+				{"directory-key", "GET", "/v1/working_patterns?page=2", 403, forbidden("read working_patterns"), nil, nil},
+				{"directory-key", "GET", "/v1/holiday_allowances/1", 403, forbidden("read holiday_allowances"), nil, nil},
+				{"directory-key", "HEAD", "/v1/absences", 403, "", nil, nil},
+				{"directory-key", "GET", "/v1/nowhere", 404, "", nil, nil},
+				{"directory-key", "GET", "/v1/departments/nowhere/x", 404, "", nil, nil},
+				{"directory-key", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
+				{"directory-key", "GET", "/v1/employees/42", 200, "", []string{`"first_name":"F42"`, `"line_manager":{"id":1000,"name":"Boss 0","email":"boss0@example.com"}`}, []string{"QQ", "dob", "ACCT"}},
+				{"directory-key", "GET", "/v1/departments", 200, `{"departments":[{"id":5,"name":"R&D"}]}` + "\n", nil, nil},
+				{"directory-key", "GET", "/v1/departments/5", 200, `{"departments":[{"id":5,"name":"R&D"}]}` + "\n", nil, nil},
+				{"departments-key", "GET", "/v1/employees", 403, forbidden("read employees"), nil, nil},
+				{"departments-key", "GET", "/v1/employees/42", 403, forbidden("read employees"), nil, nil},
+				{"departments-key", "GET", "/v1/employees/nobody", 403, forbidden("read employees"), nil, nil},
+				{"departments-key", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
+				{"departments-key", "GET", "/v1/departments", 200, "", []string{"SECRET-BUDGET"}, nil},
+				{"read-only-key", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
+				{"read-only-key", "GET", "/v1/employees/42", 200, "", []string{"QQ000042C", "SALARY-42"}, nil},
+				{"deny-key", "GET", "/v1/employees/42", 200, "", []string{`"custom_fields":{"shoe":"42","note":"quote \" brace } bracket ] \\u0041"}`}, []string{"QQ", "SALARY", "dob"}},
+				{testKey, "GET", "/v1/working_patterns", 200, "", nil, nil},
+			}
+			for _, tt := range tests {
+				var body *strings.Reader
+				var header []string
+				if tt.method == "POST" {
+					b, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29"})
+					body, header = b.(*strings.Reader), []string{"Content-Type", ct}
+				} else {
+					body = strings.NewReader("")
+				}
+				resp, b := send(t, tt.method, f.srv.URL+tt.path, tt.key, body, header...)
+				assertStatus(t, resp, b, tt.status)
+				if tt.body != "" && string(b) != tt.body {
+					t.Errorf("%s %s with %s: body %s, want %s", tt.method, tt.path, tt.key, b, tt.body)
+				}
+				for _, s := range tt.has {
+					if !bytes.Contains(b, []byte(s)) {
+						t.Errorf("%s %s with %s: %s lacks %s", tt.method, tt.path, tt.key, b, s)
+					}
+				}
+				for _, s := range tt.hasNot {
+					if bytes.Contains(b, []byte(s)) {
+						t.Errorf("%s %s with %s: %s has %s", tt.method, tt.path, tt.key, b, s)
+					}
+				}
+			}
+
+			// A writable scoped key's create answers with its fields only; the record is whole.
+			b, ct := form(map[string]string{"first_name": "Bo", "last_name": "Ek", "email": "bo@example.com", "join_date": "2024/02/29"})
+			resp, body := send(t, "POST", f.srv.URL+"/v1/employees", "writer-key", b, "Content-Type", ct)
+			assertStatus(t, resp, body, 201)
+			var env struct{ Employees []map[string]any }
+			if err := json.Unmarshal(body, &env); err != nil || len(env.Employees) != 1 {
+				t.Fatalf("%s: %v", body, err)
+			}
+			if got := slices.Sorted(maps.Keys(env.Employees[0])); !slices.Equal(got, []string{"email", "first_name", "id"}) {
+				t.Errorf("create's answer has %v: %s", got, body)
+			}
+			resp, body = f.do(t, "GET", resp.Header.Get("Location")[len(f.srv.URL):], nil)
+			assertStatus(t, resp, body, 200)
+			if !bytes.Contains(body, []byte(`"last_name":"Ek"`)) || !bytes.Contains(body, []byte(`"working_pattern"`)) {
+				t.Errorf("created record read back in full: %s", body)
+			}
+		})
+	}
+}
+
+// With writes off, a read-only key's create is refused as every key's is: 405.
+func TestScopedCreateWritesOff(t *testing.T) {
+	f := newFixture(t, "sqlite", serve.Options{Writes: serve.WritesOff, Keys: scopedKeys()})
+	b, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29"})
+	resp, body := send(t, "POST", f.srv.URL+"/v1/employees", "read-only-key", b, "Content-Type", ct)
+	assertStatus(t, resp, body, 405)
+}
+
+func TestScopedIndex(t *testing.T) {
+	f := newFixture(t, "sqlite", serve.Options{Keys: scopedKeys()})
+	f.putN(t, 3)
+	names := func(key string) []string {
+		resp, body := send(t, "GET", f.srv.URL+"/v1", key, nil)
+		assertStatus(t, resp, body, 200)
+		var idx struct{ Collections []struct{ Name string } }
+		if err := json.Unmarshal(body, &idx); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range idx.Collections {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	if got := names("directory-key"); !slices.Equal(got, []string{"employees", "departments"}) {
+		t.Errorf("directory key's index: %v", got)
+	}
+	if got := names("departments-key"); !slices.Equal(got, []string{"departments"}) {
+		t.Errorf("departments key's index: %v", got)
+	}
+	if got := names(testKey); len(got) != 2+len(v1.Collections) {
+		t.Errorf("full key's index: %v", got)
+	}
+	if got, full := names("deny-key"), names(testKey); !slices.Equal(got, full) {
+		t.Errorf("deny key's index: %v, want %v", got, full)
+	}
+}
+
+// TestScopedETags: the ETag is per scope: keys of different scopes get different tags for one
+// URL at one version, a key gets the same tag each time (and its 304), keys of equal scopes
+// share tags, and a read-only key, whose answers are full access's, shares full access's.
+func TestScopedETags(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backend, serve.Options{Keys: scopedKeys()})
+			f.put(t, personalEmployee(42))
+			for _, path := range []string{"/v1/employees", "/v1/employees/42", "/v1/departments", "/v1"} {
+				tags := map[string]string{}
+				for _, key := range []string{testKey, "directory-key", "directory-key-2", "deny-key", "read-only-key", "departments-key", "writer-key"} {
+					if key == "departments-key" && strings.HasPrefix(path, "/v1/employees") {
+						continue
+					}
+					resp, body := send(t, "GET", f.srv.URL+path, key, nil)
+					assertStatus(t, resp, body, 200)
+					tag := resp.Header.Get("ETag")
+					resp2, body2 := send(t, "GET", f.srv.URL+path, key, nil)
+					if resp2.Header.Get("ETag") != tag || !bytes.Equal(body, body2) {
+						t.Errorf("%s with %s: tag %s then %s", path, key, tag, resp2.Header.Get("ETag"))
+					}
+					resp, body = send(t, "GET", f.srv.URL+path, key, nil, "If-None-Match", tag)
+					assertStatus(t, resp, body, 304)
+					tags[key] = tag
+				}
+				// Another scope's tag is not this key's: a full answer, not a 304.
+				resp, body := send(t, "GET", f.srv.URL+path, "directory-key", nil, "If-None-Match", tags[testKey])
+				assertStatus(t, resp, body, 200)
+				if tags["directory-key"] != tags["directory-key-2"] {
+					t.Errorf("%s: keys of one scope have tags %s and %s", path, tags["directory-key"], tags["directory-key-2"])
+				}
+				// Read-only changes no answer: it shares full access's tags.
+				if tags["read-only-key"] != tags[testKey] {
+					t.Errorf("%s: read-only key's tag %s, full access's %s", path, tags["read-only-key"], tags[testKey])
+				}
+				distinct := []string{testKey, "directory-key", "deny-key", "writer-key"}
+				if path == "/v1/departments" || path == "/v1" {
+					distinct = append(distinct, "departments-key")
+				}
+				for i, a := range distinct {
+					for _, b := range distinct[:i] {
+						if tags[a] == tags[b] {
+							t.Errorf("%s: keys %s and %s share tag %s", path, a, b, tags[a])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestScopedKeyValidation(t *testing.T) {
+	store := sinktest.Store(t, "sqlite", sink.Options{Now: func() time.Time { return fixedNow }})
+	sum := hexSHA256("secret-k")
+	tests := []struct {
+		name string
+		keys []serve.Key
+		want string
+	}{
+		{"key and sha256", []serve.Key{{Name: "k", Key: "secret-k", SHA256: sum}}, `key "k": set Key or SHA256, not both`},
+		{"neither", []serve.Key{{Name: "k"}}, `key "k": empty API key`},
+		{"short sha256", []serve.Key{{Name: "k", SHA256: sum[:62]}}, `key "k": SHA256 is not 64 hex digits`},
+		{"long sha256", []serve.Key{{Name: "k", SHA256: sum + "00"}}, `key "k": SHA256 is not 64 hex digits`},
+		{"not hex", []serve.Key{{Name: "k", SHA256: "zz" + sum[2:]}}, `key "k": SHA256 is not 64 hex digits`},
+		{"same key as its sum", []serve.Key{{Name: "a", Key: "secret-k"}, {Name: "b", SHA256: strings.ToUpper(sum)}}, `keys "a" and "b" are the same key`},
+		{"same sum twice", []serve.Key{{Name: "a", SHA256: sum}, {Name: "b", SHA256: sum}}, `keys "a" and "b" are the same key`},
+		{"unknown collection", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Collections: []string{"employees", "departmets"}}}}, `key "k": collections: no collection "departmets"`},
+		{"no collections", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Collections: []string{}}}}, `key "k": collections lists none`},
+		{"fields and deny", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Fields: []string{"id"}, Deny: []string{"dob"}}}}, `key "k": fields (an allow list) and deny (a deny list) are exclusive`},
+		{"allow list without id", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Fields: []string{"email", "id.x"}}}}, `key "k": fields: the allow list must include id`},
+		{"empty allow list", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Fields: []string{}}}}, `key "k": fields: the allow list must include id`},
+		{"deny id", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Deny: []string{"dob", "id"}}}}, `key "k": deny: id cannot be denied`},
+		{"empty segment", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Fields: []string{"id", "line_manager..id"}}}}, `key "k": fields: field path "line_manager..id" has an empty segment`},
+		{"empty deny path", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Deny: []string{""}}}}, `key "k": deny: field path "" has an empty segment`},
+		{"creates without reading", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Collections: []string{"departments"}}}}, `key "k": the key may create employees but not read them`},
+		{"valid", scopedKeys(), ""},
+		{"valid by sum", []serve.Key{{Name: "k", SHA256: strings.ToUpper(sum), Scope: serve.Scope{Collections: []string{"departments"}, ReadOnly: true}}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := serve.NewHandler(store, serve.Options{Keys: tt.keys})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "secret-k") || strings.Contains(err.Error(), sum[:16]) {
+				t.Errorf("err %v shows the key", err)
+			}
+		})
+	}
+	// A key given by its SHA-256 authenticates with the key itself, not with the sum.
+	h, err := serve.NewHandler(store, serve.Options{Keys: []serve.Key{{Name: "k", SHA256: sum}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{"secret-k": 200, sum: 401, "secret-K": 401} {
+		if w := statusWithKey(h, key); w != want {
+			t.Errorf("key %q: %d, want %d", key, w, want)
+		}
+	}
+}
+
+// statusWithKey is the status h answers GET /v1/employees with key.
+func statusWithKey(h http.Handler, key string) int {
+	r := httptest.NewRequest("GET", "/v1/employees", nil)
+	r.Header.Set("X-API-KEY", key)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code
+}

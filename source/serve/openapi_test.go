@@ -135,7 +135,10 @@ func TestOpenAPIGolden(t *testing.T) {
 // TestOpenAPIAnswers: the answers a real handler gives, every status it can answer with, are
 // what the document says, errors included.
 func TestOpenAPIAnswers(t *testing.T) {
-	f := newFixture(t, "sqlite", serve.Options{CORSOrigins: []string{"https://dash.example.com"}})
+	f := newFixture(t, "sqlite", serve.Options{CORSOrigins: []string{"https://dash.example.com"},
+		Keys: []serve.Key{{Name: "directory", Key: "directory-key", Scope: serve.Scope{Collections: []string{"employees"},
+			Fields: []string{"id", "first_name", "line_manager.id"}, ReadOnly: true}}}})
+	scoped := []string{"X-API-KEY", "directory-key"}
 	f.put(t, goldenEmployees...)
 	f.walk(t, v1.Departments, `{"id":5,"name":"R&D","code":"RD"}`)
 	form := "employee[first_name]=Ida&employee[last_name]=Em&employee[email]=ida@example.com&employee[join_date]=2026-01-05"
@@ -167,6 +170,11 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{"POST", "/v1/employees", "x", []string{"Content-Type", "text/plain"}, 415},
 		{"POST", "/v1/employees", "employee[first_name]=" + strings.Repeat("a", 70<<10), formCT, 413},
 		{"OPTIONS", "/v1/employees", "", []string{"X-API-KEY", "", "Origin", "https://dash.example.com", "Access-Control-Request-Method", "GET"}, 204},
+		{"GET", "/v1/employees", "", scoped, 200},
+		{"GET", "/v1/employees/42", "", scoped, 200},
+		{"GET", "/v1", "", scoped, 200},
+		{"GET", "/v1/departments", "", scoped, 403},
+		{"POST", "/v1/employees", form, append(formCT, scoped...), 403},
 		{"OPTIONS", "/v1/employees", "", []string{"X-API-KEY", "", "Origin", "https://evil.example", "Access-Control-Request-Method", "GET"}, 403},
 	}
 	for _, c := range v1.Collections {

@@ -51,6 +51,8 @@ func TestProjection(t *testing.T) {
 		{"deny nested scalar kept", true, allow("line_manager.email"), `{"id":1,"line_manager":"Bo"}`, `{"id":1,"line_manager":"Bo"}`},
 		{"deny through arrays", true, allow("bank_details.account"), `{"id":1,"bank_details":[{"sort_code":"1","account":"2"},"x",null,[{"account":"3"}]]}`, `{"id":1,"bank_details":[{"sort_code":"1"},"x",null,[{}]]}`},
 		{"deny whole object", true, allow("bank_details"), `{"id":1,"bank_details":{"account":"2"},"z":0}`, `{"id":1,"z":0}`},
+		{"deny any case", true, allow("dob", "Bank_Details.account"), `{"id":1,"DOB":"1990","Dob":"x","bank_details":{"ACCOUNT":"2","x":1},"d\u004fb":"y"}`, `{"id":1,"bank_details":{"x":1}}`},
+		{"allow exact case", false, allow("id", "email"), `{"id":1,"EMAIL":"a@x","email":"b@x"}`, `{"id":1,"email":"b@x"}`},
 		{"deny last member", true, allow("dob"), `{"id":1,"dob":"x"}`, `{"id":1}`},
 		{"deny first member", true, allow("dob"), `{"dob":"x","id":1}`, `{"id":1}`},
 		{"escapes in strings", true, allow("dob"),

@@ -179,6 +179,9 @@ type fieldNode struct {
 func compileFields(paths []string, deny bool) (*projection, error) {
 	root := &fieldNode{sub: map[string]*fieldNode{}}
 	for _, p := range paths {
+		if deny {
+			p = strings.ToLower(p) // lookup folds the names it reads
+		}
 		segs := strings.Split(p, ".")
 		if slices.Contains(segs, "") {
 			return nil, fmt.Errorf("field path %q has an empty segment", p)
@@ -273,7 +276,7 @@ func (p *projection) object(dst []byte, s *scanner, n *fieldNode) ([]byte, error
 		}
 		s.i++
 		s.ws()
-		child, named, err := lookup(n, name)
+		child, named, err := lookup(n, name, p.deny)
 		if err != nil {
 			return dst, err
 		}
@@ -387,10 +390,16 @@ func appendMember(dst []byte, first *bool, name []byte) []byte {
 	return append(dst, ':')
 }
 
-// lookup finds the node of the member whose quoted name is raw.
-func lookup(n *fieldNode, raw []byte) (*fieldNode, bool, error) {
+// lookup finds the node of the member whose quoted name is raw. With fold (a deny list, whose
+// paths are kept in lower case), a name matches in any case: a source that spells a member DOB
+// does not get it past a deny list naming dob. An allow list matches exactly.
+func lookup(n *fieldNode, raw []byte, fold bool) (*fieldNode, bool, error) {
 	inner := raw[1 : len(raw)-1]
 	if !slices.Contains(inner, '\\') {
+		if fold {
+			c, ok := n.sub[strings.ToLower(string(inner))]
+			return c, ok, nil
+		}
 		c, ok := n.sub[string(inner)] // no allocation: the compiler looks up the bytes
 		return c, ok, nil
 	}
@@ -398,6 +407,9 @@ func lookup(n *fieldNode, raw []byte) (*fieldNode, bool, error) {
 	var name string
 	if err := json.Unmarshal(raw, &name); err != nil {
 		return nil, false, errors.New("malformed member name")
+	}
+	if fold {
+		name = strings.ToLower(name)
 	}
 	c, ok := n.sub[name]
 	return c, ok, nil

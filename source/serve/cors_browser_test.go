@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -67,12 +68,12 @@ func TestCORSInABrowser(t *testing.T) {
 	}
 
 	results := make(chan browserResult, 1)
-	var page string
+	var page atomic.Pointer[string] // set once the replicas' addresses are known
 	pageSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/":
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = io.WriteString(w, page)
+			_, _ = io.WriteString(w, *page.Load())
 		case "/result":
 			var res browserResult
 			b, _ := io.ReadAll(r.Body)
@@ -98,7 +99,8 @@ func TestCORSInABrowser(t *testing.T) {
 	}
 	replica.put(t, recs...)
 	other.put(t, recs[:3]...)
-	page = fmt.Sprintf(browserPage, replica.srv.URL, testKey, other.srv.URL, testKey)
+	html := fmt.Sprintf(browserPage, replica.srv.URL, testKey, other.srv.URL, testKey)
+	page.Store(&html)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -118,7 +118,7 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	hopts := serve.Options{Keys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
+	hopts := serve.Options{Keys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL, ETagSalt: buildVersion(), CacheBytes: cfg.Serve.CacheBytes, Logger: log, Observe: m.observe}
 	for _, s := range stores {
 		ac := serve.Account{Name: s.acct.name, Store: s.store}
 		if s.upstream != nil {

@@ -130,6 +130,11 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	if cfg.Serve.CacheBytes > 0 {
+		if err := m.reg.Register(newCacheCollector(api)); err != nil {
+			return nil, fmt.Errorf("serve: cache metrics: %w", err)
+		}
+	}
 	return getRoutes(health(readyAll(stores), log), api), nil
 }
 

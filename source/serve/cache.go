@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -54,8 +53,7 @@ type answerCache struct {
 	items   map[cacheKey]*list.Element
 	newest  map[*account]int64
 	flights map[cacheKey]chan struct{}
-
-	hits, misses atomic.Int64
+	stats   map[*account]*CacheStats // per account: hits, misses, bytes kept
 }
 
 func newAnswerCache(maxBytes int64) *answerCache {
@@ -65,6 +63,7 @@ func newAnswerCache(maxBytes int64) *answerCache {
 		items:   map[cacheKey]*list.Element{},
 		newest:  map[*account]int64{},
 		flights: map[cacheKey]chan struct{}{},
+		stats:   map[*account]*CacheStats{},
 	}
 }
 
@@ -121,12 +120,35 @@ func (c *answerCache) put(ans *answer) {
 	}
 	c.items[ans.key] = c.lru.PushFront(ans)
 	c.bytes += n
+	c.statsOf(ans.acct).Bytes += n
 }
 
 func (c *answerCache) remove(e *list.Element) {
 	ans := c.lru.Remove(e).(*answer)
 	delete(c.items, ans.key)
 	c.bytes -= ans.size()
+	c.statsOf(ans.acct).Bytes -= ans.size()
+}
+
+// statsOf is a's counters; c.mu is held.
+func (c *answerCache) statsOf(a *account) *CacheStats {
+	st := c.stats[a]
+	if st == nil {
+		st = &CacheStats{}
+		c.stats[a] = st
+	}
+	return st
+}
+
+// count adds a hit or a miss to a's counters.
+func (c *answerCache) count(a *account, hit bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hit {
+		c.statsOf(a).Hits++
+	} else {
+		c.statsOf(a).Misses++
+	}
 }
 
 // Bytes is what the kept answers take, by size's estimate.
@@ -225,7 +247,7 @@ func (a *account) begin(w http.ResponseWriter, r *http.Request, base *url.URL) (
 		return t, false
 	}
 	t.lead = true
-	c.misses.Add(1)
+	c.count(a, false)
 	return t, false
 }
 
@@ -241,7 +263,7 @@ func (t *tagged) cached(w http.ResponseWriter) bool {
 		ans = encode(identity, t.coding)
 		c.put(ans)
 	}
-	c.hits.Add(1)
+	c.count(t.a, true)
 	writeAnswer(w, ans)
 	return true
 }
@@ -312,10 +334,27 @@ func writeAnswer(w http.ResponseWriter, ans *answer) {
 // route under it, and the bytes it keeps.
 type CacheStats struct{ Hits, Misses, Bytes int64 }
 
-// CacheStats reads the answer cache's counters (zero when it is off).
+// CacheStats reads the answer cache's counters, all accounts together (zero when it is off).
 func (h *Handler) CacheStats() CacheStats {
-	if h.cache == nil {
-		return CacheStats{}
+	var all CacheStats
+	for _, st := range h.CacheStatsByAccount() {
+		all.Hits, all.Misses, all.Bytes = all.Hits+st.Hits, all.Misses+st.Misses, all.Bytes+st.Bytes
 	}
-	return CacheStats{Hits: h.cache.hits.Load(), Misses: h.cache.misses.Load(), Bytes: h.cache.Bytes()}
+	return all
+}
+
+// CacheStatsByAccount reads the answer cache's counters of each account served, by its name
+// (nil when the cache is off).
+func (h *Handler) CacheStatsByAccount() map[string]CacheStats {
+	if h.cache == nil {
+		return nil
+	}
+	c := h.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]CacheStats, len(h.accounts))
+	for _, a := range h.accounts {
+		out[a.name] = *c.statsOf(a)
+	}
+	return out
 }

@@ -778,6 +778,9 @@ func TestGolden(t *testing.T) {
 				{"not_found", "/v1/employees/900"},
 			} {
 				resp, body := f.do(t, "GET", c.path, nil)
+				if ce := resp.Header.Get("Content-Encoding"); ce != "" || resp.Uncompressed {
+					t.Fatalf("%s: a client sending no Accept-Encoding got Content-Encoding %q (decompressed by its transport: %v)", c.path, ce, resp.Uncompressed)
+				}
 				var out bytes.Buffer
 				fmt.Fprintf(&out, "%d\n", resp.StatusCode)
 				for _, h := range []string{"Content-Type", "Total", "Per-Page", "Link"} {

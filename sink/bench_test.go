@@ -40,12 +40,62 @@ func BenchmarkServe(b *testing.B) {
 	b.Run("db=postgres", func(b *testing.B) {
 		f := newPostgresBench(b)
 		f.serve(b)
+		f.serveCached(b)
 		f.sqlBaselines(b)
 	})
 	b.Run("db=sqlite", func(b *testing.B) {
 		f := newSQLiteBench(b)
 		f.serve(b)
+		f.serveCached(b)
 	})
+}
+
+// serveCached runs page 1 with the answer cache on (serve.Options.CacheBytes 64 MiB), as
+// identity and as gzip (the repeated page: every request but the first a hit), and cold: every
+// request a distinct query (the ETag names the query), so every one a miss that is encoded and
+// kept.
+func (f *benchFixture) serveCached(b *testing.B) {
+	h, err := serve.NewHandler(f.store, serve.Options{APIKeys: []string{benchKey}, ETagSalt: "bench", CacheBytes: 64 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var distinct atomic.Int64
+	for _, c := range []struct{ name, ae string }{
+		{"page=1/cache=on/ae=identity", ""}, {"page=1/cache=on/ae=gzip", "gzip"}, {"cold/cache=on/ae=identity", ""},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			measure(b, func(context.Context) error {
+				url := srv.URL + "/v1/employees?page=1&per_page=" + strconv.Itoa(benchPerPage)
+				if strings.HasPrefix(c.name, "cold") {
+					n := distinct.Add(1)
+					url = srv.URL + "/v1/employees?page=" + strconv.FormatInt(n%1000+1, 10) + "&per_page=" + strconv.Itoa(benchPerPage) + "&r=" + strconv.FormatInt(n, 10)
+				}
+				req, err := http.NewRequest(http.MethodGet, url, nil)
+				if err != nil {
+					return err
+				}
+				req.Header.Set("X-Api-Key", benchKey)
+				if c.ae != "" {
+					req.Header.Set("Accept-Encoding", c.ae)
+				}
+				resp, err := f.client.Do(req)
+				if err != nil {
+					return err
+				}
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				if err != nil {
+					return err
+				}
+				if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != c.ae {
+					return fmt.Errorf("status %d, Content-Encoding %q: %.200s", resp.StatusCode, resp.Header.Get("Content-Encoding"), body)
+				}
+				return nil
+			})
+		})
+	}
 }
 
 // benchFixture is one seeded warehouse served over loopback.

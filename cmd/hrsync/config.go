@@ -98,6 +98,9 @@ type ServeConfig struct {
 	// IdempotencyTTL is how long a create's answer is kept for retries with its
 	// Idempotency-Key (a Go duration).
 	IdempotencyTTL time.Duration `yaml:"idempotency_ttl"`
+	// CacheBytes bounds the memory of encoded answers kept until the warehouse changes (all
+	// accounts); 0 keeps none.
+	CacheBytes int64 `yaml:"cache_bytes"`
 	// Keys are keys named for logs and metrics, each reading one account's data; with several
 	// accounts, the only way to give a key access. File only.
 	Keys []ServeKey `yaml:"keys" env:"-"`
@@ -215,8 +218,9 @@ func defaultConfig() Config {
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: 16},
-		Serve:      ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local", IdempotencyTTL: serve.DefaultIdempotencyTTL},
-		Log:        LogConfig{Format: "text", Level: "info"},
+		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local", IdempotencyTTL: serve.DefaultIdempotencyTTL,
+			CacheBytes: 64 << 20},
+		Log: LogConfig{Format: "text", Level: "info"},
 
 		ScheduleTimezone: "UTC",
 	}
@@ -549,6 +553,9 @@ func (c Config) parse() (settings, error) {
 	}
 	if c.Serve.AccountID < 0 {
 		return settings{}, errors.New("config: serve.account_id must not be negative")
+	}
+	if c.Serve.CacheBytes < 0 {
+		return settings{}, errors.New("config: serve.cache_bytes must be 0 (no cache) or more")
 	}
 	if c.Worker.MaxSyncs < 0 {
 		return settings{}, errors.New("config: worker.max_syncs must be 0 (no bound) or more")

@@ -31,12 +31,14 @@ func newRegistry() *prometheus.Registry {
 
 // serveMetrics are the replica's request metrics.
 type serveMetrics struct {
+	reg      prometheus.Registerer
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
 
 func newServeMetrics(reg prometheus.Registerer) *serveMetrics {
 	m := &serveMetrics{
+		reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_serve_requests_total", Help: "Requests to the /v1 replica by account, route and status code.",
 		}, []string{"account", "route", "code"}),
@@ -54,6 +56,36 @@ func newServeMetrics(reg prometheus.Registerer) *serveMetrics {
 func (m *serveMetrics) observe(account, route string, status int, d time.Duration) {
 	m.requests.WithLabelValues(account, route, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(account, route).Observe(d.Seconds())
+}
+
+// cacheCollector exports the replica's answer cache per account: answers served from it,
+// answers encoded on a miss, and the bytes it keeps.
+type cacheCollector struct {
+	h                   *serve.Handler
+	hits, misses, bytes *prometheus.Desc
+}
+
+func newCacheCollector(h *serve.Handler) *cacheCollector {
+	return &cacheCollector{
+		h:      h,
+		hits:   prometheus.NewDesc("hrsync_serve_cache_hits_total", "Answers the /v1 replica served from its answer cache.", []string{"account"}, nil),
+		misses: prometheus.NewDesc("hrsync_serve_cache_misses_total", "Answers the /v1 replica read and encoded while its answer cache was on.", []string{"account"}, nil),
+		bytes:  prometheus.NewDesc("hrsync_serve_cache_bytes", "Bytes of answers kept in the /v1 replica's answer cache (serve.cache_bytes bounds all accounts together).", []string{"account"}, nil),
+	}
+}
+
+func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.hits
+	ch <- c.misses
+	ch <- c.bytes
+}
+
+func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, st := range c.h.CacheStatsByAccount() {
+		ch <- prometheus.MustNewConstMetric(c.hits, prometheus.CounterValue, float64(st.Hits), name)
+		ch <- prometheus.MustNewConstMetric(c.misses, prometheus.CounterValue, float64(st.Misses), name)
+		ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(st.Bytes), name)
+	}
 }
 
 // readier is what /readyz asks.

@@ -150,7 +150,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// ETagSalt is mixed into every ETag, so a new build's output never matches an old tag.
 	ETagSalt string
-	Logger   *slog.Logger
+	// CacheBytes bounds the memory of encoded answers kept for reuse until the store's version
+	// moves (all accounts together); 0 keeps none.
+	CacheBytes int64
+	Logger     *slog.Logger
 	// Observe, when set, is told of every request served: the account whose data it read (""
 	// when no key matched), its route pattern, status and duration.
 	Observe func(account, route string, status int, d time.Duration)
@@ -164,6 +167,7 @@ type Handler struct {
 	accounts []*account
 	log      *slog.Logger
 	bufs     sync.Pool
+	cache    *answerCache // nil when Options.CacheBytes is 0
 	// collections are the names of the collections served, in the index's order.
 	collections []string
 	// notFound answers a path no route serves.
@@ -236,6 +240,9 @@ func New(opts Options) (*Handler, error) {
 	var err error
 	if h.cors, err = newCORS(opts.CORSOrigins); err != nil {
 		return nil, fmt.Errorf("new handler: cors: %w", err)
+	}
+	if opts.CacheBytes > 0 {
+		h.cache = newAnswerCache(opts.CacheBytes)
 	}
 	for _, a := range opts.AllowedHosts {
 		if !validHost(a) {
@@ -465,6 +472,7 @@ const CacheControl = "max-age=0, private, must-revalidate"
 func cacheHeaders(h http.Header) {
 	h.Set("Cache-Control", CacheControl)
 	h.Add("Vary", "X-API-KEY")
+	h.Add("Vary", "Accept-Encoding")
 }
 
 // Challenge is the WWW-Authenticate header of a 401: the key goes in the X-API-KEY header.
@@ -563,19 +571,11 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 		return
 	}
 	base := a.h.baseURL(r)
-	if inm := r.Header.Get("If-None-Match"); inm != "" {
-		v, err := a.store.Version(ctx)
-		if err != nil {
-			a.internal(w, r, "read version", err)
-			return
-		}
-		if tag := a.etag(v, base, r); etagMatch(inm, tag) {
-			w.Header().Set("ETag", tag)
-			cacheHeaders(w.Header())
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
+	t, done := a.begin(w, r, base)
+	if done {
+		return
 	}
+	defer t.end()
 	list, err := fetch(ctx, p)
 	if errors.Is(err, errNotOffered) {
 		WriteError(w, http.StatusNotFound, "the account does not offer "+key+" (its latest sync found it unavailable)")
@@ -599,8 +599,6 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 	if link := v1.FormatLink(base, known, p, list.Total); link != "" {
 		hdr.Set("Link", link)
 	}
-	hdr.Set("ETag", a.etag(list.Version, base, r))
-	cacheHeaders(hdr)
 	bp := a.h.bufs.Get().(*[]byte)
 	b := append((*bp)[:0], `{"`...)
 	b = append(b, key...)
@@ -612,7 +610,7 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 		b = appendItem(&list.Items[i], b)
 	}
 	b = append(b, "]}\n"...)
-	writeJSON(w, http.StatusOK, b)
+	t.write(w, list.Version, b)
 	*bp = b
 	a.h.bufs.Put(bp)
 }
@@ -628,16 +626,14 @@ func (a *account) getEmployee(w http.ResponseWriter, r *http.Request) {
 // the replica serves, each with its path and Total: {"collections":[{"name":…,"path":…,
 // "total":…},…]}, and the store's ETag.
 func (a *account) index(w http.ResponseWriter, r *http.Request) {
+	t, done := a.begin(w, r, a.h.baseURL(r))
+	if done {
+		return
+	}
+	defer t.end()
 	version, totals, err := a.store.Totals(r.Context())
 	if err != nil {
 		a.internal(w, r, "read totals", err)
-		return
-	}
-	tag := a.etag(version, a.h.baseURL(r), r)
-	w.Header().Set("ETag", tag)
-	cacheHeaders(w.Header())
-	if etagMatch(r.Header.Get("If-None-Match"), tag) {
-		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	type entry struct {
@@ -659,7 +655,7 @@ func (a *account) index(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, r, "encode index", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, append(b, '\n'))
+	t.write(w, version, append(b, '\n'))
 }
 
 // errNotOffered is a list's answer for a collection the account does not offer: the source's
@@ -709,7 +705,11 @@ func serveOne[T any](a *account, w http.ResponseWriter, r *http.Request, key, no
 		WriteError(w, http.StatusNotFound, "no "+noun+" with that id")
 		return
 	}
-	base := a.h.baseURL(r)
+	t, done := a.begin(w, r, a.h.baseURL(r))
+	if done {
+		return
+	}
+	defer t.end()
 	rec, v, err := fetch(r.Context(), id)
 	if errors.Is(err, v1.ErrNotFound) {
 		WriteError(w, http.StatusNotFound, "no "+noun+" with that id")
@@ -719,17 +719,10 @@ func serveOne[T any](a *account, w http.ResponseWriter, r *http.Request, key, no
 		a.internal(w, r, "get "+noun, err)
 		return
 	}
-	tag := a.etag(v, base, r)
-	w.Header().Set("ETag", tag)
-	cacheHeaders(w.Header())
-	if etagMatch(r.Header.Get("If-None-Match"), tag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
 	b := append([]byte(`{"`), key...)
 	b = append(b, `":[`...)
 	b = appendItem(&rec, b)
-	writeJSON(w, http.StatusOK, append(b, "]}\n"...))
+	t.write(w, v, append(b, "]}\n"...))
 }
 
 func appendEnvelope(b []byte, e *v1.Employee, appendItem func(*v1.Employee, []byte) []byte) []byte {
@@ -1003,18 +996,24 @@ func (a *account) etag(version int64, base *url.URL, r *http.Request) string {
 	return `"` + hex.EncodeToString(f.Sum(sum[:0])) + `"`
 }
 
-// etagMatch applies If-None-Match's weak comparison (RFC 9110 13.1.2).
-func etagMatch(header, tag string) bool {
+// etagMatch applies If-None-Match's weak comparison (RFC 9110 13.1.2) to the tag of each
+// coding of one answer (codedTag): a client revalidates the tag it got, whichever coding it got.
+// It returns the tag matched, "" for none (tag itself for *).
+func etagMatch(header, tag string) string {
 	if header == "" {
-		return false
+		return ""
 	}
+	gz := codedTag(tag, "gzip")
 	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == tag {
-			return true
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		switch t {
+		case "*", tag:
+			return tag
+		case gz:
+			return gz
 		}
 	}
-	return false
+	return ""
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

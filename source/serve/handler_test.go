@@ -76,7 +76,7 @@ func send(t *testing.T, method, url, key string, body io.Reader, header ...strin
 		}
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := plainClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -778,6 +778,9 @@ func TestGolden(t *testing.T) {
 				{"not_found", "/v1/employees/900"},
 			} {
 				resp, body := f.do(t, "GET", c.path, nil)
+				if ce := resp.Header.Get("Content-Encoding"); ce != "" || resp.Uncompressed {
+					t.Fatalf("%s: a client sending no Accept-Encoding got Content-Encoding %q (decompressed by its transport: %v)", c.path, ce, resp.Uncompressed)
+				}
 				var out bytes.Buffer
 				fmt.Fprintf(&out, "%d\n", resp.StatusCode)
 				for _, h := range []string{"Content-Type", "Total", "Per-Page", "Link"} {
@@ -1024,3 +1027,8 @@ func TestCacheHeaders(t *testing.T) {
 		}
 	}
 }
+
+// plainClient sends no Accept-Encoding of its own (http.DefaultClient asks for gzip and
+// decompresses behind the test's back): a test sees the bytes served to a client that asked
+// for what the test asked for.
+var plainClient = &http.Client{Transport: &http.Transport{DisableCompression: true}}

@@ -33,7 +33,7 @@ func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", openAPITag)
 	w.Header().Set("Cache-Control", CacheControl)
-	if etagMatch(r.Header.Get("If-None-Match"), openAPITag) {
+	if etagMatch(r.Header.Get("If-None-Match"), openAPITag) != "" {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

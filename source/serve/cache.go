@@ -1,0 +1,360 @@
+package serve
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// answerHeaders are the headers of a 200 a route sets besides ETag and Content-Type; a cached
+// answer keeps them.
+var answerHeaders = []string{"Total", "Per-Page", "Link"}
+
+// answer is one encoded 200: what a miss wrote, kept to be written again.
+type answer struct {
+	acct    *account
+	version int64    // the store's version it was read at
+	key     cacheKey // tag and coding
+	etag    string   // the ETag sent: the tag, "-gzip" for a gzip body
+	coding  string   // the body's content-coding: "" or "gzip" (a small body is identity)
+	headers [3]string
+	body    []byte
+}
+
+func (a *answer) size() int64 {
+	n := int64(len(a.body)+len(a.etag)+len(a.key.tag)) + 160
+	for _, h := range a.headers {
+		n += int64(len(h))
+	}
+	return n
+}
+
+// cacheKey names an answer: the full ETag of its identity form (which names the version, URL,
+// query, account, build and anything else an answer differs by) and the coding asked for.
+type cacheKey struct{ tag, coding string }
+
+// flightWait bounds how long a request waits for another one encoding the same answer before it
+// encodes its own.
+const flightWait = 2 * time.Second
+
+// answerCache keeps encoded answers, least recently used first out, in at most max bytes (an
+// answer over an eighth of max is not kept). An account's answers of a version older than the
+// newest seen are dropped when the newer one is seen: they can never be asked for again.
+type answerCache struct {
+	max int64
+
+	mu      sync.Mutex
+	bytes   int64
+	lru     *list.List // of *answer, most recent first
+	items   map[cacheKey]*list.Element
+	newest  map[*account]int64
+	flights map[cacheKey]chan struct{}
+	stats   map[*account]*CacheStats // per account: hits, misses, bytes kept
+}
+
+func newAnswerCache(maxBytes int64) *answerCache {
+	return &answerCache{
+		max:     maxBytes,
+		lru:     list.New(),
+		items:   map[cacheKey]*list.Element{},
+		newest:  map[*account]int64{},
+		flights: map[cacheKey]chan struct{}{},
+		stats:   map[*account]*CacheStats{},
+	}
+}
+
+// seen notes that a's store is at version v, dropping a's answers of older versions.
+func (c *answerCache) seen(a *account, v int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.newest[a]; ok && old >= v {
+		return
+	}
+	c.newest[a] = v
+	for e := c.lru.Front(); e != nil; {
+		next := e.Next()
+		if ans := e.Value.(*answer); ans.acct == a && ans.version < v {
+			c.remove(e)
+		}
+		e = next
+	}
+}
+
+// get returns the answer of k, and the identity answer of k.tag when k asks for a coding not kept.
+func (c *answerCache) get(k cacheKey) (ans, identity *answer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		c.lru.MoveToFront(e)
+		return e.Value.(*answer), nil
+	}
+	if k.coding != "" {
+		if e, ok := c.items[cacheKey{tag: k.tag}]; ok {
+			c.lru.MoveToFront(e)
+			return nil, e.Value.(*answer)
+		}
+	}
+	return nil, nil
+}
+
+// put keeps ans unless it is too large or of a version already superseded.
+func (c *answerCache) put(ans *answer) {
+	n := ans.size()
+	if n > c.max/8 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.newest[ans.acct] > ans.version {
+		return
+	}
+	if e, ok := c.items[ans.key]; ok {
+		c.remove(e)
+	}
+	for c.bytes+n > c.max {
+		c.remove(c.lru.Back())
+	}
+	c.items[ans.key] = c.lru.PushFront(ans)
+	c.bytes += n
+	c.statsOf(ans.acct).Bytes += n
+}
+
+func (c *answerCache) remove(e *list.Element) {
+	ans := c.lru.Remove(e).(*answer)
+	delete(c.items, ans.key)
+	c.bytes -= ans.size()
+	c.statsOf(ans.acct).Bytes -= ans.size()
+}
+
+// statsOf is a's counters; c.mu is held.
+func (c *answerCache) statsOf(a *account) *CacheStats {
+	st := c.stats[a]
+	if st == nil {
+		st = &CacheStats{}
+		c.stats[a] = st
+	}
+	return st
+}
+
+// count adds a hit or a miss to a's counters.
+func (c *answerCache) count(a *account, hit bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hit {
+		c.statsOf(a).Hits++
+	} else {
+		c.statsOf(a).Misses++
+	}
+}
+
+// Bytes is what the kept answers take, by size's estimate.
+func (c *answerCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// join makes the caller the one request encoding k (lead true; it must call leave), or returns
+// the channel closed when the one already encoding it is done.
+func (c *answerCache) join(k cacheKey) (lead bool, done chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.flights[k]; ok {
+		return false, ch
+	}
+	ch := make(chan struct{})
+	c.flights[k] = ch
+	return true, ch
+}
+
+func (c *answerCache) leave(k cacheKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.flights[k]; ok {
+		close(ch)
+		delete(c.flights, k)
+	}
+}
+
+// wait waits for done, at most flightWait or until ctx ends.
+func wait(ctx context.Context, done chan struct{}) {
+	t := time.NewTimer(flightWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// tagged is one GET answered under its ETag: begin reads the store's version (one cheap read)
+// when the cache is on or the client sent If-None-Match, and answers a 304 or a kept answer
+// without the route's query; otherwise the route fetches and encodes as it always has and hands
+// the identity body to write, which compresses it as negotiated and keeps it when the version it
+// was read at is the one begin read.
+type tagged struct {
+	a      *account
+	base   *url.URL
+	r      *http.Request // its query and key's scope are in the tag
+	coding string        // negotiated: "" or "gzip"
+
+	known   bool // version and tag were read by begin
+	version int64
+	tag     string
+	key     cacheKey
+	lead    bool // this request encodes key; end lets the others waiting for it go
+}
+
+// begin starts a GET of base's route: done true when it has answered (a 304, a kept answer, or
+// an error); otherwise the route fetches, calls t.write, and defers t.end.
+func (a *account) begin(w http.ResponseWriter, r *http.Request, base *url.URL) (*tagged, bool) {
+	t := &tagged{a: a, base: base, r: r, coding: negotiate(r.Header.Get("Accept-Encoding"))}
+	c := a.h.cache
+	inm := r.Header.Get("If-None-Match")
+	if c == nil && inm == "" {
+		return t, false
+	}
+	v, err := a.store.Version(r.Context())
+	if err != nil {
+		a.internal(w, r, "read version", err)
+		return nil, true
+	}
+	t.known, t.version, t.tag = true, v, a.etag(v, base, t.r)
+	if m := etagMatch(inm, t.tag); m != "" {
+		w.Header().Set("ETag", m)
+		cacheHeaders(w.Header())
+		w.WriteHeader(http.StatusNotModified)
+		return nil, true
+	}
+	if c == nil {
+		return t, false
+	}
+	c.seen(a, v)
+	t.key = cacheKey{tag: t.tag, coding: t.coding}
+	if t.cached(w) {
+		return nil, true
+	}
+	lead, done := c.join(t.key)
+	if !lead {
+		wait(r.Context(), done)
+		if t.cached(w) {
+			return nil, true
+		}
+		return t, false
+	}
+	t.lead = true
+	c.count(a, false)
+	return t, false
+}
+
+// cached writes the kept answer of t.key, made from the kept identity answer when only that is
+// kept; false when neither is.
+func (t *tagged) cached(w http.ResponseWriter) bool {
+	c := t.a.h.cache
+	ans, identity := c.get(t.key)
+	if ans == nil && identity == nil {
+		return false
+	}
+	if ans == nil {
+		ans = encode(identity, t.coding)
+		c.put(ans)
+	}
+	c.count(t.a, true)
+	writeAnswer(w, ans)
+	return true
+}
+
+func (t *tagged) end() {
+	if t.lead {
+		t.a.h.cache.leave(t.key)
+	}
+}
+
+// write answers the identity body the route encoded at version, with the headers the route set
+// (answerHeaders), in the negotiated coding, and keeps it when the cache is on and version is
+// the one begin read (a version read since moved is served, not kept). body is not retained.
+func (t *tagged) write(w http.ResponseWriter, version int64, body []byte) {
+	tag := t.tag
+	if !t.known || version != t.version {
+		tag = t.a.etag(version, t.base, t.r)
+	}
+	identity := &answer{acct: t.a, version: version, key: cacheKey{tag: tag}, etag: tag, body: body}
+	for i, h := range answerHeaders {
+		identity.headers[i] = w.Header().Get(h)
+	}
+	c := t.a.h.cache
+	keep := c != nil && t.known && version == t.version
+	if keep {
+		identity.body = bytes.Clone(body)
+	}
+	ans := encode(identity, t.coding)
+	if keep {
+		c.put(identity)
+		if ans.key != identity.key {
+			c.put(ans)
+		}
+	}
+	writeAnswer(w, ans)
+}
+
+// encode is identity's answer in coding: identity itself for "" or a body under
+// MinCompressBytes (kept under the coding's key all the same).
+func encode(identity *answer, coding string) *answer {
+	if coding == "" {
+		return identity
+	}
+	ans := *identity
+	ans.key.coding = coding
+	if len(identity.body) >= MinCompressBytes {
+		ans.coding, ans.etag, ans.body = coding, codedTag(identity.etag, coding), gzipBody(identity.body)
+	}
+	return &ans
+}
+
+func writeAnswer(w http.ResponseWriter, ans *answer) {
+	hdr := w.Header()
+	for i, h := range answerHeaders {
+		if v := ans.headers[i]; v != "" {
+			hdr.Set(h, v)
+		}
+	}
+	hdr.Set("ETag", ans.etag)
+	cacheHeaders(hdr)
+	if ans.coding != "" {
+		hdr.Set("Content-Encoding", ans.coding)
+	}
+	writeJSON(w, http.StatusOK, ans.body)
+}
+
+// CacheStats are the answer cache's counters: answers served from it, answers encoded by a
+// route under it, and the bytes it keeps.
+type CacheStats struct{ Hits, Misses, Bytes int64 }
+
+// CacheStats reads the answer cache's counters, all accounts together (zero when it is off).
+func (h *Handler) CacheStats() CacheStats {
+	var all CacheStats
+	for _, st := range h.CacheStatsByAccount() {
+		all.Hits, all.Misses, all.Bytes = all.Hits+st.Hits, all.Misses+st.Misses, all.Bytes+st.Bytes
+	}
+	return all
+}
+
+// CacheStatsByAccount reads the answer cache's counters of each account served, by its name
+// (nil when the cache is off).
+func (h *Handler) CacheStatsByAccount() map[string]CacheStats {
+	if h.cache == nil {
+		return nil
+	}
+	c := h.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]CacheStats, len(h.accounts))
+	for _, a := range h.accounts {
+		out[a.name] = *c.statsOf(a)
+	}
+	return out
+}

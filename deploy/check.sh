@@ -51,6 +51,10 @@ CONTRACT=(
 	hrsync_onboarding_rows_total
 	hrsync_serve_requests_total
 	hrsync_serve_request_duration_seconds
+	hrsync_serve_cache_hits_total
+	hrsync_serve_cache_misses_total
+	hrsync_serve_cache_bytes
+	hrsync_serve_tls_cert_expiry_timestamp_seconds
 	hrsync_build_info
 )
 

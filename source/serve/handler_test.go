@@ -42,10 +42,17 @@ type fixture struct {
 func newFixture(t *testing.T, backend string, opts serve.Options) *fixture {
 	t.Helper()
 	store := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return fixedNow }})
+	return fixtureOver(t, store, store, opts)
+}
+
+// fixtureOver serves over, a wrapper of store (or store itself), with the test keys unless opts
+// names keys.
+func fixtureOver(t *testing.T, store *sink.Store, over serve.Store, opts serve.Options) *fixture {
+	t.Helper()
 	if opts.APIKeys == nil {
 		opts.APIKeys = []string{"another-key", testKey}
 	}
-	h, err := serve.NewHandler(store, opts)
+	h, err := serve.NewHandler(over, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -737,13 +744,7 @@ func (panicky) ListRecords(context.Context, string, v1.Page) (v1.List[v1.Record]
 
 func TestPanicIs500WithoutInternals(t *testing.T) {
 	store := sinktest.Store(t, "sqlite", sink.Options{})
-	h, err := serve.NewHandler(panicky{store}, serve.Options{APIKeys: []string{testKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	f := &fixture{store: store, srv: srv}
+	f := fixtureOver(t, store, panicky{store}, serve.Options{})
 	resp, b := f.do(t, "GET", "/v1/departments", nil)
 	assertStatus(t, resp, b, 500)
 	if strings.Contains(string(b), "boom") || !strings.Contains(string(b), "Internal Server Error") {

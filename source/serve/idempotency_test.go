@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,15 @@ import (
 	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/v1"
 )
+
+// clockedFixture is a fixture whose store's clock starts at fixedNow and moves on by later.
+func clockedFixture(t *testing.T, backend string, opts serve.Options) (f *fixture, later func(time.Duration)) {
+	t.Helper()
+	var mu sync.Mutex
+	now := fixedNow
+	store := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	return fixtureOver(t, store, store, opts), func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+}
 
 // hire is a create's form body and content type.
 func hire(email string) (string, string) {
@@ -41,15 +49,8 @@ func employeesNamed(t *testing.T, store *sink.Store, email string) int {
 func TestIdempotencyKey(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			now := fixedNow
-			var clock sync.Mutex
-			store := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { clock.Lock(); defer clock.Unlock(); return now }})
-			h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{testKey, "other-key"}, IdempotencyTTL: time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(h)
-			t.Cleanup(srv.Close)
+			f, later := clockedFixture(t, backend, serve.Options{APIKeys: []string{testKey, "other-key"}, IdempotencyTTL: time.Hour})
+			store, srv := f.store, f.srv
 			post := func(key, body, ct string, header ...string) (*http.Response, []byte) {
 				t.Helper()
 				return send(t, "POST", srv.URL+"/v1/employees", key, strings.NewReader(body), append([]string{"Content-Type", ct}, header...)...)
@@ -92,9 +93,7 @@ func TestIdempotencyKey(t *testing.T) {
 			}
 
 			// Past its lifetime, the key is forgotten: the retry runs again (email taken now).
-			clock.Lock()
-			now = now.Add(time.Hour + time.Minute)
-			clock.Unlock()
+			later(time.Hour + time.Minute)
 			resp, b = post(testKey, body, ct, "Idempotency-Key", "onboard-42")
 			assertStatus(t, resp, b, 400)
 			if resp.Header.Get("Idempotent-Replayed") != "" {
@@ -217,15 +216,8 @@ func TestIdempotencyKeyForward(t *testing.T) {
 func TestIdempotencyKeyStalled(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			now := fixedNow
-			var clock sync.Mutex
-			store := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { clock.Lock(); defer clock.Unlock(); return now }})
-			h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{testKey}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(h)
-			t.Cleanup(srv.Close)
+			f, later := clockedFixture(t, backend, serve.Options{APIKeys: []string{testKey}})
+			store, srv := f.store, f.srv
 			ctx := context.Background()
 			body, ct := hire("stall@example.com")
 			ne := v1.NewEmployee{FirstName: "Ida", LastName: "Em", Email: "stall@example.com", JoinDate: "2026-01-05"}
@@ -235,9 +227,7 @@ func TestIdempotencyKeyStalled(t *testing.T) {
 			}
 			resp, b := send(t, "POST", srv.URL+"/v1/employees", testKey, strings.NewReader(body), "Content-Type", ct, "Idempotency-Key", "dead")
 			assertStatus(t, resp, b, 409)
-			clock.Lock()
-			now = now.Add(3 * time.Minute)
-			clock.Unlock()
+			later(3 * time.Minute)
 			resp, b = send(t, "POST", srv.URL+"/v1/employees", testKey, strings.NewReader(body), "Content-Type", ct, "Idempotency-Key", "dead")
 			assertStatus(t, resp, b, 201)
 

@@ -228,13 +228,7 @@ func TestOpenAPIServedWithoutKey(t *testing.T) {
 // upstream (rate limit, refused) are in the document too.
 func TestOpenAPIErrorsFromTheStore(t *testing.T) {
 	store := sinktest.Store(t, "sqlite", sink.Options{})
-	h, err := serve.NewHandler(panicky{store}, serve.Options{APIKeys: []string{testKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	resp, body := send(t, "GET", srv.URL+"/v1/departments", testKey, nil)
+	resp, body := fixtureOver(t, store, panicky{store}, serve.Options{}).do(t, "GET", "/v1/departments", nil)
 	if resp.StatusCode != 500 {
 		t.Fatalf("panicky store: %d", resp.StatusCode)
 	}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # serve before and after compression and the answer cache, side by side in one run: builds the
-# old binary from a git revision (default b459d6d, the merge base of this work) and the new one
-# from the work tree, fills a Postgres warehouse of its own database with 20,000 employees (a
-# sync from the fake upstream, unpaced), runs both binaries' `serve` on it, and loads each with
+# old binary from a git revision (default 6fdc1e2, serve before this work) and the new one
+# from the work tree, fills a Postgres database of its own with 20,000 employees (a
+# sync from the fake upstream, unpaced; a schema for each binary), runs both binaries' `serve` on it, and loads each with
 # wrk (8 connections, 1 thread a side), interleaved old, new, old, new, for:
 #   page        the repeated 100-record page, no Accept-Encoding
 #   page-gzip   the same page with Accept-Encoding: gzip
@@ -16,7 +16,7 @@
 #                                              # postgres://postgres@127.0.0.1:5432/postgres
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-REV="${1:-b459d6d}"
+REV="${1:-6fdc1e2}"
 SECONDS_EACH="${BENCH_SECONDS:-10}"
 ROUNDS="${BENCH_ROUNDS:-3}"
 ADMIN="${HRSYNC_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"
@@ -60,18 +60,23 @@ UPKEY="$(sed -n 's/^HRSYNC_SOURCE_API_KEY=//p' "$TMP/up.out")"
 psql "$ADMIN" -qc "CREATE DATABASE $DBNAME" >/dev/null || fail "cannot create database $DBNAME"
 export HRSYNC_SOURCE_URL="http://$UP" HRSYNC_SOURCE_API_KEY="$UPKEY" HRSYNC_SOURCE_RATE_LIMIT=0
 export HRSYNC_WAREHOUSE_URL="$DB" HRSYNC_SYNC_RESOURCES=working_patterns,employees
-"$TMP/hrsync-new" migrate >/dev/null 2>"$TMP/migrate.err" || fail "migrate: $(tail -n 1 "$TMP/migrate.err")"
-"$TMP/hrsync-new" sync >/dev/null 2>"$TMP/sync.err" || fail "sync: $(tail -n 3 "$TMP/sync.err")"
-n="$(psql "$DB" -Atc "SELECT count(*) FROM hr.employees")" || fail "cannot count employees"
-[ "$n" -ge 20000 ] || fail "the warehouse holds $n employees, want 20000"
+# Each binary migrates and fills a schema of its own from the same upstream: a newer build's
+# migrations (0013 and on) make a schema the older build refuses to serve.
+for side in old new; do
+	schema=hr_$side
+	HRSYNC_WAREHOUSE_SCHEMA=$schema "$TMP/hrsync-$side" migrate >/dev/null 2>"$TMP/migrate-$side.err" || fail "migrate ($side): $(tail -n 1 "$TMP/migrate-$side.err")"
+	HRSYNC_WAREHOUSE_SCHEMA=$schema "$TMP/hrsync-$side" sync >/dev/null 2>"$TMP/sync-$side.err" || fail "sync ($side): $(tail -n 3 "$TMP/sync-$side.err")"
+	n="$(psql "$DB" -Atc "SELECT count(*) FROM $schema.employees")" || fail "cannot count employees"
+	[ "$n" -ge 20000 ] || fail "the $side warehouse holds $n employees, want 20000"
+done
 kill "${pids[0]}" 2>/dev/null || true
 
 KEY=bench-key
 OLD_ADDR="127.0.0.1:$(free_port)"
 NEW_ADDR="127.0.0.1:$(free_port)"
-HRSYNC_SERVE_API_KEYS=$KEY "$TMP/hrsync-old" serve --addr "$OLD_ADDR" 2>"$TMP/old.err" &
+HRSYNC_WAREHOUSE_SCHEMA=hr_old HRSYNC_SERVE_API_KEYS=$KEY "$TMP/hrsync-old" serve --addr "$OLD_ADDR" 2>"$TMP/old.err" &
 pids+=($!)
-HRSYNC_SERVE_API_KEYS=$KEY "$TMP/hrsync-new" serve --addr "$NEW_ADDR" 2>"$TMP/new.err" &
+HRSYNC_WAREHOUSE_SCHEMA=hr_new HRSYNC_SERVE_API_KEYS=$KEY "$TMP/hrsync-new" serve --addr "$NEW_ADDR" 2>"$TMP/new.err" &
 pids+=($!)
 PAGE="/v1/employees?page=37&per_page=100"
 for addr in "$OLD_ADDR" "$NEW_ADDR"; do
@@ -85,7 +90,7 @@ done
 
 echo "revision old: $(git -C "$ROOT" log --oneline -1 "$OLD")"
 echo "revision new: work tree at $(git -C "$ROOT" log --oneline -1 HEAD)"
-echo "warehouse: $n employees, Postgres database $DBNAME; wrk -t1 -c8 -d${SECONDS_EACH}s, $ROUNDS rounds"
+echo "warehouse: $n employees in each of two schemas (hr_old, hr_new), Postgres database $DBNAME; wrk -t1 -c8 -d${SECONDS_EACH}s, $ROUNDS rounds"
 echo
 for side in old new; do
 	addr=$OLD_ADDR; [ $side = new ] && addr=$NEW_ADDR

@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -224,7 +225,7 @@ func (a *account) begin(w http.ResponseWriter, r *http.Request, base *url.URL) (
 		return nil, true
 	}
 	t.known, t.version, t.tag = true, v, a.etag(v, base, t.r)
-	if m := etagMatch(inm, t.tag); m != "" {
+	if m := etagMatch(inm, t.tag); m != "" && !anyTag(inm) {
 		w.Header().Set("ETag", m)
 		cacheHeaders(w.Header())
 		w.WriteHeader(http.StatusNotModified)
@@ -264,7 +265,7 @@ func (t *tagged) cached(w http.ResponseWriter) bool {
 		c.put(ans)
 	}
 	c.count(t.a, true)
-	writeAnswer(w, ans)
+	writeAnswer(w, t.r, ans)
 	return true
 }
 
@@ -298,7 +299,7 @@ func (t *tagged) write(w http.ResponseWriter, version int64, body []byte) {
 			c.put(ans)
 		}
 	}
-	writeAnswer(w, ans)
+	writeAnswer(w, t.r, ans)
 }
 
 // encode is identity's answer in coding: identity itself for "" or a body under
@@ -315,8 +316,16 @@ func encode(identity *answer, coding string) *answer {
 	return &ans
 }
 
-func writeAnswer(w http.ResponseWriter, ans *answer) {
+// writeAnswer writes a 200 of ans, or, to If-None-Match: *, a 304: the representation exists
+// (begin leaves * to here, after the route found it, so an unknown record is still a 404).
+func writeAnswer(w http.ResponseWriter, r *http.Request, ans *answer) {
 	hdr := w.Header()
+	if anyTag(r.Header.Get("If-None-Match")) {
+		hdr.Set("ETag", ans.etag)
+		cacheHeaders(hdr)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	for i, h := range answerHeaders {
 		if v := ans.headers[i]; v != "" {
 			hdr.Set(h, v)
@@ -357,4 +366,14 @@ func (h *Handler) CacheStatsByAccount() map[string]CacheStats {
 		out[a.name] = *c.statsOf(a)
 	}
 	return out
+}
+
+// anyTag reports whether If-None-Match is *: a 304 whenever the representation exists.
+func anyTag(inm string) bool {
+	for t := range strings.SplitSeq(inm, ",") {
+		if strings.TrimSpace(t) == "*" {
+			return true
+		}
+	}
+	return false
 }

@@ -272,3 +272,21 @@ func TestAnswerCacheBoundOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestIfNoneMatchAny: If-None-Match: * is a 304 for what exists (a list, a record, the index)
+// and leaves an unknown record a 404, with the cache on or off.
+func TestIfNoneMatchAny(t *testing.T) {
+	for _, cacheBytes := range []int64{0, 1 << 20} {
+		f := newFixture(t, "sqlite", serve.Options{CacheBytes: cacheBytes})
+		f.put(t, goldenEmployees...)
+		for _, tt := range []struct {
+			path string
+			want int
+		}{{"/v1/employees", 304}, {"/v1/employees/42", 304}, {"/v1", 304}, {"/v1/employees/77777", 404}, {"/v1/employees/77777", 404}} {
+			resp, b := f.do(t, "GET", tt.path, nil, "If-None-Match", "*")
+			if resp.StatusCode != tt.want {
+				t.Errorf("cache %d: %s with If-None-Match *: %d, want %d: %s", cacheBytes, tt.path, resp.StatusCode, tt.want, b)
+			}
+		}
+	}
+}

@@ -291,7 +291,9 @@ func TestRedirectWithinTheOriginIsFollowed(t *testing.T) {
 func TestRedirectGuardKeepsTheCallersClient(t *testing.T) {
 	w := newRedirectWorld(t)
 	w.source = "http://hr.example.com"
-	w.redirect = func(rw http.ResponseWriter, r *http.Request) { http.Redirect(rw, r, "/moved"+r.URL.Path, http.StatusFound) }
+	w.redirect = func(rw http.ResponseWriter, r *http.Request) {
+		http.Redirect(rw, r, "/moved"+r.URL.Path, http.StatusFound)
+	}
 	hc := w.client()
 	stop := errors.New("no redirects here")
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return stop }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/hrsync/hrsync/schema"
 )
@@ -23,6 +24,9 @@ func Classify(rawURL string) (schema.Dialect, error) {
 	case rawURL == "":
 		return "", fmt.Errorf("%w: empty (want postgres://… or a SQLite file path)", ErrBadURL)
 	case IsPostgresURL(rawURL):
+		if strings.ContainsFunc(rawURL, unicode.IsSpace) {
+			return "", fmt.Errorf("%w: a postgres:// URL with spaces in it (key=value pairs after it?); put parameters in its query, ?sslmode=require&connect_timeout=5, and percent-encode spaces as %%20", ErrBadURL)
+		}
 		if _, err := url.Parse(rawURL); err != nil {
 			return "", fmt.Errorf("%w: a postgres:// URL that does not parse; percent-encode the characters of its password and names that are not letters or digits (@ is %%40, / is %%2F, # is %%23)", ErrBadURL)
 		}

@@ -48,6 +48,8 @@ func TestClassify(t *testing.T) {
 		{"hr.db\npassword=x", "", "control characters"},
 		{"postgres://u:p#ss@db/hr", "", "percent-encode"},
 		{"postgres://u:pw@db:port/hr", "", "percent-encode"},
+		{"postgres://db/hr password=Sup3r-Secret", "", "spaces"},
+		{"postgres://db/hr\tsslpassword=Sup3r-Secret", "", "spaces"},
 	}
 	for _, tt := range tests {
 		got, err := sink.Classify(tt.in)
@@ -205,7 +207,7 @@ func FuzzClassify(f *testing.F) {
 // classifyTexts are Classify's refusals, which are fixed: none depends on its input.
 var classifyTexts = func() string {
 	var b strings.Builder
-	for _, s := range []string{"", "host=x", "mysql://x", "sqlite:", "a\n", "postgres://%zz"} {
+	for _, s := range []string{"", "host=x", "mysql://x", "sqlite:", "a\n", "postgres://%zz", "postgres:// "} {
 		_, err := sink.Classify(s)
 		b.WriteString(err.Error() + "\n")
 	}

@@ -112,7 +112,10 @@ func resetScratchSQLite(ctx context.Context, rawURL string, appID int32) error {
 		return fmt.Errorf("reset scratch warehouse %s: %w", path, err)
 	}
 	// The driver is the one sink registers ("sqlite", pure Go). Not sink.Open: it would turn the
-	// file to WAL and migrate it before the mark is set.
+	// file to WAL and migrate it before the mark is set. The file is made private first.
+	if err := sink.CreateSQLiteFile(path); err != nil {
+		return fmt.Errorf("reset scratch warehouse: %w", err)
+	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		return fmt.Errorf("reset scratch warehouse %s: create: %w", path, err)

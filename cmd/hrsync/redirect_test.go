@@ -6,11 +6,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hrsync/hrsync/source/fakeupstream"
+	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
 // keyTrap is a server at another origin that records every API key it is sent.
@@ -123,6 +128,58 @@ func TestForwardedCreateRefusesRedirectToAnotherOrigin(t *testing.T) {
 	for _, leak := range []string{redirectTestKey, "leak"} {
 		if strings.Contains(got, leak) || strings.Contains(string(body), leak) {
 			t.Errorf("the log or the answer holds %q:\n%s\n%s", leak, got, body)
+		}
+	}
+}
+
+// `hrsync onboard` against a source that lists as usual but redirects its creates to another
+// origin creates nobody there: the other origin never receives the source key, and the rows
+// fail naming that origin.
+func TestOnboardRefusesRedirectedCreates(t *testing.T) {
+	up := sourcetest.NewServer(fakeupstream.Options{})
+	defer up.Close()
+	trap := newKeyTrap(t)
+	upURL, _ := url.Parse(up.URL)
+	proxy := httputil.NewSingleHostReverseProxy(upURL)
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			http.Redirect(w, r, trap.URL+r.URL.Path+"?token=leak", http.StatusTemporaryRedirect)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer src.Close()
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "cohort.csv")
+	if err := os.WriteFile(csv, []byte("first_name,last_name,email,job_title,join_date\nAna,López,ana@example.com,Nurse,2026-12-01\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HRSYNC_SOURCE_URL=" + src.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db")}
+	var out, logs bytes.Buffer
+	err := run(context.Background(), []string{"onboard", csv}, env, &out, &logs)
+	if n, keys := trap.seen(); n > 0 || len(keys) > 0 {
+		t.Fatalf("the other origin received %d requests, %d with the source key", n, len(keys))
+	}
+	if up.Count("/v1/employees", 201) != 0 {
+		t.Error("a create reached the source")
+	}
+	all := out.String() + logs.String()
+	if err != nil {
+		all += err.Error()
+	}
+	tu, _ := url.Parse(trap.URL)
+	if !strings.Contains(all, "redirected to another origin, http://"+tu.Host) {
+		t.Errorf("nothing names the origin %s: err %v\nout %s\nlogs %s", tu.Host, err, out.String(), logs.String())
+	}
+	if strings.Contains(all, up.APIKey()) || strings.Contains(all, "leak") {
+		t.Errorf("the key or the redirect's query is printed:\n%s", all)
+	}
+	if reports, _ := filepath.Glob(filepath.Join(dir, "*")); len(reports) > 0 {
+		for _, r := range reports {
+			if b, _ := os.ReadFile(r); strings.Contains(string(b), up.APIKey()) || strings.Contains(string(b), "leak") {
+				t.Errorf("%s holds the key or the redirect's query", filepath.Base(r))
+			}
 		}
 	}
 }

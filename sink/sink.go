@@ -77,7 +77,9 @@ func init() {
 // Open opens the warehouse at rawURL: postgres://… or postgresql://… for Postgres; a file path,
 // file:… or sqlite:… for SQLite. It refuses a schema that is behind (see schema.BehindError),
 // except that an embedded SQLite file is migrated on open: it belongs to hrsync alone.
-func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error) {
+	// The driver's errors may quote the URL: none carries its passwords.
+	defer func() { err = scrubbed(err, rawURL) }()
 	if opts.Schema == "" {
 		opts.Schema = "hr"
 	}
@@ -107,7 +109,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		err = s.openSQLite(ctx, rawURL)
 	}
 	if err != nil {
-		return nil, scrubbed(err, rawURL)
+		return nil, err
 	}
 	if err := s.db.PingContext(ctx); err != nil {
 		_ = s.db.Close()
@@ -145,8 +147,8 @@ func IsPostgresURL(rawURL string) bool {
 }
 
 // SQLitePath is the file a SQLite warehouse URL names: a path, file:… or sqlite:…, without any
-// query. It is the file Open opens.
-// Anything Classify refuses, or a Postgres URL, is an error wrapping ErrBadURL.
+// query. It is the file Open opens. Anything Classify refuses, or a Postgres URL, is an error
+// wrapping ErrBadURL.
 func SQLitePath(rawURL string) (string, error) {
 	d, err := Classify(rawURL)
 	if err != nil {

@@ -177,7 +177,7 @@ func (s *Store) openPostgres(rawURL string) error {
 	u.RawQuery = q.Encode()
 	connector, err := newPGConnector(u.String(), s.opts.StatementTimeout)
 	if err != nil {
-		return fmt.Errorf("open warehouse %s: %w: %s", s.location, ErrBadURL, redactPassword(err.Error(), u))
+		return fmt.Errorf("open warehouse %s: %w: %s", s.location, ErrBadURL, scrub(err.Error(), u.String()))
 	}
 	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
 	s.pg = connector

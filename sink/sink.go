@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -78,7 +77,9 @@ func init() {
 // Open opens the warehouse at rawURL: postgres://… or postgresql://… for Postgres; a file path,
 // file:… or sqlite:… for SQLite. It refuses a schema that is behind (see schema.BehindError),
 // except that an embedded SQLite file is migrated on open: it belongs to hrsync alone.
-func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error) {
+	// The driver's errors may quote the URL: none carries its passwords.
+	defer func() { err = scrubbed(err, rawURL) }()
 	if opts.Schema == "" {
 		opts.Schema = "hr"
 	}
@@ -97,14 +98,14 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
 	}
+	d, err := Classify(rawURL) // the one place a dialect is chosen: by the URL's form
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{opts: opts, log: opts.Logger}
-	var err error
-	switch { // the one place a dialect is chosen: by the URL's form
-	case IsPostgresURL(rawURL):
+	if d == schema.Postgres {
 		err = s.openPostgres(rawURL)
-	case rawURL == "":
-		return nil, fmt.Errorf("%w: empty", ErrBadURL)
-	default:
+	} else {
 		err = s.openSQLite(ctx, rawURL)
 	}
 	if err != nil {
@@ -140,32 +141,23 @@ func (s *Store) prepare(context.Context) error {
 	return nil
 }
 
-// redactPassword drops u's password from msg.
-func redactPassword(msg string, u *url.URL) string {
-	if p, ok := u.User.Password(); ok && p != "" {
-		msg = strings.ReplaceAll(msg, p, "xxxxx")
-		msg = strings.ReplaceAll(msg, url.QueryEscape(p), "xxxxx")
-	}
-	return msg
-}
-
-// IsPostgresURL reports whether rawURL names a Postgres warehouse; anything else is a SQLite file.
+// IsPostgresURL reports whether rawURL names a Postgres warehouse (see Classify for the rest).
 func IsPostgresURL(rawURL string) bool {
 	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
 }
 
 // SQLitePath is the file a SQLite warehouse URL names: a path, file:… or sqlite:…, without any
-// query. It is the file Open opens.
+// query. It is the file Open opens. Anything Classify refuses, or a Postgres URL, is an error
+// wrapping ErrBadURL.
 func SQLitePath(rawURL string) (string, error) {
-	path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite://"), "sqlite:")
-	path = strings.TrimPrefix(path, "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
+	d, err := Classify(rawURL)
+	if err != nil {
+		return "", err
 	}
-	if path == "" || strings.Contains(path, "://") {
-		return "", fmt.Errorf("%w: want postgres://… or a SQLite file path", ErrBadURL)
+	if d != schema.SQLite {
+		return "", fmt.Errorf("%w: a Postgres URL, not a SQLite file path", ErrBadURL)
 	}
-	return path, nil
+	return sqlitePath(rawURL)
 }
 
 // Migrate brings the warehouse schema up to date and returns the versions it applied.

@@ -110,6 +110,9 @@ func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
 		return err
 	}
 	s.location = path
+	if err := privateSQLiteFile(path, s.log); err != nil { // before the driver creates it 0644
+		return err
+	}
 	busy := s.opts.BusyTimeout
 	if busy <= 0 {
 		busy = 10 * time.Second

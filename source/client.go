@@ -36,7 +36,8 @@ type Client struct {
 // ClientOptions configures a Client. The zero value is an unpaced client with the default
 // retries.
 type ClientOptions struct {
-	// HTTPClient defaults to one with a 60 s timeout.
+	// HTTPClient defaults to one with a 60 s timeout. The client uses a copy of it that refuses
+	// redirects to another origin (RedirectError).
 	HTTPClient *http.Client
 	// RateLimit is the request budget in requests per minute; 0 leaves requests unpaced.
 	// Requests are spaced evenly (a token bucket of burst 1), 2% wider than the budget allows,
@@ -103,6 +104,8 @@ func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
 		t.MaxIdleConnsPerHost = 16
 		hc = &http.Client{Timeout: 60 * time.Second, Transport: t}
 	}
+	// The key goes to the source's origin only: a redirect elsewhere fails (RedirectError).
+	hc = guardRedirects(hc)
 	opts.CreateKind = cmp.Or(opts.CreateKind, KindCreate)
 	opts.RateLimitWindow = cmp.Or(opts.RateLimitWindow, DefaultRateLimitWindow)
 	opts.MaxAttempts = cmp.Or(opts.MaxAttempts, DefaultMaxAttempts)
@@ -116,6 +119,7 @@ func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	warnCleartext(log, u)
 	return &Client{
 		base:   u,
 		apiKey: apiKey,

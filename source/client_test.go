@@ -48,9 +48,10 @@ func TestNewClient(t *testing.T) {
 		}
 	}
 
-	hc := &http.Client{}
-	if c, err := NewClient("https://api.breathehr.com", clientTestKey, ClientOptions{HTTPClient: hc}); err != nil || c.http != hc {
-		t.Errorf("NewClient did not use the given HTTP client: %v", err)
+	hc := &http.Client{Timeout: 7 * time.Second, Transport: &http.Transport{}}
+	if c, err := NewClient("https://api.breathehr.com", clientTestKey, ClientOptions{HTTPClient: hc}); err != nil ||
+		c.http.Transport != hc.Transport || c.http.Timeout != hc.Timeout || c.http.CheckRedirect == nil || hc.CheckRedirect != nil {
+		t.Errorf("NewClient did not use a redirect-guarded copy of the given HTTP client: %v", err)
 	}
 
 	for _, base := range []string{

@@ -237,7 +237,7 @@ func (c *Client) send(ctx context.Context, cl call) (*Response, []byte, error) {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, unwrapRedirect(err)
 	}
 	defer resp.Body.Close()
 	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))

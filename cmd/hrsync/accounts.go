@@ -253,6 +253,9 @@ func (a AccountConfig) parse(what string) (*account, error) {
 	if a.Warehouse.URL == "" {
 		return nil, fail("warehouse.url is empty (a postgres:// URL or a SQLite file path)")
 	}
+	if _, err := sink.Classify(a.Warehouse.URL); err != nil { // says what it is without repeating it
+		return nil, fail("warehouse.url: %v", err)
+	}
 	if a.Warehouse.MaxConnections < 1 {
 		return nil, fail("warehouse.max_connections must be at least 1")
 	}

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -344,14 +343,17 @@ func demoWarehouse(cfg Config, f demoCommand) (demoWarehouseSpec, error) {
 	case sink.IsPostgresURL(target):
 		return demoWarehouseSpec{url: target, postgres: true}, nil
 	case target == "" || strings.Contains(target, "://") || strings.ContainsAny(target, "?#"):
-		return demoWarehouseSpec{}, &usageError{fmt.Sprintf("demo: --warehouse %q: want a SQLite file path or a postgres:// URL", target)}
+		return demoWarehouseSpec{}, &usageError{"demo: --warehouse: want a SQLite file path or a postgres:// URL"}
+	}
+	if _, err := sink.Classify(target); err != nil { // never repeated: it may hold a password
+		return demoWarehouseSpec{}, &usageError{fmt.Sprintf("demo: --warehouse: %v", err)}
 	}
 	return demoWarehouseSpec{url: target}, nil
 }
 
 func (wh demoWarehouseSpec) describe(schema string) string {
 	if wh.postgres {
-		return fmt.Sprintf("Postgres %s, schema %s", redactURL(wh.url), schema)
+		return fmt.Sprintf("Postgres %s, schema %s", sink.RedactURL(wh.url), schema)
 	}
 	return "SQLite file " + absPath(wh.url)
 }
@@ -365,7 +367,7 @@ func (wh demoWarehouseSpec) untouched(cfg Config, schema string) string {
 	case wh.postgres:
 		return "a schema of its own: no other schema is touched"
 	case sink.IsPostgresURL(configured):
-		return "a file of its own: the configured warehouse " + redactURL(configured) + " is not touched"
+		return "a file of its own: the configured warehouse " + sink.RedactURL(configured) + " is not touched"
 	case configured != "" && absPath(configured) != absPath(wh.url):
 		return "a file of its own: " + configured + " is not touched"
 	}
@@ -383,7 +385,7 @@ func (wh demoWarehouseSpec) shellName() string {
 // their literals with ' only, and hold no $, so they go between double quotes as they are.
 func (wh demoWarehouseSpec) command(schema, query string) string {
 	if wh.postgres {
-		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(withoutPassword(wh.url)), schema, query)
+		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(sink.WithoutPassword(wh.url)), schema, query)
 	}
 	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), query)
 }
@@ -391,7 +393,7 @@ func (wh demoWarehouseSpec) command(schema, query string) string {
 // serveEnv is the environment that points hrsync at the demo's warehouse.
 func (wh demoWarehouseSpec) serveEnv(schema string) string {
 	if wh.postgres {
-		return "HRSYNC_WAREHOUSE_URL=" + shellQuote(withoutPassword(wh.url)) + " HRSYNC_WAREHOUSE_SCHEMA=" + schema
+		return "HRSYNC_WAREHOUSE_URL=" + shellQuote(sink.WithoutPassword(wh.url)) + " HRSYNC_WAREHOUSE_SCHEMA=" + schema
 	}
 	return "HRSYNC_WAREHOUSE_URL=" + shellQuote(absPath(wh.url))
 }
@@ -537,18 +539,6 @@ func absPath(p string) string {
 		return a
 	}
 	return p
-}
-
-// withoutPassword drops a URL's password (psql asks for it) and keeps the rest.
-func withoutPassword(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.User(u.User.Username())
-	}
-	return u.String()
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

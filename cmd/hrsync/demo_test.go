@@ -146,7 +146,7 @@ func TestDemoWarehouseChoice(t *testing.T) {
 	}
 	// What the report says of the real warehouse names no secret.
 	cfg.Warehouse.URL = "postgres://hr:s3cret@db/hr"
-	if note := (demoWarehouseSpec{url: "mine.db"}).untouched(cfg, demoSchema); strings.Contains(note, "s3cret") || !strings.Contains(note, "postgres://db/hr is not touched") {
+	if note := (demoWarehouseSpec{url: "mine.db"}).untouched(cfg, demoSchema); strings.Contains(note, "s3cret") || !strings.Contains(note, "postgres://hr:xxxxx@db/hr is not touched") {
 		t.Errorf("note %q", note)
 	}
 	cfg.Warehouse.URL = "hrsync.db"
@@ -259,7 +259,7 @@ func TestDemoPostgres(t *testing.T) {
 			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
 		}
 		checkDemoOutput(t, out.String(), 150)
-		if want := "psql " + shellQuote(withoutPassword(url)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "HRSYNC_WAREHOUSE_SCHEMA="+schemaName) {
+		if want := "psql " + shellQuote(sink.WithoutPassword(url)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "HRSYNC_WAREHOUSE_SCHEMA="+schemaName) {
 			t.Errorf("run %d: the report lacks %q:\n%s", i+1, want, out.String())
 		}
 	}

@@ -34,7 +34,7 @@ func openDemoWarehouse(ctx context.Context, wh demoWarehouseSpec, schema string,
 	err := resetScratch(ctx, wh.url, opts, demoMark)
 	switch {
 	case errors.Is(err, errNotScratch) && wh.postgres:
-		return nil, fmt.Errorf("demo: schema %s exists in %s and hrsync demo did not make it; the demo drops only its own: drop or rename it yourself", schema, redactURL(wh.url))
+		return nil, fmt.Errorf("demo: schema %s exists in %s and hrsync demo did not make it; the demo drops only its own: drop or rename it yourself", schema, sink.RedactURL(wh.url))
 	case errors.Is(err, errNotScratch):
 		return nil, fmt.Errorf("demo: %s exists and is not a warehouse hrsync demo made; the demo removes only its own: remove it yourself, or give --warehouse another file", wh.url)
 	case err != nil:
@@ -112,7 +112,10 @@ func resetScratchSQLite(ctx context.Context, rawURL string, appID int32) error {
 		return fmt.Errorf("reset scratch warehouse %s: %w", path, err)
 	}
 	// The driver is the one sink registers ("sqlite", pure Go). Not sink.Open: it would turn the
-	// file to WAL and migrate it before the mark is set.
+	// file to WAL and migrate it before the mark is set. The file is made private first.
+	if err := sink.CreateSQLiteFile(path); err != nil {
+		return fmt.Errorf("reset scratch warehouse: %w", err)
+	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		return fmt.Errorf("reset scratch warehouse %s: create: %w", path, err)

@@ -201,7 +201,7 @@ func (c *migrateCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 		if err != nil {
 			return a.wrap(err)
 		}
-		where := redactURL(a.Warehouse.URL)
+		where := sink.RedactURL(a.Warehouse.URL)
 		if a.listed && sink.IsPostgresURL(a.Warehouse.URL) {
 			where += " schema " + a.Warehouse.Schema
 		}
@@ -212,19 +212,4 @@ func (c *migrateCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 		fmt.Fprintf(stdout, "%swarehouse %s: applied migrations %v\n", a.linePrefix(), where, applied)
 		return nil
 	})
-}
-
-// redactURL drops credentials from a database URL for output.
-func redactURL(raw string) string {
-	if i := strings.Index(raw, "://"); i >= 0 {
-		rest := raw[i+3:]
-		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
-			rest = rest[at+1:]
-		}
-		if q := strings.IndexByte(rest, '?'); q >= 0 {
-			rest = rest[:q]
-		}
-		return raw[:i+3] + rest
-	}
-	return raw
 }

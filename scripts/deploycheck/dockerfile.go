@@ -171,6 +171,7 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	}
 	var user, workdir string
 	var entrypoint, cmd *instructions.ShellDependantCmdLine
+	var stateCopy *instructions.CopyCommand // what makes the state directory
 	exposed := map[int]bool{}
 	env := map[string]string{}
 	for i, st := range stages {
@@ -202,6 +203,10 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 				for _, kv := range c.Env {
 					env[kv.Key] = kv.Value
 				}
+			case *instructions.CopyCommand:
+				if path.Clean(c.DestPath) == "/var/lib/hrsync" {
+					stateCopy = c
+				}
 			}
 		}
 	}
@@ -211,6 +216,12 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	}
 	if workdir != "/var/lib/hrsync" {
 		p.addf("%s: final stage WORKDIR %q: want /var/lib/hrsync", name, workdir)
+	}
+	// The state directory holds the SQLite warehouse, personal data: the runtime user's alone.
+	if stateCopy == nil {
+		p.addf("%s: final stage: no COPY makes /var/lib/hrsync (want --chown=65532:65532 --chmod=0700)", name)
+	} else if own, _, _ := strings.Cut(stateCopy.Chown, ":"); own != uid || strings.TrimLeft(stateCopy.Chmod, "0") != "700" {
+		p.addf("%s: final stage: COPY to /var/lib/hrsync has --chown=%q --chmod=%q, want the runtime user (%s) and 0700", name, stateCopy.Chown, stateCopy.Chmod, uid)
 	}
 	if entrypoint == nil || entrypoint.PrependShell || len(entrypoint.CmdLine) != 1 || path.Base(entrypoint.CmdLine[0]) != "hrsync" {
 		p.addf("%s: want ENTRYPOINT [\"hrsync\"] in exec form", name)

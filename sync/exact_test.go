@@ -27,7 +27,9 @@ import (
 // back, in lists and one by one, as the source sent it, member for member as decoded JSON: ""
 // stays "", null stays null, a member the source left out stays out (a leave request has no
 // approved_by), numbers and strings keep their forms ("3.5" and 3.5, 1 and "1"), timestamps
-// their offsets. A second sync of the unchanged account writes nothing and no history version.
+// their offsets. Employees are served in the interface document's forms, with "" kept apart from
+// null in their text members. A second sync of the unchanged account writes nothing and no
+// history version.
 func TestReplicaServesRecordsExactly(t *testing.T) {
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 40, Seed: 23, AbsenceYears: 1})
 	for name, raws := range acct.Collections {
@@ -85,6 +87,27 @@ func TestReplicaServesRecordsExactly(t *testing.T) {
 						}
 					}
 				}
+			}
+
+			// Employees and working patterns are served in the interface document's forms
+			// (assertReplica), "" kept apart from null where the document allows both.
+			assertReplica(t, up, store, true)
+			employees := listAll(t, srv.URL, "employees")
+			blanks := 0
+			for _, raw := range acct.Employees {
+				sent := decoded(t, raw)
+				got := decoded(t, employees[recordID(t, sent)])
+				for _, k := range v1.Blankable {
+					if v, ok := sent[k]; ok && (v == "" || v == nil) && got[k] != v {
+						t.Errorf("employee %v: %s sent %s, served %s", sent["id"], k, show(v), show(got[k]))
+					}
+					if sent[k] == "" {
+						blanks++
+					}
+				}
+			}
+			if blanks == 0 {
+				t.Error("no employee was sent with a \"\" member")
 			}
 
 			// Unchanged: no write, no version of any row in any history.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hrsync/hrsync/schema"
@@ -173,4 +174,58 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEmployeeBlanksAreKept: an employee's job title sent as "" is served as "", one sent as null
+// as null, though the typed column is NULL for both; the change from one to the other is a
+// change, kept in the history, and the same form again is none.
+func TestEmployeeBlanksAreKept(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		put := func(raw string) string {
+			t.Helper()
+			var e v1.Employee
+			if err := e.UnmarshalJSON([]byte(raw)); err != nil {
+				t.Fatal(err)
+			}
+			nextMillisecond()
+			if err := s.PutEmployee(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := s.Employee(ctx, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(got.AppendJSON(nil))
+		}
+		versions := func() (n int, blanks sql.NullString) {
+			t.Helper()
+			err := s.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM employees_history WHERE id = 7),
+    (SELECT blanks FROM employees_history WHERE id = 7 AND valid_to IS NULL)`).Scan(&n, &blanks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n, blanks
+		}
+		for i, tc := range []struct {
+			raw, served, blanks string
+		}{
+			{`{"id":7,"first_name":"Ana","job_title":"","age":""}`, `"job_title":"",`, "age,job_title"},
+			{`{"id":7,"first_name":"Ana","job_title":null,"age":""}`, `"job_title":null,`, "age"},
+			{`{"id":7,"first_name":"Ana","job_title":null,"age":""}`, `"job_title":null,`, "age"},
+		} {
+			got := put(tc.raw)
+			if !strings.Contains(got, tc.served) || !strings.Contains(got, `"age":"",`) {
+				t.Errorf("%d: served %s, want %s and an age of \"\"", i, got, tc.served)
+			}
+			var title sql.NullString
+			if err := s.DB().QueryRowContext(ctx, `SELECT job_title FROM employees WHERE id = 7`).Scan(&title); err != nil || title.Valid {
+				t.Errorf("%d: the analysts' job_title %+v (%v), want NULL", i, title, err)
+			}
+			n, blanks := versions()
+			if want := min(i, 1) + 1; n != want || blanks.String != tc.blanks {
+				t.Errorf("%d: %d versions, the current one with blanks %q; want %d and %q", i, n, blanks.String, want, tc.blanks)
+			}
+		}
+	})
 }

@@ -2,6 +2,8 @@ package sink
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hrsync/hrsync/source/v1"
@@ -63,6 +65,18 @@ var employeeCollection = func() *collection[v1.Employee] {
 				if c.s.Valid {
 					// A malformed column (hand-edited) leaves the forms built from the rows.
 					_ = e.SetNestedRaw([]byte(c.s.String))
+				}
+			}},
+		// The members the source sent as "" (v1.Employee.Blank), comma-separated: the typed
+		// columns hold NULL for them, as for null; serve mode writes them back as "".
+		{name: "blanks", kind: KindText,
+			value: func(e *E) any { return nullStr(strings.Join(e.Blank, ",")) },
+			set: func(e *E, c *cell) {
+				e.Blank = nil
+				for _, k := range strings.Split(c.s.String, ",") {
+					if slices.Contains(v1.Blankable, k) { // a hand-edited name is ignored
+						e.Blank = append(e.Blank, k)
+					}
 				}
 			}},
 	},

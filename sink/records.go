@@ -12,8 +12,11 @@ import (
 // a column per field, of the kind the field's kind maps to; per nested reference, a foreign key
 // <field>_id to a table the warehouse holds (and the fields the object carries, for the rows it
 // leaves there), or a plain id column when the warehouse does not hold its target; extra, the
-// fields the declaration does not name; and nested, the nested objects' forms as the source sent
-// them, so a record is served back exactly. Nothing of such a collection is written by hand.
+// fields the declaration does not name; nested, the nested objects' forms as the source sent
+// them; and sent, the whole record as the source sent it, which is what serve mode gives back.
+// The typed columns are the analysts': there "" and null are both NULL, dates, timestamps (UTC)
+// and numbers are in their normal forms, and a member the source left out is NULL too. Nothing
+// of such a collection is written by hand.
 
 // columnKinds are the column kinds of the wire's field kinds (Nested has its own columns).
 var columnKinds = map[v1.Kind]Kind{v1.String: KindText, v1.Int: KindInt, v1.Bool: KindBool, v1.Date: KindDate,
@@ -41,6 +44,7 @@ func recordCollection(wire *v1.Collection, held func(string) bool) *collection[v
 	if len(nested) > 0 {
 		cols = append(cols, formsColumn(wire, nested))
 	}
+	cols = append(cols, sentColumn())
 	c := declare(wire.Name, cols, refs...)
 	c.init = func(r *v1.Record) { r.Values = make([]v1.Value, len(wire.Fields)) }
 	return c
@@ -134,6 +138,20 @@ func formsColumn(wire *v1.Collection, fields []int) column[v1.Record] {
 				if raw, ok := forms[wire.Fields[i].Name]; ok && r.Values[i].Valid {
 					r.Values[i].Raw = raw
 				}
+			}
+		}}
+}
+
+// sentColumn keeps the record exactly as the source sent it (v1.Record.Sent): "", null and an
+// absent member kept apart, every value in its form. Serve mode gives the record back from it;
+// a row without one (stored before it was kept, until the next sync writes it) is served from
+// the typed columns. A value that is not a JSON object (edited by hand) is not served.
+func sentColumn() column[v1.Record] {
+	return column[v1.Record]{name: "sent", kind: KindJSON,
+		value: func(r *v1.Record) any { return nullRaw(r.Sent) },
+		set: func(r *v1.Record, c *cell) {
+			if c.s.Valid && v1.ValidSent([]byte(c.s.String)) {
+				r.Sent = json.RawMessage(c.s.String)
 			}
 		}}
 }

@@ -15,8 +15,9 @@ import (
 // as recorded (absences, sicknesses, employee training courses) the records carry exactly those
 // fields. Elsewhere they carry the fields it names, and some of them created_at and updated_at
 // as the recorded absences do: leave requests are absences with a status (pending, approved,
-// rejected, cancelled) instead of cancelled, and every approved or cancelled request has its
-// absence, under another id; departments, divisions, locations, holiday allowances and other
+// rejected, cancelled) instead of cancelled and without approved_by, leave_reason and the am/pm
+// of their half days (members absent, not null: "", null and absent all occur, as in the real
+// service), and every approved or cancelled request has its absence, under another id; departments, divisions, locations, holiday allowances and other
 // leave reasons are id, name and the timestamps; statutory holiday countries and company
 // training types id and name.
 
@@ -409,21 +410,16 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 	}
 	reqStamps := g.stamps(created, updated)
 	createdAt, updatedAt := reqStamps[0], reqStamps[1]
-	members := func(o *object) {
+	// A leave request carries no approved_by, leave_reason or am/pm of its half days: those
+	// members are absent from its record, not null (its absence has them).
+	g.requests = append(g.requests, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 		o.set("employee", personFull(&p.person))
-		o.set("approved_by", personShort(approver))
-		o.set("leave_reason", reason)
 		o.set("deducted", decimal(deducted))
 		o.set("work_units", decimal(deducted))
 		o.set("start_date", start.Format(time.DateOnly))
 		o.set("end_date", end.Format(time.DateOnly))
 		o.set("half_start", hs.on)
-		o.set("half_start_am_pm", hs.ampm)
 		o.set("half_end", he.on)
-		o.set("half_end_am_pm", he.ampm)
-	}
-	g.requests = append(g.requests, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
-		members(o)
 		o.set("status", status)
 		o.set("notes", notes)
 		o.set("type", typ)
@@ -434,7 +430,17 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 		absStamps := g.stamps(absCreated, absUpdated)
 		absCreatedAt, absUpdatedAt := absStamps[0], absStamps[1]
 		g.absences = append(g.absences, event{created: absCreated, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
-			members(o)
+			o.set("employee", personFull(&p.person))
+			o.set("approved_by", personShort(approver))
+			o.set("leave_reason", reason)
+			o.set("deducted", decimal(deducted))
+			o.set("work_units", decimal(deducted))
+			o.set("start_date", start.Format(time.DateOnly))
+			o.set("end_date", end.Format(time.DateOnly))
+			o.set("half_start", hs.on)
+			o.set("half_start_am_pm", hs.ampm)
+			o.set("half_end", he.on)
+			o.set("half_end_am_pm", he.ampm)
 			o.set("cancelled", status == "cancelled")
 			o.set("notes", notes)
 			o.set("type", typ)

@@ -269,7 +269,7 @@ func TestAccountReferencesAndQuirks(t *testing.T) {
 			`"cancelled":true`, `"cancelled":false`, `"half_start":true,"half_start_am_pm":"am"`, `"half_start_am_pm":"pm"`, `"half_end":true`,
 			`"half_start_am_pm":null`, `"half_start_am_pm":""`, `"half_end_am_pm":""`, `.5","work_units":"`, `+01:00"`, `+00:00"`, `Z"`, `.000Z"`, `"notes":""`,
 			`"type":"Holiday"`, `"type":"OtherLeave"`, `"employee":{"id":`, `"first_name":"`, `"email":"`},
-		"leave_requests": {`"status":"approved"`, `"status":"pending"`, `"status":"rejected"`, `"status":"cancelled"`, `"approved_by":null`},
+		"leave_requests": {`"status":"approved"`, `"status":"pending"`, `"status":"rejected"`, `"status":"cancelled"`, `"notes":""`},
 		"sicknesses": {`"employee":{"id":`, `"company_sicknesstype":{"id":`, `"status":"returned"`, `"end_date":null`, `"review_notes":null`,
 			`"review_notes":""`, `"fit_note_required":null`, `"fit_note_required":true`, `"fit_note_required":false`, `"reason":""`, `"deducted":"`},
 		"employee_training_courses": {`"cost":"750.0"`, `"hours":null`, `"expires_on":null`, `"expires_on":"`, `"half_day":true`, `"half_day_am_pm":"pm"`,
@@ -282,6 +282,11 @@ func TestAccountReferencesAndQuirks(t *testing.T) {
 				t.Errorf("no record of %s has %s", name, q)
 			}
 		}
+	}
+	// Members a leave request never carries are absent, not null.
+	if text := joined(a.Collections["leave_requests"]); strings.Contains(text, `"approved_by"`) ||
+		strings.Contains(text, `"leave_reason"`) || strings.Contains(text, `_am_pm"`) {
+		t.Error("a leave request carries approved_by, leave_reason or an am/pm of its half days")
 	}
 	emps2 := joined(a.Employees)
 	for _, q := range []string{`"division":null`, `"division":""`, `"division":{"id":`, `"location":{"id":`, `"location":null`} {

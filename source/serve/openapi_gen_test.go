@@ -29,32 +29,41 @@ func nullable(typ string, extra ...any) obj {
 	return o
 }
 
-// kindSchema is the JSON Schema of a declared field as Collection.AppendJSON writes it.
+// kindSchema is the JSON Schema of a declared field as Collection.AppendJSON writes it: as the
+// source sent it, so in any of the forms the source's values are read from (UPSTREAM.md: numbers
+// as numbers or strings, "" as well as null), the usual one first in each description.
 func kindSchema(f v1.Field) obj {
+	anyOf := func(desc string, types ...string) obj {
+		return obj{"type": append(types, "null"), "description": desc}
+	}
 	switch f.Kind {
 	case v1.Int:
-		return nullable("integer")
+		return anyOf("an integer, as the source sent it: a number, or a string holding one", "integer", "string")
 	case v1.Bool:
-		return nullable("boolean")
+		return anyOf("a boolean, as the source sent it: true or false (0, 1 and their strings are read as booleans too)", "boolean", "integer", "string")
 	case v1.Date:
-		return nullable("string", "format", "date")
+		return anyOf("a date, as the source sent it: YYYY-MM-DD (YYYY/MM/DD and \"\" are read too)", "string")
 	case v1.Timestamp:
-		return nullable("string", "format", "date-time")
+		return anyOf("an ISO 8601 timestamp, as the source sent it: with Z or an offset such as +01:00", "string")
 	case v1.Decimal:
-		return nullable("string", "description", "a decimal, as the source wrote it")
+		return anyOf("a decimal, as the source sent it: a string such as \"3.5\", or a number", "string", "number")
 	case v1.Opaque:
 		return obj{"description": "any JSON value, as the source sent it"}
 	case v1.Nested:
-		props := obj{"id": obj{"type": "integer"}}
+		props := obj{"id": sentID()}
 		for _, nf := range f.Nested.Fields {
 			props[nf.Name] = kindSchema(nf)
 		}
-		return obj{"type": []string{"object", "null"}, "description": "a nested " + f.Nested.Target + " record, as the source embedded it",
+		return obj{"type": []string{"object", "string", "null"}, "description": "a nested " + f.Nested.Target + " record, as the source embedded it (\"\" for none, at times)",
 			"properties": props, "additionalProperties": true}
 	default:
-		return nullable("string")
+		return anyOf("text, as the source sent it (\"\" and null both occur; a number or boolean is read as its text)", "string", "number", "boolean")
 	}
 }
+
+// sentID is the id of a record or nested object as the source sent it: a number, or a string
+// holding one.
+func sentID() obj { return obj{"type": []string{"integer", "string"}} }
 
 // record is a record's schema: id required, every other member optional (a scoped key's answers
 // leave out fields outside its scope), members the source sent beyond these passed through.
@@ -236,7 +245,9 @@ func openAPIDocument() obj {
 			props[f.Name] = kindSchema(f)
 		}
 		name := schemaName(c.Name)
-		schemas[name] = record("A record of "+c.Name+".", props)
+		schema := record("A record of "+c.Name+", exactly as the source sent it.", props)
+		props["id"] = sentID()
+		schemas[name] = schema
 		paths["/v1/"+c.Name] = listPath(c.Name, strings.ReplaceAll(c.Name, "_", " ")+", one page", ref("schemas/"+name))
 		paths["/v1/"+c.Name+"/{id}"] = recordPath(c.Name, "record", ref("schemas/"+name))
 	}

@@ -1,28 +1,31 @@
 package v1
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The collections beyond the seed's two records (UPSTREAM.md, "The rest of the API") are
 // declared, not written out as types: a Collection lists its fields with their kinds, and one
-// decoder and one writer serve every declared collection the way the hand-written records
-// (Employee, WorkingPattern) are served: lenient on the way in, the seed's normal forms on the
-// way out, every field the declaration does not name kept in Extra, and each nested object's
-// form kept as the source sent it.
+// decoder and one writer serve every declared collection: lenient on the way in, each field read
+// into its normal form (Values), every field the declaration does not name kept in Extra, each
+// nested object's form kept as the source sent it, and the whole record kept as sent (Sent),
+// which is what is written back out: the replica gives each record as the source sent it.
 
 // Kind is what a declared field holds, how it is read leniently and how it is written.
 type Kind uint8
 
 // The kinds.
 const (
-	// String is text; a number or boolean is taken as its text. "" and null both mean none,
-	// written as null.
+	// String is text; a number or boolean is taken as its text. "" and null both mean none in
+	// its Value, written as null when a record is built from its Values (a decoded record is
+	// written as sent: see Record.Sent).
 	String Kind = iota + 1
 	// Int is an integer, from a JSON number or a numeric string.
 	Int
@@ -102,6 +105,12 @@ type Record struct {
 	Values []Value
 	// Extra holds every field the source sent that the declaration does not name.
 	Extra Extra
+	// Sent is the record exactly as the source sent it, compacted (its members in its order,
+	// every value in the form it had: "", null and an absent member kept apart, numbers and
+	// strings as written), with any invalid UTF-8 made U+FFFD: what AppendJSON writes when it
+	// is set. Values and Extra are what was read out of it, in normal forms. Nil for a record
+	// built locally.
+	Sent json.RawMessage
 }
 
 // Value is one field's value. The zero Value is null.
@@ -161,7 +170,43 @@ func (c *Collection) Decode(data []byte) (Record, error) {
 		r.Values[i] = d.value(f)
 	}
 	r.Extra = d.extra()
+	if d.err == nil {
+		r.Sent, d.err = sentForm(data)
+	}
 	return r, d.err
+}
+
+// sentForm is a record's JSON as sent, compacted and made valid UTF-8 (see Record.Sent). Only
+// whitespace between tokens is dropped: every member, its order and every value's text stay.
+func sentForm(data []byte) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(data))
+	if err := json.Compact(&buf, data); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	b := buf.Bytes()
+	if utf8.Valid(b) {
+		return json.RawMessage(b), nil
+	}
+	// Bytes that are not UTF-8 can only be inside strings: each becomes U+FFFD there, as
+	// encoding/json reads them, and the JSON stays valid.
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return json.RawMessage(out), nil
+}
+
+// ValidSent reports whether b can be a Record's Sent: a JSON object in valid UTF-8. A form read
+// back from storage is checked with it before it is served.
+func ValidSent(b []byte) bool {
+	return len(b) > 1 && b[0] == '{' && utf8.Valid(b) && json.Valid(b)
 }
 
 // value reads the field f out of the decoder's members.
@@ -228,8 +273,12 @@ func (d *decoder) nested(f Field) Value {
 // nestedKinds is how a carried field of each kind is normalized in a nested object's form.
 var nestedKinds = map[Kind]nestedKind{String: kindString, Int: kindID, Bool: kindBool, Decimal: kindDecimal}
 
-// AppendJSON appends the record in the declaration's order, id first, unmodelled fields after.
+// AppendJSON appends the record as the source sent it (Sent), or, for one without that form, in
+// the declaration's order, id first, unmodelled fields after.
 func (c *Collection) AppendJSON(b []byte, r *Record) []byte {
+	if len(r.Sent) > 0 {
+		return append(b, r.Sent...)
+	}
 	w := beginObject(b)
 	w.int("id", r.ID)
 	for i, f := range c.Fields {

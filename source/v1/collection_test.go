@@ -103,6 +103,13 @@ func TestDecodeRecordedAbsence(t *testing.T) {
 	if string(r.Extra) != `{"source_system":"hr"}` {
 		t.Errorf("extra = %s", r.Extra)
 	}
+	// Written back exactly as sent: "" stays "", a number a number, an offset its offset.
+	sent := strings.ReplaceAll(recordedAbsence, "\n", "")
+	if got := string(Absences.AppendJSON(nil, &r)); got != sent {
+		t.Errorf("AppendJSON\n got %s\nwant %s", got, sent)
+	}
+	// Without its sent form (a record built locally), in the normal forms of the values read.
+	r.Sent = nil
 	want := `{"id":901,"employee":{"id":12,"first_name":"Ana","last_name":"Lopez","email":"ana@example.com"},` +
 		`"approved_by":null,"leave_reason":{"id":3,"name":"Compassionate","colour":"#fff"},"deducted":"1.5","work_units":"3.5",` +
 		`"start_date":"2026-03-02","end_date":"2026-03-03","half_start":false,"half_end":true,"half_start_am_pm":null,` +
@@ -213,4 +220,32 @@ func FuzzDeclaredCollectionDecode(f *testing.F) {
 			t.Fatalf("not stable:\n%s\n%s", out, again)
 		}
 	})
+}
+
+// A record is kept as sent: only the whitespace between tokens goes; member order, duplicate
+// names, "" and null, number and string forms stay; bytes that are not UTF-8 become U+FFFD.
+func TestRecordKeepsItsSentForm(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"{ \"id\" : 3 ,\n \"notes\" : \"\" , \"type\":null,\"x\":[1, 2.50]}", `{"id":3,"notes":"","type":null,"x":[1,2.50]}`},
+		{`{"notes":"a  b","id":"3","deducted":3.5}`, `{"notes":"a  b","id":"3","deducted":3.5}`},
+		{`{"id":3,"notes":"x","notes":""}`, `{"id":3,"notes":"x","notes":""}`},
+		{"{\"id\":3,\"notes\":\"caf\xe9\xe9\"}", "{\"id\":3,\"notes\":\"caf\uFFFD\uFFFD\"}"},
+		{`{"id":3,"employee":{"email":"","id":"12"}}`, `{"id":3,"employee":{"email":"","id":"12"}}`},
+	} {
+		r, err := Absences.Decode([]byte(tc.in))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if string(r.Sent) != tc.want || string(Absences.AppendJSON(nil, &r)) != tc.want {
+			t.Errorf("%q: sent %s, written %s, want %s", tc.in, r.Sent, Absences.AppendJSON(nil, &r), tc.want)
+		}
+		if !ValidSent(r.Sent) {
+			t.Errorf("%q: %s is not a valid sent form", tc.in, r.Sent)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `"x"`, `{"id":1`, "{\"id\":\"\xff\"}"} {
+		if ValidSent([]byte(bad)) {
+			t.Errorf("ValidSent(%q) = true", bad)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -321,6 +322,37 @@ func FuzzIdempotencyKey(f *testing.F) {
 		ne := NewEmployee{FirstName: name, Email: email}
 		if h := ne.Hash(); len(h) != 64 || h != ne.Hash() {
 			t.Fatalf("hash %q", h)
+		}
+	})
+}
+
+// FuzzRecordDecode: whatever a declared collection decodes, it writes back as the source sent it
+// (valid JSON, a valid UTF-8 object, every member and value as in the input), and that form
+// decodes to the same record.
+func FuzzRecordDecode(f *testing.F) {
+	f.Add([]byte(recordedAbsence))
+	f.Add([]byte(`{"id":"7","notes":"","half_start_am_pm":null,"deducted":3.50,"x":"\ud800"}`))
+	f.Add([]byte("{\"id\":1,\"notes\":\"\xff\",\"id\":2}"))
+	f.Add([]byte(`{"id":1,"employee":{"id":"4","email":""}, "leave_reason":"" }`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Absences.Decode(data)
+		if err != nil {
+			return
+		}
+		out := Absences.AppendJSON(nil, &r)
+		if !ValidSent(out) {
+			t.Fatalf("AppendJSON of %q is not a valid object: %q", data, out)
+		}
+		var in, back any
+		if json.Unmarshal(data, &in) != nil || json.Unmarshal(out, &back) != nil || !reflect.DeepEqual(in, back) {
+			t.Fatalf("not written as sent:\n in  %q\n out %q", data, out)
+		}
+		again, err := Absences.Decode(out)
+		if err != nil {
+			t.Fatalf("decoding our own output %s: %v", out, err)
+		}
+		if !reflect.DeepEqual(again, r) {
+			t.Fatalf("not stable:\n %+v\n %+v", r, again)
 		}
 	})
 }

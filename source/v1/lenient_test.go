@@ -100,14 +100,15 @@ func TestEmployeeDecodesUpstreamRecord(t *testing.T) {
 		CreatedAt:                 "2024-02-29T08:15:00Z",
 		UpdatedAt:                 "2024-03-01T00:00:00Z",
 		Extra:                     Extra(`{"custom_fields":[{"name":"Shoe size","value":"42"}],"dob":"1990-01-01","middle_name":null}`),
+		Blank:                     []string{"full_or_part_time", "job_title"}, // sent as "", written back as ""
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded\n %#v\nwant\n %#v", got, want)
 	}
 
 	const wantJSON = `{"id":5001,"account_id":77,"first_name":"Ana","last_name":"López","email":"ana@example.com",` +
-		`"job_title":null,"status":"Current employee","company_join_date":"2024-02-29","job_start_date":"2024-03-01",` +
-		`"length_of_service_in_months":12,"age":null,"full_or_part_time":null,"notice_period":{"value":1,"unit":"month"},` +
+		`"job_title":"","status":"Current employee","company_join_date":"2024-02-29","job_start_date":"2024-03-01",` +
+		`"length_of_service_in_months":12,"age":null,"full_or_part_time":"","notice_period":{"value":1,"unit":"month"},` +
 		`"working_pattern":{"id":31,"name":"Office hours","total_hours":"37.5","default":true},` +
 		`"holiday_allowance":{"id":12,"name":"Standard 25 days"},` +
 		`"line_manager":{"id":9,"name":"Jo Bloggs","email":"jo@example.com"},"holiday_approver":null,"department":null,` +
@@ -189,7 +190,7 @@ func TestEmployeeLenientFields(t *testing.T) {
 		{"account_id zero is a value", `{"id":1,"account_id":0}`, Employee{ID: 1, AccountID: i64(0)}},
 		{"length of service as string", `{"id":1,"length_of_service_in_months":"0"}`, Employee{ID: 1, LengthOfServiceInMonths: i64(0)}},
 		{"string null", `{"id":1,"first_name":null}`, Employee{ID: 1}},
-		{"string empty", `{"id":1,"first_name":""}`, Employee{ID: 1}},
+		{"string empty", `{"id":1,"first_name":""}`, Employee{ID: 1, Blank: []string{"first_name"}}},
 		{"string from number", `{"id":1,"job_title":123}`, Employee{ID: 1, JobTitle: "123"}},
 		{"string from boolean", `{"id":1,"job_title":true}`, Employee{ID: 1, JobTitle: "true"}},
 		{"string kept with its spaces", `{"id":1,"status":" Pending leaver "}`, Employee{ID: 1, Status: " Pending leaver "}},
@@ -224,7 +225,7 @@ func TestEmployeeLenientFields(t *testing.T) {
 		{"opaque number", `{"id":1,"age":34}`, Employee{ID: 1, Age: json.RawMessage(`34`)}},
 		{"opaque string", `{"id":1,"full_or_part_time":"Full time"}`, Employee{ID: 1, FullOrPartTime: json.RawMessage(`"Full time"`)}},
 		{"opaque object compacted", `{"id":1,"notice_period":{ "weeks" : 4 }}`, Employee{ID: 1, NoticePeriod: json.RawMessage(`{"weeks":4}`)}},
-		{"opaque empty", `{"id":1,"age":""}`, Employee{ID: 1}},
+		{"opaque empty", `{"id":1,"age":""}`, Employee{ID: 1, Blank: []string{"age"}}},
 		{"opaque null", `{"id":1,"age":null}`, Employee{ID: 1}},
 
 		{"working pattern numbers as strings", `{"id":1,"working_pattern":{"id":"31","name":"Office","total_hours":40.0,"default":"true"}}`,

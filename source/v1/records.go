@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // The records of the /v1 interface. Values the seed types loosely are kept in their normalized
@@ -41,6 +42,29 @@ type Employee struct {
 	UpdatedAt                 string
 	// Extra holds every field the source sent that is not modelled above.
 	Extra Extra
+	// Blank names the members of Blankable the source sent as "" (not null, not a value), in
+	// Blankable's order: they are written back as "". The other fields follow the interface
+	// document's forms (an empty date or nested object is null).
+	Blank []string
+}
+
+// Blankable are the members of an employee that are written back as "" when the source sent
+// "": its text fields and those whose type the interface document leaves unspecified, in name
+// order.
+var Blankable = []string{"age", "email", "first_name", "full_or_part_time", "job_title", "last_name", "notice_period", "status"}
+
+// blank reports whether the source sent member k as "".
+func (e *Employee) blank(k string) bool { return slices.Contains(e.Blank, k) }
+
+// blanks are the members of Blankable that m holds as "".
+func blanks(m map[string]json.RawMessage) []string {
+	var out []string
+	for _, k := range Blankable {
+		if raw := bytes.TrimSpace(m[k]); string(raw) == `""` {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Ref is a nested holiday allowance, department, division or location.
@@ -165,6 +189,7 @@ func (e *Employee) UnmarshalJSON(data []byte) error {
 	}
 	d := decoder{m: m}
 	*e = Employee{
+		Blank:                   blanks(m),
 		ID:                      d.id("id"),
 		AccountID:               d.int("account_id"),
 		FirstName:               d.string("first_name"),
@@ -206,17 +231,17 @@ func (e *Employee) AppendJSON(b []byte) []byte {
 	w := beginObject(b)
 	w.int("id", e.ID)
 	w.optInt("account_id", e.AccountID)
-	w.optString("first_name", e.FirstName)
-	w.optString("last_name", e.LastName)
-	w.optString("email", e.Email)
-	w.optString("job_title", e.JobTitle)
-	w.optString("status", e.Status)
+	w.text("first_name", e.FirstName, e.blank("first_name"))
+	w.text("last_name", e.LastName, e.blank("last_name"))
+	w.text("email", e.Email, e.blank("email"))
+	w.text("job_title", e.JobTitle, e.blank("job_title"))
+	w.text("status", e.Status, e.blank("status"))
 	w.optString("company_join_date", e.CompanyJoinDate)
 	w.optString("job_start_date", e.JobStartDate)
 	w.optInt("length_of_service_in_months", e.LengthOfServiceInMonths)
-	w.raw("age", e.Age)
-	w.raw("full_or_part_time", e.FullOrPartTime)
-	w.raw("notice_period", e.NoticePeriod)
+	w.rawOrBlank("age", e.Age, e.blank("age"))
+	w.rawOrBlank("full_or_part_time", e.FullOrPartTime, e.blank("full_or_part_time"))
+	w.rawOrBlank("notice_period", e.NoticePeriod, e.blank("notice_period"))
 	w.key("working_pattern")
 	if e.WorkingPattern == nil {
 		w.b = append(w.b, "null"...)

@@ -1,0 +1,231 @@
+package sink_test
+
+import (
+	"context"
+	"database/sql"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hrsync/hrsync/schema"
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+// servedRecord is one record of a declared collection as serve mode writes it.
+func servedRecord(t *testing.T, s *sink.Store, c *v1.Collection, id int64) string {
+	t.Helper()
+	r, _, err := s.Record(context.Background(), c.Name, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(c.AppendJSON(nil, &r))
+}
+
+// TestRecordFormsAreKeptApart: records that differ only in a member's form ("" or null or absent,
+// a number or its string) have the same typed columns, yet each is stored, served and kept in
+// the history as sent: a change of form alone is a change, and an unchanged form none.
+func TestRecordFormsAreKeptApart(t *testing.T) {
+	forms := []string{
+		`{"id":41,"employee":{"id":1},"start_date":"2026-03-02","notes":"","deducted":"1.5","half_start_am_pm":""}`,
+		`{"id":41,"employee":{"id":1},"start_date":"2026-03-02","notes":null,"deducted":"1.5","half_start_am_pm":""}`,
+		`{"id":41,"employee":{"id":1},"start_date":"2026-03-02","deducted":"1.5","half_start_am_pm":""}`,
+		`{"id":41,"employee":{"id":1},"start_date":"2026-03-02","deducted":1.5,"half_start_am_pm":null}`,
+	}
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		c := v1.Absences
+		complete := sink.MergeOptions{Complete: true}
+		for i, form := range forms {
+			nextMillisecond()
+			res := mergeRecords(t, s, c, decodeAll(t, c, form), complete)
+			if i > 0 && res.Updated != 1 {
+				t.Errorf("form %d: %+v, want the record updated", i, res)
+			}
+			if got := servedRecord(t, s, c, 41); got != form {
+				t.Errorf("form %d served as\n %s\nwant\n %s", i, got, form)
+			}
+			var notes sql.NullString
+			if err := s.DB().QueryRowContext(ctx, `SELECT notes FROM absences WHERE id = 41`).Scan(&notes); err != nil || notes.Valid {
+				t.Errorf("form %d: the analysts' notes %+v (%v), want NULL", i, notes, err)
+			}
+			nextMillisecond()
+			if res := mergeRecords(t, s, c, decodeAll(t, c, form), complete); res.Unchanged != 1 {
+				t.Errorf("form %d again: %+v, want it unchanged", i, res)
+			}
+		}
+		rows, err := s.DB().QueryContext(ctx, `SELECT CAST(sent AS text) FROM absences_history WHERE id = 41 ORDER BY valid_from`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var history []string
+		for rows.Next() {
+			var sent string
+			if err := rows.Scan(&sent); err != nil {
+				t.Fatal(err)
+			}
+			history = append(history, sent)
+		}
+		if len(history) != len(forms) {
+			t.Fatalf("history %q, want one version per form", history)
+		}
+		for i := range forms {
+			if history[i] != forms[i] {
+				t.Errorf("version %d keeps\n %s\nwant\n %s", i, history[i], forms[i])
+			}
+		}
+	})
+}
+
+// TestUpgradeKeepsRecordsAsSent: a record stored before 0014 (no sent) is served from its typed
+// columns after the upgrade; the next walk writes its sent form once (one history version), and
+// the walk after it nothing. A sent value that is not a JSON object (edited by hand) is not
+// served: the typed columns are.
+func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
+	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			var db *sql.DB
+			var target string
+			var opts sink.Options
+			var err error
+			switch d {
+			case schema.SQLite:
+				target = filepath.Join(t.TempDir(), "w.db")
+				db, err = sql.Open("sqlite", target)
+			case schema.Postgres:
+				target, opts.Schema = sinktest.Postgres(t)
+				u, _ := url.Parse(target)
+				q := u.Query()
+				q.Set("search_path", opts.Schema)
+				u.RawQuery = q.Encode()
+				if db, err = sql.Open("postgres", u.String()); err == nil {
+					_, err = db.Exec(`CREATE SCHEMA IF NOT EXISTS ` + opts.Schema)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.SetMaxOpenConns(1)
+			defer db.Close()
+			migrateTo(t, db, d, 13)
+			// As the build before 0014 stored {"id":41,"start_date":"2026-03-02","notes":"","type":"Holiday"}.
+			if _, err := db.ExecContext(ctx, `INSERT INTO absences (id, start_date, notes, type) VALUES (41, '2026-03-02', NULL, 'Holiday')`); err != nil {
+				t.Fatal(err)
+			}
+			_ = db.Close()
+			if d == schema.Postgres {
+				if _, err := sink.Migrate(ctx, target, opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := sink.Open(ctx, target, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+
+			c := v1.Absences
+			old, err := c.Decode([]byte(`{"id":41,"start_date":"2026-03-02","notes":"","type":"Holiday"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			old.Sent = nil
+			if got, want := servedRecord(t, s, c, 41), string(c.AppendJSON(nil, &old)); got != want {
+				t.Errorf("after the upgrade, served\n %s\nwant the typed columns' form\n %s", got, want)
+			}
+			versions := func() int {
+				var n int
+				if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM absences_history WHERE id = 41`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			before := versions()
+			sent := `{"id":41,"start_date":"2026-03-02","notes":"","type":"Holiday"}`
+			nextMillisecond()
+			if res := mergeRecords(t, s, c, decodeAll(t, c, sent), sink.MergeOptions{Complete: true}); res.Updated != 1 {
+				t.Errorf("the first walk after the upgrade: %+v, want the record updated with its sent form", res)
+			}
+			if got := servedRecord(t, s, c, 41); got != sent {
+				t.Errorf("served\n %s\nwant\n %s", got, sent)
+			}
+			if n := versions(); n != before+1 {
+				t.Errorf("%d history versions after the first walk, want %d", n, before+1)
+			}
+			nextMillisecond()
+			if res := mergeRecords(t, s, c, decodeAll(t, c, sent), sink.MergeOptions{Complete: true}); res.Unchanged != 1 {
+				t.Errorf("the second walk: %+v, want the record unchanged", res)
+			}
+			if n := versions(); n != before+1 {
+				t.Errorf("%d history versions after the second walk, want %d", n, before+1)
+			}
+
+			// Hand-edited into something that is not a record: the typed columns are served.
+			if _, err := s.DB().ExecContext(ctx, `UPDATE absences SET sent = '[1]' WHERE id = 41`); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := servedRecord(t, s, c, 41), string(c.AppendJSON(nil, &old)); got != want {
+				t.Errorf("with sent edited by hand, served\n %s\nwant\n %s", got, want)
+			}
+		})
+	}
+}
+
+// TestEmployeeBlanksAreKept: an employee's job title sent as "" is served as "", one sent as null
+// as null, though the typed column is NULL for both; the change from one to the other is a
+// change, kept in the history, and the same form again is none.
+func TestEmployeeBlanksAreKept(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		put := func(raw string) string {
+			t.Helper()
+			var e v1.Employee
+			if err := e.UnmarshalJSON([]byte(raw)); err != nil {
+				t.Fatal(err)
+			}
+			nextMillisecond()
+			if err := s.PutEmployee(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := s.Employee(ctx, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(got.AppendJSON(nil))
+		}
+		versions := func() (n int, blanks sql.NullString) {
+			t.Helper()
+			err := s.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM employees_history WHERE id = 7),
+    (SELECT blanks FROM employees_history WHERE id = 7 AND valid_to IS NULL)`).Scan(&n, &blanks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n, blanks
+		}
+		for i, tc := range []struct {
+			raw, served, blanks string
+		}{
+			{`{"id":7,"first_name":"Ana","job_title":"","age":""}`, `"job_title":"",`, "age,job_title"},
+			{`{"id":7,"first_name":"Ana","job_title":null,"age":""}`, `"job_title":null,`, "age"},
+			{`{"id":7,"first_name":"Ana","job_title":null,"age":""}`, `"job_title":null,`, "age"},
+		} {
+			got := put(tc.raw)
+			if !strings.Contains(got, tc.served) || !strings.Contains(got, `"age":"",`) {
+				t.Errorf("%d: served %s, want %s and an age of \"\"", i, got, tc.served)
+			}
+			var title sql.NullString
+			if err := s.DB().QueryRowContext(ctx, `SELECT job_title FROM employees WHERE id = 7`).Scan(&title); err != nil || title.Valid {
+				t.Errorf("%d: the analysts' job_title %+v (%v), want NULL", i, title, err)
+			}
+			n, blanks := versions()
+			if want := min(i, 1) + 1; n != want || blanks.String != tc.blanks {
+				t.Errorf("%d: %d versions, the current one with blanks %q; want %d and %q", i, n, blanks.String, want, tc.blanks)
+			}
+		}
+	})
+}

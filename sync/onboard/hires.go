@@ -807,8 +807,10 @@ func (t *rowText) mark() { t.row = 0 }
 // quoted reports whether the text read ends inside a quoted cell.
 func (t *rowText) quoted() bool { return t.state == quoted }
 
-// lineEnded reports whether the text read ends with a line end (LF, CRLF or CR).
-func (t *rowText) lineEnded() bool { return t.last == '\n' || t.last == '\r' }
+// lineEnded reports whether the text read ends with a line end: LF or CRLF (a lone CR of old
+// Excel for Mac is an LF here already). A CR alone at the end of another file may be the first
+// half of a CRLF, or a CR inside a cell: the row is not taken as ended.
+func (t *rowText) lineEnded() bool { return t.last == '\n' }
 
 func (t *rowText) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)

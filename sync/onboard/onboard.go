@@ -84,11 +84,11 @@ type FileTooLargeError struct {
 }
 
 func (e *FileTooLargeError) Error() string {
-	size := "over " + byteCount(e.Limit)
+	what := "the file grew over the limit of " + byteCount(e.Limit) + " while it was read"
 	if e.Size > 0 {
-		size = byteCount(e.Size) + ", over"
+		what = "the file is " + byteCount(e.Size) + ", over the limit of " + byteCount(e.Limit)
 	}
-	return fmt.Sprintf("the file is %s the limit of %s (onboarding.max_file_bytes, HRSYNC_ONBOARDING_MAX_FILE_BYTES): split it into smaller files, or raise the limit", size, byteCount(e.Limit))
+	return what + " (onboarding.max_file_bytes, HRSYNC_ONBOARDING_MAX_FILE_BYTES): split it into smaller files, or raise the limit"
 }
 
 // byteCount writes n as people read it, and exactly: "16 MiB (16777216 bytes)".

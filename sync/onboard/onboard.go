@@ -7,6 +7,7 @@
 package onboard
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -505,28 +506,31 @@ func WriteReport(path string, r FileResult) error {
 
 // writeReport is WriteReport to name in root.
 func writeReport(root *os.Root, name string, r FileResult) error {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write([]string{"row", "email", "outcome", "employee_id", "reason"})
-	if r.Err != nil && len(r.Rows) == 0 {
-		outcome := OutcomeUnresolved
-		if errors.Is(r.Err, ErrUnreadable) {
-			outcome = "unreadable"
+	err := writePrivate(root, name, func(out io.Writer) error {
+		bw := bufio.NewWriter(out)
+		w := csv.NewWriter(bw)
+		_ = w.Write([]string{"row", "email", "outcome", "employee_id", "reason"})
+		if r.Err != nil && len(r.Rows) == 0 {
+			outcome := OutcomeUnresolved
+			if errors.Is(r.Err, ErrUnreadable) {
+				outcome = "unreadable"
+			}
+			_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error()))})
 		}
-		_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error()))})
-	}
-	for _, x := range r.Rows {
-		id := ""
-		if x.EmployeeID > 0 {
-			id = strconv.FormatInt(x.EmployeeID, 10)
+		for _, x := range r.Rows {
+			id := ""
+			if x.EmployeeID > 0 {
+				id = strconv.FormatInt(x.EmployeeID, 10)
+			}
+			_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason)})
 		}
-		_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := writePrivate(root, name, buf.Bytes()); err != nil {
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
@@ -539,10 +543,10 @@ const (
 	privateFolder fs.FileMode = 0o700
 )
 
-// writePrivate writes data to name in root as a new file of mode privateFile, then renames it
-// over name. The temporary file is made anew (O_EXCL): a link left in its place is removed,
-// never followed.
-func writePrivate(root *os.Root, name string, data []byte) error {
+// writePrivate writes a new file of mode privateFile with write, then renames it over name in
+// root. The temporary file is made anew (O_EXCL): a link left in its place is removed, never
+// followed.
+func writePrivate(root *os.Root, name string, write func(io.Writer) error) error {
 	tmp := name + ".tmp"
 	if err := root.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -551,9 +555,9 @@ func writePrivate(root *os.Root, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if cerr := f.Chmod(privateFile); err == nil { // the umask may have taken bits off, or a platform may not set them
-		err = cerr
+	err = f.Chmod(privateFile) // the umask may have taken bits off
+	if err == nil {
+		err = write(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -770,15 +770,20 @@ func (l *lineEnds) Read(p []byte) (int, error) {
 	}
 }
 
+// csvReadAhead is the most the CSV reader reads ahead of the row it reads: its buffer
+// (csv.NewReader's bufio.Reader, of the default size).
+const csvReadAhead = 4096
+
 // errRowTooLong is rowText's: a row longer than its max.
 var errRowTooLong = errors.New("row too long")
 
 // rowText is the text the CSV reader reads, watched as it goes by: it refuses a row longer
 // than max bytes (line ends not counted, so blank lines cost nothing), and tells, at the end of
 // the file, whether the file ended with a line ending and outside a quoted cell. A row is
-// measured from the last mark, which the reader sets before each row: the CSV reader reads
-// ahead of the row it returns by at most its buffer, so a row refused is longer than max, and
-// one longer than max by a buffer is always refused.
+// measured by what is read from the last mark, which the reader sets before each row: the CSV
+// reader reads ahead by at most its buffer (csvReadAhead), so what is read for a row is its
+// length give or take a buffer. A row is refused when that is over max and a buffer: it is then
+// longer than max, and one longer than max by two buffers always is.
 type rowText struct {
 	r    io.Reader
 	sep  byte // the separator: ',', ';', '\t' or '|'
@@ -824,7 +829,7 @@ func (t *rowText) Read(p []byte) (int, error) {
 		t.n += int64(n)
 		t.last = p[n-1]
 	}
-	if t.row > t.max {
+	if t.row > t.max+csvReadAhead {
 		return n, errRowTooLong
 	}
 	if errors.Is(err, io.EOF) {

@@ -223,6 +223,9 @@ func (a AccountConfig) parse(what string) (*account, error) {
 	if a.Onboarding.PollSeconds < 1 || a.Onboarding.SettleSeconds < 0 {
 		return nil, fail("onboarding.poll_seconds must be at least 1 and onboarding.settle_seconds not negative")
 	}
+	if a.Onboarding.MaxFileBytes < 1 {
+		return nil, fail("onboarding.max_file_bytes must be at least 1")
+	}
 	acct.pollInterval = time.Duration(a.Onboarding.PollSeconds) * time.Second
 	acct.settle = time.Duration(a.Onboarding.SettleSeconds) * time.Second
 	if a.Sync.Concurrency < 1 || a.Sync.Concurrency > 64 {

@@ -21,6 +21,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
 	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // Config is everything hrsync reads from config.yaml. Every key can be overridden by an
@@ -171,6 +172,8 @@ type OnboardingConfig struct {
 	PollSeconds   int    `yaml:"poll_seconds"`
 	SettleSeconds int    `yaml:"settle_seconds"`
 	DateLayout    string `yaml:"date_layout"`
+	// MaxFileBytes is the largest file onboarded; a larger one goes to failed/ unread.
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
 }
 
 // MetricsConfig is the Prometheus endpoint.
@@ -216,7 +219,7 @@ func defaultConfig() Config {
 		Source: SourceConfig{RateLimit: 60, SharedBudget: true, Account: sink.DefaultBudgetAccount, BudgetShare: sink.DefaultBudgetShare},
 		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
-		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5},
+		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: 16},
 		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local", IdempotencyTTL: serve.DefaultIdempotencyTTL,
 			CacheBytes: 64 << 20},

@@ -129,7 +129,7 @@ var onboardClientOptions = source.ClientOptions{}
 
 func newOnboarder(a *account, client *source.Client, store *sink.Store, m *onboard.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
 	return onboard.New(client, store, onboard.Options{DryRun: dryRun, DateLayout: a.Onboarding.DateLayout,
-		Folder: a.Onboarding.Dir, Metrics: m, Logger: log})
+		Folder: a.Onboarding.Dir, MaxFileBytes: a.Onboarding.MaxFileBytes, Metrics: m, Logger: log})
 }
 
 func printFile(w io.Writer, r onboard.FileResult, dryRun bool) {

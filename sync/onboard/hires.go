@@ -17,12 +17,17 @@ import (
 
 // Reading a CSV file of new hires, as spreadsheets write it: Excel (UTF-8 with a byte-order mark,
 // CRLF, ';' in European locales, a lone CR from old Excel for Mac), Google Sheets and Numbers
-// (UTF-8, LF), with human headers. A file is read in one pass; memory grows with the rows, which
-// HireOptions.MaxRows bounds, and with the longest row, which only the size of the input bounds:
-// the caller bounds that (io.LimitReader).
+// (UTF-8, LF), with human headers. A file is read in one pass, row by row: memory grows with the
+// valid rows' fields and the problems (HireOptions.MaxRows bounds their number), never with the
+// whole text, and one row is never longer than HireOptions.MaxRowBytes. The caller bounds the
+// size of the input (Options.MaxFileBytes).
 
 // DefaultMaxHireRows is HireOptions.MaxRows when it is not set.
 const DefaultMaxHireRows = 100_000
+
+// DefaultMaxRowBytes is HireOptions.MaxRowBytes when it is not set: some hundred times a new
+// hire's row, and small enough that a runaway quote cannot hold much memory.
+const DefaultMaxRowBytes = 64 << 10
 
 // Hire is one valid row.
 type Hire struct {
@@ -53,6 +58,21 @@ type HireOptions struct {
 	// MaxRows bounds the rows read (when 0 or less, DefaultMaxHireRows); more is an error for
 	// the whole file. Blank rows are not counted.
 	MaxRows int
+	// MaxRowBytes bounds one row's text, line ends not counted (when 0 or less,
+	// DefaultMaxRowBytes); a longer row (a quote never closed, or not a CSV of hires) is an
+	// error for the whole file.
+	MaxRowBytes int
+}
+
+// HireFile is a file of new hires as ReadHireFile read it.
+type HireFile struct {
+	Hires    []Hire
+	Problems []RowProblem
+	// Cut is the line the last row starts on when the file ends inside that row, with no line
+	// ending after it or inside a quoted cell: the file may be cut short, or still being
+	// written. That row is a RowProblem (or, when it is the header or an unclosed quote that
+	// spans lines, the file's error), never a Hire. 0 when the file ends with a line ending.
+	Cut int
 }
 
 // ReadHires reads a whole file; a file it cannot read at all (not UTF-8 text, no header, a
@@ -73,26 +93,42 @@ type HireOptions struct {
 // problems carry the physical line of the file the row starts on, counting from 1 at the top of
 // the file (the header's line, when nothing is above it); a quoted cell may span lines.
 //
+// A last row the file ends inside (no line ending after it, or an unclosed quoted cell) is
+// never a hire, however complete it looks: it is a RowProblem saying so (see HireFile.Cut).
+//
 // An error reading r is returned wrapped. On any error, ReadHires returns no hires and no
 // problems.
 func ReadHires(r io.Reader, opts HireOptions) ([]Hire, []RowProblem, error) {
-	h := &hireReader{maxRows: opts.MaxRows, layout: opts.DateLayout}
+	f, err := ReadHireFile(r, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.Hires, f.Problems, nil
+}
+
+// ReadHireFile is ReadHires, telling also whether the file ends inside its last row. On an
+// error, the HireFile holds only Cut.
+func ReadHireFile(r io.Reader, opts HireOptions) (HireFile, error) {
+	h := &hireReader{maxRows: opts.MaxRows, maxRowBytes: opts.MaxRowBytes, layout: opts.DateLayout}
 	if h.maxRows <= 0 {
 		h.maxRows = DefaultMaxHireRows
 	}
+	if h.maxRowBytes <= 0 {
+		h.maxRowBytes = DefaultMaxRowBytes
+	}
 	if h.layout != "" {
 		if err := checkDateLayout(h.layout); err != nil {
-			return nil, nil, err
+			return HireFile{}, err
 		}
 		h.layoutExample = dateExample.Format(h.layout)
 	}
 	if err := h.open(r); err != nil {
-		return nil, nil, err
+		return HireFile{}, err
 	}
 	if err := h.read(); err != nil {
-		return nil, nil, err
+		return HireFile{Cut: h.cut}, err
 	}
-	return h.hires, h.problems, nil
+	return HireFile{Hires: h.hires, Problems: h.problems, Cut: h.cut}, nil
 }
 
 // SafeCell makes a cell safe to echo into a CSV report opened in a spreadsheet: a value starting
@@ -180,11 +216,15 @@ func headerKey(cell string) string {
 // hireReader is the state of one ReadHires.
 type hireReader struct {
 	maxRows       int
+	maxRowBytes   int
 	layout        string // opts.DateLayout
 	layoutExample string // a date written in layout, for reasons
 
 	csv    *csv.Reader
-	offset int // lines before the ones csv counts (a sep= line)
+	text   *rowText // what csv reads
+	offset int      // lines before the ones csv counts (a sep= line)
+	line   int      // the line the last row read starts on
+	cut    int      // HireFile.Cut
 
 	cols  map[string]int // create field → its column
 	width int            // the header's cells
@@ -201,7 +241,7 @@ func (h *hireReader) open(r io.Reader) error {
 	br := bufio.NewReaderSize(r, sniffSize)
 	head, err := br.Peek(sniffSize)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read: %w", err)
+		return readError(err)
 	}
 	if err := sniff(head); err != nil {
 		return err
@@ -221,8 +261,23 @@ func (h *hireReader) open(r io.Reader) error {
 	if _, err := br.Discard(skip); err != nil { // buffered: cannot fail
 		return fmt.Errorf("read: %w", err)
 	}
-	h.csv = newCSVReader(br, sep, crEnds)
+	var text io.Reader = br
+	if crEnds {
+		text = &lineEnds{r: text}
+	}
+	h.text = &rowText{r: text, sep: byte(sep), trim: sep != '\t', max: h.maxRowBytes}
+	h.csv = newCSVReader(h.text, sep, false)
 	return nil
+}
+
+// readError is an error reading the file, wrapped; the file's size past its limit is said as
+// it is.
+func readError(err error) error {
+	var big *FileTooLargeError
+	if errors.As(err, &big) {
+		return err
+	}
+	return fmt.Errorf("read: %w", err)
 }
 
 // crLineEnds reports whether the first line of the file (outside quotes) ends in a lone CR, as
@@ -336,6 +391,7 @@ func knownColumns(header []string) int {
 // read reads the header and every row.
 func (h *hireReader) read() error {
 	for {
+		h.text.mark()
 		rec, err := h.csv.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -348,6 +404,13 @@ func (h *hireReader) read() error {
 		}
 		line, _ := h.csv.FieldPos(0)
 		line += h.offset
+		h.line = line
+		if h.endsInside() {
+			if err := h.lastRow(rec, line); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := checkText(rec, line); err != nil {
 			return err
 		}
@@ -371,16 +434,84 @@ func (h *hireReader) read() error {
 	return nil
 }
 
+// endsInside reports whether the row just read is the last and the file ends inside it: no
+// line ending after it, or inside a quoted cell. The CSV reader reads a row that is not ended
+// by a line ending up to the end of the file, so the text has then been read to its end.
+func (h *hireReader) endsInside() bool {
+	return h.text.eof && h.csv.InputOffset() == h.text.n && (h.text.quoted() || !h.text.lineEnded())
+}
+
+// cutReason says why the last row is not taken: the file ends inside it.
+func (h *hireReader) cutReason(cells int) string {
+	const again = "it may be cut short; end the file with a line break and drop it again"
+	switch {
+	case h.text.quoted():
+		return "the file ends inside a quoted cell of this row (its closing quote is missing): it may be cut short; close the quote, end the file with a line break and drop it again"
+	case cells >= 0 && cells < h.width:
+		return fmt.Sprintf("the file ends inside this row (no line ending), which has %d of the header's %d cells: %s", cells, h.width, again)
+	}
+	return "the file ends inside this row (no line ending): " + again
+}
+
+// lastRow handles a row the file ends inside: never a hire. A blank one is nothing; the header
+// is read as usual (it has no rows after it); any other is rejected with the reason, whatever
+// its cells hold (an email cut from .com still looks like an email).
+func (h *hireReader) lastRow(rec []string, line int) error {
+	if isBlank(rec) {
+		return nil
+	}
+	h.cut = line
+	if h.cols == nil {
+		if err := checkText(rec, line); err != nil {
+			return err
+		}
+		return h.header(rec, line)
+	}
+	if err := h.count(line); err != nil {
+		return err
+	}
+	h.problem(line, printable(h.cell(rec, fieldEmail)), h.cutReason(len(rec)), false)
+	return nil
+}
+
+// printable is s with what is not UTF-8 text (a character cut in two) or a NUL dropped.
+func printable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
+}
+
 // unreadable handles a row the CSV reader could not read: a quote problem within one line is
 // that row's problem; anything else makes the file unreadable.
 func (h *hireReader) unreadable(err error) error {
+	if errors.Is(err, errRowTooLong) {
+		at := "the first row"
+		if h.line > 0 {
+			at = fmt.Sprintf("a row after line %d", h.line)
+		}
+		return fmt.Errorf("%s is longer than %d KiB (a quote not closed, or not a CSV of new hires?): fix the file", at, h.maxRowBytes>>10)
+	}
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
-		return fmt.Errorf("read: %w", err)
+		return readError(err)
 	}
 	start, end := pe.StartLine+h.offset, pe.Line+h.offset
+	h.line = start
+	ends := h.endsInside()
+	if ends {
+		h.cut = start
+	}
 	if h.cols == nil {
 		return fmt.Errorf("line %d: the header cannot be read: %v", start, pe.Err)
+	}
+	if ends && start == end {
+		// The file ends inside a quoted cell opened on its last line.
+		if err := h.count(start); err != nil {
+			return err
+		}
+		h.problem(start, "", h.cutReason(-1), false)
+		return nil
+	}
+	if ends {
+		return fmt.Errorf("lines %d-%d: unbalanced quotes: the file ends inside a quoted cell that starts on line %d (the file cut short, or that quote not closed where it should be), so the rows from there cannot be read; fix its quotes, end the file with a line break and drop it again", start, end, start)
 	}
 	if start != end {
 		// A quote opened a cell that ran over lines, so where the rows after it start is
@@ -459,13 +590,14 @@ func (h *hireReader) header(rec []string, line int) error {
 	return nil
 }
 
-// cell returns the trimmed cell of a field ("" when the row is short or the column absent).
+// cell returns the trimmed cell of a field ("" when the row is short or the column absent), a
+// copy: the row's other cells are not kept with it.
 func (h *hireReader) cell(rec []string, field string) string {
 	i, ok := h.cols[field]
 	if !ok || i >= len(rec) {
 		return ""
 	}
-	return strings.TrimSpace(rec[i])
+	return strings.Clone(strings.TrimSpace(rec[i]))
 }
 
 // row turns a row that is not blank into a Hire or a RowProblem.
@@ -634,6 +766,107 @@ func (l *lineEnds) Read(p []byte) (int, error) {
 		// Only a dropped LF can leave nothing from something: read on rather than return 0, nil.
 		if len(out) > 0 || err != nil || n == 0 {
 			return len(out), err
+		}
+	}
+}
+
+// csvReadAhead is the most the CSV reader reads ahead of the row it reads: its buffer
+// (csv.NewReader's bufio.Reader, of the default size).
+const csvReadAhead = 4096
+
+// errRowTooLong is rowText's: a row longer than its max.
+var errRowTooLong = errors.New("row too long")
+
+// rowText is the text the CSV reader reads, watched as it goes by: it refuses a row longer
+// than max bytes (line ends not counted, so blank lines cost nothing), and tells, at the end of
+// the file, whether the file ended with a line ending and outside a quoted cell. A row is
+// measured by what is read from the last mark, which the reader sets before each row: the CSV
+// reader reads ahead by at most its buffer (csvReadAhead), so what is read for a row is its
+// length give or take a buffer. A row is refused when that is over max and a buffer: it is then
+// longer than max, and one longer than max by two buffers always is.
+type rowText struct {
+	r    io.Reader
+	sep  byte // the separator: ',', ';', '\t' or '|'
+	trim bool // spaces before a cell's opening quote are skipped (csv.Reader.TrimLeadingSpace)
+	max  int
+
+	n     int64 // bytes read
+	eof   bool  // r is read to its end
+	last  byte  // the last byte read
+	state cellState
+	row   int // bytes of the row, from the mark
+}
+
+// cellState is where the text read so far ends, as RFC 4180 reads it.
+type cellState uint8
+
+const (
+	cellStart   cellState = iota // a cell starts: after a separator or a line end
+	unquoted                     // in a cell that is not quoted (or text after a closing quote)
+	quoted                       // in a quoted cell
+	quoteInside                  // a quote in a quoted cell: doubled, or the cell's end
+)
+
+func (t *rowText) mark() { t.row = 0 }
+
+// quoted reports whether the text read ends inside a quoted cell.
+func (t *rowText) quoted() bool { return t.state == quoted }
+
+// lineEnded reports whether the text read ends with a line end: LF or CRLF (a lone CR of old
+// Excel for Mac is an LF here already). A CR alone at the end of another file may be the first
+// half of a CRLF, or a CR inside a cell: the row is not taken as ended.
+func (t *rowText) lineEnded() bool { return t.last == '\n' }
+
+func (t *rowText) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for _, b := range p[:n] {
+		t.step(b)
+		if b != '\n' && b != '\r' {
+			t.row++
+		}
+	}
+	if n > 0 {
+		t.n += int64(n)
+		t.last = p[n-1]
+	}
+	if t.row > t.max+csvReadAhead {
+		return n, errRowTooLong
+	}
+	if errors.Is(err, io.EOF) {
+		t.eof = true
+	}
+	return n, err
+}
+
+// step moves the cell state past b.
+func (t *rowText) step(b byte) {
+	end := b == t.sep || b == '\n'
+	switch t.state {
+	case cellStart:
+		switch {
+		case b == '"':
+			t.state = quoted
+		case end || b == '\r' || (t.trim && (b == ' ' || b == '\t' || b == '\v' || b == '\f')):
+		default:
+			t.state = unquoted
+		}
+	case unquoted:
+		if end {
+			t.state = cellStart
+		}
+	case quoted:
+		if b == '"' {
+			t.state = quoteInside
+		}
+	case quoteInside:
+		switch {
+		case b == '"':
+			t.state = quoted
+		case end:
+			t.state = cellStart
+		case b == '\r':
+		default:
+			t.state = unquoted // the CSV reader's error: it goes on at the next line
 		}
 	}
 }

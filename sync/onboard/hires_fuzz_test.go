@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -234,6 +235,54 @@ func FuzzHiresRoundTrip(f *testing.F) {
 			}
 			if p, want := problems[0], onboard.SafeCell(strings.TrimSpace(readBack(email))); p.Email != want {
 				t.Fatalf("problem email %q, want %q", p.Email, want)
+			}
+		}
+	})
+}
+
+// FuzzReadHiresCut reads a file and the same file cut short anywhere: reading never panics, a
+// row the cut file ends inside is never a hire, and every hire of the cut file is a hire of the
+// whole one, on the same line (a cut never makes a hire the whole file does not have).
+func FuzzReadHiresCut(f *testing.F) {
+	for _, s := range hireSeeds(f) {
+		for _, at := range []uint16{0, 1, 50, 100, 150, 200, 300, 400, uint16(len(s) - 1), uint16(len(s) - 2)} {
+			f.Add(s, at)
+		}
+	}
+	f.Add([]byte("First name,Last name,Join date,Email\nAnn,Lee,2026-12-01,ann@example.com\nTrunc,Two,2026-12-02,trunc2@example.com\n"), uint16(104))
+	f.Add([]byte("First name,Last name,Email,Join date\r\nAnn,Lee,ann@example.com,2026-12-01\r\n"), uint16(72))
+	f.Add([]byte("First name,Last name,Email,Join date,Notes\nAnn,Lee,ann@example.com,2026-12-01,\"a\nb\"\n"), uint16(76))
+	f.Fuzz(func(t *testing.T, data []byte, at uint16) {
+		opts := onboard.HireOptions{MaxRows: 1000}
+		whole, werr := onboard.ReadHireFile(bytes.NewReader(data), opts)
+		cut := data[:int(at)%(len(data)+1)]
+		part, err := onboard.ReadHireFile(bytes.NewReader(cut), opts)
+		if err != nil {
+			if part.Hires != nil || part.Problems != nil {
+				t.Fatalf("error %v with hires or problems", err)
+			}
+			return
+		}
+		if part.Cut > 0 {
+			for _, h := range part.Hires {
+				if h.Line >= part.Cut {
+					t.Fatalf("a hire on line %d, in or after the row the file ends inside (line %d)", h.Line, part.Cut)
+				}
+			}
+		}
+		if len(cut) > 0 && cut[len(cut)-1] != '\n' && part.Cut == 0 {
+			// Then the last row is blank: only separators, spaces and quotes on its last line.
+			last := cut[max(bytes.LastIndexAny(cut, "\r\n")+1, 0):]
+			if len(bytes.Trim(last, ",;|\t \v\f\"\ufeff")) > 0 && !bytes.HasPrefix(bytes.ToLower(cut), []byte("sep=")) {
+				t.Fatalf("the file ends inside a row (%q) but Cut is 0", last)
+			}
+		}
+		if werr != nil || len(cut) == len(data) {
+			return
+		}
+		for _, h := range part.Hires {
+			if !slices.Contains(whole.Hires, h) {
+				t.Fatalf("the cut file has a hire the whole one does not: %+v", h)
 			}
 		}
 	})

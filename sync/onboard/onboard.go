@@ -7,6 +7,7 @@
 package onboard
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -15,6 +16,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -70,6 +73,59 @@ var Outcomes = []string{OutcomeCreated, OutcomeAlreadyDone, OutcomeSkipped, Outc
 // not help, a corrected file will.
 var ErrUnreadable = errors.New("the file cannot be read")
 
+// DefaultMaxFileBytes is Options.MaxFileBytes when it is not set: 16 MiB, over a hundred
+// thousand new hires' rows.
+const DefaultMaxFileBytes = 16 << 20
+
+// FileTooLargeError is a file larger than Options.MaxFileBytes; it is refused without being read
+// (past the limit, when it grew while being read). It comes wrapped in ErrUnreadable.
+type FileTooLargeError struct {
+	Size  int64 // the file's size; 0 when it is only known to be over the limit
+	Limit int64
+}
+
+func (e *FileTooLargeError) Error() string {
+	what := "the file grew over the limit of " + byteCount(e.Limit) + " while it was read"
+	if e.Size > 0 {
+		what = "the file is " + byteCount(e.Size) + ", over the limit of " + byteCount(e.Limit)
+	}
+	return what + " (onboarding.max_file_bytes, HRSYNC_ONBOARDING_MAX_FILE_BYTES): split it into smaller files, or raise the limit"
+}
+
+// byteCount writes n as people read it, and exactly: "16 MiB (16777216 bytes)".
+func byteCount(n int64) string {
+	if n < 1<<10 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	v, units := float64(n)/(1<<10), []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for v >= 1<<10 && i < len(units)-1 {
+		v /= 1 << 10
+		i++
+	}
+	return fmt.Sprintf("%s %s (%d bytes)", strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0"), units[i], n)
+}
+
+// sizeLimit reads r, failing with a FileTooLargeError once more than limit bytes come.
+type sizeLimit struct {
+	r     io.Reader
+	left  int64
+	limit int64
+}
+
+func (l *sizeLimit) Read(p []byte) (int, error) {
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	if int64(n) > l.left {
+		n, l.left = int(l.left), 0
+		return n, &FileTooLargeError{Limit: l.limit}
+	}
+	l.left -= int64(n)
+	return n, err
+}
+
 // Options configures an Onboarder.
 type Options struct {
 	// DryRun validates and reports; nothing is sent or written.
@@ -82,6 +138,9 @@ type Options struct {
 	// Folder is the drop folder, if any: the report of a file named to ProcessPath that lies in
 	// it goes to Folder/reports, where the folder scan does not look.
 	Folder string
+	// MaxFileBytes bounds a file's size (when 0 or less, DefaultMaxFileBytes): a larger one is
+	// not read (a FileTooLargeError, unreadable).
+	MaxFileBytes int64
 	// Metrics counts the rows by outcome (hrsync_onboarding_rows_total); nil records nothing.
 	Metrics *Metrics
 	Logger  *slog.Logger
@@ -149,13 +208,33 @@ func (r FileResult) Failed() bool {
 // whose answer never came, in this run or an earlier one, is resolved by looking the person up in
 // the source by email before anything is sent again.
 func (o *Onboarder) ProcessFile(ctx context.Context, name string, data []byte) FileResult {
-	sum := sha256.Sum256(data)
-	res := FileResult{Name: name, Hash: hex.EncodeToString(sum[:])}
-	hires, problems, err := ReadHires(bytes.NewReader(data), HireOptions{DateLayout: o.opts.DateLayout})
+	f, hash, err := o.read(bytes.NewReader(data), int64(len(data)))
+	return o.onboard(ctx, name, hash, f, err)
+}
+
+// read reads a file of size bytes from r, row by row, hashing its bytes as they go by; a file
+// over the size limit is refused before it is read (and while, if it grows).
+func (o *Onboarder) read(r io.Reader, size int64) (HireFile, string, error) {
+	limit := o.opts.MaxFileBytes
+	if limit <= 0 {
+		limit = DefaultMaxFileBytes
+	}
+	if size > limit {
+		return HireFile{}, "", &FileTooLargeError{Size: size, Limit: limit}
+	}
+	sum := sha256.New()
+	f, err := ReadHireFile(io.TeeReader(&sizeLimit{r: r, left: limit, limit: limit}, sum), HireOptions{DateLayout: o.opts.DateLayout})
+	return f, hex.EncodeToString(sum.Sum(nil)), err
+}
+
+// onboard onboards a file read (ProcessFile past reading it).
+func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, err error) FileResult {
+	res := FileResult{Name: name, Hash: hash}
 	if err != nil {
 		res.Err = fmt.Errorf("%w: %w", ErrUnreadable, err)
 		return res
 	}
+	hires, problems := f.Hires, f.Problems
 	done, err := o.st.OnboardingRows(ctx, res.Hash)
 	if err != nil {
 		res.Err = err
@@ -413,44 +492,163 @@ func problemsOf(v *v1.ValidationError) string {
 }
 
 // WriteReport writes a file's per-row report as CSV (row, email, outcome, employee_id, reason),
-// every cell safe to open in a spreadsheet.
+// every cell safe to open in a spreadsheet. The report is private (0600, whatever the umask),
+// written beside its final name and renamed over it; a link in its place is replaced, never
+// followed.
 func WriteReport(path string, r FileResult) error {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write([]string{"row", "email", "outcome", "employee_id", "reason"})
-	if r.Err != nil && len(r.Rows) == 0 {
-		outcome := OutcomeUnresolved
-		if errors.Is(r.Err, ErrUnreadable) {
-			outcome = "unreadable"
-		}
-		_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error()))})
-	}
-	for _, x := range r.Rows {
-		id := ""
-		if x.EmployeeID > 0 {
-			id = strconv.FormatInt(x.EmployeeID, 10)
-		}
-		_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	defer root.Close()
+	return writeReport(root, filepath.Base(path), r)
+}
+
+// writeReport is WriteReport to name in root.
+func writeReport(root *os.Root, name string, r FileResult) error {
+	err := writePrivate(root, name, func(out io.Writer) error {
+		bw := bufio.NewWriter(out)
+		w := csv.NewWriter(bw)
+		_ = w.Write([]string{"row", "email", "outcome", "employee_id", "reason"})
+		if r.Err != nil && len(r.Rows) == 0 {
+			outcome := OutcomeUnresolved
+			if errors.Is(r.Err, ErrUnreadable) {
+				outcome = "unreadable"
+			}
+			_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error()))})
+		}
+		for _, x := range r.Rows {
+			id := ""
+			if x.EmployeeID > 0 {
+				id = strconv.FormatInt(x.EmployeeID, 10)
+			}
+			_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason)})
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
 }
 
+// Modes of what onboarding creates: its files and folders hold personal data, so only the
+// account hrsync runs as may read them, whatever the umask.
+const (
+	privateFile   fs.FileMode = 0o600
+	privateFolder fs.FileMode = 0o700
+)
+
+// writePrivate writes a new file of mode privateFile with write, then renames it over name in
+// root. The temporary file is made anew (O_EXCL): a link left in its place is removed, never
+// followed.
+func writePrivate(root *os.Root, name string, write func(io.Writer) error) error {
+	tmp := name + ".tmp"
+	if err := root.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, privateFile)
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(privateFile) // the umask may have taken bits off
+	if err == nil {
+		err = write(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
+}
+
+// LinkedFolderError is a folder onboarding writes to (processed/, failed/, reports/) that is a
+// symbolic link, or not a folder: hrsync does not follow it, so personal data never lands where
+// a link points.
+type LinkedFolderError struct {
+	Path string
+	Link bool // a symbolic link; else something that is not a folder
+}
+
+func (e *LinkedFolderError) Error() string {
+	if e.Link {
+		return fmt.Sprintf("onboarding folder: %s is a symbolic link; hrsync does not follow links where it moves files and writes reports: make it a real folder", e.Path)
+	}
+	return fmt.Sprintf("onboarding folder: %s is not a folder: move it away", e.Path)
+}
+
+// checkFolder refuses name in root when it exists and is a link or not a folder; exists tells
+// whether it does.
+func checkFolder(root *os.Root, name string) (exists bool, err error) {
+	fi, err := root.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("onboarding folder: %w", err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return true, &LinkedFolderError{Path: filepath.Join(root.Name(), name), Link: true}
+	case !fi.IsDir():
+		return true, &LinkedFolderError{Path: filepath.Join(root.Name(), name)}
+	}
+	return true, nil
+}
+
+// privateFolderIn makes sure name in root is a folder, not a link: one that is missing is made
+// with mode privateFolder, whatever the umask (one that exists keeps the mode it has).
+func privateFolderIn(root *os.Root, name string) error {
+	exists, err := checkFolder(root, name)
+	if err != nil || exists {
+		return err
+	}
+	if err := root.Mkdir(name, privateFolder); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("onboarding folder: %w", err)
+	}
+	if _, err := checkFolder(root, name); err != nil { // made by another process meanwhile
+		return err
+	}
+	if err := root.Chmod(name, privateFolder); err != nil {
+		return fmt.Errorf("onboarding folder: %w", err)
+	}
+	return nil
+}
+
+// checkFolders refuses a drop folder whose processed/ or failed/ is a link or not a folder,
+// before any of its files is read.
+func checkFolders(dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("onboarding folder: %w", err)
+	}
+	defer root.Close()
+	for _, name := range []string{processedDir, failedDir} {
+		if _, err := checkFolder(root, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ProcessDir onboards the complete CSV files in dir: *.csv, not dotfiles, unchanged for settle
-// (a file still being written is left for the next pass). Each goes to processed/ (or failed/,
-// when a row is unresolved or the file could not be read) with its report beside it; a file
-// stopped by a refused key or a canceled run stays where it is.
+// (a file still being written is left for the next pass). A file that ends inside its last row
+// (no line ending, or inside a quoted cell) waits until it has been unchanged for another settle
+// period, in case its writer is not done: then the rows before go ahead and that row is
+// rejected. Each goes to processed/ (or failed/, when a row is unresolved or the file could not
+// be read) with its report beside it; a file stopped by a refused key or a canceled run stays
+// where it is.
 func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Duration) ([]FileResult, error) {
+	if err := checkFolders(dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("onboarding folder: %w", err)
@@ -468,17 +666,22 @@ func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Dura
 		if ctx.Err() != nil {
 			break
 		}
-		r, err := o.ProcessPath(ctx, filepath.Join(dir, name), dir)
+		r, held, err := o.processPath(ctx, filepath.Join(dir, name), dir, settle)
 		if err != nil {
 			return results, err
 		}
-		results = append(results, r)
+		if !held {
+			results = append(results, r)
+		}
 	}
 	return results, nil
 }
 
 // FailedFiles lists the files waiting in dir/failed (not their reports), by name.
 func FailedFiles(dir string) ([]string, error) {
+	if err := checkFolders(dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(filepath.Join(dir, failedDir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -546,51 +749,105 @@ const (
 // its report into moveTo/processed or moveTo/failed (a file retried from failed/ that is still
 // not finished stays there), else it writes the report beside the file, or in Folder/reports
 // when the file lies in the drop folder. A dry run, a canceled run or a refused key leaves the
-// file where it is.
+// file where it is. A last row the file ends inside is rejected at once. The folders it makes
+// are private (0700) and so are the reports and the files it moves (0600); a processed/,
+// failed/ or reports/ folder that is a symbolic link is refused (LinkedFolderError), and nothing
+// it does in moveTo follows a link out of it.
 func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileResult, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return FileResult{Name: filepath.Base(path), Err: err}, fmt.Errorf("read %s: %w", filepath.Base(path), err)
-	}
+	r, _, err := o.processPath(ctx, path, moveTo, -1)
+	return r, err
+}
+
+// processPath is ProcessPath; settle, when not negative, is the drop folder's: a file that
+// changes while it is read, or ends inside its last row and has not been unchanged for twice
+// settle, is left where it is, untouched (held).
+func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle time.Duration) (r FileResult, held bool, err error) {
 	name := filepath.Base(path)
-	r := o.ProcessFile(ctx, name, data)
+	var root *os.Root // moveTo, when set
+	rel := name       // path in root
+	if moveTo != "" {
+		if rel, err = filepath.Rel(moveTo, path); err != nil || !filepath.IsLocal(rel) {
+			return FileResult{Name: name, Err: fmt.Errorf("%s is not in the onboarding folder", name)}, false, fmt.Errorf("read %s: not in the onboarding folder %s", name, moveTo)
+		}
+		if root, err = os.OpenRoot(moveTo); err != nil {
+			return FileResult{Name: name, Err: err}, false, fmt.Errorf("onboarding folder: %w", err)
+		}
+		defer root.Close()
+	}
+	var f *os.File
+	if root != nil {
+		f, err = root.Open(rel)
+	} else {
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return FileResult{Name: name, Err: err}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return FileResult{Name: name, Err: err}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	if !before.Mode().IsRegular() {
+		err := fmt.Errorf("%s is not a regular file", name)
+		return FileResult{Name: name, Err: err}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	file, hash, rerr := o.read(f, before.Size())
+	if settle >= 0 {
+		after, err := f.Stat()
+		if err != nil || after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+			o.log.Info("onboarding: a file changed while it was read; it waits for the next pass", "file", name)
+			return FileResult{Name: name}, true, nil
+		}
+		if file.Cut > 0 && time.Since(after.ModTime()) < 2*settle {
+			o.log.Info("onboarding: a file ends inside its last row (no line ending, or inside a quoted cell); it waits another settle period in case it is still being written, then that row is rejected",
+				"file", name, "line", file.Cut)
+			return FileResult{Name: name}, true, nil
+		}
+	}
+	r = o.onboard(ctx, name, hash, file, rerr)
 	o.log.Info("onboarding file", "file", name, "rows", len(r.Rows), "unresolved", r.Count(OutcomeUnresolved), "failed", r.Failed(), "err", r.Err)
 	stays := o.opts.DryRun || ctx.Err() != nil || errors.Is(r.Err, v1.ErrUnauthorized)
 	if moveTo == "" { // a file named on the command line
-		return r, o.writeNamedReport(path, r)
+		return r, false, o.writeNamedReport(path, r)
 	}
 	if stays {
 		// Nothing is written into the drop folder for a file that stays there: a report
 		// there would be taken for a new file on the next pass.
-		return r, nil
+		return r, false, nil
 	}
-	dest := filepath.Join(moveTo, processedDir)
+	dest := processedDir
 	if r.Failed() {
-		dest = filepath.Join(moveTo, failedDir)
+		dest = failedDir
 	}
-	from := filepath.Dir(path)
-	if sameDir(from, dest) { // retried from failed/ and still not finished
-		return r, WriteReport(reportPath(path), r)
+	from := filepath.Dir(rel)
+	if from == dest { // retried from failed/ and still not finished
+		return r, false, writeReport(root, reportPath(rel), r)
 	}
-	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return r, fmt.Errorf("onboarding folder: %w", err)
+	if err := privateFolderIn(root, dest); err != nil {
+		return r, false, err
 	}
 	target := filepath.Join(dest, name)
-	if _, err := os.Stat(target); err == nil { // the same name dropped before
+	if _, err := root.Lstat(target); err == nil { // the same name dropped before
 		target = filepath.Join(dest, strings.TrimSuffix(name, filepath.Ext(name))+"."+time.Now().UTC().Format("20060102T150405")+filepath.Ext(name))
 	}
-	if err := WriteReport(reportPath(target), r); err != nil {
-		return r, err
+	if err := writeReport(root, reportPath(target), r); err != nil {
+		return r, false, err
 	}
-	if err := os.Rename(path, target); err != nil {
-		return r, fmt.Errorf("move %s: %w", name, err)
+	// The file keeps its mode when it moves: it is made private first (on the file opened, so
+	// no link is followed). A file of another account's cannot be: processed/ and failed/ are.
+	if err := f.Chmod(privateFile); err != nil {
+		o.log.Warn("onboarding: a file's mode cannot be made private (0600); the folder it moves to is", "file", name, "err", err)
 	}
-	if sameDir(from, filepath.Join(moveTo, failedDir)) { // finished from failed/: its old report goes
-		if err := os.Remove(reportPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return r, fmt.Errorf("remove the old report of %s: %w", name, err)
+	if err := root.Rename(rel, target); err != nil {
+		return r, false, fmt.Errorf("move %s: %w", name, err)
+	}
+	if from == failedDir { // finished from failed/: its old report goes
+		if err := root.Remove(reportPath(rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return r, false, fmt.Errorf("remove the old report of %s: %w", name, err)
 		}
 	}
-	return r, nil
+	return r, false, nil
 }
 
 // writeNamedReport writes the report of a file named on the command line beside it
@@ -598,17 +855,22 @@ func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileR
 // folder, in its reports/ folder, where the folder scan never takes a report for a new file.
 func (o *Onboarder) writeNamedReport(path string, r FileResult) error {
 	dir, base := filepath.Dir(path), filepath.Base(path)
-	if o.opts.Folder != "" && sameDir(dir, o.opts.Folder) {
-		dir = filepath.Join(o.opts.Folder, reportsDir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("write report: %w", err)
-		}
-	}
 	suffix := ".result.csv"
 	if o.opts.DryRun {
 		suffix = ".dry-run.csv"
 	}
-	return WriteReport(filepath.Join(dir, base+suffix), r)
+	if o.opts.Folder == "" || !sameDir(dir, o.opts.Folder) {
+		return WriteReport(filepath.Join(dir, base+suffix), r)
+	}
+	root, err := os.OpenRoot(o.opts.Folder)
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	defer root.Close()
+	if err := privateFolderIn(root, reportsDir); err != nil {
+		return err
+	}
+	return writeReport(root, filepath.Join(reportsDir, base+suffix), r)
 }
 
 // reportPath is the report beside a file in processed/ or failed/: x.csv → x.result.csv.

@@ -245,7 +245,11 @@ func loadConfig(path string, environ []string) (settings, error) {
 		// names the line and the closest valid key), then the tree is decoded. An empty file
 		// is io.EOF: the defaults stand.
 		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-			return settings{}, fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
+			msg := oneLine(err.Error())
+			if unquotedAnyDepth.Match(data) {
+				msg += ` (a field path that starts with * must be quoted: "**.email")`
+			}
+			return settings{}, fmt.Errorf("config %s: %s", path, msg)
 		}
 		if problems := unknownKeys(&doc, reflect.TypeFor[Config](), ""); len(problems) > 0 {
 			return settings{}, fmt.Errorf("config %s: %s", path, strings.Join(problems, "; "))
@@ -637,6 +641,10 @@ func (s settings) logger(w io.Writer) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+// unquotedAnyDepth finds a list item that starts with an unquoted * (fields: [**.email]), which
+// YAML reads as an alias: the file does not parse.
+var unquotedAnyDepth = regexp.MustCompile(`(?m)(^\s*-|[\[,])\s*\*`)
 
 // oneLine folds a message onto one line, for the operator.
 func oneLine(s string) string {

@@ -46,6 +46,13 @@ func TestServeKeyScopeErrors(t *testing.T) {
 		{"writes without employees", "{name: d, key: secret-value, collections: [departments], writes: true}", "serve.keys d: writes is true but collections leaves out employees: it may create employees but not read them"},
 		{"writes not a bool", "{name: d, key: secret-value, writes: maybe}", "is not true or false"},
 		{"unknown key", "{name: d, key: secret-value, field: [id]}", "unknown key serve.keys[0].field (did you mean serve.keys[0].fields?)"},
+		{"deny **.id", `{name: d, key: secret-value, deny: [dob, "**.id"]}`, "serve.keys d: deny: id cannot be denied"},
+		{"deny ID", "{name: d, key: secret-value, deny: [ID]}", "serve.keys d: deny: id cannot be denied"},
+		{"** then a path", `{name: d, key: secret-value, deny: ["**.line_manager.email"]}`, `serve.keys d: deny: field path "**.line_manager.email": ** must be followed by one member name (**.email)`},
+		{"** alone", `{name: d, key: secret-value, fields: [id, "**"]}`, `serve.keys d: fields: field path "**": ** must be followed by one member name (**.email)`},
+		{"* as a wildcard", `{name: d, key: secret-value, deny: ["line_manager.*"]}`, `serve.keys d: deny: field path "line_manager.*": * is no wildcard; a member at every depth is **.name (**.email)`},
+		{"** inside a path", `{name: d, key: secret-value, deny: ["a.**.email"]}`, `serve.keys d: deny: field path "a.**.email": * is no wildcard`},
+		{"** unquoted", "{name: d, key: secret-value, deny: [**.email]}", `(a field path that starts with * must be quoted: "**.email")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +81,12 @@ func TestServeKeyScopes(t *testing.T) {
       fields: [id, first_name, line_manager.id]
     - {name: deny, key: c, deny: [dob, bank_details.iban]}
     - {name: deny-writer, key: d, deny: [dob], writes: true}
+    - name: any-depth
+      key: e
+      fields:
+        - id
+        - "**.email"
+        - '**.name'
 `), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +102,7 @@ func TestServeKeyScopes(t *testing.T) {
 			Collections: []string{"employees", "departments"}, Fields: []string{"id", "first_name", "line_manager.id"}, ReadOnly: true}},
 		{Name: "deny", Key: "c", Account: "default", Scope: serve.Scope{Deny: []string{"dob", "bank_details.iban"}, ReadOnly: true}},
 		{Name: "deny-writer", Key: "d", Account: "default", Scope: serve.Scope{Deny: []string{"dob"}}},
+		{Name: "any-depth", Key: "e", Account: "default", Scope: serve.Scope{Fields: []string{"id", "**.email", "**.name"}, ReadOnly: true}},
 	}
 	if len(keys) != len(want) {
 		t.Fatalf("keys %+v", keys)

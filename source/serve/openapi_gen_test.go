@@ -65,8 +65,9 @@ func kindSchema(f v1.Field) obj {
 // holding one.
 func sentID() obj { return obj{"type": []string{"integer", "string"}} }
 
-// record is a record's schema: id required, every other member optional (a scoped key's answers
-// leave out fields outside its scope), members the source sent beyond these passed through.
+// record is a record's schema: id required, every other member optional, nested objects' too (a
+// scoped key's answers leave out members outside its scope, at any depth), members the source
+// sent beyond these passed through. TestOpenAPIRequiresOnlyRecordIDs keeps it so.
 func record(desc string, props obj) obj {
 	props["id"] = obj{"type": "integer", "minimum": 1}
 	return obj{"type": "object", "description": desc, "required": []string{"id"}, "properties": props, "additionalProperties": true}
@@ -265,7 +266,7 @@ func openAPIDocument() obj {
 		"components": obj{
 			"schemas": schemas,
 			"securitySchemes": obj{"apiKey": obj{"type": "apiKey", "in": "header", "name": "X-API-KEY",
-				"description": "A serve key. A key may be scoped (serve.keys): limited to some collections (others answer 403), to some fields (the others are absent from its answers), and read-only (POST answers 403)."}},
+				"description": "A serve key. A key may be scoped (serve.keys): limited to some collections (others answer 403), to some fields, at any depth (the others are absent from its answers: a record's members, its nested objects' and its arrays' objects', and those the source sent beyond the documented ones; only a record's id is always there), and read-only (POST answers 403)."}},
 			"parameters": obj{
 				"page":            obj{"name": "page", "in": "query", "schema": obj{"type": "integer", "minimum": 1, "maximum": v1.MaxPage, "default": 1}},
 				"per_page":        obj{"name": "per_page", "in": "query", "description": fmt.Sprintf("records a page, cut to %d", v1.MaxPerPage), "schema": obj{"type": "integer", "minimum": 1, "default": v1.DefaultPerPage}},

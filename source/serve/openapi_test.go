@@ -3,6 +3,7 @@ package serve_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -203,6 +204,100 @@ func TestOpenAPIAnswers(t *testing.T) {
 			}
 			checkAnswer(t, "GET", c.path, resp, body)
 		}
+	}
+}
+
+// TestOpenAPIScopedAnswers: the answers of keys whose lists take members out at every depth are
+// what the document says of them: a deny list of every declared member (a bare name: at every
+// depth, so nested objects are emptied too) and of every nested object's id, and an allow list
+// of ids and emails at every depth, over records with nested objects and members beyond the
+// declared ones.
+func TestOpenAPIScopedAnswers(t *testing.T) {
+	deny := []string{"account_id", "first_name", "last_name", "email", "job_title", "status", "working_pattern",
+		"holiday_allowance", "line_manager.id", "holiday_approver.id", "department.id", "custom_fields", "dob"}
+	for _, c := range v1.Collections {
+		for _, f := range c.Fields {
+			deny = append(deny, f.Name)
+			if f.Kind == v1.Nested {
+				deny = append(deny, f.Name+".id")
+				for _, nf := range f.Nested.Fields {
+					deny = append(deny, "**."+nf.Name)
+				}
+			}
+		}
+	}
+	f := newFixture(t, "sqlite", serve.Options{Keys: []serve.Key{
+		{Name: "deny", Key: "deny-key", Scope: serve.Scope{Deny: deny, ReadOnly: true}},
+		{Name: "deny-nested", Key: "deny-nested-key", Scope: serve.Scope{Deny: []string{"employee.id", "approved_by.id", "leave_reason.id", "line_manager.id", "**.name", "**.first_name"}, ReadOnly: true}},
+		{Name: "allow", Key: "allow-key", Scope: serve.Scope{Fields: []string{"id", "**.email", "**.id", "employee.first_name", "line_manager.email"}, ReadOnly: true}},
+	}})
+	deepStore(t, f)
+	for _, key := range []string{"deny-key", "deny-nested-key", "allow-key"} {
+		for _, path := range append(deepPaths(), "/v1") {
+			resp, body := send(t, "GET", f.srv.URL+path, key, nil)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s with %s: %d %s", path, key, resp.StatusCode, body)
+			}
+			checkAnswer(t, "GET", path, resp, body)
+		}
+	}
+	// The deny list leaves records their id and what the source sent beyond the declared
+	// members, emptied of the denied names at every depth.
+	resp, body := send(t, "GET", f.srv.URL+"/v1/absences/2", "deny-key", nil)
+	if want := `{"absences":[{"id":2,"people":[{"more":[{}]}]}]}` + "\n"; string(body) != want {
+		t.Errorf("%d %s, want %s", resp.StatusCode, body, want)
+	}
+}
+
+// TestOpenAPIRequiresOnlyRecordIDs: a record's schema requires its id and nothing else, at any
+// depth, so the document holds for every key's answers, whatever a list takes out (a record's
+// id cannot be denied, and an allow list must keep it).
+func TestOpenAPIRequiresOnlyRecordIDs(t *testing.T) {
+	var doc struct {
+		Components struct{ Schemas map[string]map[string]any }
+	}
+	if err := json.Unmarshal(serve.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var requiredBelow func(v any, path string) []string
+	requiredBelow = func(v any, path string) []string {
+		var found []string
+		switch v := v.(type) {
+		case map[string]any:
+			for k, m := range v {
+				if k == "required" {
+					found = append(found, path)
+				}
+				found = append(found, requiredBelow(m, path+"/"+k)...)
+			}
+		case []any:
+			for i, e := range v {
+				found = append(found, requiredBelow(e, fmt.Sprintf("%s/%d", path, i))...)
+			}
+		}
+		return found
+	}
+	records := 0
+	for name, schema := range doc.Components.Schemas {
+		if name == "Error" || strings.HasPrefix(name, "NewEmployee") {
+			continue // not records: errors and what a create sends
+		}
+		records++
+		if req, _ := json.Marshal(schema["required"]); string(req) != `["id"]` {
+			t.Errorf("%s requires %s, want [\"id\"]", name, req)
+		}
+		below := map[string]any{}
+		for k, v := range schema {
+			if k != "required" {
+				below[k] = v
+			}
+		}
+		if found := requiredBelow(below, name); len(found) > 0 {
+			t.Errorf("%s: members required below the record: %v", name, found)
+		}
+	}
+	if records != 2+len(v1.Collections) {
+		t.Errorf("%d record schemas, want %d", records, 2+len(v1.Collections))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,8 +66,51 @@ func TestProjection(t *testing.T) {
 		{"unicode kept byte for byte", false, allow("id", "name"), `{"id":1,"name":"Łukasz O'Brien \"Jr\" <x>","n":"é"}`, `{"id":1,"name":"Łukasz O'Brien \"Jr\" <x>"}`},
 		{"empty object", false, allow("id"), `{}`, `{}`},
 		{"empty object denied", true, allow("x"), `{}`, `{}`},
-		{"whitespace between members dropped, kept inside values", true, allow("dob"), " { \"id\" : 1 ,\n\"dob\" : \"x\" , \"a\" : [ 1 , 2 ] , \"o\" : { \"k\" : null } } ", `{"id":1,"a":[ 1 , 2 ],"o":{ "k" : null }}`},
+		{"whitespace between members dropped, kept inside values", false, allow("id", "a", "o"), " { \"id\" : 1 ,\n\"dob\" : \"x\" , \"a\" : [ 1 , 2 ] , \"o\" : { \"k\" : null } } ", `{"id":1,"a":[ 1 , 2 ],"o":{ "k" : null }}`},
+		{"whitespace kept inside values a dotted deny path keeps whole", true, allow("o.dob"), " { \"id\" : 1 , \"a\" : [ 1 , 2 ] , \"o\" : { \"k\" : null , \"dob\" : 1 } } ", `{"id":1,"a":[ 1 , 2 ],"o":{"k":null}}`},
+		{"whitespace dropped inside values read for names at every depth", true, allow("dob"), " { \"id\" : 1 ,\n\"dob\" : \"x\" , \"a\" : [ 1 , 2 ] , \"o\" : { \"k\" : null } } ", `{"id":1,"a":[1,2],"o":{"k":null}}`},
 		{"numbers and literals", true, allow("x"), `{"id":-1.5e+3,"t":true,"f":false,"n":null,"x":0}`, `{"id":-1.5e+3,"t":true,"f":false,"n":null}`},
+		// A deny list's bare name, and **.name in either list, name a member at every depth.
+		{"deny bare name at every depth", true, allow("email"),
+			`{"id":1,"email":"a","line_manager":{"id":2,"email":"b","name":"x"},"employee":{"Email":"c"},"custom_fields":{"email":"d","x":{"email":"e","k":1}},"list":[{"email":"f","y":2},[{"EMAIL":"g"}],"email",null],"note":"\"email\":\"h\""}`,
+			`{"id":1,"line_manager":{"id":2,"name":"x"},"employee":{},"custom_fields":{"x":{"k":1}},"list":[{"y":2},[{}],"email",null],"note":"\"email\":\"h\""}`},
+		{"deny **.name at every depth", true, allow("**.email"),
+			`{"id":1,"email":"a","line_manager":{"id":2,"email":"b"},"extra":{"a":{"b":[{"c":{"email":"deep","k":true}}]}}}`,
+			`{"id":1,"line_manager":{"id":2},"extra":{"a":{"b":[{"c":{"k":true}}]}}}`},
+		{"deny dotted path is that path only", true, allow("line_manager.email"),
+			`{"id":1,"email":"a","line_manager":{"id":2,"email":"b"},"employee":{"email":"c"},"x":{"line_manager":{"email":"d"}}}`,
+			`{"id":1,"email":"a","line_manager":{"id":2},"employee":{"email":"c"},"x":{"line_manager":{"email":"d"}}}`},
+		{"deny at every depth with paths", true, allow("dob", "line_manager.ni_number", "bank_details.iban"),
+			`{"id":1,"DOB":"x","line_manager":{"dob":"y","ni_number":"QQ","name":"Bo","boss":{"dob":"z","ni_number":"kept"}},"bank_details":[{"iban":"GB","Dob":"w","sort":"1"}],"ni_number":"top kept"}`,
+			`{"id":1,"line_manager":{"name":"Bo","boss":{"ni_number":"kept"}},"bank_details":[{"sort":"1"}],"ni_number":"top kept"}`},
+		{"deny at every depth, whole object", true, allow("custom_fields"),
+			`{"id":1,"custom_fields":{"a":1},"employee":{"id":2,"custom_fields":[1,2]},"x":[{"custom_fields":null}]}`,
+			`{"id":1,"employee":{"id":2},"x":[{}]}`},
+		{"deny at every depth, escaped and any case", true, allow("email", "émail"),
+			`{"id":1,"a":{"e\u006dail":"x","EM\u0041IL":"y","ÉMAIL":"z","\u00c9mail":"w","k":1},"b":[{"Em\u0061iL":1}]}`,
+			`{"id":1,"a":{"k":1},"b":[{}]}`},
+		{"deny at every depth keeps scalars and empties", true, allow("email"),
+			`{"id":1,"a":[],"b":{},"c":[1,"x",true,null,[]],"d":-0.5e1}`,
+			`{"id":1,"a":[],"b":{},"c":[1,"x",true,null,[]],"d":-0.5e1}`},
+		{"README's example", true, allow("email", "dob", "line_manager.name"),
+			`{"id":7,"employee":{"id":42,"first_name":"Ana","last_name":"López","email":"ana@example.com","dob":"1990-01-01"},"custom_fields":{"contacts":[{"name":"Kin","EMAIL":"kin@example.net"}]},"line_manager":{"id":9,"name":"Bo","email":"b@x"},"department":{"id":5,"name":"R&D"}}`,
+			`{"id":7,"employee":{"id":42,"first_name":"Ana","last_name":"López"},"custom_fields":{"contacts":[{"name":"Kin"}]},"line_manager":{"id":9},"department":{"id":5,"name":"R&D"}}`},
+		{"allow bare name is the record's member only", false, allow("id", "email", "line_manager.id"),
+			`{"id":1,"email":"a","line_manager":{"id":2,"email":"b"}}`,
+			`{"id":1,"email":"a","line_manager":{"id":2}}`},
+		{"allow **.name where its parent is kept", false, allow("id", "**.email", "line_manager.id"),
+			`{"id":1,"email":"a","line_manager":{"id":2,"email":"b","name":"n"},"holiday_approver":{"email":"c"},"list":[{"email":"d"}]}`,
+			`{"id":1,"email":"a","line_manager":{"id":2,"email":"b"}}`},
+		{"allow **.name through arrays a path reaches", false, allow("id", "bank_details.sort_code", "**.email"),
+			`{"id":1,"bank_details":[{"sort_code":"1","email":"x","acct":"2"},{"acct":"3"}]}`,
+			`{"id":1,"bank_details":[{"sort_code":"1","email":"x"},{}]}`},
+		{"allow **.name keeps it whole over longer paths", false, allow("id", "**.email", "email.x", "a.email.y", "a.z"),
+			`{"id":1,"email":{"x":1,"y":2},"a":{"email":{"x":3,"y":4},"z":5,"w":6}}`,
+			`{"id":1,"email":{"x":1,"y":2},"a":{"email":{"x":3,"y":4},"z":5}}`},
+		{"allow **.id keeps the record's id", false, allow("**.id", "a.b"),
+			`{"id":1,"a":{"id":2,"b":3,"c":4},"x":{"id":5}}`,
+			`{"id":1,"a":{"id":2,"b":3}}`},
+		{"allow **.name in exact case", false, allow("id", "**.email"), `{"id":1,"EMAIL":"a","email":"b"}`, `{"id":1,"email":"b"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,18 +139,37 @@ func TestProjectionErrors(t *testing.T) {
 }
 
 func TestCompileFields(t *testing.T) {
-	for _, bad := range []string{"", ".", "a.", ".a", "a..b"} {
-		if _, err := compileFields([]string{"id", bad}, false); err == nil {
-			t.Errorf("path %q accepted", bad)
+	for _, bad := range []string{"", ".", "a.", ".a", "a..b", "**.", ".**.a"} {
+		if _, err := compileFields([]string{"id", bad}, false); err == nil || !strings.Contains(err.Error(), "empty segment") {
+			t.Errorf("path %q: %v", bad, err)
+		}
+	}
+	// ** is followed by one plain member name; * is no other wildcard.
+	for _, bad := range []string{"**", "**.a.b", "a.**.b", "a.**", "*.email", "***.email", "**.*", "**.**", "**.e*", "line_manager.*", "*", "e*mail"} {
+		for _, deny := range []bool{false, true} {
+			_, err := compileFields([]string{"id", bad}, deny)
+			if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "**.email") {
+				t.Errorf("path %q (deny %v): %v", bad, deny, err)
+			}
 		}
 	}
 	// Equal scopes, however written, have one canonical text; different ones do not.
-	same := [][]string{{"id", "line_manager.id", "email"}, {"email", "id", "line_manager.id", "id"}}
-	if a, b := mustProjection(t, false, same[0]...).canonical(), mustProjection(t, false, same[1]...).canonical(); a != b {
-		t.Errorf("canonical %q != %q", a, b)
+	sameScopes := []struct {
+		deny bool
+		a, b []string
+	}{
+		{false, []string{"id", "line_manager.id", "email"}, []string{"email", "id", "line_manager.id", "id"}},
+		{false, []string{"id", "line_manager"}, []string{"id", "line_manager.id", "line_manager"}},
+		{true, []string{"email"}, []string{"**.email"}},
+		{true, []string{"email"}, []string{"EMAIL", "line_manager.email", "a.b.Email.c", "**.Email"}},
+		{true, []string{"dob", "line_manager.ni_number"}, []string{"Line_Manager.NI_number", "**.dob"}},
+		{false, []string{"id", "**.email"}, []string{"id", "**.email", "email.x"}},
+		{false, []string{"id", "**.email", "line_manager.email"}, []string{"id", "**.email", "line_manager.email.x"}},
 	}
-	if a, b := mustProjection(t, false, "id", "line_manager").canonical(), mustProjection(t, false, "id", "line_manager.id", "line_manager").canonical(); a != b {
-		t.Errorf("a whole member and a longer path: %q != %q", a, b)
+	for _, s := range sameScopes {
+		if a, b := mustProjection(t, s.deny, s.a...).canonical(), mustProjection(t, s.deny, s.b...).canonical(); a != b {
+			t.Errorf("%v and %v: canonical %q != %q", s.a, s.b, a, b)
+		}
 	}
 	distinct := []string{
 		mustProjection(t, false, "id", "line_manager").canonical(),
@@ -116,12 +180,38 @@ func TestCompileFields(t *testing.T) {
 		mustProjection(t, false, "id", "a.b", "c").canonical(),
 		mustProjection(t, false, "id", "a.b.c").canonical(),
 		mustProjection(t, false, "id", "a(b)").canonical(),
+		mustProjection(t, false, "id", "email").canonical(),
+		mustProjection(t, false, "id", "**.email").canonical(),
+		mustProjection(t, false, "id", "**.email", "line_manager.email").canonical(),
+		mustProjection(t, true, "email").canonical(),
+		mustProjection(t, true, "line_manager.email").canonical(),
+		mustProjection(t, true, "line_manager").canonical(),
+		mustProjection(t, true, "x.line_manager").canonical(),
+		mustProjection(t, true, "line_manager.x").canonical(),
 	}
 	for i := range distinct {
 		for j := range i {
 			if distinct[i] == distinct[j] {
 				t.Errorf("scopes %d and %d share canonical text %q", i, j, distinct[i])
 			}
+		}
+	}
+	// The texts name the depth marker, so no tag made when a deny list's bare name was the
+	// record's member only (texts then: deny:("email")) is taken for one of now.
+	for _, paths := range [][]string{{"email"}, {"dob", "bank_details"}, {"line_manager.email"}} {
+		var old strings.Builder
+		old.WriteString("deny:(")
+		for _, p := range slices.Sorted(slices.Values(paths)) {
+			if head, tail, ok := strings.Cut(p, "."); ok {
+				old.WriteString(strconv.Quote(head) + "(" + strconv.Quote(tail) + ")")
+			} else {
+				old.WriteString(strconv.Quote(p))
+			}
+		}
+		old.WriteString(")")
+		got := mustProjection(t, true, paths...).canonical()
+		if got == old.String() || !strings.HasPrefix(got, "deny:**(") {
+			t.Errorf("deny %v: canonical %q (the old form %q)", paths, got, old.String())
 		}
 	}
 }
@@ -136,6 +226,9 @@ var fuzzProjections = []struct {
 	{false, []string{"id"}},
 	{true, []string{"x.y.z"}},
 	{false, []string{"id", "a", "a.b", "\"", "é.ü"}},
+	{true, []string{"email", "**.dob", "line_manager.name", "a.b", "**.é"}},
+	{false, []string{"id", "**.email", "line_manager.id", "a.b", "**.é"}},
+	{true, []string{"**.a", "b.c.d"}},
 }
 
 // FuzzProjection: for any JSON object, the projection's output is JSON, a subset of the input,
@@ -148,6 +241,8 @@ func FuzzProjection(f *testing.F) {
 		`{"d\u006fb":"x","em\u0061il":"\"}","\\":"\\\\","a":[[[{"b":{"c":{}}}]]]}`,
 		` { "id" : 1 , "email" : [ 1 , 2 ] } `, `{"id":1,"id":2,"email":{"x":1},"email":"y"}`,
 		`{"custom_fields":{"salary":"90000","shoe":"42"},"\"":{"x":1},"é":{"ü":[1,{"ü":2}]}}`,
+		`{"id":1,"employee":{"id":2,"Email":"x","DOB":"y"},"extra":[{"a":{"EMAIL":1,"b":{"c":{"d":{"É":2}}}}}],"line_manager":{"name":"n","email":"m"}}`,
+		`{"E\u004dail":{"email":{"email":1}},"x":[[{"dOb":[{"dob":2}]}]],"a":{"a":{"b":{"a":3}}}}`,
 	} {
 		for i := range fuzzProjections {
 			f.Add(s, uint8(i))
@@ -174,6 +269,9 @@ func FuzzProjection(f *testing.F) {
 		}
 		if err := checkScope(json.NewDecoder(bytes.NewReader(out)), p, p.root); err != nil {
 			t.Fatalf("appendProject(%q) = %s: %v", in, out, err)
+		}
+		if name, found := namedAnywhere(out, p.anywhere); p.deny && found {
+			t.Fatalf("appendProject(%q) = %s: denied %q served", in, out, name)
 		}
 		again, err := p.appendProject(nil, out)
 		if err != nil || !bytes.Equal(again, out) {
@@ -226,7 +324,8 @@ func subset(a, b any) bool {
 }
 
 // checkScope reads one value from d (its tokens, so every member is seen, repeated names too)
-// and reports any member the projection's node n does not let through.
+// and reports any member the projection's node n does not let through: a deny list's names at
+// every depth are looked for in every object, a deny list's names in any case.
 func checkScope(d *json.Decoder, p *projection, n *fieldNode) error {
 	tok, err := d.Token()
 	if err != nil {
@@ -240,14 +339,23 @@ func checkScope(d *json.Decoder, p *projection, n *fieldNode) error {
 				return err
 			}
 			name := nameTok.(string)
+			if p.deny {
+				name = strings.ToLower(name)
+			}
 			c, named := n.sub[name]
 			switch {
+			case p.deny && p.anywhere[name]:
+				return errors.New("member " + name + " denied at every depth served")
 			case p.deny && named && c.sub == nil:
 				return errors.New("denied member " + name + " served")
-			case !p.deny && !named:
+			case !p.deny && !named && !p.anywhere[name]:
 				return errors.New("member " + name + " not allowed")
-			case named && c.sub != nil:
+			case named && c.sub != nil && !p.anywhere[name]:
 				if err := checkScope(d, p, c); err != nil {
+					return err
+				}
+			case p.deny:
+				if err := checkScope(d, p, unnamed); err != nil {
 					return err
 				}
 			default:
@@ -274,6 +382,42 @@ func checkScope(d *json.Decoder, p *projection, n *fieldNode) error {
 		return errors.New("a scalar where the allow list names members")
 	}
 	return nil
+}
+
+// namedAnywhere reports the first member, at any depth of the JSON text b (repeated names too),
+// whose name in lower case is one of names.
+func namedAnywhere(b []byte, names map[string]bool) (string, bool) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	inObject := []bool{}
+	expectName := false
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return "", false
+		}
+		switch tok {
+		case json.Delim('{'):
+			inObject = append(inObject, true)
+			expectName = true
+			continue
+		case json.Delim('['):
+			inObject = append(inObject, false)
+			expectName = false
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			inObject = inObject[:len(inObject)-1]
+		default:
+			if name, ok := tok.(string); ok && expectName {
+				if names[strings.ToLower(name)] {
+					return name, true
+				}
+				expectName = false
+				continue
+			}
+		}
+		// After a value: a member name follows next when inside an object.
+		expectName = len(inObject) > 0 && inObject[len(inObject)-1]
+	}
 }
 
 // BenchmarkProjection: one employee as served, encoded alone (what a key without a scope pays)

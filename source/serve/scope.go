@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -19,14 +20,19 @@ type Scope struct {
 	// collection, its list or one record, answers 403, and the index (GET /v1) lists only these.
 	Collections []string
 	// Fields is an allow list of field paths: only these members of each record are served, in
-	// every collection; nil: every member. A path is a member's name ("email"), or names joined
-	// by dots into nested objects ("line_manager.id": member id of the object line_manager,
-	// whose other members are then left out); through an array of objects a path applies to
-	// each element. Members the source sent beyond the typed ones (custom_fields, dob…) are
-	// matched alike. It must hold "id": clients page and fetch by id.
+	// every collection; nil: every member. A path is a member's name ("email", a top-level
+	// member), or names joined by dots into nested objects ("line_manager.id": member id of the
+	// object line_manager, whose other members are then left out); through an array of objects
+	// a path applies to each element. "**.name" keeps the member name at every depth, in every
+	// object the list keeps members of (the record, and the nested objects other paths reach).
+	// Members the source sent beyond the typed ones (custom_fields, dob…) are matched alike.
+	// It must keep "id": clients page and fetch by id.
 	Fields []string
-	// Deny is a deny list of field paths, of the same form: every member but these is served.
-	// Fields and Deny are exclusive.
+	// Deny is a deny list of field paths: every member but these is served. A bare name
+	// ("email") and "**.email" deny the member at every depth: the record's, its nested
+	// objects', its arrays' objects' and those of the members the source sent beyond the typed
+	// ones; a dotted path ("line_manager.email") denies that path only. Names match in any
+	// case. "id" cannot be denied. Fields and Deny are exclusive.
 	Deny []string
 	// ReadOnly refuses the key's creates (POST /v1/employees) with 403.
 	ReadOnly bool
@@ -98,7 +104,7 @@ func compileScope(s Scope, served []string) (*scope, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fields: %w", err)
 		}
-		if n, ok := p.root.sub["id"]; !ok || n.sub != nil {
+		if n, ok := p.root.sub["id"]; !p.anywhere["id"] && (!ok || n.sub != nil) {
 			return nil, errors.New("fields: the allow list must include id (clients page and fetch records by id)")
 		}
 		c.fields = p
@@ -107,7 +113,7 @@ func compileScope(s Scope, served []string) (*scope, error) {
 		if err != nil {
 			return nil, fmt.Errorf("deny: %w", err)
 		}
-		if _, ok := p.root.sub["id"]; ok {
+		if _, ok := p.root.sub["id"]; ok || p.anywhere["id"] {
 			return nil, errors.New("deny: id cannot be denied (clients page and fetch records by id)")
 		}
 		c.fields = p
@@ -166,6 +172,10 @@ func projected[T any](r *http.Request, appendItem func(*T, []byte) []byte) func(
 type projection struct {
 	deny bool
 	root *fieldNode
+	// anywhere are the member names the list names at every depth (**.name, and a deny
+	// list's bare names): allowed whole, or denied, in every object the projection reads. A
+	// deny list's are in lower case.
+	anywhere map[string]bool
 }
 
 // fieldNode is one member named by field paths: the whole member when sub is nil (a path ends
@@ -174,19 +184,43 @@ type fieldNode struct {
 	sub map[string]*fieldNode
 }
 
-// compileFields reads field paths into a tree. A path that names a whole member takes in every
-// longer path through it.
+// unnamed is the node of a member no path names, which a deny list with names at every depth
+// reads through for them.
+var unnamed = &fieldNode{sub: map[string]*fieldNode{}}
+
+// anyDepth is the prefix of a path that names a member at every depth: **.email.
+const anyDepth = "**"
+
+// compileFields reads field paths into a tree and a set of names at every depth. In a deny
+// list a bare name ("email") is named at every depth, as **.email is; in an allow list it is the
+// record's member only. A path that names a whole member takes in every longer path through
+// it, and a name at every depth every path through a member of that name.
 func compileFields(paths []string, deny bool) (*projection, error) {
-	root := &fieldNode{sub: map[string]*fieldNode{}}
-	for _, p := range paths {
-		if deny {
-			p = strings.ToLower(p) // lookup folds the names it reads
-		}
-		segs := strings.Split(p, ".")
+	p := &projection{deny: deny, root: &fieldNode{sub: map[string]*fieldNode{}}, anywhere: map[string]bool{}}
+	for _, path := range paths {
+		segs := strings.Split(path, ".")
 		if slices.Contains(segs, "") {
-			return nil, fmt.Errorf("field path %q has an empty segment", p)
+			return nil, fmt.Errorf("field path %q has an empty segment", path)
 		}
-		n := root
+		if deny {
+			for i := range segs {
+				segs[i] = strings.ToLower(segs[i]) // lookup folds the names it reads
+			}
+		}
+		switch {
+		case segs[0] == anyDepth:
+			if len(segs) != 2 || strings.Contains(segs[1], "*") {
+				return nil, fmt.Errorf("field path %q: ** must be followed by one member name (**.email)", path)
+			}
+			p.anywhere[segs[1]] = true
+			continue
+		case slices.ContainsFunc(segs, func(seg string) bool { return strings.Contains(seg, "*") }):
+			return nil, fmt.Errorf("field path %q: * is no wildcard; a member at every depth is **.name (**.email)", path)
+		case deny && len(segs) == 1:
+			p.anywhere[segs[0]] = true
+			continue
+		}
+		n := p.root
 		for i, seg := range segs {
 			c, ok := n.sub[seg]
 			if ok && c.sub == nil {
@@ -203,11 +237,29 @@ func compileFields(paths []string, deny bool) (*projection, error) {
 			n = c
 		}
 	}
-	return &projection{deny: deny, root: root}, nil
+	// A name at every depth decides for every member of that name: paths through one say
+	// nothing more, and the canonical text does not keep them. In a deny list, a member whose
+	// paths all went so is read through as one no path names.
+	var prune func(n *fieldNode)
+	prune = func(n *fieldNode) {
+		for name, c := range n.sub {
+			if p.anywhere[name] {
+				delete(n.sub, name)
+			} else if c.sub != nil {
+				if prune(c); deny && len(c.sub) == 0 {
+					delete(n.sub, name)
+				}
+			}
+		}
+	}
+	prune(p.root)
+	return p, nil
 }
 
 // canonical is the projection's canonical text: equal projections, however their paths were
-// written, have equal texts.
+// written, have equal texts. It names the names at every depth (after **), even none, so no
+// text of a list compiled before they existed (when a deny list's bare name was the record's
+// member only) equals one of now.
 func (p *projection) canonical() string {
 	var b strings.Builder
 	if p.deny {
@@ -215,15 +267,16 @@ func (p *projection) canonical() string {
 	} else {
 		b.WriteString("fields:")
 	}
+	b.WriteString(anyDepth)
+	b.WriteByte('(')
+	for _, name := range slices.Sorted(maps.Keys(p.anywhere)) {
+		b.WriteString(strconv.Quote(name))
+	}
+	b.WriteByte(')')
 	var walk func(n *fieldNode)
 	walk = func(n *fieldNode) {
-		names := make([]string, 0, len(n.sub))
-		for name := range n.sub {
-			names = append(names, name)
-		}
-		slices.Sort(names)
 		b.WriteByte('(')
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(n.sub)) {
 			b.WriteString(strconv.Quote(name))
 			if c := n.sub[name]; c.sub != nil {
 				walk(c)
@@ -276,26 +329,25 @@ func (p *projection) object(dst []byte, s *scanner, n *fieldNode) ([]byte, error
 		}
 		s.i++
 		s.ws()
-		child, named, err := lookup(n, name, p.deny)
+		child, keep, err := p.member(n, name)
 		if err != nil {
 			return dst, err
 		}
 		vs := s.i
-		switch {
-		case !named && p.deny, named && !p.deny && child.sub == nil:
-			// kept whole
+		switch keep {
+		case keepWhole:
 			if err := s.value(); err != nil {
 				return dst, err
 			}
 			dst = appendMember(dst, &first, name)
 			dst = append(dst, s.b[vs:s.i]...)
-		case !named, child.sub == nil:
-			// left out: not allowed, or denied whole
+		case leaveOut:
 			if err := s.value(); err != nil {
 				return dst, err
 			}
 		default:
-			// named by longer paths: their members of its object(s)
+			// named by longer paths (or, in a deny list, read for names at every depth):
+			// their members of its object(s)
 			switch s.peek() {
 			case '{':
 				dst = appendMember(dst, &first, name)
@@ -390,29 +442,69 @@ func appendMember(dst []byte, first *bool, name []byte) []byte {
 	return append(dst, ':')
 }
 
-// lookup finds the node of the member whose quoted name is raw. With fold (a deny list, whose
-// paths are kept in lower case), a name matches in any case: a source that spells a member DOB
-// does not get it past a deny list naming dob. An allow list matches exactly.
-func lookup(n *fieldNode, raw []byte, fold bool) (*fieldNode, bool, error) {
+// What a projection does with a member.
+const (
+	keepWhole   = iota // its value as it is
+	leaveOut           // not served
+	readThrough        // its value's objects projected by the member's node
+)
+
+// member says what the projection does with the member whose quoted name is raw, in an object
+// read by the node n, and the node to read its value by. In a deny list, denied at every depth
+// or by a path that ends there: left out; named by longer paths: read through; else read
+// through for the names at every depth when there are some (kept whole when not). In an allow
+// list, allowed at every depth or by a path that ends there: kept whole; named by longer paths:
+// read through; else left out.
+func (p *projection) member(n *fieldNode, raw []byte) (*fieldNode, int, error) {
+	name, err := p.name(raw)
+	if err != nil {
+		return nil, leaveOut, err
+	}
+	child, named := n.sub[string(name)] // no allocation: the compiler looks up the bytes
+	switch {
+	case p.deny && p.anywhere[string(name)], p.deny && named && child.sub == nil:
+		return nil, leaveOut, nil
+	case p.deny && named:
+		return child, readThrough, nil
+	case p.deny && len(p.anywhere) > 0:
+		return unnamed, readThrough, nil
+	case p.deny:
+		return nil, keepWhole, nil
+	case p.anywhere[string(name)], named && child.sub == nil:
+		return nil, keepWhole, nil
+	case named:
+		return child, readThrough, nil
+	}
+	return nil, leaveOut, nil
+}
+
+// name is the member name quoted in raw as the projection's paths hold it. An escaped name
+// ("e\u006dail") is the name it decodes to. In a deny list (whose paths are kept in lower case)
+// it is in lower case, so a name matches in any case: a source that spells a member DOB does
+// not get it past a deny list naming dob. An allow list matches exactly.
+func (p *projection) name(raw []byte) ([]byte, error) {
 	inner := raw[1 : len(raw)-1]
-	if !slices.Contains(inner, '\\') {
-		if fold {
-			c, ok := n.sub[strings.ToLower(string(inner))]
-			return c, ok, nil
+	if slices.Contains(inner, '\\') {
+		var name string
+		if err := json.Unmarshal(raw, &name); err != nil {
+			return nil, errors.New("malformed member name")
 		}
-		c, ok := n.sub[string(inner)] // no allocation: the compiler looks up the bytes
-		return c, ok, nil
+		inner = []byte(name)
 	}
-	// An escaped name ("e\u006dail") is the name it decodes to.
-	var name string
-	if err := json.Unmarshal(raw, &name); err != nil {
-		return nil, false, errors.New("malformed member name")
+	if p.deny && !lowerASCII(inner) {
+		return []byte(strings.ToLower(string(inner))), nil
 	}
-	if fold {
-		name = strings.ToLower(name)
+	return inner, nil
+}
+
+// lowerASCII reports whether b is ASCII without upper-case letters: its own lower case.
+func lowerASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 || 'A' <= c && c <= 'Z' {
+			return false
+		}
 	}
-	c, ok := n.sub[name]
-	return c, ok, nil
+	return true
 }
 
 // scanner walks JSON text the encoders wrote: it finds where values end, and validates no more

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -424,4 +425,188 @@ func statusWithKey(h http.Handler, key string) int {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w.Code
+}
+
+// membersNamed walks the decoded JSON v recursively and returns the path of every member, at
+// any depth (in objects, arrays of objects, nested and extra members alike), whose name in
+// lower case is one of names.
+func membersNamed(v any, path string, names ...string) []string {
+	var found []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, m := range v {
+			if slices.Contains(names, strings.ToLower(k)) {
+				found = append(found, path+"."+k)
+			}
+			found = append(found, membersNamed(m, path+"."+k, names...)...)
+		}
+	case []any:
+		for i, e := range v {
+			found = append(found, membersNamed(e, fmt.Sprintf("%s[%d]", path, i), names...)...)
+		}
+	}
+	return found
+}
+
+// deepEmployee is personalEmployee with emails and a birth date deeper down, in members the
+// source sent beyond the typed ones, in any case.
+func deepEmployee(i int) string {
+	return strings.TrimSuffix(personalEmployee(i), "}") + fmt.Sprintf(
+		`,"emergency_contacts":[{"name":"Kin %d","EMAIL":"kin%d@home.example.net","phones":[{"kind":"home","Email":"phone%d@home.example.net"}]}],`+
+			`"profile":{"links":{"work":{"email":"deep%d@example.com","DOB":"1980-01-01"}}}}`, i, i, i, i)
+}
+
+// deepRecord is a record of c as a source might send it: each nested object (an employee, an
+// approver, a reference) with its carried members and an email, a name and a birth date in
+// objects and arrays beyond them, and the same beyond the record's declared members.
+func deepRecord(c *v1.Collection, id int) string {
+	rec := map[string]any{"id": id}
+	for _, f := range c.Fields {
+		if f.Kind == v1.String {
+			rec[f.Name] = fmt.Sprintf("%s %d", f.Name, id)
+		}
+		if f.Kind != v1.Nested {
+			continue
+		}
+		nested := map[string]any{"id": 100 + id, "contact": map[string]any{"Email": fmt.Sprintf("%s-contact%d@example.com", f.Name, id)}}
+		for _, cf := range f.Nested.Fields {
+			nested[cf.Name] = fmt.Sprintf("%s %s %d", f.Name, cf.Name, id)
+		}
+		if f.Nested.Target == "employees" {
+			nested["email"] = fmt.Sprintf("%s%d@example.com", f.Name, id)
+			nested["dob"] = "1970-01-01"
+		}
+		rec[f.Name] = nested
+	}
+	if c.Index("email") < 0 {
+		rec["email"] = fmt.Sprintf("top%d@example.com", id)
+	}
+	rec["people"] = []any{map[string]any{"name": "P", "EMAIL": "p@example.com", "more": []any{map[string]any{"email": "q@example.com", "Dob": "1999-09-09"}}}}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// deepStore fills f with employees and a record or two of every declared collection, each
+// with emails at several depths.
+func deepStore(t *testing.T, f *fixture) {
+	t.Helper()
+	for i := 1; i <= 3; i++ {
+		f.put(t, deepEmployee(i))
+	}
+	for _, c := range v1.Collections {
+		f.walk(t, c, deepRecord(c, 1), deepRecord(c, 2))
+	}
+}
+
+// deepPaths are every list and one record of every collection, with a body each.
+func deepPaths() []string {
+	paths := []string{"/v1/employees", "/v1/employees/1", "/v1/employees?per_page=1&page=2"}
+	for _, c := range v1.Collections {
+		paths = append(paths, "/v1/"+c.Name, "/v1/"+c.Name+"/2")
+	}
+	return paths
+}
+
+// TestDenyAtEveryDepth: deny: [email] (the bare name) and deny: ["**.EMAIL"] leave out every
+// member named email, in any case, at every depth of every answer of every collection: nested
+// employees and approvers, line managers, arrays of objects, members the source sent beyond
+// the typed ones. A dotted path denies that path only, and an allow list's **.name keeps the
+// member wherever its parent is kept.
+func TestDenyAtEveryDepth(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backend, serve.Options{Keys: []serve.Key{
+				{Name: "deny-email", Key: "deny-email-key", Scope: serve.Scope{Deny: []string{"email"}}},
+				{Name: "deny-any-depth", Key: "deny-any-depth-key", Scope: serve.Scope{Deny: []string{"**.EMAIL", "dob"}}},
+				{Name: "deny-path", Key: "deny-path-key", Scope: serve.Scope{Deny: []string{"line_manager.email"}}},
+				{Name: "allow-any-depth", Key: "allow-any-depth-key", Scope: serve.Scope{Fields: []string{"id", "**.name", "line_manager.id", "employee.id"}}},
+			}})
+			deepStore(t, f)
+			get := func(t *testing.T, key, path string) any {
+				t.Helper()
+				resp, body := send(t, "GET", f.srv.URL+path, key, nil)
+				assertStatus(t, resp, body, 200)
+				var v any
+				if err := json.Unmarshal(body, &v); err != nil {
+					t.Fatalf("%s: %v: %s", path, err, body)
+				}
+				return v
+			}
+			for _, path := range deepPaths() {
+				full := get(t, testKey, path)
+				// The test can fail: full access sees emails and birth dates below the top.
+				deep := 0
+				for _, p := range membersNamed(full, "", "email", "dob") {
+					if strings.Count(p, ".") > 2 {
+						deep++
+					}
+				}
+				if deep == 0 {
+					t.Fatalf("%s: full access sees no nested email: %v", path, full)
+				}
+				if got := membersNamed(get(t, "deny-email-key", path), "", "email"); len(got) > 0 {
+					t.Errorf("%s: deny: [email] serves %v", path, got)
+				}
+				if got := membersNamed(get(t, "deny-any-depth-key", path), "", "email", "dob"); len(got) > 0 {
+					t.Errorf("%s: deny: [**.EMAIL, dob] serves %v", path, got)
+				}
+				// Everything else is still there: only the denied members went.
+				if got, want := len(membersNamed(get(t, "deny-email-key", path), "", "id", "name", "first_name")),
+					len(membersNamed(full, "", "id", "name", "first_name")); got != want {
+					t.Errorf("%s: deny: [email] serves %d ids and names, full access %d", path, got, want)
+				}
+				if got := membersNamed(get(t, "allow-any-depth-key", path), "", "email", "dob", "first_name", "contact", "people"); len(got) > 0 {
+					t.Errorf("%s: the allow list serves %v", path, got)
+				}
+			}
+
+			// A dotted path is that path only.
+			var emps struct{ Employees []map[string]any }
+			b, _ := json.Marshal(get(t, "deny-path-key", "/v1/employees"))
+			if err := json.Unmarshal(b, &emps); err != nil || len(emps.Employees) != 3 {
+				t.Fatalf("%s: %v", b, err)
+			}
+			for _, e := range emps.Employees {
+				lm := e["line_manager"].(map[string]any)
+				if _, ok := lm["email"]; ok || lm["name"] == nil || e["email"] == nil || len(membersNamed(e["profile"], "", "email")) != 1 {
+					t.Errorf("deny: [line_manager.email]: %v", e)
+				}
+			}
+			var abs struct{ Absences []map[string]any }
+			b, _ = json.Marshal(get(t, "deny-path-key", "/v1/absences"))
+			if err := json.Unmarshal(b, &abs); err != nil || len(abs.Absences) != 2 {
+				t.Fatalf("%s: %v", b, err)
+			}
+			if emp := abs.Absences[0]["employee"].(map[string]any); emp["email"] == nil {
+				t.Errorf("deny: [line_manager.email] took an absence's employee.email: %v", abs.Absences[0])
+			}
+
+			// **.name in an allow list: wherever its parent is kept, and nowhere else.
+			b, _ = json.Marshal(get(t, "allow-any-depth-key", "/v1/employees/1"))
+			emps.Employees = nil // a fresh decoding: Unmarshal would add to the maps there
+			if err := json.Unmarshal(b, &emps); err != nil || len(emps.Employees) != 1 {
+				t.Fatalf("%s: %v", b, err)
+			}
+			if e := emps.Employees[0]; len(e) != 2 || !reflect.DeepEqual(slices.Sorted(maps.Keys(e["line_manager"].(map[string]any))), []string{"id", "name"}) {
+				t.Errorf("allow [id, **.name, line_manager.id]: %s", b)
+			}
+			b, _ = json.Marshal(get(t, "allow-any-depth-key", "/v1/departments/1"))
+			if string(b) != `{"departments":[{"id":1,"name":"name 1"}]}` {
+				t.Errorf("allow **.name on departments: %s", b)
+			}
+			b, _ = json.Marshal(get(t, "allow-any-depth-key", "/v1/absences/2"))
+			abs.Absences = nil
+			if err := json.Unmarshal(b, &abs); err != nil || len(abs.Absences) != 1 {
+				t.Fatalf("%s: %v", b, err)
+			}
+			if a := abs.Absences[0]; !reflect.DeepEqual(slices.Sorted(maps.Keys(a)), []string{"employee", "id"}) ||
+				!reflect.DeepEqual(slices.Sorted(maps.Keys(a["employee"].(map[string]any))), []string{"id"}) {
+				t.Errorf("allow [id, **.name, employee.id] on an absence: %s", b)
+			}
+		})
+	}
 }

@@ -84,30 +84,35 @@ var processETagSecret = sync.OnceValue(func() []byte {
 // and an answer's key, cut to 128 bits.
 type tagger struct {
 	salt string
-	macs sync.Pool // of hash.Hash: HMAC-SHA256 under the secret
+	macs sync.Pool // of *macState
+}
+
+// macState is an HMAC-SHA256 under the secret and a buffer for what it reads.
+type macState struct {
+	mac hash.Hash
+	buf []byte
+	sum [sha256.Size]byte
 }
 
 func newTagger(secret []byte, salt string) *tagger {
 	secret = append([]byte(nil), secret...)
 	t := &tagger{salt: salt}
-	t.macs.New = func() any { return hmac.New(sha256.New, secret) }
+	t.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, secret), buf: make([]byte, 0, 256)} }
 	return t
 }
 
 // tag is the strong ETag of k's identity representation (k.coding is not in it: codedTag adds
 // the coding).
 func (t *tagger) tag(k *answerKey) string {
-	var buf [256]byte
-	b := k.appendCanonical(appendField(buf[:0], t.salt))
-	mac := t.macs.Get().(hash.Hash)
-	mac.Reset()
-	mac.Write(b)
-	var sum [sha256.Size]byte
-	s := mac.Sum(sum[:0])
-	t.macs.Put(mac)
+	m := t.macs.Get().(*macState)
+	m.buf = k.appendCanonical(appendField(m.buf[:0], t.salt))
+	m.mac.Reset()
+	m.mac.Write(m.buf)
+	s := m.mac.Sum(m.sum[:0])
 	var out [2 + 2*etagBytes]byte
 	out[0], out[len(out)-1] = '"', '"'
 	hex.Encode(out[1:], s[:etagBytes])
+	t.macs.Put(m)
 	return string(out[:])
 }
 

@@ -6,8 +6,9 @@
 # wrk (8 connections, 1 thread a side), interleaved old, new, old, new, for:
 #   page        the repeated 100-record page, no Accept-Encoding
 #   page-gzip   the same page with Accept-Encoding: gzip
-#   cold        every request a page never asked before (200 pages, each query distinct), no
-#               Accept-Encoding: every one a miss of the new binary's cache
+#   cold        every request a page never asked before (200 pages, each of up to 100 sizes:
+#               20,000 distinct answers, from a random start), no Accept-Encoding: a miss of
+#               the new binary's cache until those run out
 # and prints the bytes of the page with and without curl --compressed, the requests/s of each
 # round, their median per case and the ratios new/old. Exits non-zero on a setup failure.
 #
@@ -101,13 +102,14 @@ done
 echo
 
 cat >"$TMP/cold.lua" <<'LUA'
--- Every request a distinct query (the replica ignores r but its ETag names it): each one misses.
+-- Every request a distinct page: page 1-200 of per_page 100 down to 1 (the replica keys answers
+-- by page and per_page as read, ignoring any other parameter), from a random start.
 math.randomseed(os.time())
-local run = math.random(1, 1000000000)
-local n = 0
+local n = math.random(0, 19999)
 request = function()
 	n = n + 1
-	return wrk.format("GET", "/v1/employees?per_page=100&page=" .. (n % 200 + 1) .. "&r=" .. run .. "-" .. n)
+	local i = n % 20000
+	return wrk.format("GET", "/v1/employees?per_page=" .. (100 - math.floor(i / 200)) .. "&page=" .. (i % 200 + 1))
 end
 LUA
 # run <old|new> <case>: requests/s of one wrk run.

@@ -102,6 +102,11 @@ type ServeConfig struct {
 	// CacheBytes bounds the memory of encoded answers kept until the warehouse changes (all
 	// accounts); 0 keeps none.
 	CacheBytes int64 `yaml:"cache_bytes"`
+	// ETagSecret keys the MAC of ETags (at least 32 bytes): the same on every replica behind
+	// one address, so that they agree on tags; empty, a random one per process. Or
+	// ETagSecretFile, a file holding it. A secret: never printed or logged.
+	ETagSecret     string `yaml:"etag_secret"`
+	ETagSecretFile string `yaml:"etag_secret_file"`
 	// Keys are keys named for logs and metrics, each reading one account's data; with several
 	// accounts, the only way to give a key access. File only.
 	Keys []ServeKey `yaml:"keys" env:"-"`
@@ -564,6 +569,9 @@ func (c Config) parse() (settings, error) {
 	if c.Serve.CacheBytes < 0 {
 		return settings{}, errors.New("config: serve.cache_bytes must be 0 (no cache) or more")
 	}
+	if err := s.readETagSecret(); err != nil {
+		return settings{}, err
+	}
 	if c.Worker.MaxSyncs < 0 {
 		return settings{}, errors.New("config: worker.max_syncs must be 0 (no bound) or more")
 	}
@@ -667,4 +675,24 @@ func parsePrefix(s string) (netip.Prefix, error) {
 	}
 	a = a.Unmap()
 	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// readETagSecret takes serve.etag_secret, or reads serve.etag_secret_file into it, and refuses
+// one shorter than serve.MinETagSecretBytes; its errors never hold the secret.
+func (s *settings) readETagSecret() error {
+	sc := &s.Serve
+	if sc.ETagSecretFile != "" {
+		if sc.ETagSecret != "" {
+			return errors.New("config: serve.etag_secret and serve.etag_secret_file are both set: keep one")
+		}
+		secret, err := readKeyFile(sc.ETagSecretFile)
+		if err != nil {
+			return fmt.Errorf("config: serve.etag_secret_file: %w", err)
+		}
+		sc.ETagSecret = secret
+	}
+	if sc.ETagSecret != "" && len(sc.ETagSecret) < serve.MinETagSecretBytes {
+		return fmt.Errorf("config: serve.etag_secret is %d bytes: want at least %d (openssl rand -hex 32 makes one)", len(sc.ETagSecret), serve.MinETagSecretBytes)
+	}
+	return nil
 }

@@ -214,6 +214,9 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		{"statement timeout not a duration", "", []string{"HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT=300"}, "HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT: want a duration"},
 		{"statement timeout too short", "warehouse:\n  statement_timeout: 10ms\n", nil, "warehouse.statement_timeout"},
 		{"statement timeout bad in file", "warehouse:\n  statement_timeout: soon\n", nil, "soon"},
+		{"short etag secret", "", []string{"HRSYNC_SERVE_ETAG_SECRET=tooshort-secret"}, "serve.etag_secret is 15 bytes: want at least 32"},
+		{"etag secret twice", "serve:\n  etag_secret_file: /nonexistent\n", []string{"HRSYNC_SERVE_ETAG_SECRET=" + strings.Repeat("s", 32)}, "serve.etag_secret and serve.etag_secret_file are both set"},
+		{"missing etag secret file", "serve:\n  etag_secret_file: /nonexistent/etag\n", nil, "serve.etag_secret_file:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -329,4 +332,37 @@ func parsed(t *testing.T, c Config) settings {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestETagSecretSetting: serve.etag_secret from the environment or the file, or read from
+// serve.etag_secret_file, and a short one refused without echoing it.
+func TestETagSecretSetting(t *testing.T) {
+	dir := t.TempDir()
+	secret := "0123456789abcdef0123456789abcdef-from-a-file"
+	secretFile := filepath.Join(dir, "etag.secret")
+	if err := os.WriteFile(secretFile, []byte("# the serve pods' ETag secret\n"+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("serve:\n  etag_secret_file: "+secretFile+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(path, nil)
+	if err != nil || cfg.Serve.ETagSecret != secret {
+		t.Errorf("from the file: %q, %v", cfg.Serve.ETagSecret, err)
+	}
+	env := strings.Repeat("e", 40)
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = loadConfig(path, []string{"HRSYNC_SERVE_ETAG_SECRET=" + env}); err != nil || cfg.Serve.ETagSecret != env {
+		t.Errorf("from the environment: %q, %v", cfg.Serve.ETagSecret, err)
+	}
+	if cfg, err = loadConfig(path, nil); err != nil || cfg.Serve.ETagSecret != "" {
+		t.Errorf("by default: %q, %v", cfg.Serve.ETagSecret, err)
+	}
+	short := "SHORTSECRETVALUE"
+	if _, err = loadConfig(path, []string{"HRSYNC_SERVE_ETAG_SECRET=" + short}); err == nil || strings.Contains(err.Error(), short) {
+		t.Errorf("a short secret: %v", err)
+	}
 }

@@ -124,7 +124,7 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 	}
 	hopts := serve.Options{Keys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL,
 		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
-		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
+		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), ETagSecret: []byte(cfg.Serve.ETagSecret), Logger: log, Observe: m.observe}
 	for _, s := range stores {
 		ac := serve.Account{Name: s.acct.name, Store: s.store}
 		if s.upstream != nil {

@@ -5,7 +5,6 @@ import (
 	"container/list"
 	"context"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -17,33 +16,29 @@ var answerHeaders = []string{"Total", "Per-Page", "Link"}
 
 // answer is one encoded 200: what a miss wrote, kept to be written again.
 type answer struct {
-	acct    *account
-	version int64    // the store's version it was read at
-	key     cacheKey // tag and coding
-	etag    string   // the ETag sent: the tag, "-gzip" for a gzip body
-	coding  string   // the body's content-coding: "" or "gzip" (a small body is identity)
+	key     answerKey // what it is: account, scope, route, parameters, version and coding
+	etag    string    // the ETag sent: the tag, "-gzip" for a gzip body
+	coding  string    // the body's content-coding: "" or "gzip" (a small body is identity)
 	headers [3]string
 	body    []byte
 }
 
 func (a *answer) size() int64 {
-	n := int64(len(a.body)+len(a.etag)+len(a.key.tag)) + 160
+	k := &a.key
+	n := int64(len(a.body)+len(a.etag)+len(k.scope)+len(k.route)+len(k.coll)+len(k.base)+len(k.coding)) + 200
 	for _, h := range a.headers {
 		n += int64(len(h))
 	}
 	return n
 }
 
-// cacheKey names an answer: the full ETag of its identity form (which names the version, URL,
-// query, account, build and anything else an answer differs by) and the coding asked for.
-type cacheKey struct{ tag, coding string }
-
 // flightWait bounds how long a request waits for another one encoding the same answer before it
 // encodes its own.
 const flightWait = 2 * time.Second
 
 // answerCache keeps encoded answers, least recently used first out, in at most max bytes (an
-// answer over an eighth of max is not kept). An account's answers of a version older than the
+// answer over an eighth of max is not kept), each found by what it is (answerKey), never by its
+// ETag. An account's answers of a version older than the
 // newest seen are dropped when the newer one is seen: they can never be asked for again.
 type answerCache struct {
 	max int64
@@ -51,9 +46,9 @@ type answerCache struct {
 	mu      sync.Mutex
 	bytes   int64
 	lru     *list.List // of *answer, most recent first
-	items   map[cacheKey]*list.Element
+	items   map[answerKey]*list.Element
 	newest  map[*account]int64
-	flights map[cacheKey]chan struct{}
+	flights map[answerKey]chan struct{}
 	stats   map[*account]*CacheStats // per account: hits, misses, bytes kept
 }
 
@@ -61,9 +56,9 @@ func newAnswerCache(maxBytes int64) *answerCache {
 	return &answerCache{
 		max:     maxBytes,
 		lru:     list.New(),
-		items:   map[cacheKey]*list.Element{},
+		items:   map[answerKey]*list.Element{},
 		newest:  map[*account]int64{},
-		flights: map[cacheKey]chan struct{}{},
+		flights: map[answerKey]chan struct{}{},
 		stats:   map[*account]*CacheStats{},
 	}
 }
@@ -78,15 +73,15 @@ func (c *answerCache) seen(a *account, v int64) {
 	c.newest[a] = v
 	for e := c.lru.Front(); e != nil; {
 		next := e.Next()
-		if ans := e.Value.(*answer); ans.acct == a && ans.version < v {
+		if ans := e.Value.(*answer); ans.key.acct == a && ans.key.version < v {
 			c.remove(e)
 		}
 		e = next
 	}
 }
 
-// get returns the answer of k, and the identity answer of k.tag when k asks for a coding not kept.
-func (c *answerCache) get(k cacheKey) (ans, identity *answer) {
+// get returns the answer of k, or the identity answer of k when k asks for a coding not kept.
+func (c *answerCache) get(k answerKey) (ans, identity *answer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[k]; ok {
@@ -94,7 +89,8 @@ func (c *answerCache) get(k cacheKey) (ans, identity *answer) {
 		return e.Value.(*answer), nil
 	}
 	if k.coding != "" {
-		if e, ok := c.items[cacheKey{tag: k.tag}]; ok {
+		k.coding = ""
+		if e, ok := c.items[k]; ok {
 			c.lru.MoveToFront(e)
 			return nil, e.Value.(*answer)
 		}
@@ -110,7 +106,7 @@ func (c *answerCache) put(ans *answer) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.newest[ans.acct] > ans.version {
+	if c.newest[ans.key.acct] > ans.key.version {
 		return
 	}
 	if e, ok := c.items[ans.key]; ok {
@@ -121,14 +117,14 @@ func (c *answerCache) put(ans *answer) {
 	}
 	c.items[ans.key] = c.lru.PushFront(ans)
 	c.bytes += n
-	c.statsOf(ans.acct).Bytes += n
+	c.statsOf(ans.key.acct).Bytes += n
 }
 
 func (c *answerCache) remove(e *list.Element) {
 	ans := c.lru.Remove(e).(*answer)
 	delete(c.items, ans.key)
 	c.bytes -= ans.size()
-	c.statsOf(ans.acct).Bytes -= ans.size()
+	c.statsOf(ans.key.acct).Bytes -= ans.size()
 }
 
 // statsOf is a's counters; c.mu is held.
@@ -161,7 +157,7 @@ func (c *answerCache) Bytes() int64 {
 
 // join makes the caller the one request encoding k (lead true; it must call leave), or returns
 // the channel closed when the one already encoding it is done.
-func (c *answerCache) join(k cacheKey) (lead bool, done chan struct{}) {
+func (c *answerCache) join(k answerKey) (lead bool, done chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ch, ok := c.flights[k]; ok {
@@ -172,7 +168,7 @@ func (c *answerCache) join(k cacheKey) (lead bool, done chan struct{}) {
 	return true, ch
 }
 
-func (c *answerCache) leave(k cacheKey) {
+func (c *answerCache) leave(k answerKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ch, ok := c.flights[k]; ok {
@@ -198,22 +194,26 @@ func wait(ctx context.Context, done chan struct{}) {
 // the identity body to write, which compresses it as negotiated and keeps it when the version it
 // was read at is the one begin read.
 type tagged struct {
-	a      *account
-	base   *url.URL
-	r      *http.Request // its query and key's scope are in the tag
-	coding string        // negotiated: "" or "gzip"
-
-	known   bool // version and tag were read by begin
-	version int64
-	tag     string
-	key     cacheKey
-	lead    bool // this request encodes key; end lets the others waiting for it go
+	a *account
+	r *http.Request
+	// key is the answer asked for: the route's parse of the request, the account, the key's
+	// scope, the negotiated coding, and once known the version.
+	key   answerKey
+	known bool   // key.version and tag were read by begin
+	tag   string // the ETag of key's identity representation
+	lead  bool   // this request encodes key; end lets the others waiting for it go
 }
 
-// begin starts a GET of base's route: done true when it has answered (a 304, a kept answer, or
-// an error); otherwise the route fetches, calls t.write, and defers t.end.
-func (a *account) begin(w http.ResponseWriter, r *http.Request, base *url.URL) (*tagged, bool) {
-	t := &tagged{a: a, base: base, r: r, coding: negotiate(r.Header.Get("Accept-Encoding"))}
+// begin starts a GET of the answer k names (its route, collection, id, page and base: what the
+// route parsed of the request; begin adds the account, the key's scope, the coding and the
+// version): done true when it has answered (a 304, a kept answer, or an error); otherwise the
+// route fetches, calls t.write, and defers t.end.
+func (a *account) begin(w http.ResponseWriter, r *http.Request, k answerKey) (*tagged, bool) {
+	k.acct, k.coding = a, negotiate(r.Header.Get("Accept-Encoding"))
+	if s := scopeOf(r); s != nil {
+		k.scope = s.fingerprint
+	}
+	t := &tagged{a: a, r: r, key: k}
 	c := a.h.cache
 	inm := r.Header.Get("If-None-Match")
 	if c == nil && inm == "" {
@@ -224,7 +224,10 @@ func (a *account) begin(w http.ResponseWriter, r *http.Request, base *url.URL) (
 		a.internal(w, r, "read version", err)
 		return nil, true
 	}
-	t.known, t.version, t.tag = true, v, a.etag(v, base, t.r)
+	t.known, t.key.version = true, v
+	t.tag = a.h.tag(&t.key)
+	// The tag matched is the MAC of this request's own account, scope, route, parameters and
+	// version: a tag made for any other answer is not it.
 	if m := etagMatch(inm, t.tag); m != "" && !anyTag(inm) {
 		w.Header().Set("ETag", m)
 		cacheHeaders(w.Header())
@@ -235,7 +238,6 @@ func (a *account) begin(w http.ResponseWriter, r *http.Request, base *url.URL) (
 		return t, false
 	}
 	c.seen(a, v)
-	t.key = cacheKey{tag: t.tag, coding: t.coding}
 	if t.cached(w) {
 		return nil, true
 	}
@@ -253,7 +255,7 @@ func (a *account) begin(w http.ResponseWriter, r *http.Request, base *url.URL) (
 }
 
 // cached writes the kept answer of t.key, made from the kept identity answer when only that is
-// kept; false when neither is.
+// kept; false when neither is, or when what was found is not t.key's answer.
 func (t *tagged) cached(w http.ResponseWriter) bool {
 	c := t.a.h.cache
 	ans, identity := c.get(t.key)
@@ -261,12 +263,36 @@ func (t *tagged) cached(w http.ResponseWriter) bool {
 		return false
 	}
 	if ans == nil {
-		ans = encode(identity, t.coding)
+		if !t.owns(identity) {
+			return false
+		}
+		ans = encode(identity, t.key.coding)
 		c.put(ans)
+	}
+	if !t.owns(ans) {
+		return false
 	}
 	c.count(t.a, true)
 	writeAnswer(w, t.r, ans)
 	return true
+}
+
+// owns reports whether a kept answer is the one this request asks for: of its account, its
+// key's scope, its route and parameters, the version begin read, and (coding aside, for an
+// identity answer to be compressed) its coding. The cache finds answers by exactly that, so
+// this holds unless the cache itself is wrong; checked all the same before a byte is written,
+// so that nothing (a lookup gone wrong, a tag that collides) serves one key another's answer.
+func (t *tagged) owns(ans *answer) bool {
+	want := t.key
+	if ans.key.coding == "" {
+		want.coding = ""
+	}
+	if ans.key == want {
+		return true
+	}
+	t.a.h.log.ErrorContext(t.r.Context(), "answer cache: a kept answer found for another request; not served",
+		"account", t.a.name, "route", t.key.route, "collection", t.key.coll)
+	return false
 }
 
 func (t *tagged) end() {
@@ -279,20 +305,23 @@ func (t *tagged) end() {
 // (answerHeaders), in the negotiated coding, and keeps it when the cache is on and version is
 // the one begin read (a version read since moved is served, not kept). body is not retained.
 func (t *tagged) write(w http.ResponseWriter, version int64, body []byte) {
+	k := t.key
+	k.coding = ""
 	tag := t.tag
-	if !t.known || version != t.version {
-		tag = t.a.etag(version, t.base, t.r)
+	if !t.known || version != t.key.version {
+		k.version = version
+		tag = t.a.h.tag(&k)
 	}
-	identity := &answer{acct: t.a, version: version, key: cacheKey{tag: tag}, etag: tag, body: body}
+	identity := &answer{key: k, etag: tag, body: body}
 	for i, h := range answerHeaders {
 		identity.headers[i] = w.Header().Get(h)
 	}
 	c := t.a.h.cache
-	keep := c != nil && t.known && version == t.version
+	keep := c != nil && t.known && version == t.key.version
 	if keep {
 		identity.body = bytes.Clone(body)
 	}
-	ans := encode(identity, t.coding)
+	ans := encode(identity, t.key.coding)
 	if keep {
 		c.put(identity)
 		if ans.key != identity.key {

@@ -93,24 +93,27 @@ func TestAnswerCacheBound(t *testing.T) {
 	c := newAnswerCache(max)
 	a, b := &account{}, &account{}
 	mk := func(acct *account, v int64, name string, n int) *answer {
-		return &answer{acct: acct, version: v, key: cacheKey{tag: name}, etag: name, body: make([]byte, n)}
+		return &answer{key: answerKey{acct: acct, version: v, coll: name}, etag: name, body: make([]byte, n)}
+	}
+	at := func(acct *account, v int64, name string) answerKey {
+		return answerKey{acct: acct, version: v, coll: name}
 	}
 	c.put(mk(a, 1, "huge", max/8))
-	if ans, _ := c.get(cacheKey{tag: "huge"}); ans != nil {
+	if ans, _ := c.get(at(a, 1, "huge")); ans != nil {
 		t.Error("an answer over an eighth of the bound was kept")
 	}
 	// 4,000-byte bodies: 15 fit.
 	for i := range 15 {
 		c.put(mk(a, 1, fmt.Sprint(i), 4000))
 	}
-	if ans, _ := c.get(cacheKey{tag: "0"}); ans == nil {
+	if ans, _ := c.get(at(a, 1, "0")); ans == nil {
 		t.Fatal("0 gone before the bound was reached")
 	}
 	c.put(mk(a, 1, "15", 4000))
-	if ans, _ := c.get(cacheKey{tag: "0"}); ans == nil {
+	if ans, _ := c.get(at(a, 1, "0")); ans == nil {
 		t.Error("the recently used 0 was evicted")
 	}
-	if ans, _ := c.get(cacheKey{tag: "1"}); ans != nil {
+	if ans, _ := c.get(at(a, 1, "1")); ans != nil {
 		t.Error("the least recently used 1 was kept")
 	}
 	for i := range 200 {
@@ -121,14 +124,14 @@ func TestAnswerCacheBound(t *testing.T) {
 	}
 	c.put(mk(b, 1, "b1", 100))
 	c.seen(a, 2)
-	if ans, _ := c.get(cacheKey{tag: "199"}); ans != nil {
+	if ans, _ := c.get(at(a, 1, "199")); ans != nil {
 		t.Error("an answer of a superseded version was kept")
 	}
-	if ans, _ := c.get(cacheKey{tag: "b1"}); ans == nil {
+	if ans, _ := c.get(at(b, 1, "b1")); ans == nil {
 		t.Error("another account's answer was dropped")
 	}
 	c.put(mk(a, 1, "late", 100))
-	if ans, _ := c.get(cacheKey{tag: "late"}); ans != nil {
+	if ans, _ := c.get(at(a, 1, "late")); ans != nil {
 		t.Error("an answer of a superseded version was kept when it arrived late")
 	}
 	if got := c.Bytes(); got != mk(b, 1, "b1", 100).size() {

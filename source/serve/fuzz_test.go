@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -67,4 +69,51 @@ func FuzzIsCleanPath(f *testing.F) {
 			t.Fatalf("isCleanPath(%q) = %v, but ServeMux answered %d", p, isCleanPath(p), w.Code)
 		}
 	})
+}
+
+// FuzzListQuery: what a list answer is keyed and tagged by (parseListQuery) comes from the
+// parse alone: a parameter the interface does not know, added anywhere, or the query's pairs in
+// another order, change nothing; and the links' query holds per_page as read, digits only.
+func FuzzListQuery(f *testing.F) {
+	for _, s := range []string{
+		"", "page=2&per_page=10", "per_page=500", "page=01&per_page=0005", "pa%67e=3", "page=1&page=2",
+		"per_page=0010;x=1", "x=1&per_page=7&y", "page=99999999999999999999", "per_page=\xff",
+	} {
+		f.Add(s, "utm=1")
+	}
+	f.Fuzz(func(t *testing.T, raw, extra string) {
+		q, _ := url.ParseQuery(raw)
+		lq, err := parseListQuery(q)
+		if err != nil {
+			return
+		}
+		if lq.page.Number < 1 || lq.page.Size < 1 || lq.page.Size > 100 {
+			t.Fatalf("parseListQuery(%q) = %+v", raw, lq)
+		}
+		for name, vs := range lq.linkQuery() {
+			if name != "per_page" || len(vs) != 1 || strings.Trim(vs[0], "0123456789") != "" || vs[0] != strconv.FormatInt(lq.page.Size, 10) {
+				t.Fatalf("parseListQuery(%q).linkQuery() = %v", raw, lq.linkQuery())
+			}
+		}
+		// extra, as one parameter whose name is not the interface's.
+		name := "x" + extra
+		if name == "page" || name == "per_page" {
+			return
+		}
+		more := url.Values{name: {extra}}.Encode()
+		for _, other := range []string{raw + "&" + more, more + "&" + raw, reversed(raw)} {
+			q2, _ := url.ParseQuery(other)
+			lq2, err := parseListQuery(q2)
+			if err != nil || lq2 != lq {
+				t.Fatalf("parseListQuery(%q) = %+v, %v; of %q it is %+v", other, lq2, err, raw, lq)
+			}
+		}
+	})
+}
+
+// reversed is raw's pairs in the opposite order.
+func reversed(raw string) string {
+	pairs := strings.Split(raw, "&")
+	slices.Reverse(pairs)
+	return strings.Join(pairs, "&")
 }

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -150,6 +149,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// ETagSalt is mixed into every ETag, so a new build's output never matches an old tag.
 	ETagSalt string
+	// ETagSecret keys the MAC ETags are made with (HMAC-SHA256): at least MinETagSecretBytes,
+	// the same on every replica behind one address so that they agree on tags. Empty: a random
+	// secret, one per process. Never logged.
+	ETagSecret []byte
 	// CacheBytes bounds the memory of encoded answers kept for reuse until the store's version
 	// moves (all accounts together); 0 keeps none.
 	CacheBytes int64
@@ -168,6 +171,8 @@ type Handler struct {
 	log      *slog.Logger
 	bufs     sync.Pool
 	cache    *answerCache // nil when Options.CacheBytes is 0
+	// tag is the ETag of an answer's identity representation: tagger.tag (tests may set another).
+	tag func(*answerKey) string
 	// collections are the names of the collections served, in the index's order.
 	collections []string
 	// notFound answers a path no route serves.
@@ -237,6 +242,15 @@ func New(opts Options) (*Handler, error) {
 		opts.PublicURL = &u
 	}
 	h := &Handler{opts: opts, log: opts.Logger}
+	secret := opts.ETagSecret
+	switch {
+	case len(secret) == 0:
+		secret = processETagSecret()
+	case len(secret) < MinETagSecretBytes:
+		return nil, fmt.Errorf("new handler: etag secret of %d bytes: want at least %d", len(secret), MinETagSecretBytes)
+	}
+	h.tag = newTagger(secret, opts.ETagSalt).tag
+	h.opts.ETagSecret = nil // kept in the tagger only
 	var err error
 	if h.cors, err = newCORS(opts.CORSOrigins); err != nil {
 		return nil, fmt.Errorf("new handler: cors: %w", err)
@@ -564,14 +578,14 @@ func (a *account) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
 func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key string,
 	fetch func(context.Context, v1.Page) (v1.List[T], error), appendItem func(*T, []byte) []byte) {
 	ctx := r.Context()
-	query := r.URL.Query()
-	p, err := v1.ParsePage(query)
+	lq, err := parseListQuery(r.URL.Query())
 	if err != nil {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	p := lq.page
 	base := a.h.baseURL(r)
-	t, done := a.begin(w, r, base)
+	t, done := a.begin(w, r, answerKey{route: routeList, coll: key, page: p, perPage: lq.perPage, base: base.String()})
 	if done {
 		return
 	}
@@ -588,15 +602,9 @@ func serveList[T any](a *account, w http.ResponseWriter, r *http.Request, key st
 	hdr := w.Header()
 	hdr.Set("Total", strconv.FormatInt(list.Total, 10))
 	hdr.Set("Per-Page", strconv.FormatInt(p.Size, 10))
-	// Links carry the interface's parameters only: a client's other parameters are not echoed
-	// into a header.
-	known := make(url.Values, len(linkParams))
-	for _, k := range linkParams {
-		if v, ok := query[k]; ok {
-			known[k] = v
-		}
-	}
-	if link := v1.FormatLink(base, known, p, list.Total); link != "" {
+	// Links carry the interface's parameters only, as read: a client's other parameters are not
+	// echoed into a header, and the answer is what its key (answerKey) says.
+	if link := v1.FormatLink(base, lq.linkQuery(), p, list.Total); link != "" {
 		hdr.Set("Link", link)
 	}
 	bp := a.h.bufs.Get().(*[]byte)
@@ -626,7 +634,7 @@ func (a *account) getEmployee(w http.ResponseWriter, r *http.Request) {
 // the replica serves, each with its path and Total: {"collections":[{"name":…,"path":…,
 // "total":…},…]}, and the store's ETag.
 func (a *account) index(w http.ResponseWriter, r *http.Request) {
-	t, done := a.begin(w, r, a.h.baseURL(r))
+	t, done := a.begin(w, r, answerKey{route: routeIndex})
 	if done {
 		return
 	}
@@ -705,7 +713,7 @@ func serveOne[T any](a *account, w http.ResponseWriter, r *http.Request, key, no
 		WriteError(w, http.StatusNotFound, "no "+noun+" with that id")
 		return
 	}
-	t, done := a.begin(w, r, a.h.baseURL(r))
+	t, done := a.begin(w, r, answerKey{route: routeOne, coll: key, id: id})
 	if done {
 		return
 	}
@@ -980,20 +988,6 @@ func (h *Handler) baseURL(r *http.Request) *url.URL {
 		u.Path = r.URL.Path
 	}
 	return &u
-}
-
-// etag names one representation: the account, the store's version, the absolute URL, the build
-// and the scope of the request's key. The account is in it so that two accounts' stores at the
-// same version never share a tag: a client that changes keys gets no 304 for the other account's
-// page; the scope likewise (two keys of one scope share tags; a key of full access adds nothing).
-func (a *account) etag(version int64, base *url.URL, r *http.Request) string {
-	f := fnv.New64a()
-	fmt.Fprintf(f, "%d\x00%s\x00%s\x00%s\x00%d:%s", version, base.String(), r.URL.RawQuery, a.h.opts.ETagSalt, len(a.name), a.name)
-	if s := scopeOf(r); s != nil && s.fingerprint != "" {
-		fmt.Fprintf(f, "\x00scope:%s", s.fingerprint)
-	}
-	var sum [8]byte
-	return `"` + hex.EncodeToString(f.Sum(sum[:0])) + `"`
 }
 
 // etagMatch applies If-None-Match's weak comparison (RFC 9110 13.1.2) to the tag of each

@@ -118,11 +118,11 @@ func (r readyAll) Ready(ctx context.Context) error {
 // path it cleans (//, /v1/../x) with an HTML redirect before the /v1 handler, which answers
 // every request in JSON, could.
 func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
-	keys, err := serveKeys(cfg, log)
+	keys, plain, err := serveKeys(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	hopts := serve.Options{Keys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL,
+	hopts := serve.Options{Keys: keys, APIKeys: plain, Writes: cfg.writes, PublicURL: cfg.publicURL,
 		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
 		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), Logger: log, Observe: m.observe}
 	for _, s := range stores {
@@ -141,45 +141,58 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 			return nil, fmt.Errorf("serve: cache metrics: %w", err)
 		}
 	}
-	return getRoutes(health(readyAll(stores), log), api), nil
+	return getRoutes(health(readyAll(stores), log, false), api), nil
 }
 
 // serveKeys are the keys clients may use, each with the account it reads: serve.keys (a key
 // from its key_file when it has one); with one account, also serve.api_keys, and when neither
-// lists a key, those of serve.api_key_file (see apiKeys). Keys are never logged.
-func serveKeys(cfg settings, log *slog.Logger) ([]serve.Key, error) {
-	var keys []serve.Key
+// lists a key, those of serve.api_key_file (see apiKeys), returned apart as plain (serve's
+// Options.APIKeys: named by position, kept apart by their hash). Keys are never logged; each is
+// checked by serve.CheckKey, the error naming the key, never its value.
+func serveKeys(cfg settings, log *slog.Logger) (keys []serve.Key, plain []string, err error) {
 	for _, k := range cfg.Serve.Keys {
 		key := k.Key
 		if k.KeyFile != "" {
-			var err error
 			if key, err = readKeyFile(k.KeyFile); err != nil {
-				return nil, fmt.Errorf("serve: key %s: key_file: %w", k.Name, err)
+				return nil, nil, fmt.Errorf("serve: key %s: key_file: %w", k.Name, err)
 			}
 		}
 		account := k.Account
 		if account == "" {
 			account = cfg.accounts[0].name // checkServeKeys: only when there is one
 		}
-		keys = append(keys, serve.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.scope()})
+		sk := serve.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.scope()}
+		if err := serve.CheckKey(sk); err != nil {
+			where := "key"
+			if k.KeyFile != "" {
+				where = "key_file " + k.KeyFile
+			}
+			return nil, nil, fmt.Errorf("serve: serve.keys %s: %s: %w", k.Name, where, err)
+		}
+		keys = append(keys, sk)
 	}
 	if len(cfg.accounts) > 1 {
 		if len(keys) == 0 {
-			return nil, errors.New("serve: no key: with several accounts, list serve.keys, each with the account it reads")
+			return nil, nil, errors.New("serve: no key: with several accounts, list serve.keys, each with the account it reads")
 		}
-		return keys, nil
+		return keys, nil, nil
 	}
 	if len(keys) > 0 && len(cfg.Serve.APIKeys) == 0 {
-		return keys, nil
+		return keys, nil, nil
 	}
-	plain, err := apiKeys(cfg.Serve, log)
-	if err != nil {
-		return nil, err
+	if plain, err = apiKeys(cfg.Serve, log); err != nil {
+		return nil, nil, err
+	}
+	where := "serve.api_keys"
+	if len(cfg.Serve.APIKeys) == 0 {
+		where = "serve.api_key_file " + cfg.Serve.APIKeyFile
 	}
 	for i, k := range plain {
-		keys = append(keys, serve.Key{Name: fmt.Sprintf("key %d", i+1), Key: k, Account: cfg.accounts[0].name})
+		if err := serve.CheckKeyStrength(k); err != nil {
+			return nil, nil, fmt.Errorf("serve: %s: key %d: %w", where, i+1, err)
+		}
 	}
-	return keys, nil
+	return keys, plain, nil
 }
 
 // server is one HTTP server of the process; an empty addr means none.
@@ -373,6 +386,11 @@ func (s settings) checkServeKeys() error {
 	if len(s.accounts) > 1 && len(s.Serve.APIKeys) > 0 {
 		return errors.New("config: serve.api_keys cannot say which account a key reads; with several accounts, list serve.keys, each with its account")
 	}
+	for i, k := range s.Serve.APIKeys {
+		if err := serve.CheckKeyStrength(k); err != nil {
+			return fmt.Errorf("config: serve.api_keys: key %d: %w", i+1, err)
+		}
+	}
 	seen := map[string]bool{}
 	for i, k := range s.Serve.Keys {
 		switch {
@@ -392,6 +410,11 @@ func (s settings) checkServeKeys() error {
 				msg += fmt.Sprintf(" (did you mean %s?)", near)
 			}
 			return errors.New(msg + "; configured: " + strings.Join(names, ", "))
+		}
+		if k.Key != "" {
+			if err := serve.CheckKeyStrength(k.Key); err != nil {
+				return fmt.Errorf("config: serve.keys %s: key: %w", k.Name, err)
+			}
 		}
 		if err := checkScope(k); err != nil {
 			return fmt.Errorf("config: serve.keys %s: %w", k.Name, err)

@@ -1,9 +1,11 @@
 package serve_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -202,6 +204,29 @@ func TestBodyReadErrorNamesNoAddress(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "203.0.113.9") {
 		t.Error("the log lost the read error")
+	}
+
+	// Through a server: a body that stops short meets the read deadline, whose error named
+	// "read tcp <listener>-><client>: i/o timeout" in the answer.
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, "POST /v1/employees HTTP/1.1\r\nHost: x\r\nX-API-KEY: "+testKey+
+		"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	if resp.StatusCode != 400 || strings.Contains(string(b), "127.0.0.1") || strings.Contains(string(b), port) {
+		t.Errorf("a body cut short: %d %s", resp.StatusCode, b)
 	}
 }
 

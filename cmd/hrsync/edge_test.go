@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -142,5 +143,16 @@ func TestServeTLSRefusesWeakClients(t *testing.T) {
 				t.Errorf("handshake: client %v, server %v; want ok %v", err, serr, tt.ok)
 			}
 		})
+	}
+}
+
+// TestServerErrorLogCut: the HTTP server's own log lines (which may quote a client's handshake)
+// are cut to a bounded length, marked with their full one.
+func TestServerErrorLogCut(t *testing.T) {
+	var buf bytes.Buffer
+	l := serverErrorLog(slog.New(slog.NewTextHandler(&buf, nil)))
+	l.Printf("http: TLS handshake error from 192.0.2.1:5: tls: client requested unsupported application protocols (%s)", strings.Repeat("x", 60<<10))
+	if n := buf.Len(); n > 2*maxServerErrorBytes || !strings.Contains(buf.String(), "cut, ") || !strings.Contains(buf.String(), "level=WARN") {
+		t.Errorf("%d bytes: %.300s", n, buf.String())
 	}
 }

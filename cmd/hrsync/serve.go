@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -262,7 +264,7 @@ func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, s server) e
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          serverErrorLog(log),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	srv.Protocols = new(http.Protocols)
@@ -307,6 +309,34 @@ func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, s server) e
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
+}
+
+// maxServerErrorBytes bounds a line of the HTTP server's own log: its messages may quote what
+// a client sent (a TLS handshake's protocols, an HTTP/2 preface), and a client must not grow
+// the log by what it sends.
+const maxServerErrorBytes = 512
+
+// serverErrorLog is the HTTP server's ErrorLog: its lines at WARN, each cut to
+// maxServerErrorBytes and marked so.
+func serverErrorLog(log *slog.Logger) *stdlog.Logger {
+	return stdlog.New(cutLines{slog.NewLogLogger(log.Handler(), slog.LevelWarn).Writer(), maxServerErrorBytes}, "", 0)
+}
+
+// cutLines writes each message cut to max bytes, with " …(cut, N bytes)" when it was longer.
+type cutLines struct {
+	w   io.Writer
+	max int
+}
+
+func (c cutLines) Write(p []byte) (int, error) {
+	if len(p) <= c.max {
+		return c.w.Write(p)
+	}
+	msg := append(bytes.Clone(p[:c.max]), fmt.Sprintf(" …(cut, %d bytes)", len(p))...)
+	if _, err := c.w.Write(msg); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // writeHealth answers a health check: {"status":…} and, when given, "reason", encoded by

@@ -72,7 +72,7 @@ for side in old new; do
 done
 kill "${pids[0]}" 2>/dev/null || true
 
-KEY=bench-key
+KEY=bench-key-4f9a0c7e2b1d8e6f3a5c9b0d
 OLD_ADDR="127.0.0.1:$(free_port)"
 NEW_ADDR="127.0.0.1:$(free_port)"
 HRSYNC_WAREHOUSE_SCHEMA=hr_old HRSYNC_SERVE_API_KEYS=$KEY "$TMP/hrsync-old" serve --addr "$OLD_ADDR" 2>"$TMP/old.err" &

@@ -51,14 +51,14 @@ start=$(date +%s.%N)
 HRSYNC_SCHEDULE='0 0 1 1 *' "$TMP/hrsync" run --now 2>"$TMP/run.err" &
 pids+=($!)
 RUN_PID=$!
-HRSYNC_SERVE_WRITES=forward HRSYNC_SERVE_API_KEYS=bench-key "$TMP/hrsync" serve --addr "$SERVE" 2>"$TMP/serve.err" &
+HRSYNC_SERVE_WRITES=forward HRSYNC_SERVE_API_KEYS=bench-key-4f9a0c7e2b1d8e6f3a5c9b0d "$TMP/hrsync" serve --addr "$SERVE" 2>"$TMP/serve.err" &
 pids+=($!)
 sleep 2
 
 ( "$TMP/hrsync" onboard "$TMP/hires.csv" >"$TMP/onboard.out" 2>"$TMP/onboard.err"; echo $? >"$TMP/onboard.rc"; date +%s.%N >"$TMP/onboard.end" ) &
 ( ok=0
   for i in $(seq 20); do
-	code=$(curl -s -o /dev/null -w '%{http_code}' -H 'X-API-KEY: bench-key' -H 'Content-Type: application/json' \
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H 'X-API-KEY: bench-key-4f9a0c7e2b1d8e6f3a5c9b0d' -H 'Content-Type: application/json' \
 		--max-time 60 -d "{\"employee\":{\"first_name\":\"Fwd$i\",\"last_name\":\"Bench\",\"email\":\"fwd.bench$i@example.com\",\"join_date\":\"2026-12-01\"}}" \
 		"http://$SERVE/v1/employees")
 	[ "$code" = 201 ] && ok=$((ok+1))

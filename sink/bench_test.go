@@ -33,7 +33,7 @@ var benchClients = flag.Int("bench.clients", 8, "concurrent keep-alive clients i
 const (
 	benchEmployees = 100_000
 	benchPerPage   = 100
-	benchKey       = "bench-key"
+	benchKey       = "bench-key-9f2c4e7a1b3d5f60a8e2"
 )
 
 func BenchmarkServe(b *testing.B) {

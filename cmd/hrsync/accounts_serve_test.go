@@ -33,7 +33,7 @@ func TestAccountsSyncAndServe(t *testing.T) {
 		defer up.Close()
 	}
 	keyFile := filepath.Join(dir, "globex-dashboard.key")
-	if err := os.WriteFile(keyFile, []byte("globex-serve-key\n"), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte("globex-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	config := fmt.Sprintf(`
@@ -47,7 +47,7 @@ accounts:
     source: {url: %q, api_key: %q}
 serve:
   keys:
-    - {name: acme-dashboard, key: acme-serve-key, account: acme}
+    - {name: acme-dashboard, key: acme-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d, account: acme}
     - {name: globex-dashboard, key_file: %s, account: globex}
 `, filepath.Join(dir, "hrsync.db"), ups["acme"].URL, ups["acme"].APIKey(), ups["globex"].URL, ups["globex"].APIKey(), keyFile)
 	path := filepath.Join(dir, "config.yaml")
@@ -87,7 +87,7 @@ serve:
 		slices.Sort(ns)
 		return ns
 	}
-	for _, tt := range []struct{ account, key string }{{"acme", "acme-serve-key"}, {"globex", "globex-serve-key"}} {
+	for _, tt := range []struct{ account, key string }{{"acme", "acme-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d"}, {"globex", "globex-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d"}} {
 		var got []string
 		for page := 1; ; page++ {
 			code, body := get(t, fmt.Sprintf("%s/v1/employees?page=%d&per_page=100", base, page), tt.key)
@@ -134,16 +134,16 @@ serve:
 	if only < 0 {
 		t.Fatal("no employee only globex has")
 	}
-	if code, _ := get(t, fmt.Sprintf("%s/v1/employees/%d", base, only), "acme-serve-key"); code != 404 {
+	if code, _ := get(t, fmt.Sprintf("%s/v1/employees/%d", base, only), "acme-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d"); code != 404 {
 		t.Errorf("acme's key reading globex's employee %d: %d, want 404", only, code)
 	}
-	if code, _ := get(t, fmt.Sprintf("%s/v1/employees/%d", base, only), "globex-serve-key"); code != 200 {
+	if code, _ := get(t, fmt.Sprintf("%s/v1/employees/%d", base, only), "globex-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d"); code != 200 {
 		t.Errorf("globex's key reading its employee %d: %d", only, code)
 	}
 	if err := stop(); err != nil {
 		t.Error(err)
 	}
-	if !strings.Contains(logs.String(), "key=acme-dashboard account=acme") || strings.Contains(logs.String(), "serve-key") {
+	if !strings.Contains(logs.String(), "key=acme-dashboard account=acme") || strings.Contains(logs.String(), "serve-key-4f9a0c7e2b1d8e6f3a5c9b0d") {
 		t.Errorf("the access log should name keys, never show them:\n%s", logs)
 	}
 

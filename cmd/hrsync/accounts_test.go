@@ -157,7 +157,7 @@ func TestAccountsConfigErrors(t *testing.T) {
 		{"serve key without account", two + "serve:\n  keys: [{name: dash, key: k}]\n", nil, "serve.keys dash: name its account (one of acme, globex)"},
 		{"serve key of no account", two + "serve:\n  keys: [{name: dash, key: k, account: acmee}]\n", nil, `serve.keys dash: no account "acmee" (did you mean acme?)`},
 		{"serve key without name", two + "serve:\n  keys: [{key: k, account: acme}]\n", nil, "serve.keys[0] has no name"},
-		{"serve keys with one name", two + "serve:\n  keys: [{name: d, key: k, account: acme}, {name: d, key: j, account: globex}]\n", nil, `two keys named "d"`},
+		{"serve keys with one name", two + "serve:\n  keys: [{name: d, key: k-4f9a0c7e2b1d8e6f3a5c9b0d, account: acme}, {name: d, key: j-4f9a0c7e2b1d8e6f3a5c9b0d, account: globex}]\n", nil, `two keys named "d"`},
 		{"serve key with key and file", two + "serve:\n  keys: [{name: d, key: k, key_file: f, account: acme}]\n", nil, "serve.keys d: set key or key_file"},
 	}
 	for _, tt := range tests {

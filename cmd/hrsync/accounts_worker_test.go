@@ -208,7 +208,7 @@ func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
 			// Serve mode beside the worker: a key for each account.
 			keys := "serve:\n  keys:\n"
 			for _, a := range accts {
-				keys += fmt.Sprintf("    - {name: %s-dashboard, key: %s-serve-key, account: %s}\n", a.name, a.name, a.name)
+				keys += fmt.Sprintf("    - {name: %s-dashboard, key: %s-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d, account: %s}\n", a.name, a.name, a.name)
 			}
 			cfg := accountsConfig(t, url, "source: {rate_limit: 0}\nsync: {resources: [employees]}\nschedule: \"@every 2s\"\n"+keys, accts)
 			db, err := sql.Open("postgres", url)
@@ -324,7 +324,7 @@ func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
 			// only another account has is 404, one both have is its own account's record.
 			base := "http://" + serveAddr
 			for _, k := range accts {
-				key := k.name + "-serve-key"
+				key := k.name + "-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d"
 				own := employeeKeys(t, k.employees)
 				listed := map[int64]string{}
 				for page := 1; ; page++ {

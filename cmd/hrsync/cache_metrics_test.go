@@ -22,7 +22,7 @@ func TestServeCacheMetrics(t *testing.T) {
 	defer store.Close()
 	for _, bytes := range []int64{0, 1 << 20} {
 		cfg := defaultConfig()
-		cfg.Serve.APIKeys = []string{"k1"}
+		cfg.Serve.APIKeys = []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d"}
 		cfg.Serve.CacheBytes = bytes
 		s := parsed(t, cfg)
 		reg := newRegistry()
@@ -33,7 +33,7 @@ func TestServeCacheMetrics(t *testing.T) {
 		srv := httptest.NewServer(h)
 		for range 3 {
 			req, _ := http.NewRequest("GET", srv.URL+"/v1/employees", nil)
-			req.Header.Set("X-API-KEY", "k1")
+			req.Header.Set("X-API-KEY", "k1-4f9a0c7e2b1d8e6f3a5c9b0d")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

@@ -104,11 +104,11 @@ func TestEnvironmentWinsOverFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("serve:\n  addr: \":1\"\n  writes: off\nsource:\n  rate_limit: 5\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(path, []string{"HRSYNC_SERVE_ADDR=:2", "HRSYNC_SERVE_API_KEYS= a, b ,,", "HRSYNC_SOURCE_RATE_LIMIT=0", "OTHER=x"})
+	cfg, err := loadConfig(path, []string{"HRSYNC_SERVE_ADDR=:2", "HRSYNC_SERVE_API_KEYS= a-4f9a0c7e2b1d8e6f3a5c9b0d, b-4f9a0c7e2b1d8e6f3a5c9b0d ,,", "HRSYNC_SOURCE_RATE_LIMIT=0", "OTHER=x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Serve.Addr != ":2" || cfg.Serve.Writes != "off" || cfg.Source.RateLimit != 0 || !slices.Equal(cfg.Serve.APIKeys, []string{"a", "b"}) {
+	if cfg.Serve.Addr != ":2" || cfg.Serve.Writes != "off" || cfg.Source.RateLimit != 0 || !slices.Equal(cfg.Serve.APIKeys, []string{"a-4f9a0c7e2b1d8e6f3a5c9b0d", "b-4f9a0c7e2b1d8e6f3a5c9b0d"}) {
 		t.Errorf("got %+v", cfg)
 	}
 }

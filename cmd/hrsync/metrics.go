@@ -94,8 +94,15 @@ type readier interface {
 }
 
 // health is /healthz (alive) and /readyz (warehouse reachable, schema current); they need no
-// key.
-func health(store readier, log *slog.Logger) map[string]http.Handler {
+// key. With detail (the metrics port), a /readyz that fails says why; without (the API port,
+// open to whoever reaches the replica), only that it is not ready: the reason names warehouses,
+// accounts and drivers' errors, which are the operator's to read, in the log and on the metrics
+// port.
+func health(store readier, log *slog.Logger, detail bool) map[string]http.Handler {
+	level := slog.LevelWarn
+	if !detail {
+		level = slog.LevelDebug // the metrics port's probe logs it at warn; a client cannot fill the log
+	}
 	return map[string]http.Handler{
 		"/healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			writeHealth(w, http.StatusOK, "ok", "")
@@ -104,8 +111,12 @@ func health(store readier, log *slog.Logger) map[string]http.Handler {
 			rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 			defer cancel()
 			if err := store.Ready(rctx); err != nil {
-				log.WarnContext(r.Context(), "not ready", "err", err)
-				writeHealth(w, http.StatusServiceUnavailable, "unavailable", oneLine(err.Error()))
+				log.Log(r.Context(), level, "not ready", "err", err)
+				reason := ""
+				if detail {
+					reason = oneLine(err.Error())
+				}
+				writeHealth(w, http.StatusServiceUnavailable, "unavailable", reason)
 				return
 			}
 			writeHealth(w, http.StatusOK, "ok", "")
@@ -135,7 +146,7 @@ func getRoutes(routes map[string]http.Handler, other http.Handler) http.Handler 
 
 // metricsMux serves /metrics and the health endpoints.
 func metricsMux(reg *prometheus.Registry, store readier, log *slog.Logger) http.Handler {
-	routes := health(store, log)
+	routes := health(store, log, true)
 	routes["/metrics"] = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
 	return getRoutes(routes, nil)
 }

@@ -171,7 +171,7 @@ func get(t *testing.T, url, key string) (int, string) {
 
 func TestMigrateThenServePostgres(t *testing.T) {
 	url, schemaName := sinktest.Postgres(t)
-	env := []string{"HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName, "HRSYNC_SERVE_API_KEYS=k1,k2"}
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName, "HRSYNC_SERVE_API_KEYS=k1-4f9a0c7e2b1d8e6f3a5c9b0d,k2-4f9a0c7e2b1d8e6f3a5c9b0d"}
 
 	// Before migrate, serve refuses, saying what to do.
 	err := run(context.Background(), []string{"serve"}, env, io.Discard, io.Discard)
@@ -198,14 +198,14 @@ func TestMigrateThenServePostgres(t *testing.T) {
 	if code, _ := get(t, base+"/v1/employees", ""); code != 401 {
 		t.Errorf("no key: %d", code)
 	}
-	code, body := get(t, base+"/v1/working_patterns", "k2")
+	code, body := get(t, base+"/v1/working_patterns", "k2-4f9a0c7e2b1d8e6f3a5c9b0d")
 	if code != 200 || !strings.Contains(body, `"total_hours":"37.5"`) {
 		t.Errorf("working patterns: %d %s", code, body)
 	}
 	if err := stop(); err != nil {
 		t.Errorf("shutdown: %v", err)
 	}
-	for _, secret := range []string{"k1", "k2"} {
+	for _, secret := range []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d", "k2-4f9a0c7e2b1d8e6f3a5c9b0d"} {
 		if strings.Contains(logs.String(), "="+secret) || strings.Contains(logs.String(), `"`+secret+`"`) {
 			t.Errorf("a key appears in the logs:\n%s", logs)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -118,11 +120,11 @@ func (r readyAll) Ready(ctx context.Context) error {
 // path it cleans (//, /v1/../x) with an HTML redirect before the /v1 handler, which answers
 // every request in JSON, could.
 func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
-	keys, err := serveKeys(cfg, log)
+	keys, plain, err := serveKeys(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	hopts := serve.Options{Keys: keys, Writes: cfg.writes, PublicURL: cfg.publicURL,
+	hopts := serve.Options{Keys: keys, APIKeys: plain, Writes: cfg.writes, PublicURL: cfg.publicURL,
 		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
 		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), ETagSecret: []byte(cfg.Serve.ETagSecret), Logger: log, Observe: m.observe}
 	for _, s := range stores {
@@ -141,45 +143,58 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 			return nil, fmt.Errorf("serve: cache metrics: %w", err)
 		}
 	}
-	return getRoutes(health(readyAll(stores), log), api), nil
+	return getRoutes(health(readyAll(stores), log, false), api), nil
 }
 
 // serveKeys are the keys clients may use, each with the account it reads: serve.keys (a key
 // from its key_file when it has one); with one account, also serve.api_keys, and when neither
-// lists a key, those of serve.api_key_file (see apiKeys). Keys are never logged.
-func serveKeys(cfg settings, log *slog.Logger) ([]serve.Key, error) {
-	var keys []serve.Key
+// lists a key, those of serve.api_key_file (see apiKeys), returned apart as plain (serve's
+// Options.APIKeys: named by position, kept apart by their hash). Keys are never logged; each is
+// checked by serve.CheckKey, the error naming the key, never its value.
+func serveKeys(cfg settings, log *slog.Logger) (keys []serve.Key, plain []string, err error) {
 	for _, k := range cfg.Serve.Keys {
 		key := k.Key
 		if k.KeyFile != "" {
-			var err error
 			if key, err = readKeyFile(k.KeyFile); err != nil {
-				return nil, fmt.Errorf("serve: key %s: key_file: %w", k.Name, err)
+				return nil, nil, fmt.Errorf("serve: key %s: key_file: %w", k.Name, err)
 			}
 		}
 		account := k.Account
 		if account == "" {
 			account = cfg.accounts[0].name // checkServeKeys: only when there is one
 		}
-		keys = append(keys, serve.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.scope()})
+		sk := serve.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.scope()}
+		if err := serve.CheckKey(sk); err != nil {
+			where := "key"
+			if k.KeyFile != "" {
+				where = "key_file " + k.KeyFile
+			}
+			return nil, nil, fmt.Errorf("serve: serve.keys %s: %s: %w", k.Name, where, err)
+		}
+		keys = append(keys, sk)
 	}
 	if len(cfg.accounts) > 1 {
 		if len(keys) == 0 {
-			return nil, errors.New("serve: no key: with several accounts, list serve.keys, each with the account it reads")
+			return nil, nil, errors.New("serve: no key: with several accounts, list serve.keys, each with the account it reads")
 		}
-		return keys, nil
+		return keys, nil, nil
 	}
 	if len(keys) > 0 && len(cfg.Serve.APIKeys) == 0 {
-		return keys, nil
+		return keys, nil, nil
 	}
-	plain, err := apiKeys(cfg.Serve, log)
-	if err != nil {
-		return nil, err
+	if plain, err = apiKeys(cfg.Serve, log); err != nil {
+		return nil, nil, err
+	}
+	where := "serve.api_keys"
+	if len(cfg.Serve.APIKeys) == 0 {
+		where = "serve.api_key_file " + cfg.Serve.APIKeyFile
 	}
 	for i, k := range plain {
-		keys = append(keys, serve.Key{Name: fmt.Sprintf("key %d", i+1), Key: k, Account: cfg.accounts[0].name})
+		if err := serve.CheckKeyStrength(k); err != nil {
+			return nil, nil, fmt.Errorf("serve: %s: key %d: %w", where, i+1, err)
+		}
 	}
-	return keys, nil
+	return keys, plain, nil
 }
 
 // server is one HTTP server of the process; an empty addr means none.
@@ -249,7 +264,7 @@ func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, s server) e
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          serverErrorLog(log),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	srv.Protocols = new(http.Protocols)
@@ -294,6 +309,34 @@ func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, s server) e
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
+}
+
+// maxServerErrorBytes bounds a line of the HTTP server's own log: its messages may quote what
+// a client sent (a TLS handshake's protocols, an HTTP/2 preface), and a client must not grow
+// the log by what it sends.
+const maxServerErrorBytes = 512
+
+// serverErrorLog is the HTTP server's ErrorLog: its lines at WARN, each cut to
+// maxServerErrorBytes and marked so.
+func serverErrorLog(log *slog.Logger) *stdlog.Logger {
+	return stdlog.New(cutLines{slog.NewLogLogger(log.Handler(), slog.LevelWarn).Writer(), maxServerErrorBytes}, "", 0)
+}
+
+// cutLines writes each message cut to max bytes, with " …(cut, N bytes)" when it was longer.
+type cutLines struct {
+	w   io.Writer
+	max int
+}
+
+func (c cutLines) Write(p []byte) (int, error) {
+	if len(p) <= c.max {
+		return c.w.Write(p)
+	}
+	msg := append(bytes.Clone(p[:c.max]), fmt.Sprintf(" …(cut, %d bytes)", len(p))...)
+	if _, err := c.w.Write(msg); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // writeHealth answers a health check: {"status":…} and, when given, "reason", encoded by
@@ -373,6 +416,11 @@ func (s settings) checkServeKeys() error {
 	if len(s.accounts) > 1 && len(s.Serve.APIKeys) > 0 {
 		return errors.New("config: serve.api_keys cannot say which account a key reads; with several accounts, list serve.keys, each with its account")
 	}
+	for i, k := range s.Serve.APIKeys {
+		if err := serve.CheckKeyStrength(k); err != nil {
+			return fmt.Errorf("config: serve.api_keys: key %d: %w", i+1, err)
+		}
+	}
 	seen := map[string]bool{}
 	for i, k := range s.Serve.Keys {
 		switch {
@@ -392,6 +440,11 @@ func (s settings) checkServeKeys() error {
 				msg += fmt.Sprintf(" (did you mean %s?)", near)
 			}
 			return errors.New(msg + "; configured: " + strings.Join(names, ", "))
+		}
+		if k.Key != "" {
+			if err := serve.CheckKeyStrength(k.Key); err != nil {
+				return fmt.Errorf("config: serve.keys %s: key: %w", k.Name, err)
+			}
 		}
 		if err := checkScope(k); err != nil {
 			return fmt.Errorf("config: serve.keys %s: %w", k.Name, err)

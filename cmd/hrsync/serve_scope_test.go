@@ -30,29 +30,29 @@ func sha256Hex(s string) string {
 // TestServeKeyScopeErrors: a wrong scope in serve.keys is one line naming the key (never its
 // value), with the closest collection for a misspelt one.
 func TestServeKeyScopeErrors(t *testing.T) {
-	sum := sha256Hex("secret-value")
+	sum := sha256Hex("secret-value-4f9a0c7e2b1d8e6f3a5c9b0d")
 	tests := []struct{ name, keys, want string }{
-		{"key and sha256", "{name: d, key: secret-value, sha256: " + sum + "}", "serve.keys d: set key or key_file, or sha256 (exactly one of them)"},
+		{"key and sha256", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, sha256: " + sum + "}", "serve.keys d: set key or key_file, or sha256 (exactly one of them)"},
 		{"key_file and sha256", "{name: d, key_file: /x, sha256: " + sum + "}", "serve.keys d: set key or key_file, or sha256"},
 		{"none", "{name: d, collections: [employees]}", "serve.keys d: set key or key_file, or sha256"},
 		{"short sha256", "{name: d, sha256: " + sum[:40] + "}", "serve.keys d: sha256 is not 64 hex digits (make it with: printf %s \"$KEY\" | sha256sum)"},
 		{"not hex", "{name: d, sha256: x" + sum[1:] + "}", "serve.keys d: sha256 is not 64 hex digits"},
-		{"misspelt collection", "{name: d, key: secret-value, collections: [employees, departmets], writes: false}", `serve.keys d: collections: no collection "departmets" (did you mean departments?); served: employees, working_patterns, `},
-		{"empty collections", "{name: d, key: secret-value, collections: []}", "serve.keys d: collections lists none (leave it out for all)"},
-		{"fields and deny", "{name: d, key: secret-value, fields: [id], deny: [dob]}", "serve.keys d: set fields (the fields it may see) or deny (those it may not), not both"},
-		{"fields without id", "{name: d, key: secret-value, fields: [first_name, email]}", "serve.keys d: fields: the allow list must include id"},
-		{"deny id", "{name: d, key: secret-value, deny: [id]}", "serve.keys d: deny: id cannot be denied"},
-		{"empty path segment", "{name: d, key: secret-value, fields: [id, line_manager.]}", `serve.keys d: fields: field path "line_manager." has an empty segment`},
-		{"writes without employees", "{name: d, key: secret-value, collections: [departments], writes: true}", "serve.keys d: writes is true but collections leaves out employees: it may create employees but not read them"},
-		{"writes not a bool", "{name: d, key: secret-value, writes: maybe}", "is not true or false"},
-		{"unknown key", "{name: d, key: secret-value, field: [id]}", "unknown key serve.keys[0].field (did you mean serve.keys[0].fields?)"},
-		{"deny **.id", `{name: d, key: secret-value, deny: [dob, "**.id"]}`, "serve.keys d: deny: id cannot be denied"},
-		{"deny ID", "{name: d, key: secret-value, deny: [ID]}", "serve.keys d: deny: id cannot be denied"},
-		{"** then a path", `{name: d, key: secret-value, deny: ["**.line_manager.email"]}`, `serve.keys d: deny: field path "**.line_manager.email": ** must be followed by one member name (**.email)`},
-		{"** alone", `{name: d, key: secret-value, fields: [id, "**"]}`, `serve.keys d: fields: field path "**": ** must be followed by one member name (**.email)`},
-		{"* as a wildcard", `{name: d, key: secret-value, deny: ["line_manager.*"]}`, `serve.keys d: deny: field path "line_manager.*": * is no wildcard; a member at every depth is **.name (**.email)`},
-		{"** inside a path", `{name: d, key: secret-value, deny: ["a.**.email"]}`, `serve.keys d: deny: field path "a.**.email": * is no wildcard`},
-		{"** unquoted", "{name: d, key: secret-value, deny: [**.email]}", `(a field path that starts with * must be quoted: "**.email")`},
+		{"misspelt collection", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, collections: [employees, departmets], writes: false}", `serve.keys d: collections: no collection "departmets" (did you mean departments?); served: employees, working_patterns, `},
+		{"empty collections", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, collections: []}", "serve.keys d: collections lists none (leave it out for all)"},
+		{"fields and deny", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, fields: [id], deny: [dob]}", "serve.keys d: set fields (the fields it may see) or deny (those it may not), not both"},
+		{"fields without id", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, fields: [first_name, email]}", "serve.keys d: fields: the allow list must include id"},
+		{"deny id", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [id]}", "serve.keys d: deny: id cannot be denied"},
+		{"empty path segment", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, fields: [id, line_manager.]}", `serve.keys d: fields: field path "line_manager." has an empty segment`},
+		{"writes without employees", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, collections: [departments], writes: true}", "serve.keys d: writes is true but collections leaves out employees: it may create employees but not read them"},
+		{"writes not a bool", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, writes: maybe}", "is not true or false"},
+		{"unknown key", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, field: [id]}", "unknown key serve.keys[0].field (did you mean serve.keys[0].fields?)"},
+		{"deny **.id", `{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [dob, "**.id"]}`, "serve.keys d: deny: id cannot be denied"},
+		{"deny ID", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [ID]}", "serve.keys d: deny: id cannot be denied"},
+		{"** then a path", `{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: ["**.line_manager.email"]}`, `serve.keys d: deny: field path "**.line_manager.email": ** must be followed by one member name (**.email)`},
+		{"** alone", `{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, fields: [id, "**"]}`, `serve.keys d: fields: field path "**": ** must be followed by one member name (**.email)`},
+		{"* as a wildcard", `{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: ["line_manager.*"]}`, `serve.keys d: deny: field path "line_manager.*": * is no wildcard; a member at every depth is **.name (**.email)`},
+		{"** inside a path", `{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: ["a.**.email"]}`, `serve.keys d: deny: field path "a.**.email": * is no wildcard`},
+		{"** unquoted", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [**.email]}", `(a field path that starts with * must be quoted: "**.email")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestServeKeyScopeErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("err %v, want one line containing %q", err, tt.want)
 			}
-			if strings.Contains(err.Error(), "secret-value") || strings.Contains(err.Error(), sum[:20]) {
+			if strings.Contains(err.Error(), "secret-value-4f9a0c7e2b1d8e6f3a5c9b0d") || strings.Contains(err.Error(), sum[:20]) {
 				t.Errorf("err %v shows the key", err)
 			}
 		})
@@ -73,16 +73,16 @@ func TestServeKeyScopes(t *testing.T) {
 	sum := sha256Hex("k")
 	cfg, err := loadConfig(writeConfig(t, `serve:
   keys:
-    - {name: full, key: a}
-    - {name: full-read-only, key: b, writes: false}
+    - {name: full, key: a-4f9a0c7e2b1d8e6f3a5c9b0d}
+    - {name: full-read-only, key: b-4f9a0c7e2b1d8e6f3a5c9b0d, writes: false}
     - name: directory
       sha256: `+strings.ToUpper(sum)+`
       collections: [employees, departments]
       fields: [id, first_name, line_manager.id]
-    - {name: deny, key: c, deny: [dob, bank_details.iban]}
-    - {name: deny-writer, key: d, deny: [dob], writes: true}
+    - {name: deny, key: c-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [dob, bank_details.iban]}
+    - {name: deny-writer, key: d-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [dob], writes: true}
     - name: any-depth
-      key: e
+      key: e-4f9a0c7e2b1d8e6f3a5c9b0d
       fields:
         - id
         - "**.email"
@@ -91,18 +91,18 @@ func TestServeKeyScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
+	keys, _, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []serve.Key{
-		{Name: "full", Key: "a", Account: "default"},
-		{Name: "full-read-only", Key: "b", Account: "default", Scope: serve.Scope{ReadOnly: true}},
+		{Name: "full", Key: "a-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default"},
+		{Name: "full-read-only", Key: "b-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: serve.Scope{ReadOnly: true}},
 		{Name: "directory", SHA256: strings.ToUpper(sum), Account: "default", Scope: serve.Scope{
 			Collections: []string{"employees", "departments"}, Fields: []string{"id", "first_name", "line_manager.id"}, ReadOnly: true}},
-		{Name: "deny", Key: "c", Account: "default", Scope: serve.Scope{Deny: []string{"dob", "bank_details.iban"}, ReadOnly: true}},
-		{Name: "deny-writer", Key: "d", Account: "default", Scope: serve.Scope{Deny: []string{"dob"}}},
-		{Name: "any-depth", Key: "e", Account: "default", Scope: serve.Scope{Fields: []string{"id", "**.email", "**.name"}, ReadOnly: true}},
+		{Name: "deny", Key: "c-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: serve.Scope{Deny: []string{"dob", "bank_details.iban"}, ReadOnly: true}},
+		{Name: "deny-writer", Key: "d-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: serve.Scope{Deny: []string{"dob"}}},
+		{Name: "any-depth", Key: "e-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: serve.Scope{Fields: []string{"id", "**.email", "**.name"}, ReadOnly: true}},
 	}
 	if len(keys) != len(want) {
 		t.Fatalf("keys %+v", keys)
@@ -124,7 +124,7 @@ func TestScopedKeyServe(t *testing.T) {
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: acct.Employees,
 		Collections: map[string][]json.RawMessage{"departments": acct.Collections["departments"]}})
 	defer up.Close()
-	const dirKey = "directory-serve-key"
+	const dirKey = "directory-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d"
 	config := fmt.Sprintf(`
 warehouse: {url: %s}
 source: {url: %q, api_key: %q, rate_limit: 0}
@@ -136,7 +136,7 @@ serve:
       collections: [employees, departments]
       fields: [id, first_name, last_name, email, job_title, name, department,
                line_manager.id, line_manager.name, line_manager.first_name, line_manager.last_name, line_manager.email]
-    - {name: admin, key: admin-serve-key}
+    - {name: admin, key: admin-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d}
 `, filepath.Join(dir, "hrsync.db"), up.URL, up.APIKey(), sha256Hex(dirKey))
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
@@ -156,7 +156,7 @@ serve:
 		if code != 200 {
 			t.Fatalf("page %d: %d %s", page, code, body)
 		}
-		_, full := get(t, url, "admin-serve-key")
+		_, full := get(t, url, "admin-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d")
 		sawDOB = sawDOB || strings.Contains(full, `"dob"`)
 		var doc struct{ Employees []map[string]json.RawMessage }
 		if err := json.Unmarshal([]byte(body), &doc); err != nil {
@@ -202,7 +202,7 @@ serve:
 	if code, body := get(t, base+"/v1/working_patterns", dirKey); code != 403 || body != `{"error":{"type":"Forbidden","message":"this key may not read working_patterns"}}`+"\n" {
 		t.Errorf("working_patterns: %d %s", code, body)
 	}
-	if code, _ := get(t, base+"/v1/working_patterns", "admin-serve-key"); code != 200 {
+	if code, _ := get(t, base+"/v1/working_patterns", "admin-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d"); code != 200 {
 		t.Errorf("admin key: working_patterns %d", code)
 	}
 	if code, body := get(t, base+"/v1", dirKey); code != 200 || !strings.Contains(body, `"name":"employees"`) || !strings.Contains(body, `"name":"departments"`) || strings.Count(body, `"name"`) != 2 {
@@ -251,7 +251,7 @@ func TestConfigDirectoryExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
-	keys, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
+	keys, _, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestServePortAnswersJSON(t *testing.T) {
 	}
 	defer store.Close()
 	cfg := defaultConfig()
-	cfg.Serve.APIKeys = []string{"k1"}
+	cfg.Serve.APIKeys = []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d"}
 	cfg.Serve.Writes = "local"
 	s := parsed(t, cfg)
 	h, err := apiMux(s, []accountStore{{acct: s.accounts[0], store: store}}, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
@@ -59,7 +59,7 @@ func TestServePortAnswersJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.Header.Set("X-API-KEY", "k1")
+			req.Header.Set("X-API-KEY", "k1-4f9a0c7e2b1d8e6f3a5c9b0d")
 			resp, err := noRedirects.Do(req)
 			if err != nil {
 				t.Fatal(err)

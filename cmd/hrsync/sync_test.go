@@ -50,7 +50,7 @@ func TestSyncThenServe(t *testing.T) {
 	url, schemaName := sinktest.Postgres(t)
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL + "/v1/", "HRSYNC_SOURCE_API_KEY=" + up.APIKey(),
 		"HRSYNC_SOURCE_RATE_LIMIT=0", "HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName,
-		"HRSYNC_SERVE_API_KEYS=k"}
+		"HRSYNC_SERVE_API_KEYS=k-4f9a0c7e2b1d8e6f3a5c9b0d"}
 	ctx := context.Background()
 	if err := run(ctx, []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestSyncThenServe(t *testing.T) {
 	defer func() { _ = stop() }()
 	served := map[int64]string{}
 	for page := 1; ; page++ {
-		code, body := get(t, fmt.Sprintf("%s/v1/employees?per_page=100&page=%d", base, page), "k")
+		code, body := get(t, fmt.Sprintf("%s/v1/employees?per_page=100&page=%d", base, page), "k-4f9a0c7e2b1d8e6f3a5c9b0d")
 		if code != 200 {
 			t.Fatalf("page %d: %d %s", page, code, body)
 		}

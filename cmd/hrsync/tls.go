@@ -95,9 +95,22 @@ func (r *certReloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 	return r.cert.Load(), nil
 }
 
-// tlsConfig is the served TLS configuration: TLS 1.2 and later, the reloaded certificate.
+// tlsCipherSuites are the TLS 1.2 suites served: forward secret (ECDHE) and authenticated
+// encryption (AES-GCM, ChaCha20-Poly1305) only; no CBC, no RSA key exchange. TLS 1.3's suites
+// are all of that kind and not configurable.
+var tlsCipherSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// tlsConfig is the served TLS configuration: TLS 1.2 (tlsCipherSuites) and 1.3, the reloaded
+// certificate.
 func (r *certReloader) tlsConfig() *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.getCertificate}
+	return &tls.Config{MinVersion: tls.VersionTLS12, CipherSuites: tlsCipherSuites, GetCertificate: r.getCertificate}
 }
 
 // reload loads the pair again when force is set or the files changed since they were last

@@ -104,7 +104,7 @@ func tlsClient(ca *testCA, http2 bool) *http.Client {
 func served(t *testing.T, c *http.Client, url string) (proto, status int, serial int64) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
-	req.Header.Set("X-API-KEY", "k1")
+	req.Header.Set("X-API-KEY", "k1-4f9a0c7e2b1d8e6f3a5c9b0d")
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func served(t *testing.T, c *http.Client, url string) (proto, status int, serial
 func startTLSServe(t *testing.T, ca *testCA, env ...string) (base string, logs *syncBuffer) {
 	t.Helper()
 	addr := freeAddr(t)
-	env = append(env, "HRSYNC_SERVE_ADDR="+addr, "HRSYNC_SERVE_API_KEYS=k1",
+	env = append(env, "HRSYNC_SERVE_ADDR="+addr, "HRSYNC_SERVE_API_KEYS=k1-4f9a0c7e2b1d8e6f3a5c9b0d",
 		"HRSYNC_WAREHOUSE_URL="+filepath.Join(t.TempDir(), "wh.db"))
 	ctx, cancel := context.WithCancel(context.Background())
 	logs = &syncBuffer{}
@@ -265,7 +265,7 @@ func TestServeH2C(t *testing.T) {
 			t.Errorf("h2c %v: HTTP/1.1 client got HTTP/%d %d", on, proto, status)
 		}
 		req, _ := http.NewRequest("GET", base+"/v1/employees", nil)
-		req.Header.Set("X-API-KEY", "k1")
+		req.Header.Set("X-API-KEY", "k1-4f9a0c7e2b1d8e6f3a5c9b0d")
 		resp, err := (&http.Client{Transport: h2c, Timeout: 5 * time.Second}).Do(req)
 		switch {
 		case on && err != nil:
@@ -301,7 +301,7 @@ func TestServeTLSConfigErrors(t *testing.T) {
 		{"h2c with tls", []string{"HRSYNC_SERVE_TLS_CERT=" + certFile, "HRSYNC_SERVE_TLS_KEY=" + keyFile, "HRSYNC_SERVE_H2C=true"}, "serve.h2c is cleartext HTTP/2"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			env := append(tt.env, "HRSYNC_SERVE_ADDR="+freeAddr(t), "HRSYNC_SERVE_API_KEYS=k1",
+			env := append(tt.env, "HRSYNC_SERVE_ADDR="+freeAddr(t), "HRSYNC_SERVE_API_KEYS=k1-4f9a0c7e2b1d8e6f3a5c9b0d",
 				"HRSYNC_WAREHOUSE_URL="+filepath.Join(t.TempDir(), "wh.db"))
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

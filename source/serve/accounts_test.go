@@ -41,11 +41,11 @@ var tenantData = []struct {
 	departments  map[int64]string
 	reasons      map[int64]string
 }{
-	{"acme", "Acmeish", []string{"acme-key-1", "acme-key-2"},
+	{"acme", "Acmeish", []string{"acme-key-1-9f2c4e7a1b3d5f60a8e2", "acme-key-2-9f2c4e7a1b3d5f60a8e2"},
 		map[int64]string{1: "Ana", 2: "Ben", 100: "Shared"}, map[int64]string{5: "R&D"}, map[int64]string{41: "Jury"}},
-	{"bolt", "Boltish", []string{"bolt-key"},
+	{"bolt", "Boltish", []string{"bolt-key-9f2c4e7a1b3d5f60a8e2"},
 		map[int64]string{3: "Cy", 100: "Shared"}, map[int64]string{5: "Sales", 6: "Ops"}, nil},
-	{"core", "Coreish", []string{"core-key"},
+	{"core", "Coreish", []string{"core-key-9f2c4e7a1b3d5f60a8e2"},
 		map[int64]string{7: "Dee", 100: "Shared", 101: "Eve"}, nil, map[int64]string{42: "Moving"}},
 }
 
@@ -80,7 +80,7 @@ func newTenants(t *testing.T, backend string) []*tenant {
 			}
 			f.walk(t, c.coll, raws...)
 		}
-		ref, err := serve.NewHandler(tn.store, serve.Options{APIKeys: []string{"ref-key"}})
+		ref, err := serve.NewHandler(tn.store, serve.Options{APIKeys: []string{"ref-key-9f2c4e7a1b3d5f60a8e2"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func TestKeysReadOnlyTheirAccount(t *testing.T) {
 					check := func(path string, wantStatus int, wantMine bool) {
 						t.Helper()
 						_, got := get(t, srv, key, path)
-						_, want := get(t, tn.ref, "ref-key", path)
+						_, want := get(t, tn.ref, "ref-key-9f2c4e7a1b3d5f60a8e2", path)
 						if got != want {
 							t.Errorf("%s with %s's key %q:\n got %+v\nwant %+v", path, tn.name, key, got, want)
 						}
@@ -250,7 +250,7 @@ func TestETagsDifferAcrossAccounts(t *testing.T) {
 				s := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return fixedNow }})
 				(&fixture{store: s}).putN(t, 3)
 				opts.Accounts = append(opts.Accounts, serve.Account{Name: name, Store: s})
-				opts.Keys = append(opts.Keys, serve.Key{Name: name, Key: name + "-key", Account: name})
+				opts.Keys = append(opts.Keys, serve.Key{Name: name, Key: name + "-key-9f2c4e7a1b3d5f60a8e2", Account: name})
 			}
 			ctx := context.Background()
 			ver1, err := opts.Accounts[0].Store.Version(ctx)
@@ -271,8 +271,8 @@ func TestETagsDifferAcrossAccounts(t *testing.T) {
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			for _, path := range []string{"/v1", "/v1/employees", "/v1/employees/2", "/v1/departments"} {
-				r1, a1 := get(t, srv, "one-key", path)
-				r2, a2 := get(t, srv, "two-key", path)
+				r1, a1 := get(t, srv, "one-key-9f2c4e7a1b3d5f60a8e2", path)
+				r2, a2 := get(t, srv, "two-key-9f2c4e7a1b3d5f60a8e2", path)
 				if a1.status != 200 || a1 != a2 {
 					t.Fatalf("%s: the accounts answer differently: %+v, %+v", path, a1, a2)
 				}
@@ -280,10 +280,10 @@ func TestETagsDifferAcrossAccounts(t *testing.T) {
 				if tag1 == "" || tag1 == tag2 {
 					t.Errorf("%s: ETags %s and %s", path, tag1, tag2)
 				}
-				if _, a := get(t, srv, "two-key", path, "If-None-Match", tag1); a.status != 200 {
+				if _, a := get(t, srv, "two-key-9f2c4e7a1b3d5f60a8e2", path, "If-None-Match", tag1); a.status != 200 {
 					t.Errorf("%s: account one's tag with account two's key: %d", path, a.status)
 				}
-				if _, a := get(t, srv, "two-key", path, "If-None-Match", tag2); a.status != 304 {
+				if _, a := get(t, srv, "two-key-9f2c4e7a1b3d5f60a8e2", path, "If-None-Match", tag2); a.status != 304 {
 					t.Errorf("%s: account two's own tag: %d", path, a.status)
 				}
 			}
@@ -315,7 +315,7 @@ func TestForwardGoesToTheKeysAccount(t *testing.T) {
 	for _, name := range []string{"one", "two"} {
 		stores[name] = sinktest.Store(t, "sqlite", sink.Options{})
 		opts.Accounts = append(opts.Accounts, serve.Account{Name: name, Store: stores[name], Upstream: ups[name]})
-		opts.Keys = append(opts.Keys, serve.Key{Name: name, Key: name + "-key", Account: name})
+		opts.Keys = append(opts.Keys, serve.Key{Name: name, Key: name + "-key-9f2c4e7a1b3d5f60a8e2", Account: name})
 	}
 	h, err := serve.New(opts)
 	if err != nil {
@@ -325,7 +325,7 @@ func TestForwardGoesToTheKeysAccount(t *testing.T) {
 	defer srv.Close()
 	body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Two", "email": "ana@two.example.com", "join_date": "2024-02-29"})
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/employees", body)
-	req.Header.Set("X-API-KEY", "two-key")
+	req.Header.Set("X-API-KEY", "two-key-9f2c4e7a1b3d5f60a8e2")
 	req.Header.Set("Content-Type", ct)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -339,7 +339,7 @@ func TestForwardGoesToTheKeysAccount(t *testing.T) {
 		if _, _, err := stores[name].Employee(context.Background(), 9002); (err == nil) != (want == 200) {
 			t.Errorf("store %s: employee 9002: %v", name, err)
 		}
-		if _, a := get(t, srv, name+"-key", "/v1/employees/9002"); a.status != want {
+		if _, a := get(t, srv, name+"-key-9f2c4e7a1b3d5f60a8e2", "/v1/employees/9002"); a.status != want {
 			t.Errorf("GET 9002 with %s's key: %d, want %d", name, a.status, want)
 		}
 	}
@@ -370,9 +370,9 @@ func TestAccessLogAndObserveNameTheAccount(t *testing.T) {
 		status    int
 		log, obs  string
 	}{
-		{"bolt-key", "/v1/employees/3", 200, `key="bolt 1" account=bolt status=200`, "bolt /v1/employees/{id} 200"},
-		{"acme-key-2", "/v1/employees/3", 404, `key="acme 2" account=acme status=404`, "acme /v1/employees/{id} 404"},
-		{"acme-key-1", "/v1/nowhere", 404, `key="acme 1" account=acme status=404`, "acme / 404"},
+		{"bolt-key-9f2c4e7a1b3d5f60a8e2", "/v1/employees/3", 200, `key="bolt 1" account=bolt status=200`, "bolt /v1/employees/{id} 200"},
+		{"acme-key-2-9f2c4e7a1b3d5f60a8e2", "/v1/employees/3", 404, `key="acme 2" account=acme status=404`, "acme /v1/employees/{id} 404"},
+		{"acme-key-1-9f2c4e7a1b3d5f60a8e2", "/v1/nowhere", 404, `key="acme 1" account=acme status=404`, "acme / 404"},
 		{"nobody-key", "/v1/employees", 401, `key="" account="" status=401`, " unmatched 401"},
 		{"", "/v1/employees", 401, `key="" account="" status=401`, " unmatched 401"},
 	}
@@ -420,25 +420,25 @@ func TestAccountsConfig(t *testing.T) {
 		wantErr  string
 		keyShown string
 	}{
-		{"valid", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}, {Name: "kb", Key: "secret-b", Account: "b"}}}, "", ""},
-		{"one account, key names none", serve.Options{Accounts: two[:1], Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: ""}}}, "", ""},
-		{"one account and APIKeys", serve.Options{Accounts: two[:1], APIKeys: []string{"secret-a"}}, "", ""},
-		{"no accounts", serve.Options{Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: ""}}}, "no accounts", ""},
+		{"valid", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}, {Name: "kb", Key: "secret-b-9f2c4e7a1b3d5f60a8e2", Account: "b"}}}, "", ""},
+		{"one account, key names none", serve.Options{Accounts: two[:1], Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: ""}}}, "", ""},
+		{"one account and APIKeys", serve.Options{Accounts: two[:1], APIKeys: []string{"secret-a-9f2c4e7a1b3d5f60a8e2"}}, "", ""},
+		{"no accounts", serve.Options{Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: ""}}}, "no accounts", ""},
 		{"no keys", serve.Options{Accounts: two}, "no API keys", ""},
-		{"key names no account of several", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: ""}}}, `key "ka" names no account`, "secret-a"},
-		{"key names an undeclared account", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "c"}}}, `key "ka" reads account "c", which is not declared`, "secret-a"},
+		{"key names no account of several", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: ""}}}, `key "ka" names no account`, "secret-a-9f2c4e7a1b3d5f60a8e2"},
+		{"key names an undeclared account", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "c"}}}, `key "ka" reads account "c", which is not declared`, "secret-a-9f2c4e7a1b3d5f60a8e2"},
 		{"empty key", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "", Account: "a"}}}, `key "ka": empty API key`, ""},
-		{"unnamed key", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "", Key: "secret-a", Account: "a"}}}, "key 1 has no name", "secret-a"},
-		{"key name twice", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}, {Name: "ka", Key: "secret-b", Account: "b"}}}, `key "ka" named twice`, "secret"},
-		{"same key twice", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}, {Name: "kb", Key: "secret-a", Account: "b"}}}, `keys "ka" and "kb" are the same key`, "secret-a"},
-		{"APIKeys repeat a key", serve.Options{Accounts: two[:1], Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: ""}}, APIKeys: []string{"secret-a"}}, `keys "ka" and "key 1" are the same key`, "secret-a"},
-		{"APIKeys with several accounts", serve.Options{Accounts: two, APIKeys: []string{"secret-a"}}, "with several accounts use Keys", "secret-a"},
-		{"account twice", serve.Options{Accounts: []serve.Account{two[0], two[0]}, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}}}, `account "a" declared twice`, ""},
-		{"unnamed account of several", serve.Options{Accounts: []serve.Account{two[0], {Store: s2}}, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}}}, "account 2 has no name", ""},
-		{"account without a store", serve.Options{Accounts: []serve.Account{two[0], {Name: "b"}}, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}}}, `account "b" has no store`, ""},
-		{"forward without an upstream", serve.Options{Writes: serve.WritesForward, Accounts: []serve.Account{{Name: "a", Store: s1, Upstream: up}, two[1]}, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}}}, `account "b": forward writes need an upstream`, ""},
-		{"forward with every upstream", serve.Options{Writes: serve.WritesForward, Accounts: []serve.Account{{Name: "a", Store: s1, Upstream: up}, {Name: "b", Store: s2, Upstream: up}}, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}}}, "", ""},
-		{"Options.Upstream with New", serve.Options{Upstream: up, Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a", Account: "a"}}}, "Options.Upstream is for NewHandler", ""},
+		{"unnamed key", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, "key 1 has no name", "secret-a-9f2c4e7a1b3d5f60a8e2"},
+		{"key name twice", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}, {Name: "ka", Key: "secret-b-9f2c4e7a1b3d5f60a8e2", Account: "b"}}}, `key "ka" named twice`, "secret"},
+		{"same key twice", serve.Options{Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}, {Name: "kb", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "b"}}}, `keys "ka" and "kb" are the same key`, "secret-a-9f2c4e7a1b3d5f60a8e2"},
+		{"APIKeys repeat a key", serve.Options{Accounts: two[:1], Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: ""}}, APIKeys: []string{"secret-a-9f2c4e7a1b3d5f60a8e2"}}, `keys "ka" and "key 1" are the same key`, "secret-a-9f2c4e7a1b3d5f60a8e2"},
+		{"APIKeys with several accounts", serve.Options{Accounts: two, APIKeys: []string{"secret-a-9f2c4e7a1b3d5f60a8e2"}}, "with several accounts use Keys", "secret-a-9f2c4e7a1b3d5f60a8e2"},
+		{"account twice", serve.Options{Accounts: []serve.Account{two[0], two[0]}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, `account "a" declared twice`, ""},
+		{"unnamed account of several", serve.Options{Accounts: []serve.Account{two[0], {Store: s2}}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, "account 2 has no name", ""},
+		{"account without a store", serve.Options{Accounts: []serve.Account{two[0], {Name: "b"}}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, `account "b" has no store`, ""},
+		{"forward without an upstream", serve.Options{Writes: serve.WritesForward, Accounts: []serve.Account{{Name: "a", Store: s1, Upstream: up}, two[1]}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, `account "b": forward writes need an upstream`, ""},
+		{"forward with every upstream", serve.Options{Writes: serve.WritesForward, Accounts: []serve.Account{{Name: "a", Store: s1, Upstream: up}, {Name: "b", Store: s2, Upstream: up}}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, "", ""},
+		{"Options.Upstream with New", serve.Options{Upstream: up, Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, "Options.Upstream is for NewHandler", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -459,10 +459,10 @@ func TestAccountsConfig(t *testing.T) {
 		})
 	}
 	// NewHandler keeps its one-store form: Options.Accounts belong to New.
-	if _, err := serve.NewHandler(s1, serve.Options{Accounts: two, APIKeys: []string{"k"}}); err == nil {
+	if _, err := serve.NewHandler(s1, serve.Options{Accounts: two, APIKeys: []string{testKey}}); err == nil {
 		t.Error("NewHandler accepted Options.Accounts")
 	}
-	if _, err := serve.NewHandler(s1, serve.Options{Writes: serve.WritesForward, APIKeys: []string{"k"}}); err == nil || !strings.Contains(err.Error(), "forward writes need an upstream") {
+	if _, err := serve.NewHandler(s1, serve.Options{Writes: serve.WritesForward, APIKeys: []string{testKey}}); err == nil || !strings.Contains(err.Error(), "forward writes need an upstream") {
 		t.Errorf("NewHandler forward without upstream: %v", err)
 	}
 }

@@ -119,7 +119,7 @@ func (h *Handler) linkBase(r *http.Request) (scheme, host string) {
 		scheme = "https"
 	}
 	if h.trusted(r.RemoteAddr) {
-		proto, fhost := Forwarded(r.Header)
+		_, proto, fhost := Forwarded(r.Header, h.opts.TrustedProxies)
 		if proto != "" {
 			scheme = proto
 		}
@@ -139,15 +139,50 @@ func (h *Handler) linkBase(r *http.Request) (scheme, host string) {
 
 // trusted reports whether the request's peer is one of Options.TrustedProxies.
 func (h *Handler) trusted(remoteAddr string) bool {
-	if len(h.opts.TrustedProxies) == 0 {
-		return false
-	}
 	ap, err := netip.ParseAddrPort(remoteAddr)
+	return err == nil && isTrusted(ap.Addr(), h.opts.TrustedProxies)
+}
+
+// isTrusted reports whether a is in one of the prefixes.
+func isTrusted(a netip.Addr, proxies []netip.Prefix) bool {
+	a = a.Unmap()
+	return a.IsValid() && slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(a) })
+}
+
+// maxClientBytes bounds a client identity read from a forwarded for= that is no address.
+const maxClientBytes = 64
+
+// clientOf is who sent the request, as failed authentications are counted: the peer, or
+// behind a trusted proxy the client it forwarded (Forwarded); an IPv6 address counts as its
+// /64, which one client commonly holds whole.
+func (h *Handler) clientOf(r *http.Request) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
-		return false
+		return bounded(r.RemoteAddr, maxClientBytes) // no server: a test's recorder
 	}
-	a := ap.Addr().Unmap()
-	return slices.ContainsFunc(h.opts.TrustedProxies, func(p netip.Prefix) bool { return p.Contains(a) })
+	client := ap.Addr().Unmap()
+	if isTrusted(client, h.opts.TrustedProxies) {
+		if c, _, _ := Forwarded(r.Header, h.opts.TrustedProxies); c != "" {
+			if a, err := netip.ParseAddr(c); err == nil {
+				client = a.Unmap()
+			} else {
+				return "for=" + bounded(c, maxClientBytes)
+			}
+		}
+	}
+	if client.Is6() {
+		p, _ := client.Prefix(64)
+		return p.String()
+	}
+	return client.String()
+}
+
+// bounded is s cut to at most n bytes.
+func bounded(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
 }
 
 // allowedHost reports whether host (host[:port]) is one of Options.AllowedHosts: the same name,
@@ -173,29 +208,49 @@ func splitHost(host string) (name, port string) {
 	return strings.Trim(host, "[]"), ""
 }
 
-// Forwarded reads the scheme and host a proxy says the client asked for: RFC 7239's Forwarded
-// (its first element's proto= and host=), else X-Forwarded-Proto and X-Forwarded-Host (their
-// first values). A value that is not a plain http/https scheme or a valid host[:port] is
-// ignored ("").
-func Forwarded(hdr http.Header) (proto, host string) {
-	if f := hdr.Get("Forwarded"); f != "" {
-		first, _, _ := strings.Cut(f, ",")
-		for pair := range strings.SplitSeq(first, ";") {
-			k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-			if !ok {
-				continue
-			}
-			v = unquote(v)
-			switch strings.ToLower(k) {
-			case "proto":
-				proto = v
-			case "host":
-				host = v
+// Forwarded reads what the proxies in front of the replica say of the request: the client
+// (its address, or the token a proxy gave it), and the scheme and host it asked for. Each proxy
+// appends its hop to the right; a client can put anything to the left. So the hop read is the
+// rightmost one whose client is not one of trusted (the proxies of Options.TrustedProxies): the
+// hop the outermost trusted proxy added. Trusted hops further right are skipped; when every hop
+// is trusted, the leftmost is read.
+//
+// RFC 7239's Forwarded is read when present (each element's for=, proto= and host=); else
+// X-Forwarded-For, with X-Forwarded-Proto and X-Forwarded-Host: their value at the same hop
+// when they list as many as X-Forwarded-For, else their rightmost. A value that is not a plain
+// http/https scheme or a valid host[:port] is ignored ("").
+func Forwarded(hdr http.Header, trusted []netip.Prefix) (client, proto, host string) {
+	if f := hdr.Values("Forwarded"); len(f) > 0 {
+		var hops []map[string]string
+		for _, line := range f {
+			for _, el := range splitQuoted(line, ',') {
+				pairs := map[string]string{}
+				for _, pair := range splitQuoted(el, ';') {
+					k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+					if ok {
+						pairs[strings.ToLower(strings.TrimSpace(k))] = unquote(strings.TrimSpace(v))
+					}
+				}
+				hops = append(hops, pairs)
 			}
 		}
+		i := hop(len(hops), func(i int) string { return forAddr(hops[i]["for"]) }, trusted)
+		client, proto, host = forAddr(hops[i]["for"]), hops[i]["proto"], hops[i]["host"]
 	} else {
-		proto, _, _ = strings.Cut(hdr.Get("X-Forwarded-Proto"), ",")
-		host, _, _ = strings.Cut(hdr.Get("X-Forwarded-Host"), ",")
+		fors := listValues(hdr, "X-Forwarded-For")
+		protos := listValues(hdr, "X-Forwarded-Proto")
+		hosts := listValues(hdr, "X-Forwarded-Host")
+		at := func(list []string, i int) string {
+			switch {
+			case len(list) == 0:
+				return ""
+			case len(list) == len(fors):
+				return list[i]
+			}
+			return list[len(list)-1]
+		}
+		i := hop(len(fors), func(i int) string { return fors[i] }, trusted)
+		client, proto, host = at(fors, i), at(protos, i), at(hosts, i)
 	}
 	proto = strings.ToLower(strings.TrimSpace(proto))
 	if proto != "http" && proto != "https" {
@@ -204,7 +259,60 @@ func Forwarded(hdr http.Header) (proto, host string) {
 	if host = strings.TrimSpace(host); !validHost(host) {
 		host = ""
 	}
-	return proto, host
+	return client, proto, host
+}
+
+// hop is the index of the rightmost of n hops whose client (addr) is not trusted; 0 when each
+// is, or there is none.
+func hop(n int, addr func(int) string, trusted []netip.Prefix) int {
+	for i := n - 1; i > 0; i-- {
+		a, err := netip.ParseAddr(addr(i))
+		if err != nil || !isTrusted(a, trusted) {
+			return i
+		}
+	}
+	return 0
+}
+
+// forAddr is a Forwarded for= value without its port and brackets: "[2001:db8::1]:4711" is
+// 2001:db8::1, "192.0.2.1:80" is 192.0.2.1; a token (unknown, _hidden) as it is.
+func forAddr(v string) string {
+	if ap, err := netip.ParseAddrPort(v); err == nil {
+		return ap.Addr().String()
+	}
+	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+// listValues are a comma-separated header's values over all its lines, trimmed.
+func listValues(hdr http.Header, name string) []string {
+	var out []string
+	for _, line := range hdr.Values(name) {
+		for v := range strings.SplitSeq(line, ",") {
+			out = append(out, strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// splitQuoted splits s at sep outside RFC 7230 quoted-strings.
+func splitQuoted(s string, sep byte) []string {
+	var out []string
+	quoted, start := false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == sep:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }
 
 // unquote reads an RFC 7230 quoted-string (or returns a token as it is).

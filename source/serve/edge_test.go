@@ -133,10 +133,10 @@ func TestCORSOriginsConfig(t *testing.T) {
 		}
 	}
 	store := sinktest.Store(t, "sqlite", sink.Options{})
-	if _, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k"}, CORSOrigins: []string{"dash.example.com"}}); err == nil || !strings.Contains(err.Error(), "scheme://host") {
+	if _, err := serve.NewHandler(store, serve.Options{APIKeys: []string{testKey}, CORSOrigins: []string{"dash.example.com"}}); err == nil || !strings.Contains(err.Error(), "scheme://host") {
 		t.Errorf("bad origin: %v", err)
 	}
-	if _, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k"}, AllowedHosts: []string{"x/y"}}); err == nil {
+	if _, err := serve.NewHandler(store, serve.Options{APIKeys: []string{testKey}, AllowedHosts: []string{"x/y"}}); err == nil {
 		t.Error("bad allowed host accepted")
 	}
 }
@@ -162,8 +162,8 @@ func TestLinksBehindProxies(t *testing.T) {
 		{"allowed Host", serve.Options{AllowedHosts: []string{"replica.internal"}}, []string{"Host", "Replica.Internal:8080"}, "http://Replica.Internal:8080"},
 		{"allowed Host, port must match", serve.Options{AllowedHosts: []string{"replica.internal:9000"}}, []string{"Host", "replica.internal:8080"}, "LOCAL"},
 		{"not an allowed Host", serve.Options{AllowedHosts: []string{"replica.internal"}}, []string{"Host", "evil.example"}, "LOCAL"},
-		{"trusted X-Forwarded", serve.Options{TrustedProxies: loopback}, []string{"X-Forwarded-Host", "hr.example.com, inner", "X-Forwarded-Proto", "https, http"}, "https://hr.example.com"},
-		{"trusted Forwarded wins", serve.Options{TrustedProxies: loopback}, []string{"Forwarded", `for=1.2.3.4;proto=https;host="hr.example.com:8443", for=5.6.7.8;host=inner`, "X-Forwarded-Host", "other.example"}, "https://hr.example.com:8443"},
+		{"trusted X-Forwarded", serve.Options{TrustedProxies: loopback}, []string{"X-Forwarded-Host", "evil.example, hr.example.com", "X-Forwarded-Proto", "http, https"}, "https://hr.example.com"},
+		{"trusted Forwarded wins", serve.Options{TrustedProxies: loopback}, []string{"Forwarded", `for=1.2.3.4;host=evil.example, for=5.6.7.8;proto=https;host="hr.example.com:8443"`, "X-Forwarded-Host", "other.example"}, "https://hr.example.com:8443"},
 		{"trusted proto only", serve.Options{TrustedProxies: loopback}, []string{"X-Forwarded-Proto", "https"}, "https://LOCALHOST"},
 		{"trusted, invalid host ignored", serve.Options{TrustedProxies: loopback}, []string{"X-Forwarded-Host", "evil.example/path", "X-Forwarded-Proto", "javascript"}, "LOCAL"},
 		{"trusted, host not allowed", serve.Options{TrustedProxies: loopback, AllowedHosts: []string{"hr.example.com"}}, []string{"X-Forwarded-Host", "evil.example"}, "LOCAL"},
@@ -230,28 +230,42 @@ func (f *fixture) doHost(t *testing.T, method, path string, header ...string) (*
 	return resp, nil
 }
 
+// TestForwarded: the hop read is the rightmost whose client is not a trusted proxy (the one the
+// outermost trusted proxy added); what a client sets to its left, spoofed, is never read.
 func TestForwarded(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	for _, tt := range []struct {
-		hdr         http.Header
-		proto, host string
+		name                string
+		hdr                 http.Header
+		client, proto, host string
 	}{
-		{http.Header{"Forwarded": {`proto=https;host=a.example`}}, "https", "a.example"},
-		{http.Header{"Forwarded": {`For="[2001:db8::1]:4711";Proto=HTTPS;Host="a.example:8443"`}}, "https", "a.example:8443"},
-		{http.Header{"Forwarded": {`host=a.example, host=b.example`}}, "", "a.example"},
-		{http.Header{"Forwarded": {`host="a.example\"x"`}}, "", ""},
-		{http.Header{"Forwarded": {`host=[::1]:80;proto=gopher`}}, "", "[::1]:80"},
-		{http.Header{"Forwarded": {`host=::1`}}, "", ""},
-		{http.Header{"Forwarded": {`for=1.2.3.4`}, "X-Forwarded-Host": {"x.example"}}, "", ""},
-		{http.Header{"X-Forwarded-Proto": {"https, http"}, "X-Forwarded-Host": {" b.example , c"}}, "https", "b.example"},
-		{http.Header{"X-Forwarded-Host": {"user@b.example"}}, "", ""},
-		{http.Header{"X-Forwarded-Host": {"b.example:99999x"}}, "", ""},
-		{http.Header{"X-Forwarded-Host": {"b.example:"}}, "", ""},
-		{http.Header{"X-Forwarded-Host": {strings.Repeat("a", 64) + ".example"}}, "", ""},
-		{http.Header{}, "", ""},
+		{"one hop", http.Header{"Forwarded": {`for=192.0.2.1;proto=https;host=a.example`}}, "192.0.2.1", "https", "a.example"},
+		{"quoted, ports", http.Header{"Forwarded": {`For="[2001:db8::1]:4711";Proto=HTTPS;Host="a.example:8443"`}}, "2001:db8::1", "https", "a.example:8443"},
+		{"spoofed leftmost", http.Header{"Forwarded": {`for=203.0.113.66;proto=http;host=evil.example, for=192.0.2.1;proto=https;host=a.example`}}, "192.0.2.1", "https", "a.example"},
+		{"spoofed on its own line", http.Header{"Forwarded": {`for=203.0.113.66;host=evil.example`, `for=192.0.2.1;host=a.example`}}, "192.0.2.1", "", "a.example"},
+		{"trusted hops skipped", http.Header{"Forwarded": {`for=203.0.113.66;host=evil.example, for=192.0.2.1;proto=https;host=a.example, for=10.0.0.5;proto=http;host=inner.internal, for="[2001:db8:ffff::9]";host=inner2.internal`}}, "192.0.2.1", "https", "a.example"},
+		{"every hop trusted", http.Header{"Forwarded": {`for=10.0.0.7;host=a.example, for=10.0.0.5;host=b.example`}}, "10.0.0.7", "", "a.example"},
+		{"obfuscated client", http.Header{"Forwarded": {`for=192.0.2.9;host=evil.example, for=_hidden;host=a.example, for=10.0.0.5`}}, "_hidden", "", "a.example"},
+		{"no for", http.Header{"Forwarded": {`host=a.example, host=b.example`}}, "", "", "b.example"},
+		{"comma in a quoted host", http.Header{"Forwarded": {`for=192.0.2.1;host="a.example,b"`}}, "192.0.2.1", "", ""},
+		{"bad values", http.Header{"Forwarded": {`host=[::1]:80;proto=gopher`}}, "", "", "[::1]:80"},
+		{"unbracketed v6 host", http.Header{"Forwarded": {`host=::1`}}, "", "", ""},
+		{"Forwarded wins", http.Header{"Forwarded": {`for=192.0.2.1`}, "X-Forwarded-Host": {"x.example"}}, "192.0.2.1", "", ""},
+		{"xff one hop", http.Header{"X-Forwarded-For": {"192.0.2.1"}, "X-Forwarded-Proto": {"https"}, "X-Forwarded-Host": {"a.example"}}, "192.0.2.1", "https", "a.example"},
+		{"xff spoofed leftmost", http.Header{"X-Forwarded-For": {"203.0.113.66, 192.0.2.1"}, "X-Forwarded-Proto": {"http, https"}, "X-Forwarded-Host": {"evil.example, a.example"}}, "192.0.2.1", "https", "a.example"},
+		{"xff spoofed line", http.Header{"X-Forwarded-For": {"203.0.113.66", "192.0.2.1"}, "X-Forwarded-Host": {"evil.example", "a.example"}}, "192.0.2.1", "", "a.example"},
+		{"xff trusted hops skipped", http.Header{"X-Forwarded-For": {"203.0.113.66, 192.0.2.1, 10.0.0.5"}, "X-Forwarded-Proto": {"http, https, http"}, "X-Forwarded-Host": {"evil.example, a.example, inner.internal"}}, "192.0.2.1", "https", "a.example"},
+		{"xff proto set once by the proxy", http.Header{"X-Forwarded-For": {"203.0.113.66, 192.0.2.1, 10.0.0.5"}, "X-Forwarded-Proto": {"https"}, "X-Forwarded-Host": {"evil.example, a.example"}}, "192.0.2.1", "https", "a.example"},
+		{"xff without for", http.Header{"X-Forwarded-Proto": {"https, http"}, "X-Forwarded-Host": {" b.example , c.example"}}, "", "http", "c.example"},
+		{"xff user in host", http.Header{"X-Forwarded-Host": {"user@b.example"}}, "", "", ""},
+		{"xff bad port", http.Header{"X-Forwarded-Host": {"b.example:99999x"}}, "", "", ""},
+		{"xff empty port", http.Header{"X-Forwarded-Host": {"b.example:"}}, "", "", ""},
+		{"xff long label", http.Header{"X-Forwarded-Host": {strings.Repeat("a", 64) + ".example"}}, "", "", ""},
+		{"none", http.Header{}, "", "", ""},
 	} {
-		proto, host := serve.Forwarded(tt.hdr)
-		if proto != tt.proto || host != tt.host {
-			t.Errorf("Forwarded(%v) = %q %q, want %q %q", tt.hdr, proto, host, tt.proto, tt.host)
+		client, proto, host := serve.Forwarded(tt.hdr, trusted)
+		if client != tt.client || proto != tt.proto || host != tt.host {
+			t.Errorf("%s: Forwarded(%v) = %q %q %q, want %q %q %q", tt.name, tt.hdr, client, proto, host, tt.client, tt.proto, tt.host)
 		}
 	}
 }
@@ -263,7 +277,7 @@ func FuzzForwarded(f *testing.F) {
 	f.Add(`for=1.2.3.4, host=x`, "http,https", "[::1]:80")
 	f.Fuzz(func(t *testing.T, fwd, xproto, xhost string) {
 		for _, h := range []http.Header{{"Forwarded": {fwd}}, {"X-Forwarded-Proto": {xproto}, "X-Forwarded-Host": {xhost}}} {
-			proto, host := serve.Forwarded(h)
+			_, proto, host := serve.Forwarded(h, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
 			if proto != "" && proto != "http" && proto != "https" {
 				t.Fatalf("proto %q", proto)
 			}

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -97,7 +98,9 @@ const forwardTimeout = 30 * time.Second
 // Key is a key clients present in X-API-KEY, the account whose data it reads and what it may
 // read there.
 type Key struct {
-	Name    string // names the key in logs and metrics; never the key itself
+	// Name names the key in logs and metrics (never the key itself), and is what its
+	// Idempotency-Keys are kept under, so it must stay the same while they are kept.
+	Name    string
 	Key     string // the key; kept only as its SHA-256, compared in constant time
 	Account string // the Account (Options.Accounts) it reads; "" when there is one account
 	// SHA256 is the key's SHA-256 in hex, given instead of Key (exactly one of them), so the
@@ -123,8 +126,9 @@ type Options struct {
 	// Keys are the keys clients may present in X-API-KEY, each reading one account's data.
 	Keys []Key
 	// APIKeys are further keys of the one account served (NewHandler, or New with one account):
-	// they are named "key 1", "key 2"… in logs and metrics. At least one key (here or in Keys)
-	// is required.
+	// they are named "key 1", "key 2"… in logs and metrics, and their Idempotency-Keys are kept
+	// under an identity derived from their SHA-256, whatever their order. At least one key (here
+	// or in Keys) is required; every key has at least MinKeyBits bits (CheckKey).
 	APIKeys []string
 	// PublicURL is the absolute base address links are built on (scheme, host and an optional
 	// path prefix before /v1); nil builds them as linkBase says: from what a trusted proxy
@@ -160,6 +164,9 @@ type Options struct {
 	// Observe, when set, is told of every request served: the account whose data it read (""
 	// when no key matched), its route pattern, status and duration.
 	Observe func(account, route string, status int, d time.Duration)
+	// Now is the clock failed authentications are paced by (AuthFailureBurst); nil is
+	// time.Now.
+	Now func() time.Time
 }
 
 // Handler serves the /v1 interface over one Store per account, each API key reading exactly one
@@ -178,12 +185,18 @@ type Handler struct {
 	// notFound answers a path no route serves.
 	notFound string
 	cors     *cors // nil: CORS off
+	// authFails paces each client's failed authentications.
+	authFails *authLimiter
 }
 
 // key is one configured key: its SHA-256, the account it reads and its scope (nil: full
 // access).
 type key struct {
-	name    string
+	name string
+	// id is the identity its Idempotency-Keys are kept under: its configured name, or for a key
+	// of Options.APIKeys (named by position, which a reordering changes) one derived from its
+	// SHA-256.
+	id      string
 	sum     [sha256.Size]byte
 	account *account
 	scope   *scope
@@ -241,7 +254,10 @@ func New(opts Options) (*Handler, error) {
 		u.RawQuery, u.Fragment = "", ""
 		opts.PublicURL = &u
 	}
-	h := &Handler{opts: opts, log: opts.Logger}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	h := &Handler{opts: opts, log: opts.Logger, authFails: newAuthLimiter(maxAuthClients)}
 	secret := opts.ETagSecret
 	switch {
 	case len(secret) == 0:
@@ -293,6 +309,7 @@ func New(opts Options) (*Handler, error) {
 	}
 
 	keys := slices.Clone(opts.Keys)
+	named := len(keys) // keys[named:] are APIKeys, named by position
 	for i, k := range opts.APIKeys {
 		keys = append(keys, Key{Name: fmt.Sprintf("key %d", i+1), Key: k})
 	}
@@ -308,11 +325,8 @@ func New(opts Options) (*Handler, error) {
 			return nil, fmt.Errorf("new handler: key %q named twice", k.Name)
 		}
 		names[k.Name] = true
-		switch {
-		case k.Key == "" && k.SHA256 == "":
-			return nil, fmt.Errorf("new handler: key %q: empty API key (set Key or SHA256)", k.Name)
-		case k.Key != "" && k.SHA256 != "":
-			return nil, fmt.Errorf("new handler: key %q: set Key or SHA256, not both", k.Name)
+		if err := CheckKey(k); err != nil {
+			return nil, fmt.Errorf("new handler: key %q: %w", k.Name, err)
 		}
 		var a *account
 		switch {
@@ -328,12 +342,7 @@ func New(opts Options) (*Handler, error) {
 		}
 		var sum [sha256.Size]byte
 		if k.SHA256 != "" {
-			if len(k.SHA256) != hex.EncodedLen(len(sum)) {
-				return nil, fmt.Errorf("new handler: key %q: SHA256 is not 64 hex digits", k.Name)
-			}
-			if _, err := hex.Decode(sum[:], []byte(k.SHA256)); err != nil {
-				return nil, fmt.Errorf("new handler: key %q: SHA256 is not 64 hex digits", k.Name)
-			}
+			_, _ = hex.Decode(sum[:], []byte(k.SHA256)) // CheckKey: 64 hex digits
 		} else {
 			sum = sha256.Sum256([]byte(k.Key))
 		}
@@ -346,7 +355,7 @@ func New(opts Options) (*Handler, error) {
 				return nil, fmt.Errorf("new handler: keys %q and %q are the same key", o.name, k.Name)
 			}
 		}
-		h.keys = append(h.keys, key{name: k.Name, sum: sum, account: a, scope: sc})
+		h.keys = append(h.keys, key{name: k.Name, id: keyIdentity(i < named, k.Name, sum), sum: sum, account: a, scope: sc})
 	}
 	return h, nil
 }
@@ -422,8 +431,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.opts.Observe(accountName, route, rec.status, d)
 		}
 		query, redacted := loggedQuery(r.URL.RawQuery)
-		attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.String("query", query)}
+		attrs := []slog.Attr{slog.String("request_id", id)}
+		attrs = loggedString(attrs, "method", r.Method, maxLoggedMethod)
+		attrs = loggedString(attrs, "path", r.URL.Path, maxLoggedPath)
+		attrs = append(attrs, slog.String("query", query))
 		if redacted > 0 {
 			attrs = append(attrs, slog.Int("query_params_redacted", redacted))
 		}
@@ -443,10 +454,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if k = h.authenticate(r.Header.Get("X-Api-Key")); k == nil {
+		// A client refused too often in a row is told to wait, as a right key never is.
+		if ok, retry := h.authFails.fail(h.clientOf(r), h.opts.Now()); !ok {
+			rec.Header().Set("Retry-After", strconv.FormatInt(int64((retry+time.Second-1)/time.Second), 10))
+			WriteError(rec, http.StatusTooManyRequests, "too many requests without a valid X-API-KEY from this client: wait as Retry-After says")
+			return
+		}
 		// The challenge says what to send (RFC 9110 §11.6.1); the interface has no scheme of
 		// its own for a key in a header, so it is named for what it is.
 		rec.Header().Set("WWW-Authenticate", Challenge)
 		WriteError(rec, http.StatusUnauthorized, "")
+		return
+	}
+	if ce := r.Header.Values("Content-Encoding"); len(ce) > 0 && r.ContentLength != 0 && !identityOnly(ce) {
+		// The body would be read as what it is not (RFC 9110 §15.5.16): refused before anything
+		// is done with it, saying which coding is understood.
+		rec.Header().Set("Accept-Encoding", "identity")
+		WriteError(rec, http.StatusUnsupportedMediaType, "Content-Encoding is not decoded here: send the body without one (identity)")
 		return
 	}
 	if !isCleanPath(r.URL.Path) {
@@ -464,6 +488,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// r itself is replaced, so that the access log reads the pattern the mux sets on it.
 	r = r.WithContext(context.WithValue(r.Context(), keyContext{}, k))
 	k.account.mux.ServeHTTP(rec, r)
+}
+
+// identityOnly reports whether Content-Encoding values name no coding but identity.
+func identityOnly(values []string) bool {
+	for _, line := range values {
+		for c := range strings.SplitSeq(line, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// What the access log keeps of a client's method and path: a longer one is cut, and says so
+// with its full length, so a client cannot grow the log by what it sends.
+const (
+	maxLoggedPath   = 256
+	maxLoggedMethod = 16
+)
+
+// loggedString appends name=value to attrs, value cut to max bytes (at a character's start);
+// a cut one adds name_bytes, its full length, and name_cut=true.
+func loggedString(attrs []slog.Attr, name, value string, max int) []slog.Attr {
+	if len(value) <= max {
+		return append(attrs, slog.String(name, value))
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(value[n]) {
+		n--
+	}
+	return append(attrs, slog.String(name, value[:n]), slog.Bool(name+"_cut", true), slog.Int(name+"_bytes", len(value)))
 }
 
 // keyContext is the context key of the request's authenticated key.
@@ -763,6 +819,11 @@ func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, v1.ErrUnsupportedMediaType):
 		WriteError(w, http.StatusUnsupportedMediaType, err.Error())
 		return
+	case errors.Is(err, v1.ErrUnreadableBody):
+		// The reader's error names the connection's addresses: the log has it, the answer not.
+		a.h.log.WarnContext(r.Context(), "create: body could not be read", "request_id", w.Header().Get("X-Request-Id"), "account", a.name, "err", err)
+		WriteError(w, http.StatusBadRequest, "the request body could not be read to its end")
+		return
 	case err != nil:
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
@@ -792,7 +853,7 @@ func (a *account) createOnce(w http.ResponseWriter, r *http.Request, ne v1.NewEm
 		return
 	}
 	ctx := r.Context()
-	c := v1.IdempotencyClaim{Client: keyOf(r).name, Key: ik[0], Hash: ne.Hash(), TTL: a.h.opts.IdempotencyTTL, Stale: idempotencyStale}
+	c := v1.IdempotencyClaim{Client: keyOf(r).id, Key: ik[0], Hash: ne.Hash(), TTL: a.h.opts.IdempotencyTTL, Stale: idempotencyStale}
 	rec, reserved, err := a.store.ReserveIdempotency(ctx, c)
 	if err != nil {
 		a.internal(w, r, "reserve idempotency key", err)
@@ -877,7 +938,7 @@ func (a *account) create(w http.ResponseWriter, r *http.Request, ne v1.NewEmploy
 		}
 	default:
 		if key != "" {
-			e, err = a.store.CreateEmployeeOnce(ctx, ne, keyOf(r).name, key)
+			e, err = a.store.CreateEmployeeOnce(ctx, ne, keyOf(r).id, key)
 		} else {
 			e, err = a.store.CreateEmployee(ctx, ne)
 		}

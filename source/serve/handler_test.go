@@ -30,7 +30,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 
 func TestMain(m *testing.M) { sinktest.Main(m) }
 
-const testKey = "sandbox-test-key"
+const testKey = "sandbox-test-key-9f2c4e7a1b3d5f60a8e2"
 
 var fixedNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
@@ -50,7 +50,7 @@ func newFixture(t *testing.T, backend string, opts serve.Options) *fixture {
 func fixtureOver(t *testing.T, store *sink.Store, over serve.Store, opts serve.Options) *fixture {
 	t.Helper()
 	if opts.APIKeys == nil {
-		opts.APIKeys = []string{"another-key", testKey}
+		opts.APIKeys = []string{"another-key-9f2c4e7a1b3d5f60a8e2", testKey}
 	}
 	h, err := serve.NewHandler(over, opts)
 	if err != nil {
@@ -161,7 +161,7 @@ func TestAuth(t *testing.T) {
 		{"upper case header", []string{"X-API-KEY", testKey}, 200},
 		{"mixed case header", []string{"X-Api-Key", testKey}, 200},
 		{"lower case header", []string{"x-api-key", testKey}, 200},
-		{"second configured key", []string{"X-API-KEY", "another-key"}, 200},
+		{"second configured key", []string{"X-API-KEY", "another-key-9f2c4e7a1b3d5f60a8e2"}, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,7 +49,7 @@ func employeesNamed(t *testing.T, store *sink.Store, email string) int {
 func TestIdempotencyKey(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			f, later := clockedFixture(t, backend, serve.Options{APIKeys: []string{testKey, "other-key"}, IdempotencyTTL: time.Hour})
+			f, later := clockedFixture(t, backend, serve.Options{APIKeys: []string{testKey, "other-key-9f2c4e7a1b3d5f60a8e2"}, IdempotencyTTL: time.Hour})
 			store, srv := f.store, f.srv
 			post := func(key, body, ct string, header ...string) (*http.Response, []byte) {
 				t.Helper()
@@ -84,9 +84,9 @@ func TestIdempotencyKey(t *testing.T) {
 			}
 
 			// Another client's same key is its own: a new create (here: email taken, 400, kept).
-			resp, b = post("other-key", body, ct, "Idempotency-Key", "onboard-42")
+			resp, b = post("other-key-9f2c4e7a1b3d5f60a8e2", body, ct, "Idempotency-Key", "onboard-42")
 			assertStatus(t, resp, b, 400)
-			resp2, b2 := post("other-key", body, ct, "Idempotency-Key", "onboard-42")
+			resp2, b2 := post("other-key-9f2c4e7a1b3d5f60a8e2", body, ct, "Idempotency-Key", "onboard-42")
 			assertStatus(t, resp2, b2, 400)
 			if string(b2) != string(b) || resp2.Header.Get("Idempotent-Replayed") != "true" {
 				t.Errorf("a 400 not replayed: %s %q", b2, resp2.Header.Get("Idempotent-Replayed"))
@@ -216,12 +216,13 @@ func TestIdempotencyKeyForward(t *testing.T) {
 func TestIdempotencyKeyStalled(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			f, later := clockedFixture(t, backend, serve.Options{APIKeys: []string{testKey}})
+			// A named key's Idempotency-Keys are kept under its name.
+			f, later := clockedFixture(t, backend, serve.Options{Keys: []serve.Key{{Name: "stalled", Key: testKey}}, APIKeys: []string{}})
 			store, srv := f.store, f.srv
 			ctx := context.Background()
 			body, ct := hire("stall@example.com")
 			ne := v1.NewEmployee{FirstName: "Ida", LastName: "Em", Email: "stall@example.com", JoinDate: "2026-01-05"}
-			claim := v1.IdempotencyClaim{Client: "key 1", Key: "dead", Hash: ne.Hash(), TTL: time.Hour, Stale: 2 * time.Minute}
+			claim := v1.IdempotencyClaim{Client: "stalled", Key: "dead", Hash: ne.Hash(), TTL: time.Hour, Stale: 2 * time.Minute}
 			if _, ok, err := store.ReserveIdempotency(ctx, claim); err != nil || !ok {
 				t.Fatalf("reserve: %v %v", ok, err)
 			}
@@ -239,7 +240,7 @@ func TestIdempotencyKeyStalled(t *testing.T) {
 			if _, ok, err := store.ReserveIdempotency(ctx, claim); err != nil || !ok {
 				t.Fatalf("reserve: %v %v", ok, err)
 			}
-			e, err := store.CreateEmployeeOnce(ctx, ne, "key 1", "half")
+			e, err := store.CreateEmployeeOnce(ctx, ne, "stalled", "half")
 			if err != nil {
 				t.Fatal(err)
 			}

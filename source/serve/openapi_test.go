@@ -137,9 +137,9 @@ func TestOpenAPIGolden(t *testing.T) {
 // what the document says, errors included.
 func TestOpenAPIAnswers(t *testing.T) {
 	f := newFixture(t, "sqlite", serve.Options{CORSOrigins: []string{"https://dash.example.com"},
-		Keys: []serve.Key{{Name: "directory", Key: "directory-key", Scope: serve.Scope{Collections: []string{"employees"},
+		Keys: []serve.Key{{Name: "directory", Key: "directory-key-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Collections: []string{"employees"},
 			Fields: []string{"id", "first_name", "line_manager.id"}, ReadOnly: true}}}})
-	scoped := []string{"X-API-KEY", "directory-key"}
+	scoped := []string{"X-API-KEY", "directory-key-9f2c4e7a1b3d5f60a8e2"}
 	f.put(t, goldenEmployees...)
 	f.walk(t, v1.Departments, `{"id":5,"name":"R&D","code":"RD"}`)
 	form := "employee[first_name]=Ida&employee[last_name]=Em&employee[email]=ida@example.com&employee[join_date]=2026-01-05"

@@ -34,16 +34,16 @@ func hexSHA256(key string) string {
 // scopedKeys are the keys the scope tests serve beside the fixture's full-access testKey.
 func scopedKeys() []serve.Key {
 	return []serve.Key{
-		{Name: "directory", SHA256: hexSHA256("directory-key"), Scope: serve.Scope{
+		{Name: "directory", SHA256: hexSHA256("directory-key-9f2c4e7a1b3d5f60a8e2"), Scope: serve.Scope{
 			Collections: []string{"employees", "departments"}, Fields: directoryFields, ReadOnly: true}},
 		// The same scope written otherwise: the same tags.
-		{Name: "directory-2", Key: "directory-key-2", Scope: serve.Scope{
+		{Name: "directory-2", Key: "directory-key-2-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{
 			Collections: []string{"departments", "employees", "employees"}, Fields: append(slices.Clone(directoryFields), "line_manager.email", "email"), ReadOnly: true}},
-		{Name: "no-personal", Key: "deny-key", Scope: serve.Scope{
+		{Name: "no-personal", Key: "deny-key-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{
 			Deny: []string{"dob", "ni_number", "bank_details", "personal_email", "custom_fields.salary", "line_manager.dob", "line_manager.ni_number"}}},
-		{Name: "departments", Key: "departments-key", Scope: serve.Scope{Collections: []string{"departments"}, ReadOnly: true}},
-		{Name: "writer", Key: "writer-key", Scope: serve.Scope{Fields: []string{"id", "first_name", "email"}}},
-		{Name: "read-only", Key: "read-only-key", Scope: serve.Scope{ReadOnly: true}},
+		{Name: "departments", Key: "departments-key-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Collections: []string{"departments"}, ReadOnly: true}},
+		{Name: "writer", Key: "writer-key-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Fields: []string{"id", "first_name", "email"}}},
+		{Name: "read-only", Key: "read-only-key-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{ReadOnly: true}},
 	}
 }
 
@@ -121,7 +121,7 @@ func TestScopedKeyWalksEveryEmployee(t *testing.T) {
 				}
 			}
 
-			walkAll("directory-key", func(t *testing.T, id int64, rec map[string]json.RawMessage, raw []byte) {
+			walkAll("directory-key-9f2c4e7a1b3d5f60a8e2", func(t *testing.T, id int64, rec map[string]json.RawMessage, raw []byte) {
 				if got, wantKeys := slices.Sorted(maps.Keys(rec)), []string{"department", "email", "first_name", "id", "job_title", "last_name", "line_manager"}; !slices.Equal(got, wantKeys) {
 					t.Fatalf("employee %d: members %v, want %v", id, got, wantKeys)
 				}
@@ -152,7 +152,7 @@ func TestScopedKeyWalksEveryEmployee(t *testing.T) {
 				}
 			})
 
-			walkAll("deny-key", func(t *testing.T, id int64, rec map[string]json.RawMessage, raw []byte) {
+			walkAll("deny-key-9f2c4e7a1b3d5f60a8e2", func(t *testing.T, id int64, rec map[string]json.RawMessage, raw []byte) {
 				for _, denied := range []string{"dob", "ni_number", "bank_details", "personal_email"} {
 					if _, ok := rec[denied]; ok {
 						t.Fatalf("employee %d: denied %s served: %s", id, denied, raw)
@@ -206,24 +206,24 @@ func TestScopedAccess(t *testing.T) {
 				body              string // the whole body, when given
 				has, hasNot       []string
 			}{
-				{"directory-key", "GET", "/v1/working_patterns", 403, forbidden("read working_patterns"), nil, nil},
-				{"directory-key", "GET", "/v1/working_patterns?page=2", 403, forbidden("read working_patterns"), nil, nil},
-				{"directory-key", "GET", "/v1/holiday_allowances/1", 403, forbidden("read holiday_allowances"), nil, nil},
-				{"directory-key", "HEAD", "/v1/absences", 403, "", nil, nil},
-				{"directory-key", "GET", "/v1/nowhere", 404, "", nil, nil},
-				{"directory-key", "GET", "/v1/departments/nowhere/x", 404, "", nil, nil},
-				{"directory-key", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
-				{"directory-key", "GET", "/v1/employees/42", 200, "", []string{`"first_name":"F42"`, `"line_manager":{"id":1000,"name":"Boss 0","email":"boss0@example.com"}`}, []string{"QQ", "dob", "ACCT"}},
-				{"directory-key", "GET", "/v1/departments", 200, `{"departments":[{"id":5,"name":"R&D"}]}` + "\n", nil, nil},
-				{"directory-key", "GET", "/v1/departments/5", 200, `{"departments":[{"id":5,"name":"R&D"}]}` + "\n", nil, nil},
-				{"departments-key", "GET", "/v1/employees", 403, forbidden("read employees"), nil, nil},
-				{"departments-key", "GET", "/v1/employees/42", 403, forbidden("read employees"), nil, nil},
-				{"departments-key", "GET", "/v1/employees/nobody", 403, forbidden("read employees"), nil, nil},
-				{"departments-key", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
-				{"departments-key", "GET", "/v1/departments", 200, "", []string{"SECRET-BUDGET"}, nil},
-				{"read-only-key", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
-				{"read-only-key", "GET", "/v1/employees/42", 200, "", []string{"QQ000042C", "SALARY-42"}, nil},
-				{"deny-key", "GET", "/v1/employees/42", 200, "", []string{`"custom_fields":{"shoe":"42","note":"quote \" brace } bracket ] \\u0041"}`}, []string{"QQ", "SALARY", "dob"}},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/working_patterns", 403, forbidden("read working_patterns"), nil, nil},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/working_patterns?page=2", 403, forbidden("read working_patterns"), nil, nil},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/holiday_allowances/1", 403, forbidden("read holiday_allowances"), nil, nil},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "HEAD", "/v1/absences", 403, "", nil, nil},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/nowhere", 404, "", nil, nil},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/departments/nowhere/x", 404, "", nil, nil},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/employees/42", 200, "", []string{`"first_name":"F42"`, `"line_manager":{"id":1000,"name":"Boss 0","email":"boss0@example.com"}`}, []string{"QQ", "dob", "ACCT"}},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/departments", 200, `{"departments":[{"id":5,"name":"R&D"}]}` + "\n", nil, nil},
+				{"directory-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/departments/5", 200, `{"departments":[{"id":5,"name":"R&D"}]}` + "\n", nil, nil},
+				{"departments-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/employees", 403, forbidden("read employees"), nil, nil},
+				{"departments-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/employees/42", 403, forbidden("read employees"), nil, nil},
+				{"departments-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/employees/nobody", 403, forbidden("read employees"), nil, nil},
+				{"departments-key-9f2c4e7a1b3d5f60a8e2", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
+				{"departments-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/departments", 200, "", []string{"SECRET-BUDGET"}, nil},
+				{"read-only-key-9f2c4e7a1b3d5f60a8e2", "POST", "/v1/employees", 403, forbidden("create employees"), nil, nil},
+				{"read-only-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/employees/42", 200, "", []string{"QQ000042C", "SALARY-42"}, nil},
+				{"deny-key-9f2c4e7a1b3d5f60a8e2", "GET", "/v1/employees/42", 200, "", []string{`"custom_fields":{"shoe":"42","note":"quote \" brace } bracket ] \\u0041"}`}, []string{"QQ", "SALARY", "dob"}},
 				{testKey, "GET", "/v1/working_patterns", 200, "", nil, nil},
 			}
 			for _, tt := range tests {
@@ -254,7 +254,7 @@ func TestScopedAccess(t *testing.T) {
 
 			// A writable scoped key's create answers with its fields only; the record is whole.
 			b, ct := form(map[string]string{"first_name": "Bo", "last_name": "Ek", "email": "bo@example.com", "join_date": "2024/02/29"})
-			resp, body := send(t, "POST", f.srv.URL+"/v1/employees", "writer-key", b, "Content-Type", ct)
+			resp, body := send(t, "POST", f.srv.URL+"/v1/employees", "writer-key-9f2c4e7a1b3d5f60a8e2", b, "Content-Type", ct)
 			assertStatus(t, resp, body, 201)
 			var env struct{ Employees []map[string]any }
 			if err := json.Unmarshal(body, &env); err != nil || len(env.Employees) != 1 {
@@ -276,7 +276,7 @@ func TestScopedAccess(t *testing.T) {
 func TestScopedCreateWritesOff(t *testing.T) {
 	f := newFixture(t, "sqlite", serve.Options{Writes: serve.WritesOff, Keys: scopedKeys()})
 	b, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29"})
-	resp, body := send(t, "POST", f.srv.URL+"/v1/employees", "read-only-key", b, "Content-Type", ct)
+	resp, body := send(t, "POST", f.srv.URL+"/v1/employees", "read-only-key-9f2c4e7a1b3d5f60a8e2", b, "Content-Type", ct)
 	assertStatus(t, resp, body, 405)
 }
 
@@ -296,16 +296,16 @@ func TestScopedIndex(t *testing.T) {
 		}
 		return out
 	}
-	if got := names("directory-key"); !slices.Equal(got, []string{"employees", "departments"}) {
+	if got := names("directory-key-9f2c4e7a1b3d5f60a8e2"); !slices.Equal(got, []string{"employees", "departments"}) {
 		t.Errorf("directory key's index: %v", got)
 	}
-	if got := names("departments-key"); !slices.Equal(got, []string{"departments"}) {
+	if got := names("departments-key-9f2c4e7a1b3d5f60a8e2"); !slices.Equal(got, []string{"departments"}) {
 		t.Errorf("departments key's index: %v", got)
 	}
 	if got := names(testKey); len(got) != 2+len(v1.Collections) {
 		t.Errorf("full key's index: %v", got)
 	}
-	if got, full := names("deny-key"), names(testKey); !slices.Equal(got, full) {
+	if got, full := names("deny-key-9f2c4e7a1b3d5f60a8e2"), names(testKey); !slices.Equal(got, full) {
 		t.Errorf("deny key's index: %v, want %v", got, full)
 	}
 }
@@ -321,8 +321,8 @@ func TestScopedETags(t *testing.T) {
 			f.put(t, personalEmployee(42))
 			for _, path := range []string{"/v1/employees", "/v1/employees/42", "/v1/departments", "/v1"} {
 				tags := map[string]string{}
-				for _, key := range []string{testKey, "directory-key", "directory-key-2", "deny-key", "read-only-key", "departments-key", "writer-key"} {
-					if key == "departments-key" && strings.HasPrefix(path, "/v1/employees") {
+				for _, key := range []string{testKey, "directory-key-9f2c4e7a1b3d5f60a8e2", "directory-key-2-9f2c4e7a1b3d5f60a8e2", "deny-key-9f2c4e7a1b3d5f60a8e2", "read-only-key-9f2c4e7a1b3d5f60a8e2", "departments-key-9f2c4e7a1b3d5f60a8e2", "writer-key-9f2c4e7a1b3d5f60a8e2"} {
+					if key == "departments-key-9f2c4e7a1b3d5f60a8e2" && strings.HasPrefix(path, "/v1/employees") {
 						continue
 					}
 					resp, body := send(t, "GET", f.srv.URL+path, key, nil)
@@ -337,18 +337,18 @@ func TestScopedETags(t *testing.T) {
 					tags[key] = tag
 				}
 				// Another scope's tag is not this key's: a full answer, not a 304.
-				resp, body := send(t, "GET", f.srv.URL+path, "directory-key", nil, "If-None-Match", tags[testKey])
+				resp, body := send(t, "GET", f.srv.URL+path, "directory-key-9f2c4e7a1b3d5f60a8e2", nil, "If-None-Match", tags[testKey])
 				assertStatus(t, resp, body, 200)
-				if tags["directory-key"] != tags["directory-key-2"] {
-					t.Errorf("%s: keys of one scope have tags %s and %s", path, tags["directory-key"], tags["directory-key-2"])
+				if tags["directory-key-9f2c4e7a1b3d5f60a8e2"] != tags["directory-key-2-9f2c4e7a1b3d5f60a8e2"] {
+					t.Errorf("%s: keys of one scope have tags %s and %s", path, tags["directory-key-9f2c4e7a1b3d5f60a8e2"], tags["directory-key-2-9f2c4e7a1b3d5f60a8e2"])
 				}
 				// Read-only changes no answer: it shares full access's tags.
-				if tags["read-only-key"] != tags[testKey] {
-					t.Errorf("%s: read-only key's tag %s, full access's %s", path, tags["read-only-key"], tags[testKey])
+				if tags["read-only-key-9f2c4e7a1b3d5f60a8e2"] != tags[testKey] {
+					t.Errorf("%s: read-only key's tag %s, full access's %s", path, tags["read-only-key-9f2c4e7a1b3d5f60a8e2"], tags[testKey])
 				}
-				distinct := []string{testKey, "directory-key", "deny-key", "writer-key"}
+				distinct := []string{testKey, "directory-key-9f2c4e7a1b3d5f60a8e2", "deny-key-9f2c4e7a1b3d5f60a8e2", "writer-key-9f2c4e7a1b3d5f60a8e2"}
 				if path == "/v1/departments" || path == "/v1" {
-					distinct = append(distinct, "departments-key")
+					distinct = append(distinct, "departments-key-9f2c4e7a1b3d5f60a8e2")
 				}
 				for i, a := range distinct {
 					for _, b := range distinct[:i] {
@@ -364,28 +364,28 @@ func TestScopedETags(t *testing.T) {
 
 func TestScopedKeyValidation(t *testing.T) {
 	store := sinktest.Store(t, "sqlite", sink.Options{Now: func() time.Time { return fixedNow }})
-	sum := hexSHA256("secret-k")
+	sum := hexSHA256("secret-k-9f2c4e7a1b3d5f60a8e2")
 	tests := []struct {
 		name string
 		keys []serve.Key
 		want string
 	}{
-		{"key and sha256", []serve.Key{{Name: "k", Key: "secret-k", SHA256: sum}}, `key "k": set Key or SHA256, not both`},
+		{"key and sha256", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", SHA256: sum}}, `key "k": set Key or SHA256, not both`},
 		{"neither", []serve.Key{{Name: "k"}}, `key "k": empty API key`},
 		{"short sha256", []serve.Key{{Name: "k", SHA256: sum[:62]}}, `key "k": SHA256 is not 64 hex digits`},
 		{"long sha256", []serve.Key{{Name: "k", SHA256: sum + "00"}}, `key "k": SHA256 is not 64 hex digits`},
 		{"not hex", []serve.Key{{Name: "k", SHA256: "zz" + sum[2:]}}, `key "k": SHA256 is not 64 hex digits`},
-		{"same key as its sum", []serve.Key{{Name: "a", Key: "secret-k"}, {Name: "b", SHA256: strings.ToUpper(sum)}}, `keys "a" and "b" are the same key`},
+		{"same key as its sum", []serve.Key{{Name: "a", Key: "secret-k-9f2c4e7a1b3d5f60a8e2"}, {Name: "b", SHA256: strings.ToUpper(sum)}}, `keys "a" and "b" are the same key`},
 		{"same sum twice", []serve.Key{{Name: "a", SHA256: sum}, {Name: "b", SHA256: sum}}, `keys "a" and "b" are the same key`},
-		{"unknown collection", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Collections: []string{"employees", "departmets"}}}}, `key "k": collections: no collection "departmets"`},
-		{"no collections", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Collections: []string{}}}}, `key "k": collections lists none`},
-		{"fields and deny", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Fields: []string{"id"}, Deny: []string{"dob"}}}}, `key "k": fields (an allow list) and deny (a deny list) are exclusive`},
-		{"allow list without id", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Fields: []string{"email", "id.x"}}}}, `key "k": fields: the allow list must include id`},
-		{"empty allow list", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Fields: []string{}}}}, `key "k": fields: the allow list must include id`},
-		{"deny id", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Deny: []string{"dob", "id"}}}}, `key "k": deny: id cannot be denied`},
-		{"empty segment", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Fields: []string{"id", "line_manager..id"}}}}, `key "k": fields: field path "line_manager..id" has an empty segment`},
-		{"empty deny path", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Deny: []string{""}}}}, `key "k": deny: field path "" has an empty segment`},
-		{"creates without reading", []serve.Key{{Name: "k", Key: "secret-k", Scope: serve.Scope{Collections: []string{"departments"}}}}, `key "k": the key may create employees but not read them`},
+		{"unknown collection", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Collections: []string{"employees", "departmets"}}}}, `key "k": collections: no collection "departmets"`},
+		{"no collections", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Collections: []string{}}}}, `key "k": collections lists none`},
+		{"fields and deny", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Fields: []string{"id"}, Deny: []string{"dob"}}}}, `key "k": fields (an allow list) and deny (a deny list) are exclusive`},
+		{"allow list without id", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Fields: []string{"email", "id.x"}}}}, `key "k": fields: the allow list must include id`},
+		{"empty allow list", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Fields: []string{}}}}, `key "k": fields: the allow list must include id`},
+		{"deny id", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Deny: []string{"dob", "id"}}}}, `key "k": deny: id cannot be denied`},
+		{"empty segment", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Fields: []string{"id", "line_manager..id"}}}}, `key "k": fields: field path "line_manager..id" has an empty segment`},
+		{"empty deny path", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Deny: []string{""}}}}, `key "k": deny: field path "" has an empty segment`},
+		{"creates without reading", []serve.Key{{Name: "k", Key: "secret-k-9f2c4e7a1b3d5f60a8e2", Scope: serve.Scope{Collections: []string{"departments"}}}}, `key "k": the key may create employees but not read them`},
 		{"valid", scopedKeys(), ""},
 		{"valid by sum", []serve.Key{{Name: "k", SHA256: strings.ToUpper(sum), Scope: serve.Scope{Collections: []string{"departments"}, ReadOnly: true}}}, ""},
 	}
@@ -401,7 +401,7 @@ func TestScopedKeyValidation(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err %v, want %q", err, tt.want)
 			}
-			if strings.Contains(err.Error(), "secret-k") || strings.Contains(err.Error(), sum[:16]) {
+			if strings.Contains(err.Error(), "secret-k-9f2c4e7a1b3d5f60a8e2") || strings.Contains(err.Error(), sum[:16]) {
 				t.Errorf("err %v shows the key", err)
 			}
 		})
@@ -411,7 +411,7 @@ func TestScopedKeyValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for key, want := range map[string]int{"secret-k": 200, sum: 401, "secret-K": 401} {
+	for key, want := range map[string]int{"secret-k-9f2c4e7a1b3d5f60a8e2": 200, sum: 401, "secret-K": 401} {
 		if w := statusWithKey(h, key); w != want {
 			t.Errorf("key %q: %d, want %d", key, w, want)
 		}

@@ -148,7 +148,7 @@ func TestAnswerCacheHitIsTheMiss(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			f := newFixture(t, backend, serve.Options{CacheBytes: 8 << 20})
 			f.putN(t, 30)
-			h, err := serve.NewHandler(f.store, serve.Options{APIKeys: []string{"another-key", testKey}})
+			h, err := serve.NewHandler(f.store, serve.Options{APIKeys: []string{"another-key-9f2c4e7a1b3d5f60a8e2", testKey}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,6 +38,11 @@ var ErrUnsupportedMediaType = errors.New("unsupported media type")
 // Content-Type says (a form with a bad %-escape, a broken multipart body, invalid JSON).
 var ErrMalformedBody = errors.New("malformed body")
 
+// ErrUnreadableBody is returned by ReadNewEmployee, wrapping the reader's error, for a body that
+// could not be read to its end (a connection that failed or timed out). The reader's error may
+// name the connection's addresses: it is for a log, not for an answer.
+var ErrUnreadableBody = errors.New("body could not be read")
+
 // maxFormMemory is what a multipart body may hold in memory; the caller's body limit is lower.
 const maxFormMemory = 64 << 10
 
@@ -92,7 +97,7 @@ func jsonFields(r *bodyReader, unreadable *ValidationError) (map[string]string, 
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&env); err != nil {
 		if r.err != nil {
-			return nil, fmt.Errorf("read JSON body: %w", r.err)
+			return nil, fmt.Errorf("read JSON body: %w: %w", ErrUnreadableBody, r.err)
 		}
 		return nil, fmt.Errorf("read JSON body: %w: %w", ErrMalformedBody, err)
 	}
@@ -130,7 +135,7 @@ func jsonFields(r *bodyReader, unreadable *ValidationError) (map[string]string, 
 func urlencodedFields(r *bodyReader, unreadable *ValidationError) (map[string]string, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("read form body: %w", err)
+		return nil, fmt.Errorf("read form body: %w: %w", ErrUnreadableBody, err)
 	}
 	vs, err := url.ParseQuery(string(b))
 	if err != nil {
@@ -147,7 +152,7 @@ func multipartFields(r *bodyReader, boundary string, unreadable *ValidationError
 	form, err := multipart.NewReader(r, boundary).ReadForm(maxFormMemory)
 	if err != nil {
 		if r.err != nil {
-			return nil, fmt.Errorf("read form body: %w", r.err)
+			return nil, fmt.Errorf("read form body: %w: %w", ErrUnreadableBody, r.err)
 		}
 		return nil, fmt.Errorf("read form body: %w: %w", ErrMalformedBody, err)
 	}

@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
@@ -281,4 +283,37 @@ func TestEmployeeFormsAreKeptApart(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCreatedEmployeeAges: an employee created here keeps no sent form: it is served from its
+// typed columns, its length of service reckoned when it is read, so it grows with the clock.
+func TestCreatedEmployeeAges(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var now atomic.Int64
+			now.Store(fixedNow.UnixNano())
+			s := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return time.Unix(0, now.Load()).UTC() }})
+			ctx := context.Background()
+			e, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ng", Email: "zoe@example.com", JoinDate: "2025-08-31"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Sent != nil || !strings.Contains(string(e.AppendJSON(nil)), `"company_join_date":"2025-08-31","job_start_date":"2025-08-31","length_of_service_in_months":14,`) {
+				t.Errorf("created: sent %s, served %s", e.Sent, e.AppendJSON(nil))
+			}
+			var sent sql.NullString
+			if err := s.DB().QueryRowContext(ctx, `SELECT CAST(sent AS text) FROM employees WHERE id = $1`, e.ID).Scan(&sent); err != nil || sent.Valid {
+				t.Errorf("a created employee's sent %v (%v), want NULL", sent, err)
+			}
+			now.Store(fixedNow.AddDate(0, 3, 0).UnixNano())
+			got, _, err := s.Employee(ctx, e.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(got.AppendJSON(nil)), `"length_of_service_in_months":17,`) {
+				t.Errorf("three months later, served %s, want 17 months of service", got.AppendJSON(nil))
+			}
+		})
+	}
 }

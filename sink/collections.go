@@ -2,8 +2,6 @@ package sink
 
 import (
 	"encoding/json"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/hrsync/hrsync/source/v1"
@@ -67,18 +65,9 @@ var employeeCollection = func() *collection[v1.Employee] {
 					_ = e.SetNestedRaw([]byte(c.s.String))
 				}
 			}},
-		// The members the source sent as "" (v1.Employee.Blank), comma-separated: the typed
-		// columns hold NULL for them, as for null; serve mode writes them back as "".
-		{name: "blanks", kind: KindText,
-			value: func(e *E) any { return nullStr(strings.Join(e.Blank, ",")) },
-			set: func(e *E, c *cell) {
-				e.Blank = nil
-				for _, k := range strings.Split(c.s.String, ",") {
-					if slices.Contains(v1.Blankable, k) { // a hand-edited name is ignored
-						e.Blank = append(e.Blank, k)
-					}
-				}
-			}},
+		// The record as the source sent it, which serve mode gives back (see sentColumn);
+		// the columns above are the analysts' normal forms.
+		sentColumn(func(e *E) *json.RawMessage { return &e.Sent }),
 	},
 		refTo("working_pattern", "working_pattern_id", string(WorkingPatterns), patternShape, func(e *E) **v1.PatternRef { return &e.WorkingPattern }),
 		refTo("holiday_allowance", "holiday_allowance_id", holidayAllowances, refShape, func(e *E) **v1.Ref { return &e.HolidayAllowance }),
@@ -120,7 +109,8 @@ var patternCollection = func() *collection[v1.WorkingPattern] {
 	cols = append(cols,
 		textColumn("created_at", KindTimestamp, func(w *W) *string { return &w.CreatedAt }),
 		textColumn("updated_at", KindTimestamp, func(w *W) *string { return &w.UpdatedAt }),
-		jsonColumn("extra", func(w *W) *v1.Extra { return &w.Extra }))
+		jsonColumn("extra", func(w *W) *v1.Extra { return &w.Extra }),
+		sentColumn(func(w *W) *json.RawMessage { return &w.Sent }))
 	return declare(string(WorkingPatterns), cols)
 }()
 

@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
@@ -176,56 +178,142 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 	}
 }
 
-// TestEmployeeBlanksAreKept: an employee's job title sent as "" is served as "", one sent as null
-// as null, though the typed column is NULL for both; the change from one to the other is a
-// change, kept in the history, and the same form again is none.
-func TestEmployeeBlanksAreKept(t *testing.T) {
+// TestEmployeeFormsAreKeptApart: employees and working patterns are kept and served as sent
+// (join_date under its name, "" apart from null, a date or nested object sent as "", "77", an
+// offset), though their typed columns hold the normal forms; a change of form alone is a change,
+// kept in the history, and the same form again is none.
+func TestEmployeeFormsAreKeptApart(t *testing.T) {
+	employees := []string{
+		`{"id":7,"account_id":"77","first_name":"Ana","job_title":"","age":"","join_date":"2020/01/05","job_start_date":"","department":"","created_at":"2020-01-01T09:00:00+01:00","x":null}`,
+		`{"id":7,"account_id":"77","first_name":"Ana","job_title":null,"age":"","join_date":"2020/01/05","job_start_date":"","department":"","created_at":"2020-01-01T09:00:00+01:00","x":null}`,
+		`{"id":7,"account_id":77,"first_name":"Ana","job_title":null,"age":"","company_join_date":"2020-01-05","department":null,"created_at":"2020-01-01T08:00:00Z"}`,
+	}
+	patterns := []string{
+		`{"id":3,"name":"Office","default":"true","total_hours":40,"mon":1,"sun_hr":"","updated_at":"2024-03-01T10:00:00+01:00"}`,
+		`{"id":3,"name":"Office","default":true,"total_hours":"40","mon":true,"sun_hr":null,"updated_at":"2024-03-01T09:00:00Z"}`,
+	}
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
-		put := func(raw string) string {
+		historyOf7 := func() (n int) {
 			t.Helper()
+			if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 7`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for i, raw := range append(employees, employees[len(employees)-1]) {
 			var e v1.Employee
 			if err := e.UnmarshalJSON([]byte(raw)); err != nil {
 				t.Fatal(err)
 			}
 			nextMillisecond()
-			if err := s.PutEmployee(ctx, e); err != nil {
-				t.Fatal(err)
+			res := sinktest.WalkEmployees(t, s, []v1.Employee{e}, 10, sink.MergeOptions{})
+			if again := i == len(employees); again != (res.Unchanged == 1) {
+				t.Errorf("employee form %d: %+v (the same form again: %v)", i, res, again)
 			}
 			got, _, err := s.Employee(ctx, 7)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return string(got.AppendJSON(nil))
-		}
-		versions := func() (n int, blanks sql.NullString) {
-			t.Helper()
-			err := s.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM employees_history WHERE id = 7),
-    (SELECT blanks FROM employees_history WHERE id = 7 AND valid_to IS NULL)`).Scan(&n, &blanks)
+			if served := string(got.AppendJSON(nil)); served != raw {
+				t.Errorf("employee form %d served as\n %s\nwant\n %s", i, served, raw)
+			}
+			var title, start, created sql.NullString
+			var joined string
+			var account int64
+			err = s.DB().QueryRowContext(ctx, `SELECT job_title, CAST(company_join_date AS text), CAST(job_start_date AS text),
+    account_id, CAST(created_at AS text) FROM employees WHERE id = 7`).Scan(&title, &joined, &start, &account, &created)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return n, blanks
+			if title.Valid || !strings.HasPrefix(joined, "2020-01-05") || start.Valid || account != 77 ||
+				!strings.HasPrefix(strings.ReplaceAll(created.String, " ", "T"), "2020-01-01T08:00:00") {
+				t.Errorf("employee form %d: the analysts' columns %v %q %v %d %q, want NULL, 2020-01-05, NULL, 77, 08:00 UTC",
+					i, title, joined, start, account, created.String)
+			}
+			if n, want := historyOf7(), min(i, len(employees)-1)+1; n != want {
+				t.Errorf("employee form %d: %d history versions, want %d", i, n, want)
+			}
 		}
-		for i, tc := range []struct {
-			raw, served, blanks string
-		}{
-			{`{"id":7,"first_name":"Ana","job_title":"","age":""}`, `"job_title":"",`, "age,job_title"},
-			{`{"id":7,"first_name":"Ana","job_title":null,"age":""}`, `"job_title":null,`, "age"},
-			{`{"id":7,"first_name":"Ana","job_title":null,"age":""}`, `"job_title":null,`, "age"},
-		} {
-			got := put(tc.raw)
-			if !strings.Contains(got, tc.served) || !strings.Contains(got, `"age":"",`) {
-				t.Errorf("%d: served %s, want %s and an age of \"\"", i, got, tc.served)
+		var sent string
+		if err := s.DB().QueryRowContext(ctx, `SELECT CAST(sent AS text) FROM employees_history WHERE id = 7 ORDER BY valid_from LIMIT 1`).Scan(&sent); err != nil || sent != employees[0] {
+			t.Errorf("the first version keeps %s (%v), want %s", sent, err, employees[0])
+		}
+
+		for i, raw := range append(patterns, patterns[len(patterns)-1]) {
+			var p v1.WorkingPattern
+			if err := p.UnmarshalJSON([]byte(raw)); err != nil {
+				t.Fatal(err)
 			}
-			var title sql.NullString
-			if err := s.DB().QueryRowContext(ctx, `SELECT job_title FROM employees WHERE id = 7`).Scan(&title); err != nil || title.Valid {
-				t.Errorf("%d: the analysts' job_title %+v (%v), want NULL", i, title, err)
+			l, err := s.BeginLoad(ctx, sink.WorkingPatterns)
+			if err != nil {
+				t.Fatal(err)
 			}
-			n, blanks := versions()
-			if want := min(i, 1) + 1; n != want || blanks.String != tc.blanks {
-				t.Errorf("%d: %d versions, the current one with blanks %q; want %d and %q", i, n, blanks.String, want, tc.blanks)
+			if err := l.AddWorkingPatterns(ctx, []v1.WorkingPattern{p}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := l.Merge(ctx, sink.MergeOptions{})
+			_ = l.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again := i == len(patterns); again != (res.Unchanged == 1) || (!again && res.Inserted+res.Updated != 1) {
+				t.Errorf("pattern form %d: %+v (the same form again: %v)", i, res, again)
+			}
+			list, err := s.ListWorkingPatterns(ctx, v1.Page{Number: 1, Size: 25})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, got := range list.Items {
+				if got.ID == 3 {
+					found = true
+					if served := string(got.AppendJSON(nil)); served != raw {
+						t.Errorf("pattern form %d served as\n %s\nwant\n %s", i, served, raw)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("pattern form %d: not listed", i)
+			}
+			var total, sun sql.NullString
+			if err := s.DB().QueryRowContext(ctx, `SELECT CAST(total_hours AS text), sun_hr FROM working_patterns WHERE id = 3`).Scan(&total, &sun); err != nil ||
+				!strings.HasPrefix(total.String, "40") || sun.Valid {
+				t.Errorf("pattern form %d: the analysts' columns %v %v (%v), want 40 and NULL", i, total, sun, err)
 			}
 		}
 	})
+}
+
+// TestCreatedEmployeeAges: an employee created here keeps no sent form: it is served from its
+// typed columns, its length of service reckoned when it is read, so it grows with the clock.
+func TestCreatedEmployeeAges(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var now atomic.Int64
+			now.Store(fixedNow.UnixNano())
+			s := sinktest.Store(t, backend, sink.Options{Now: func() time.Time { return time.Unix(0, now.Load()).UTC() }})
+			ctx := context.Background()
+			e, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ng", Email: "zoe@example.com", JoinDate: "2025-08-31"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Sent != nil || !strings.Contains(string(e.AppendJSON(nil)), `"company_join_date":"2025-08-31","job_start_date":"2025-08-31","length_of_service_in_months":14,`) {
+				t.Errorf("created: sent %s, served %s", e.Sent, e.AppendJSON(nil))
+			}
+			var sent sql.NullString
+			if err := s.DB().QueryRowContext(ctx, `SELECT CAST(sent AS text) FROM employees WHERE id = $1`, e.ID).Scan(&sent); err != nil || sent.Valid {
+				t.Errorf("a created employee's sent %v (%v), want NULL", sent, err)
+			}
+			now.Store(fixedNow.AddDate(0, 3, 0).UnixNano())
+			got, _, err := s.Employee(ctx, e.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(got.AppendJSON(nil)), `"length_of_service_in_months":17,`) {
+				t.Errorf("three months later, served %s, want 17 months of service", got.AppendJSON(nil))
+			}
+		})
+	}
 }

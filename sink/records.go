@@ -44,7 +44,7 @@ func recordCollection(wire *v1.Collection, held func(string) bool) *collection[v
 	if len(nested) > 0 {
 		cols = append(cols, formsColumn(wire, nested))
 	}
-	cols = append(cols, sentColumn())
+	cols = append(cols, sentColumn(func(r *v1.Record) *json.RawMessage { return &r.Sent }))
 	c := declare(wire.Name, cols, refs...)
 	c.init = func(r *v1.Record) { r.Values = make([]v1.Value, len(wire.Fields)) }
 	return c
@@ -142,16 +142,17 @@ func formsColumn(wire *v1.Collection, fields []int) column[v1.Record] {
 		}}
 }
 
-// sentColumn keeps the record exactly as the source sent it (v1.Record.Sent): "", null and an
-// absent member kept apart, every value in its form. Serve mode gives the record back from it;
-// a row without one (stored before it was kept, until the next sync writes it) is served from
-// the typed columns. A value that is not a JSON object (edited by hand) is not served.
-func sentColumn() column[v1.Record] {
-	return column[v1.Record]{name: "sent", kind: KindJSON,
-		value: func(r *v1.Record) any { return nullRaw(r.Sent) },
-		set: func(r *v1.Record, c *cell) {
+// sentColumn keeps a record exactly as the source sent it (v1.Record.Sent, v1.Employee.Sent,
+// v1.WorkingPattern.Sent): "", null and an absent member kept apart, every value in its form.
+// Serve mode gives the record back from it; a row without one (created here, or stored before
+// it was kept, until the next sync writes it) is served from the typed columns. A value that is
+// not a JSON object (edited by hand) is not served.
+func sentColumn[T any](sent func(*T) *json.RawMessage) column[T] {
+	return column[T]{name: "sent", kind: KindJSON,
+		value: func(r *T) any { return nullRaw(*sent(r)) },
+		set: func(r *T, c *cell) {
 			if c.s.Valid && v1.ValidSent([]byte(c.s.String)) {
-				r.Sent = json.RawMessage(c.s.String)
+				*sent(r) = json.RawMessage(c.s.String)
 			}
 		}}
 }

@@ -111,12 +111,14 @@ func servedPages(t *testing.T, store *sink.Store, path string) map[int64]string 
 			t.Fatalf("%s: %v", body, err)
 		}
 		for _, raw := range env[strings.TrimPrefix(path, "/v1/")] {
-			var id struct{ ID int64 }
+			// The id as served, which is as the source sent it: a number or a numeric string.
+			var id struct{ ID json.Number }
 			_ = json.Unmarshal(raw, &id)
-			if _, dup := out[id.ID]; dup {
-				t.Errorf("%s served id %d twice", path, id.ID)
+			n, _ := id.ID.Int64()
+			if _, dup := out[n]; dup {
+				t.Errorf("%s served id %d twice", path, n)
 			}
-			out[id.ID] = string(raw)
+			out[n] = string(raw)
 		}
 		links, err := v1.ParseLink(resp.Header.Get("Link"))
 		if err != nil {

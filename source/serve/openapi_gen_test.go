@@ -21,14 +21,6 @@ type obj = map[string]any
 
 func ref(name string) obj { return obj{"$ref": "#/components/" + name} }
 
-func nullable(typ string, extra ...any) obj {
-	o := obj{"type": []string{typ, "null"}}
-	for i := 0; i+1 < len(extra); i += 2 {
-		o[extra[i].(string)] = extra[i+1]
-	}
-	return o
-}
-
 // kindSchema is the JSON Schema of a declared field as Collection.AppendJSON writes it: as the
 // source sent it, so in any of the forms the source's values are read from (UPSTREAM.md: numbers
 // as numbers or strings, "" as well as null), the usual one first in each description.
@@ -73,26 +65,37 @@ func record(desc string, props obj) obj {
 	return obj{"type": "object", "description": desc, "required": []string{"id"}, "properties": props, "additionalProperties": true}
 }
 
+// nestedRef is an employee's nested reference as the source embedded it: an object whose id
+// may be a string, or "" or null for none.
 func nestedRef(desc string, members ...string) obj {
-	props := obj{"id": obj{"type": "integer"}}
+	props := obj{"id": sentID()}
 	for _, m := range members {
 		props[m] = obj{}
 	}
-	return obj{"type": []string{"object", "null"}, "description": desc, "properties": props, "additionalProperties": true}
+	return obj{"type": []string{"object", "string", "null"}, "description": desc + ", as the source embedded it (\"\" for none, at times)",
+		"properties": props, "additionalProperties": true}
 }
 
+// kind is the schema of a member of the seed's records read as a field of that kind: like a
+// declared collection's, in any of the forms the source sends (see kindSchema).
+func kind(k v1.Kind) obj { return kindSchema(v1.Field{Kind: k}) }
+
+// employeeSchema is an employee as served: exactly as the source sent it (or, for one created
+// here, in the interface document's forms, which these schemas allow too).
 func employeeSchema() obj {
-	anyValue := obj{"description": "as the source sent it"}
-	return record("An employee. Fields outside a scoped key's scope are absent; fields the source sends beyond these are passed through after them.", obj{
-		"account_id":                  nullable("integer"),
-		"first_name":                  nullable("string"),
-		"last_name":                   nullable("string"),
-		"email":                       nullable("string"),
-		"job_title":                   nullable("string"),
-		"status":                      nullable("string"),
-		"company_join_date":           nullable("string", "format", "date"),
-		"job_start_date":              nullable("string", "format", "date"),
-		"length_of_service_in_months": nullable("integer"),
+	anyValue := obj{"description": "any JSON value, as the source sent it"}
+	props := obj{
+		"account_id":        kind(v1.Int),
+		"first_name":        kind(v1.String),
+		"last_name":         kind(v1.String),
+		"email":             kind(v1.String),
+		"job_title":         kind(v1.String),
+		"status":            kind(v1.String),
+		"company_join_date": kind(v1.Date),
+		"join_date": obj{"type": []string{"string", "null"},
+			"description": "the company join date under the name the source sends it by at times, in place of company_join_date: YYYY-MM-DD or YYYY/MM/DD"},
+		"job_start_date":              kind(v1.Date),
+		"length_of_service_in_months": kind(v1.Int),
 		"age":                         anyValue,
 		"full_or_part_time":           anyValue,
 		"notice_period":               anyValue,
@@ -103,21 +106,27 @@ func employeeSchema() obj {
 		"department":                  nestedRef("the employee's department", "name"),
 		"division":                    nestedRef("the employee's division", "name"),
 		"location":                    anyValue,
-		"receives_statutory_holidays": nullable("boolean"),
-		"hr":                          nullable("boolean"),
-		"created_at":                  nullable("string", "format", "date-time"),
-		"updated_at":                  nullable("string", "format", "date-time"),
-	})
+		"receives_statutory_holidays": kind(v1.Bool),
+		"hr":                          kind(v1.Bool),
+		"created_at":                  kind(v1.Timestamp),
+		"updated_at":                  kind(v1.Timestamp),
+	}
+	schema := record("An employee, exactly as the source sent it (one created here: in the interface document's forms). Fields outside a scoped key's scope are absent; fields the source sends beyond these are passed through.", props)
+	props["id"] = sentID()
+	return schema
 }
 
+// workingPatternSchema is a working pattern as served: exactly as the source sent it.
 func workingPatternSchema() obj {
-	props := obj{"name": nullable("string"), "default": nullable("boolean"), "total_hours": nullable("string"),
-		"created_at": nullable("string", "format", "date-time"), "updated_at": nullable("string", "format", "date-time")}
-	for _, d := range []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"} {
-		props[d] = nullable("boolean")
-		props[d+"_hr"] = nullable("string")
+	props := obj{"name": kind(v1.String), "default": kind(v1.Bool), "total_hours": kind(v1.Decimal),
+		"created_at": kind(v1.Timestamp), "updated_at": kind(v1.Timestamp)}
+	for _, d := range v1.Weekdays {
+		props[d] = kind(v1.Bool)
+		props[d+"_hr"] = kind(v1.Decimal)
 	}
-	return record("A working pattern.", props)
+	schema := record("A working pattern, exactly as the source sent it.", props)
+	props["id"] = sentID()
+	return schema
 }
 
 func header(desc string, schema obj) obj { return obj{"description": desc, "schema": schema} }

@@ -106,26 +106,6 @@ func (w *objectWriter) optString(k, v string) {
 	w.b = appendString(w.b, v)
 }
 
-// text writes v, or "" when blank (the source sent "") and v is empty; otherwise as optString.
-func (w *objectWriter) text(k, v string, blank bool) {
-	if v == "" && blank {
-		w.key(k)
-		w.b = append(w.b, `""`...)
-		return
-	}
-	w.optString(k, v)
-}
-
-// rawOrBlank writes v, or "" when blank (the source sent "") and v is empty; otherwise as raw.
-func (w *objectWriter) rawOrBlank(k string, v []byte, blank bool) {
-	if len(v) == 0 && blank {
-		w.key(k)
-		w.b = append(w.b, `""`...)
-		return
-	}
-	w.raw(k, v)
-}
-
 func (w *objectWriter) optBool(k string, v *bool) {
 	if v == nil {
 		w.null(k)

@@ -100,15 +100,29 @@ func TestEmployeeDecodesUpstreamRecord(t *testing.T) {
 		CreatedAt:                 "2024-02-29T08:15:00Z",
 		UpdatedAt:                 "2024-03-01T00:00:00Z",
 		Extra:                     Extra(`{"custom_fields":[{"name":"Shoe size","value":"42"}],"dob":"1990-01-01","middle_name":null}`),
-		Blank:                     []string{"full_or_part_time", "job_title"}, // sent as "", written back as ""
 	}
+	// Kept as sent, and written back so: join_date under its name, "" apart from null, the
+	// timestamps' offsets, "12" and "" for a nested object as they came.
+	var sent bytes.Buffer
+	if err := json.Compact(&sent, []byte(upstreamEmployee)); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Sent) != sent.String() {
+		t.Errorf("sent form\n %s\nwant\n %s", got.Sent, sent.Bytes())
+	}
+	if out := got.AppendJSON(nil); string(out) != sent.String() {
+		t.Errorf("AppendJSON of the decoded record\n %s\nwant\n %s", out, sent.Bytes())
+	}
+	got.Sent = nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded\n %#v\nwant\n %#v", got, want)
 	}
 
+	// Built from its fields (a record without its sent form), in the interface document's forms.
+
 	const wantJSON = `{"id":5001,"account_id":77,"first_name":"Ana","last_name":"López","email":"ana@example.com",` +
-		`"job_title":"","status":"Current employee","company_join_date":"2024-02-29","job_start_date":"2024-03-01",` +
-		`"length_of_service_in_months":12,"age":null,"full_or_part_time":"","notice_period":{"value":1,"unit":"month"},` +
+		`"job_title":null,"status":"Current employee","company_join_date":"2024-02-29","job_start_date":"2024-03-01",` +
+		`"length_of_service_in_months":12,"age":null,"full_or_part_time":null,"notice_period":{"value":1,"unit":"month"},` +
 		`"working_pattern":{"id":31,"name":"Office hours","total_hours":"37.5","default":true},` +
 		`"holiday_allowance":{"id":12,"name":"Standard 25 days"},` +
 		`"line_manager":{"id":9,"name":"Jo Bloggs","email":"jo@example.com"},"holiday_approver":null,"department":null,` +
@@ -127,7 +141,7 @@ func TestEmployeeDecodesUpstreamRecord(t *testing.T) {
 	if err := json.Unmarshal(out, &again); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(again, want) {
+	if want.Sent = out; !reflect.DeepEqual(again, want) {
 		t.Errorf("decoding the output gave\n %#v\nwant\n %#v", again, want)
 	}
 }
@@ -190,7 +204,7 @@ func TestEmployeeLenientFields(t *testing.T) {
 		{"account_id zero is a value", `{"id":1,"account_id":0}`, Employee{ID: 1, AccountID: i64(0)}},
 		{"length of service as string", `{"id":1,"length_of_service_in_months":"0"}`, Employee{ID: 1, LengthOfServiceInMonths: i64(0)}},
 		{"string null", `{"id":1,"first_name":null}`, Employee{ID: 1}},
-		{"string empty", `{"id":1,"first_name":""}`, Employee{ID: 1, Blank: []string{"first_name"}}},
+		{"string empty", `{"id":1,"first_name":""}`, Employee{ID: 1}},
 		{"string from number", `{"id":1,"job_title":123}`, Employee{ID: 1, JobTitle: "123"}},
 		{"string from boolean", `{"id":1,"job_title":true}`, Employee{ID: 1, JobTitle: "true"}},
 		{"string kept with its spaces", `{"id":1,"status":" Pending leaver "}`, Employee{ID: 1, Status: " Pending leaver "}},
@@ -225,7 +239,7 @@ func TestEmployeeLenientFields(t *testing.T) {
 		{"opaque number", `{"id":1,"age":34}`, Employee{ID: 1, Age: json.RawMessage(`34`)}},
 		{"opaque string", `{"id":1,"full_or_part_time":"Full time"}`, Employee{ID: 1, FullOrPartTime: json.RawMessage(`"Full time"`)}},
 		{"opaque object compacted", `{"id":1,"notice_period":{ "weeks" : 4 }}`, Employee{ID: 1, NoticePeriod: json.RawMessage(`{"weeks":4}`)}},
-		{"opaque empty", `{"id":1,"age":""}`, Employee{ID: 1, Blank: []string{"age"}}},
+		{"opaque empty", `{"id":1,"age":""}`, Employee{ID: 1}},
 		{"opaque null", `{"id":1,"age":null}`, Employee{ID: 1}},
 
 		{"working pattern numbers as strings", `{"id":1,"working_pattern":{"id":"31","name":"Office","total_hours":40.0,"default":"true"}}`,
@@ -247,6 +261,13 @@ func TestEmployeeLenientFields(t *testing.T) {
 			if err := got.UnmarshalJSON([]byte(tt.in)); err != nil {
 				t.Fatalf("UnmarshalJSON(%s): %v", tt.in, err)
 			}
+			// The typed fields are read leniently; the record is kept and written as sent.
+			var sent bytes.Buffer
+			_ = json.Compact(&sent, []byte(tt.in))
+			if string(got.Sent) != sent.String() || string(got.AppendJSON(nil)) != sent.String() {
+				t.Errorf("UnmarshalJSON(%s): sent %s, written %s", tt.in, got.Sent, got.AppendJSON(nil))
+			}
+			got.Sent = nil
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("UnmarshalJSON(%s)\n got %#v\nwant %#v", tt.in, got, tt.want)
 			}
@@ -344,6 +365,7 @@ func TestExtraIsCanonical(t *testing.T) {
 	if !reflect.DeepEqual(m, wantMembers) {
 		t.Errorf("Members() = %v, want %v", m, wantMembers)
 	}
+	e.Sent = nil // built from its fields, not written as sent
 	out := string(e.AppendJSON(nil))
 	if !strings.HasSuffix(out, `"updated_at":null,`+want[1:]) {
 		t.Errorf("AppendJSON does not end with the extra fields after updated_at: %s", out)
@@ -395,9 +417,19 @@ func TestWorkingPatternDecode(t *testing.T) {
 		CreatedAt: "2020-01-01T00:00:00Z", UpdatedAt: "2024-03-01T09:00:00Z",
 		Extra: Extra(`{"account_id":77,"colour":"blue"}`),
 	}
+	// Kept and written back as sent: "31", "true", 8, "" and the offset as they came.
+	var sent bytes.Buffer
+	if err := json.Compact(&sent, []byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	if out := string(got.AppendJSON(nil)); string(got.Sent) != sent.String() || out != sent.String() {
+		t.Errorf("sent %s, written %s, want %s", got.Sent, out, sent.Bytes())
+	}
+	got.Sent = nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded\n %#v\nwant\n %#v", got, want)
 	}
+	// Built from its fields (a record without its sent form), in the interface document's forms.
 	const wantJSON = `{"id":31,"name":"Office hours","default":true,"total_hours":"40.0",` +
 		`"mon":true,"tue":true,"wed":true,"thu":true,"fri":true,"sat":false,"sun":false,` +
 		`"mon_hr":"8.0","tue_hr":"8","wed_hr":"8.00","thu_hr":"8","fri_hr":"8.0","sat_hr":"0.0","sun_hr":null,` +
@@ -839,6 +871,10 @@ func TestEmployeeDivisionAndLocation(t *testing.T) {
 		if string(e.Extra) != tt.extra {
 			t.Errorf("%s: extra %s, want %s", tt.in, e.Extra, tt.extra)
 		}
+		if out := string(e.AppendJSON(nil)); out != string(e.Sent) {
+			t.Errorf("%s: written %s, not as sent", tt.in, out)
+		}
+		e.Sent = nil // built from its fields
 		out := string(e.AppendJSON(nil))
 		if want := `"department":null` + tt.out + `,"receives_statutory_holidays"`; !strings.Contains(out, want) {
 			t.Errorf("%s: written %s, want it to contain %s", tt.in, out, want)

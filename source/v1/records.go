@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 )
 
 // The records of the /v1 interface. Values the seed types loosely are kept in their normalized
 // text: dates as YYYY-MM-DD, timestamps as YYYY-MM-DDTHH:MM:SSZ (UTC), decimals as the source
-// wrote them. The empty string, a nil pointer and a nil RawMessage all mean null.
+// wrote them. The empty string, a nil pointer and a nil RawMessage all mean null. A decoded
+// record also keeps its JSON as the source sent it (Sent), which is what it is written back as:
+// the normal forms are what the warehouse's typed columns hold.
 
 // Employee is one employee record (seed 2.1).
 type Employee struct {
@@ -42,29 +43,11 @@ type Employee struct {
 	UpdatedAt                 string
 	// Extra holds every field the source sent that is not modelled above.
 	Extra Extra
-	// Blank names the members of Blankable the source sent as "" (not null, not a value), in
-	// Blankable's order: they are written back as "". The other fields follow the interface
-	// document's forms (an empty date or nested object is null).
-	Blank []string
-}
-
-// Blankable are the members of an employee that are written back as "" when the source sent
-// "": its text fields and those whose type the interface document leaves unspecified, in name
-// order.
-var Blankable = []string{"age", "email", "first_name", "full_or_part_time", "job_title", "last_name", "notice_period", "status"}
-
-// blank reports whether the source sent member k as "".
-func (e *Employee) blank(k string) bool { return slices.Contains(e.Blank, k) }
-
-// blanks are the members of Blankable that m holds as "".
-func blanks(m map[string]json.RawMessage) []string {
-	var out []string
-	for _, k := range Blankable {
-		if raw := bytes.TrimSpace(m[k]); string(raw) == `""` {
-			out = append(out, k)
-		}
-	}
-	return out
+	// Sent is the record exactly as the source sent it (see Record.Sent): join_date under its
+	// own name, "" apart from null, an absent member absent, numbers, dates and timestamps as
+	// written. AppendJSON writes it when set. Nil for a record built locally, which is written
+	// from the fields above in the interface document's forms.
+	Sent json.RawMessage
 }
 
 // Ref is a nested holiday allowance, department, division or location.
@@ -179,6 +162,8 @@ type WorkingPattern struct {
 	CreatedAt  string
 	UpdatedAt  string
 	Extra      Extra
+	// Sent is the record exactly as the source sent it, as Employee.Sent.
+	Sent json.RawMessage
 }
 
 // UnmarshalJSON decodes an employee leniently (UPSTREAM.md).
@@ -189,7 +174,6 @@ func (e *Employee) UnmarshalJSON(data []byte) error {
 	}
 	d := decoder{m: m}
 	*e = Employee{
-		Blank:                   blanks(m),
 		ID:                      d.id("id"),
 		AccountID:               d.int("account_id"),
 		FirstName:               d.string("first_name"),
@@ -223,25 +207,32 @@ func (e *Employee) UnmarshalJSON(data []byte) error {
 	e.CreatedAt = d.timestamp("created_at")
 	e.UpdatedAt = d.timestamp("updated_at")
 	e.Extra = d.extra()
+	if d.err == nil {
+		e.Sent, d.err = sentForm(data)
+	}
 	return d.err
 }
 
-// AppendJSON appends the employee in the seed's field order, unmodelled fields after.
+// AppendJSON appends the employee as the source sent it (Sent), or, for one without that form,
+// in the seed's field order, unmodelled fields after.
 func (e *Employee) AppendJSON(b []byte) []byte {
+	if len(e.Sent) > 0 {
+		return append(b, e.Sent...)
+	}
 	w := beginObject(b)
 	w.int("id", e.ID)
 	w.optInt("account_id", e.AccountID)
-	w.text("first_name", e.FirstName, e.blank("first_name"))
-	w.text("last_name", e.LastName, e.blank("last_name"))
-	w.text("email", e.Email, e.blank("email"))
-	w.text("job_title", e.JobTitle, e.blank("job_title"))
-	w.text("status", e.Status, e.blank("status"))
+	w.optString("first_name", e.FirstName)
+	w.optString("last_name", e.LastName)
+	w.optString("email", e.Email)
+	w.optString("job_title", e.JobTitle)
+	w.optString("status", e.Status)
 	w.optString("company_join_date", e.CompanyJoinDate)
 	w.optString("job_start_date", e.JobStartDate)
 	w.optInt("length_of_service_in_months", e.LengthOfServiceInMonths)
-	w.rawOrBlank("age", e.Age, e.blank("age"))
-	w.rawOrBlank("full_or_part_time", e.FullOrPartTime, e.blank("full_or_part_time"))
-	w.rawOrBlank("notice_period", e.NoticePeriod, e.blank("notice_period"))
+	w.raw("age", e.Age)
+	w.raw("full_or_part_time", e.FullOrPartTime)
+	w.raw("notice_period", e.NoticePeriod)
 	w.key("working_pattern")
 	if e.WorkingPattern == nil {
 		w.b = append(w.b, "null"...)
@@ -399,11 +390,18 @@ func (p *WorkingPattern) UnmarshalJSON(data []byte) error {
 	p.CreatedAt = d.timestamp("created_at")
 	p.UpdatedAt = d.timestamp("updated_at")
 	p.Extra = d.extra()
+	if d.err == nil {
+		p.Sent, d.err = sentForm(data)
+	}
 	return d.err
 }
 
-// AppendJSON appends the working pattern in the seed's field order.
+// AppendJSON appends the working pattern as the source sent it (Sent), or, for one without
+// that form, in the seed's field order.
 func (p *WorkingPattern) AppendJSON(b []byte) []byte {
+	if len(p.Sent) > 0 {
+		return append(b, p.Sent...)
+	}
 	w := beginObject(b)
 	w.int("id", p.ID)
 	w.optString("name", p.Name)

@@ -73,7 +73,7 @@ func TestReplicaServesRecordsExactly(t *testing.T) {
 					t.Fatalf("%s: %s (%v)", r.Resource, r.Status, r.Err)
 				}
 			}
-			h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k"}})
+			h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k-7f3a9c2e5b1d8f4a6c0e9b2d"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,7 +411,7 @@ func getKeyed(t *testing.T, url string) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("X-API-KEY", "k")
+	req.Header.Set("X-API-KEY", "k-7f3a9c2e5b1d8f4a6c0e9b2d")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

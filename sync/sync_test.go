@@ -89,7 +89,7 @@ func result(t *testing.T, rs []hrsync.Result, r sink.Resource) hrsync.Result {
 // servedPages reads a collection through serve mode's HTTP interface, following rel="next".
 func servedPages(t *testing.T, store *sink.Store, path string) map[int64]string {
 	t.Helper()
-	h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k"}})
+	h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k-7f3a9c2e5b1d8f4a6c0e9b2d"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func servedPages(t *testing.T, store *sink.Store, path string) map[int64]string 
 	next := srv.URL + path + "?per_page=100"
 	for next != "" {
 		req, _ := http.NewRequest("GET", next, nil)
-		req.Header.Set("X-API-KEY", "k")
+		req.Header.Set("X-API-KEY", "k-7f3a9c2e5b1d8f4a6c0e9b2d")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

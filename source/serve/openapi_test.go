@@ -227,12 +227,12 @@ func TestOpenAPIScopedAnswers(t *testing.T) {
 		}
 	}
 	f := newFixture(t, "sqlite", serve.Options{Keys: []serve.Key{
-		{Name: "deny", Key: "deny-key", Scope: serve.Scope{Deny: deny, ReadOnly: true}},
-		{Name: "deny-nested", Key: "deny-nested-key", Scope: serve.Scope{Deny: []string{"employee.id", "approved_by.id", "leave_reason.id", "line_manager.id", "**.name", "**.first_name"}, ReadOnly: true}},
-		{Name: "allow", Key: "allow-key", Scope: serve.Scope{Fields: []string{"id", "**.email", "**.id", "employee.first_name", "line_manager.email"}, ReadOnly: true}},
+		{Name: "deny", Key: "deny-key-7f3a9c2e5b1d8f4a6c0e9b2d", Scope: serve.Scope{Deny: deny, ReadOnly: true}},
+		{Name: "deny-nested", Key: "deny-nested-key-7f3a9c2e5b1d8f4a6c0e9b2d", Scope: serve.Scope{Deny: []string{"employee.id", "approved_by.id", "leave_reason.id", "line_manager.id", "**.name", "**.first_name"}, ReadOnly: true}},
+		{Name: "allow", Key: "allow-key-7f3a9c2e5b1d8f4a6c0e9b2d", Scope: serve.Scope{Fields: []string{"id", "**.email", "**.id", "employee.first_name", "line_manager.email"}, ReadOnly: true}},
 	}})
 	deepStore(t, f)
-	for _, key := range []string{"deny-key", "deny-nested-key", "allow-key"} {
+	for _, key := range []string{"deny-key-7f3a9c2e5b1d8f4a6c0e9b2d", "deny-nested-key-7f3a9c2e5b1d8f4a6c0e9b2d", "allow-key-7f3a9c2e5b1d8f4a6c0e9b2d"} {
 		for _, path := range append(deepPaths(), "/v1") {
 			resp, body := send(t, "GET", f.srv.URL+path, key, nil)
 			if resp.StatusCode != 200 {
@@ -243,7 +243,7 @@ func TestOpenAPIScopedAnswers(t *testing.T) {
 	}
 	// The deny list leaves records their id and what the source sent beyond the declared
 	// members, emptied of the denied names at every depth.
-	resp, body := send(t, "GET", f.srv.URL+"/v1/absences/2", "deny-key", nil)
+	resp, body := send(t, "GET", f.srv.URL+"/v1/absences/2", "deny-key-7f3a9c2e5b1d8f4a6c0e9b2d", nil)
 	if want := `{"absences":[{"id":2,"people":[{"more":[{}]}]}]}` + "\n"; string(body) != want {
 		t.Errorf("%d %s, want %s", resp.StatusCode, body, want)
 	}

@@ -520,10 +520,10 @@ func TestDenyAtEveryDepth(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, backend, serve.Options{Keys: []serve.Key{
-				{Name: "deny-email", Key: "deny-email-key", Scope: serve.Scope{Deny: []string{"email"}}},
-				{Name: "deny-any-depth", Key: "deny-any-depth-key", Scope: serve.Scope{Deny: []string{"**.EMAIL", "dob"}}},
-				{Name: "deny-path", Key: "deny-path-key", Scope: serve.Scope{Deny: []string{"line_manager.email"}}},
-				{Name: "allow-any-depth", Key: "allow-any-depth-key", Scope: serve.Scope{Fields: []string{"id", "**.name", "line_manager.id", "employee.id"}}},
+				{Name: "deny-email", Key: "deny-email-key-7f3a9c2e5b1d8f4a6c0e9b2d", Scope: serve.Scope{Deny: []string{"email"}}},
+				{Name: "deny-any-depth", Key: "deny-any-depth-key-7f3a9c2e5b1d8f4a6c0e9b2d", Scope: serve.Scope{Deny: []string{"**.EMAIL", "dob"}}},
+				{Name: "deny-path", Key: "deny-path-key-7f3a9c2e5b1d8f4a6c0e9b2d", Scope: serve.Scope{Deny: []string{"line_manager.email"}}},
+				{Name: "allow-any-depth", Key: "allow-any-depth-key-7f3a9c2e5b1d8f4a6c0e9b2d", Scope: serve.Scope{Fields: []string{"id", "**.name", "line_manager.id", "employee.id"}}},
 			}})
 			deepStore(t, f)
 			get := func(t *testing.T, key, path string) any {
@@ -548,25 +548,25 @@ func TestDenyAtEveryDepth(t *testing.T) {
 				if deep == 0 {
 					t.Fatalf("%s: full access sees no nested email: %v", path, full)
 				}
-				if got := membersNamed(get(t, "deny-email-key", path), "", "email"); len(got) > 0 {
+				if got := membersNamed(get(t, "deny-email-key-7f3a9c2e5b1d8f4a6c0e9b2d", path), "", "email"); len(got) > 0 {
 					t.Errorf("%s: deny: [email] serves %v", path, got)
 				}
-				if got := membersNamed(get(t, "deny-any-depth-key", path), "", "email", "dob"); len(got) > 0 {
+				if got := membersNamed(get(t, "deny-any-depth-key-7f3a9c2e5b1d8f4a6c0e9b2d", path), "", "email", "dob"); len(got) > 0 {
 					t.Errorf("%s: deny: [**.EMAIL, dob] serves %v", path, got)
 				}
 				// Everything else is still there: only the denied members went.
-				if got, want := len(membersNamed(get(t, "deny-email-key", path), "", "id", "name", "first_name")),
+				if got, want := len(membersNamed(get(t, "deny-email-key-7f3a9c2e5b1d8f4a6c0e9b2d", path), "", "id", "name", "first_name")),
 					len(membersNamed(full, "", "id", "name", "first_name")); got != want {
 					t.Errorf("%s: deny: [email] serves %d ids and names, full access %d", path, got, want)
 				}
-				if got := membersNamed(get(t, "allow-any-depth-key", path), "", "email", "dob", "first_name", "contact", "people"); len(got) > 0 {
+				if got := membersNamed(get(t, "allow-any-depth-key-7f3a9c2e5b1d8f4a6c0e9b2d", path), "", "email", "dob", "first_name", "contact", "people"); len(got) > 0 {
 					t.Errorf("%s: the allow list serves %v", path, got)
 				}
 			}
 
 			// A dotted path is that path only.
 			var emps struct{ Employees []map[string]any }
-			b, _ := json.Marshal(get(t, "deny-path-key", "/v1/employees"))
+			b, _ := json.Marshal(get(t, "deny-path-key-7f3a9c2e5b1d8f4a6c0e9b2d", "/v1/employees"))
 			if err := json.Unmarshal(b, &emps); err != nil || len(emps.Employees) != 3 {
 				t.Fatalf("%s: %v", b, err)
 			}
@@ -577,7 +577,7 @@ func TestDenyAtEveryDepth(t *testing.T) {
 				}
 			}
 			var abs struct{ Absences []map[string]any }
-			b, _ = json.Marshal(get(t, "deny-path-key", "/v1/absences"))
+			b, _ = json.Marshal(get(t, "deny-path-key-7f3a9c2e5b1d8f4a6c0e9b2d", "/v1/absences"))
 			if err := json.Unmarshal(b, &abs); err != nil || len(abs.Absences) != 2 {
 				t.Fatalf("%s: %v", b, err)
 			}
@@ -586,7 +586,7 @@ func TestDenyAtEveryDepth(t *testing.T) {
 			}
 
 			// **.name in an allow list: wherever its parent is kept, and nowhere else.
-			b, _ = json.Marshal(get(t, "allow-any-depth-key", "/v1/employees/1"))
+			b, _ = json.Marshal(get(t, "allow-any-depth-key-7f3a9c2e5b1d8f4a6c0e9b2d", "/v1/employees/1"))
 			emps.Employees = nil // a fresh decoding: Unmarshal would add to the maps there
 			if err := json.Unmarshal(b, &emps); err != nil || len(emps.Employees) != 1 {
 				t.Fatalf("%s: %v", b, err)
@@ -594,11 +594,11 @@ func TestDenyAtEveryDepth(t *testing.T) {
 			if e := emps.Employees[0]; len(e) != 2 || !reflect.DeepEqual(slices.Sorted(maps.Keys(e["line_manager"].(map[string]any))), []string{"id", "name"}) {
 				t.Errorf("allow [id, **.name, line_manager.id]: %s", b)
 			}
-			b, _ = json.Marshal(get(t, "allow-any-depth-key", "/v1/departments/1"))
+			b, _ = json.Marshal(get(t, "allow-any-depth-key-7f3a9c2e5b1d8f4a6c0e9b2d", "/v1/departments/1"))
 			if string(b) != `{"departments":[{"id":1,"name":"name 1"}]}` {
 				t.Errorf("allow **.name on departments: %s", b)
 			}
-			b, _ = json.Marshal(get(t, "allow-any-depth-key", "/v1/absences/2"))
+			b, _ = json.Marshal(get(t, "allow-any-depth-key-7f3a9c2e5b1d8f4a6c0e9b2d", "/v1/absences/2"))
 			abs.Absences = nil
 			if err := json.Unmarshal(b, &abs); err != nil || len(abs.Absences) != 1 {
 				t.Fatalf("%s: %v", b, err)

@@ -189,7 +189,7 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 			}
 
 			// The columns 0008 filled are what a walk writes: a walk of the same records, without
-			// their sent forms (which 0015 adds), changes nothing.
+			// their sent forms (which 0014 adds), changes nothing.
 			typed := slices.Clone(es)
 			for i := range typed {
 				typed[i].Sent = nil
@@ -208,7 +208,7 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 					t.Errorf("employee %d\n got %s\nwant %s", e.ID, byID[e.ID], want)
 				}
 			}
-			// A walk of the records as sent writes each sent form once (0015), then nothing.
+			// A walk of the records as sent writes each sent form once (0014), then nothing.
 			if res := sinktest.WalkEmployees(t, s, es, 10, sink.MergeOptions{Complete: true}); res.Updated != int64(len(es)) {
 				t.Errorf("the walk with the sent forms %+v, want every employee updated once", res)
 			}

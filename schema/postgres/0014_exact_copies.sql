@@ -33,13 +33,18 @@ ALTER TABLE other_leave_reasons_history ADD COLUMN sent json;
 ALTER TABLE statutory_holiday_countries_history ADD COLUMN sent json;
 ALTER TABLE company_training_types_history ADD COLUMN sent json;
 
--- Employees follow the interface document's forms (integers, YYYY-MM-DD dates, UTC timestamps,
--- company_join_date), but the source sends "" as well as null: blanks names the members sent as
--- "" among the text and unspecified ones (first_name, last_name, email, job_title, status, age,
--- full_or_part_time, notice_period; comma-separated, NULL when none), which serve mode writes
--- back as "" where the typed columns hold NULL for both. History keeps it too.
-ALTER TABLE employees ADD COLUMN blanks text;
-ALTER TABLE employees_history ADD COLUMN blanks text;
+-- Employees and working patterns get sent too, the record exactly as the source sent it,
+-- compacted, and serve mode gives a record back from it (join_date under
+-- its own name, "" apart from null in any member, nested objects and dates sent as "" kept so,
+-- numbers and strings as written, timestamps with their offsets, members the source left out
+-- left out). The typed columns stay the analysts', in the interface document's normal forms:
+-- company_join_date (from join_date when the source sends that), YYYY-MM-DD dates, UTC
+-- timestamps, integers, "" and null both NULL. A row without sent (created here by serve mode,
+-- or stored before this migration until a sync walks it again: that sync updates each such row
+-- once, and the history keeps that version) is served from the typed columns as before.
+ALTER TABLE employees ADD COLUMN sent json;
+ALTER TABLE employees_history ADD COLUMN sent json;
+ALTER TABLE working_patterns ADD COLUMN sent json;
 CREATE OR REPLACE FUNCTION employees_history_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
@@ -52,13 +57,13 @@ BEGIN
         email, job_title, status, company_join_date, job_start_date, length_of_service_in_months,
         age, full_or_part_time, notice_period, working_pattern_id, holiday_allowance_id,
         department_id, division_id, location_id, line_manager_id, holiday_approver_id,
-        receives_statutory_holidays, hr, created_at, updated_at, extra, blanks, listed, origin,
+        receives_statutory_holidays, hr, created_at, updated_at, extra, sent, listed, origin,
         deleted_at)
     SELECT n.id, now(), NULL, n.account_id, n.first_name, n.last_name, n.email, n.job_title,
         n.status, n.company_join_date, n.job_start_date, n.length_of_service_in_months, n.age,
         n.full_or_part_time, n.notice_period, n.working_pattern_id, n.holiday_allowance_id,
         n.department_id, n.division_id, n.location_id, n.line_manager_id, n.holiday_approver_id,
-        n.receives_statutory_holidays, n.hr, n.created_at, n.updated_at, n.extra, n.blanks, n.listed,
+        n.receives_statutory_holidays, n.hr, n.created_at, n.updated_at, n.extra, n.sent, n.listed,
         n.origin, n.deleted_at
     FROM new_rows n
     ON CONFLICT (id, valid_from) DO UPDATE SET valid_to = NULL, account_id = excluded.account_id,
@@ -73,7 +78,7 @@ BEGIN
         line_manager_id = excluded.line_manager_id, holiday_approver_id = excluded.holiday_approver_id,
         receives_statutory_holidays = excluded.receives_statutory_holidays, hr = excluded.hr,
         created_at = excluded.created_at, updated_at = excluded.updated_at, extra = excluded.extra,
-        blanks = excluded.blanks,
+        sent = excluded.sent,
         listed = excluded.listed, origin = excluded.origin, deleted_at = excluded.deleted_at;
     RETURN NULL;
 END $$;

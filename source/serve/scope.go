@@ -197,7 +197,7 @@ const anyDepth = "**"
 // it, and a name at every depth every path through a member of that name.
 func compileFields(paths []string, deny bool) (*projection, error) {
 	p := &projection{deny: deny, root: &fieldNode{sub: map[string]*fieldNode{}}, anywhere: map[string]bool{}}
-	for _, path := range paths {
+	for _, path := range withTwins(paths) {
 		segs := strings.Split(path, ".")
 		if slices.Contains(segs, "") {
 			return nil, fmt.Errorf("field path %q has an empty segment", path)
@@ -254,6 +254,31 @@ func compileFields(paths []string, deny bool) (*projection, error) {
 	}
 	prune(p.root)
 	return p, nil
+}
+
+// memberTwins are members the source sends under two names: the interface document's
+// company_join_date is join_date in some accounts (the replica serves each record as sent). A
+// path naming one names the other too, so a deny list never lets the other spelling through.
+var memberTwins = map[string]string{"company_join_date": "join_date", "join_date": "company_join_date"}
+
+// withTwins is paths and, for each path with a segment that has a twin, the path with the twin
+// in its place.
+func withTwins(paths []string) []string {
+	out := paths
+	for _, path := range paths {
+		segs := strings.Split(path, ".")
+		for i, seg := range segs {
+			if twin, ok := memberTwins[strings.ToLower(seg)]; ok {
+				if len(out) == len(paths) {
+					out = slices.Clone(paths)
+				}
+				t := slices.Clone(segs)
+				t[i] = twin
+				out = append(out, strings.Join(t, "."))
+			}
+		}
+	}
+	return out
 }
 
 // canonical is the projection's canonical text: equal projections, however their paths were

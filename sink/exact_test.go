@@ -3,8 +3,6 @@ package sink_test
 import (
 	"context"
 	"database/sql"
-	"net/url"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -91,30 +89,8 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			var db *sql.DB
-			var target string
-			var opts sink.Options
-			var err error
-			switch d {
-			case schema.SQLite:
-				target = filepath.Join(t.TempDir(), "w.db")
-				db, err = sql.Open("sqlite", target)
-			case schema.Postgres:
-				target, opts.Schema = sinktest.Postgres(t)
-				u, _ := url.Parse(target)
-				q := u.Query()
-				q.Set("search_path", opts.Schema)
-				u.RawQuery = q.Encode()
-				if db, err = sql.Open("postgres", u.String()); err == nil {
-					_, err = db.Exec(`CREATE SCHEMA IF NOT EXISTS ` + opts.Schema)
-				}
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			db.SetMaxOpenConns(1)
+			db, target, opts := oldWarehouse(t, d, 13)
 			defer db.Close()
-			migrateTo(t, db, d, 13)
 			// As the build before 0014 stored {"id":41,"start_date":"2026-03-02","notes":"","type":"Holiday"}.
 			if _, err := db.ExecContext(ctx, `INSERT INTO absences (id, start_date, notes, type) VALUES (41, '2026-03-02', NULL, 'Holiday')`); err != nil {
 				t.Fatal(err)

@@ -124,6 +124,36 @@ func TestUpgradeKeepsTheLedger(t *testing.T) {
 	}
 }
 
+// oldWarehouse is a warehouse of dialect d migrated to version n only, as an earlier build left
+// it: its database (one connection), the target Open and Migrate take, and their options.
+func oldWarehouse(t *testing.T, d schema.Dialect, n int) (*sql.DB, string, sink.Options) {
+	t.Helper()
+	var db *sql.DB
+	var target string
+	var opts sink.Options
+	var err error
+	switch d {
+	case schema.SQLite:
+		target = filepath.Join(t.TempDir(), "w.db")
+		db, err = sql.Open("sqlite", target)
+	case schema.Postgres:
+		target, opts.Schema = sinktest.Postgres(t)
+		u, _ := url.Parse(target)
+		q := u.Query()
+		q.Set("search_path", opts.Schema)
+		u.RawQuery = q.Encode()
+		if db, err = sql.Open("postgres", u.String()); err == nil {
+			_, err = db.Exec(`CREATE SCHEMA IF NOT EXISTS ` + opts.Schema)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	migrateTo(t, db, d, n)
+	return db, target, opts
+}
+
 // migrateTo applies versions 1 to n of the dialect's migrations to db, as an earlier build did.
 func migrateTo(t *testing.T, db *sql.DB, d schema.Dialect, n int) {
 	t.Helper()

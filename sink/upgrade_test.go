@@ -3,11 +3,8 @@ package sink_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -83,30 +80,8 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			var db *sql.DB
-			var target string
-			var opts sink.Options
-			var err error
-			switch d {
-			case schema.SQLite:
-				target = filepath.Join(t.TempDir(), "w.db")
-				db, err = sql.Open("sqlite", target)
-			case schema.Postgres:
-				target, opts.Schema = sinktest.Postgres(t)
-				u, _ := url.Parse(target)
-				q := u.Query()
-				q.Set("search_path", opts.Schema)
-				u.RawQuery = q.Encode()
-				if db, err = sql.Open("postgres", u.String()); err == nil {
-					_, err = db.Exec(`CREATE SCHEMA IF NOT EXISTS ` + opts.Schema)
-				}
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			db.SetMaxOpenConns(1)
+			db, target, opts := oldWarehouse(t, d, 7)
 			defer db.Close()
-			migrateTo(t, db, d, 7)
 
 			var es []v1.Employee
 			ins := `INSERT INTO employees (id, first_name, department_id, extra, nested) VALUES (?, ?, ?, ?, ?)`

@@ -95,17 +95,7 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 			if _, err := db.ExecContext(ctx, `INSERT INTO absences (id, start_date, notes, type) VALUES (41, '2026-03-02', NULL, 'Holiday')`); err != nil {
 				t.Fatal(err)
 			}
-			_ = db.Close()
-			if d == schema.Postgres {
-				if _, err := sink.Migrate(ctx, target, opts); err != nil {
-					t.Fatal(err)
-				}
-			}
-			s, err := sink.Open(ctx, target, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := upgraded(t, db, d, target, opts)
 
 			c := v1.Absences
 			old, err := c.Decode([]byte(`{"id":41,"start_date":"2026-03-02","notes":"","type":"Holiday"}`))

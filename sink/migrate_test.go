@@ -154,6 +154,25 @@ func oldWarehouse(t *testing.T, d schema.Dialect, n int) (*sql.DB, string, sink.
 	return db, target, opts
 }
 
+// upgraded closes db, the old warehouse oldWarehouse made, and opens it with this build, which
+// migrates it to the newest version (Postgres through Migrate, as an operator runs it).
+func upgraded(t *testing.T, db *sql.DB, d schema.Dialect, target string, opts sink.Options) *sink.Store {
+	t.Helper()
+	ctx := context.Background()
+	_ = db.Close()
+	if d == schema.Postgres {
+		if _, err := sink.Migrate(ctx, target, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := sink.Open(ctx, target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // migrateTo applies versions 1 to n of the dialect's migrations to db, as an earlier build did.
 func migrateTo(t *testing.T, db *sql.DB, d schema.Dialect, n int) {
 	t.Helper()

@@ -109,18 +109,7 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 			if _, err := db.ExecContext(ctx, `INSERT INTO employees (id, first_name, extra, listed) VALUES (99, 'Hand', '[1]', false)`); err != nil {
 				t.Fatal(err)
 			}
-			_ = db.Close()
-
-			if d == schema.Postgres {
-				if _, err := sink.Migrate(ctx, target, opts); err != nil {
-					t.Fatal(err)
-				}
-			}
-			s, err := sink.Open(ctx, target, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := upgraded(t, db, d, target, opts)
 
 			rows, err := s.DB().QueryContext(ctx, `SELECT id, coalesce(division_id, 0), coalesce(location_id, 0), coalesce(CAST(extra AS text), '') FROM employees ORDER BY id`)
 			if err != nil {

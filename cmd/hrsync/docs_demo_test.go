@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	v1 "github.com/hrsync/hrsync/source/v1"
+)
+
+// readmeDemo is README's account of `hrsync demo`, from "`hrsync demo` needs" to its flags, on
+// one line (its words as they are, whatever the line breaks).
+func readmeDemo(t *testing.T) string {
+	t.Helper()
+	readme := readRepoFile(t, "README.md")
+	start := strings.Index(readme, "`hrsync demo` needs")
+	end := strings.Index(readme, "| flag | default |")
+	if start < 0 || end < start {
+		t.Fatal("README.md: no account of the demo between \"`hrsync demo` needs\" and its flags")
+	}
+	return strings.Join(strings.Fields(readme[start:end]), " ")
+}
+
+// number reads the first submatch of re in s as a number (with thousands separators); when s
+// has none, the test fails naming what, and goes on with -1.
+func number(t *testing.T, re, s, what string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(s)
+	if m == nil {
+		t.Errorf("%s: no match of %s", what, re)
+		return -1
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %q: %v", what, m[1], err)
+	}
+	return n
+}
+
+// about says whether a figure README rounds ("about 790") stands for n: within 2%.
+func about(readme, n int64) bool {
+	return math.Abs(float64(readme-n)) <= 0.02*float64(n)
+}
+
+// TestREADMEDemoFigures runs the demo as README describes it (the default 2,500 employees; not
+// serving) and holds README's figures to its report: the employees generated and after the
+// onboarding, the collections synced (the financial module among them, by name), the pages of
+// the first sync, the requests of the run and the minutes they would take at the real rate.
+func TestREADMEDemoFigures(t *testing.T) {
+	var out, logs bytes.Buffer
+	err := run(context.Background(), []string{"demo", "--no-serve", "--warehouse", filepath.Join(t.TempDir(), "demo.db")}, nil, &out, &logs)
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, logs.String())
+	}
+	report := out.String()
+	readme := readmeDemo(t)
+
+	if r, p := number(t, `over ([\d,]+) generated employees`, readme, "README"), number(t, `serves ([\d,]+) generated employees`, report, "the report"); r != p {
+		t.Errorf("README says the upstream serves %d employees; the demo printed %d", r, p)
+	}
+	if r, p := number(t, `now lists ([\d,]+) employees`, readme, "README"), number(t, `now lists ([\d,]+) employees`, report, "the report"); r != p {
+		t.Errorf("README says the upstream lists %d employees after the onboarding; the demo printed %d", r, p)
+	}
+
+	// The first sync: its summary lines, between "3. Sync" and "4. Onboarding".
+	first := report[strings.Index(report, "3. Sync"):strings.Index(report, "4. Onboarding")]
+	line := regexp.MustCompile(`(?m)^\s+([a-z_]+): [a-z]+ — .*; (\d+) pages,`)
+	var collections []string
+	pages := int64(0)
+	for _, m := range line.FindAllStringSubmatch(first, -1) {
+		collections = append(collections, m[1])
+		n, _ := strconv.ParseInt(m[2], 10, 64)
+		pages += n
+	}
+	if r := number(t, `all (\d+) collections`, readme, "README"); r != int64(len(collections)) {
+		t.Errorf("README says the demo syncs %d collections; it synced %d: %v", r, len(collections), collections)
+	}
+	for _, name := range collections {
+		if c := v1.CollectionNamed(name); c != nil && c.Sensitive && !strings.Contains(readme, "`"+name+"`") {
+			t.Errorf("README does not say the demo syncs %s (the financial module), which it does", name)
+		}
+	}
+	if r := number(t, `about ([\d,]+) pages`, readme, "README"); !about(r, pages) {
+		t.Errorf("README says the first sync walks about %d pages; the demo printed %d", r, pages)
+	}
+	requests := number(t, `: (\d+) requests to the upstream`, report, "the report")
+	if r := number(t, `about ([\d,]+) requests`, readme, "README"); !about(r, requests) {
+		t.Errorf("README says about %d requests; the demo printed %d", r, requests)
+	}
+	if r, p := number(t, `\(about (\d+) minutes\)`, readme, "README"), number(t, `would take about (\d+) minutes`, report, "the report"); r != p {
+		t.Errorf("README says the run would take about %d minutes at 60 requests a minute; the demo printed %d", r, p)
+	}
+	if t.Failed() {
+		t.Logf("the demo's report:\n%s", report)
+	}
+}

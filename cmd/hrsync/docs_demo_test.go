@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/hrsync/hrsync/source/v1"
 )
@@ -97,5 +100,50 @@ func TestREADMEDemoFigures(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("the demo's report:\n%s", report)
+	}
+}
+
+// TestDemoCtrlCExitsZero is README's "Ctrl-C stops it: the replica shuts down and hrsync exits
+// 0", with the built binary and a real SIGINT (what a terminal's Ctrl-C sends): the process's
+// own signal handling, not a test's canceled context. (`go run` is not tested: the go command
+// exits 1 whenever it is interrupted, whatever hrsync returned.)
+func TestDemoCtrlCExitsZero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds hrsync")
+	}
+	bin := buildBinary(t)
+	var out, errs syncBuffer
+	cmd := exec.Command(bin, "demo", "--employees", "20", "--addr", freeAddr(t), "--warehouse", filepath.Join(t.TempDir(), "d.db"))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	deadline := time.After(2 * time.Minute)
+	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
+		select {
+		case err := <-done:
+			t.Fatalf("the demo ended before serving: %v\n%s\n%s", err, out.String(), errs.String())
+		case <-deadline:
+			t.Fatalf("the demo did not start serving:\n%s\n%s", out.String(), errs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("after Ctrl-C: %v (want exit status 0)\n%s", err, errs.String())
+		}
+	case <-time.After(shutdownTimeout + 30*time.Second):
+		t.Fatalf("the demo did not stop after Ctrl-C\n%s", errs.String())
+	}
+	if !strings.Contains(errs.String(), "replica shutting down") {
+		t.Errorf("the log does not say the replica shut down:\n%s", errs.String())
 	}
 }

@@ -383,3 +383,48 @@ func TestASkippedRowIsCheckedAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestDocsShowWhatTheFolderSays holds docs/onboarding.md to what the folder pass logs and
+// reports for a workbook, Excel's Unicode Text and a UK export under a layout that rejects it.
+func TestDocsShowWhatTheFolderSays(t *testing.T) {
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "onboarding.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newUpstream(t, 0, fakeupstream.Options{})
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string][]byte{
+		"cohort-march.xlsx":  workbook,
+		"cohort-unicode.txt": unicodeText("First Name\tLast Name\tEmail\tStart Date\r\nAna\tLima\tana@example.com\t2026/12/01\r\n"),
+		"cohort-uk.csv":      []byte("First Name,Last Name,Email,Start Date\r\nAna,Lima,ana@example.com,25/12/2026\r\nBo,Ek,bo@example.com,24/12/2026\r\n"),
+	})
+	var logs syncBuffer
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DateLayout: rejectUK,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: noTime}))})
+	if _, err := o.ProcessDir(context.Background(), dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(logs.String()) {
+		if strings.HasPrefix(line, "level=WARN") {
+			n++
+			if !bytes.Contains(docs, []byte(line)) {
+				t.Errorf("docs/onboarding.md does not show the line it logs:\n%s", line)
+			}
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "failed", "cohort-march.xlsx.result.csv"))
+	if err != nil || !bytes.Contains(docs, report) {
+		t.Errorf("docs/onboarding.md does not show the workbook's report (%v):\n%s", err, report)
+	}
+	if n != 3 {
+		t.Errorf("%d WARN lines, want 3:\n%s", n, logs.String())
+	}
+}

@@ -48,6 +48,7 @@ const (
 	dateOther     dateKind = iota // no numeric date in two orders: ISO, named, the layout, none
 	dateAmbiguous                 // read in the file's order, another date in the other order
 	dateContrary                  // a date only in the other order (rejected)
+	dateProven                    // numbers that are a date only in the file's order
 )
 
 // dateReading is how a file's join dates are read: its order and configured layout.
@@ -146,6 +147,8 @@ func (r dateReading) numeric(s string, a, b, y int, two bool) (date, problem str
 	switch {
 	case ok && okTheirs && ours != theirs:
 		return ours, "", dateAmbiguous
+	case ok && !okTheirs:
+		return ours, "", dateProven
 	case ok:
 		return ours, "", dateOther
 	case okTheirs && r.order == dayFirst:
@@ -160,8 +163,8 @@ func (r dateReading) numeric(s string, a, b, y int, two bool) (date, problem str
 
 // ambiguous is the reason of a date read in the file's order that is another date in the
 // other order, in a file whose date on line (written as value) is only a date in the other
-// order.
-func (r dateReading) ambiguous(s, date string, line int, value string) string {
+// order; proof, when not 0, is a line whose date (proofValue) is only one in the file's order.
+func (r dateReading) ambiguous(s, date string, line int, value string, proof int, proofValue string) string {
 	a, b, y, two, _ := numericDate(s)
 	if two {
 		y += 2000
@@ -179,6 +182,10 @@ func (r dateReading) ambiguous(s, date string, line int, value string) string {
 	theirs := dayFirst
 	if r.order == dayFirst {
 		theirs = monthFirst
+	}
+	if proof != 0 {
+		return fmt.Sprintf("%s is ambiguous in this file, which has dates in both orders: %s it is %s, %s %s (line %d's %s can only be %s, line %d's %s only %s); write the file's dates one way, or as YYYY-MM-DD, which is never ambiguous",
+			shown(s), ours, longDate(date), theirs, longDate(other), line, shown(value), theirs, proof, shown(proofValue), r.order)
 	}
 	return fmt.Sprintf("%s is ambiguous in this file: %s it is %s, %s %s, and line %d's %s can only be %s; %s, or correct line %d (YYYY-MM-DD is never ambiguous)",
 		shown(s), ours, longDate(date), theirs, longDate(other), line, shown(value), theirs, settle, line)

@@ -162,6 +162,13 @@ func TestReadHiresDatesAsAFileSaysThem(t *testing.T) {
 			3: {`join_date: "25/12/2026" is not a date read month first`},
 		},
 	}, {
+		name: "dates in both orders",
+		rows: "Ann,Lee,ann@example.com,25/12/2026\nBo,Ek,bo@example.com,03/04/2026\nCy,Ng,cy@example.com,12/31/2026\n",
+		want: []string{"2026-12-25", "", ""},
+		reason: map[int][]string{
+			3: {`join_date: "03/04/2026" is ambiguous in this file, which has dates in both orders: read day first it is 3 Apr 2026, month first 4 Mar 2026 (line 4's "12/31/2026" can only be month first, line 2's "25/12/2026" only day first); write the file's dates one way, or as YYYY-MM-DD`},
+		},
+	}, {
 		name: "an ambiguous row rejected for more keeps its own reasons",
 		rows: "Ann,,ann@example.com,03/04/2026\nBo,Ek,bo@example.com,12/25/2026\n",
 		want: []string{"", ""},

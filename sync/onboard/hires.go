@@ -249,6 +249,8 @@ type hireReader struct {
 	ambiguous     []ambiguousDate // hires whose join date is another date in the other order
 	contrary      int             // the first row whose join date is one only in the other order
 	contraryValue string          // its join date
+	proof         int             // the first row whose join date is numbers that are a date only in the file's order
+	proofValue    string          // its join date
 }
 
 // ambiguousDate is a hire whose join date is another date read in the other order.
@@ -660,8 +662,11 @@ func (h *hireReader) row(rec []string, line int) {
 	if dateProblem == "" && date != "" {
 		fields[fieldJoinDate] = date
 	}
-	if kind == dateContrary && h.contrary == 0 {
+	switch {
+	case kind == dateContrary && h.contrary == 0:
 		h.contrary, h.contraryValue = line, raw
+	case kind == dateProven && h.proof == 0:
+		h.proof, h.proofValue = line, raw
 	}
 	ne, err := v1.ValidateNewEmployee(fields)
 	if err == nil && dateProblem == "" {
@@ -697,7 +702,7 @@ func (h *hireReader) settle() {
 		drop[a.hire] = true
 		e := x.Employee
 		h.problems = append(h.problems, RowProblem{Line: x.Line, Email: SafeCell(e.Email), FirstName: cut(oneLine(e.FirstName), maxNameBytes),
-			LastName: cut(oneLine(e.LastName), maxNameBytes), Reason: oneLine(fieldJoinDate + ": " + h.dates.ambiguous(a.raw, e.JoinDate, h.contrary, h.contraryValue))})
+			LastName: cut(oneLine(e.LastName), maxNameBytes), Reason: oneLine(fieldJoinDate + ": " + h.dates.ambiguous(a.raw, e.JoinDate, h.contrary, h.contraryValue, h.proof, h.proofValue))})
 	}
 	kept := h.hires[:0]
 	for i, x := range h.hires {

@@ -47,7 +47,7 @@ func hireSeeds(f *testing.F) [][]byte {
 var (
 	isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 	// ambiguousAt is an ambiguous join date's reason, naming the line that makes it so.
-	ambiguousAt = regexp.MustCompile(`is ambiguous in this file: .*, and line (\d+)'s `)
+	ambiguousAt = regexp.MustCompile(`is ambiguous in this file.* line (\d+)'s "(?:[^"\\]|\\.)*" can only be`)
 )
 
 // fuzzLayouts are the date layouts the fuzz targets read under: none, day first, month first,

@@ -130,7 +130,7 @@ func (l *sizeLimit) Read(p []byte) (int, error) {
 type Options struct {
 	// DryRun validates and reports; nothing is sent or written.
 	DryRun bool
-	// DateLayout is one more accepted join date layout (see HireOptions).
+	// DateLayout is how the files write join dates (see HireOptions).
 	DateLayout string
 	// ResolveRounds bounds the look-up-then-retry rounds for creates whose outcome is unknown
 	// (default 3).

@@ -73,7 +73,7 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *accoun
 			// Nothing to send, nobody to look up: the files alone are checked.
 			return c.fileOnly(ctx, a, stdout, log)
 		}
-		return fmt.Errorf("onboard: %w (hrsync onboard --dry-run checks files without it)", err)
+		return fmt.Errorf("onboard: %w; hrsync onboard --dry-run checks files without a source", err)
 	}
 	store, err := a.openStore(ctx, log)
 	if err != nil {

@@ -167,7 +167,7 @@ func TestOnboardDryRunWithoutASource(t *testing.T) {
 		t.Errorf("a dry run without a source made the warehouse: %v", err)
 	}
 	err := run(context.Background(), []string{"onboard", path}, env, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "source URL: not set") || !strings.Contains(err.Error(), "--dry-run checks files without it") {
+	if err == nil || !strings.Contains(err.Error(), "source URL: not set") || !strings.Contains(err.Error(), "; hrsync onboard --dry-run checks files without a source") {
 		t.Errorf("onboard without a source: %v", err)
 	}
 }

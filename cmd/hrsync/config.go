@@ -80,8 +80,11 @@ type ServeConfig struct {
 	APIKeys    []string `yaml:"api_keys"`
 	APIKeyFile string   `yaml:"api_key_file"`
 	PublicURL  string   `yaml:"public_url"`
-	Writes     string   `yaml:"writes"`
-	AccountID  int64    `yaml:"account_id"`
+	// Writes is what POST /v1/employees does: local, forward or off; not set, it depends on
+	// the account (see account.writes): forward on a replica of a source whose key this
+	// process holds, off on one whose key it does not, local on a standalone warehouse.
+	Writes    string `yaml:"writes"`
+	AccountID int64  `yaml:"account_id"`
 	// TLSCert and TLSKey are PEM files: set, the replica serves HTTPS (HTTP/1.1 and HTTP/2),
 	// reloading them when they change or on SIGHUP.
 	TLSCert string `yaml:"tls_cert"`
@@ -207,7 +210,8 @@ type settings struct {
 	Config
 	// logLevel is log.level.
 	logLevel slog.Level
-	// writes is serve.writes.
+	// writes is serve.writes as set; "" when it is not (each account's is then its default:
+	// account.writes).
 	writes serve.Writes
 	// publicURL is serve.public_url; nil when it is not set.
 	publicURL *url.URL
@@ -226,7 +230,7 @@ func defaultConfig() Config {
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: 16},
-		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local", IdempotencyTTL: serve.DefaultIdempotencyTTL,
+		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: serve.DefaultIdempotencyTTL,
 			CacheBytes: 64 << 20},
 		Log: LogConfig{Format: "text", Level: "info"},
 
@@ -528,6 +532,9 @@ func (c Config) parse() (settings, error) {
 	}
 	if s.writes, err = serve.ParseWrites(c.Serve.Writes); err != nil {
 		return settings{}, fmt.Errorf("config: serve.writes: %w", err)
+	}
+	for _, a := range s.accounts {
+		a.resolveWrites(s.writes)
 	}
 	if c.Serve.PublicURL != "" {
 		if s.publicURL, err = httpURL(c.Serve.PublicURL); err != nil {

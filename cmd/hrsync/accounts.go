@@ -28,7 +28,8 @@ import (
 // account's name. Its own variables are HRSYNC_ACCOUNTS_<NAME>_ + the key's path
 // (HRSYNC_ACCOUNTS_ACME_SOURCE_API_KEY), and win over its file keys.
 type AccountConfig struct {
-	Name             string           `yaml:"name"`
+	// Name is the account's name, from the file only: its variables are named after it.
+	Name             string           `yaml:"name" env:"-"`
 	Source           SourceConfig     `yaml:"source"`
 	Warehouse        WarehouseConfig  `yaml:"warehouse"`
 	Sync             SyncConfig       `yaml:"sync"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -155,4 +156,34 @@ func isAccountVar(name string, vars []string) bool {
 		}
 	}
 	return false
+}
+
+// TestReadmeQuotesTheseMessages: the README's examples of what a newcomer sees are what hrsync
+// prints: the unknown variable's line, and the start's warning for local writes on a replica.
+func TestReadmeQuotesTheseMessages(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(data)), " ")
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadConfig(empty, []string{"HRSYNC_SOURCE_APIKEY=sandbox-x"})
+	if err == nil {
+		t.Fatal("HRSYNC_SOURCE_APIKEY accepted")
+	}
+	if line := "hrsync: " + err.Error(); !strings.Contains(readme, line) {
+		t.Errorf("the README does not show\n %s", line)
+	}
+	var logs strings.Builder
+	a := &account{name: "default", Source: SourceConfig{URL: "https://api.example.com/v1", APIKey: "k"}}
+	a.resolveWrites("local")
+	warnWrites(a, slog.New(slog.NewTextHandler(&logs, nil)))
+	msg, _, _ := strings.Cut(logs.String(), "; ")
+	_, msg, _ = strings.Cut(msg, "level=")
+	if !strings.Contains(readme, "level="+msg) {
+		t.Errorf("the README does not show the warning\n level=%s", msg)
+	}
 }

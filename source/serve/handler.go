@@ -817,7 +817,7 @@ func appendEnvelope(b []byte, e *v1.Employee, appendItem func(*v1.Employee, []by
 func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
 	if a.writes == WritesOff {
 		w.Header().Set("Allow", "GET, HEAD")
-		WriteError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve writes mode is off)")
+		WriteError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve.writes is off)")
 		return
 	}
 	if s := scopeOf(r); s != nil && s.readOnly {

@@ -27,7 +27,8 @@ import (
 
 // Config is everything hrsync reads from config.yaml. Every key can be overridden by an
 // environment variable named HRSYNC_ + the key's path in upper case joined by _ (source.api_key
-// is HRSYNC_SOURCE_API_KEY); lists are comma-separated there. The environment wins.
+// is HRSYNC_SOURCE_API_KEY); lists are comma-separated there. The environment wins. An HRSYNC_
+// variable hrsync does not read is an error, as an unknown key of the file is (unknownEnv).
 type Config struct {
 	Source     SourceConfig     `yaml:"source"`
 	Warehouse  WarehouseConfig  `yaml:"warehouse"`

@@ -187,3 +187,23 @@ func TestReadmeQuotesTheseMessages(t *testing.T) {
 		t.Errorf("the README does not show the warning\n level=%s", msg)
 	}
 }
+
+// FuzzUnknownEnv: whatever HRSYNC_ variable a process is given, loading the configuration never
+// panics and never prints the variable's value.
+func FuzzUnknownEnv(f *testing.F) {
+	for _, s := range []string{"SOURCE_APIKEY", "ACCOUNTS_ACME_SOURCE_URL", "SERVE_KEYS", "", "_", "ACCOUNTS_", "SOURCE_API_KEY_FILE"} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("accounts:\n  - name: acme\n"), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	const value = "ZQZ-value-never-shown"
+	f.Fuzz(func(t *testing.T, name string) {
+		_, err := loadConfig(path, []string{"HRSYNC_" + name + "=" + value})
+		if err != nil && strings.Contains(err.Error(), value) {
+			t.Fatalf("HRSYNC_%s: the error shows the value: %v", name, err)
+		}
+	})
+}

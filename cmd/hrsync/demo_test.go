@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -205,6 +206,21 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	if resp := do("/v1/employees?per_page=2", etag[1]); resp.StatusCode != http.StatusNotModified {
 		t.Errorf("with the printed ETag: %d", resp.StatusCode)
 	}
+	// The replica is one of the in-process upstream's: a create is forwarded to it, and kept
+	// with its answer (origin source), never created here alone.
+	form := url.Values{"employee[first_name]": {"Ida"}, "employee[last_name]": {"Em"}, "employee[email]": {"ida.em@example.com"}, "employee[join_date]": {"2026-01-05"}}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/employees", strings.NewReader(form.Encode()))
+	req.Header.Set("X-API-KEY", key[1])
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Errorf("create: %d %s", resp.StatusCode, body)
+		}
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -223,6 +239,9 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), key[1]) {
 		t.Error("the replica's key appears in the logs")
+	}
+	if got := originOf(t, filepath.Join(dir, "d.db"), "ida.em@example.com"); got != "source" {
+		t.Errorf("the created employee's origin is %q, want source (forwarded to the upstream)", got)
 	}
 }
 

@@ -426,6 +426,9 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		return err
 	}
 	res.Inserted, res.Updated, res.Unchanged, res.Deleted = mr.Inserted, mr.Updated, mr.Unchanged, mr.Deleted
+	if mr.SeedRetired > 0 {
+		log.Info("the warehouse's seeded default gave way to the source's records", "retired", mr.SeedRetired)
+	}
 	res.DeletionsRefused, res.GuardReason = mr.DeletionsRefused, mr.GuardReason
 	return nil
 }

@@ -176,9 +176,9 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 		MaxDeleteShare: da.Sync.MaxDeleteShare, Logger: log}
 
 	// 3. The first sync, of every collection hrsync knows (the reference data before the events
-	// that point at it). A new warehouse holds one default working pattern, which the source
-	// does not list: the sync retires it (the deletion guard protects the source's records, not
-	// the seed), exactly as a first `hrsync sync` does.
+	// that point at it). A new warehouse holds one default working pattern and allowance, which
+	// the source does not list: the sync retires them, exactly as a first `hrsync sync` does,
+	// which is no deletion of the source's records (none is reported deleted).
 	t = time.Now()
 	sync1, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Known)
 	if err != nil {
@@ -186,9 +186,6 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	}
 	w.step("3. Sync", "every page of the upstream into the warehouse (%s)", time.Since(t).Round(time.Millisecond))
 	w.results(sync1)
-	if r := result(sync1, sink.WorkingPatterns); r.Deleted > 0 {
-		w.more("(the deleted working pattern is the default one a new warehouse starts with)")
-	}
 
 	// 4. Onboarding, through the upstream.
 	t = time.Now()

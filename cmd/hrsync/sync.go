@@ -151,6 +151,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, 
 		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.window, Full: c.full,
 	}
 	rep.options(&sopts)
+	rep.begin(len(resources))
 	var results []hrsync.Result
 	err = hrsync.WithLock(ctx, store, func(ctx context.Context) error {
 		results, err = hrsync.New(client, store, sopts).Run(ctx, resources)

@@ -87,6 +87,17 @@ func (r *syncReport) options(o *hrsync.Options) {
 	}
 }
 
+// begin says, on a terminal, that the run is being planned: sizing a collection the ledger
+// cannot may take a paced request each before the plan is told.
+func (r *syncReport) begin(collections int) {
+	if !r.tty {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.draw(r.prefix + fmt.Sprintf("planning: sizing %s…", plural(int64(collections), "collection")))
+}
+
 // logger is the command's logger: piped, as configured; on a terminal, warnings and errors
 // only, written above the progress line.
 func (r *syncReport) logger(cfg settings) *slog.Logger {

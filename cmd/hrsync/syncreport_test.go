@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -173,5 +174,109 @@ func TestProgressLine(t *testing.T) {
 				t.Errorf("%d characters, more than %d", n, progressWidth)
 			}
 		})
+	}
+}
+
+// screen is what a terminal shows of out once it is all written: "\r\033[K" clears the line
+// the cursor is on, and the text after it writes that line again.
+func screen(out string) string {
+	var b strings.Builder
+	for i, part := range strings.Split(out, "\r\033[K") {
+		if i > 0 {
+			// Back to the start of the line, and clear it: drop what follows the last newline.
+			s := b.String()
+			b.Reset()
+			b.WriteString(s[:strings.LastIndex(s, "\n")+1])
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+func TestScreen(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\n\r\033[Kprogress 1\r\033[Kprogress 2":            "a\nprogress 2",
+		"a\n\r\033[Kprogress\r\033[Kwarn\n\r\033[Kprogress": "a\nwarn\nprogress",
+		"a\n\r\033[Kprogress\r\033[Kb\n":                    "a\nb\n",
+	} {
+		if got := screen(in); got != want {
+			t.Errorf("screen(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// firstSyncExample plays the first sync of a 5,000-person account at 60 requests a minute, as
+// fakeupstream.GenerateAccount makes one (seed 42, a year of events), to a terminal, and
+// returns what the terminal shows when absences are at their 212th page (mid) and at the end.
+// docs/sync.md shows both; TestSyncDocsExample holds it to them.
+func firstSyncExample(t *testing.T) (mid, end string) {
+	t.Helper()
+	type coll struct {
+		name           sink.Resource
+		pages, records int64
+	}
+	colls := []coll{{"departments", 1, 8}, {"divisions", 1, 4}, {"locations", 1, 6}, {"holiday_allowances", 1, 3},
+		{"other_leave_reasons", 1, 9}, {"statutory_holiday_countries", 1, 6}, {"company_training_types", 1, 6},
+		{sink.WorkingPatterns, 1, 5}, {sink.Employees, 50, 5000}, {"absences", 450, 44909}, {"sicknesses", 67, 6613},
+		{"leave_requests", 509, 50833}, {"employee_training_courses", 73, 7257}}
+	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
+	var term fakeTerminal
+	rep := newSyncReport(&term, &term, true, "", 60, false, clk.now)
+	var o hrsync.Options
+	rep.options(&o)
+	perRequest := paced(1, 60)
+	// The plan: each collection sized by its first page, one request each; a one-page walk is
+	// its probe.
+	plan := hrsync.Plan{}
+	rep.begin(len(colls))
+	for _, c := range colls {
+		clk.advance(perRequest)
+		plan.Probes++
+		req := c.pages
+		if c.pages == 1 {
+			req = 0
+		}
+		plan.Collections = append(plan.Collections, hrsync.Planned{Resource: c.name, Pages: c.pages, Requests: req, Sized: hrsync.SizedByFirstPage})
+	}
+	o.Planned(plan)
+	for i, c := range colls {
+		start := clk.now()
+		requests := c.pages + 1 // the probe, and the walk
+		if c.pages == 1 {
+			requests = 1
+		}
+		for p := int64(1); p <= c.pages; p++ {
+			if c.pages > 1 {
+				clk.advance(perRequest)
+			}
+			o.Progress(hrsync.Progress{Resource: c.name, Collection: i + 1, Collections: len(colls), Walk: 1, PagesDone: p, PagesTotal: c.pages})
+			if c.name == "absences" && p == 212 {
+				mid = screen(term.String())
+			}
+		}
+		o.Finished(hrsync.Result{Run: sink.Run{Resource: c.name, Status: sink.RunOK, Pages: c.pages, Requests: requests, Walks: 1,
+			DistinctRecords: c.records, Inserted: c.records, StartedAt: start, FinishedAt: clk.now()}})
+	}
+	rep.close()
+	return mid, screen(term.String())
+}
+
+// TestSyncDocsExample: docs/sync.md shows what the first paced sync of a 5,000-person account
+// prints, mid-run and at its end, as the report prints it.
+func TestSyncDocsExample(t *testing.T) {
+	mid, end := firstSyncExample(t)
+	doc, err := os.ReadFile("../../docs/sync.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"first-sync-mid": mid, "first-sync-end": end} {
+		block := regexp.MustCompile("(?s)<!-- " + name + " -->\n```text\n(.*?)```\n").FindSubmatch(doc)
+		if block == nil {
+			t.Errorf("docs/sync.md has no block marked <!-- %s -->; it should read\n%s", name, want)
+			continue
+		}
+		if got := string(block[1]); got != strings.TrimRight(want, "\n")+"\n" {
+			t.Errorf("docs/sync.md's %s block\n%s\nwant\n%s", name, got, want)
+		}
 	}
 }

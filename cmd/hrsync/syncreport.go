@@ -36,6 +36,7 @@ type syncReport struct {
 	started time.Time
 	names   []sink.Resource
 	pages   []int64 // per collection: the pages expected, then as its walks learn them
+	reqs    []int64 // per collection: the requests its walks are expected to make (Planned.Requests)
 	done    []int64 // per collection: the pages read, over its walks
 	before  []int64 // per collection: the pages its earlier walks read
 	walk    []int   // per collection: the walk going on
@@ -166,8 +167,9 @@ func (r *syncReport) planned(p hrsync.Plan) {
 	r.done = make([]int64, len(p.Collections))
 	r.before = make([]int64, len(p.Collections))
 	r.walk = make([]int, len(p.Collections))
+	r.reqs = make([]int64, len(p.Collections))
 	for i, c := range p.Collections {
-		r.names[i], r.pages[i] = c.Resource, c.Pages
+		r.names[i], r.pages[i], r.reqs[i] = c.Resource, c.Pages, c.Requests
 	}
 	r.above(r.out, r.prefix+planLine(p, r.rate)+"\n"+r.prefix+"  "+planPages(p)+"\n")
 }
@@ -259,12 +261,20 @@ func (r *syncReport) progress(p hrsync.Progress) {
 	r.draw(r.progressLine(p))
 }
 
+// progressLine is the line for p. The time left is that of the requests still to make: the
+// rest of the walk going on (a page a request), and the requests planned for the collections
+// after it (a one-page collection read by the plan makes none).
 func (r *syncReport) progressLine(p hrsync.Progress) string {
-	var done, left int64
+	var done, left, requests int64
 	for j := range r.pages {
 		done += r.done[j]
-		if j >= r.cur {
+		switch {
+		case j == r.cur:
 			left += max(r.pages[j]-r.done[j], 0)
+			requests += max(r.pages[j]-r.done[j], 0)
+		case j > r.cur:
+			left += r.pages[j]
+			requests += r.reqs[j]
 		}
 	}
 	total := "?"
@@ -278,9 +288,9 @@ func (r *syncReport) progressLine(p hrsync.Progress) string {
 	remaining := "?"
 	switch elapsed := r.now().Sub(r.started); {
 	case r.rate > 0:
-		remaining = "~" + clock(paced(int(left), r.rate))
+		remaining = "~" + clock(paced(int(requests), r.rate))
 	case done > 0:
-		remaining = "~" + clock(time.Duration(float64(elapsed)/float64(done)*float64(left)))
+		remaining = "~" + clock(time.Duration(float64(elapsed)/float64(done)*float64(requests)))
 	}
 	line := fmt.Sprintf("%s%d/%d %s: page %s/%s · %s/%s pages in all · %s left", r.prefix, p.Collection, p.Collections, name,
 		thousands(p.PagesDone), total, thousands(done), thousands(done+left), remaining)

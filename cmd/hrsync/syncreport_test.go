@@ -195,7 +195,7 @@ func screen(out string) string {
 
 func TestScreen(t *testing.T) {
 	for in, want := range map[string]string{
-		"a\n\r\033[Kprogress 1\r\033[Kprogress 2":            "a\nprogress 2",
+		"a\n\r\033[Kprogress 1\r\033[Kprogress 2":           "a\nprogress 2",
 		"a\n\r\033[Kprogress\r\033[Kwarn\n\r\033[Kprogress": "a\nwarn\nprogress",
 		"a\n\r\033[Kprogress\r\033[Kb\n":                    "a\nb\n",
 	} {
@@ -278,5 +278,22 @@ func TestSyncDocsExample(t *testing.T) {
 		if got := string(block[1]); got != strings.TrimRight(want, "\n")+"\n" {
 			t.Errorf("docs/sync.md's %s block\n%s\nwant\n%s", name, got, want)
 		}
+	}
+}
+
+// TestProgressLineTimesRequests: the time left is that of the requests still to make, not of
+// the pages: a one-page collection the plan read makes none.
+func TestProgressLineTimesRequests(t *testing.T) {
+	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
+	var term fakeTerminal
+	rep := newSyncReport(&term, &term, true, "", 60, false, clk.now)
+	rep.planned(hrsync.Plan{Probes: 3, Collections: []hrsync.Planned{
+		{Resource: "departments", Pages: 1, Sized: hrsync.SizedByFirstPage},
+		{Resource: "divisions", Pages: 1, Sized: hrsync.SizedByFirstPage},
+		{Resource: sink.Employees, Pages: 50, Requests: 50, Sized: hrsync.SizedByFirstPage},
+	}})
+	rep.progress(hrsync.Progress{Resource: "departments", Collection: 1, Collections: 3, Walk: 1, PagesDone: 1, PagesTotal: 1})
+	if want := "1/3 departments: page 1/1 · 1/52 pages in all · ~51s left"; rep.line != want {
+		t.Errorf("line %q\nwant %q", rep.line, want)
 	}
 }

@@ -186,6 +186,9 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	}
 	w.step("3. Sync", "every page of the upstream into the warehouse (%s)", time.Since(t).Round(time.Millisecond))
 	w.results(sync1)
+	if r := result(sync1, sink.WorkingPatterns); r.Deleted > 0 {
+		w.more("(the deleted working pattern is the default one a new warehouse starts with)")
+	}
 
 	// 4. Onboarding, through the upstream.
 	t = time.Now()

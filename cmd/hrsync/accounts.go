@@ -16,6 +16,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // AccountConfig is one entry of accounts: an upstream account with its own source, warehouse
@@ -225,6 +226,9 @@ func (a AccountConfig) parse(what string) (*account, error) {
 	}
 	if a.Onboarding.MaxFileBytes < 1 {
 		return nil, fail("onboarding.max_file_bytes must be at least 1")
+	}
+	if err := onboard.CheckDateLayout(a.Onboarding.DateLayout); err != nil {
+		return nil, fail("onboarding.date_layout %q is not the layout of a whole date in Go's notation (year 2006, month 01, day 02: 01/02/2006 for US month-first files); empty reads dates day first", a.Onboarding.DateLayout)
 	}
 	acct.pollInterval = time.Duration(a.Onboarding.PollSeconds) * time.Second
 	acct.settle = time.Duration(a.Onboarding.SettleSeconds) * time.Second

@@ -176,7 +176,10 @@ type OnboardingConfig struct {
 	Dir           string `yaml:"dir"`
 	PollSeconds   int    `yaml:"poll_seconds"`
 	SettleSeconds int    `yaml:"settle_seconds"`
-	DateLayout    string `yaml:"date_layout"`
+	// DateLayout is how the files write join dates (Go's notation, checked at start): empty
+	// reads numeric dates day first (UK, Europe), a month-first layout ("01/02/2006") month
+	// first; see onboard.HireOptions.
+	DateLayout string `yaml:"date_layout"`
 	// MaxFileBytes is the largest file onboarded; a larger one goes to failed/ unread.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
 }

@@ -587,7 +587,7 @@ func (d *demoWriter) results(rs []hrsync.Result) {
 // file writes an onboarding's summary, as `hrsync onboard` prints it, and its rows.
 func (d *demoWriter) file(f onboard.FileResult) {
 	var b bytes.Buffer
-	printFile(&b, f, false)
+	printSummary(&b, f, false)
 	d.more("  %s", strings.TrimSpace(b.String()))
 	var rows bytes.Buffer
 	tw := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', 0)

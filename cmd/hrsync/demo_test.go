@@ -22,14 +22,15 @@ import (
 )
 
 // The demo's numbers for n generated employees and deploy/examples/new-hires.csv: six hires
-// created, one skipped (an employee of the generated set), two rejected.
+// created, one skipped (an employee of the generated set), two rejected (no last name; a date
+// written month first, which the day-first default refuses, naming the setting that reads it).
 func wantDemoLines(n int) []string {
 	return []string{
 		"employees: ok — " + strconv.Itoa(n) + " records: " + strconv.Itoa(n) + " new, 0 changed, 0 unchanged, 0 deleted",
 		"new-hires.csv: 6 created, 0 already done, 1 skipped, 2 rejected, 0 unresolved",
 		"line 8   skipped   Grace.Ozturk1002@example.com       an employee with this email already exists",
 		"line 9   rejected  mateus.silva@example.com           last_name: missing",
-		"line 10  rejected  soren.norgaard@example.com         join_date: not a date",
+		`line 10  rejected  soren.norgaard@example.com         join_date: "07/20/2026" is not a date read day first, as UK and European Excel write dates (25/12/2026); if the file's dates are month first (12/25/2026), set onboarding.date_layout: 01/02/2006`,
 		"employees: ok — " + strconv.Itoa(n+6) + " records: 0 new, 0 changed, " + strconv.Itoa(n+6) + " unchanged, 0 deleted",
 		"6 more: the new hires, found just as onboarding stored them",
 		"department", "Engineering",

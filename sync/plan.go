@@ -123,7 +123,9 @@ func (s *Syncer) plan(ctx context.Context, resources []sink.Resource) (Plan, map
 		c := Planned{Resource: r, Sized: Unsized}
 		w, _, err := s.walkPart(ctx, r)
 		if err != nil {
-			s.log.Warn("plan: could not read the ledger; sizing the collection by its first page", "resource", string(r), "err", err)
+			// The ledger does not answer: the collection's run meets the same error and says it.
+			p.Collections = append(p.Collections, c)
+			continue
 		}
 		c.Window = w
 		if last, ok, err := s.wh.LastWalk(ctx, r, w != nil); err == nil && ok {

@@ -34,7 +34,6 @@ type syncReport struct {
 	width  int // the progress line is cut to this many characters
 
 	started time.Time
-	names   []sink.Resource
 	pages   []int64 // per collection: the pages expected, then as its walks learn them
 	reqs    []int64 // per collection: the requests its walks are expected to make (Planned.Requests)
 	done    []int64 // per collection: the pages read, over its walks
@@ -162,14 +161,13 @@ func (r *syncReport) draw(line string) {
 func (r *syncReport) planned(p hrsync.Plan) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.names = make([]sink.Resource, len(p.Collections))
 	r.pages = make([]int64, len(p.Collections))
 	r.done = make([]int64, len(p.Collections))
 	r.before = make([]int64, len(p.Collections))
 	r.walk = make([]int, len(p.Collections))
 	r.reqs = make([]int64, len(p.Collections))
 	for i, c := range p.Collections {
-		r.names[i], r.pages[i], r.reqs[i] = c.Resource, c.Pages, c.Requests
+		r.pages[i], r.reqs[i] = c.Pages, c.Requests
 	}
 	r.above(r.out, r.prefix+planLine(p, r.rate)+"\n"+r.prefix+"  "+planPages(p)+"\n")
 }

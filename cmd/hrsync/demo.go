@@ -179,9 +179,9 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 		MaxDeleteShare: da.Sync.MaxDeleteShare, Logger: log}
 
 	// 3. The first sync, of every collection hrsync knows (the reference data before the events
-	// that point at it). A new warehouse holds one default working pattern, which the source
-	// does not list: the sync retires it (the deletion guard protects the source's records, not
-	// the seed), exactly as a first `hrsync sync` does.
+	// that point at it). A new warehouse holds one default working pattern and allowance, which
+	// the source does not list: the sync retires them, exactly as a first `hrsync sync` does,
+	// which is no deletion of the source's records (none is reported deleted).
 	t = time.Now()
 	sync1, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Known)
 	if err != nil {

@@ -32,8 +32,8 @@ func TestWorkerTakesEveryDroppedFile(t *testing.T) {
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
 		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db"), "HRSYNC_ONBOARDING_DIR=" + in,
 		"HRSYNC_ONBOARDING_POLL_SECONDS=1", "HRSYNC_ONBOARDING_SETTLE_SECONDS=0",
-		// A layout that adds nothing: the UK export's dates are rejected, whatever the default.
-		"HRSYNC_ONBOARDING_DATE_LAYOUT=2006-01-02"}
+		// Month first, as US files write dates: the UK export's are rejected.
+		"HRSYNC_ONBOARDING_DATE_LAYOUT=01/02/2006"}
 	if err := run(context.Background(), []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}

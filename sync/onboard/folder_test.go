@@ -32,10 +32,10 @@ const ukCohort = "First Name,Last Name,Email,Start Date\r\n" +
 	"Bo,Ek,bo@example.com,24/12/2026\r\n" +
 	"Cy,Ng,cy@example.com,31/12/2026\r\n"
 
-// Date layouts that reject, then accept, ukCohort's dates, whatever the reader's default: the
-// ISO layout adds nothing to what is always accepted; the UK one reads them.
+// Date layouts that reject, then accept, ukCohort's dates: a US file's (month first: 25/12 is no
+// date), then the UK's (day first).
 const (
-	rejectUK = "2006-01-02"
+	rejectUK = "01/02/2006"
 	acceptUK = "02/01/2006"
 )
 
@@ -88,7 +88,7 @@ func TestNothingDroppedIsSilentlyIgnored(t *testing.T) {
 				"cohort-unicode.txt": unicodeText("First Name\tLast Name\tEmail\tStart Date\r\nAna\tLima\tana@example.com\t2026/12/01\r\n"),
 				"empty.csv":          []byte("First Name,Last Name,Email,Start Date\r\n\r\n"),
 				"uk.csv":             []byte(ukCohort),
-				"mixed.csv":          []byte("First Name,Last Name,Email,Start Date\nDi,Oz,di@example.com,2026/12/01\nEd,Ek,ed@example.com,12/01/2026\n"),
+				"mixed.csv":          []byte("First Name,Last Name,Email,Start Date\nDi,Oz,di@example.com,2026/12/01\nEd,Ek,not-an-email,2026/12/02\n"),
 				"good.csv":           hiresCSV(1, 2),
 			}
 			for _, name := range ignored {
@@ -122,7 +122,7 @@ func TestNothingDroppedIsSilentlyIgnored(t *testing.T) {
 				"failed/cohort-unicode.txt.result.csv": {",unreadable,", "UTF-16", "save it as CSV UTF-8"},
 				"failed/empty.result.csv":              {",unreadable,", "no rows"},
 				"failed/uk.result.csv":                 {"ana@example.com,rejected,", "cy@example.com,rejected,", "join_date"},
-				"processed/mixed.result.csv":           {"di@example.com,created,", "ed@example.com,rejected,"},
+				"processed/mixed.result.csv":           {"di@example.com,created,", "not-an-email,rejected,"},
 				"processed/good.result.csv":            {"new1@example.com,created,"},
 			}
 			for report, says := range reports {

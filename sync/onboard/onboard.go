@@ -143,7 +143,7 @@ func (l *sizeLimit) Read(p []byte) (int, error) {
 type Options struct {
 	// DryRun validates and reports; nothing is sent or written.
 	DryRun bool
-	// DateLayout is one more accepted join date layout (see HireOptions).
+	// DateLayout is how the files write join dates (see HireOptions).
 	DateLayout string
 	// ResolveRounds bounds the look-up-then-retry rounds for creates whose outcome is unknown
 	// (default 3).
@@ -170,8 +170,12 @@ type Onboarder struct {
 	warned map[string]bool // entries of the drop folder left alone and said so (warnOnce)
 }
 
-// New returns an Onboarder.
+// New returns an Onboarder. For a dry run, up and st may be nil: a dry run sends nothing, and
+// without a ledger (no warehouse) it checks the files alone, every valid row would-create.
 func New(up Upstream, st Ledger, opts Options) *Onboarder {
+	if st == nil {
+		st = fileOnly{}
+	}
 	if opts.ResolveRounds <= 0 {
 		opts.ResolveRounds = 3
 	}
@@ -188,6 +192,9 @@ type RowResult struct {
 	Outcome    string
 	EmployeeID int64
 	Reason     string
+	// FirstName and LastName are the row's, for a person to find it (as given when the row was
+	// rejected, cut short): for reports and the terminal, never logs.
+	FirstName, LastName string
 }
 
 // FileResult is what happened to one file. Err is set when the file could not be processed as
@@ -198,6 +205,10 @@ type FileResult struct {
 	Hash string
 	Rows []RowResult
 	Err  error
+	// Ignored are the file's columns hrsync does not send (HireFile.Ignored).
+	Ignored []string
+	// Report is where the file's report was written; "" when none was.
+	Report string
 
 	movedTo string // where the drop folder's pass moved the file, relative to the folder
 }
@@ -298,6 +309,9 @@ func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, 
 	if err != nil {
 		res.Err = fmt.Errorf("%w: %w", ErrUnreadable, err)
 		return res
+	}
+	if res.Ignored = f.Ignored; len(f.Ignored) > 0 {
+		o.log.Info("onboarding: the file has columns hrsync does not send; they are named in its report", "file", name, "columns", strings.Join(f.Ignored, ", "))
 	}
 	hires, problems := f.Hires, f.Problems
 	if len(hires) == 0 && len(problems) == 0 {
@@ -440,6 +454,7 @@ func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, 
 		res.Rows = append(res.Rows, r)
 	}
 	slices.SortFunc(res.Rows, func(a, b RowResult) int { return a.Line - b.Line })
+	withNames(&res, f)
 	return res
 }
 
@@ -594,8 +609,16 @@ func problemsOf(v *v1.ValidationError) string {
 	return strings.Join(parts, "; ")
 }
 
-// WriteReport writes a file's per-row report as CSV (row, email, outcome, employee_id, reason),
-// every cell safe to open in a spreadsheet. The report is private (0600, whatever the umask),
+// ReportHeader are the columns of a report, in order: scripts read them by position, so new ones
+// go at the end.
+var ReportHeader = []string{"row", "email", "outcome", "employee_id", "reason", "first_name", "last_name"}
+
+// OutcomeColumnsNotSent is the outcome of a report's line, first after the header, naming the
+// columns of the file that hrsync does not send; it has no row number.
+const OutcomeColumnsNotSent = "columns-not-sent"
+
+// WriteReport writes a file's per-row report as CSV (ReportHeader), every cell safe to open in a
+// spreadsheet. The report is private (0600, whatever the umask),
 // written beside its final name and renamed over it; a link in its place is replaced, never
 // followed.
 func WriteReport(path string, r FileResult) error {
@@ -612,20 +635,23 @@ func writeReport(root *os.Root, name string, r FileResult) error {
 	err := writePrivate(root, name, func(out io.Writer) error {
 		bw := bufio.NewWriter(out)
 		w := csv.NewWriter(bw)
-		_ = w.Write([]string{"row", "email", "outcome", "employee_id", "reason"})
+		_ = w.Write(ReportHeader)
+		if len(r.Ignored) > 0 {
+			_ = w.Write([]string{"", "", OutcomeColumnsNotSent, "", SafeCell(ColumnsNotSent(r.Ignored)), "", ""})
+		}
 		if r.Err != nil && len(r.Rows) == 0 {
 			outcome := OutcomeUnresolved
 			if errors.Is(r.Err, ErrUnreadable) {
 				outcome = "unreadable"
 			}
-			_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error()))})
+			_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error())), "", ""})
 		}
 		for _, x := range r.Rows {
 			id := ""
 			if x.EmployeeID > 0 {
 				id = strconv.FormatInt(x.EmployeeID, 10)
 			}
-			_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason)})
+			_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason), SafeCell(x.FirstName), SafeCell(x.LastName)})
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
@@ -943,8 +969,9 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 	}
 	stays := o.opts.DryRun || ctx.Err() != nil || errors.Is(r.Err, v1.ErrUnauthorized)
 	if moveTo == "" { // a file named on the command line
-		o.logFile(r, "")
-		return r, false, o.writeNamedReport(path, r)
+		r.Report, err = o.writeNamedReport(path, r)
+		o.logFile(r, r.Report)
+		return r, false, err
 	}
 	if stays {
 		o.logFile(r, "")
@@ -959,6 +986,7 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 	from := filepath.Dir(rel)
 	if from == dest { // retried from failed/ and still not finished
 		r.movedTo = rel
+		r.Report = filepath.Join(moveTo, reportPath(rel))
 		o.logFile(r, reportPath(rel))
 		return r, false, writeReport(root, reportPath(rel), r)
 	}
@@ -966,6 +994,7 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 		return r, false, err
 	}
 	target := freeName(root, dest, name)
+	r.Report = filepath.Join(moveTo, reportPath(target))
 	if err := writeReport(root, reportPath(target), r); err != nil {
 		return r, false, err
 	}
@@ -1053,25 +1082,28 @@ func (o *Onboarder) warnOnce(name, msg string, args ...any) {
 
 // writeNamedReport writes the report of a file named on the command line beside it
 // (<file>.result.csv, or <file>.dry-run.csv for a dry run), or, when the file lies in the drop
-// folder, in its reports/ folder, where the folder scan never takes a report for a new file.
-func (o *Onboarder) writeNamedReport(path string, r FileResult) error {
+// folder, in its reports/ folder, where the folder scan never takes a report for a new file. It
+// returns the report's path.
+func (o *Onboarder) writeNamedReport(path string, r FileResult) (string, error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	suffix := ".result.csv"
 	if o.opts.DryRun {
 		suffix = ".dry-run.csv"
 	}
 	if o.opts.Folder == "" || !sameDir(dir, o.opts.Folder) {
-		return WriteReport(filepath.Join(dir, base+suffix), r)
+		report := filepath.Join(dir, base+suffix)
+		return report, WriteReport(report, r)
 	}
 	root, err := os.OpenRoot(o.opts.Folder)
 	if err != nil {
-		return fmt.Errorf("write report: %w", err)
+		return "", fmt.Errorf("write report: %w", err)
 	}
 	defer root.Close()
 	if err := privateFolderIn(root, reportsDir); err != nil {
-		return err
+		return "", err
 	}
-	return writeReport(root, filepath.Join(reportsDir, base+suffix), r)
+	report := filepath.Join(reportsDir, base+suffix)
+	return filepath.Join(o.opts.Folder, report), writeReport(root, report, r)
 }
 
 // reportPath is the report beside a file in processed/ or failed/: x.csv → x.result.csv, and

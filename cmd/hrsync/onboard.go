@@ -147,14 +147,14 @@ func (c *onboardCommand) report(a *account, results []onboard.FileResult, err er
 		return fmt.Errorf("onboard: %w", a.wrap(err))
 	}
 	if len(results) == 0 {
-		fmt.Fprintln(stdout, prefix+"no complete CSV files to onboard")
+		fmt.Fprintln(stdout, prefix+"no complete files to onboard")
 	}
 	if failed > 0 {
 		hint := "run it again once the cause is fixed"
 		if len(c.files) == 0 {
 			hint = "hrsync onboard --retry-failed finishes the files in failed/ (run retries them on its own)"
 		}
-		return a.wrap(fmt.Errorf("onboard: %d of %d files not finished (rows unresolved, or the file unreadable); see their reports; %s", failed, len(results), hint))
+		return a.wrap(fmt.Errorf("onboard: %d of %d files not finished (rows unresolved, nobody onboarded because its rows were rejected, or the file not a CSV of new hires); see their reports; %s", failed, len(results), hint))
 	}
 	return nil
 }

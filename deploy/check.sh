@@ -50,6 +50,7 @@ CONTRACT=(
 	hrsync_source_budget_wait_seconds_total
 	hrsync_source_budget_granted_total
 	hrsync_onboarding_rows_total
+	hrsync_onboarding_files_total
 	hrsync_serve_requests_total
 	hrsync_serve_request_duration_seconds
 	hrsync_serve_cache_hits_total

@@ -108,10 +108,15 @@ type MergeOptions struct {
 }
 
 // MergeResult counts what a merge did (or, for a dry run, would do). Inserted are records new to
-// the served collection, Updated served records that changed, Unchanged served records that did
-// not; Deleted were soft-deleted.
+// the served collection (a seeded row the source's own record of its id replaces included),
+// Updated served records that changed, Unchanged served records that did not; Deleted are the
+// source's records soft-deleted.
 type MergeResult struct {
 	Inserted, Updated, Unchanged, Deleted int64
+	// SeedRetired counts the seeded rows (the default pattern and allowance a new warehouse
+	// starts with) that gave way to the source's records: retired, not served, but not the
+	// source's deletions, so not counted in Deleted.
+	SeedRetired int64
 	// DeletionsRefused counts the soft deletes the guard refused, and GuardReason says why.
 	DeletionsRefused int64
 	GuardReason      string
@@ -220,8 +225,10 @@ func (l *Load) Distinct(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// DeletionCandidates counts the served records of the resource that the staged walk (and every
-// remembered walk) did not see: what a merge of a complete walk would soft-delete.
+// DeletionCandidates counts the served source records of the resource that the staged walk (and
+// every remembered walk) did not see: what a merge of a complete walk would soft-delete. A seeded
+// row is none: it was never the source's, and gives way to the source's records without a walk
+// to confirm it (see merger.softDelete).
 func (l *Load) DeletionCandidates(ctx context.Context) (int64, error) {
 	target := string(l.resource)
 	// Each served row looks its id up in the staged walk: indexed, not scanned per row.
@@ -230,7 +237,7 @@ func (l *Load) DeletionCandidates(ctx context.Context) (int64, error) {
 	}
 	var n int64
 	err := l.conn.QueryRowxContext(ctx, `SELECT count(*) FROM `+target+` WHERE listed AND deleted_at IS NULL
-    AND origin IN ('source', 'seed')
+    AND origin = '`+originSource+`'
     AND NOT EXISTS (SELECT 1 FROM `+l.table+` s WHERE s.id = `+target+`.id)
     AND NOT EXISTS (SELECT 1 FROM `+l.table+`_seen s WHERE s.id = `+target+`.id)`+l.within()).Scan(&n)
 	if err != nil {

@@ -234,12 +234,13 @@ func TestLoadWorkingPatterns(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The seeded default is not the source's: a complete walk retires it, and the guard,
-		// which protects the source's records, lets a first sync into a new warehouse do so.
+		// which protects the source's records, lets a first sync into a new warehouse do so; it
+		// is no deletion of the source's.
 		res, err := l.Merge(ctx, sink.MergeOptions{Complete: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Inserted != 2 || res.Deleted != 1 || res.GuardReason != "" {
+		if res.Inserted != 2 || res.Deleted != 0 || res.SeedRetired != 1 || res.GuardReason != "" {
 			t.Errorf("counts %+v", res)
 		}
 		list, err := s.ListWorkingPatterns(ctx, v1.Page{Number: 1, Size: 25})
@@ -254,8 +255,10 @@ func TestLoadWorkingPatterns(t *testing.T) {
 	})
 }
 
-// The seeded default pattern gives way to the source's patterns without tripping the guard, stays
-// while the source lists none, and never shields the source's own records from the guard.
+// The seeded default pattern gives way to the source's patterns without tripping the guard or
+// counting as deleted (nor as a deletion candidate, which would make a sync walk again to
+// confirm it), stays while the source lists none, is replaced, counted new, by a pattern of the
+// source's of its id, and never shields the source's own records from the guard.
 func TestSeedAndTheGuard(t *testing.T) {
 	pattern := func(id int64) v1.WorkingPattern {
 		var p v1.WorkingPattern
@@ -285,20 +288,43 @@ func TestSeedAndTheGuard(t *testing.T) {
 		}
 		return res
 	}
+	candidates := func(t *testing.T, s *sink.Store, ids []int64) int64 {
+		ctx := context.Background()
+		l, err := s.BeginLoad(ctx, sink.WorkingPatterns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		var ps []v1.WorkingPattern
+		for _, id := range ids {
+			ps = append(ps, pattern(id))
+		}
+		if err := l.AddWorkingPatterns(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		n, err := l.DeletionCandidates(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	complete := sink.MergeOptions{Complete: true}
 	tests := []struct {
 		name       string
 		before     []int64 // a first walk, when not nil
 		walk       []int64
+		inserted   int64
 		deleted    int64
+		retired    int64
 		refused    int64
 		reasonHas  string
 		servedLeft int64
 	}{
-		{"first sync retires the seed", nil, []int64{31, 32}, 1, 0, "", 2},
-		{"a source without patterns keeps the seed", nil, []int64{}, 0, 0, "", 1},
-		{"an emptied source is still guarded", []int64{31, 32}, []int64{}, 0, 2, "lists no working_patterns", 2},
-		{"the share counts source records only", []int64{31, 32, 33, 34, 35, 36, 37, 38, 39, 40}, []int64{31, 32, 33, 34, 35, 36, 37, 38}, 0, 2, "2 of 10", 10},
+		{"first sync retires the seed", nil, []int64{31, 32}, 2, 0, 1, 0, "", 2},
+		{"the source's own id 1 replaces the seed", nil, []int64{1, 31}, 2, 0, 0, 0, "", 2},
+		{"a source without patterns keeps the seed", nil, []int64{}, 0, 0, 0, 0, "", 1},
+		{"an emptied source is still guarded", []int64{31, 32}, []int64{}, 0, 0, 0, 2, "lists no working_patterns", 2},
+		{"the share counts source records only", []int64{31, 32, 33, 34, 35, 36, 37, 38, 39, 40}, []int64{31, 32, 33, 34, 35, 36, 37, 38}, 0, 0, 0, 2, "2 of 10", 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,8 +332,14 @@ func TestSeedAndTheGuard(t *testing.T) {
 				if tt.before != nil {
 					merge(t, s, tt.before, complete)
 				}
+				if tt.before == nil {
+					// A new warehouse's seed is no deletion candidate: a sync has nothing to confirm.
+					if n := candidates(t, s, tt.walk); n != 0 {
+						t.Errorf("%d deletion candidates in a new warehouse, want 0", n)
+					}
+				}
 				res := merge(t, s, tt.walk, complete)
-				if res.Deleted != tt.deleted || res.DeletionsRefused != tt.refused || !strings.Contains(res.GuardReason, tt.reasonHas) ||
+				if res.Inserted != tt.inserted || res.Updated != 0 || res.Deleted != tt.deleted || res.SeedRetired != tt.retired || res.DeletionsRefused != tt.refused || !strings.Contains(res.GuardReason, tt.reasonHas) ||
 					(tt.reasonHas == "" && res.GuardReason != "") {
 					t.Errorf("result %+v", res)
 				}

@@ -104,7 +104,8 @@ func (m *merger) prepare(ctx context.Context, tx *sqlx.Tx) error {
 
 // classify compares the staged records with the table once, before the merge: the ids that
 // need a write go into the delta table with what they need ('new': not in the table; 'back':
-// there but not served; 'changed'), and the counts come from it. The writes then touch only
+// there but not served, or a seeded row the source's record of its id replaces: new to what is
+// served as the source's; 'changed'), and the counts come from it. The writes then touch only
 // those ids, so a nightly merge compares every row once, not once to count and again to write.
 func (m merger) classify(ctx context.Context, tx *sqlx.Tx, t *table) (MergeResult, error) {
 	var res MergeResult
@@ -112,7 +113,7 @@ func (m merger) classify(ctx context.Context, tx *sqlx.Tx, t *table) (MergeResul
 	for _, q := range []string{
 		`DROP TABLE IF EXISTS ` + m.delta,
 		`CREATE TEMPORARY TABLE ` + m.delta + ` AS
-SELECT s.id, CASE WHEN t.id IS NULL THEN 'new' WHEN NOT (` + visible + `) THEN 'back' ELSE 'changed' END AS need
+SELECT s.id, CASE WHEN t.id IS NULL THEN 'new' WHEN NOT (` + visible + `) OR t.origin = '` + originSeed + `' THEN 'back' ELSE 'changed' END AS need
 FROM ` + m.latest + ` s LEFT JOIN ` + t.name + ` t ON t.id = s.id
 WHERE t.id IS NULL OR NOT (` + visible + `) OR ` + m.changed("t", "s", t.cols),
 	} {
@@ -226,7 +227,9 @@ WHERE NOT `+target+`.listed AND (`+strings.Join(mine, ", ")+`) IS DISTINCT FROM 
 
 // softDelete retires served source records the walk did not see, within the guard. Seeded rows
 // (the default pattern and allowance a new warehouse starts with) give way to the source's own
-// records once it lists any; they never count against the guard, which protects source data.
+// records once it lists any; they never count against the guard, which protects source data,
+// nor as deletions (MergeResult.SeedRetired): the first sync of a new warehouse deleted nothing
+// of the source's.
 func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts MergeOptions, res *MergeResult, visibleBefore int64) error {
 	if !opts.Complete || visibleBefore == 0 {
 		return nil // only records served before the merge can be gone
@@ -270,8 +273,12 @@ func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts 
 	}
 	now := m.d.now()
 	deleted, err := exec(ctx, tx, `UPDATE `+table+` SET deleted_at = `+now+`, synced_at = `+now+` WHERE id IN (SELECT id `+gone+`)`)
-	res.Deleted = deleted
-	return err
+	if err != nil {
+		return err
+	}
+	// The writes serialize (prepare): the rows counted are the rows retired.
+	res.Deleted, res.SeedRetired = fromSource, deleted-fromSource
+	return nil
 }
 
 func (m merger) visible(ctx context.Context, tx *sqlx.Tx, table string) (int64, error) {

@@ -19,6 +19,9 @@ type OnboardingRow struct {
 	Status     string `db:"status"` // sending, created, skipped, rejected, failed
 	EmployeeID int64  `db:"employee_id"`
 	Reason     string `db:"reason"`
+	// RequestHash is the hash of the create sent (v1.NewEmployee.Hash) when the source answered
+	// it with a refusal (status rejected or skipped); "" otherwise.
+	RequestHash string `db:"request_hash"`
 }
 
 // Onboarding row statuses.
@@ -32,7 +35,7 @@ const (
 
 // onboardingColumns are the columns an OnboardingRow is read from, by name (sqlx).
 const onboardingColumns = `file_hash, file_name, line, email, status, coalesce(employee_id, 0) AS employee_id,
-    coalesce(reason, '') AS reason`
+    coalesce(reason, '') AS reason, coalesce(request_hash, '') AS request_hash`
 
 // OnboardingRows returns the ledger rows of one file (by content hash), by line.
 func (s *Store) OnboardingRows(ctx context.Context, fileHash string) (map[int]OnboardingRow, error) {
@@ -71,11 +74,12 @@ func (s *Store) PutOnboardingRow(ctx context.Context, r OnboardingRow) error {
 	if r.EmployeeID > 0 {
 		id = r.EmployeeID
 	}
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO onboarding_rows (file_hash, file_name, line, email, status, employee_id, reason, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO onboarding_rows (file_hash, file_name, line, email, status, employee_id, reason, request_hash, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (file_hash, line) DO UPDATE SET file_name = excluded.file_name, email = excluded.email,
-    status = excluded.status, employee_id = excluded.employee_id, reason = excluded.reason, updated_at = excluded.updated_at`),
-		r.FileHash, r.FileName, r.Line, strings.ToLower(r.Email), r.Status, id, nullStr(r.Reason), now, now)
+    status = excluded.status, employee_id = excluded.employee_id, reason = excluded.reason,
+    request_hash = excluded.request_hash, updated_at = excluded.updated_at`),
+		r.FileHash, r.FileName, r.Line, strings.ToLower(r.Email), r.Status, id, nullStr(r.Reason), nullStr(r.RequestHash), now, now)
 	if err != nil {
 		return fmt.Errorf("write onboarding ledger: %w", err)
 	}

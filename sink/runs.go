@@ -208,6 +208,31 @@ FROM sync_runs WHERE resource = ? AND status = ? AND window_from IS NULL`), stri
 	return started, true, nil
 }
 
+// LastWalk is the newest finished run of r that walked what this one would: a window of the
+// collection (windowed) or the whole of it; ok is false when none did. Its pages (per walk) and
+// status size the next run's plan (sync.Plan). A run that stopped part-way (failed, abandoned,
+// running) is passed over: its pages are not the collection's.
+func (s *Store) LastWalk(ctx context.Context, r Resource, windowed bool) (Run, bool, error) {
+	shape := "window_from IS NULL"
+	if windowed {
+		shape = "window_from IS NOT NULL"
+	}
+	var run Run
+	var status string
+	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT status, pages, requests, walks, coalesce(total_reported, -1)
+FROM sync_runs WHERE resource = ? AND status IN (?, ?, ?, ?) AND `+shape+`
+ORDER BY id DESC LIMIT 1`), string(r), RunOK, RunInconsistent, RunGuarded, RunUnavailable).
+		Scan(&status, &run.Pages, &run.Requests, &run.Walks, &run.TotalReported)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Run{}, false, nil
+	case err != nil:
+		return Run{}, false, fmt.Errorf("last walk of %s: %w", r, busyErr(err))
+	}
+	run.Resource, run.Status = r, status
+	return run, true, nil
+}
+
 // latestStatus reads the status of the newest run of a resource: "" when it never ran.
 const latestStatus = `SELECT status FROM sync_runs WHERE resource = ? ORDER BY id DESC LIMIT 1`
 

@@ -37,10 +37,127 @@ func Classify(rawURL string) (schema.Dialect, error) {
 		return "", fmt.Errorf("%w: it looks like libpq's key=value form (host=… dbname=…), which hrsync does not read; "+
 			"write it as a URL, postgres://user:password@host:5432/dbname?sslmode=require, or give a SQLite file path", ErrBadURL)
 	}
+	if err := typo(rawURL); err != nil {
+		return "", err
+	}
 	if _, err := sqlitePath(rawURL); err != nil {
 		return "", err
 	}
 	return schema.SQLite, nil
+}
+
+// URLTypoError is a warehouse string that is almost a URL hrsync reads: a Postgres URL missing
+// the // after its scheme (postgres:/host/db, postgres:host/db) or the colon (postgres//host/db),
+// its scheme in capitals or misspelt (postgress://), a user:password@host or host:port without
+// any scheme, sqlite3: for sqlite:. It says what was typed and what to write instead, with the
+// passwords of both replaced (RedactURL); when the corrected string would not be read either
+// (it does not parse), it shows neither. It matches ErrBadURL.
+type URLTypoError struct {
+	// Typed is the string as given, its passwords replaced; "" when it cannot be shown safely.
+	Typed string
+	// Problem is what looks wrong: `looks like a Postgres URL missing "//" after "postgres:"`.
+	Problem string
+	// Use is the string to write instead, its passwords replaced; "" with Typed.
+	Use string
+}
+
+func (e *URLTypoError) Error() string {
+	if e.Typed == "" {
+		return ErrBadURL.Error() + ": it " + e.Problem + "; want postgres://user:password@host:5432/dbname or a SQLite file path"
+	}
+	return fmt.Sprintf("%s %q: %s: use %s", ErrBadURL, e.Typed, e.Problem, e.Use)
+}
+
+// Is makes a URLTypoError match ErrBadURL.
+func (e *URLTypoError) Is(target error) bool { return target == ErrBadURL }
+
+// Patterns of warehouse strings that lack a scheme but are plainly Postgres: a user (and
+// password) before @host, or host:port.
+var (
+	userinfoNoScheme = regexp.MustCompile(`^[A-Za-z0-9._~%!$&'()*+,;=-]+(:[^@/?#]*)?@[A-Za-z0-9.\[\]:-]+(/|\?|$)`)
+	hostPortNoScheme = regexp.MustCompile(`^[A-Za-z0-9.-]+:[0-9]{1,5}(/|\?|$)`)
+)
+
+// typo is a URLTypoError for a string that is almost a URL hrsync reads (see URLTypoError); nil
+// for any other.
+func typo(rawURL string) error {
+	lower := strings.ToLower(rawURL)
+	scheme := schemePrefix.FindString(rawURL)
+	name := strings.ToLower(strings.TrimSuffix(scheme, ":"))
+	after := rawURL[len(scheme):]
+	switch {
+	case scheme == "":
+		for _, pg := range []string{"postgresql", "postgres"} {
+			if strings.HasPrefix(lower, pg+"//") {
+				return pgTypo(pg, rawURL[:len(pg)+2], rawURL[len(pg)+2:], `looks like a Postgres URL missing the ":" of "`+pg+`://"`)
+			}
+		}
+	case name == "postgres" || name == "postgresql":
+		if strings.HasPrefix(after, "//") { // POSTGRES://: IsPostgresURL takes lower case only
+			return pgTypo(name, rawURL[:len(scheme)+2], after[2:], "looks like a Postgres URL with its scheme in capitals")
+		}
+		return pgTypo(name, rawURL[:len(scheme)+len(after)-len(strings.TrimPrefix(after, "/"))], strings.TrimPrefix(after, "/"),
+			`looks like a Postgres URL missing "//" after "`+name+`:"`)
+	case name == "file" || name == "sqlite": // SQLite forms, whatever follows
+	case hostPortNoScheme.MatchString(rawURL):
+		return pgTypo("postgres", "", rawURL, "looks like a Postgres host:port without its scheme")
+	case userinfoNoScheme.MatchString(rawURL):
+		return pgTypo("postgres", "", rawURL, "looks like a Postgres user@host without its scheme")
+	case near(name, "postgres") || near(name, "postgresql") || name == "pg" || name == "pgsql" || name == "psql":
+		rest, ok := strings.CutPrefix(after, "//")
+		if !ok {
+			rest = strings.TrimPrefix(after, "/")
+		}
+		return pgTypo("postgres", rawURL[:len(rawURL)-len(rest)], rest, fmt.Sprintf("%q is not a scheme hrsync reads (Postgres is postgres://)", name+":"))
+	case name == "sqlite3" || near(name, "sqlite"):
+		// A SQLite path is no secret: shown as it is.
+		return &URLTypoError{Typed: rawURL, Problem: fmt.Sprintf("%q is not a scheme hrsync reads (SQLite is sqlite: or a plain file path)", name+":"), Use: "sqlite:" + after}
+	}
+	return nil
+}
+
+// pgTypo is the URLTypoError of a string typed as typedPrefix+rest meaning scheme://+rest (scheme
+// postgres or postgresql): both shown with their passwords replaced, or neither when that is not
+// read either.
+func pgTypo(scheme, typedPrefix, rest, problem string) error {
+	pg := scheme + "://"
+	use := pg + rest
+	if d, err := Classify(use); err != nil || d != schema.Postgres || rest == "" {
+		return &URLTypoError{Problem: problem}
+	}
+	shown := RedactURL(use)
+	redRest, ok := strings.CutPrefix(shown, pg)
+	if !ok || redRest == "" || strings.HasPrefix(shown, pg+"…") {
+		return &URLTypoError{Problem: problem}
+	}
+	return &URLTypoError{Typed: typedPrefix + redRest, Problem: problem, Use: shown}
+}
+
+// near reports whether a scheme is a likely misspelling of want: at most two edits away, and
+// not much shorter.
+func near(name, want string) bool {
+	return name != want && len(name) >= len(want)-2 && editDistance(name, want) <= 2
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // keyValueForm matches libpq's connection strings: keyword = value pairs, the first at the start

@@ -38,8 +38,6 @@ func TestClassify(t *testing.T) {
 		{"  host = db password = 'a b c'", "", "key=value"},
 		{"sslmode=require host=db", "", "key=value"},
 		{"mysql://u:pw@db/hr", "", "URL scheme"},
-		{"POSTGRES://u:pw@db/hr", "", "URL scheme"},
-		{"postgres:db/hr", "", "URL scheme"},
 		{"https://example.com/hr.db", "", "URL scheme"},
 		{"odd:name.db", "", "URL scheme"},
 		{"sqlite:", "", "SQLite file path"},
@@ -74,6 +72,60 @@ func TestClassify(t *testing.T) {
 			if strings.Contains(tt.in, secret) && strings.Contains(msg, secret) {
 				t.Errorf("Classify(%q) echoes %q: %s", tt.in, secret, msg)
 			}
+		}
+	}
+}
+
+// TestClassifyTypos: a string that is almost a URL hrsync reads is refused saying what it looks
+// like and what to write instead, both with their passwords replaced; never taken for a SQLite
+// file path (which made "postgres:/host/db" a file hrsync failed to open).
+func TestClassifyTypos(t *testing.T) {
+	const secret = "Sup3r-Secret"
+	tests := []struct{ in, want string }{
+		{"postgres:/host/db", `bad warehouse URL "postgres:/host/db": looks like a Postgres URL missing "//" after "postgres:": use postgres://host/db`},
+		{"postgresql:/host/db", `bad warehouse URL "postgresql:/host/db": looks like a Postgres URL missing "//" after "postgresql:": use postgresql://host/db`},
+		{"postgres:host:5432/db?sslmode=require", `bad warehouse URL "postgres:host:5432/db?sslmode=require": looks like a Postgres URL missing "//" after "postgres:": use postgres://host:5432/db?sslmode=require`},
+		{"postgres:db/hr", `bad warehouse URL "postgres:db/hr": looks like a Postgres URL missing "//" after "postgres:": use postgres://db/hr`},
+		{"postgres:/u:" + secret + "@host/db", `bad warehouse URL "postgres:/u:xxxxx@host/db": looks like a Postgres URL missing "//" after "postgres:": use postgres://u:xxxxx@host/db`},
+		{"postgres:/host/db?sslmode=require&password=" + secret, `bad warehouse URL "postgres:/host/db?sslmode=require&password=xxxxx": looks like a Postgres URL missing "//" after "postgres:": use postgres://host/db?sslmode=require&password=xxxxx`},
+		{"Postgres:/host/db", `bad warehouse URL "Postgres:/host/db": looks like a Postgres URL missing "//" after "postgres:": use postgres://host/db`},
+		{"POSTGRES://u:" + secret + "@db/hr", `bad warehouse URL "POSTGRES://u:xxxxx@db/hr": looks like a Postgres URL with its scheme in capitals: use postgres://u:xxxxx@db/hr`},
+		{"postgres//host/db", `bad warehouse URL "postgres//host/db": looks like a Postgres URL missing the ":" of "postgres://": use postgres://host/db`},
+		{"postgresql//u:" + secret + "@host/db", `bad warehouse URL "postgresql//u:xxxxx@host/db": looks like a Postgres URL missing the ":" of "postgresql://": use postgresql://u:xxxxx@host/db`},
+		{"postgress://host/db", `bad warehouse URL "postgress://host/db": "postgress:" is not a scheme hrsync reads (Postgres is postgres://): use postgres://host/db`},
+		{"postgre://host/db", `"postgre:" is not a scheme hrsync reads (Postgres is postgres://): use postgres://host/db`},
+		{"pgsql://u:" + secret + "@host/db", `bad warehouse URL "pgsql://u:xxxxx@host/db": "pgsql:" is not a scheme hrsync reads (Postgres is postgres://): use postgres://u:xxxxx@host/db`},
+		{"localhost:5432/hr", `bad warehouse URL "localhost:5432/hr": looks like a Postgres host:port without its scheme: use postgres://localhost:5432/hr`},
+		{"db.internal:5432", `looks like a Postgres host:port without its scheme: use postgres://db.internal:5432`},
+		{"hrsync:" + secret + "@db.internal:5432/hr", `bad warehouse URL "hrsync:xxxxx@db.internal:5432/hr": looks like a Postgres user@host without its scheme: use postgres://hrsync:xxxxx@db.internal:5432/hr`},
+		{"sqlite3:/var/lib/hrsync/h.db", `bad warehouse URL "sqlite3:/var/lib/hrsync/h.db": "sqlite3:" is not a scheme hrsync reads (SQLite is sqlite: or a plain file path): use sqlite:/var/lib/hrsync/h.db`},
+		{"sqlit:h.db", `"sqlit:" is not a scheme hrsync reads (SQLite is sqlite: or a plain file path): use sqlite:h.db`},
+		// What would be written instead does not parse either: neither is shown.
+		{"postgres:/u:p#" + secret + "@db/hr", `bad warehouse URL: it looks like a Postgres URL missing "//" after "postgres:"; want postgres://user:password@host:5432/dbname or a SQLite file path`},
+		{"postgres:", `bad warehouse URL: it looks like a Postgres URL missing "//" after "postgres:"; want postgres://`},
+	}
+	for _, tt := range tests {
+		_, err := sink.Classify(tt.in)
+		var te *sink.URLTypoError
+		if !errors.Is(err, sink.ErrBadURL) || !errors.As(err, &te) {
+			t.Errorf("Classify(%q) = %v; want a URLTypoError", tt.in, err)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, tt.want) || strings.Contains(msg, secret) {
+			t.Errorf("Classify(%q):\n got %s\nwant %s", tt.in, msg, tt.want)
+		}
+	}
+	// Forms near these that are read, or refused as before.
+	for in, want := range map[string]schema.Dialect{"sqlite:/tmp/x.db": schema.SQLite, "sqlite:///tmp/x.db": schema.SQLite,
+		"file:x@y.db": schema.SQLite, "sqlite:u:pw@x.db": schema.SQLite, "./localhost:5432": schema.SQLite, "postgres:///hr": schema.Postgres} {
+		if got, err := sink.Classify(in); err != nil || got != want {
+			t.Errorf("Classify(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"odd:name.db", "mysql://u:pw@db/hr", "https://example.com/hr.db"} {
+		var te *sink.URLTypoError
+		if _, err := sink.Classify(in); errors.As(err, &te) || err == nil || !strings.Contains(err.Error(), "URL scheme") {
+			t.Errorf("Classify(%q) = %v; want the refusal of another scheme", in, err)
 		}
 	}
 }
@@ -156,7 +208,7 @@ func TestOpenRefusesKeyValueStrings(t *testing.T) {
 }
 
 // FuzzClassify: Classify never panics; its refusals are a fixed set of messages that never
-// repeat the input; RedactURL and WithoutPassword never print a password a Postgres URL or a
+// repeat the input, but for a near miss (URLTypoError), which shows it without its passwords; RedactURL and WithoutPassword never print a password a Postgres URL or a
 // key=value string holds.
 func FuzzClassify(f *testing.F) {
 	for _, s := range []string{"", "hrsync.db", "postgres://u:p@h/db", "host=h password=p", "file:x", "sqlite://", "a:b", "\x00", "postgres://%zz"} {
@@ -181,7 +233,17 @@ func FuzzClassify(f *testing.F) {
 		}
 		for _, in := range forms {
 			d, err := sink.Classify(in)
-			if err != nil {
+			var te *sink.URLTypoError
+			if errors.As(err, &te) {
+				// A near miss is shown, its passwords replaced (s+pw holds pw as a host or a
+				// path, not a password).
+				if msg := err.Error(); in != s+pw && strings.Contains(msg, pw) {
+					t.Fatalf("Classify(%q) shows the password: %s", in, msg)
+				}
+				if !errors.Is(err, sink.ErrBadURL) {
+					t.Fatalf("Classify(%q): %v does not match ErrBadURL", in, err)
+				}
+			} else if err != nil {
 				msg := err.Error()
 				if strings.Contains(msg, pw) || (len(s) > 3 && strings.Contains(msg, s) && !strings.Contains(classifyTexts, s)) {
 					t.Fatalf("Classify(%q) repeats its input: %s", in, msg)

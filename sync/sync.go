@@ -38,6 +38,9 @@ type Warehouse interface {
 	FinishRun(ctx context.Context, r sink.Run) error
 	// LastFullWalk is when the last ok run of r that walked the whole collection started.
 	LastFullWalk(ctx context.Context, r sink.Resource) (time.Time, bool, error)
+	// LastWalk is the newest finished run of r that walked a window of it (windowed) or the
+	// whole, which sizes a plan (Options.Planned).
+	LastWalk(ctx context.Context, r sink.Resource, windowed bool) (sink.Run, bool, error)
 }
 
 // Options configures a Syncer.
@@ -60,8 +63,15 @@ type Options struct {
 	Window *WindowPolicy
 	// Full walks every collection whole this run, whatever Window says.
 	Full bool
+	// Planned, when set, is told the run's plan before it walks anything: each collection's
+	// pages, by the ledger's last run of it, else by reading its first page (a request, which
+	// a one-page collection's walk then takes as its own). Nil plans nothing, and reads nothing
+	// to plan.
+	Planned func(Plan)
 	// Progress, when set, is told after every page.
 	Progress func(Progress)
+	// Finished, when set, is told each collection's result as soon as its run ends.
+	Finished func(Result)
 	// Metrics, when set, records runs.
 	Metrics *Metrics
 	Logger  *slog.Logger
@@ -86,12 +96,14 @@ type WindowPolicy struct {
 
 // Progress is a walk's state after a page.
 type Progress struct {
-	Resource   sink.Resource
-	Walk       int
-	PagesDone  int64
-	PagesTotal int64 // 0 while unknown
-	Records    int64
-	Elapsed    time.Duration
+	Resource sink.Resource
+	// Collection is the resource's place in the run, from 1, of Collections.
+	Collection, Collections int
+	Walk                    int
+	PagesDone               int64
+	PagesTotal              int64 // 0 while unknown
+	Records                 int64
+	Elapsed                 time.Duration
 }
 
 // Syncer runs syncs.
@@ -194,13 +206,22 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 	runID := newRunID()
 	var results []Result
 	var errs []error
-	for _, r := range resources {
+	var probes map[sink.Resource]*probe
+	if s.opts.Planned != nil {
+		var p Plan
+		p, probes = s.plan(ctx, resources)
+		s.opts.Planned(p)
+	}
+	for i, r := range resources {
 		if ctx.Err() != nil {
 			errs = append(errs, ctx.Err())
 			break
 		}
-		res := s.runResource(ctx, runID, r)
+		res := s.runResource(ctx, runID, r, place{i + 1, len(resources)}, probes[r])
 		results = append(results, res)
+		if s.opts.Finished != nil {
+			s.opts.Finished(res)
+		}
 		if res.Err != nil {
 			errs = append(errs, fmt.Errorf("sync %s: %w", r, res.Err))
 		}
@@ -227,7 +248,12 @@ func newRunID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource) Result {
+// place is a collection's place in its run: the n-th of of.
+type place struct{ n, of int }
+
+// runResource is the run of one collection; pr, when not nil, is its first page read to plan
+// the run.
+func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource, at place, pr *probe) Result {
 	start := s.opts.Now()
 	res := Result{Run: sink.Run{RunID: runID, Resource: r, StartedAt: start, Status: sink.RunRunning, TotalReported: -1}}
 	log := s.log.With("resource", string(r), "run_id", runID)
@@ -243,9 +269,20 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	ctx = source.WithStats(ctx, stats)
 	err := s.planWalk(ctx, r, &res, log)
 	if err == nil {
-		err = s.load(ctx, r, &res, log)
+		var first *probe // the probe, when the walk takes it as its first page
+		if pr.reusable() && sameWindow(pr.window, res.Window) {
+			first = pr
+		}
+		err = s.load(ctx, r, &res, log, at, first)
 	}
 	res.Requests, res.Retries, res.RateLimited = stats.Requests.Load(), stats.Retries.Load(), stats.RateLimited.Load()
+	if pr != nil {
+		// The probe read for the plan was a request of this collection's, even when its walk
+		// read its first page again.
+		res.Requests += pr.stats.Requests
+		res.Retries += pr.stats.Retries
+		res.RateLimited += pr.stats.RateLimited
+	}
 	res.FinishedAt = s.opts.Now()
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -296,32 +333,6 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource)
 	return res
 }
 
-// planWalk decides which part of r the run walks: res.Window, the window of Options.Window
-// when r is a collection the source filters by date and its last full walk is recent enough;
-// nil, the whole collection, otherwise.
-func (s *Syncer) planWalk(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger) error {
-	c := v1.CollectionNamed(string(r))
-	if s.opts.Window == nil || s.opts.Full || c == nil || c.Window == nil {
-		return nil
-	}
-	last, ok, err := s.wh.LastFullWalk(ctx, r)
-	if err != nil {
-		return err
-	}
-	now := s.opts.Now()
-	if !ok || now.Sub(last) >= s.opts.Window.FullEvery {
-		since := "never walked whole"
-		if ok {
-			since = "last walked whole " + last.UTC().Format(time.RFC3339)
-		}
-		log.Info("walking the whole collection: its full walk is due", "since", since, "full_walk_every", s.opts.Window.FullEvery)
-		return nil
-	}
-	w := sink.NewWindow(now, s.opts.Window.DaysBack, s.opts.Window.DaysAhead)
-	res.Window = &w
-	return nil
-}
-
 // walkedPart is what a ledger row's window says was walked, for the log.
 func walkedPart(w *sink.Window) string {
 	if w == nil {
@@ -332,8 +343,9 @@ func walkedPart(w *sink.Window) string {
 
 // load walks until a walk is consistent (or MaxWalks), then merges. A run planned on a window
 // (res.Window) walks the window; when the window's walk misses records the warehouse holds
-// inside it, the run goes on as a full run (see WindowPolicy).
-func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger) error {
+// inside it, the run goes on as a full run (see WindowPolicy). first, when not nil, is the first
+// page of the part planned, read for the plan, which the first walk takes as its own.
+func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger, at place, planned *probe) error {
 	l, err := s.wh.BeginLoad(ctx, r)
 	if err != nil {
 		return err
@@ -362,7 +374,11 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 			}
 		}
 		res.Walks = int64(walk)
-		w, err := s.walk(ctx, r, walk, l, filter)
+		var read *probe
+		if walk == 1 {
+			read = planned
+		}
+		w, err := s.walk(ctx, r, walkPos{at, walk}, l, filter, read)
 		if err != nil {
 			return err
 		}
@@ -426,6 +442,9 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		return err
 	}
 	res.Inserted, res.Updated, res.Unchanged, res.Deleted = mr.Inserted, mr.Updated, mr.Unchanged, mr.Deleted
+	if mr.SeedRetired > 0 {
+		log.Info("the warehouse's seeded default gave way to the source's records", "retired", mr.SeedRetired)
+	}
 	res.DeletionsRefused, res.GuardReason = mr.DeletionsRefused, mr.GuardReason
 	return nil
 }
@@ -521,11 +540,25 @@ func pagesOf(p page) int64 {
 	return 0
 }
 
-// walk reads every page once: page 1, then the rest with bounded concurrency, staging each page
-// as it arrives through one stager (the load holds one connection).
-func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.Load, filter url.Values) (walked, error) {
+// walkPos is a walk's place: its collection's in the run, and which walk of it.
+type walkPos struct {
+	place
+	walk int
+}
+
+// walk reads every page once: page 1 (read, or read already for the plan), then the rest with
+// bounded concurrency, staging each page as it arrives through one stager (the load holds one
+// connection).
+func (s *Syncer) walk(ctx context.Context, r sink.Resource, pos walkPos, l *sink.Load, filter url.Values, read *probe) (walked, error) {
 	start := time.Now()
-	first, err := s.fetch(ctx, r, 1, filter)
+	walkN := pos.walk
+	var first page
+	var err error
+	if read != nil {
+		first, err = read.page, read.err
+	} else {
+		first, err = s.fetch(ctx, r, 1, filter)
+	}
 	if err != nil {
 		var no *source.NotOfferedError
 		if walkN == 1 && errors.As(err, &no) {
@@ -559,7 +592,7 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 	total := pagesOf(first)
 	// lastCount is how many records the last page held when it was read.
 	lastCount := first.count()
-	s.progress(Progress{Resource: r, Walk: walkN, PagesDone: 1, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
+	s.progress(Progress{Resource: r, Collection: pos.n, Collections: pos.of, Walk: walkN, PagesDone: 1, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
 	if total == 0 {
 		// Neither Link nor Total: read on until an empty page.
 		for n := int64(2); first.count() > 0; n++ {
@@ -630,7 +663,7 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 			staging = false
 			continue
 		}
-		s.progress(Progress{Resource: r, Walk: walkN, PagesDone: w.pages, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
+		s.progress(Progress{Resource: r, Collection: pos.n, Collections: pos.of, Walk: walkN, PagesDone: w.pages, PagesTotal: total, Records: staged, Elapsed: time.Since(start)})
 	}
 	if firstErr != nil { // every writer has finished: the workers and this loop
 		return w, firstErr
@@ -664,7 +697,7 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, walkN int, l *sink.L
 			if err := stage(p); err != nil {
 				return w, err
 			}
-			s.progress(Progress{Resource: r, Walk: walkN, PagesDone: w.pages, PagesTotal: max(total, n), Records: staged, Elapsed: time.Since(start)})
+			s.progress(Progress{Resource: r, Collection: pos.n, Collections: pos.of, Walk: walkN, PagesDone: w.pages, PagesTotal: max(total, n), Records: staged, Elapsed: time.Since(start)})
 		}
 	}
 	return w, nil

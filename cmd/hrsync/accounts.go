@@ -15,7 +15,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source/serve"
 	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // AccountConfig is one entry of accounts: an upstream account with its own source, warehouse
@@ -27,7 +29,8 @@ import (
 // account's name. Its own variables are HRSYNC_ACCOUNTS_<NAME>_ + the key's path
 // (HRSYNC_ACCOUNTS_ACME_SOURCE_API_KEY), and win over its file keys.
 type AccountConfig struct {
-	Name             string           `yaml:"name"`
+	// Name is the account's name, from the file only: its variables are named after it.
+	Name             string           `yaml:"name" env:"-"`
 	Source           SourceConfig     `yaml:"source"`
 	Warehouse        WarehouseConfig  `yaml:"warehouse"`
 	Sync             SyncConfig       `yaml:"sync"`
@@ -59,7 +62,38 @@ type account struct {
 	resources []sink.Resource
 	// window is sync.window; nil when full_walk_every_days is 0 (every run walks everything).
 	window *hrsync.WindowPolicy
+	// writes is what the account's replica does with a create (resolveWrites); writesSet is
+	// whether serve.writes chose it.
+	writes    serve.Writes
+	writesSet bool
 }
+
+// resolveWrites sets the account's write mode: serve.writes when it is set (set, "" when not),
+// otherwise the safe default for the account:
+//   - no source.url, a standalone warehouse: local, the warehouse is the system of record;
+//   - a replica of a source whose API key this process holds: forward, so an employee created
+//     through the replica is created in the HR system, as a client of /v1 expects;
+//   - a replica whose key it does not hold (source.url alone, the key kept for the sync's
+//     process): off, a create is refused (405) rather than kept where the HR system never
+//     sees it; set source.api_key to forward.
+//
+// Local writes on a replica are taken only when serve.writes says so (warnWrites says at start
+// that such creates never reach the HR system).
+func (a *account) resolveWrites(set serve.Writes) {
+	a.writes, a.writesSet = set, set != ""
+	switch {
+	case a.writesSet:
+	case a.Source.URL == "":
+		a.writes = serve.WritesLocal
+	case a.Source.APIKey == "":
+		a.writes = serve.WritesOff
+	default:
+		a.writes = serve.WritesForward
+	}
+}
+
+// replica reports whether the account's warehouse is a replica of a source.
+func (a *account) replica() bool { return a.Source.URL != "" }
 
 // accountName is what an account may be called: it becomes a metrics label, a schema, part of a
 // file name and of variable names.
@@ -225,6 +259,9 @@ func (a AccountConfig) parse(what string) (*account, error) {
 	}
 	if a.Onboarding.MaxFileBytes < 1 {
 		return nil, fail("onboarding.max_file_bytes must be at least 1")
+	}
+	if err := onboard.CheckDateLayout(a.Onboarding.DateLayout); err != nil {
+		return nil, fail("onboarding.date_layout %q is not the layout of a whole date in Go's notation (year 2006, month 01, day 02: 01/02/2006 for US month-first files); empty reads dates day first", a.Onboarding.DateLayout)
 	}
 	acct.pollInterval = time.Duration(a.Onboarding.PollSeconds) * time.Second
 	acct.settle = time.Duration(a.Onboarding.SettleSeconds) * time.Second

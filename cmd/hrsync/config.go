@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"net/url"
 	"os"
@@ -26,7 +27,8 @@ import (
 
 // Config is everything hrsync reads from config.yaml. Every key can be overridden by an
 // environment variable named HRSYNC_ + the key's path in upper case joined by _ (source.api_key
-// is HRSYNC_SOURCE_API_KEY); lists are comma-separated there. The environment wins.
+// is HRSYNC_SOURCE_API_KEY); lists are comma-separated there. The environment wins. An HRSYNC_
+// variable hrsync does not read is an error, as an unknown key of the file is (unknownEnv).
 type Config struct {
 	Source     SourceConfig     `yaml:"source"`
 	Warehouse  WarehouseConfig  `yaml:"warehouse"`
@@ -80,8 +82,11 @@ type ServeConfig struct {
 	APIKeys    []string `yaml:"api_keys"`
 	APIKeyFile string   `yaml:"api_key_file"`
 	PublicURL  string   `yaml:"public_url"`
-	Writes     string   `yaml:"writes"`
-	AccountID  int64    `yaml:"account_id"`
+	// Writes is what POST /v1/employees does: local, forward or off; not set, it depends on
+	// the account (see account.writes): forward on a replica of a source whose key this
+	// process holds, off on one whose key it does not, local on a standalone warehouse.
+	Writes    string `yaml:"writes"`
+	AccountID int64  `yaml:"account_id"`
 	// TLSCert and TLSKey are PEM files: set, the replica serves HTTPS (HTTP/1.1 and HTTP/2),
 	// reloading them when they change or on SIGHUP.
 	TLSCert string `yaml:"tls_cert"`
@@ -176,7 +181,10 @@ type OnboardingConfig struct {
 	Dir           string `yaml:"dir"`
 	PollSeconds   int    `yaml:"poll_seconds"`
 	SettleSeconds int    `yaml:"settle_seconds"`
-	DateLayout    string `yaml:"date_layout"`
+	// DateLayout is how the files write join dates (Go's notation, checked at start): empty
+	// reads numeric dates day first (UK, Europe), a month-first layout ("01/02/2006") month
+	// first; see onboard.HireOptions.
+	DateLayout string `yaml:"date_layout"`
 	// MaxFileBytes is the largest file onboarded; a larger one goes to failed/ unread.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
 }
@@ -207,7 +215,8 @@ type settings struct {
 	Config
 	// logLevel is log.level.
 	logLevel slog.Level
-	// writes is serve.writes.
+	// writes is serve.writes as set; "" when it is not (each account's is then its default:
+	// account.writes).
 	writes serve.Writes
 	// publicURL is serve.public_url; nil when it is not set.
 	publicURL *url.URL
@@ -226,7 +235,7 @@ func defaultConfig() Config {
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: 16},
-		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", Writes: "local", IdempotencyTTL: serve.DefaultIdempotencyTTL,
+		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: serve.DefaultIdempotencyTTL,
 			CacheBytes: 64 << 20},
 		Log: LogConfig{Format: "text", Level: "info"},
 
@@ -279,7 +288,95 @@ func loadConfig(path string, environ []string) (settings, error) {
 	if err := decodeAccounts(&doc, &cfg, env); err != nil {
 		return settings{}, fmt.Errorf("config %s: %w", path, err)
 	}
+	if problems := unknownEnv(env, cfg.Accounts); len(problems) > 0 {
+		return settings{}, fmt.Errorf("config: environment: %s", strings.Join(problems, "; "))
+	}
 	return cfg.parse()
+}
+
+// nonConfigEnv are the HRSYNC_ variables read elsewhere in the repository, by its tests and
+// scripts, not by hrsync: a developer's shell may hold them while it runs hrsync. A test
+// (TestEveryHRSYNCNameIsKnown) finds every HRSYNC_ name in the repository and holds this list to
+// exactly those that are not configuration.
+var nonConfigEnv = []string{
+	"HRSYNC_TEST_DATABASE_URL", // sink/sinktest: the Postgres the tests use
+	"HRSYNC_TEST_THROWAWAY",    // sink/sinktest: the tests make a throwaway Postgres cluster
+	"HRSYNC_LINT_ONLY",         // scripts/test.sh: stop after the static checks (make lint)
+	"HRSYNC_BIN",               // deploy/check.sh: the binary it checks
+	"HRSYNC_CHECK_METRICS_URL", // deploy/check.sh: a running worker's metrics to check
+}
+
+// unknownEnv names the HRSYNC_ variables of env that hrsync does not read, each with the closest
+// one it does when one is near ("unknown variable HRSYNC_SOURCE_APIKEY (did you mean
+// HRSYNC_SOURCE_API_KEY?)"): as with an unknown key of the file, a variable misspelt in a unit
+// file or a container's environment would otherwise drop its setting without a word. Known are
+// the configuration's variables (envNames), those of each account of accounts (its name's
+// HRSYNC_ACCOUNTS_<NAME>_ + the key's path) and nonConfigEnv. Values are never read here: a
+// variable may hold a key.
+func unknownEnv(env map[string]string, accounts []AccountConfig) []string {
+	known := slices.Concat(envNames(), nonConfigEnv)
+	for _, a := range accounts {
+		known = append(known, accountEnvNames(a.Name)...)
+	}
+	fileOnly := fileOnlyEnvNames()
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		if slices.Contains(known, name) {
+			continue
+		}
+		if key, ok := fileOnly[name]; ok {
+			problems = append(problems, fmt.Sprintf("%s: %s is read from the config file only", name, key))
+			continue
+		}
+		msg := "unknown variable " + name
+		if near := closestEnv(name, known); near != "" {
+			msg += " (did you mean " + near + "?)"
+		} else if strings.HasPrefix(name, accountsEnvPrefix) && len(accounts) == 0 {
+			msg += " (an account's variables need the account listed under accounts in the config file)"
+		}
+		problems = append(problems, msg)
+	}
+	return problems
+}
+
+// closestEnv is the variable of known closest to name (closest, on the part after HRSYNC_).
+func closestEnv(name string, known []string) string {
+	rest := make([]string, len(known))
+	for i, k := range known {
+		rest[i] = strings.TrimPrefix(k, "HRSYNC_")
+	}
+	if near := closest(strings.TrimPrefix(name, "HRSYNC_"), rest); near != "" {
+		return "HRSYNC_" + near
+	}
+	return ""
+}
+
+// accountEnvNames are the variables of the account named name: HRSYNC_ACCOUNTS_<NAME>_ + the
+// path of each key of AccountConfig (its name excepted: env:"-").
+func accountEnvNames(name string) []string {
+	return envNamesOf(reflect.TypeFor[AccountConfig](), accountsEnvPrefix+envName(name))
+}
+
+// fileOnlyEnvNames are the variables the keys read from the file only would have (env:"-":
+// accounts, serve.keys), each with its key, for a message that says so.
+func fileOnlyEnvNames() map[string]string {
+	out := map[string]string{}
+	var walk func(t reflect.Type, prefix, path string)
+	walk = func(t reflect.Type, prefix, path string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			name, key := prefix+"_"+strings.ToUpper(tag), strings.TrimPrefix(path+"."+tag, ".")
+			switch {
+			case f.Tag.Get("env") == "-":
+				out[name] = key
+			case f.Type.Kind() == reflect.Struct:
+				walk(f.Type, name, key)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "HRSYNC", "")
+	return out
 }
 
 // yamlErrorText is a decoding error of the file as its reader can act on it: what each wrong
@@ -497,7 +594,10 @@ func applyEnv(v reflect.Value, prefix string, env map[string]string) error {
 }
 
 // envNames lists every variable the configuration reads, for docs and tests.
-func envNames() []string {
+func envNames() []string { return envNamesOf(reflect.TypeFor[Config](), "HRSYNC") }
+
+// envNamesOf lists the variables applyEnv reads into a t under prefix.
+func envNamesOf(t reflect.Type, prefix string) []string {
 	var names []string
 	var walk func(t reflect.Type, prefix string)
 	walk = func(t reflect.Type, prefix string) {
@@ -515,7 +615,7 @@ func envNames() []string {
 			names = append(names, name)
 		}
 	}
-	walk(reflect.TypeFor[Config](), "HRSYNC")
+	walk(t, prefix)
 	return names
 }
 
@@ -528,6 +628,9 @@ func (c Config) parse() (settings, error) {
 	}
 	if s.writes, err = serve.ParseWrites(c.Serve.Writes); err != nil {
 		return settings{}, fmt.Errorf("config: serve.writes: %w", err)
+	}
+	for _, a := range s.accounts {
+		a.resolveWrites(s.writes)
 	}
 	if c.Serve.PublicURL != "" {
 		if s.publicURL, err = httpURL(c.Serve.PublicURL); err != nil {

@@ -125,7 +125,7 @@ func TestLoadConfigParsesOnce(t *testing.T) {
 			return !s.Source.SharedBudget && s.Source.Account == "acme" && s.Source.BudgetShare == 3
 		}},
 		{"defaults", nil, func(s settings) bool {
-			return s.Source.SharedBudget && s.Source.Account == "default" && s.Source.BudgetShare == 2 && s.accounts[0].location == time.UTC && s.logLevel == slog.LevelInfo && s.writes == serve.WritesLocal &&
+			return s.Source.SharedBudget && s.Source.Account == "default" && s.Source.BudgetShare == 2 && s.accounts[0].location == time.UTC && s.logLevel == slog.LevelInfo && s.writes == "" && s.accounts[0].writes == serve.WritesLocal &&
 				s.publicURL == nil && s.accounts[0].pollInterval == 30*time.Second && s.accounts[0].settle == 5*time.Second
 		}},
 		{"set", []string{"HRSYNC_SCHEDULE_TIMEZONE=Europe/London", "HRSYNC_LOG_LEVEL=debug", "HRSYNC_SERVE_WRITES=forward",

@@ -170,6 +170,9 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	// The demo's one account: the configuration's first, with the stand-in upstream as source.
 	da := *cfg.accounts[0]
 	da.Source = SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
+	// Its replica is one of that upstream's, as any other: creates are forwarded to it unless
+	// serve.writes says otherwise.
+	da.resolveWrites(cfg.writes)
 	client, err := newClient(&da, log, nil, nil, source.ClientOptions{}) // unpaced: no budget to share
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
@@ -178,9 +181,9 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 		MaxDeleteShare: da.Sync.MaxDeleteShare, Logger: log}
 
 	// 3. The first sync, of every collection hrsync knows (the reference data before the events
-	// that point at it). A new warehouse holds one default working pattern, which the source
-	// does not list: the sync retires it (the deletion guard protects the source's records, not
-	// the seed), exactly as a first `hrsync sync` does.
+	// that point at it). A new warehouse holds one default working pattern and allowance, which
+	// the source does not list: the sync retires them, exactly as a first `hrsync sync` does,
+	// which is no deletion of the source's records (none is reported deleted).
 	t = time.Now()
 	sync1, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Known)
 	if err != nil {
@@ -264,17 +267,22 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	}
 	dcfg := cfg
 	dcfg.accounts = []*account{&da}
-	return serveDemo(ctx, dcfg, store, replica, addrNote, sampleID(file, up), w, log)
+	return serveDemo(ctx, dcfg, store, client, replica, addrNote, sampleID(file, up), w, log)
 }
 
 // serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing
-// commands to try; the store is closed by the caller, after the server has shut down.
-func serveDemo(ctx context.Context, cfg settings, store *sink.Store, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
+// commands to try; the store is closed by the caller, after the server has shut down. Its
+// creates go as the account's serve.writes says: by default forwarded to the in-process
+// upstream through client, as a replica of a real source forwards them.
+func serveDemo(ctx context.Context, cfg settings, store *sink.Store, client *source.Client, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
 	key := newAPIKey("demo-")
 	cfg.Serve.APIKeys, cfg.Serve.Keys = []string{key}, nil
-	cfg.Serve.Writes, cfg.writes = string(serve.WritesLocal), serve.WritesLocal
 	cfg.Serve.PublicURL, cfg.publicURL = "", nil
-	mux, err := apiMux(cfg, []accountStore{{acct: cfg.accounts[0], store: store}}, newServeMetrics(newRegistry()), log)
+	as := accountStore{acct: cfg.accounts[0], store: store}
+	if as.acct.writes == serve.WritesForward {
+		as.upstream = client
+	}
+	mux, err := apiMux(cfg, []accountStore{as}, newServeMetrics(newRegistry()), log)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -590,7 +598,7 @@ func (d *demoWriter) results(rs []hrsync.Result) {
 // file writes an onboarding's summary, as `hrsync onboard` prints it, and its rows.
 func (d *demoWriter) file(f onboard.FileResult) {
 	var b bytes.Buffer
-	printFile(&b, f, false)
+	printSummary(&b, f, false)
 	d.more("  %s", strings.TrimSpace(b.String()))
 	var rows bytes.Buffer
 	tw := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', 0)

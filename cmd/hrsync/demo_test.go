@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,14 +23,15 @@ import (
 )
 
 // The demo's numbers for n generated employees and deploy/examples/new-hires.csv: six hires
-// created, one skipped (an employee of the generated set), two rejected.
+// created, one skipped (an employee of the generated set), two rejected (no last name; a date
+// written month first, which the day-first default refuses, naming the setting that reads it).
 func wantDemoLines(n int) []string {
 	return []string{
 		"employees: ok — " + strconv.Itoa(n) + " records: " + strconv.Itoa(n) + " new, 0 changed, 0 unchanged, 0 deleted",
 		"new-hires.csv: 6 created, 0 already done, 1 skipped, 2 rejected, 0 unresolved",
 		"line 8   skipped   Grace.Ozturk1002@example.com       an employee with this email already exists",
 		"line 9   rejected  mateus.silva@example.com           last_name: missing",
-		"line 10  rejected  soren.norgaard@example.com         join_date: not a date",
+		`line 10  rejected  soren.norgaard@example.com         join_date: "07/20/2026" is not a date read day first, as UK and European Excel write dates (25/12/2026); if the file's dates are month first (12/25/2026), set onboarding.date_layout: 01/02/2006`,
 		"employees: ok — " + strconv.Itoa(n+6) + " records: 0 new, 0 changed, " + strconv.Itoa(n+6) + " unchanged, 0 deleted",
 		"6 more: the new hires, found just as onboarding stored them",
 		"department", "Engineering",
@@ -204,6 +206,21 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	if resp := do("/v1/employees?per_page=2", etag[1]); resp.StatusCode != http.StatusNotModified {
 		t.Errorf("with the printed ETag: %d", resp.StatusCode)
 	}
+	// The replica is one of the in-process upstream's: a create is forwarded to it, and kept
+	// with its answer (origin source), never created here alone.
+	form := url.Values{"employee[first_name]": {"Ida"}, "employee[last_name]": {"Em"}, "employee[email]": {"ida.em@example.com"}, "employee[join_date]": {"2026-01-05"}}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/employees", strings.NewReader(form.Encode()))
+	req.Header.Set("X-API-KEY", key[1])
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Errorf("create: %d %s", resp.StatusCode, body)
+		}
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -222,6 +239,9 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), key[1]) {
 		t.Error("the replica's key appears in the logs")
+	}
+	if got := originOf(t, filepath.Join(dir, "d.db"), "ida.em@example.com"); got != "source" {
+		t.Errorf("the created employee's origin is %q, want source (forwarded to the upstream)", got)
 	}
 }
 

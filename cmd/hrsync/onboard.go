@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
@@ -24,7 +26,7 @@ type onboardCommand struct {
 }
 
 func (c *onboardCommand) flags(fs *flag.FlagSet) {
-	fs.BoolVar(&c.dryRun, "dry-run", false, "validate and report; send nothing, write nothing, move nothing")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "validate and report; send nothing, write nothing, move nothing (without a source configured: the files alone)")
 	fs.BoolVar(&c.retryFailed, "retry-failed", false, "also retry the files in onboarding.dir/failed (finished ones go to processed/)")
 	fs.StringVar(&c.account, "account", "", "the account the new hires join (a name from accounts; needed with files when there are several);\n"+
 		"without files, only these accounts' onboarding.dir (comma-separated; default: every one)")
@@ -67,7 +69,11 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *accoun
 		return &usageError{"onboard --retry-failed retries the files in onboarding.dir's failed/ folder: set onboarding.dir (HRSYNC_ONBOARDING_DIR) and name no files"}
 	}
 	if err := checkSource(a); err != nil {
-		return fmt.Errorf("onboard: %w", err)
+		if c.dryRun {
+			// Nothing to send, nobody to look up: the files alone are checked.
+			return c.fileOnly(ctx, a, stdout, log)
+		}
+		return fmt.Errorf("onboard: %w; hrsync onboard --dry-run checks files without a source", err)
 	}
 	store, err := a.openStore(ctx, log)
 	if err != nil {
@@ -98,6 +104,36 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *accoun
 	if errors.Is(err, hrsync.ErrLocked) {
 		return a.wrap(errors.New("onboard: another hrsync process is onboarding from this warehouse; try again when it is done"))
 	}
+	return c.report(a, results, err, stdout)
+}
+
+// fileOnly is a dry run without a source: the files alone are checked, with no warehouse
+// opened (nothing is written but the named files' reports), and it says what it could not check.
+func (c *onboardCommand) fileOnly(ctx context.Context, a *account, stdout io.Writer, log *slog.Logger) error {
+	o := onboard.New(nil, nil, onboardOptions(a, nil, true, log))
+	var results []onboard.FileResult
+	var err error
+	if len(c.files) > 0 {
+		for _, path := range c.files {
+			var r onboard.FileResult
+			r, err = o.ProcessPath(ctx, path, "")
+			results = append(results, r)
+			if err != nil {
+				break
+			}
+		}
+	} else {
+		results, err = o.Pass(ctx, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.settle})
+	}
+	rerr := c.report(a, results, err, stdout)
+	if len(results) > 0 {
+		fmt.Fprintln(stdout, a.linePrefix()+"checked the file alone: no source is configured (source.url, source.api_key), so whether these people are employees already, or were onboarded before, was not checked")
+	}
+	return rerr
+}
+
+// report prints what happened to each file and fails while a file is not finished.
+func (c *onboardCommand) report(a *account, results []onboard.FileResult, err error, stdout io.Writer) error {
 	prefix := a.linePrefix()
 	failed := 0
 	for _, r := range results {
@@ -111,14 +147,14 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *accoun
 		return fmt.Errorf("onboard: %w", a.wrap(err))
 	}
 	if len(results) == 0 {
-		fmt.Fprintln(stdout, prefix+"no complete CSV files to onboard")
+		fmt.Fprintln(stdout, prefix+"no complete files to onboard")
 	}
 	if failed > 0 {
 		hint := "run it again once the cause is fixed"
 		if len(c.files) == 0 {
 			hint = "hrsync onboard --retry-failed finishes the files in failed/ (run retries them on its own)"
 		}
-		return a.wrap(fmt.Errorf("onboard: %d of %d files not finished (rows unresolved, or the file unreadable); see their reports; %s", failed, len(results), hint))
+		return a.wrap(fmt.Errorf("onboard: %d of %d files not finished (rows unresolved, nobody onboarded because its rows were rejected, or the file not a CSV of new hires); see their reports; %s", failed, len(results), hint))
 	}
 	return nil
 }
@@ -128,21 +164,56 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *accoun
 var onboardClientOptions = source.ClientOptions{}
 
 func newOnboarder(a *account, client *source.Client, store *sink.Store, m *onboard.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
-	return onboard.New(client, store, onboard.Options{DryRun: dryRun, DateLayout: a.Onboarding.DateLayout,
-		Folder: a.Onboarding.Dir, MaxFileBytes: a.Onboarding.MaxFileBytes, Metrics: m, Logger: log})
+	return onboard.New(client, store, onboardOptions(a, m, dryRun, log))
 }
 
+func onboardOptions(a *account, m *onboard.Metrics, dryRun bool, log *slog.Logger) onboard.Options {
+	return onboard.Options{DryRun: dryRun, DateLayout: a.Onboarding.DateLayout,
+		Folder: a.Onboarding.Dir, MaxFileBytes: a.Onboarding.MaxFileBytes, Metrics: m, Logger: log}
+}
+
+// maxRowsPrinted bounds the rows printed of one file: the report has them all.
+const maxRowsPrinted = 50
+
+// printFile prints a file's summary, then each row a person has to act on or know of (a dry
+// run's: every row not valid; a run's: rejected, unresolved and skipped) with its person and
+// reason, the columns not sent, and where the report is.
 func printFile(w io.Writer, r onboard.FileResult, dryRun bool) {
+	printSummary(w, r, dryRun)
+	shown := 0
+	for _, x := range r.Rows {
+		switch x.Outcome {
+		case onboard.OutcomeRejected, onboard.OutcomeUnresolved, onboard.OutcomeSkipped:
+		case onboard.OutcomeAlreadyDone:
+			if !dryRun {
+				continue
+			}
+		default:
+			continue
+		}
+		if shown++; shown > maxRowsPrinted {
+			continue
+		}
+		fmt.Fprintf(w, "  line %d: %s: %s%s\n", x.Line, x.Outcome, person(x), terminalSafe(x.Reason))
+	}
+	if shown > maxRowsPrinted {
+		fmt.Fprintf(w, "  … %d more rows in the report\n", shown-maxRowsPrinted)
+	}
+	if len(r.Ignored) > 0 {
+		fmt.Fprintf(w, "  %s\n", terminalSafe(onboard.ColumnsNotSent(r.Ignored)))
+	}
+	if r.Report != "" {
+		fmt.Fprintf(w, "  report: %s\n", r.Report)
+	}
+}
+
+// printSummary prints a file's counts on one line (a dry run's error on the next).
+func printSummary(w io.Writer, r onboard.FileResult, dryRun bool) {
 	if dryRun {
 		fmt.Fprintf(w, "%s (dry run): %d valid, %d already done, %d skipped, %d rejected\n", r.Name, r.Count(onboard.OutcomeWouldCreate),
 			r.Count(onboard.OutcomeAlreadyDone), r.Count(onboard.OutcomeSkipped), r.Count(onboard.OutcomeRejected))
 		if r.Err != nil {
 			fmt.Fprintf(w, "  %s\n", oneLine(r.Err.Error()))
-		}
-		for _, x := range r.Rows {
-			if x.Outcome != onboard.OutcomeWouldCreate {
-				fmt.Fprintf(w, "  line %d: %s: %s\n", x.Line, x.Outcome, x.Reason)
-			}
 		}
 		return
 	}
@@ -152,4 +223,31 @@ func printFile(w io.Writer, r onboard.FileResult, dryRun bool) {
 		fmt.Fprintf(w, " — %s", oneLine(r.Err.Error()))
 	}
 	fmt.Fprintln(w)
+}
+
+// person names a row's person for the terminal: "Ann Lee <ann@example.com>: ", or what of it
+// the row has.
+func person(x onboard.RowResult) string {
+	name := strings.TrimSpace(x.FirstName + " " + x.LastName)
+	switch {
+	case name != "" && x.Email != "":
+		name += " <" + x.Email + ">"
+	case name == "":
+		name = x.Email
+	}
+	if name == "" {
+		return ""
+	}
+	return terminalSafe(name) + ": "
+}
+
+// terminalSafe replaces what a terminal would act on (escape sequences, line breaks) in text
+// from a file.
+func terminalSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -24,7 +24,7 @@ const spreadsheet = "\ufeffFirst Name;Last Name;E-mail;Job Title;Start Date\r\n"
 	"José;\"O'Brien, Jr.\";jose@example.com;Engineer;2026-12-02\r\n" +
 	"=cmd|' /C calc'!A0;Evil;evil@example.com;;2026/12/03\r\n" +
 	"Ann;Lee;ann@example;Nurse;2026/12/04\r\n" +
-	"Bo;Ek;bo@example.com;Nurse;03/12/2026\r\n" +
+	"Bo;Ek;bo@example.com;Nurse;12/31/2026\r\n" + // month first, under the day-first default
 	";;;;\r\n"
 
 func TestOnboardAFolderAsANewUserWould(t *testing.T) {

@@ -79,7 +79,7 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	var stores []accountStore
 	for _, w := range f.workers {
 		s := accountStore{acct: w.acct, store: w.store}
-		if cfg.writes == serve.WritesForward {
+		if w.acct.writes == serve.WritesForward {
 			s.upstream = w.client // one budget for the account
 		}
 		stores = append(stores, s)

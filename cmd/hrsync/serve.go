@@ -64,7 +64,7 @@ func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Write
 		}
 		s := accountStore{acct: a, store: store}
 		stores = append(stores, s)
-		if cfg.writes == serve.WritesForward {
+		if a.writes == serve.WritesForward {
 			// A forwarded create holds a client's request open: one attempt, paced like every
 			// call to the account (on the shared budget, so a replica's creates take their turn
 			// beside a running sync); a 429 goes straight back to the client, who may retry.
@@ -79,11 +79,11 @@ func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Write
 	if err != nil {
 		return err
 	}
-	attrs := []slog.Attr{slog.String("writes", cfg.Serve.Writes)}
+	var attrs []slog.Attr
 	if len(stores) == 1 {
-		attrs = append(attrs, slog.String("warehouse", stores[0].store.Location()))
+		attrs = append(attrs, slog.String("writes", string(stores[0].acct.writes)), slog.String("warehouse", stores[0].store.Location()))
 	} else {
-		attrs = append(attrs, slog.Any("accounts", accountNames(cfg.accounts)))
+		attrs = append(attrs, slog.Any("accounts", accountNames(cfg.accounts)), slog.String("writes", writesByAccount(cfg.accounts)))
 	}
 	api, err := apiServer(cfg, mux, reg, log, attrs...)
 	if err != nil {
@@ -124,15 +124,16 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	hopts := serve.Options{Keys: keys, APIKeys: plain, Writes: cfg.writes, PublicURL: cfg.publicURL,
+	hopts := serve.Options{Keys: keys, APIKeys: plain, PublicURL: cfg.publicURL,
 		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
 		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), ETagSecret: []byte(cfg.Serve.ETagSecret), Logger: log, Observe: m.observe}
 	for _, s := range stores {
-		ac := serve.Account{Name: s.acct.name, Store: s.store}
+		ac := serve.Account{Name: s.acct.name, Store: s.store, Writes: s.acct.writes}
 		if s.upstream != nil {
 			ac.Upstream = s.upstream
 		}
 		hopts.Accounts = append(hopts.Accounts, ac)
+		warnWrites(s.acct, s.acct.logger(log))
 	}
 	api, err := serve.New(hopts)
 	if err != nil {
@@ -144,6 +145,38 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 		}
 	}
 	return getRoutes(health(readyAll(stores), log, false), api), nil
+}
+
+// warnWrites says at start what the account's replica does with creates when that may surprise:
+// local writes on a replica of a source (chosen by serve.writes: they never reach the HR
+// system), or creates refused because the source's key is not here.
+func warnWrites(a *account, log *slog.Logger) {
+	switch {
+	case a.writes == serve.WritesLocal && a.replica():
+		log.Warn("serve.writes is local on a replica of a source: employees created through this replica are kept in this warehouse only and will never reach the HR system; "+
+			"set serve.writes to forward (create them in the source) or off (refuse them)", "source", sourceHost(a.Source.URL))
+	case a.writes == serve.WritesOff && !a.writesSet:
+		log.Info("creates refused (405): this replica of a source has no source API key to forward them with; "+
+			"set source.api_key (or source.api_key_file) to forward them to the source, or serve.writes", "source", sourceHost(a.Source.URL))
+	}
+}
+
+// sourceHost is the host of a source URL, for logs: never its path, query or user.
+func sourceHost(raw string) string {
+	u, err := httpURL(raw)
+	if err != nil {
+		return "(not an http(s) address)"
+	}
+	return u.Host
+}
+
+// writesByAccount is every account's write mode, for the start line: "acme=forward beta=off".
+func writesByAccount(accts []*account) string {
+	parts := make([]string, len(accts))
+	for i, a := range accts {
+		parts[i] = a.name + "=" + string(a.writes)
+	}
+	return strings.Join(parts, " ")
 }
 
 // serveKeys are the keys clients may use, each with the account it reads: serve.keys (a key

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -128,7 +127,9 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, 
 	if err != nil {
 		return err
 	}
-	log := a.logger(cfg.logger(stderr))
+	rep := newSyncReport(stdout, stderr, isTerminal(stderr), a.linePrefix(), a.Source.RateLimit, c.dryRun, nil)
+	defer rep.close()
+	log := a.logger(rep.logger(cfg))
 	if err := checkSource(a); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
@@ -149,9 +150,8 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, 
 		Concurrency: concurrency, MaxWalks: a.Sync.MaxWalks, MaxDeleteShare: a.Sync.MaxDeleteShare,
 		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.window, Full: c.full,
 	}
-	if isTerminal(stderr) {
-		sopts.Progress = progressPrinter(stderr, a.Source.RateLimit)
-	}
+	rep.options(&sopts)
+	rep.begin(len(resources))
 	var results []hrsync.Result
 	err = hrsync.WithLock(ctx, store, func(ctx context.Context) error {
 		results, err = hrsync.New(client, store, sopts).Run(ctx, resources)
@@ -160,9 +160,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, 
 	if errors.Is(err, hrsync.ErrLocked) {
 		return fmt.Errorf("sync: %w; try again when it is done", a.wrap(err))
 	}
-	for _, r := range results {
-		printResult(stdout, a.linePrefix(), r, c.dryRun)
-	}
+	rep.close() // the totals, before the error that says what failed
 	if err != nil {
 		var msgs []string
 		for _, r := range results {
@@ -218,44 +216,4 @@ func printResult(w io.Writer, prefix string, r hrsync.Result, dryRun bool) {
 		fmt.Fprintf(w, ", %s", r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
 	}
 	fmt.Fprintln(w)
-}
-
-// isTerminal reports whether w is a character device (a terminal), for progress output.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// progressPrinter redraws one status line: pages done of total, records a second, and the time
-// left, which under pacing is the pages left at the rate limit.
-func progressPrinter(w io.Writer, ratePerMinute int) func(hrsync.Progress) {
-	return func(p hrsync.Progress) {
-		secs := p.Elapsed.Seconds()
-		rate := 0.0
-		if secs > 0 {
-			rate = float64(p.Records) / secs
-		}
-		left := "?"
-		if p.PagesTotal > 0 && p.PagesDone > 0 {
-			remaining := float64(p.PagesTotal - p.PagesDone)
-			perPage := secs / float64(p.PagesDone)
-			if ratePerMinute > 0 {
-				perPage = max(perPage, 60/float64(ratePerMinute))
-			}
-			left = time.Duration(remaining * perPage * float64(time.Second)).Round(time.Second).String()
-		}
-		total := "?"
-		if p.PagesTotal > 0 {
-			total = fmt.Sprint(p.PagesTotal)
-		}
-		fmt.Fprintf(w, "\r\033[K%s (walk %d): page %d/%s · %d records · %.0f records/s · %s left",
-			p.Resource, p.Walk, p.PagesDone, total, p.Records, rate, left)
-		if p.PagesTotal > 0 && p.PagesDone >= p.PagesTotal {
-			fmt.Fprintln(w)
-		}
-	}
 }

@@ -56,8 +56,8 @@ func TestSyncThenServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, logs bytes.Buffer
-	// A first sync retires the warehouse's seeded pattern: more than the guard allows of one.
-	if err := run(ctx, []string{"sync", "--allow-mass-delete"}, env, &out, &logs); err != nil {
+	// A first sync retires the warehouse's seeded pattern: no deletion, nothing to allow.
+	if err := run(ctx, []string{"sync"}, env, &out, &logs); err != nil {
 		t.Fatalf("sync: %v\n%s", err, logs.String())
 	}
 	if !strings.Contains(out.String(), "employees: ok — 1234 records: 1234 new, 0 changed, 0 unchanged, 0 deleted; 13 pages") {

@@ -22,6 +22,10 @@ func TestKeyValueWarehouseStringIsRefused(t *testing.T) {
 		{"libpq key=value", "host=db.internal port=5432 dbname=hr user=hrsync password=" + secret, "key=value"},
 		{"key=value, quoted", "dbname=hr password='" + secret + " x'", "key=value"},
 		{"another scheme", "mysql://hrsync:" + secret + "@db/hr", "URL scheme"},
+		{"postgres: missing //", "postgres:/hrsync:" + secret + "@db/hr", `bad warehouse URL "postgres:/hrsync:xxxxx@db/hr": looks like a Postgres URL missing "//" after "postgres:": use postgres://hrsync:xxxxx@db/hr`},
+		{"postgresql: missing //", "postgresql:db/hr", `bad warehouse URL "postgresql:db/hr": looks like a Postgres URL missing "//" after "postgresql:": use postgresql://db/hr`},
+		{"postgres missing :", "postgres//hrsync:" + secret + "@db/hr", `looks like a Postgres URL missing the ":" of "postgres://": use postgres://hrsync:xxxxx@db/hr`},
+		{"host:port alone", "db.internal:5432/hr", `looks like a Postgres host:port without its scheme: use postgres://db.internal:5432/hr`},
 	}
 	for _, tt := range tests {
 		for _, args := range [][]string{{"migrate"}, {"sync"}, {"serve"}, {"onboard", "x.csv"}, {"demo", "--no-serve", "--employees", "1"}} {

@@ -345,6 +345,67 @@ func TestForwardGoesToTheKeysAccount(t *testing.T) {
 	}
 }
 
+// Each account's creates go as its own write mode says: left unset, forwarded for an account
+// with an upstream (a replica of a source) and created locally for one without (standalone);
+// an Account.Writes wins over Options.Writes.
+func TestWritesPerAccount(t *testing.T) {
+	tests := []struct {
+		name     string
+		writes   serve.Writes // Options.Writes
+		accounts map[string]serve.Writes
+		upstream map[string]bool
+		status   map[string]int
+		forward  map[string]bool // the create reached the account's upstream
+	}{
+		{"unset: forward with an upstream, local without", "", map[string]serve.Writes{}, map[string]bool{"rep": true},
+			map[string]int{"rep": 201, "solo": 201}, map[string]bool{"rep": true}},
+		{"Options.Writes for all", serve.WritesOff, map[string]serve.Writes{}, map[string]bool{"rep": true},
+			map[string]int{"rep": 405, "solo": 405}, map[string]bool{}},
+		{"an account's own mode wins", serve.WritesOff, map[string]serve.Writes{"rep": serve.WritesLocal}, map[string]bool{"rep": true},
+			map[string]int{"rep": 201, "solo": 405}, map[string]bool{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := serve.Options{Writes: tt.writes}
+			ups := map[string]*creator{}
+			stores := map[string]*sink.Store{}
+			for _, name := range []string{"rep", "solo"} {
+				stores[name] = sinktest.Store(t, "sqlite", sink.Options{})
+				ac := serve.Account{Name: name, Store: stores[name], Writes: tt.accounts[name]}
+				if tt.upstream[name] {
+					ups[name] = &creator{id: 9001}
+					ac.Upstream = ups[name]
+				}
+				opts.Accounts = append(opts.Accounts, ac)
+				opts.Keys = append(opts.Keys, serve.Key{Name: name, Key: name + "-key-9f2c4e7a1b3d5f60a8e2", Account: name})
+			}
+			h, err := serve.New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			for _, name := range []string{"rep", "solo"} {
+				body, ct := form(map[string]string{"first_name": "Ana", "last_name": "Em", "email": "ana@" + name + ".example.com", "join_date": "2024-02-29"})
+				req, _ := http.NewRequest("POST", srv.URL+"/v1/employees", body)
+				req.Header.Set("X-API-KEY", name+"-key-9f2c4e7a1b3d5f60a8e2")
+				req.Header.Set("Content-Type", ct)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != tt.status[name] {
+					t.Errorf("%s: status %d, want %d", name, resp.StatusCode, tt.status[name])
+				}
+				if got := ups[name] != nil && len(ups[name].ne) > 0; got != tt.forward[name] {
+					t.Errorf("%s: forwarded %v, want %v", name, got, tt.forward[name])
+				}
+			}
+		})
+	}
+}
+
 // The access log and Observe name the key and its account, never the key itself; an unknown key
 // is 401 exactly as with one account, with neither named.
 func TestAccessLogAndObserveNameTheAccount(t *testing.T) {
@@ -438,6 +499,9 @@ func TestAccountsConfig(t *testing.T) {
 		{"account without a store", serve.Options{Accounts: []serve.Account{two[0], {Name: "b"}}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, `account "b" has no store`, ""},
 		{"forward without an upstream", serve.Options{Writes: serve.WritesForward, Accounts: []serve.Account{{Name: "a", Store: s1, Upstream: up}, two[1]}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, `account "b": forward writes need an upstream`, ""},
 		{"forward with every upstream", serve.Options{Writes: serve.WritesForward, Accounts: []serve.Account{{Name: "a", Store: s1, Upstream: up}, {Name: "b", Store: s2, Upstream: up}}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, "", ""},
+		{"an account forwarding without an upstream", serve.Options{Accounts: []serve.Account{{Name: "a", Store: s1, Writes: serve.WritesForward}, two[1]}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, `account "a": forward writes need an upstream`, ""},
+		{"unknown write mode", serve.Options{Writes: "sometimes", Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, `writes mode "sometimes": want local, forward or off`, ""},
+		{"an account's unknown write mode", serve.Options{Accounts: []serve.Account{{Name: "a", Store: s1, Writes: "remote"}, two[1]}, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, `account "a": writes mode "remote"`, ""},
 		{"Options.Upstream with New", serve.Options{Upstream: up, Accounts: two, Keys: []serve.Key{{Name: "ka", Key: "secret-a-9f2c4e7a1b3d5f60a8e2", Account: "a"}}}, "Options.Upstream is for NewHandler", ""},
 	}
 	for _, tt := range tests {

@@ -81,13 +81,12 @@ const (
 	WritesOff     Writes = "off"     // refuse
 )
 
-// ParseWrites reads a write mode.
+// ParseWrites reads a write mode; "" (not set) stays "", which New resolves per account (see
+// Account.Writes).
 func ParseWrites(s string) (Writes, error) {
 	switch w := Writes(strings.ToLower(strings.TrimSpace(s))); w {
-	case WritesLocal, WritesForward, WritesOff:
+	case WritesLocal, WritesForward, WritesOff, "":
 		return w, nil
-	case "":
-		return WritesLocal, nil
 	}
 	return "", fmt.Errorf("writes mode %q: want local, forward or off", s)
 }
@@ -116,6 +115,10 @@ type Account struct {
 	Name     string
 	Store    Store
 	Upstream Creator // receives its creates in WritesForward mode
+	// Writes is what the account's creates do; "" takes Options.Writes, and when that is ""
+	// too, WritesForward for an account with an Upstream (a replica of a source: a create
+	// must reach it) and WritesLocal for one without (a standalone warehouse).
+	Writes Writes
 }
 
 // Options configures a Handler.
@@ -143,7 +146,9 @@ type Options struct {
 	// CORSOrigins are the origins (scheme://host[:port], or "*") whose scripts may read the
 	// answers; empty turns CORS off.
 	CORSOrigins []string
-	Writes      Writes
+	// Writes is what every account's creates do, unless its Account.Writes says otherwise;
+	// "" resolves per account (see Account.Writes).
+	Writes Writes
 	// Upstream is the upstream of NewHandler's one account (New takes each Account's).
 	Upstream Creator
 	// IdempotencyTTL is how long a create's answer is kept for retries with its Idempotency-Key
@@ -209,6 +214,7 @@ type account struct {
 	name     string
 	store    Store
 	upstream Creator
+	writes   Writes // resolved: never ""
 	mux      *http.ServeMux
 }
 
@@ -236,8 +242,8 @@ func New(opts Options) (*Handler, error) {
 	if len(opts.APIKeys) > 0 && len(opts.Accounts) > 1 {
 		return nil, errors.New("new handler: APIKeys name no account; with several accounts use Keys")
 	}
-	if opts.Writes == "" {
-		opts.Writes = WritesLocal
+	if _, err := ParseWrites(string(opts.Writes)); err != nil {
+		return nil, fmt.Errorf("new handler: %w", err)
 	}
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = DefaultIdempotencyTTL
@@ -289,6 +295,19 @@ func New(opts Options) (*Handler, error) {
 
 	byName := make(map[string]*account, len(opts.Accounts))
 	for i, ac := range opts.Accounts {
+		w, err := ParseWrites(string(ac.Writes))
+		if err != nil {
+			return nil, fmt.Errorf("new handler: account %q: %w", ac.Name, err)
+		}
+		switch {
+		case w != "":
+		case opts.Writes != "":
+			w = opts.Writes
+		case ac.Upstream != nil:
+			w = WritesForward
+		default:
+			w = WritesLocal
+		}
 		switch {
 		case ac.Name == "" && len(opts.Accounts) > 1:
 			return nil, fmt.Errorf("new handler: account %d has no name (several accounts need one each)", i+1)
@@ -296,13 +315,13 @@ func New(opts Options) (*Handler, error) {
 			return nil, fmt.Errorf("new handler: account %q declared twice", ac.Name)
 		case ac.Store == nil:
 			return nil, fmt.Errorf("new handler: account %q has no store", ac.Name)
-		case opts.Writes == WritesForward && ac.Upstream == nil:
+		case w == WritesForward && ac.Upstream == nil:
 			if len(opts.Accounts) == 1 {
 				return nil, errors.New("new handler: forward writes need an upstream")
 			}
 			return nil, fmt.Errorf("new handler: account %q: forward writes need an upstream", ac.Name)
 		}
-		a := &account{h: h, name: ac.Name, store: ac.Store, upstream: ac.Upstream}
+		a := &account{h: h, name: ac.Name, store: ac.Store, upstream: ac.Upstream, writes: w}
 		a.mux = a.routes()
 		byName[ac.Name] = a
 		h.accounts = append(h.accounts, a)
@@ -821,9 +840,9 @@ func appendEnvelope(b []byte, e *v1.Employee, appendItem func(*v1.Employee, []by
 }
 
 func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
-	if a.h.opts.Writes == WritesOff {
+	if a.writes == WritesOff {
 		w.Header().Set("Allow", "GET, HEAD")
-		WriteError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve writes mode is off)")
+		WriteError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve.writes is off)")
 		return
 	}
 	if s := scopeOf(r); s != nil && s.readOnly {
@@ -938,7 +957,7 @@ func (a *account) create(w http.ResponseWriter, r *http.Request, ne v1.NewEmploy
 	ctx := r.Context()
 	var e v1.Employee
 	var err error
-	switch a.h.opts.Writes {
+	switch a.writes {
 	case WritesForward:
 		taken, err := a.store.EmailTaken(ctx, ne.Email)
 		if err != nil {

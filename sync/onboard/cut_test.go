@@ -235,8 +235,8 @@ func TestOnboardingFolderHoldsACutFile(t *testing.T) {
 			t.Fatalf("results %v %v", results, err)
 		}
 		want := []onboard.RowResult{
-			{Line: 2, Email: "ann@example.com", Outcome: onboard.OutcomeCreated, EmployeeID: results[0].Rows[0].EmployeeID},
-			{Line: 3, Email: "trunc2@example.co", Outcome: onboard.OutcomeRejected, Reason: noLineEnd},
+			{Line: 2, Email: "ann@example.com", Outcome: onboard.OutcomeCreated, EmployeeID: results[0].Rows[0].EmployeeID, FirstName: "Ann", LastName: "Lee"},
+			{Line: 3, Email: "trunc2@example.co", Outcome: onboard.OutcomeRejected, Reason: noLineEnd, FirstName: "Trunc", LastName: "Two"},
 		}
 		if !slices.Equal(results[0].Rows, want) {
 			t.Errorf("rows %+v, want %+v", results[0].Rows, want)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -41,8 +42,13 @@ type RowProblem struct {
 	// Email is the row's email cell as given (trimmed), already made safe for a report (see
 	// SafeCell); "" if none.
 	Email string
-	// Reason is one line naming fields, never values (values are personal data), e.g.
-	// "join_date: not a date (use YYYY/MM/DD or YYYY-MM-DD)", "email: used again (first on line 3)".
+	// FirstName and LastName are the row's cells as given (trimmed, on one line, cut to
+	// maxNameBytes), for a person to find the row; "" if none. Personal data: for reports and
+	// the person at the terminal, never logs.
+	FirstName, LastName string
+	// Reason is one line naming fields, and of their values only the join date's (cut short),
+	// e.g. `join_date: "12/25/2026" is not a date read day first, …`, "email: used again (first
+	// on line 3)". Like the names, it is for reports, not logs.
 	Reason string
 	// Duplicate is true when the row repeats an email seen earlier in the file (to be reported as
 	// skipped, not rejected).
@@ -51,9 +57,11 @@ type RowProblem struct {
 
 // HireOptions configures ReadHires.
 type HireOptions struct {
-	// DateLayout, when set, is one more accepted join date layout (Go time layout, e.g.
-	// "02/01/2006"). It must give a whole date (year, month and day). YYYY/MM/DD and YYYY-MM-DD
-	// are always accepted and win over it.
+	// DateLayout, when set, is how the file's join dates are written (Go time layout, e.g.
+	// "01/02/2006"); it must give a whole date (year, month and day). A layout that writes the
+	// month before the day makes numeric dates read month first (US files); any other is one
+	// more accepted form. YYYY/MM/DD and YYYY-MM-DD are always accepted and win over it. See
+	// dates.go for every form read.
 	DateLayout string
 	// MaxRows bounds the rows read (when 0 or less, DefaultMaxHireRows); more is an error for
 	// the whole file. Blank rows are not counted.
@@ -68,6 +76,9 @@ type HireOptions struct {
 type HireFile struct {
 	Hires    []Hire
 	Problems []RowProblem
+	// Ignored are the header's named columns that hrsync does not send (a "Department", a
+	// "Notes"), in file order, each name on one line and cut short: column names only.
+	Ignored []string
 	// Cut is the line the last row starts on when the file ends inside that row, with no line
 	// ending after it or inside a quoted cell: the file may be cut short, or still being
 	// written. That row is a RowProblem (or, when it is the header or an unclosed quote that
@@ -87,8 +98,10 @@ type HireFile struct {
 // are known ("Surname", "Work email", "Start date", "Role", ...). Unknown columns are ignored.
 //
 // Every row is checked as the API checks a create (v1.ValidateNewEmployee), after its cells
-// are trimmed and its join date is read (YYYY/MM/DD, YYYY-MM-DD or opts.DateLayout; nothing is
-// guessed). A row repeating an earlier row's email (compared ignoring case) is a Duplicate
+// are trimmed and its join date is read (YYYY/MM/DD, YYYY-MM-DD, day first as UK and European
+// Excel writes it, 25/12/2026 or 25.12.26, 25 Dec 2026, or month first under a month-first
+// opts.DateLayout; see dates.go). Numbers that make a date in both orders (03/04/2026) are
+// rejected as ambiguous when another row's date can only be read in the other order. A row repeating an earlier row's email (compared ignoring case) is a Duplicate
 // problem, whatever else is wrong with it. Rows whose cells are all blank are skipped. Hires and
 // problems carry the physical line of the file the row starts on, counting from 1 at the top of
 // the file (the header's line, when nothing is above it); a quoted cell may span lines.
@@ -109,18 +122,16 @@ func ReadHires(r io.Reader, opts HireOptions) ([]Hire, []RowProblem, error) {
 // ReadHireFile is ReadHires, telling also whether the file ends inside its last row. On an
 // error, the HireFile holds only Cut.
 func ReadHireFile(r io.Reader, opts HireOptions) (HireFile, error) {
-	h := &hireReader{maxRows: opts.MaxRows, maxRowBytes: opts.MaxRowBytes, layout: opts.DateLayout}
+	h := &hireReader{maxRows: opts.MaxRows, maxRowBytes: opts.MaxRowBytes}
 	if h.maxRows <= 0 {
 		h.maxRows = DefaultMaxHireRows
 	}
 	if h.maxRowBytes <= 0 {
 		h.maxRowBytes = DefaultMaxRowBytes
 	}
-	if h.layout != "" {
-		if err := checkDateLayout(h.layout); err != nil {
-			return HireFile{}, err
-		}
-		h.layoutExample = dateExample.Format(h.layout)
+	var err error
+	if h.dates, err = newDateReading(opts.DateLayout); err != nil {
+		return HireFile{}, err
 	}
 	if err := h.open(r); err != nil {
 		return HireFile{}, err
@@ -128,7 +139,8 @@ func ReadHireFile(r io.Reader, opts HireOptions) (HireFile, error) {
 	if err := h.read(); err != nil {
 		return HireFile{Cut: h.cut}, err
 	}
-	return HireFile{Hires: h.hires, Problems: h.problems, Cut: h.cut}, nil
+	h.settle()
+	return HireFile{Hires: h.hires, Problems: h.problems, Ignored: h.ignored, Cut: h.cut}, nil
 }
 
 // SafeCell makes a cell safe to echo into a CSV report opened in a spreadsheet: a value starting
@@ -215,10 +227,9 @@ func headerKey(cell string) string {
 
 // hireReader is the state of one ReadHires.
 type hireReader struct {
-	maxRows       int
-	maxRowBytes   int
-	layout        string // opts.DateLayout
-	layoutExample string // a date written in layout, for reasons
+	maxRows     int
+	maxRowBytes int
+	dates       dateReading
 
 	csv    *csv.Reader
 	text   *rowText // what csv reads
@@ -233,6 +244,19 @@ type hireReader struct {
 
 	hires    []Hire
 	problems []RowProblem
+	ignored  []string // HireFile.Ignored
+
+	ambiguous     []ambiguousDate // hires whose join date is another date in the other order
+	contrary      int             // the first row whose join date is one only in the other order
+	contraryValue string          // its join date
+	proof         int             // the first row whose join date is numbers that are a date only in the file's order
+	proofValue    string          // its join date
+}
+
+// ambiguousDate is a hire whose join date is another date read in the other order.
+type ambiguousDate struct {
+	hire int    // in hires
+	raw  string // the cell
 }
 
 // open looks at the start of the file for its encoding, a sep= line and the separator, and sets
@@ -471,6 +495,7 @@ func (h *hireReader) lastRow(rec []string, line int) error {
 		return err
 	}
 	h.problem(line, printable(h.cell(rec, fieldEmail)), h.cutReason(len(rec)), false)
+	h.name(rec)
 	return nil
 }
 
@@ -587,6 +612,11 @@ func (h *hireReader) header(rec []string, line int) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("line %d: the header lacks required columns: %s", line, strings.Join(missing, ", "))
 	}
+	for _, c := range rec {
+		if _, ok := hireColumns[headerKey(c)]; !ok && strings.TrimSpace(c) != "" {
+			h.ignored = append(h.ignored, cut(oneLine(strings.TrimSpace(c)), maxNameBytes))
+		}
+	}
 	return nil
 }
 
@@ -606,12 +636,14 @@ func (h *hireReader) row(rec []string, line int) {
 	if len(rec) > h.width && !isBlank(rec[h.width:]) {
 		// Likely a separator inside a cell that is not quoted: the cells are shifted.
 		h.problem(line, email, fmt.Sprintf("row has %d cells but the header has %d, and the extra cells are not blank", len(rec), h.width), false)
+		h.name(rec)
 		return
 	}
 	if v1.ValidEmail(email) {
 		k := foldKey(email)
 		if first, seen := h.first[k]; seen {
 			h.problem(line, email, fmt.Sprintf("email: used again (first on line %d)", first), true)
+			h.name(rec)
 			return
 		}
 		h.first[k] = line
@@ -625,39 +657,62 @@ func (h *hireReader) row(rec []string, line int) {
 		fields[fieldJobTitle] = h.cell(rec, fieldJobTitle)
 	}
 	raw := h.cell(rec, fieldJoinDate)
-	date, dateProblem := h.joinDate(raw)
+	date, dateProblem, kind := h.joinDate(raw)
 	fields[fieldJoinDate] = raw
 	if dateProblem == "" && date != "" {
 		fields[fieldJoinDate] = date
 	}
+	switch {
+	case kind == dateContrary && h.contrary == 0:
+		h.contrary, h.contraryValue = line, raw
+	case kind == dateProven && h.proof == 0:
+		h.proof, h.proofValue = line, raw
+	}
 	ne, err := v1.ValidateNewEmployee(fields)
 	if err == nil && dateProblem == "" {
+		if kind == dateAmbiguous {
+			h.ambiguous = append(h.ambiguous, ambiguousDate{hire: len(h.hires), raw: raw})
+		}
 		h.hires = append(h.hires, Hire{Line: line, Employee: ne})
 		return
 	}
 	h.problem(line, email, reasons(err, dateProblem), false)
+	h.name(rec)
 }
 
-// joinDate reads a join date: YYYY/MM/DD, YYYY-MM-DD or the configured layout, as YYYY-MM-DD.
-// It returns why s is not one; "" is neither (the validator reports it missing).
-func (h *hireReader) joinDate(s string) (date, problem string) {
+// joinDate reads a join date (see dates.go) as YYYY-MM-DD. It returns why s is not one; "" is
+// neither (the validator reports it missing).
+func (h *hireReader) joinDate(s string) (date, problem string, kind dateKind) {
 	if s == "" {
-		return "", ""
+		return "", "", dateOther
 	}
-	if isoShaped(s) {
-		d, err := v1.ParseDate(s)
-		if err != nil {
-			return "", "not a calendar date"
+	return h.dates.read(s)
+}
+
+// settle rejects the hires whose join date is ambiguous when a row's join date can only be read
+// in the other order: the file's dates may all be written in that order, and read in the file's
+// they would be wrong without a word.
+func (h *hireReader) settle() {
+	if h.contrary == 0 || len(h.ambiguous) == 0 {
+		return
+	}
+	drop := make(map[int]bool, len(h.ambiguous))
+	for _, a := range h.ambiguous {
+		x := h.hires[a.hire]
+		drop[a.hire] = true
+		e := x.Employee
+		h.problems = append(h.problems, RowProblem{Line: x.Line, Email: SafeCell(e.Email), FirstName: cut(oneLine(e.FirstName), maxNameBytes),
+			LastName: cut(oneLine(e.LastName), maxNameBytes), Reason: oneLine(fieldJoinDate + ": " + h.dates.ambiguous(a.raw, e.JoinDate, h.contrary, h.contraryValue, h.proof, h.proofValue))})
+	}
+	kept := h.hires[:0]
+	for i, x := range h.hires {
+		if !drop[i] {
+			kept = append(kept, x)
 		}
-		return d, ""
 	}
-	if h.layout == "" {
-		return "", "not a date (use YYYY/MM/DD or YYYY-MM-DD)"
-	}
-	if t, err := time.Parse(h.layout, s); err == nil && t.Year() >= 1 && t.Year() <= 9999 {
-		return t.Format(time.DateOnly), ""
-	}
-	return "", "not a date (use YYYY/MM/DD, YYYY-MM-DD or the form " + h.layoutExample + ")"
+	clear(h.hires[len(kept):])
+	h.hires = kept
+	slices.SortStableFunc(h.problems, func(a, b RowProblem) int { return a.Line - b.Line })
 }
 
 // isoShaped reports whether s is written YYYY-MM-DD or YYYY/MM/DD, whether or not it exists.
@@ -673,7 +728,8 @@ func isoShaped(s string) bool {
 	return true
 }
 
-// dateExample is written in a configured layout to show it in reasons, and to check it.
+// dateExample is written in a configured layout to show it in reasons, to check it, and to tell
+// its order (31 comes before 1 day first).
 var dateExample = time.Date(2025, time.January, 31, 0, 0, 0, 0, time.UTC)
 
 // checkDateLayout refuses a layout that does not give back the dates written in it.
@@ -725,6 +781,28 @@ func oneLine(s string) string {
 // problem records a row that will not be sent.
 func (h *hireReader) problem(line int, email, reason string, dup bool) {
 	h.problems = append(h.problems, RowProblem{Line: line, Email: SafeCell(email), Reason: reason, Duplicate: dup})
+}
+
+// maxNameBytes bounds a name kept for a report, and a column name.
+const maxNameBytes = 100
+
+// name sets the names of the last problem from its row's cells.
+func (h *hireReader) name(rec []string) {
+	p := &h.problems[len(h.problems)-1]
+	p.FirstName = cut(oneLine(printable(h.cell(rec, fieldFirstName))), maxNameBytes)
+	p.LastName = cut(oneLine(printable(h.cell(rec, fieldLastName))), maxNameBytes)
+}
+
+// cut cuts s to at most n bytes, at a character's start, marking the cut with "…".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // foldKey maps strings equal under Unicode case folding (strings.EqualFold) to the same key:

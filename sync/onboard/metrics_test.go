@@ -39,3 +39,18 @@ func TestMetricsKnowEveryOutcome(t *testing.T) {
 		t.Errorf("hrsync_onboarding_rows_total outcomes %v, want %v", got, want)
 	}
 }
+
+// TestMetricsKnowEveryFileOutcome: hrsync_onboarding_files_total has a series for every outcome
+// of a file from the start, so an alert on a file that cannot be read sees the first one.
+func TestMetricsKnowEveryFileOutcome(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	onboard.NewMetrics(reg)
+	for _, o := range []string{onboard.FileDone, onboard.FilePartlyRejected, onboard.FileRejected, onboard.FileUnreadable, onboard.FileUnresolved} {
+		if got := counterValue(t, reg, "hrsync_onboarding_files_total", "outcome", o); got != 0 {
+			t.Errorf("hrsync_onboarding_files_total{outcome=%q} = %v at the start", o, got)
+		}
+	}
+	if len(onboard.FileOutcomes) != 5 {
+		t.Errorf("FileOutcomes %v: a new outcome needs a series here, in the alerts and in docs/operations.md", onboard.FileOutcomes)
+	}
+}

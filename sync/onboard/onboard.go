@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
@@ -72,6 +73,18 @@ var Outcomes = []string{OutcomeCreated, OutcomeAlreadyDone, OutcomeSkipped, Outc
 // ErrUnreadable marks a file that could not be read as a CSV of new hires: sending it again will
 // not help, a corrected file will.
 var ErrUnreadable = errors.New("the file cannot be read")
+
+// ErrNoHires is a file with a header and no rows below it (or only blank ones): nobody to
+// onboard. It is one of ErrUnreadable's (errors.Is): a corrected file is needed.
+var ErrNoHires error = noHires{}
+
+type noHires struct{}
+
+func (noHires) Error() string {
+	return "the file has a header but no rows of new hires below it: add them, or drop the file that has them"
+}
+
+func (noHires) Is(target error) bool { return target == ErrUnreadable }
 
 // DefaultMaxFileBytes is Options.MaxFileBytes when it is not set: 16 MiB, over a hundred
 // thousand new hires' rows.
@@ -130,7 +143,7 @@ func (l *sizeLimit) Read(p []byte) (int, error) {
 type Options struct {
 	// DryRun validates and reports; nothing is sent or written.
 	DryRun bool
-	// DateLayout is one more accepted join date layout (see HireOptions).
+	// DateLayout is how the files write join dates (see HireOptions).
 	DateLayout string
 	// ResolveRounds bounds the look-up-then-retry rounds for creates whose outcome is unknown
 	// (default 3).
@@ -152,10 +165,17 @@ type Onboarder struct {
 	st   Ledger
 	opts Options
 	log  *slog.Logger
+
+	mu     sync.Mutex
+	warned map[string]bool // entries of the drop folder left alone and said so (warnOnce)
 }
 
-// New returns an Onboarder.
+// New returns an Onboarder. For a dry run, up and st may be nil: a dry run sends nothing, and
+// without a ledger (no warehouse) it checks the files alone, every valid row would-create.
 func New(up Upstream, st Ledger, opts Options) *Onboarder {
+	if st == nil {
+		st = fileOnly{}
+	}
 	if opts.ResolveRounds <= 0 {
 		opts.ResolveRounds = 3
 	}
@@ -172,6 +192,9 @@ type RowResult struct {
 	Outcome    string
 	EmployeeID int64
 	Reason     string
+	// FirstName and LastName are the row's, for a person to find it (as given when the row was
+	// rejected, cut short): for reports and the terminal, never logs.
+	FirstName, LastName string
 }
 
 // FileResult is what happened to one file. Err is set when the file could not be processed as
@@ -182,6 +205,12 @@ type FileResult struct {
 	Hash string
 	Rows []RowResult
 	Err  error
+	// Ignored are the file's columns hrsync does not send (HireFile.Ignored).
+	Ignored []string
+	// Report is where the file's report was written; "" when none was.
+	Report string
+
+	movedTo string // where the drop folder's pass moved the file, relative to the folder
 }
 
 // Count returns how many rows had the outcome.
@@ -195,10 +224,57 @@ func (r FileResult) Count(outcome string) int {
 	return n
 }
 
-// Failed reports whether the file is not finished: a row is unresolved, or the file could not
-// be read.
+// How a file ends, the outcome label of hrsync_onboarding_files_total (FileResult.Outcome).
+const (
+	// FileDone: every row created, already done or skipped; the file goes to processed/.
+	FileDone = "done"
+	// FilePartlyRejected: some rows rejected, the others onboarded; processed/, logged at WARN.
+	FilePartlyRejected = "partly-rejected"
+	// FileRejected: nobody onboarded (created or already done) and rows rejected; failed/.
+	FileRejected = "rejected"
+	// FileUnreadable: not a CSV of new hires (a workbook, UTF-16 text, no header, too large),
+	// or no rows in it (ErrUnreadable); failed/.
+	FileUnreadable = "unreadable"
+	// FileUnresolved: rows unresolved, or the file stopped (the source unreachable, the key
+	// refused, the warehouse failing); failed/, retried with backoff.
+	FileUnresolved = "unresolved"
+)
+
+// FileOutcomes are the outcomes of a file, each counted on hrsync_onboarding_files_total from
+// the start (Metrics).
+var FileOutcomes = []string{FileDone, FilePartlyRejected, FileRejected, FileUnreadable, FileUnresolved}
+
+// Outcome says how the file ended (FileDone, ...).
+func (r FileResult) Outcome() string {
+	switch {
+	case errors.Is(r.Err, ErrUnreadable):
+		return FileUnreadable
+	case r.Err != nil || r.Count(OutcomeUnresolved) > 0:
+		return FileUnresolved
+	case r.Count(OutcomeRejected) == 0:
+		return FileDone
+	case r.Count(OutcomeCreated)+r.Count(OutcomeAlreadyDone)+r.Count(OutcomeWouldCreate) == 0:
+		return FileRejected
+	}
+	return FilePartlyRejected
+}
+
+// Failed reports whether the file is not finished: a row is unresolved, the file could not be
+// read or holds no rows, or nobody could be onboarded from it because its rows were rejected.
 func (r FileResult) Failed() bool {
-	return r.Err != nil || r.Count(OutcomeUnresolved) > 0
+	switch r.Outcome() {
+	case FileUnreadable, FileUnresolved, FileRejected:
+		return true
+	}
+	return false
+}
+
+// forContent reports whether the file failed for what it holds (unreadable, or every row
+// rejected): sending it again as it is will not help; a corrected file, or other onboarding
+// settings, will.
+func (r FileResult) forContent() bool {
+	o := r.Outcome()
+	return o == FileUnreadable || o == FileRejected
 }
 
 // ProcessFile onboards one file's rows. A row counts as done only once its create is confirmed:
@@ -234,30 +310,58 @@ func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, 
 		res.Err = fmt.Errorf("%w: %w", ErrUnreadable, err)
 		return res
 	}
+	if res.Ignored = f.Ignored; len(f.Ignored) > 0 {
+		o.log.Info("onboarding: the file has columns hrsync does not send; they are named in its report", "file", name, "columns", strings.Join(f.Ignored, ", "))
+	}
 	hires, problems := f.Hires, f.Problems
+	if len(hires) == 0 && len(problems) == 0 {
+		res.Err = ErrNoHires
+		return res
+	}
 	done, err := o.st.OnboardingRows(ctx, res.Hash)
 	if err != nil {
 		res.Err = err
 		return res
 	}
 	results := make(map[int]RowResult)
+	defer func() { // every row of the report counted once, whatever settled it
+		for _, r := range res.Rows {
+			if r.Outcome != OutcomeWouldCreate {
+				o.opts.Metrics.row(r.Outcome)
+			}
+		}
+	}()
+	// requests are the hashes of the creates sent (v1.NewEmployee.Hash), by line: a refusal
+	// the source answers is kept with its request, which is not sent again as it is.
+	requests := make(map[int]string)
 	record := func(r RowResult, status string) error {
 		results[r.Line] = r
-		if r.Outcome != OutcomeWouldCreate {
-			o.opts.Metrics.row(r.Outcome)
-		}
 		if o.opts.DryRun || status == "" {
 			return nil
 		}
-		return o.st.PutOnboardingRow(ctx, sink.OnboardingRow{FileHash: res.Hash, FileName: name, Line: r.Line,
-			Email: r.Email, Status: status, EmployeeID: r.EmployeeID, Reason: r.Reason})
+		row := sink.OnboardingRow{FileHash: res.Hash, FileName: name, Line: r.Line,
+			Email: r.Email, Status: status, EmployeeID: r.EmployeeID, Reason: r.Reason}
+		if status == sink.RowRejected || status == sink.RowSkipped {
+			row.RequestHash = requests[r.Line] // set only once the row was sent
+		}
+		return o.st.PutOnboardingRow(ctx, row)
 	}
 	for _, p := range problems {
 		outcome, status := OutcomeRejected, sink.RowRejected
 		if p.Duplicate {
 			outcome, status = OutcomeSkipped, sink.RowSkipped
 		}
-		if err := record(RowResult{Line: p.Line, Email: p.Email, Outcome: outcome, Reason: p.Reason}, status); err != nil {
+		r := RowResult{Line: p.Line, Email: p.Email, Outcome: outcome, Reason: p.Reason}
+		if prev, ok := done[p.Line]; ok && (prev.Status == sink.RowCreated || prev.Status == sink.RowSending) {
+			// Read as it is now (other settings), the row is not valid, but its create went
+			// out before: the ledger keeps that, so the person is never sent twice.
+			status = ""
+			if prev.Status == sink.RowCreated {
+				r.Outcome, r.EmployeeID = OutcomeAlreadyDone, prev.EmployeeID
+				r.Reason = "onboarded by an earlier run (read now, the row is not valid: " + p.Reason + ")"
+			}
+		}
+		if err := record(r, status); err != nil {
 			res.Err = err
 			return res
 		}
@@ -284,16 +388,15 @@ func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, 
 					Reason: "dry run: an earlier create was never confirmed; a run looks the person up before sending"}, "")
 				return nil
 			}
+			requests[h.Line] = h.Employee.Hash()
 			unknown = append(unknown, unanswered{Hire: h, earlier: true})
 			return nil
 		case !errors.Is(err, v1.ErrNotFound):
 			return err
 		}
-		if p, ok := done[h.Line]; ok && (p.Status == sink.RowSkipped || p.Status == sink.RowRejected) {
-			results[h.Line] = RowResult{Line: h.Line, Email: email, Outcome: p.Status, EmployeeID: p.EmployeeID,
-				Reason: strings.TrimPrefix(p.Reason+" (done before)", " ")}
-			return nil
-		}
+		// Only a create confirmed (above) is done for good. A row rejected or skipped before is
+		// looked at again: read again from the bytes (its problems are above), checked again
+		// against the warehouse, and sent again unless the source refused this very request.
 		taken, err := o.st.EmailTaken(ctx, email)
 		if err != nil {
 			return err
@@ -301,10 +404,16 @@ func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, 
 		if taken {
 			return record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, Reason: "an employee with this email already exists"}, sink.RowSkipped)
 		}
+		if p, ok := done[h.Line]; ok && refusedBefore(p, h) {
+			results[h.Line] = RowResult{Line: h.Line, Email: email, Outcome: p.Status, EmployeeID: p.EmployeeID,
+				Reason: p.Reason + " (the source's answer to this same row before: change the row, or the onboarding settings, to send it again)"}
+			return nil
+		}
 		if o.opts.DryRun {
 			_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeWouldCreate, Reason: "dry run: valid, not sent"}, "")
 			return nil
 		}
+		requests[h.Line] = h.Employee.Hash()
 		// Durable before the request goes out: a crash from here on leaves "sending", which the
 		// next run that meets the person resolves by looking them up first.
 		if err := o.st.PutOnboardingRow(ctx, sink.OnboardingRow{FileHash: res.Hash, FileName: name, Line: h.Line,
@@ -345,7 +454,16 @@ func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, 
 		res.Rows = append(res.Rows, r)
 	}
 	slices.SortFunc(res.Rows, func(a, b RowResult) int { return a.Line - b.Line })
+	withNames(&res, f)
 	return res
+}
+
+// refusedBefore reports whether the ledger row is the source's refusal (422: rejected, or
+// skipped because it has the email) of the very create h would send now: the same file bytes
+// read with the same settings. A row rejected while reading has no request, so it is never
+// refused before: it is read again.
+func refusedBefore(p sink.OnboardingRow, h Hire) bool {
+	return (p.Status == sink.RowRejected || p.Status == sink.RowSkipped) && p.RequestHash != "" && p.RequestHash == h.Employee.Hash()
 }
 
 // send creates one hire; ambiguous is true when the outcome is unknown. A file-level stop (the
@@ -491,8 +609,16 @@ func problemsOf(v *v1.ValidationError) string {
 	return strings.Join(parts, "; ")
 }
 
-// WriteReport writes a file's per-row report as CSV (row, email, outcome, employee_id, reason),
-// every cell safe to open in a spreadsheet. The report is private (0600, whatever the umask),
+// ReportHeader are the columns of a report, in order: scripts read them by position, so new ones
+// go at the end.
+var ReportHeader = []string{"row", "email", "outcome", "employee_id", "reason", "first_name", "last_name"}
+
+// OutcomeColumnsNotSent is the outcome of a report's line, first after the header, naming the
+// columns of the file that hrsync does not send; it has no row number.
+const OutcomeColumnsNotSent = "columns-not-sent"
+
+// WriteReport writes a file's per-row report as CSV (ReportHeader), every cell safe to open in a
+// spreadsheet. The report is private (0600, whatever the umask),
 // written beside its final name and renamed over it; a link in its place is replaced, never
 // followed.
 func WriteReport(path string, r FileResult) error {
@@ -509,20 +635,23 @@ func writeReport(root *os.Root, name string, r FileResult) error {
 	err := writePrivate(root, name, func(out io.Writer) error {
 		bw := bufio.NewWriter(out)
 		w := csv.NewWriter(bw)
-		_ = w.Write([]string{"row", "email", "outcome", "employee_id", "reason"})
+		_ = w.Write(ReportHeader)
+		if len(r.Ignored) > 0 {
+			_ = w.Write([]string{"", "", OutcomeColumnsNotSent, "", SafeCell(ColumnsNotSent(r.Ignored)), "", ""})
+		}
 		if r.Err != nil && len(r.Rows) == 0 {
 			outcome := OutcomeUnresolved
 			if errors.Is(r.Err, ErrUnreadable) {
 				outcome = "unreadable"
 			}
-			_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error()))})
+			_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error())), "", ""})
 		}
 		for _, x := range r.Rows {
 			id := ""
 			if x.EmployeeID > 0 {
 				id = strconv.FormatInt(x.EmployeeID, 10)
 			}
-			_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason)})
+			_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason), SafeCell(x.FirstName), SafeCell(x.LastName)})
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
@@ -638,8 +767,31 @@ func checkFolders(dir string) error {
 	return nil
 }
 
-// ProcessDir onboards the complete CSV files in dir: *.csv, not dotfiles, unchanged for settle
-// (a file still being written is left for the next pass). A file that ends inside its last row
+// IgnoredName reports whether a file in the drop folder (or in its failed/) is left alone: a
+// name that is never a person's file but a program's while it works, kept there only while it
+// does. These are dotfiles (hidden files: .DS_Store, rsync's .name.XXXXXX while it copies,
+// LibreOffice's .~lock.name# while a document is open); Office's owner files, ~$name.xlsx,
+// while a workbook is open; Windows Explorer's Thumbs.db and desktop.ini; and files still being
+// downloaded or copied, renamed when complete: *.tmp, *.part, *.partial, *.crdownload (Chrome),
+// *.download (Safari). Every other regular file is taken.
+func IgnoredName(name string) bool {
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasPrefix(name, "."), strings.HasPrefix(name, "~$"), lower == "thumbs.db", lower == "desktop.ini":
+		return true
+	}
+	for _, ext := range []string{".tmp", ".part", ".partial", ".crdownload", ".download"} {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// ProcessDir onboards the complete files in dir: every regular file but those IgnoredName
+// leaves alone, unchanged for settle (a file still being written is left for the next pass). A
+// file that is not a CSV of new hires (a workbook, UTF-16 text, anything else) is taken too: it
+// goes to failed/ with a report saying what it is and how to save it as CSV. A file that ends inside its last row
 // (no line ending, or inside a quoted cell) waits until it has been unchanged for another settle
 // period, in case its writer is not done: then the rows before go ahead and that row is
 // rejected. Each goes to processed/ (or failed/, when a row is unresolved or the file could not
@@ -656,11 +808,19 @@ func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Dura
 	var results []FileResult
 	for _, ent := range entries {
 		name := ent.Name()
-		if ent.IsDir() || strings.HasPrefix(name, ".") || !strings.EqualFold(filepath.Ext(name), ".csv") {
+		if ent.IsDir() || IgnoredName(name) {
 			continue
 		}
 		info, err := ent.Info()
-		if err != nil || !info.Mode().IsRegular() || time.Since(info.ModTime()) < settle {
+		if err != nil {
+			continue
+		}
+		if !info.Mode().IsRegular() {
+			o.warnOnce(name, "onboarding: an entry of the drop folder is not a regular file (a symbolic link?) and is left alone: hrsync follows no links there; copy the file itself in",
+				"file", name, "mode", info.Mode().Type().String())
+			continue
+		}
+		if time.Since(info.ModTime()) < settle {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -677,7 +837,8 @@ func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Dura
 	return results, nil
 }
 
-// FailedFiles lists the files waiting in dir/failed (not their reports), by name.
+// FailedFiles lists the files waiting in dir/failed (not their reports, nor the names
+// IgnoredName leaves alone), by name.
 func FailedFiles(dir string) ([]string, error) {
 	if err := checkFolders(dir); err != nil {
 		return nil, err
@@ -689,18 +850,15 @@ func FailedFiles(dir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onboarding folder: %w", err)
 	}
-	names := make(map[string]bool, len(entries))
+	reports := make(map[string]bool, len(entries))
 	for _, ent := range entries {
-		names[strings.ToLower(ent.Name())] = true
+		reports[strings.ToLower(reportPath(ent.Name()))] = true
 	}
 	var files []string
 	for _, ent := range entries {
 		name := ent.Name()
-		if !ent.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.EqualFold(filepath.Ext(name), ".csv") {
-			continue
-		}
-		// x.result.csv beside x.csv is x's report.
-		if lower := strings.ToLower(name); strings.HasSuffix(lower, reportSuffix) && names[strings.TrimSuffix(lower, reportSuffix)+".csv"] {
+		// x.result.csv beside x.csv, or x.xlsx.result.csv beside x.xlsx, is x's report.
+		if !ent.Type().IsRegular() || IgnoredName(name) || reports[strings.ToLower(name)] {
 			continue
 		}
 		files = append(files, name)
@@ -806,12 +964,17 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 		}
 	}
 	r = o.onboard(ctx, name, hash, file, rerr)
-	o.log.Info("onboarding file", "file", name, "rows", len(r.Rows), "unresolved", r.Count(OutcomeUnresolved), "failed", r.Failed(), "err", r.Err)
+	if !o.opts.DryRun && ctx.Err() == nil {
+		o.opts.Metrics.file(r.Outcome())
+	}
 	stays := o.opts.DryRun || ctx.Err() != nil || errors.Is(r.Err, v1.ErrUnauthorized)
 	if moveTo == "" { // a file named on the command line
-		return r, false, o.writeNamedReport(path, r)
+		r.Report, err = o.writeNamedReport(path, r)
+		o.logFile(r, r.Report)
+		return r, false, err
 	}
 	if stays {
+		o.logFile(r, "")
 		// Nothing is written into the drop folder for a file that stays there: a report
 		// there would be taken for a new file on the next pass.
 		return r, false, nil
@@ -822,18 +985,21 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 	}
 	from := filepath.Dir(rel)
 	if from == dest { // retried from failed/ and still not finished
+		r.movedTo = rel
+		r.Report = filepath.Join(moveTo, reportPath(rel))
+		o.logFile(r, reportPath(rel))
 		return r, false, writeReport(root, reportPath(rel), r)
 	}
 	if err := privateFolderIn(root, dest); err != nil {
 		return r, false, err
 	}
-	target := filepath.Join(dest, name)
-	if _, err := root.Lstat(target); err == nil { // the same name dropped before
-		target = filepath.Join(dest, strings.TrimSuffix(name, filepath.Ext(name))+"."+time.Now().UTC().Format("20060102T150405")+filepath.Ext(name))
-	}
+	target := freeName(root, dest, name)
+	r.Report = filepath.Join(moveTo, reportPath(target))
 	if err := writeReport(root, reportPath(target), r); err != nil {
 		return r, false, err
 	}
+	r.movedTo = target
+	o.logFile(r, reportPath(target))
 	// The file keeps its mode when it moves: it is made private first (on the file opened, so
 	// no link is followed). A file of another account's cannot be: processed/ and failed/ are.
 	if err := f.Chmod(privateFile); err != nil {
@@ -850,32 +1016,104 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 	return r, false, nil
 }
 
+// freeName is where a file named name goes in dest: dest/name, or, when that or its report is
+// taken (the same name dropped before), dest/name with the time before its extension.
+func freeName(root *os.Root, dest, name string) string {
+	free := func(p string) bool {
+		_, err1 := root.Lstat(p)
+		_, err2 := root.Lstat(reportPath(p))
+		return errors.Is(err1, fs.ErrNotExist) && errors.Is(err2, fs.ErrNotExist)
+	}
+	target := filepath.Join(dest, name)
+	stem, ext := strings.TrimSuffix(name, filepath.Ext(name)), filepath.Ext(name)
+	stamp := time.Now().UTC().Format("20060102T150405")
+	for i := 1; !free(target) && i < 1000; i++ {
+		if i == 1 {
+			target = filepath.Join(dest, stem+"."+stamp+ext)
+		} else {
+			target = filepath.Join(dest, fmt.Sprintf("%s.%s-%d%s", stem, stamp, i, ext))
+		}
+	}
+	return target
+}
+
+// logFile logs how a file ended, at WARN when something in it needs a person: what happened,
+// the counts, and its report (relative to the drop folder; "" when it has none there). Never a
+// name or email: those are in the report.
+func (o *Onboarder) logFile(r FileResult, report string) {
+	args := []any{"file", r.Name, "outcome", r.Outcome(), "created", r.Count(OutcomeCreated), "already_done", r.Count(OutcomeAlreadyDone),
+		"skipped", r.Count(OutcomeSkipped), "rejected", r.Count(OutcomeRejected), "unresolved", r.Count(OutcomeUnresolved)}
+	if report != "" {
+		args = append(args, "report", report)
+	}
+	if r.Err != nil {
+		args = append(args, "err", oneLine(r.Err.Error()))
+	}
+	if o.opts.DryRun {
+		o.log.Info("onboarding file (dry run)", args...)
+		return
+	}
+	switch r.Outcome() {
+	case FileDone:
+		o.log.Info("onboarding file", args...)
+	case FilePartlyRejected:
+		o.log.Warn("onboarding: rows of a file were rejected, the others went ahead: see its report, correct those rows and drop them again", args...)
+	case FileRejected:
+		o.log.Warn("onboarding: nobody could be onboarded from a file: its rows were rejected; it is in failed/ with its report: correct the rows (or the onboarding settings) and drop it again", args...)
+	case FileUnreadable:
+		o.log.Warn("onboarding: a file is not a CSV of new hires; it is in failed/ with its report saying why and how to fix it", args...)
+	default:
+		o.log.Warn("onboarding: rows of a file are unresolved; it is retried with backoff (hrsync onboard --retry-failed finishes it once the cause is fixed)", args...)
+	}
+}
+
+// warnOnce logs msg at WARN the first time this Onboarder meets name.
+func (o *Onboarder) warnOnce(name, msg string, args ...any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.warned == nil {
+		o.warned = make(map[string]bool)
+	}
+	if !o.warned[name] {
+		o.warned[name] = true
+		o.log.Warn(msg, args...)
+	}
+}
+
 // writeNamedReport writes the report of a file named on the command line beside it
 // (<file>.result.csv, or <file>.dry-run.csv for a dry run), or, when the file lies in the drop
-// folder, in its reports/ folder, where the folder scan never takes a report for a new file.
-func (o *Onboarder) writeNamedReport(path string, r FileResult) error {
+// folder, in its reports/ folder, where the folder scan never takes a report for a new file. It
+// returns the report's path.
+func (o *Onboarder) writeNamedReport(path string, r FileResult) (string, error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	suffix := ".result.csv"
 	if o.opts.DryRun {
 		suffix = ".dry-run.csv"
 	}
 	if o.opts.Folder == "" || !sameDir(dir, o.opts.Folder) {
-		return WriteReport(filepath.Join(dir, base+suffix), r)
+		report := filepath.Join(dir, base+suffix)
+		return report, WriteReport(report, r)
 	}
 	root, err := os.OpenRoot(o.opts.Folder)
 	if err != nil {
-		return fmt.Errorf("write report: %w", err)
+		return "", fmt.Errorf("write report: %w", err)
 	}
 	defer root.Close()
 	if err := privateFolderIn(root, reportsDir); err != nil {
-		return err
+		return "", err
 	}
-	return writeReport(root, filepath.Join(reportsDir, base+suffix), r)
+	report := filepath.Join(reportsDir, base+suffix)
+	return filepath.Join(o.opts.Folder, report), writeReport(root, report, r)
 }
 
-// reportPath is the report beside a file in processed/ or failed/: x.csv → x.result.csv.
+// reportPath is the report beside a file in processed/ or failed/: x.csv → x.result.csv, and
+// a file of another kind keeps its whole name, x.xlsx → x.xlsx.result.csv, so that x.csv and
+// x.xlsx dropped together get a report each.
 func reportPath(file string) string {
-	return strings.TrimSuffix(file, filepath.Ext(file)) + reportSuffix
+	if ext := filepath.Ext(file); strings.EqualFold(ext, ".csv") {
+		return strings.TrimSuffix(file, ext) + reportSuffix
+	}
+	return file + reportSuffix
 }
 
 // sameDir reports whether a and b name the same existing folder.
@@ -892,10 +1130,15 @@ func sameDir(a, b string) bool {
 }
 
 // Retrying files in failed/ on the worker's own: the first try a minute after the file is first
-// seen there, then twice as long each time, at most an hour apart, FailedRetryAttempts tries in
-// all (about a day); a file that cannot be read is not retried (a corrected file is needed).
-// After that, `hrsync onboard --retry-failed` finishes it. The count lives in the process: a
-// restart starts it again.
+// seen there, then, while rows are unresolved, twice as long each time, at most an hour apart,
+// FailedRetryAttempts tries in all (about a day). After that, `hrsync onboard --retry-failed`
+// finishes it. A file that failed for its content (unreadable, or nobody onboarded because its
+// rows were rejected) is not retried by the process that failed it: the same bytes with the
+// same settings fail the same way, and a corrected file is dropped anew. The state lives in the
+// process: a restarted worker (with new settings, say onboarding.date_layout) gives every file
+// in failed/ one try a minute after it starts, which is local for a file failed for its
+// content (the source is asked only about rows whose create changed), and the fix applies
+// without anyone moving files.
 const (
 	FailedRetryInitial  = time.Minute
 	FailedRetryMax      = time.Hour
@@ -948,6 +1191,12 @@ func (b *FailedRetries) Tried(name string, r FileResult) (stopped bool) {
 		delete(b.files, name) // finished (moved to processed/), or not ours
 		return false
 	}
+	if r.forContent() {
+		// Tried once more (the first retry of a file this process did not fail itself, with
+		// its settings): the same bytes and settings fail the same way.
+		f.stopped = true
+		return true
+	}
 	f.tries++
 	initial, maxWait, attempts := cmp.Or(b.Initial, FailedRetryInitial), cmp.Or(b.Max, FailedRetryMax), cmp.Or(b.Attempts, FailedRetryAttempts)
 	wait := initial
@@ -956,8 +1205,16 @@ func (b *FailedRetries) Tried(name string, r FileResult) (stopped bool) {
 	}
 	wait = min(wait, maxWait)
 	f.next = b.now().Add(wait)
-	f.stopped = f.tries >= attempts || errors.Is(r.Err, ErrUnreadable)
+	f.stopped = f.tries >= attempts
 	return f.stopped
+}
+
+// settle stops the timed retries of a file put in failed/ for its content by this process.
+func (b *FailedRetries) settle(name string) {
+	if b.files == nil {
+		b.files = make(map[string]*failedRetry)
+	}
+	b.files[name] = &failedRetry{stopped: true}
 }
 
 // Forget drops the state of names no longer in failed/.

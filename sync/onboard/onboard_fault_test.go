@@ -228,7 +228,8 @@ func TestOnboardingDryRunReportStaysOutOfTheFolderScan(t *testing.T) {
 }
 
 // TestFailedRetriesBackOff: the worker's retries of a file in failed/ start a minute after it is
-// seen, double up to an hour apart, and stop after the attempts or for an unreadable file.
+// seen, double up to an hour apart, and stop after the attempts, or after one try for a file that
+// failed for its content.
 func TestFailedRetriesBackOff(t *testing.T) {
 	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	b := &onboard.FailedRetries{Attempts: 4, Max: 3 * time.Minute, Now: func() time.Time { return now }}
@@ -258,11 +259,21 @@ func TestFailedRetriesBackOff(t *testing.T) {
 			}
 		}
 	}
-	unreadable := onboard.FileResult{Name: "b.csv", Err: onboard.ErrUnreadable}
-	b.Due("b.csv")
-	now = now.Add(time.Minute)
-	if !b.Due("b.csv") || !b.Tried("b.csv", unreadable) || b.Due("b.csv") {
-		t.Error("an unreadable file is retried more than once")
+	// A file failed for its content is tried once (a restarted worker's fresh look), then not
+	// again: unreadable, or nobody onboarded because its rows were rejected.
+	for _, r := range []onboard.FileResult{
+		{Name: "b.csv", Err: onboard.ErrUnreadable},
+		{Name: "c.csv", Rows: []onboard.RowResult{{Line: 2, Outcome: onboard.OutcomeRejected}, {Line: 3, Outcome: onboard.OutcomeSkipped}}},
+	} {
+		b.Due(r.Name)
+		now = now.Add(time.Minute)
+		if !b.Due(r.Name) || !b.Tried(r.Name, r) || b.Due(r.Name) {
+			t.Errorf("%s (%s) is retried more than once", r.Name, r.Outcome())
+		}
+		now = now.Add(2 * time.Hour)
+		if b.Due(r.Name) {
+			t.Errorf("%s (%s) is retried hours later", r.Name, r.Outcome())
+		}
 	}
 	// A file gone from failed/ is forgotten: dropped there again, its count starts again.
 	b.Forget(nil)

@@ -171,17 +171,18 @@ func TestOnboardingFolder(t *testing.T) {
 	}
 	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
 	results, err := o.ProcessDir(context.Background(), dir, 0)
-	if err != nil || len(results) != 3 {
+	if err != nil || len(results) != 4 {
 		t.Fatalf("results %d %v", len(results), err)
 	}
+	// Every file but the dotfile is taken: notes.txt too, to failed/ with a report saying why.
 	for _, f := range []string{"processed/good.csv", "processed/good.result.csv", "processed/mixed.csv", "processed/mixed.result.csv",
-		"failed/unreadable.csv", "failed/unreadable.result.csv", ".partial.csv", "notes.txt"} {
+		"failed/unreadable.csv", "failed/unreadable.result.csv", ".partial.csv", "failed/notes.txt", "failed/notes.txt.result.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "processed/mixed.result.csv"))
-	if !strings.HasPrefix(string(report), "row,email,outcome,employee_id,reason\n") || strings.Contains(string(report), "\n=") || strings.Contains(string(report), ",=") {
+	if !strings.HasPrefix(string(report), "row,email,outcome,employee_id,reason,first_name,last_name\n") || strings.Contains(string(report), "\n=") || strings.Contains(string(report), ",=") {
 		t.Errorf("report:\n%s", report)
 	}
 }

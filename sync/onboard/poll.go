@@ -2,6 +2,9 @@ package onboard
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	hrsync "github.com/hrsync/hrsync/sync"
@@ -45,6 +48,13 @@ func (o *Onboarder) Pass(ctx context.Context, opts PassOptions) ([]FileResult, e
 		return results, nil
 	}
 	retries := opts.Retries
+	for _, r := range results {
+		// A file this process has just put in failed/ for its content would fail the same way
+		// on a timed retry: none (a corrected file, or a restart with other settings, helps).
+		if r.forContent() && filepath.Dir(r.movedTo) == failedDir {
+			retries.settle(filepath.Base(r.movedTo))
+		}
+	}
 	names, err := FailedFiles(opts.Dir)
 	if err != nil {
 		return results, err
@@ -56,7 +66,7 @@ func (o *Onboarder) Pass(ctx context.Context, opts PassOptions) ([]FileResult, e
 		switch {
 		case !r.Failed():
 			o.log.Info("onboarding: a file in failed/ is finished and moved to processed/", "file", r.Name)
-		case stopped:
+		case stopped && !r.forContent():
 			o.log.Error("onboarding: stopped retrying a file in failed/; fix the cause, then hrsync onboard --retry-failed",
 				"file", r.Name, "unresolved", r.Count(OutcomeUnresolved), "err", r.Err)
 		}
@@ -67,16 +77,42 @@ func (o *Onboarder) Pass(ctx context.Context, opts PassOptions) ([]FileResult, e
 // Job is the worker's onboarding as a job of an hrsync.Runner: named JobName, under LockName, a
 // Pass every interval (a file still being written waits for opts.Settle), retrying the files in
 // failed/ with backoff kept from pass to pass (opts.Retries; nil starts a new one). A pass logs
-// its error; a panic in one is the runner's to recover and count, and the next pass goes on.
+// its error; a pass in which a file failed (to failed/, or left in the folder by a refused key)
+// returns a FilesFailedError, so the runner counts the run failed (each file was logged at
+// WARN already); a panic in one is the runner's to recover and count. Either way the next pass
+// goes on.
 func (o *Onboarder) Job(interval time.Duration, opts PassOptions) hrsync.Job {
 	if opts.Retries == nil && !opts.RetryAll {
 		opts.Retries = &FailedRetries{}
 	}
 	return hrsync.Job{Name: JobName, Trigger: hrsync.Every(interval), Lock: LockName, Run: func(ctx context.Context) error {
-		_, err := o.Pass(ctx, opts)
-		if err != nil && ctx.Err() == nil {
-			o.log.Error("onboarding", "err", err)
+		results, err := o.Pass(ctx, opts)
+		if err != nil {
+			if ctx.Err() == nil {
+				o.log.Error("onboarding", "err", err)
+			}
+			return err
 		}
-		return err
+		var failed []string
+		for _, r := range results {
+			if r.Failed() {
+				failed = append(failed, r.Name)
+			}
+		}
+		if len(failed) > 0 {
+			return &FilesFailedError{Files: failed, Of: len(results)}
+		}
+		return nil
 	}}
+}
+
+// FilesFailedError is a pass of the drop folder in which files failed: each is in failed/ (or,
+// the key refused, still in the folder) with its report, and was logged.
+type FilesFailedError struct {
+	Files []string // their names
+	Of    int      // the files the pass took
+}
+
+func (e *FilesFailedError) Error() string {
+	return fmt.Sprintf("onboarding: %d of %d files not finished (%s): see their reports", len(e.Files), e.Of, strings.Join(e.Files, ", "))
 }

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	stdsync "sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hrsync/hrsync/sink"
+	hrsync "github.com/hrsync/hrsync/sync"
+)
+
+// syncReport is what `hrsync sync` tells its operator about one account's run: each
+// collection's summary as it finishes, and a closing line of totals, on stdout. On a terminal
+// (stderr is one) it also opens with the run's plan (the collections, the pages and requests
+// expected, and the time they take at the account's rate) and keeps one progress line for the
+// whole run on stderr, redrawn in place, with the log's warnings and errors written above it
+// (its other lines say what the report says). Piped, the logs stay as they are and no control
+// character is written.
+type syncReport struct {
+	mu     stdsync.Mutex
+	out    io.Writer // the plan, the summaries, the totals
+	term   io.Writer // the progress line and the log
+	tty    bool
+	prefix string // the account's, before every line
+	rate   int    // requests a minute; 0: unpaced
+	dryRun bool
+	now    func() time.Time
+	width  int // the progress line is cut to this many characters
+
+	started time.Time
+	pages   []int64 // per collection: the pages expected, then as its walks learn them
+	reqs    []int64 // per collection: the requests its walks are expected to make (Planned.Requests)
+	done    []int64 // per collection: the pages read, over its walks
+	before  []int64 // per collection: the pages its earlier walks read
+	walk    []int   // per collection: the walk going on
+	cur     int     // the collection walking, from 0; -1 none
+	line    string  // the progress line on the terminal, "" none
+	drawn   time.Time
+	results []hrsync.Result
+	closed  bool
+}
+
+// redrawEvery bounds how often the progress line is redrawn: a fast source reads hundreds of
+// pages a second.
+const redrawEvery = 100 * time.Millisecond
+
+// progressWidth is the progress line's width at most, so that it fits an 80-column terminal
+// and \r redraws it whole.
+const progressWidth = 79
+
+// terminal is a writer that says whether it is a terminal, as a test's stand-in for one does.
+type terminal interface{ IsTerminal() bool }
+
+// isTerminal reports whether w is a terminal: a character device, or a writer that says so.
+func isTerminal(w io.Writer) bool {
+	if t, ok := w.(terminal); ok {
+		return t.IsTerminal()
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func newSyncReport(out, term io.Writer, tty bool, prefix string, ratePerMinute int, dryRun bool, now func() time.Time) *syncReport {
+	if now == nil {
+		now = time.Now
+	}
+	return &syncReport{out: out, term: term, tty: tty, prefix: prefix, rate: ratePerMinute, dryRun: dryRun,
+		now: now, width: progressWidth, started: now(), cur: -1}
+}
+
+// options sets the sync's hooks: the plan and the progress on a terminal only (planning reads a
+// first page of each collection the ledger cannot size), the summaries always.
+func (r *syncReport) options(o *hrsync.Options) {
+	o.Finished = r.finished
+	if r.tty {
+		o.Planned, o.Progress = r.planned, r.progress
+	}
+}
+
+// begin says, on a terminal, that the run is being planned: sizing a collection the ledger
+// cannot may take a paced request each before the plan is told.
+func (r *syncReport) begin(collections int) {
+	if !r.tty {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.draw(r.prefix + fmt.Sprintf("planning: sizing %s…", plural(int64(collections), "collection")))
+}
+
+// logger is the command's logger: piped, as configured; on a terminal, warnings and errors
+// only, written above the progress line.
+func (r *syncReport) logger(cfg settings) *slog.Logger {
+	if !r.tty {
+		return cfg.logger(r.term)
+	}
+	return slog.New(minLevel{min: slog.LevelWarn, Handler: cfg.logger(logAbove{r}).Handler()})
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(as), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
+}
+
+// logAbove writes log lines to the terminal above the progress line (a handler writes a record
+// in one Write).
+type logAbove struct{ r *syncReport }
+
+func (l logAbove) Write(p []byte) (int, error) {
+	l.r.mu.Lock()
+	defer l.r.mu.Unlock()
+	l.r.above(l.r.term, string(p))
+	return len(p), nil
+}
+
+// above writes text to w with the progress line out of its way: cleared first, drawn again
+// under it.
+func (r *syncReport) above(w io.Writer, text string) {
+	line := r.line
+	if line != "" {
+		fmt.Fprint(r.term, "\r\033[K")
+		r.line = ""
+	}
+	fmt.Fprint(w, text)
+	if line != "" && r.cur >= 0 {
+		r.draw(line)
+	}
+}
+
+// draw puts line on the terminal in place of the one there.
+func (r *syncReport) draw(line string) {
+	fmt.Fprint(r.term, "\r\033[K"+line)
+	r.line = line
+	r.drawn = r.now()
+}
+
+// planned writes the opening lines: what the run will walk and what it will cost.
+func (r *syncReport) planned(p hrsync.Plan) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pages = make([]int64, len(p.Collections))
+	r.done = make([]int64, len(p.Collections))
+	r.before = make([]int64, len(p.Collections))
+	r.walk = make([]int, len(p.Collections))
+	r.reqs = make([]int64, len(p.Collections))
+	for i, c := range p.Collections {
+		r.pages[i], r.reqs[i] = c.Pages, c.Requests
+	}
+	r.above(r.out, r.prefix+planLine(p, r.rate)+"\n"+r.prefix+"  "+planPages(p)+"\n")
+}
+
+// planLine is the plan's first line: "plan: 15 collections, 1,185 pages, ~1,190 requests,
+// ~20m14s at 60 requests a minute (sized by each collection's first page)".
+func planLine(p hrsync.Plan, rate int) string {
+	sized := p.Sized()
+	estimate := sized[hrsync.SizedByLastRun] > 0 || sized[hrsync.Unsized] > 0
+	about := ""
+	if estimate {
+		about = "~"
+	}
+	s := fmt.Sprintf("plan: %s, %s%s pages, %s%s requests", plural(int64(len(p.Collections)), "collection"),
+		about, thousands(p.Pages()), about, thousands(p.Requests()))
+	if rate > 0 {
+		s += fmt.Sprintf(", ~%s at %d requests a minute", clock(paced(int(p.Requests()), rate)), rate)
+	} else {
+		s += ", unpaced (source.rate_limit 0)"
+	}
+	var how []string
+	switch n, all := sized[hrsync.SizedByLastRun], len(p.Collections)-sized[hrsync.NotOffered]; {
+	case n > 0 && n == all:
+		how = append(how, "an estimate: the pages of the last run")
+	case n > 0:
+		how = append(how, fmt.Sprintf("an estimate: %d by the last run", n))
+	}
+	if n := sized[hrsync.SizedByFirstPage]; n > 0 {
+		if len(how) == 0 && n+sized[hrsync.NotOffered] == len(p.Collections) {
+			how = append(how, "sized by each collection's first page")
+		} else {
+			how = append(how, fmt.Sprintf("%d sized by their first page", n))
+		}
+	}
+	if n := sized[hrsync.Unsized]; n > 0 {
+		how = append(how, fmt.Sprintf("%d unknown until walked", n))
+	}
+	if p.Probes > 0 {
+		how = append(how, fmt.Sprintf("%s made to size them", plural(p.Probes, "request")))
+	}
+	if len(how) > 0 {
+		s += " (" + strings.Join(how, "; ") + ")"
+	}
+	return s
+}
+
+// planPages is the plan's second line: each collection's pages.
+func planPages(p hrsync.Plan) string {
+	parts := make([]string, len(p.Collections))
+	for i, c := range p.Collections {
+		switch {
+		case c.Sized == hrsync.NotOffered:
+			parts[i] = string(c.Resource) + " (not offered)"
+		case c.Sized == hrsync.Unsized:
+			parts[i] = string(c.Resource) + " ?"
+		default:
+			parts[i] = string(c.Resource) + " " + thousands(c.Pages)
+		}
+		if c.Window != nil {
+			parts[i] += " (window)"
+		}
+	}
+	return "pages: " + strings.Join(parts, ", ")
+}
+
+// progress redraws the progress line: the collection of how many, its pages, the run's pages,
+// and the time left at the account's rate.
+func (r *syncReport) progress(p hrsync.Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := p.Collection - 1
+	if i < 0 || i >= len(r.pages) {
+		return // not of the plan
+	}
+	first := r.cur != i || r.walk[i] != p.Walk
+	if r.walk[i] != p.Walk {
+		r.before[i] = r.done[i]
+		r.walk[i] = p.Walk
+	}
+	r.cur = i
+	r.done[i] = r.before[i] + p.PagesDone
+	if p.PagesTotal > 0 {
+		r.pages[i] = max(r.before[i]+p.PagesTotal, r.done[i])
+	}
+	last := p.PagesTotal > 0 && p.PagesDone >= p.PagesTotal
+	if !first && !last && r.now().Sub(r.drawn) < redrawEvery {
+		return
+	}
+	r.draw(r.progressLine(p))
+}
+
+// progressLine is the line for p. The time left is that of the requests still to make: the
+// rest of the walk going on (a page a request), and the requests planned for the collections
+// after it (a one-page collection read by the plan makes none).
+func (r *syncReport) progressLine(p hrsync.Progress) string {
+	var done, left, requests int64
+	for j := range r.pages {
+		done += r.done[j]
+		switch {
+		case j == r.cur:
+			left += max(r.pages[j]-r.done[j], 0)
+			requests += max(r.pages[j]-r.done[j], 0)
+		case j > r.cur:
+			left += r.pages[j]
+			requests += r.reqs[j]
+		}
+	}
+	total := "?"
+	if p.PagesTotal > 0 {
+		total = thousands(p.PagesTotal)
+	}
+	name := string(p.Resource)
+	if p.Walk > 1 {
+		name += fmt.Sprintf(" (walk %d)", p.Walk)
+	}
+	remaining := "?"
+	switch elapsed := r.now().Sub(r.started); {
+	case r.rate > 0:
+		remaining = "~" + clock(paced(int(requests), r.rate))
+	case done > 0:
+		remaining = "~" + clock(time.Duration(float64(elapsed)/float64(done)*float64(requests)))
+	}
+	line := fmt.Sprintf("%s%d/%d %s: page %s/%s · %s/%s pages in all · %s left", r.prefix, p.Collection, p.Collections, name,
+		thousands(p.PagesDone), total, thousands(done), thousands(done+left), remaining)
+	if utf8.RuneCountInString(line) > r.width {
+		line = string([]rune(line)[:r.width-1]) + "…"
+	}
+	return line
+}
+
+// finished writes a collection's summary as soon as it finishes.
+func (r *syncReport) finished(res hrsync.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.results = append(r.results, res)
+	r.cur = -1 // no line until the next collection's first page
+	var b strings.Builder
+	printResult(&b, r.prefix, res, r.dryRun)
+	r.above(r.out, b.String())
+}
+
+// close ends the report, once: the progress line cleared, and the closing line of totals when
+// any collection ran.
+func (r *syncReport) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.cur = -1
+	if r.line != "" {
+		fmt.Fprint(r.term, "\r\033[K")
+		r.line = ""
+	}
+	if len(r.results) > 0 {
+		fmt.Fprintln(r.out, r.prefix+totalsLine(r.results, r.dryRun, r.now().Sub(r.started)))
+	}
+}
+
+// totalsLine is the closing line: "total: 15 collections in 19m45s, 1,185 pages, 1,190 requests;
+// 61,002 records: 61,002 new, 0 changed, 0 unchanged, 0 deleted", and what did not end ok.
+func totalsLine(rs []hrsync.Result, dryRun bool, took time.Duration) string {
+	var pages, requests, records, inserted, updated, unchanged, deleted, refused int64
+	statuses := map[string]int{}
+	var order []string
+	for _, r := range rs {
+		pages += r.Pages
+		requests += r.Requests
+		if r.Status != sink.RunUnavailable {
+			records += r.DistinctRecords
+		}
+		inserted, updated, unchanged, deleted, refused = inserted+r.Inserted, updated+r.Updated, unchanged+r.Unchanged,
+			deleted+r.Deleted, refused+r.DeletionsRefused
+		if r.Status != sink.RunOK {
+			if statuses[r.Status] == 0 {
+				order = append(order, r.Status)
+			}
+			statuses[r.Status]++
+		}
+	}
+	s := fmt.Sprintf("total: %s in %s, %s pages, %s requests; %s records: %s new, %s changed, %s unchanged, %s deleted",
+		plural(int64(len(rs)), "collection"), clock(took), thousands(pages), thousands(requests), thousands(records),
+		thousands(inserted), thousands(updated), thousands(unchanged), thousands(deleted))
+	if refused > 0 {
+		s += fmt.Sprintf(", %s deletions refused", thousands(refused))
+	}
+	for _, st := range order {
+		s += fmt.Sprintf("; %d %s", statuses[st], st)
+	}
+	if dryRun {
+		s += " (dry run: nothing written)"
+	}
+	return s
+}
+
+// clock writes a duration as a countdown does: 19m45s, 1h02m00s, 14s, 0.35s.
+func clock(d time.Duration) string {
+	switch {
+	case d < 10*time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%dh%02dm%02ds", int(d/time.Hour), int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second))
+}

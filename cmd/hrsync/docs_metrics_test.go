@@ -221,9 +221,9 @@ var (
 
 // TestKitNamesOnlyExportedMetricsAndLabels: every hrsync_* name in the Prometheus configs (their
 // comments included), the rules and their tests, the dashboard and docs/operations.md is a
-// metric hrsync exports (or a histogram's series), every label a selector matches on is one
-// the metric has (or Prometheus's job and instance), and prose that says a metric has a label
-// names one it has.
+// metric hrsync exports (or a histogram's series); in those, README and docs/*.md, every label
+// a selector matches on is one the metric has (or Prometheus's job and instance), and prose
+// that says a metric has a label names one it has.
 func TestKitNamesOnlyExportedMetricsAndLabels(t *testing.T) {
 	registered := registeredMetrics(t)
 	labelsOf := func(name string) ([]string, bool) {
@@ -237,15 +237,30 @@ func TestKitNamesOnlyExportedMetricsAndLabels(t *testing.T) {
 		}
 		return nil, false
 	}
-	for _, file := range kitFiles {
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	files := []string{"README.md"}
+	for _, d := range docs {
+		files = append(files, "docs/"+filepath.Base(d))
+	}
+	files = append(files, kitFiles...)
+	for _, file := range files {
 		text := strings.ReplaceAll(readRepoFile(t, file), `\"`, `"`)
-		for _, name := range metricLike.FindAllString(text, -1) {
-			if _, ok := labelsOf(name); !ok {
-				t.Errorf("%s names %s, which hrsync does not export", file, name)
+		if slices.Contains(kitFiles, file) { // elsewhere hrsync_ also starts schemas and roles
+			for _, name := range metricLike.FindAllString(text, -1) {
+				if _, ok := labelsOf(name); !ok {
+					t.Errorf("%s names %s, which hrsync does not export", file, name)
+				}
 			}
 		}
 		for _, m := range selector.FindAllStringSubmatch(text, -1) {
-			labels, _ := labelsOf(m[1])
+			labels, ok := labelsOf(m[1])
+			if !ok {
+				t.Errorf("%s: %s{%s}: hrsync exports no %s", file, m[1], m[2], m[1])
+				continue
+			}
 			for _, lm := range matcher.FindAllStringSubmatch(m[2], -1) {
 				if l := lm[1]; l != "job" && l != "instance" && !slices.Contains(labels, l) {
 					t.Errorf("%s: %s{%s}: %s has no label %s (its labels: %v)", file, m[1], m[2], m[1], l, labels)

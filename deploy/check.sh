@@ -29,7 +29,8 @@ DASHBOARD="$DEPLOY/grafana/hrsync-dashboard.json"
 DOCS="$ROOT/docs/operations.md"
 
 # The metric contract: every hrsync_* name the kit may use (histograms add _bucket, _sum and
-# _count). Keep in step with docs/operations.md and the code.
+# _count). Keep in step with docs/operations.md and the code (cmd/hrsync's
+# TestMetricTablesMatchTheCode compares the three).
 CONTRACT=(
 	hrsync_sync_runs_total
 	hrsync_sync_duration_seconds

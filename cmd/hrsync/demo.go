@@ -150,7 +150,9 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	w.more("%s leave requests, %s sicknesses and %s training courses of the year to %s (and",
 		thousands(int64(len(acct.Collections["leave_requests"]))), thousands(int64(len(acct.Collections["sicknesses"]))),
 		thousands(int64(len(acct.Collections["employee_training_courses"]))), today.Format("2 January 2006"))
-	w.more("bookings half a year on), and the reference data they point at; unpaced for the demo")
+	w.more("bookings half a year on), the reference data they point at, and their pay (the financial")
+	w.more("module: %s salaries, %s bonuses, %s benefits); unpaced for the demo", thousands(int64(len(acct.Collections["salaries"]))),
+		thousands(int64(len(acct.Collections["bonuses"]))), thousands(int64(len(acct.Collections["benefits"]))))
 
 	// 2. The warehouse.
 	t := time.Now()
@@ -187,7 +189,8 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("demo: sync: %w", err)
 	}
-	w.step("3. Sync", "every page of the upstream into the warehouse (%s)", time.Since(t).Round(time.Millisecond))
+	w.step("3. Sync", "every page of all %d collections into the warehouse (%s)", len(hrsync.Known), time.Since(t).Round(time.Millisecond))
+	w.more("(the financial module too, which hrsync sync walks only when sync.resources names it)")
 	w.results(sync1)
 	if r := result(sync1, sink.WorkingPatterns); r.Deleted > 0 {
 		w.more("(the deleted working pattern is the default one a new warehouse starts with)")

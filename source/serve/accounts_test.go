@@ -433,7 +433,7 @@ func TestAccessLogAndObserveNameTheAccount(t *testing.T) {
 	}{
 		{"bolt-key-9f2c4e7a1b3d5f60a8e2", "/v1/employees/3", 200, `key="bolt 1" account=bolt status=200`, "bolt /v1/employees/{id} 200"},
 		{"acme-key-2-9f2c4e7a1b3d5f60a8e2", "/v1/employees/3", 404, `key="acme 2" account=acme status=404`, "acme /v1/employees/{id} 404"},
-		{"acme-key-1-9f2c4e7a1b3d5f60a8e2", "/v1/nowhere", 404, `key="acme 1" account=acme status=404`, "acme / 404"},
+		{"acme-key-1-9f2c4e7a1b3d5f60a8e2", "/v1/nowhere", 404, `key="acme 1" account=acme status=404`, "acme unmatched 404"},
 		{"nobody-key", "/v1/employees", 401, `key="" account="" status=401`, " unmatched 401"},
 		{"", "/v1/employees", 401, `key="" account="" status=401`, " unmatched 401"},
 	}

@@ -379,21 +379,42 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
-// routes builds an account's mux: the one place the interface's routes are declared.
+// routes builds an account's mux over eachRoute.
 func (a *account) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	route(mux, "/v1/employees", a.listEmployees, a.createEmployee)
-	route(mux, "/v1/employees/{id}", a.getEmployee, nil)
-	route(mux, "/v1/working_patterns", a.listWorkingPatterns, nil)
-	for _, c := range v1.Collections {
-		route(mux, "/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { a.listRecords(w, r, c) }, nil)
-		route(mux, "/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { a.getRecord(w, r, c) }, nil)
-	}
-	route(mux, "/v1", a.index, nil)
+	a.eachRoute(func(pattern string, get, post http.HandlerFunc) { route(mux, pattern, get, post) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, a.h.notFound)
 	})
 	return mux
+}
+
+// eachRoute calls fn with each route of the interface, its GET handler and its POST one (nil:
+// none): the one place the interface's routes are declared. a may be nil when only the
+// patterns are wanted (RouteLabels).
+func (a *account) eachRoute(fn func(pattern string, get, post http.HandlerFunc)) {
+	fn("/v1/employees", a.listEmployees, a.createEmployee)
+	fn("/v1/employees/{id}", a.getEmployee, nil)
+	fn("/v1/working_patterns", a.listWorkingPatterns, nil)
+	for _, c := range v1.Collections {
+		fn("/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { a.listRecords(w, r, c) }, nil)
+		fn("/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { a.getRecord(w, r, c) }, nil)
+	}
+	fn("/v1", a.index, nil)
+}
+
+// RouteUnmatched is the route Options.Observe is told of for a request no route answered: one
+// refused before it was routed (no or a wrong key, too many refusals, a query too long, a CORS
+// preflight, a body in an encoding not accepted) or for a path no route serves (404).
+const RouteUnmatched = "unmatched"
+
+// RouteLabels are every route Options.Observe may be told of, the route label of the replica's
+// request metrics: each route's pattern ("/v1/employees/{id}"), the OpenAPI document's path,
+// and RouteUnmatched. A client's paths never make more.
+func RouteLabels() []string {
+	var out []string
+	(*account)(nil).eachRoute(func(pattern string, _, _ http.HandlerFunc) { out = append(out, pattern) })
+	return append(out, openAPIPath, RouteUnmatched)
 }
 
 // route registers a path whose GET (and HEAD) and optional POST are served; other methods get a
@@ -427,6 +448,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", id)
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 	var k *key
+	var route string // of a request answered outside the mux (the OpenAPI document)
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -443,9 +465,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			keyName, accountName = k.name, k.account.name
 		}
 		if h.opts.Observe != nil {
-			route := r.Pattern // set by the mux; empty when the request never reached it
 			if route == "" {
-				route = "unmatched"
+				route = r.Pattern // set by the mux; empty when the request never reached it
+			}
+			if route == "" || route == "/" { // "/": the mux's answer to a path no route serves
+				route = RouteUnmatched
 			}
 			h.opts.Observe(accountName, route, rec.status, d)
 		}
@@ -469,6 +493,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Path == openAPIPath && r.Method != http.MethodOptions {
+		route = openAPIPath
 		serveOpenAPI(rec, r) // the contract needs no key
 		return
 	}

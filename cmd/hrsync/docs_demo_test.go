@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/hrsync/hrsync/source/v1"
+)
+
+// readmeDemo is README's account of `hrsync demo`, from "`hrsync demo` needs" to its flags, on
+// one line (its words as they are, whatever the line breaks).
+func readmeDemo(t *testing.T) string {
+	t.Helper()
+	readme := readRepoFile(t, "README.md")
+	start := strings.Index(readme, "`hrsync demo` needs")
+	end := strings.Index(readme, "| flag | default |")
+	if start < 0 || end < start {
+		t.Fatal("README.md: no account of the demo between \"`hrsync demo` needs\" and its flags")
+	}
+	return strings.Join(strings.Fields(readme[start:end]), " ")
+}
+
+// number reads the first submatch of re in s as a number (with thousands separators); when s
+// has none, the test fails naming what, and goes on with -1.
+func number(t *testing.T, re, s, what string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(s)
+	if m == nil {
+		t.Errorf("%s: no match of %s", what, re)
+		return -1
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %q: %v", what, m[1], err)
+	}
+	return n
+}
+
+// about says whether a figure README rounds ("about 790") stands for n: within 2%.
+func about(readme, n int64) bool {
+	return math.Abs(float64(readme-n)) <= 0.02*float64(n)
+}
+
+// TestREADMEDemoFigures runs the demo as README describes it (the default 2,500 employees; not
+// serving) and holds README's figures to its report: the employees generated and after the
+// onboarding, the collections synced (the financial module among them, by name), the pages of
+// the first sync, the requests of the run and the minutes they would take at the real rate.
+// The demo runs as the built binary: under the race detector, in process, it takes minutes.
+func TestREADMEDemoFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds hrsync and runs the demo at its full size")
+	}
+	var out, logs bytes.Buffer
+	cmd := exec.Command(buildBinary(t), "demo", "--no-serve", "--warehouse", filepath.Join(t.TempDir(), "demo.db"))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	cmd.Stdout, cmd.Stderr = &out, &logs
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo: %v\n%s", err, logs.String())
+	}
+	report := out.String()
+	readme := readmeDemo(t)
+
+	if r, p := number(t, `over ([\d,]+) generated employees`, readme, "README"), number(t, `serves ([\d,]+) generated employees`, report, "the report"); r != p {
+		t.Errorf("README says the upstream serves %d employees; the demo printed %d", r, p)
+	}
+	if r, p := number(t, `now lists ([\d,]+) employees`, readme, "README"), number(t, `now lists ([\d,]+) employees`, report, "the report"); r != p {
+		t.Errorf("README says the upstream lists %d employees after the onboarding; the demo printed %d", r, p)
+	}
+
+	// The first sync: its summary lines, between "3. Sync" and "4. Onboarding".
+	first := report[strings.Index(report, "3. Sync"):strings.Index(report, "4. Onboarding")]
+	line := regexp.MustCompile(`(?m)^\s+([a-z_]+): [a-z]+ — .*; (\d+) pages,`)
+	var collections []string
+	pages := int64(0)
+	for _, m := range line.FindAllStringSubmatch(first, -1) {
+		collections = append(collections, m[1])
+		n, _ := strconv.ParseInt(m[2], 10, 64)
+		pages += n
+	}
+	if r := number(t, `all (\d+) collections`, readme, "README"); r != int64(len(collections)) {
+		t.Errorf("README says the demo syncs %d collections; it synced %d: %v", r, len(collections), collections)
+	}
+	for _, name := range collections {
+		if c := v1.CollectionNamed(name); c != nil && c.Sensitive && !strings.Contains(readme, "`"+name+"`") {
+			t.Errorf("README does not say the demo syncs %s (the financial module), which it does", name)
+		}
+	}
+	if r := number(t, `about ([\d,]+) pages`, readme, "README"); !about(r, pages) {
+		t.Errorf("README says the first sync walks about %d pages; the demo printed %d", r, pages)
+	}
+	requests := number(t, `: (\d+) requests to the upstream`, report, "the report")
+	if r := number(t, `about ([\d,]+) requests`, readme, "README"); !about(r, requests) {
+		t.Errorf("README says about %d requests; the demo printed %d", r, requests)
+	}
+	if r, p := number(t, `\(about (\d+) minutes\)`, readme, "README"), number(t, `would take about (\d+) minutes`, report, "the report"); r != p {
+		t.Errorf("README says the run would take about %d minutes at 60 requests a minute; the demo printed %d", r, p)
+	}
+	if t.Failed() {
+		t.Logf("the demo's report:\n%s", report)
+	}
+}
+
+// TestDemoCtrlCExitsZero is README's "Ctrl-C stops it: the replica shuts down and hrsync exits
+// 0", with the built binary and a real SIGINT (what a terminal's Ctrl-C sends): the process's
+// own signal handling, not a test's canceled context. (`go run` is not tested: the go command
+// exits 1 whenever it is interrupted, whatever hrsync returned.)
+func TestDemoCtrlCExitsZero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds hrsync")
+	}
+	bin := buildBinary(t)
+	var out, errs syncBuffer
+	cmd := exec.Command(bin, "demo", "--employees", "20", "--addr", freeAddr(t), "--warehouse", filepath.Join(t.TempDir(), "d.db"))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	deadline := time.After(2 * time.Minute)
+	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
+		select {
+		case err := <-done:
+			t.Fatalf("the demo ended before serving: %v\n%s\n%s", err, out.String(), errs.String())
+		case <-deadline:
+			t.Fatalf("the demo did not start serving:\n%s\n%s", out.String(), errs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("after Ctrl-C: %v (want exit status 0)\n%s", err, errs.String())
+		}
+	case <-time.After(shutdownTimeout + 30*time.Second):
+		t.Fatalf("the demo did not stop after Ctrl-C\n%s", errs.String())
+	}
+	if !strings.Contains(errs.String(), "replica shutting down") {
+		t.Errorf("the log does not say the replica shut down:\n%s", errs.String())
+	}
+}

@@ -21,6 +21,9 @@ type Plan struct {
 	// Probes are the requests already made to size collections the ledger could not
 	// (SizedByFirstPage), before the plan was told.
 	Probes int64
+	// Refused is set when the source refused the API key while the plan was sized: the run
+	// stops at its first collection with that error, so there is nothing to plan.
+	Refused bool
 }
 
 // Planned is one collection of a Plan.
@@ -154,7 +157,7 @@ func (s *Syncer) plan(ctx context.Context, resources []sink.Resource) (Plan, map
 			case errors.As(err, &no):
 				c.Sized = NotOffered
 			case errors.Is(err, v1.ErrUnauthorized):
-				refused = true
+				refused, p.Refused = true, true
 			case err != nil:
 				s.log.Debug("plan: the first page could not be read; its walk will try again", "resource", string(r), "err", err)
 			default:

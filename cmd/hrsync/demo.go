@@ -192,9 +192,6 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	w.step("3. Sync", "every page of all %d collections into the warehouse (%s)", len(hrsync.Known), time.Since(t).Round(time.Millisecond))
 	w.more("(the financial module too, which hrsync sync walks only when sync.resources names it)")
 	w.results(sync1)
-	if r := result(sync1, sink.WorkingPatterns); r.Deleted > 0 {
-		w.more("(the deleted working pattern is the default one a new warehouse starts with)")
-	}
 
 	// 4. Onboarding, through the upstream.
 	t = time.Now()

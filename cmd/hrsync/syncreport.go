@@ -169,6 +169,12 @@ func (r *syncReport) planned(p hrsync.Plan) {
 	for i, c := range p.Collections {
 		r.pages[i], r.reqs[i] = c.Pages, c.Requests
 	}
+	if p.Refused {
+		// The key was refused while sizing: the run stops at once and its error says so; a
+		// plan of unknowns would only hide it.
+		r.above(r.out, "")
+		return
+	}
 	r.above(r.out, r.prefix+planLine(p, r.rate)+"\n"+r.prefix+"  "+planPages(p)+"\n")
 }
 

@@ -92,3 +92,25 @@ func TestSyncSaysWhatItWillDoAndDid(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncWithARefusedKeyPlansNothing: a key the source refuses while the plan is sized stops
+// the run at once; the terminal shows no plan of unknown collections ("~0 pages … 13 unknown
+// until walked") above the error, only what failed and why.
+func TestSyncWithARefusedKeyPlansNothing(t *testing.T) {
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(20, 4)})
+	defer up.Close()
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=not-the-key-the-source-knows", "HRSYNC_SOURCE_RATE_LIMIT=6000",
+		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(t.TempDir(), "w.db"), "HRSYNC_SYNC_RESOURCES=departments,working_patterns,employees"}
+	var term fakeTerminal
+	err := run(context.Background(), []string{"sync"}, env, &term, &term)
+	if err == nil || !strings.Contains(err.Error(), "refused the API key") {
+		t.Fatalf("sync with a refused key: err = %v, want the key refused\n%s", err, term.String())
+	}
+	shown := term.String()
+	if strings.Contains(shown, "plan:") || strings.Contains(shown, "unknown until walked") {
+		t.Errorf("a plan is shown for a run the source refused:\n%q", shown)
+	}
+	if !strings.Contains(shown, "total: ") {
+		t.Errorf("no closing line of totals:\n%q", shown)
+	}
+}

@@ -130,22 +130,12 @@ func composeCmd(args []string, p *problems) error {
 	}
 	for _, n := range project.ServiceNames() {
 		s := project.Services[n]
-		for _, v := range s.Volumes {
-			if v.Type == types.VolumeTypeBind {
-				if _, err := os.Stat(v.Source); err != nil {
-					p.addf("%s: %s mounts %s, which does not exist", name, n, v.Source)
-				}
-			}
-		}
 		for _, key := range composeSecrets {
 			if v, ok := s.Environment[key]; ok && (v == nil || !strings.Contains(*v, "REPLACE-ME")) {
 				p.addf("%s: %s: %s does not come from the env file", name, n, key)
 			}
 		}
 		if s.Build == nil {
-			if !regexp.MustCompile(`:[^:/]+$`).MatchString(s.Image) || strings.HasSuffix(s.Image, ":latest") {
-				p.addf("%s: %s image %q: pin a version", name, n, s.Image)
-			}
 			continue
 		}
 		// The hrsync services, built from deploy/Dockerfile.

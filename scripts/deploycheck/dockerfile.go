@@ -130,7 +130,6 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 		}
 	}
 	expand := func(s string) string { return os.Expand(s, func(k string) string { return args[k] }) }
-	stageNames := map[string]bool{}
 
 	// The build stage.
 	build := stages[0]
@@ -174,39 +173,28 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	var stateCopy *instructions.CopyCommand // what makes the state directory
 	exposed := map[int]bool{}
 	env := map[string]string{}
-	for i, st := range stages {
-		if st.Name != "" {
-			stageNames[strings.ToLower(st.Name)] = true
-		}
-		for _, c := range st.Commands {
-			if cp, ok := c.(*instructions.CopyCommand); ok && cp.From != "" && !stageNames[strings.ToLower(cp.From)] {
-				p.addf("%s: COPY --from=%s: no earlier stage of that name", name, cp.From)
+	for _, c := range final.Commands {
+		switch c := c.(type) {
+		case *instructions.UserCommand:
+			user = c.User
+		case *instructions.WorkdirCommand:
+			workdir = c.Path
+		case *instructions.EntrypointCommand:
+			entrypoint = &c.ShellDependantCmdLine
+		case *instructions.CmdCommand:
+			cmd = &c.ShellDependantCmdLine
+		case *instructions.ExposeCommand:
+			for _, port := range c.Ports {
+				n, _ := strconv.Atoi(strings.TrimSuffix(port, "/tcp"))
+				exposed[n] = true
 			}
-			if i != len(stages)-1 {
-				continue
+		case *instructions.EnvCommand:
+			for _, kv := range c.Env {
+				env[kv.Key] = kv.Value
 			}
-			switch c := c.(type) {
-			case *instructions.UserCommand:
-				user = c.User
-			case *instructions.WorkdirCommand:
-				workdir = c.Path
-			case *instructions.EntrypointCommand:
-				entrypoint = &c.ShellDependantCmdLine
-			case *instructions.CmdCommand:
-				cmd = &c.ShellDependantCmdLine
-			case *instructions.ExposeCommand:
-				for _, port := range c.Ports {
-					n, _ := strconv.Atoi(strings.TrimSuffix(port, "/tcp"))
-					exposed[n] = true
-				}
-			case *instructions.EnvCommand:
-				for _, kv := range c.Env {
-					env[kv.Key] = kv.Value
-				}
-			case *instructions.CopyCommand:
-				if path.Clean(c.DestPath) == "/var/lib/hrsync" {
-					stateCopy = c
-				}
+		case *instructions.CopyCommand:
+			if path.Clean(c.DestPath) == "/var/lib/hrsync" {
+				stateCopy = c
 			}
 		}
 	}

@@ -54,7 +54,7 @@ func composeCmd(args []string, p *problems) error {
 		p.addf("%s: %v", name, err)
 		return nil
 	}
-	fmt.Printf("ok: %s: loaded as Docker Compose v2 loads it (compose-go): %d services, schema and interpolation\n", name, len(project.Services))
+	fmt.Fprintf(out, "ok: %s: loaded as Docker Compose v2 loads it (compose-go): %d services, schema and interpolation\n", name, len(project.Services))
 
 	// The example env file: every variable it sets or shows is one something reads.
 	checkEnvExample(*envFile, defaults, p)

@@ -110,7 +110,7 @@ func lintDockerfile(name string, dt []byte, p *problems) {
 		p.addf("%s%s: %s: %s (%s)", name, line, w.RuleName, w.Detail, w.URL)
 	}
 	if res.Error == nil && len(res.Warnings) == 0 {
-		fmt.Printf("ok: %s: BuildKit's parser and `docker build --check` rules: no warnings\n", name)
+		fmt.Fprintf(out, "ok: %s: BuildKit's parser and `docker build --check` rules: no warnings\n", name)
 	}
 }
 
@@ -238,7 +238,7 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 		}
 	}
 	if !p.any() {
-		fmt.Printf("ok: %s: %s build (go %s, CGO_ENABLED=0, -X main.version) into %s as %s, ENTRYPOINT hrsync, CMD run\n",
+		fmt.Fprintf(out, "ok: %s: %s build (go %s, CGO_ENABLED=0, -X main.version) into %s as %s, ENTRYPOINT hrsync, CMD run\n",
 			name, base, goVersion, fbase, user)
 	}
 }
@@ -389,7 +389,7 @@ func checkContext(name string, stages []instructions.Stage, files []string, p *p
 			}
 		}
 	}
-	fmt.Printf("ok: build context after .dockerignore: %d files\n", len(files))
+	fmt.Fprintf(out, "ok: build context after .dockerignore: %d files\n", len(files))
 }
 
 func exportContext(root, dest string, files []string) error {
@@ -467,7 +467,7 @@ func staticCmd(args []string, p *problems) error {
 		p.addf("%s: needs shared libraries %v", args[0], libs)
 	}
 	if !p.any() {
-		fmt.Printf("ok: %s is statically linked (no interpreter, no shared libraries)\n", args[0])
+		fmt.Fprintf(out, "ok: %s is statically linked (no interpreter, no shared libraries)\n", args[0])
 	}
 	return nil
 }

@@ -129,7 +129,7 @@ func checkKube(dir string, defaults config, bin string, p *problems) error {
 		}
 		k.decodeFile(f, decoder)
 	}
-	fmt.Printf("ok: decoded %d objects from %d files strictly into the Kubernetes API types (k8s.io/api)\n", len(k.objects), len(files))
+	fmt.Fprintf(out, "ok: decoded %d objects from %d files strictly into the Kubernetes API types (k8s.io/api)\n", len(k.objects), len(files))
 	if kust == nil {
 		p.addf("%s: no kustomization.yaml", dir)
 	} else {
@@ -285,7 +285,7 @@ func (k *kube) checkObjects() {
 		}
 	}
 	if len(p.list) == before {
-		fmt.Println("ok: restricted Pod Security Standard (k8s.io/pod-security-admission), Secret placeholders, hrsync's containers")
+		fmt.Fprintln(out, "ok: restricted Pod Security Standard (k8s.io/pod-security-admission), Secret placeholders, hrsync's containers")
 	}
 }
 

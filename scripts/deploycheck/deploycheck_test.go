@@ -234,3 +234,39 @@ func TestDockerfile(t *testing.T) {
 		})
 	}
 }
+
+func TestSystemd(t *testing.T) {
+	bin := hrsyncBin(t)
+	const (
+		unit = "deploy/systemd/hrsync.service"
+		env  = "deploy/systemd/hrsync.env.example"
+	)
+	for _, tc := range []struct {
+		name     string
+		edits    []edit
+		want     string
+		byHrsync bool
+	}{
+		{"the real unit passes", nil, "", false},
+		{"hrsync elsewhere", []edit{{unit, "ExecStart=/usr/local/bin/hrsync run", "ExecStart=/usr/bin/hrsync run"}}, "ExecStart=/usr/bin/hrsync run: want /usr/local/bin/hrsync", false},
+		{"too little time to stop", []edit{{unit, "TimeoutStopSec=60s", "TimeoutStopSec=30s"}}, "TimeoutStopSec=30s: want at least 45s", false},
+		{"a variable hrsync does not read", []edit{{env, "HRSYNC_LOG_FORMAT=json", "HRSYNC_LOGFORMAT=json"}}, "HRSYNC_LOGFORMAT is not a variable hrsync reads", false},
+		{"no API key", []edit{{env, "HRSYNC_SOURCE_API_KEY=", "# HRSYNC_SOURCE_API_KEY="}}, "source.api_key (HRSYNC_SOURCE_API_KEY) is not set", false},
+		{"an unknown command", []edit{{unit, "ExecStart=/usr/local/bin/hrsync run", "ExecStart=/usr/local/bin/hrsync worker"}}, `"worker" is not an hrsync command`, false},
+		{"a flag hrsync does not have", []edit{{unit, "ExecStart=/usr/local/bin/hrsync run", "ExecStart=/usr/local/bin/hrsync run --serv"}}, "flags: hrsync run --serv -h: exit status 2", true},
+		{"a schedule hrsync refuses", []edit{{env, "HRSYNC_SCHEDULE=0 2 * * *", "HRSYNC_SCHEDULE=0 25 * * *"}}, "configuration: hrsync version", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.byHrsync && bin == "" {
+				t.Skip("needs DEPLOYCHECK_HRSYNC, an hrsync binary")
+			}
+			dst := t.TempDir()
+			copyTree(t, "deploy/systemd", dst)
+			apply(t, dst, tc.edits...)
+			var p problems
+			err := systemdCmd([]string{"-hrsync", bin, "-defaults", filepath.Join(repo, "config.yaml"),
+				"-env-file", filepath.Join(dst, env), filepath.Join(dst, unit)}, &p)
+			wantProblems(t, &p, err, tc.want)
+		})
+	}
+}

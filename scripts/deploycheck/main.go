@@ -14,6 +14,9 @@
 //	    BuildKit's parser and the rules of `docker build --check` (base images are not
 //	    fetched: a stub stands in for their configuration), structural checks, the build context
 //	    .dockerignore leaves (exported to DIR), and the build stage's RUN lines as a script
+//	deploycheck systemd [-hrsync BIN] -defaults config.yaml -env-file hrsync.env.example UNIT
+//	    the unit's ExecStart and TimeoutStopSec, and its command line with the example env file
+//	    run through the invocation checks
 //	deploycheck static BIN
 //	    BIN is a statically linked ELF executable
 //
@@ -56,6 +59,8 @@ func main() {
 		err = invocationsCmd(args, &p)
 	case "dockerfile":
 		err = dockerfileCmd(args, &p)
+	case "systemd":
+		err = systemdCmd(args, &p)
 	case "static":
 		err = staticCmd(args, &p)
 	default:
@@ -80,6 +85,7 @@ usage: deploycheck kube [-hrsync BIN] -defaults config.yaml DIR
        deploycheck compose [-hrsync BIN] -defaults config.yaml -env-file FILE [-prometheus FILE] compose.yaml
        deploycheck invocations [-hrsync BIN] -defaults config.yaml < invocations.json
        deploycheck dockerfile -root DIR [-file deploy/Dockerfile] [-export DIR] [-script FILE]
+       deploycheck systemd [-hrsync BIN] -defaults config.yaml -env-file FILE hrsync.service
        deploycheck static BIN`))
 	os.Exit(2)
 }

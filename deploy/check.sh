@@ -382,7 +382,7 @@ fi
 have_hrsync() { [[ -n "$HRSYNC_BIN" ]]; }
 
 # ---------------------------------------------------------------------------------------------
-section "scripts/deploycheck: go vet and its tests (the real kit passes, a broken copy of each file fails)"
+section "scripts/deploycheck: go vet, staticcheck and its tests (the real kit passes, a broken copy of each file fails)"
 if [[ -n "$GO" ]]; then
 	started=$SECONDS
 	if (cd "$ROOT/scripts/deploycheck" && "$GO" vet ./... && DEPLOYCHECK_HRSYNC="$HRSYNC_BIN" "$GO" test -count=1 ./...); then
@@ -390,6 +390,16 @@ if [[ -n "$GO" ]]; then
 	else
 		fail "scripts/deploycheck: go vet or go test (above)"
 	fi
+fi
+# scripts/test.sh installs staticcheck (pinned) and puts it on PATH before it runs this script.
+if command -v staticcheck >/dev/null 2>&1; then
+	if (cd "$ROOT/scripts/deploycheck" && staticcheck ./...); then
+		pass "staticcheck $(staticcheck -version | awk '{print $2}') scripts/deploycheck"
+	else
+		fail "staticcheck scripts/deploycheck (above)"
+	fi
+else
+	skip "staticcheck not on PATH: scripts/deploycheck not checked with it (scripts/test.sh installs it)"
 fi
 HRSYNC_FLAG=()
 if have_hrsync; then HRSYNC_FLAG=(-hrsync "$HRSYNC_BIN"); fi

@@ -107,60 +107,31 @@ need_tool() {
 
 # ---------------------------------------------------------------------------------------------
 section "promtool"
-PROMTOOL="$(command -v promtool || true)"
-[[ -z "$PROMTOOL" && -x /usr/bin/promtool ]] && PROMTOOL=/usr/bin/promtool
-if [[ -z "$PROMTOOL" ]]; then
-	if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
-		candidate() { apt-cache policy prometheus 2>/dev/null | awk '/Candidate:/ {print $2}'; }
-		if [[ -z "$(candidate)" || "$(candidate)" == "(none)" ]]; then
-			echo "apt-cache has no candidate for prometheus; running apt-get update"
-			apt-get update </dev/null || true
-		fi
-		apt-cache policy prometheus </dev/null || true
-		if [[ -n "$(candidate)" && "$(candidate)" != "(none)" ]]; then
-			echo "installing Debian's prometheus package for promtool"
-			DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus </dev/null ||
-				fail "apt-get install prometheus"
-		else
-			fail "no installable prometheus package (apt-cache policy prometheus)"
-		fi
-		PROMTOOL="$(command -v promtool || true)"
-		[[ -z "$PROMTOOL" && -x /usr/bin/promtool ]] && PROMTOOL=/usr/bin/promtool
-	else
-		echo "promtool not found and not root: install it (Debian: apt-get install prometheus)" >&2
-	fi
+# Debian's prometheus package ships promtool in /usr/bin (not always on a root PATH).
+[[ -x /usr/bin/promtool ]] && PATH="$PATH:/usr/bin"
+PROMTOOL=""
+if need_tool promtool prometheus; then
+	PROMTOOL="$(command -v promtool)"
+	pass "$("$PROMTOOL" --version 2>&1 | head -n 1) at $PROMTOOL"
 fi
-if [[ -n "$PROMTOOL" ]]; then
-	"$PROMTOOL" --version 2>&1 | head -n 1
-	pass "promtool at $PROMTOOL"
-else
-	fail "promtool not available"
-fi
-
 have_promtool() { [[ -n "$PROMTOOL" ]]; }
 
 # ---------------------------------------------------------------------------------------------
 section "promtool check rules deploy/prometheus/alerts.yml"
 if have_promtool; then
 	if "$PROMTOOL" check rules "$RULES"; then pass "alert rules"; else fail "promtool check rules"; fi
-else
-	fail "promtool check rules: no promtool"
 fi
 
 # ---------------------------------------------------------------------------------------------
 section "promtool test rules deploy/prometheus/alerts_test.yml"
 if have_promtool; then
 	if "$PROMTOOL" test rules "$TESTS"; then pass "alert unit tests"; else fail "promtool test rules"; fi
-else
-	fail "promtool test rules: no promtool"
 fi
 
 # ---------------------------------------------------------------------------------------------
 section "promtool check config deploy/prometheus/prometheus.yml"
 if have_promtool; then
 	if "$PROMTOOL" check config "$CONFIG"; then pass "Prometheus config"; else fail "promtool check config"; fi
-else
-	fail "promtool check config: no promtool"
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -496,8 +467,6 @@ PY
 			fail "promtool check config prometheus-kubernetes.yml"
 		fi
 	fi
-else
-	fail "Prometheus configurations: no promtool"
 fi
 if [[ -n "$PY_YAML" ]]; then
 	if "$PY_YAML" - "$DEPLOY" <<'PY'; then

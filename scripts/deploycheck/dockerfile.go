@@ -131,9 +131,18 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	}
 	expand := func(s string) string { return os.Expand(s, func(k string) string { return args[k] }) }
 
-	// The build stage.
-	build := stages[0]
-	base := expand(build.BaseName)
+	base, goVersion := checkBuildStage(root, name, stages[0], expand, p)
+	fbase, user := checkFinalStage(name, stages[len(stages)-1], expand, defaults, p)
+	if !p.any() {
+		fmt.Fprintf(out, "ok: %s: %s build (go %s, CGO_ENABLED=0, -X main.version) into %s as %s, ENTRYPOINT hrsync, CMD run\n",
+			name, base, goVersion, fbase, user)
+	}
+}
+
+// checkBuildStage: golang of go.mod's version, and a go build of ./cmd/hrsync that is static,
+// trimmed and sets main.version, which package main declares.
+func checkBuildStage(root, name string, build instructions.Stage, expand func(string) string, p *problems) (base, goVersion string) {
+	base = expand(build.BaseName)
 	goVersion, err := goDirective(filepath.Join(root, "go.mod"))
 	if err != nil {
 		p.addf("%v", err)
@@ -157,10 +166,14 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	if err := hasVersionVar(filepath.Join(root, "cmd", "hrsync")); err != nil {
 		p.addf("%s: -X main.version: %v", name, err)
 	}
+	return base, goVersion
+}
 
-	// The final stage.
-	final := stages[len(stages)-1]
-	fbase := expand(final.BaseName)
+// checkFinalStage: distroless static (or scratch), a non-root user owning a 0700 state
+// directory as the working directory, ENTRYPOINT hrsync with CMD run, hrsync's ports exposed,
+// and only HRSYNC_* variables hrsync reads.
+func checkFinalStage(name string, final instructions.Stage, expand func(string) string, defaults config, p *problems) (fbase, user string) {
+	fbase = expand(final.BaseName)
 	switch {
 	case fbase == "scratch":
 	case !strings.HasPrefix(fbase, "gcr.io/distroless/static"):
@@ -168,7 +181,7 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	case strings.HasSuffix(fbase, ":latest") || !strings.Contains(path.Base(fbase), ":") && !strings.Contains(fbase, "@sha256:"):
 		p.addf("%s: final stage %s: pin a tag or digest", name, fbase)
 	}
-	var user, workdir string
+	var workdir string
 	var entrypoint, cmd *instructions.ShellDependantCmdLine
 	var stateCopy *instructions.CopyCommand // what makes the state directory
 	exposed := map[int]bool{}
@@ -237,10 +250,7 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 			}
 		}
 	}
-	if !p.any() {
-		fmt.Fprintf(out, "ok: %s: %s build (go %s, CGO_ENABLED=0, -X main.version) into %s as %s, ENTRYPOINT hrsync, CMD run\n",
-			name, base, goVersion, fbase, user)
-	}
+	return fbase, user
 }
 
 func goDirective(gomod string) (string, error) {

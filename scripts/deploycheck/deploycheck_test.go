@@ -270,3 +270,27 @@ func TestSystemd(t *testing.T) {
 		})
 	}
 }
+
+// TestInvocation covers the command-line forms the kit files above do not use.
+func TestInvocation(t *testing.T) {
+	cfg := "serve:\n  api_keys: [k]\nwarehouse:\n  url: postgres://db/w\n"
+	for _, tc := range []struct {
+		name string
+		inv  invocation
+		want string
+	}{
+		{"--config=FILE and --addr", invocation{Args: []string{"--config=/etc/h.yaml", "serve", "--addr", ":8080"}, Files: map[string]string{"/etc/h.yaml": cfg}, Ports: map[string]int{"serve": 8080}}, ""},
+		{"--addr off the published port", invocation{Args: []string{"--config=/etc/h.yaml", "serve", "--addr=:8081"}, Files: map[string]string{"/etc/h.yaml": cfg}, Ports: map[string]int{"serve": 8080}}, `serve.addr is ":8081" but the deployment uses port 8080`},
+		{"an address without a port", invocation{Args: []string{"serve"}, Env: map[string]string{"HRSYNC_SERVE_ADDR": "localhost", "HRSYNC_SERVE_API_KEYS": "k", "HRSYNC_WAREHOUSE_URL": "x"}, Ports: map[string]int{"serve": 8080}}, `serve.addr "localhost": address localhost: missing port in address`},
+		{"nothing listening on the metrics port", invocation{Args: []string{"run"}, Env: map[string]string{"HRSYNC_SOURCE_URL": "u", "HRSYNC_SOURCE_API_KEY": "k", "HRSYNC_METRICS_ADDR": ""}, Ports: map[string]int{"metrics": 9090}}, "the deployment uses port 9090 but metrics.addr is empty"},
+		{"no warehouse", invocation{Args: []string{"migrate"}, Env: map[string]string{"HRSYNC_WAREHOUSE_URL": ""}}, "warehouse.url (HRSYNC_WAREHOUSE_URL) is empty"},
+		{"version needs nothing", invocation{Args: []string{"version"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p problems
+			tc.inv.Where = tc.name
+			checkInvocation(tc.inv, defaults(t), "", &p)
+			wantProblems(t, &p, nil, tc.want)
+		})
+	}
+}

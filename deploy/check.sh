@@ -588,7 +588,7 @@ if ((${#failures[@]})); then
 	exit 1
 fi
 if ((skipped)); then
-	echo "deploy/check.sh: all checks run passed; $skipped skipped (SKIPPED above: a tool missing, and not root to install it)"
+	echo "deploy/check.sh: all checks run passed; $skipped skipped (SKIPPED above: each says which tool is missing and how to get it)"
 else
 	echo "deploy/check.sh: all checks passed"
 fi

@@ -15,9 +15,9 @@
 # probes and stop times, consistent with the binary.
 #
 # As root, missing Debian packages (prometheus for promtool, which on a host running systemd
-# also enables a Prometheus service on :9090; shellcheck, yamllint, python3-yaml, systemd) are
+# also enables a Prometheus service on :9090; shellcheck, yamllint, systemd) are
 # installed with apt-get; otherwise each check whose tool is missing is skipped with a line
-# saying how to install it. Needs Go (PATH or /usr/local/go/bin) and python3.
+# saying how to install it. Needs Go (PATH or /usr/local/go/bin).
 #
 # Optional: HRSYNC_CHECK_METRICS_URL=http://127.0.0.1:9464/metrics (a running `hrsync run`)
 # also lints that endpoint with `promtool check metrics` and checks that it exports the metrics
@@ -150,95 +150,6 @@ elif have_promtool && ! "$PROMTOOL" check rules "$TMP/alerts-2h.yml" >/dev/null;
 	fail "rules rewritten for a 2h threshold do not check"
 else
 	pass "26h appears only where the rewrite changes it, and the result checks"
-fi
-
-# ---------------------------------------------------------------------------------------------
-section "dashboard deploy/grafana/hrsync-dashboard.json: JSON, structure, datasource and queries"
-if command -v python3 >/dev/null 2>&1; then
-	# Writes every query, with Grafana's variables replaced, as a recording rule so that promtool
-	# parses the PromQL.
-	if python3 - "$DASHBOARD" "$TMP/dashboard-queries.yml" <<'PY'; then
-import json, sys
-
-path, out = sys.argv[1], sys.argv[2]
-d = json.load(open(path))
-problems = []
-
-def need(cond, msg):
-    if not cond:
-        problems.append(msg)
-
-need(isinstance(d.get("schemaVersion"), int) and d["schemaVersion"] >= 36, "schemaVersion missing or old")
-need(d.get("uid") and d.get("title"), "uid and title")
-need(any(i.get("name") == "DS_PROMETHEUS" and i.get("pluginId") == "prometheus" for i in d.get("__inputs", [])),
-     "__inputs has no DS_PROMETHEUS prometheus input")
-variables = {v.get("name"): v for v in d.get("templating", {}).get("list", [])}
-need(variables.get("DS_PROMETHEUS", {}).get("type") == "datasource", "no DS_PROMETHEUS datasource variable")
-
-ids, exprs = set(), []
-panels = []
-def walk(ps):
-    for p in ps:
-        panels.append(p)
-        walk(p.get("panels", []))
-walk(d.get("panels", []))
-for p in panels:
-    name = p.get("title", "?")
-    need("id" in p and p["id"] not in ids, f"panel {name!r}: missing or duplicate id")
-    ids.add(p.get("id"))
-    g = p.get("gridPos", {})
-    need(all(k in g for k in "hwxy") and g.get("x", 0) + g.get("w", 0) <= 24, f"panel {name!r}: bad gridPos")
-    if p.get("type") == "row":
-        continue
-    need(p.get("datasource", {}).get("uid") == "${DS_PROMETHEUS}", f"panel {name!r}: datasource is not ${{DS_PROMETHEUS}}")
-    need(p.get("targets"), f"panel {name!r}: no queries")
-    for t in p.get("targets", []):
-        need(t.get("datasource", {}).get("uid") == "${DS_PROMETHEUS}", f"panel {name!r}: query datasource")
-        exprs.append((name, t.get("expr", "")))
-for a in d.get("annotations", {}).get("list", []):
-    if a.get("expr"):
-        exprs.append(("annotation " + a.get("name", "?"), a["expr"]))
-
-need(variables.get("account", {}).get("multi") and variables.get("account", {}).get("includeAll")
-     and "label_values(hrsync_sync_runs_total, account)" in json.dumps(variables.get("account", {}).get("query")),
-     "no multi-select account variable with All from label_values(hrsync_sync_runs_total, account)")
-# Every hrsync_* selector but hrsync_build_info's is per account: filtered by the account variable.
-import re
-for name, e in exprs:
-    for m in re.finditer(r"\b(hrsync_(?!build_info\b)[a-z_]+)(\{[^}]*\})?", e):
-        need(m.group(2) and 'account=~"$account"' in m.group(2),
-             f"panel {name!r}: {m.group(1)} is not filtered by account=~\"$account\"")
-
-subst = {"$__rate_interval": "2m", "$__interval": "1m", "$__range": "1d", "$window": "1d",
-         "$job": "hrsync", "$instance": ".*", "$account": ".*"}
-with open(out, "w") as f:
-    f.write("groups:\n  - name: dashboard-queries\n    rules:\n")
-    for i, (name, e) in enumerate(exprs):
-        need(e.strip(), f"panel {name!r}: empty query")
-        for k in sorted(subst, key=len, reverse=True):
-            e = e.replace(k, subst[k])
-        need("$" not in e, f"panel {name!r}: unknown variable in {e!r}")
-        f.write(f"      - record: dashboard:query_{i}\n        expr: {json.dumps(e)}\n")
-
-for p in problems:
-    print("  " + p)
-print(f"{len(panels)} panels, {len(exprs)} queries")
-sys.exit(1 if problems else 0)
-PY
-		pass "structure and datasource"
-	else
-		fail "dashboard structure (above)"
-	fi
-	if have_promtool && [[ -s "$TMP/dashboard-queries.yml" ]]; then
-		if "$PROMTOOL" check rules "$TMP/dashboard-queries.yml" >"$TMP/q.out" 2>&1; then
-			pass "every dashboard query parses as PromQL"
-		else
-			cat "$TMP/q.out"
-			fail "dashboard PromQL (above)"
-		fi
-	fi
-else
-	echo "python3 not found: structure and PromQL of the dashboard not checked"
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -438,67 +349,39 @@ fi
 echo "not checked here: starting the stack (no Docker engine on this machine)"
 
 # ---------------------------------------------------------------------------------------------
-section "Prometheus configurations for compose and Kubernetes, Grafana provisioning"
-# python3 with PyYAML reads the YAML here.
-PY_YAML=""
-if ! python3 -c 'import yaml' 2>/dev/null && ! /usr/bin/python3 -c 'import yaml' 2>/dev/null &&
-	[[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
-	apt_install python3-yaml || true
-fi
-for py in python3 /usr/bin/python3; do
-	if [[ -z "$PY_YAML" ]] && command -v "$py" >/dev/null 2>&1 && "$py" -c 'import yaml' 2>/dev/null; then
-		PY_YAML="$(command -v "$py")"
+section "dashboard deploy/grafana/hrsync-dashboard.json and Grafana provisioning"
+if have_deploycheck; then
+	if "$DEPLOYCHECK" grafana -queries "$TMP/dashboard-queries.yml" -provisioning "$DEPLOY/grafana/provisioning" \
+		-compose "$DEPLOY/compose.yaml" "$DASHBOARD"; then
+		pass "ids and grid, \${DS_PROMETHEUS} on every query, the account variable on every hrsync_* selector, provisioning"
+	else
+		fail "dashboard or provisioning (above)"
 	fi
-done
-[[ -n "$PY_YAML" ]] || skip "no python3 with PyYAML (Debian: apt-get install python3-yaml): the Kubernetes Prometheus configuration and Grafana provisioning are not checked"
+	# Every query, Grafana's variables replaced, as a recording rule: promtool parses the PromQL.
+	if have_promtool && [[ -s "$TMP/dashboard-queries.yml" ]]; then
+		if "$PROMTOOL" check rules "$TMP/dashboard-queries.yml" >"$TMP/q.out" 2>&1; then
+			pass "every dashboard query parses as PromQL"
+		else
+			cat "$TMP/q.out"
+			fail "dashboard PromQL (above)"
+		fi
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+section "Prometheus configurations for compose and Kubernetes"
 if have_promtool; then
 	if "$PROMTOOL" check config "$DEPLOY/compose/prometheus.yml"; then pass "deploy/compose/prometheus.yml"; else fail "promtool check config deploy/compose/prometheus.yml"; fi
 	# Debian's promtool is built without Kubernetes service discovery: check the file with its
 	# kubernetes_sd_configs swapped for a static target (the relabelling and rules still count).
-	if [[ -n "$PY_YAML" ]]; then
+	if have_deploycheck; then
 		cp "$RULES" "$TMP/alerts.yml"
-		"$PY_YAML" - "$DEPLOY/prometheus/prometheus-kubernetes.yml" "$TMP/prometheus-kubernetes.yml" <<'PY'
-import sys, yaml
-d = yaml.safe_load(open(sys.argv[1]))
-for sc in d["scrape_configs"]:
-    assert sc.pop("kubernetes_sd_configs"), "no kubernetes_sd_configs"
-    sc["static_configs"] = [{"targets": ["hrsync:9090"]}]
-yaml.safe_dump(d, open(sys.argv[2], "w"))
-PY
-		if "$PROMTOOL" check config "$TMP/prometheus-kubernetes.yml"; then
+		if "$DEPLOYCHECK" k8s-sd-as-static "$DEPLOY/prometheus/prometheus-kubernetes.yml" "$TMP/prometheus-kubernetes.yml" &&
+			"$PROMTOOL" check config "$TMP/prometheus-kubernetes.yml"; then
 			pass "deploy/prometheus/prometheus-kubernetes.yml (kubernetes_sd_configs itself not checked: Debian's promtool lacks it)"
 		else
 			fail "promtool check config prometheus-kubernetes.yml"
 		fi
-	fi
-fi
-if [[ -n "$PY_YAML" ]]; then
-	if "$PY_YAML" - "$DEPLOY" <<'PY'; then
-import json, sys, yaml
-deploy = sys.argv[1]
-problems = []
-ds = yaml.safe_load(open(f"{deploy}/grafana/provisioning/datasources/prometheus.yaml"))
-dss = ds.get("datasources", [])
-if ds.get("apiVersion") != 1 or not any(d.get("type") == "prometheus" and d.get("isDefault") and d.get("url") == "http://prometheus:9090" for d in dss):
-    problems.append("datasources: want a default prometheus datasource at http://prometheus:9090")
-prov = yaml.safe_load(open(f"{deploy}/grafana/provisioning/dashboards/hrsync.yaml"))
-paths = [p.get("options", {}).get("path") for p in prov.get("providers", []) if p.get("type") == "file"]
-compose = yaml.safe_load(open(f"{deploy}/compose.yaml"))
-mounts = compose["services"]["grafana"]["volumes"]
-dash = [m.split(":")[1] for m in mounts if m.startswith("./grafana/hrsync-dashboard.json:")]
-if not dash or not any(dash[0].startswith(p.rstrip("/") + "/") for p in paths):
-    problems.append(f"the dashboard is mounted at {dash} but the provider reads {paths}")
-d = json.load(open(f"{deploy}/grafana/hrsync-dashboard.json"))
-v = [x for x in d["templating"]["list"] if x["name"] == "DS_PROMETHEUS"]
-if not v or v[0].get("type") != "datasource" or v[0].get("query") != "prometheus":
-    problems.append("the dashboard needs its DS_PROMETHEUS datasource variable to resolve ${DS_PROMETHEUS} when provisioned")
-for p in problems:
-    print("  " + p)
-sys.exit(1 if problems else 0)
-PY
-		pass "Grafana provisioning: default Prometheus datasource, dashboard provider reads the mounted dashboard"
-	else
-		fail "Grafana provisioning (above)"
 	fi
 fi
 

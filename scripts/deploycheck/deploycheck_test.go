@@ -299,3 +299,63 @@ func TestInvocation(t *testing.T) {
 		})
 	}
 }
+
+func TestGrafana(t *testing.T) {
+	const (
+		dash = "deploy/grafana/hrsync-dashboard.json"
+		ds   = "deploy/grafana/provisioning/datasources/prometheus.yaml"
+		prov = "deploy/grafana/provisioning/dashboards/hrsync.yaml"
+	)
+	for _, tc := range []struct {
+		name  string
+		edits []edit
+		want  string
+	}{
+		{"the real dashboard and provisioning pass", nil, ""},
+		{"a query for every account", []edit{{dash, `, account=~\"$account\"}[$window]`, `}[$window]`}}, `is not filtered by account=~"$account"`},
+		{"a panel on another datasource", []edit{{dash, "\"id\": 2,\n      \"datasource\": {\n        \"type\": \"prometheus\",\n        \"uid\": \"${DS_PROMETHEUS}\"", "\"id\": 2,\n      \"datasource\": {\n        \"type\": \"prometheus\",\n        \"uid\": \"prometheus\""}}, `panel "Scrape target up": datasource is not ${DS_PROMETHEUS}`},
+		{"two panels with one id", []edit{{dash, `"id": 2,`, `"id": 1,`}}, "missing or duplicate id"},
+		{"a variable the dashboard does not define", []edit{{dash, `, account=~\"$account\"}[$window]`, `, account=~\"$account\"}[$windows]`}}, "unknown variable $windows"},
+		{"a datasource Grafana cannot reach", []edit{{ds, "url: http://prometheus:9090", "url: http://localhost:9090"}}, "want a default prometheus datasource at http://prometheus:9090"},
+		{"a provider reading another folder", []edit{{prov, "path: /var/lib/grafana/dashboards/hrsync", "path: /var/lib/grafana/dashboards"}}, "which no file provider of dashboards/hrsync.yaml reads"},
+		{"not JSON", []edit{{dash, `"id": 2,`, `"id": 2,,`}}, "invalid character"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := t.TempDir()
+			copyTree(t, "deploy", dst)
+			apply(t, dst, tc.edits...)
+			var p problems
+			queries := filepath.Join(dst, "queries.yml")
+			err := checkGrafana(filepath.Join(dst, dash), filepath.Join(dst, "deploy/grafana/provisioning"), filepath.Join(dst, "deploy/compose.yaml"), queries, &p)
+			wantProblems(t, &p, err, tc.want)
+			if tc.want == "" {
+				rules, err := os.ReadFile(queries)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := strings.Count(string(rules), "- record: dashboard:query_"); n < 20 || strings.Contains(string(rules), "$") {
+					t.Errorf("the rules file has %d queries, or a variable left:\n%s", n, rules)
+				}
+			}
+		})
+	}
+}
+
+func TestKubernetesSDAsStatic(t *testing.T) {
+	dst := t.TempDir()
+	outFile := filepath.Join(dst, "out.yml")
+	var p problems
+	if err := kubernetesSDAsStatic([]string{filepath.Join(repo, "deploy/prometheus/prometheus-kubernetes.yml"), outFile}, &p); err != nil || p.any() {
+		t.Fatal(err, p.list)
+	}
+	got, _ := os.ReadFile(outFile)
+	if strings.Contains(string(got), "kubernetes_sd_configs") || !strings.Contains(string(got), "hrsync:9090") || !strings.Contains(string(got), "__meta_kubernetes_pod_container_port_name") {
+		t.Errorf("want the relabelling kept and a static target instead of kubernetes_sd_configs, got:\n%s", got)
+	}
+	// A job with no Kubernetes discovery to swap: the file is not the one the kit ships.
+	p = problems{}
+	if err := kubernetesSDAsStatic([]string{filepath.Join(repo, "deploy/prometheus/prometheus.yml"), outFile}, &p); err != nil {
+		t.Fatal(err)
+	}
+	wantProblems(t, &p, nil, "scrape job hrsync has no kubernetes_sd_configs")
+}

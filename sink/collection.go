@@ -203,6 +203,8 @@ type table struct {
 	// included (after the plain columns, in the order of refs).
 	cols []colDef
 	refs []refDef
+	// history says every version of every row is kept in <name>_history (history.go).
+	history bool
 }
 
 // visible is the condition of a served row of the table aliased a.

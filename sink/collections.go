@@ -142,8 +142,22 @@ var tables = func() []*table {
 		}
 	}
 	out := append(reference, handWritten...)
-	return append(out, rest...)
+	out = append(out, rest...)
+	for _, t := range out {
+		t.history = historied[t.name]
+	}
+	return out
 }()
+
+// historied are the collections whose every version is kept in <name>_history, with the
+// period it was current in the warehouse (history.go): employees, the events that change
+// after they are first synced (a leave request goes pending -> approved -> cancelled, an
+// ongoing sickness gets its end date), and the reference data they point at (a department
+// renamed keeps its old name for its time). Their triggers are made from these declarations.
+var historied = map[string]bool{string(Employees): true,
+	v1.Absences.Name: true, v1.Sicknesses.Name: true, v1.LeaveRequests.Name: true, v1.EmployeeTrainingCourses.Name: true,
+	departments: true, v1.Divisions.Name: true, v1.Locations.Name: true, holidayAllowances: true,
+	v1.OtherLeaveReasons.Name: true, v1.StatutoryHolidayCountries.Name: true, v1.CompanyTrainingTypes.Name: true}
 
 // hasNested reports whether the collection's records point at other records.
 func hasNested(c *v1.Collection) bool {

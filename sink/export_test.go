@@ -96,7 +96,7 @@ func DeclarationMismatches(ctx context.Context, s *Store) ([]string, error) {
 		}
 	}
 	// The history triggers are the declarations' (history.go): migrate made them.
-	stale, err := staleHistory(ctx, s.db, s.d)
+	stale, err := staleHistory(ctx, s.db, s.d, historyTriggers(s.d, tables))
 	if err != nil {
 		return nil, err
 	}
@@ -141,4 +141,27 @@ func historyMismatches(ctx context.Context, s *Store, t *table, cols map[string]
 		}
 	}
 	return out, nil
+}
+
+// RemakeHistoryWith makes the warehouse's history triggers from a copy of the declarations in
+// which table has one more column, name, of kind text: what one more line in its declaration
+// (collections.go) brings at the next migrate.
+func RemakeHistoryWith(ctx context.Context, s *Store, tableName, name string) error {
+	ts := slices.Clone(tables)
+	i := slices.IndexFunc(ts, func(t *table) bool { return t.name == tableName })
+	if i < 0 {
+		return fmt.Errorf("no table %s declared", tableName)
+	}
+	more := *ts[i]
+	more.cols = append(slices.Clone(more.cols), colDef{name: name, kind: KindText})
+	ts[i] = &more
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := remakeHistory(ctx, tx, s.d, historyTriggers(s.d, ts)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

@@ -32,10 +32,10 @@ func (t *table) historyCols() []string {
 	return append(colNames(t.cols), "listed", "origin", "deleted_at")
 }
 
-// historyTriggers are the history triggers this build declares, in the order of tables.
-func historyTriggers(d dialect) []trigger {
+// historyTriggers are the history triggers of the declared tables ts (this build's: tables).
+func historyTriggers(d dialect, ts []*table) []trigger {
 	var out []trigger
-	for _, t := range tables {
+	for _, t := range ts {
 		if t.history {
 			out = append(out, d.historyTriggers(t.name, t.historyCols())...)
 		}
@@ -43,15 +43,14 @@ func historyTriggers(d dialect) []trigger {
 	return out
 }
 
-// staleHistory are the statements that make the warehouse's history triggers what this build
-// declares: none when they already are. A trigger named as a history trigger
-// (<table>_history_<op>) that the declarations do not make is dropped.
-func staleHistory(ctx context.Context, q querier, d dialect) ([]string, error) {
+// staleHistory are the statements that make the warehouse's history triggers the triggers
+// want: none when they already are. A trigger named as a history trigger (<table>_history_<op>)
+// that want lacks is dropped.
+func staleHistory(ctx context.Context, q querier, d dialect, want []trigger) ([]string, error) {
 	have, err := d.historyTriggerDefs(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read history triggers: %w", err)
 	}
-	want := historyTriggers(d)
 	var drop, create []string
 	wanted := map[string]bool{}
 	for _, w := range want {
@@ -99,9 +98,9 @@ func readTriggers(ctx context.Context, q querier, query string) (map[string]trig
 	return out, rows.Err()
 }
 
-// remakeHistory runs staleHistory's statements in tx.
-func remakeHistory(ctx context.Context, tx *sql.Tx, d dialect) error {
-	stmts, err := staleHistory(ctx, tx, d)
+// remakeHistory makes the history triggers want in tx, where the warehouse's differ.
+func remakeHistory(ctx context.Context, tx *sql.Tx, d dialect, want []trigger) error {
+	stmts, err := staleHistory(ctx, tx, d, want)
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) ([]int, error) {
 
 // historyCurrent makes the history triggers this build declares, unless the warehouse has them.
 func historyCurrent(ctx context.Context, db *sql.DB, d dialect) error {
-	stale, err := staleHistory(ctx, db, d)
+	stale, err := staleHistory(ctx, db, d, historyTriggers(d, tables))
 	if err != nil || len(stale) == 0 {
 		return err
 	}
@@ -110,7 +110,7 @@ func historyCurrent(ctx context.Context, db *sql.DB, d dialect) error {
 	if err := d.lockMigrations(ctx, tx); err != nil {
 		return err
 	}
-	if err := remakeHistory(ctx, tx, d); err != nil {
+	if err := remakeHistory(ctx, tx, d, historyTriggers(d, tables)); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -140,7 +140,7 @@ func applyMigration(ctx context.Context, db *sql.DB, d dialect, m schema.Migrati
 		return false, err
 	}
 	if last {
-		if err := remakeHistory(ctx, tx, d); err != nil {
+		if err := remakeHistory(ctx, tx, d, historyTriggers(d, tables)); err != nil {
 			return false, err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"slices"
 	"testing"
-	"unsafe"
 )
 
 // TestPlainFieldsCoverTheRecords: every field of Employee and WorkingPattern is either declared
@@ -23,45 +22,44 @@ func TestPlainFieldsCoverTheRecords(t *testing.T) {
 func check[T any](t *testing.T, fields []Plain[T], byHand []string) {
 	t.Helper()
 	var rec T
-	base := uintptr(unsafe.Pointer(&rec))
-	// covered counts the declared fields at each offset of the struct.
+	// covered counts the declared fields at each address within rec.
 	covered := map[uintptr]int{}
 	for _, f := range fields {
-		var p unsafe.Pointer
+		var p any
 		switch {
 		case f.Text != nil:
-			p = unsafe.Pointer(f.Text(&rec))
+			p = f.Text(&rec)
 		case f.Int != nil:
-			p = unsafe.Pointer(f.Int(&rec))
+			p = f.Int(&rec)
 		case f.Bool != nil:
-			p = unsafe.Pointer(f.Bool(&rec))
+			p = f.Bool(&rec)
 		case f.Raw != nil:
-			p = unsafe.Pointer(f.Raw(&rec))
+			p = f.Raw(&rec)
 		default:
 			t.Errorf("%s: no accessor", f.Name)
 			continue
 		}
-		covered[uintptr(p)-base]++
+		covered[reflect.ValueOf(p).Pointer()]++
 	}
-	typ := reflect.TypeFor[T]()
-	for i := range typ.NumField() {
-		sf := typ.Field(i)
-		n := covered[sf.Offset]
-		if sf.Type.Kind() == reflect.Array {
-			// an array of values (a pattern's days): each element declared
+	v := reflect.ValueOf(&rec).Elem()
+	for i := range v.NumField() {
+		name, fv := v.Type().Field(i).Name, v.Field(i)
+		n := covered[fv.Addr().Pointer()]
+		if fv.Kind() == reflect.Array {
+			// an array of values (a pattern's days): each element declared once
 			n = 0
-			for j := range sf.Type.Len() {
-				n += min(covered[sf.Offset+uintptr(j)*sf.Type.Elem().Size()], 1)
+			for j := range fv.Len() {
+				n += min(covered[fv.Index(j).Addr().Pointer()], 1)
 			}
-			if n == sf.Type.Len() {
+			if n == fv.Len() {
 				continue
 			}
 		}
 		switch {
-		case slices.Contains(byHand, sf.Name) && n > 0:
-			t.Errorf("%s.%s: written by hand and declared", typ.Name(), sf.Name)
-		case !slices.Contains(byHand, sf.Name) && n != 1:
-			t.Errorf("%s.%s: declared %d times, want once (a line in the declarations)", typ.Name(), sf.Name, n)
+		case slices.Contains(byHand, name) && n > 0:
+			t.Errorf("%s.%s: written by hand and declared", v.Type().Name(), name)
+		case !slices.Contains(byHand, name) && n != 1:
+			t.Errorf("%s.%s: declared %d times, want once (a line in the declarations)", v.Type().Name(), name, n)
 		}
 	}
 }

@@ -193,3 +193,31 @@ func writeDoc(t *testing.T, root, name, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestConfigurationTableIsOne: the table of keys and their HRSYNC_ variables is
+// docs/configuration.md's alone (TestReadmeDocumentsEveryKey holds it to the code); README and
+// the other pages link to it rather than keep a copy that could drift.
+func TestConfigurationTableIsOne(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	files := []string{"README.md"}
+	for _, d := range docs {
+		if name := "docs/" + filepath.Base(d); name != "docs/configuration.md" {
+			files = append(files, name)
+		}
+	}
+	for _, file := range files {
+		rows := 0
+		for line := range strings.Lines(readRepoFile(t, file)) {
+			cells := strings.Split(line, "|")
+			if len(cells) > 3 && strings.HasPrefix(strings.TrimSpace(cells[2]), "`HRSYNC_") {
+				rows++
+			}
+		}
+		if rows > 0 {
+			t.Errorf("%s has %d rows of the configuration table: docs/configuration.md is the one; link to it", file, rows)
+		}
+	}
+}

@@ -1,8 +1,3 @@
-// Package serve is serve mode's HTTP handler: it answers the /v1 interface over a Store (the
-// warehouse) per account, each API key reading exactly one account's, with API-key auth, paging
-// headers, ETags, request ids, JSON errors and creates (kept locally, or forwarded upstream
-// through a Creator). The wire format is package v1's; it imports neither the warehouse nor the
-// HTTP client.
 package serve
 
 import (

@@ -1,9 +1,3 @@
-// Package onboard creates new hires in the source from CSV files, each row exactly once: it
-// reads the files as spreadsheets write them (ReadHires), plans and sends the creates against a
-// ledger in the warehouse, writes a report per file, and moves the files of a drop folder to
-// processed/ or failed/. A pass of the folder (Pass) is the onboard command's, once, and the
-// worker's job (Job), run by the sync package's job runner every poll interval, which also
-// retries the files in failed/ with backoff (FailedRetries).
 package onboard
 
 import (

@@ -7,15 +7,16 @@
 // Where each concern lives:
 //
 //   - handler.go: the Store and Creator it serves over, the Handler, and New (checking the
-//     options, resolving each account's writes, compiling the keys).
-//   - options.go: what a caller configures: Options, Account, Key, the write modes (Writes).
+//     options, building each account).
+//   - options.go: what a caller configures: Options, Account, Key, the write modes (Writes),
+//     their defaults and what an account's writes resolve to.
 //   - routes.go: the one table of the interface's routes (eachRoute), each account's mux, the
 //     route labels of the metrics.
-//   - middleware.go: what every request goes through before its route (ServeHTTP): request id,
-//     access log (its redacted query, its cut path), panic recovery, refusals of a query too
-//     long, an encoded body or an unclean path.
-//   - auth.go: finding the key presented, in constant time, and carrying it in the request's
-//     context; keys.go: what a configured key must be (CheckKey, its strength); authlimit.go:
+//   - middleware.go: what every request goes through around its route (ServeHTTP): request
+//     id, panic recovery, refusals of a query too long, an encoded body or an unclean path, and
+//     after it the metrics and access log (observe: its redacted query, its cut path).
+//   - auth.go: the keys compiled from Options, finding the key presented in constant time, and
+//     carrying it in the request's context; keys.go: what a configured key must be (CheckKey, its strength); authlimit.go:
 //     pacing a client's failed authentications; scope.go: what a key may read (Scope) and the
 //     fields of an answer it sees (projection).
 //   - reads.go: the GET routes: a page of a collection, one record, the index (/v1).

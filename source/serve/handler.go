@@ -2,16 +2,12 @@ package serve
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -115,24 +111,7 @@ func New(opts Options) (*Handler, error) {
 	if _, err := ParseWrites(string(opts.Writes)); err != nil {
 		return nil, fmt.Errorf("new handler: %w", err)
 	}
-	if opts.IdempotencyTTL <= 0 {
-		opts.IdempotencyTTL = DefaultIdempotencyTTL
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 64 << 10
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.PublicURL != nil {
-		u := *opts.PublicURL
-		u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
-		u.RawQuery, u.Fragment = "", ""
-		opts.PublicURL = &u
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts = opts.withDefaults()
 	h := &Handler{opts: opts, log: opts.Logger, authFails: newAuthLimiter(maxAuthClients)}
 	secret := opts.ETagSecret
 	switch {
@@ -165,18 +144,9 @@ func New(opts Options) (*Handler, error) {
 
 	byName := make(map[string]*account, len(opts.Accounts))
 	for i, ac := range opts.Accounts {
-		w, err := ParseWrites(string(ac.Writes))
+		w, err := opts.writesOf(ac)
 		if err != nil {
-			return nil, fmt.Errorf("new handler: account %q: %w", ac.Name, err)
-		}
-		switch {
-		case w != "":
-		case opts.Writes != "":
-			w = opts.Writes
-		case ac.Upstream != nil:
-			w = WritesForward
-		default:
-			w = WritesLocal
+			return nil, fmt.Errorf("new handler: %w", err)
 		}
 		switch {
 		case ac.Name == "" && len(opts.Accounts) > 1:
@@ -197,54 +167,8 @@ func New(opts Options) (*Handler, error) {
 		h.accounts = append(h.accounts, a)
 	}
 
-	keys := slices.Clone(opts.Keys)
-	named := len(keys) // keys[named:] are APIKeys, named by position
-	for i, k := range opts.APIKeys {
-		keys = append(keys, Key{Name: fmt.Sprintf("key %d", i+1), Key: k})
-	}
-	if len(keys) == 0 {
-		return nil, errors.New("new handler: no API keys configured")
-	}
-	names := make(map[string]bool, len(keys))
-	for i, k := range keys {
-		if k.Name == "" {
-			return nil, fmt.Errorf("new handler: key %d has no name", i+1)
-		}
-		if names[k.Name] {
-			return nil, fmt.Errorf("new handler: key %q named twice", k.Name)
-		}
-		names[k.Name] = true
-		if err := CheckKey(k); err != nil {
-			return nil, fmt.Errorf("new handler: key %q: %w", k.Name, err)
-		}
-		var a *account
-		switch {
-		case k.Account == "" && len(h.accounts) == 1:
-			a = h.accounts[0]
-		case k.Account == "":
-			return nil, fmt.Errorf("new handler: key %q names no account (several are served)", k.Name)
-		default:
-			a = byName[k.Account]
-		}
-		if a == nil {
-			return nil, fmt.Errorf("new handler: key %q reads account %q, which is not declared", k.Name, k.Account)
-		}
-		var sum [sha256.Size]byte
-		if k.SHA256 != "" {
-			_, _ = hex.Decode(sum[:], []byte(k.SHA256)) // CheckKey: 64 hex digits
-		} else {
-			sum = sha256.Sum256([]byte(k.Key))
-		}
-		sc, err := compileScope(k.Scope, h.collections)
-		if err != nil {
-			return nil, fmt.Errorf("new handler: key %q: %w", k.Name, err)
-		}
-		for _, o := range h.keys {
-			if o.sum == sum {
-				return nil, fmt.Errorf("new handler: keys %q and %q are the same key", o.name, k.Name)
-			}
-		}
-		h.keys = append(h.keys, key{name: k.Name, id: keyIdentity(i < named, k.Name, sum), sum: sum, account: a, scope: sc})
+	if err := h.compileKeys(byName); err != nil {
+		return nil, err
 	}
 	return h, nil
 }

@@ -37,31 +37,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				WriteError(rec, http.StatusInternalServerError, "internal error")
 			}
 		}
-		d := time.Since(start)
-		var keyName, accountName string
-		if k != nil {
-			keyName, accountName = k.name, k.account.name
-		}
-		if h.opts.Observe != nil {
-			if route == "" {
-				route = r.Pattern // set by the mux; empty when the request never reached it
-			}
-			if route == "" || route == "/" { // "/": the mux's answer to a path no route serves
-				route = RouteUnmatched
-			}
-			h.opts.Observe(accountName, route, rec.status, d)
-		}
-		query, redacted := loggedQuery(r.URL.RawQuery)
-		attrs := []slog.Attr{slog.String("request_id", id)}
-		attrs = loggedString(attrs, "method", r.Method, maxLoggedMethod)
-		attrs = loggedString(attrs, "path", r.URL.Path, maxLoggedPath)
-		attrs = append(attrs, slog.String("query", query))
-		if redacted > 0 {
-			attrs = append(attrs, slog.Int("query_params_redacted", redacted))
-		}
-		attrs = append(attrs, slog.String("key", keyName), slog.String("account", accountName),
-			slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", d))
-		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		h.observe(r, id, k, route, rec, time.Since(start))
 	}()
 	if h.cors != nil && h.cors.handle(rec, r) {
 		return // a preflight
@@ -110,6 +86,37 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// r itself is replaced, so that the access log reads the pattern the mux sets on it.
 	r = r.WithContext(context.WithValue(r.Context(), keyContext{}, k))
 	k.account.mux.ServeHTTP(rec, r)
+}
+
+// observe tells Options.Observe of a request served and writes its access log line: the key and
+// account (none when no key matched), the route (RouteUnmatched for one the mux never routed),
+// the status, bytes and duration, and of the client's method, path and query only what
+// loggedString and loggedQuery keep.
+func (h *Handler) observe(r *http.Request, id string, k *key, route string, rec *recorder, d time.Duration) {
+	var keyName, accountName string
+	if k != nil {
+		keyName, accountName = k.name, k.account.name
+	}
+	if h.opts.Observe != nil {
+		if route == "" {
+			route = r.Pattern // set by the mux; empty when the request never reached it
+		}
+		if route == "" || route == "/" { // "/": the mux's answer to a path no route serves
+			route = RouteUnmatched
+		}
+		h.opts.Observe(accountName, route, rec.status, d)
+	}
+	query, redacted := loggedQuery(r.URL.RawQuery)
+	attrs := []slog.Attr{slog.String("request_id", id)}
+	attrs = loggedString(attrs, "method", r.Method, maxLoggedMethod)
+	attrs = loggedString(attrs, "path", r.URL.Path, maxLoggedPath)
+	attrs = append(attrs, slog.String("query", query))
+	if redacted > 0 {
+		attrs = append(attrs, slog.Int("query_params_redacted", redacted))
+	}
+	attrs = append(attrs, slog.String("key", keyName), slog.String("account", accountName),
+		slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", d))
+	h.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 }
 
 // identityOnly reports whether Content-Encoding values name no coding but identity.

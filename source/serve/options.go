@@ -108,3 +108,45 @@ type Options struct {
 	// time.Now.
 	Now func() time.Time
 }
+
+// writesOf resolves what an account's creates do (see Account.Writes): never "".
+func (o *Options) writesOf(ac Account) (Writes, error) {
+	w, err := ParseWrites(string(ac.Writes))
+	if err != nil {
+		return "", fmt.Errorf("account %q: %w", ac.Name, err)
+	}
+	switch {
+	case w != "":
+	case o.Writes != "":
+		w = o.Writes
+	case ac.Upstream != nil:
+		w = WritesForward
+	default:
+		w = WritesLocal
+	}
+	return w, nil
+}
+
+// withDefaults fills in what Options leaves to its defaults, and reduces PublicURL to the base
+// links are built on (no /v1, query or fragment).
+func (o Options) withDefaults() Options {
+	if o.IdempotencyTTL <= 0 {
+		o.IdempotencyTTL = DefaultIdempotencyTTL
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 64 << 10
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.PublicURL != nil {
+		u := *o.PublicURL
+		u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+		u.RawQuery, u.Fragment = "", ""
+		o.PublicURL = &u
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}

@@ -8,8 +8,10 @@
 // Where each concern lives:
 //
 //   - onboard.go: the engine: what it needs of the source (Upstream) and the warehouse
-//     (Ledger), the row outcomes, Options, New, reading a file within its size limit and
-//     planning each row against the ledger (onboard).
+//     (Ledger), the row outcomes, Options, New, reading a file within its size limit, and the
+//     steps of onboarding it (onboard).
+//   - plan.go: one file's run (fileRun): the rows rejected while reading recorded, each hire
+//     planned against the ledger (settled from it, or sent), what is still open at the end.
 //   - send.go: sending one create, durable in the ledger before it goes out, and resolving the
 //     creates whose answer was lost by looking the people up; fileOnly, the ledger of a dry run
 //     without a warehouse.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,7 +196,9 @@ func (o *Onboarder) read(r io.Reader, size int64) (HireFile, string, error) {
 	return f, hex.EncodeToString(sum.Sum(nil)), err
 }
 
-// onboard onboards a file read (ProcessFile past reading it).
+// onboard onboards a file read (ProcessFile past reading it): the rows rejected while reading
+// it recorded, each hire planned against the ledger (sent, or settled without sending), the
+// creates whose answer was lost resolved, and what is still open marked unresolved.
 func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, err error) FileResult {
 	res := FileResult{Name: name, Hash: hash}
 	if err != nil {
@@ -217,139 +218,29 @@ func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, 
 		res.Err = err
 		return res
 	}
-	results := make(map[int]RowResult)
+	run := &fileRun{o: o, res: res, done: done, results: make(map[int]RowResult), requests: make(map[int]string)}
 	defer func() { // every row of the report counted once, whatever settled it
-		for _, r := range res.Rows {
+		for _, r := range run.res.Rows {
 			if r.Outcome != OutcomeWouldCreate {
 				o.opts.Metrics.row(r.Outcome)
 			}
 		}
 	}()
-	// requests are the hashes of the creates sent (v1.NewEmployee.Hash), by line: a refusal
-	// the source answers is kept with its request, which is not sent again as it is.
-	requests := make(map[int]string)
-	record := func(r RowResult, status string) error {
-		results[r.Line] = r
-		if o.opts.DryRun || status == "" {
-			return nil
-		}
-		row := sink.OnboardingRow{FileHash: res.Hash, FileName: name, Line: r.Line,
-			Email: r.Email, Status: status, EmployeeID: r.EmployeeID, Reason: r.Reason}
-		if status == sink.RowRejected || status == sink.RowSkipped {
-			row.RequestHash = requests[r.Line] // set only once the row was sent
-		}
-		return o.st.PutOnboardingRow(ctx, row)
-	}
-	for _, p := range problems {
-		outcome, status := OutcomeRejected, sink.RowRejected
-		if p.Duplicate {
-			outcome, status = OutcomeSkipped, sink.RowSkipped
-		}
-		r := RowResult{Line: p.Line, Email: p.Email, Outcome: outcome, Reason: p.Reason}
-		if prev, ok := done[p.Line]; ok && (prev.Status == sink.RowCreated || prev.Status == sink.RowSending) {
-			// Read as it is now (other settings), the row is not valid, but its create went
-			// out before: the ledger keeps that, so the person is never sent twice.
-			status = ""
-			if prev.Status == sink.RowCreated {
-				r.Outcome, r.EmployeeID = OutcomeAlreadyDone, prev.EmployeeID
-				r.Reason = "onboarded by an earlier run (read now, the row is not valid: " + p.Reason + ")"
-			}
-		}
-		if err := record(r, status); err != nil {
-			res.Err = err
-			return res
-		}
-	}
-	var unknown []unanswered // sent, answer lost: resolved by looking up
-	// plan settles one hire from the ledger, or sends it; an error stops the file.
-	plan := func(h Hire) error {
-		email := h.Employee.Email
-		// The person, by email, in the whole ledger: confirmed, or sent without an answer.
-		prev, err := o.st.CreatedByEmail(ctx, email)
-		switch {
-		case err == nil && prev.Status == sink.RowCreated:
-			r := RowResult{Line: h.Line, Email: email, Outcome: OutcomeAlreadyDone, EmployeeID: prev.EmployeeID,
-				Reason: fmt.Sprintf("already onboarded from %s line %d", prev.FileName, prev.Line)}
-			if prev.FileHash == res.Hash && prev.Line == h.Line {
-				r.Reason = "onboarded by an earlier run"
-				results[h.Line] = r
-				return nil
-			}
-			return record(r, sink.RowSkipped)
-		case err == nil: // sending: the create's answer never came, here or in another file
-			if o.opts.DryRun {
-				_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeWouldCreate,
-					Reason: "dry run: an earlier create was never confirmed; a run looks the person up before sending"}, "")
-				return nil
-			}
-			requests[h.Line] = h.Employee.Hash()
-			unknown = append(unknown, unanswered{Hire: h, earlier: true})
-			return nil
-		case !errors.Is(err, v1.ErrNotFound):
-			return err
-		}
-		// Only a create confirmed (above) is done for good. A row rejected or skipped before is
-		// looked at again: read again from the bytes (its problems are above), checked again
-		// against the warehouse, and sent again unless the source refused this very request.
-		taken, err := o.st.EmailTaken(ctx, email)
-		if err != nil {
-			return err
-		}
-		if taken {
-			return record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, Reason: "an employee with this email already exists"}, sink.RowSkipped)
-		}
-		if p, ok := done[h.Line]; ok && refusedBefore(p, h) {
-			results[h.Line] = RowResult{Line: h.Line, Email: email, Outcome: p.Status, EmployeeID: p.EmployeeID,
-				Reason: p.Reason + " (the source's answer to this same row before: change the row, or the onboarding settings, to send it again)"}
-			return nil
-		}
-		if o.opts.DryRun {
-			_ = record(RowResult{Line: h.Line, Email: email, Outcome: OutcomeWouldCreate, Reason: "dry run: valid, not sent"}, "")
-			return nil
-		}
-		requests[h.Line] = h.Employee.Hash()
-		// Durable before the request goes out: a crash from here on leaves "sending", which the
-		// next run that meets the person resolves by looking them up first.
-		if err := o.st.PutOnboardingRow(ctx, sink.OnboardingRow{FileHash: res.Hash, FileName: name, Line: h.Line,
-			Email: email, Status: sink.RowSending}); err != nil {
-			return err
-		}
-		ambiguous, err := o.send(ctx, res, h, record)
-		if err == nil && ambiguous {
-			unknown = append(unknown, unanswered{Hire: h})
-		}
-		return err
+	if err := run.rejected(ctx, problems); err != nil {
+		run.res.Err = err
+		return run.res
 	}
 	for _, h := range hires {
-		if res.Err = plan(h); res.Err != nil {
+		if run.res.Err = run.plan(ctx, h); run.res.Err != nil {
 			break
 		}
 	}
-	if res.Err == nil && len(unknown) > 0 {
-		res.Err = o.resolve(ctx, res, unknown, record)
+	if run.res.Err == nil && len(run.unknown) > 0 {
+		run.res.Err = o.resolve(ctx, run.res, run.unknown, run.recorder(ctx))
 	}
-	for _, u := range unknown {
-		if _, ok := results[u.Line]; !ok {
-			// Still unknown: the ledger keeps the person as sending, so the next run that meets
-			// them looks them up again before anything is sent.
-			reason := "sent, but the source did not answer and the person could not be found yet; the next run looks them up again"
-			if res.Err != nil {
-				reason += " (" + oneLine(res.Err.Error()) + ")"
-			}
-			results[u.Line] = RowResult{Line: u.Line, Email: u.Employee.Email, Outcome: OutcomeUnresolved, Reason: reason}
-		}
-	}
-	for _, h := range hires {
-		if _, ok := results[h.Line]; !ok && res.Err != nil {
-			results[h.Line] = RowResult{Line: h.Line, Email: h.Employee.Email, Outcome: OutcomeUnresolved, Reason: "not sent: " + oneLine(res.Err.Error())}
-		}
-	}
-	for _, r := range results {
-		res.Rows = append(res.Rows, r)
-	}
-	slices.SortFunc(res.Rows, func(a, b RowResult) int { return a.Line - b.Line })
-	withNames(&res, f)
-	return res
+	run.finish(hires)
+	withNames(&run.res, f)
+	return run.res
 }
 
 // warnOnce logs msg at WARN the first time this Onboarder meets name.

@@ -16,7 +16,10 @@
 //     creates whose answer was lost by looking the people up; fileOnly, the ledger of a dry run
 //     without a warehouse.
 //   - result.go: what a file's onboarding came to (RowResult, FileResult, the file outcomes).
-//   - hires.go: reading a CSV of new hires (ReadHireFile); dates.go: reading join dates.
+//   - hires.go: reading a CSV of new hires (ReadHireFile), row by row; columns.go: which header
+//     cell names which field; csvtext.go: the text as spreadsheets write it (encoding,
+//     separator, line ends, the bounded row reader); dates.go: reading join dates, and settling
+//     the file's ambiguous ones.
 //   - report.go: the report of a file (WriteReport), where it goes, and the log line of a file.
 //   - folder.go: the drop folder: private folders and files, ProcessDir, ProcessPath and the
 //     moves to processed/ and failed/.

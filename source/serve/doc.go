@@ -17,8 +17,8 @@
 //     after it the metrics and access log (observe: its redacted query, its cut path).
 //   - auth.go: the keys compiled from Options, finding the key presented in constant time, and
 //     carrying it in the request's context; keys.go: what a configured key must be (CheckKey, its strength); authlimit.go:
-//     pacing a client's failed authentications; scope.go: what a key may read (Scope) and the
-//     fields of an answer it sees (projection).
+//     pacing a client's failed authentications; scope.go: what a key may read (Scope);
+//     projection.go: the fields of an answer it sees (a streaming JSON projection).
 //   - reads.go: the GET routes: a page of a collection, one record, the index (/v1).
 //   - creates.go: POST /v1/employees, kept locally or forwarded upstream; idempotency.go: the
 //     Idempotency-Key claims, replays and the capture of an answer to keep.

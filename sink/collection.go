@@ -11,7 +11,8 @@ import (
 // where each comes from in the record, and its nested references with the table each points
 // at. Everything the warehouse does with it is derived from that declaration, for both
 // dialects: the staging table and the staged rows, the merge's comparison and writes, the
-// unlisted rows of references, the read queries and the scan of their rows. Nothing is
+// unlisted rows of references, the read queries and the scan of their rows, and the triggers
+// that keep a table's history (history.go). Nothing is
 // positional by hand: every list of columns, every SELECT and every scan is built from the
 // same declaration, so they cannot drift apart; and TestDeclarationsMatchMigrations fails
 // when the declarations and the migrations disagree.
@@ -203,6 +204,8 @@ type table struct {
 	// included (after the plain columns, in the order of refs).
 	cols []colDef
 	refs []refDef
+	// history says every version of every row is kept in <name>_history (history.go).
+	history bool
 }
 
 // visible is the condition of a served row of the table aliased a.

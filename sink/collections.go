@@ -7,8 +7,9 @@ import (
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// The collections, each declared once (see collection.go). Adding a plain field to one takes a
-// migration per dialect, its line here, and the field in the wire type (package v1).
+// The collections, each declared once (see collection.go). The plain fields of every collection
+// are the wire's (package v1): adding one takes its line there and a migration per dialect (its
+// history's column too, for a table with history); nothing here.
 
 // The shapes of the nested objects: the id, then the columns of the target's table each carries.
 var (
@@ -31,33 +32,41 @@ var (
 	}
 )
 
-// employeeCollection is /v1/employees.
+// plainColumn is the column of a plain field the wire declares (v1.EmployeeFields,
+// v1.PatternFields), of the kind its kind maps to (columnKinds; an Int naming a record is an id).
+func plainColumn[T any](f v1.Plain[T]) column[T] {
+	name := f.ColumnName()
+	switch f.Kind {
+	case v1.Int:
+		kind := KindInt
+		if f.ID {
+			kind = KindID
+		}
+		return intColumn(name, kind, f.Int)
+	case v1.Bool:
+		return boolColumn(name, f.Bool)
+	case v1.Opaque:
+		return jsonColumn(name, f.Raw)
+	}
+	return textColumn(name, columnKinds[f.Kind], f.Text)
+}
+
+// employeeCollection is /v1/employees: the plain fields the wire declares (v1.EmployeeFields),
+// then extra, nested and sent, and the nested references, each a foreign key to the table it
+// points at (two of them, line manager and holiday approver, at employees itself).
 var employeeCollection = func() *collection[v1.Employee] {
 	type E = v1.Employee
-	c := declare(string(Employees), []column[E]{
-		idColumn(func(e *E) *int64 { return &e.ID }),
-		intColumn("account_id", KindID, func(e *E) **int64 { return &e.AccountID }),
-		textColumn("first_name", KindText, func(e *E) *string { return &e.FirstName }),
-		textColumn("last_name", KindText, func(e *E) *string { return &e.LastName }),
-		textColumn("email", KindText, func(e *E) *string { return &e.Email }),
-		textColumn("job_title", KindText, func(e *E) *string { return &e.JobTitle }),
-		textColumn("status", KindText, func(e *E) *string { return &e.Status }),
-		textColumn("company_join_date", KindDate, func(e *E) *string { return &e.CompanyJoinDate }),
-		textColumn("job_start_date", KindDate, func(e *E) *string { return &e.JobStartDate }),
-		intColumn("length_of_service_in_months", KindInt, func(e *E) **int64 { return &e.LengthOfServiceInMonths }),
-		jsonColumn("age", func(e *E) *json.RawMessage { return &e.Age }),
-		jsonColumn("full_or_part_time", func(e *E) *json.RawMessage { return &e.FullOrPartTime }),
-		jsonColumn("notice_period", func(e *E) *json.RawMessage { return &e.NoticePeriod }),
-		boolColumn("receives_statutory_holidays", func(e *E) **bool { return &e.ReceivesStatutoryHolidays }),
-		boolColumn("hr", func(e *E) **bool { return &e.HR }),
-		textColumn("created_at", KindTimestamp, func(e *E) *string { return &e.CreatedAt }),
-		textColumn("updated_at", KindTimestamp, func(e *E) *string { return &e.UpdatedAt }),
+	cols := []column[E]{idColumn(func(e *E) *int64 { return &e.ID })}
+	for _, f := range v1.EmployeeFields {
+		cols = append(cols, plainColumn(f))
+	}
+	c := declare(string(Employees), append(cols,
 		jsonColumn("extra", func(e *E) *v1.Extra { return &e.Extra }),
 		// The record's nested objects exactly as the source embedded them (the source embeds
 		// one person in different forms in different records, so the form belongs to the
 		// reference), keyed by field in name order (v1.Employee.NestedRaw). Read back after the
 		// references, whose forms it restores.
-		{name: "nested", kind: KindJSON,
+		column[E]{name: "nested", kind: KindJSON,
 			value: func(e *E) any { return nullRaw(e.NestedRaw()) },
 			set: func(e *E, c *cell) {
 				if c.s.Valid {
@@ -67,8 +76,7 @@ var employeeCollection = func() *collection[v1.Employee] {
 			}},
 		// The record as the source sent it, which serve mode gives back (see sentColumn);
 		// the columns above are the analysts' normal forms.
-		sentColumn(func(e *E) *json.RawMessage { return &e.Sent }),
-	},
+		sentColumn(func(e *E) *json.RawMessage { return &e.Sent })),
 		refTo("working_pattern", "working_pattern_id", string(WorkingPatterns), patternShape, func(e *E) **v1.PatternRef { return &e.WorkingPattern }),
 		refTo("holiday_allowance", "holiday_allowance_id", holidayAllowances, refShape, func(e *E) **v1.Ref { return &e.HolidayAllowance }),
 		refTo("department", "department_id", departments, refShape, func(e *E) **v1.Ref { return &e.Department }),
@@ -91,24 +99,15 @@ var employeeCollection = func() *collection[v1.Employee] {
 	return c
 }()
 
-// patternCollection is /v1/working_patterns.
+// patternCollection is /v1/working_patterns: the plain fields the wire declares
+// (v1.PatternFields), then extra and sent.
 var patternCollection = func() *collection[v1.WorkingPattern] {
 	type W = v1.WorkingPattern
-	cols := []column[W]{
-		idColumn(func(w *W) *int64 { return &w.ID }),
-		textColumn("name", KindText, func(w *W) *string { return &w.Name }),
-		boolColumn("is_default", func(w *W) **bool { return &w.Default }),
-		textColumn("total_hours", KindDecimal, func(w *W) *string { return &w.TotalHours }),
-	}
-	for i, day := range v1.Weekdays {
-		cols = append(cols, boolColumn(day, func(w *W) **bool { return &w.Days[i] }))
-	}
-	for i, day := range v1.Weekdays {
-		cols = append(cols, textColumn(day+"_hr", KindDecimal, func(w *W) *string { return &w.Hours[i] }))
+	cols := []column[W]{idColumn(func(w *W) *int64 { return &w.ID })}
+	for _, f := range v1.PatternFields {
+		cols = append(cols, plainColumn(f))
 	}
 	cols = append(cols,
-		textColumn("created_at", KindTimestamp, func(w *W) *string { return &w.CreatedAt }),
-		textColumn("updated_at", KindTimestamp, func(w *W) *string { return &w.UpdatedAt }),
 		jsonColumn("extra", func(w *W) *v1.Extra { return &w.Extra }),
 		sentColumn(func(w *W) *json.RawMessage { return &w.Sent }))
 	return declare(string(WorkingPatterns), cols)
@@ -142,8 +141,22 @@ var tables = func() []*table {
 		}
 	}
 	out := append(reference, handWritten...)
-	return append(out, rest...)
+	out = append(out, rest...)
+	for _, t := range out {
+		t.history = historied[t.name]
+	}
+	return out
 }()
+
+// historied are the collections whose every version is kept in <name>_history, with the
+// period it was current in the warehouse (history.go): employees, the events that change
+// after they are first synced (a leave request goes pending -> approved -> cancelled, an
+// ongoing sickness gets its end date), and the reference data they point at (a department
+// renamed keeps its old name for its time). Their triggers are made from these declarations.
+var historied = map[string]bool{string(Employees): true,
+	v1.Absences.Name: true, v1.Sicknesses.Name: true, v1.LeaveRequests.Name: true, v1.EmployeeTrainingCourses.Name: true,
+	departments: true, v1.Divisions.Name: true, v1.Locations.Name: true, holidayAllowances: true,
+	v1.OtherLeaveReasons.Name: true, v1.StatutoryHolidayCountries.Name: true, v1.CompanyTrainingTypes.Name: true}
 
 // hasNested reports whether the collection's records point at other records.
 func hasNested(c *v1.Collection) bool {

@@ -48,6 +48,14 @@ type dialect interface {
 	columnsQuery() string
 	// createSchema makes the warehouse's schema when it does not exist.
 	createSchema(ctx context.Context, db *sql.DB, name string) error
+	// historyTriggers are the triggers that keep the history of table (see history.go), whose
+	// versions copy cols.
+	historyTriggers(table string, cols []string) []trigger
+	// historyTriggerDefs reads the warehouse's history triggers, by name, each with its table
+	// and its definition as historyTriggers declares it (def).
+	historyTriggerDefs(ctx context.Context, q querier) (map[string]trigger, error)
+	// dropTrigger is the statement that drops the trigger on table.
+	dropTrigger(name, table string) string
 	// lockMigrations serializes migrators: it runs first in each migration's transaction.
 	lockMigrations(ctx context.Context, tx *sql.Tx) error
 	// reserveSlot is one statement reserving the next request slot of an account's budget

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,4 +249,83 @@ func TestEventHistoryUpgrade(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHistoryTriggersFollowTheDeclarations: the history triggers are made from the declarations,
+// not by hand: one dropped by hand is flagged by DeclarationMismatches and made again by the
+// next migrate (no migration left to apply), after which an update writes its version again and
+// a hard delete closes it, as in every other history.
+func TestHistoryTriggersFollowTheDeclarations(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		e, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ng", Email: "zoe@example.com", JoinDate: "2025-08-31"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drop := `DROP TRIGGER employees_history_upd`
+		if s.Dialect() == schema.Postgres {
+			drop += ` ON employees`
+		}
+		if _, err := s.DB().ExecContext(ctx, drop); err != nil {
+			t.Fatal(err)
+		}
+		flag := "history triggers differ from the declarations: CREATE TRIGGER employees_history_upd AFTER…"
+		bad, err := sink.DeclarationMismatches(ctx, s)
+		if err != nil || !slices.Contains(bad, flag) {
+			t.Errorf("with a history trigger dropped: mismatches %q (%v), want %q", bad, err, flag)
+		}
+		if applied, err := sink.MigrateDB(ctx, s.DB().DB, s.Dialect()); err != nil || len(applied) != 0 {
+			t.Fatalf("migrate: applied %v, %v; want nothing to apply", applied, err)
+		}
+		if bad, err := sink.DeclarationMismatches(ctx, s); err != nil || len(bad) != 0 {
+			t.Errorf("after migrate: mismatches %q (%v), want none", bad, err)
+		}
+		nextMillisecond()
+		if _, err := s.DB().ExecContext(ctx, s.DB().Rebind(`UPDATE employees SET job_title = 'Chief' WHERE id = ?`), e.ID); err != nil {
+			t.Fatal(err)
+		}
+		vs := versions(t, s, "employees", "coalesce(job_title, '')", e.ID)
+		if len(vs) != 2 || vs[0].to != (sql.NullString{String: vs[1].from, Valid: true}) || vs[1].to.Valid ||
+			vs[0].value != "" || vs[1].value != "Chief" {
+			t.Fatalf("versions after an update %+v, want the created one closed and Chief open", vs)
+		}
+		nextMillisecond()
+		if _, err := s.DB().ExecContext(ctx, s.DB().Rebind(`DELETE FROM employees WHERE id = ?`), e.ID); err != nil {
+			t.Fatal(err)
+		}
+		if vs := versions(t, s, "employees", "coalesce(job_title, '')", e.ID); len(vs) != 2 || !vs[1].to.Valid {
+			t.Errorf("versions after a hard delete %+v, want the last one closed", vs)
+		}
+	})
+}
+
+// TestAFieldAddedToEmployeesIsHistoried: a field added to employees takes one line in their
+// declaration (collections.go) and one migration per dialect adding the column to employees and
+// to employees_history; the triggers made from the declarations then keep it in every version.
+// Here the migration is its two statements and the line a copy of the declarations with the
+// column (sink.RemakeHistoryWith, what migrate does with the real ones).
+func TestAFieldAddedToEmployeesIsHistoried(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		e, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ng", Email: "zoe@example.com", JoinDate: "2025-08-31"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{`ALTER TABLE employees ADD COLUMN nickname text`, `ALTER TABLE employees_history ADD COLUMN nickname text`} {
+			if _, err := s.DB().ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sink.RemakeHistoryWith(ctx, s, "employees", "nickname"); err != nil {
+			t.Fatal(err)
+		}
+		nextMillisecond()
+		if _, err := s.DB().ExecContext(ctx, s.DB().Rebind(`UPDATE employees SET nickname = 'Zo' WHERE id = ?`), e.ID); err != nil {
+			t.Fatal(err)
+		}
+		vs := versions(t, s, "employees", "coalesce(nickname, '-')", e.ID)
+		if len(vs) != 2 || vs[0].value != "-" || vs[1].value != "Zo" || vs[1].to.Valid {
+			t.Errorf("versions %+v, want the created one without a nickname and the current one Zo", vs)
+		}
+	})
 }

@@ -70,8 +70,8 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) ([]int, error) {
 		if _, err := db.ExecContext(ctx, versionTable); err != nil {
 			return nil, fmt.Errorf("migrate: create version table: %w", err)
 		}
-		for _, m := range ms {
-			done, err := applyMigration(ctx, db, d, m)
+		for i, m := range ms {
+			done, err := applyMigration(ctx, db, d, m, i == len(ms)-1)
 			if err != nil {
 				return applied, fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
 			}
@@ -87,10 +87,39 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) ([]int, error) {
 	if cur > len(ms) {
 		return applied, fmt.Errorf("migrate: %w (version %d, this build knows %d)", schema.ErrAhead, cur, len(ms))
 	}
+	// The history triggers are made from the declarations: a warehouse whose triggers another
+	// build made (or a hand) gets this build's, here when no migration was left to make them.
+	// Only read when they are this build's already.
+	if err := historyCurrent(ctx, db, d); err != nil {
+		return applied, fmt.Errorf("migrate: %w", err)
+	}
 	return applied, nil
 }
 
-func applyMigration(ctx context.Context, db *sql.DB, d dialect, m schema.Migration) (bool, error) {
+// historyCurrent makes the history triggers this build declares, unless the warehouse has them.
+func historyCurrent(ctx context.Context, db *sql.DB, d dialect) error {
+	stale, err := staleHistory(ctx, db, d, historyTriggers(d, tables))
+	if err != nil || len(stale) == 0 {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := d.lockMigrations(ctx, tx); err != nil {
+		return err
+	}
+	if err := remakeHistory(ctx, tx, d, historyTriggers(d, tables)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// applyMigration applies m in its own transaction, unless another migrator did. The last
+// migration's transaction also makes the history triggers (history.go), so the warehouse is
+// never at this build's version with another build's triggers.
+func applyMigration(ctx context.Context, db *sql.DB, d dialect, m schema.Migration, last bool) (bool, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -109,6 +138,11 @@ func applyMigration(ctx context.Context, db *sql.DB, d dialect, m schema.Migrati
 	}
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return false, err
+	}
+	if last {
+		if err := remakeHistory(ctx, tx, d, historyTriggers(d, tables)); err != nil {
+			return false, err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, sqlx.Rebind(bind, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, `+d.read(KindTimestamp, d.now())+`)`), m.Version, m.Name); err != nil {
 		return false, err

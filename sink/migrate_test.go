@@ -235,3 +235,51 @@ FROM meta`).Scan(&deps, &allowances, &unlistedDeps, &unlistedAllowances)
 		})
 	}
 }
+
+// TestUpgradeMakesHistoryFromDeclarations: a warehouse an earlier build left (version 15, its
+// history triggers written by hand) is upgraded to triggers made from the declarations, in the
+// last migration's transaction: employees' history gets nested (the current version its row's),
+// the next write of an employee keeps it, and a hard delete closes the version, as in every
+// other history.
+func TestUpgradeMakesHistoryFromDeclarations(t *testing.T) {
+	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			db, target, opts := oldWarehouse(t, d, 15)
+			nested := `{"department":{"id":5,"name":"R&D"}}`
+			if _, err := db.ExecContext(ctx, `INSERT INTO employees (id, first_name, nested) VALUES (7, 'Ana', '`+nested+`')`); err != nil {
+				t.Fatal(err)
+			}
+			s := upgraded(t, db, d, target, opts)
+			if bad, err := sink.DeclarationMismatches(ctx, s); err != nil || len(bad) != 0 {
+				t.Errorf("after the upgrade: mismatches %q (%v), want none", bad, err)
+			}
+			current := func() (n int, kept string) {
+				t.Helper()
+				err := s.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM employees_history WHERE id = 7),
+    coalesce((SELECT CAST(nested AS text) FROM employees_history WHERE id = 7 AND valid_to IS NULL), '-')`).Scan(&n, &kept)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n, kept
+			}
+			if n, kept := current(); n != 1 || kept != nested {
+				t.Errorf("after the upgrade: %d versions, the current one keeps nested %s; want 1, %s", n, kept, nested)
+			}
+			nextMillisecond()
+			if _, err := s.DB().ExecContext(ctx, `UPDATE employees SET first_name = 'Anna' WHERE id = 7`); err != nil {
+				t.Fatal(err)
+			}
+			if n, kept := current(); n != 2 || kept != nested {
+				t.Errorf("after an update: %d versions, the current one keeps nested %s; want 2, %s", n, kept, nested)
+			}
+			nextMillisecond()
+			if _, err := s.DB().ExecContext(ctx, `DELETE FROM employees WHERE id = 7`); err != nil {
+				t.Fatal(err)
+			}
+			if n, kept := current(); n != 2 || kept != "-" {
+				t.Errorf("after a hard delete: %d versions, current nested %s; want 2, none current", n, kept)
+			}
+		})
+	}
+}

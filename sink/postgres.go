@@ -283,3 +283,31 @@ func (l *advisoryLock) release(ctx context.Context, name string) {
 	}
 	_ = l.conn.Close()
 }
+
+// historyTriggers are statement triggers of history_write (migration 0009), which copies the
+// table's columns by name from the catalog, so cols need not be named. Each carries its
+// definition as its comment, which is what historyTriggerDefs reads back.
+func (pgDialect) historyTriggers(table string, _ []string) []trigger {
+	h := table + "_history"
+	mk := func(op, event string) trigger {
+		name := h + "_" + op
+		def := "CREATE TRIGGER " + name + " AFTER " + event + " ON " + table + " " + map[string]string{
+			"ins": "REFERENCING NEW TABLE AS new_rows",
+			"upd": "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows",
+			"del": "REFERENCING OLD TABLE AS old_rows",
+		}[op] + " FOR EACH STATEMENT EXECUTE FUNCTION history_write()"
+		return trigger{name: name, table: table, def: def, create: []string{def,
+			"COMMENT ON TRIGGER " + name + " ON " + table + " IS '" + strings.ReplaceAll(def, "'", "''") + "'"}}
+	}
+	return []trigger{mk("ins", "INSERT"), mk("upd", "UPDATE"), mk("del", "DELETE")}
+}
+
+func (pgDialect) historyTriggerDefs(ctx context.Context, q querier) (map[string]trigger, error) {
+	return readTriggers(ctx, q, `SELECT t.tgname, c.relname, coalesce(obj_description(t.oid, 'pg_trigger'), '')
+FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND NOT t.tgisinternal`)
+}
+
+func (pgDialect) dropTrigger(name, table string) string {
+	return "DROP TRIGGER " + name + " ON " + table
+}

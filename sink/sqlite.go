@@ -191,3 +191,33 @@ func (l *fileLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
 
 // release closes the file, which releases the lock.
 func (l *fileLock) release(context.Context, string) { _ = l.file.Close() }
+
+// historyTriggers are row triggers naming every column (SQLite triggers run no dynamic SQL):
+// valid_from and valid_to are TEXT timestamps with milliseconds, and a second write of a row in
+// the same millisecond replaces that millisecond's version. A hard delete closes the current
+// version. Their definitions are what sqlite_master keeps of them.
+func (sqliteDialect) historyTriggers(table string, cols []string) []trigger {
+	const now = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`
+	h := table + "_history"
+	closeOld := "    UPDATE " + h + " SET valid_to = " + now + "\n    WHERE id = OLD.id AND valid_to IS NULL AND valid_from < " + now + ";\n"
+	dropSame := func(row string) string {
+		return "    DELETE FROM " + h + " WHERE id = " + row + ".id AND valid_from = " + now + ";\n"
+	}
+	insert := "    INSERT INTO " + h + " (valid_from, " + strings.Join(cols, ", ") + ")\n    VALUES (" + now + ", NEW." + strings.Join(cols, ", NEW.") + ");\n"
+	mk := func(op, event, body string) trigger {
+		name := h + "_" + op
+		def := "CREATE TRIGGER " + name + " AFTER " + event + " ON " + table + " BEGIN\n" + body + "END"
+		return trigger{name: name, table: table, create: []string{def}, def: def}
+	}
+	return []trigger{
+		mk("ins", "INSERT", dropSame("NEW")+insert),
+		mk("upd", "UPDATE", closeOld+dropSame("NEW")+insert),
+		mk("del", "DELETE", closeOld+dropSame("OLD")),
+	}
+}
+
+func (sqliteDialect) historyTriggerDefs(ctx context.Context, q querier) (map[string]trigger, error) {
+	return readTriggers(ctx, q, `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'`)
+}
+
+func (sqliteDialect) dropTrigger(name, _ string) string { return "DROP TRIGGER " + name }

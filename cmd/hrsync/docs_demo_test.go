@@ -15,17 +15,25 @@ import (
 	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
-// readmeDemo is README's account of `hrsync demo`, from "`hrsync demo` needs" to its flags, on
-// one line (its words as they are, whatever the line breaks).
-func readmeDemo(t *testing.T) string {
+// demoAccounts are the accounts of `hrsync demo` its figures are held to: README's short one, from
+// "`hrsync demo` needs" to the link to the full one, and docs/demo.md's, from "`hrsync demo`
+// needs" to its flags.
+var demoAccounts = []struct{ file, end string }{
+	{"README.md", "[docs/demo.md](docs/demo.md)"},
+	{"docs/demo.md", "| flag | default |"},
+}
+
+// readmeDemo is file's account of `hrsync demo`, from "`hrsync demo` needs" to end, on one line
+// (its words as they are, whatever the line breaks).
+func readmeDemo(t *testing.T, file, end string) string {
 	t.Helper()
-	readme := readRepoFile(t, "README.md")
-	start := strings.Index(readme, "`hrsync demo` needs")
-	end := strings.Index(readme, "| flag | default |")
-	if start < 0 || end < start {
-		t.Fatal("README.md: no account of the demo between \"`hrsync demo` needs\" and its flags")
+	text := readRepoFile(t, file)
+	start := strings.Index(text, "`hrsync demo` needs")
+	stop := strings.Index(text, end)
+	if start < 0 || stop < start {
+		t.Fatalf("%s: no account of the demo between \"`hrsync demo` needs\" and %q", file, end)
 	}
-	return strings.Join(strings.Fields(readme[start:end]), " ")
+	return strings.Join(strings.Fields(text[start:stop]), " ")
 }
 
 // number reads the first submatch of re in s as a number (with thousands separators); when s
@@ -49,10 +57,11 @@ func about(readme, n int64) bool {
 	return math.Abs(float64(readme-n)) <= 0.02*float64(n)
 }
 
-// TestREADMEDemoFigures runs the demo as README describes it (the default 2,500 employees; not
-// serving) and holds README's figures to its report: the employees generated and after the
-// onboarding, the collections synced (the financial module among them, by name), the pages of
-// the first sync, the requests of the run and the minutes they would take at the real rate.
+// TestREADMEDemoFigures runs the demo as README and docs/demo.md describe it (the default 2,500
+// employees; not serving) and holds both accounts' figures to its report: the employees
+// generated and after the onboarding, the collections synced (the financial module among them,
+// by name), the pages of the first sync, the requests of the run and the minutes they would
+// take at the real rate.
 // The demo runs as the built binary: under the race detector, in process, it takes minutes.
 func TestREADMEDemoFigures(t *testing.T) {
 	if testing.Short() {
@@ -66,14 +75,6 @@ func TestREADMEDemoFigures(t *testing.T) {
 		t.Fatalf("demo: %v\n%s", err, logs.String())
 	}
 	report := out.String()
-	readme := readmeDemo(t)
-
-	if r, p := number(t, `over ([\d,]+) generated employees`, readme, "README"), number(t, `serves ([\d,]+) generated employees`, report, "the report"); r != p {
-		t.Errorf("README says the upstream serves %d employees; the demo printed %d", r, p)
-	}
-	if r, p := number(t, `now lists ([\d,]+) employees`, readme, "README"), number(t, `now lists ([\d,]+) employees`, report, "the report"); r != p {
-		t.Errorf("README says the upstream lists %d employees after the onboarding; the demo printed %d", r, p)
-	}
 
 	// The first sync: its summary lines, between "3. Sync" and "4. Onboarding".
 	first := report[strings.Index(report, "3. Sync"):strings.Index(report, "4. Onboarding")]
@@ -85,30 +86,40 @@ func TestREADMEDemoFigures(t *testing.T) {
 		n, _ := strconv.ParseInt(m[2], 10, 64)
 		pages += n
 	}
-	if r := number(t, `all (\d+) collections`, readme, "README"); r != int64(len(collections)) {
-		t.Errorf("README says the demo syncs %d collections; it synced %d: %v", r, len(collections), collections)
-	}
-	for _, name := range collections {
-		if c := v1.CollectionNamed(name); c != nil && c.Sensitive && !strings.Contains(readme, "`"+name+"`") {
-			t.Errorf("README does not say the demo syncs %s (the financial module), which it does", name)
-		}
-	}
-	if r := number(t, `about ([\d,]+) pages`, readme, "README"); !about(r, pages) {
-		t.Errorf("README says the first sync walks about %d pages; the demo printed %d", r, pages)
-	}
 	requests := number(t, `: (\d+) requests to the upstream`, report, "the report")
-	if r := number(t, `about ([\d,]+) requests`, readme, "README"); !about(r, requests) {
-		t.Errorf("README says about %d requests; the demo printed %d", r, requests)
-	}
-	if r, p := number(t, `\(about (\d+) minutes\)`, readme, "README"), number(t, `would take about (\d+) minutes`, report, "the report"); r != p {
-		t.Errorf("README says the run would take about %d minutes at 60 requests a minute; the demo printed %d", r, p)
+
+	for _, doc := range demoAccounts {
+		readme := readmeDemo(t, doc.file, doc.end)
+		if r, p := number(t, `over ([\d,]+) generated employees`, readme, doc.file), number(t, `serves ([\d,]+) generated employees`, report, "the report"); r != p {
+			t.Errorf("%s says the upstream serves %d employees; the demo printed %d", doc.file, r, p)
+		}
+		if r, p := number(t, `now lists ([\d,]+) employees`, readme, doc.file), number(t, `now lists ([\d,]+) employees`, report, "the report"); r != p {
+			t.Errorf("%s says the upstream lists %d employees after the onboarding; the demo printed %d", doc.file, r, p)
+		}
+		if r := number(t, `all (\d+) collections`, readme, doc.file); r != int64(len(collections)) {
+			t.Errorf("%s says the demo syncs %d collections; it synced %d: %v", doc.file, r, len(collections), collections)
+		}
+		for _, name := range collections {
+			if c := v1.CollectionNamed(name); c != nil && c.Sensitive && !strings.Contains(readme, "`"+name+"`") {
+				t.Errorf("%s does not say the demo syncs %s (the financial module), which it does", doc.file, name)
+			}
+		}
+		if r := number(t, `about ([\d,]+) pages`, readme, doc.file); !about(r, pages) {
+			t.Errorf("%s says the first sync walks about %d pages; the demo printed %d", doc.file, r, pages)
+		}
+		if r := number(t, `about ([\d,]+) requests`, readme, doc.file); !about(r, requests) {
+			t.Errorf("%s says about %d requests; the demo printed %d", doc.file, r, requests)
+		}
+		if r, p := number(t, `\(about (\d+) minutes\)`, readme, doc.file), number(t, `would take about (\d+) minutes`, report, "the report"); r != p {
+			t.Errorf("%s says the run would take about %d minutes at 60 requests a minute; the demo printed %d", doc.file, r, p)
+		}
 	}
 	if t.Failed() {
 		t.Logf("the demo's report:\n%s", report)
 	}
 }
 
-// TestDemoCtrlCExitsZero is README's "Ctrl-C stops it: the replica shuts down and hrsync exits
+// TestDemoCtrlCExitsZero is docs/demo.md's "Ctrl-C stops it: the replica shuts down and hrsync exits
 // 0", with the built binary and a real SIGINT (what a terminal's Ctrl-C sends): the process's
 // own signal handling, not a test's canceled context. (`go run` is not tested: the go command
 // exits 1 whenever it is interrupted, whatever hrsync returned.)

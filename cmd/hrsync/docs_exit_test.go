@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// TestExitStatusAsDocumented: README's "Exit status and logs" and operations.md's HrsyncDown
+// TestExitStatusAsDocumented: troubleshooting.md's "Exit status and logs" and operations.md's HrsyncDown
 // runbook say a configuration hrsync cannot act on exits 1 with a "config: …" line, and a
 // command line it cannot act on exits 2.
 func TestExitStatusAsDocumented(t *testing.T) {
 	ops := strings.Join(strings.Fields(readRepoFile(t, "docs/operations.md")), " ")
-	readme := strings.Join(strings.Fields(readRepoFile(t, "README.md")), " ")
+	troubleshooting := strings.Join(strings.Fields(readRepoFile(t, "docs/troubleshooting.md")), " ")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -23,10 +23,10 @@ func TestExitStatusAsDocumented(t *testing.T) {
 		said string
 	}{
 		{"a configuration", []string{"sync"}, []string{"HRSYNC_SYNC_RESOURCES=employes"}, 1, "config: ", ops, "`config: …` (exit status `1`)"},
-		{"a configuration (README)", []string{"sync"}, []string{"HRSYNC_SYNC_RESOURCES=employes"}, 1, "config: ", readme, "status `1` (a failure, or a configuration hrsync cannot act on: `hrsync: config: …`)"},
+		{"a configuration (troubleshooting.md)", []string{"sync"}, []string{"HRSYNC_SYNC_RESOURCES=employes"}, 1, "config: ", troubleshooting, "status `1` (a failure, or a configuration hrsync cannot act on: `hrsync: config: …`)"},
 		{"an unknown variable", []string{"sync"}, []string{"HRSYNC_SOURCE_APIKEY=x"}, 1, "config: ", ops, "`config: …` (exit status `1`)"},
-		{"an unknown flag", []string{"sync", "--bogus"}, nil, 2, "", readme, "`2` (a command line hrsync cannot act on)"},
-		{"an unknown command", []string{"bogus"}, nil, 2, "", readme, "`2` (a command line hrsync cannot act on)"},
+		{"an unknown flag", []string{"sync", "--bogus"}, nil, 2, "", troubleshooting, "`2` (a command line hrsync cannot act on)"},
+		{"an unknown command", []string{"bogus"}, nil, 2, "", troubleshooting, "`2` (a command line hrsync cannot act on)"},
 	} {
 		err := run(context.Background(), tc.args, tc.env, io.Discard, io.Discard)
 		if err == nil {

@@ -158,13 +158,26 @@ func documentedMetrics(t *testing.T, file string) map[string]string {
 // perProcess are the metrics without an account label, one a process, as the docs say.
 var perProcess = []string{"hrsync_build_info", "hrsync_serve_tls_cert_expiry_timestamp_seconds"}
 
-// TestMetricTablesMatchTheCode: docs/operations.md and README's Metrics table list every metric
-// hrsync registers and no other, each with its labels (the tables may leave out account, which
-// they say every metric but the perProcess ones carries); deploy/check.sh's contract is the same
-// list.
+// TestMetricTablesMatchTheCode: docs/operations.md's Metrics table lists every metric hrsync
+// registers and no other, each with its labels (the table may leave out account, which it says
+// every metric but the perProcess ones carries), and is the only such table: README and the
+// other docs pages link to it; deploy/check.sh's contract is the same list.
 func TestMetricTablesMatchTheCode(t *testing.T) {
 	registered := registeredMetrics(t)
-	for _, file := range []string{"docs/operations.md", "README.md"} {
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	for _, file := range append([]string{"README.md"}, docs...) {
+		file = strings.TrimPrefix(filepath.ToSlash(file), "../../")
+		if file == "docs/operations.md" {
+			continue
+		}
+		if rows := documentedMetrics(t, file); len(rows) > 0 {
+			t.Errorf("%s has a table of metrics (%d rows): docs/operations.md is the one; link to it", file, len(rows))
+		}
+	}
+	for _, file := range []string{"docs/operations.md"} {
 		documented := documentedMetrics(t, file)
 		for name, labels := range registered {
 			cell, ok := documented[name]

@@ -158,24 +158,28 @@ func isAccountVar(name string, vars []string) bool {
 	return false
 }
 
-// TestReadmeQuotesTheseMessages: the README's examples of what a newcomer sees are what hrsync
-// prints: the unknown variable's line, and the start's warning for local writes on a replica.
+// TestReadmeQuotesTheseMessages: the docs' examples of what a newcomer sees are what hrsync
+// prints: the unknown variable's line (docs/configuration.md), and the start's warning for local
+// writes on a replica (docs/serve.md).
 func TestReadmeQuotesTheseMessages(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	onOneLine := func(name string) string {
+		data, err := os.ReadFile("../../" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(data)), " ")
 	}
-	readme := strings.Join(strings.Fields(string(data)), " ")
+	configuration, serve := onOneLine("docs/configuration.md"), onOneLine("docs/serve.md")
 	empty := filepath.Join(t.TempDir(), "empty.yaml")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadConfig(empty, []string{"HRSYNC_SOURCE_APIKEY=sandbox-x"})
+	_, err := loadConfig(empty, []string{"HRSYNC_SOURCE_APIKEY=sandbox-x"})
 	if err == nil {
 		t.Fatal("HRSYNC_SOURCE_APIKEY accepted")
 	}
-	if line := "hrsync: " + err.Error(); !strings.Contains(readme, line) {
-		t.Errorf("the README does not show\n %s", line)
+	if line := "hrsync: " + err.Error(); !strings.Contains(configuration, line) {
+		t.Errorf("docs/configuration.md does not show\n %s", line)
 	}
 	var logs strings.Builder
 	a := &account{name: "default", Source: SourceConfig{URL: "https://api.example.com/v1", APIKey: "k"}}
@@ -183,8 +187,8 @@ func TestReadmeQuotesTheseMessages(t *testing.T) {
 	warnWrites(a, slog.New(slog.NewTextHandler(&logs, nil)))
 	msg, _, _ := strings.Cut(logs.String(), "; ")
 	_, msg, _ = strings.Cut(msg, "level=")
-	if !strings.Contains(readme, "level="+msg) {
-		t.Errorf("the README does not show the warning\n level=%s", msg)
+	if !strings.Contains(serve, "level="+msg) {
+		t.Errorf("docs/serve.md does not show the warning\n level=%s", msg)
 	}
 }
 

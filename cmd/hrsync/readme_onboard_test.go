@@ -16,20 +16,29 @@ import (
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
-// readmeDemoOnboarding is the README's step 4 of the demo: what onboarding the example file
-// does.
+// readmeDemoOnboarding is docs/demo.md's step 4 of the demo: what onboarding the example file
+// does; readmeShortOnboarding is the README's short account of it.
 var readmeDemoOnboarding = regexp.MustCompile("(?s)4\\. onboards .*?upstream: (\\w+) hires created, (\\w+) skipped \\(already an employee\\), (\\w+) rejected \\(no last name; a\\s+date written month first, `([^`]+)`, which the day-first default refuses, naming the setting\\s+that reads it, `([^`]+)`\\)")
+var readmeShortOnboarding = regexp.MustCompile("(?s)onboards \\[`deploy/examples/new-hires.csv`\\]\\([^)]*\\)\\s*\\((\\w+) hires\\s+created, (\\w+) skipped, (\\w+) rejected")
 
-// TestReadmeDemoOnboardingStep holds the README's step 4 to what the demo prints: the counts,
-// the date rejected and the setting its reason names.
+// TestReadmeDemoOnboardingStep holds docs/demo.md's step 4 to what the demo prints: the counts,
+// the date rejected and the setting its reason names; and the README's counts too.
 func TestReadmeDemoOnboardingStep(t *testing.T) {
+	demo, err := os.ReadFile(filepath.Join("..", "..", "docs", "demo.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readmeDemoOnboarding.FindStringSubmatch(string(demo))
+	if m == nil {
+		t.Fatal("docs/demo.md has no step 4 of the form this test reads: update both")
+	}
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := readmeDemoOnboarding.FindStringSubmatch(string(readme))
-	if m == nil {
-		t.Fatal("the README's demo has no step 4 of the form this test reads: update both")
+	short := readmeShortOnboarding.FindStringSubmatch(string(readme))
+	if short == nil {
+		t.Fatal("the README's demo does not say what onboarding the example file does in the form this test reads: update both")
 	}
 	words := map[string]int{"no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 	var out bytes.Buffer
@@ -39,29 +48,30 @@ func TestReadmeDemoOnboardingStep(t *testing.T) {
 	}
 	for _, want := range []string{
 		fmt.Sprintf("new-hires.csv: %d created, 0 already done, %d skipped, %d rejected, 0 unresolved", words[m[1]], words[m[2]], words[m[3]]),
+		fmt.Sprintf("new-hires.csv: %d created, 0 already done, %d skipped, %d rejected, 0 unresolved", words[short[1]], words[short[2]], words[short[3]]),
 		"last_name: missing",
 		fmt.Sprintf("join_date: %q is not a date read day first", m[4]),
 		m[5],
 	} {
 		if !strings.Contains(out.String(), want) {
-			t.Errorf("the README says the demo prints %q; it does not:\n%s", want, out.String())
+			t.Errorf("the docs say the demo prints %q; it does not:\n%s", want, out.String())
 		}
 	}
 }
 
-// readmeOnboardOutput is the README's example of what onboard prints.
+// readmeOnboardOutput is docs/onboarding.md's example of what onboard prints.
 var readmeOnboardOutput = regexp.MustCompile("(?s)`onboard` prints a line a file.*?\n```\n(.*?)```\n")
 
-// TestReadmeOnboardOutput runs onboard as the README's example shows, and compares what it
-// prints with the README's text.
+// TestReadmeOnboardOutput runs onboard as docs/onboarding.md's example shows, and compares what
+// it prints with the page's text.
 func TestReadmeOnboardOutput(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "onboarding.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := readmeOnboardOutput.FindStringSubmatch(string(readme))
 	if m == nil {
-		t.Fatal("the README has no example of what onboard prints")
+		t.Fatal("docs/onboarding.md has no example of what onboard prints")
 	}
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
@@ -76,28 +86,28 @@ func TestReadmeOnboardOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.String() != m[1] {
-		t.Errorf("onboard printed\n%s\nthe README says\n%s", out.String(), m[1])
+		t.Errorf("onboard printed\n%s\ndocs/onboarding.md says\n%s", out.String(), m[1])
 	}
 }
 
-// readmeDateReasons are the README's join date rejections: the cell (and the layout), the reason.
+// readmeDateReasons are docs/onboarding.md's join date rejections: the cell (and the layout), the reason.
 var readmeDateReasons = regexp.MustCompile("(?m)^  \\| `([^`]+)`(?: under `([^`]+)`)? \\| `([^`]+)` \\|$")
 
-// TestReadmeJoinDateReasons holds the README's table of join date rejections to what onboarding
-// says of each cell.
+// TestReadmeJoinDateReasons holds docs/onboarding.md's table of join date rejections to what
+// onboarding says of each cell.
 func TestReadmeJoinDateReasons(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "onboarding.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := readmeDateReasons.FindAllStringSubmatch(string(readme), -1)
 	if len(rows) < 5 {
-		t.Fatalf("the README's table of join date rejections has %d rows, want 5 or more", len(rows))
+		t.Fatalf("docs/onboarding.md's table of join date rejections has %d rows, want 5 or more", len(rows))
 	}
 	for _, r := range rows {
 		_, err := onboard.ParseJoinDate(r[1], r[2])
 		if err == nil || err.Error() != r[3] {
-			t.Errorf("%q under %q: onboarding says %v; the README says %q", r[1], r[2], err, r[3])
+			t.Errorf("%q under %q: onboarding says %v; docs/onboarding.md says %q", r[1], r[2], err, r[3])
 		}
 	}
 }

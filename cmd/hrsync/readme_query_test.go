@@ -20,23 +20,23 @@ import (
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
-// readmeQuery is the SQL of the README's fenced block between "<!-- query: name -->" and
-// "<!-- end query -->": the text a reader pastes, so the tests run what the README says.
+// readmeQuery is the SQL of docs/warehouse.md's fenced block between "<!-- query: name -->" and
+// "<!-- end query -->": the text a reader pastes, so the tests run what the page says.
 func readmeQuery(t *testing.T, name string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "warehouse.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(readme), "<!-- query: "+name+" -->\n")
 	block, _, closed := strings.Cut(rest, "<!-- end query -->")
 	if !ok || !closed {
-		t.Fatalf("README.md has no query %q between its markers", name)
+		t.Fatalf("docs/warehouse.md has no query %q between its markers", name)
 	}
 	block = strings.TrimSpace(block)
 	sql, ok := strings.CutPrefix(block, "```sql\n")
 	if !ok || !strings.HasSuffix(sql, "\n```") {
-		t.Fatalf("README.md's query %q is not one ```sql block:\n%s", name, block)
+		t.Fatalf("docs/warehouse.md's query %q is not one ```sql block:\n%s", name, block)
 	}
 	return strings.TrimSuffix(sql, "\n```")
 }
@@ -58,13 +58,13 @@ type (
 	}
 )
 
-// sicknessKey is one line of the README's answer.
+// sicknessKey is one line of docs/warehouse.md's answer.
 type sicknessKey struct{ month, department string }
 
 // TestREADMESicknessDaysQuery syncs a generated account, gives some employees a department
-// move in their history (the department they had before a date, and the one since), runs the
-// README's sickness-days query as it stands there, and checks each of its figures against the
-// README's rules applied in Go to the generated records: weekdays, each in its month; half days
+// move in their history (the department they had before a date, and the one since), runs
+// docs/warehouse.md's sickness-days query as it stands there, and checks each of its figures against the
+// page's rules applied in Go to the generated records: weekdays, each in its month; half days
 // 0.5; an open-ended sickness up to today (UTC); the department of the version last seen by the
 // first day, or the first version when history begins later.
 func TestREADMESicknessDaysQuery(t *testing.T) {
@@ -135,7 +135,7 @@ func TestREADMESicknessDaysQuery(t *testing.T) {
 		t.Fatalf("only %d employees to move: a larger account is needed", len(moves))
 	}
 
-	// want is the README's answer, computed from the records for the day today (UTC).
+	// want is the page's answer, computed from the records for the day today (UTC).
 	want := func(today time.Time) map[sicknessKey]float64 {
 		out := map[sicknessKey]float64{}
 		for _, s := range sick {
@@ -237,7 +237,7 @@ func TestREADMESicknessDaysQuery(t *testing.T) {
 				got := map[sicknessKey]float64{}
 				rows, err := store.DB().QueryContext(ctx, query)
 				if err != nil {
-					t.Fatalf("the README's query: %v", err)
+					t.Fatalf("docs/warehouse.md's query: %v", err)
 				}
 				var months []string
 				for rows.Next() {

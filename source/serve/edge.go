@@ -375,3 +375,17 @@ func validHost(s string) bool {
 	}
 	return true
 }
+
+// baseURL is the absolute URL of the requested path: the public base when configured, else
+// linkBase's scheme and host.
+func (h *Handler) baseURL(r *http.Request) *url.URL {
+	var u url.URL
+	if h.opts.PublicURL != nil {
+		u = *h.opts.PublicURL
+		u.Path += r.URL.Path
+	} else {
+		u.Scheme, u.Host = h.linkBase(r)
+		u.Path = r.URL.Path
+	}
+	return &u
+}

@@ -7,8 +7,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hrsync/hrsync/source/v1"
@@ -142,4 +144,37 @@ func (k *answerKey) appendCanonical(b []byte) []byte {
 func appendField(b []byte, s string) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
 	return append(b, s...)
+}
+
+// CacheControl is what every answer with an ETag says of caching, as the real service does:
+// a cache may keep it for this client only (private) and must ask again before reusing it,
+// which a 304 then answers cheaply.
+const CacheControl = "max-age=0, private, must-revalidate"
+
+// cacheHeaders marks an answer of a key's data: CacheControl, and Vary on the key, since
+// another key may read another account's data at the same URL.
+func cacheHeaders(h http.Header) {
+	h.Set("Cache-Control", CacheControl)
+	h.Add("Vary", "X-API-KEY")
+	h.Add("Vary", "Accept-Encoding")
+}
+
+// etagMatch applies If-None-Match's weak comparison (RFC 9110 13.1.2) to the tag of each
+// coding of one answer (codedTag): a client revalidates the tag it got, whichever coding it got.
+// It returns the tag matched, "" for none (tag itself for *).
+func etagMatch(header, tag string) string {
+	if header == "" {
+		return ""
+	}
+	gz := codedTag(tag, "gzip")
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		switch t {
+		case "*", tag:
+			return tag
+		case gz:
+			return gz
+		}
+	}
+	return ""
 }

@@ -173,20 +173,9 @@ func (e *Employee) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	d := decoder{m: m}
-	*e = Employee{
-		ID:                      d.id("id"),
-		AccountID:               d.int("account_id"),
-		FirstName:               d.string("first_name"),
-		LastName:                d.string("last_name"),
-		Email:                   d.string("email"),
-		JobTitle:                d.string("job_title"),
-		Status:                  d.string("status"),
-		CompanyJoinDate:         d.date("company_join_date"),
-		JobStartDate:            d.date("job_start_date"),
-		LengthOfServiceInMonths: d.int("length_of_service_in_months"),
-		Age:                     d.opaque("age"),
-		FullOrPartTime:          d.opaque("full_or_part_time"),
-		NoticePeriod:            d.opaque("notice_period"),
+	*e = Employee{ID: d.id("id")}
+	for _, f := range EmployeeFields[:EmployeeFieldsBefore] {
+		f.decode(&d, e)
 	}
 	// Real records were seen with join_date where the docs say company_join_date.
 	if jd := d.date("join_date"); e.CompanyJoinDate == "" {
@@ -202,10 +191,9 @@ func (e *Employee) UnmarshalJSON(data []byte) error {
 	e.Department = d.ref("department")
 	e.Division = d.objectRef("division")
 	e.Location = d.objectRef("location")
-	e.ReceivesStatutoryHolidays = d.bool("receives_statutory_holidays")
-	e.HR = d.bool("hr")
-	e.CreatedAt = d.timestamp("created_at")
-	e.UpdatedAt = d.timestamp("updated_at")
+	for _, f := range EmployeeFields[EmployeeFieldsBefore:] {
+		f.decode(&d, e)
+	}
 	e.Extra = d.extra()
 	if d.err == nil {
 		e.Sent, d.err = sentForm(data)
@@ -221,18 +209,9 @@ func (e *Employee) AppendJSON(b []byte) []byte {
 	}
 	w := beginObject(b)
 	w.int("id", e.ID)
-	w.optInt("account_id", e.AccountID)
-	w.optString("first_name", e.FirstName)
-	w.optString("last_name", e.LastName)
-	w.optString("email", e.Email)
-	w.optString("job_title", e.JobTitle)
-	w.optString("status", e.Status)
-	w.optString("company_join_date", e.CompanyJoinDate)
-	w.optString("job_start_date", e.JobStartDate)
-	w.optInt("length_of_service_in_months", e.LengthOfServiceInMonths)
-	w.raw("age", e.Age)
-	w.raw("full_or_part_time", e.FullOrPartTime)
-	w.raw("notice_period", e.NoticePeriod)
+	for _, f := range EmployeeFields[:EmployeeFieldsBefore] {
+		f.write(&w, e)
+	}
 	w.key("working_pattern")
 	if e.WorkingPattern == nil {
 		w.b = append(w.b, "null"...)
@@ -256,10 +235,9 @@ func (e *Employee) AppendJSON(b []byte) []byte {
 		w.key("location")
 		w.b = e.Location.AppendJSON(w.b)
 	}
-	w.optBool("receives_statutory_holidays", e.ReceivesStatutoryHolidays)
-	w.optBool("hr", e.HR)
-	w.optString("created_at", e.CreatedAt)
-	w.optString("updated_at", e.UpdatedAt)
+	for _, f := range EmployeeFields[EmployeeFieldsBefore:] {
+		f.write(&w, e)
+	}
 	w.extra(e.Extra)
 	return w.end()
 }
@@ -377,18 +355,10 @@ func (p *WorkingPattern) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	d := decoder{m: m}
-	*p = WorkingPattern{
-		ID:         d.id("id"),
-		Name:       d.string("name"),
-		Default:    d.bool("default"),
-		TotalHours: d.decimal("total_hours"),
+	*p = WorkingPattern{ID: d.id("id")}
+	for _, f := range PatternFields {
+		f.decode(&d, p)
 	}
-	for i, day := range Weekdays {
-		p.Days[i] = d.bool(day)
-		p.Hours[i] = d.decimal(day + "_hr")
-	}
-	p.CreatedAt = d.timestamp("created_at")
-	p.UpdatedAt = d.timestamp("updated_at")
 	p.Extra = d.extra()
 	if d.err == nil {
 		p.Sent, d.err = sentForm(data)

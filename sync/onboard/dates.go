@@ -3,6 +3,7 @@ package onboard
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -342,4 +343,73 @@ const maxShown = 40
 // character, marked …), and quoted, escaping what is not printable.
 func shown(s string) string {
 	return strconv.Quote(cut(printable(s), maxShown))
+}
+
+// ambiguousDate is a hire whose join date is another date read in the other order.
+type ambiguousDate struct {
+	hire int    // in hires
+	raw  string // the cell
+}
+
+// joinDate reads a join date (see dates.go) as YYYY-MM-DD. It returns why s is not one; "" is
+// neither (the validator reports it missing).
+func (h *hireReader) joinDate(s string) (date, problem string, kind dateKind) {
+	if s == "" {
+		return "", "", dateOther
+	}
+	return h.dates.read(s)
+}
+
+// settle rejects the hires whose join date is ambiguous when a row's join date can only be read
+// in the other order: the file's dates may all be written in that order, and read in the file's
+// they would be wrong without a word.
+func (h *hireReader) settle() {
+	if h.contrary == 0 || len(h.ambiguous) == 0 {
+		return
+	}
+	drop := make(map[int]bool, len(h.ambiguous))
+	for _, a := range h.ambiguous {
+		x := h.hires[a.hire]
+		drop[a.hire] = true
+		e := x.Employee
+		h.problems = append(h.problems, RowProblem{Line: x.Line, Email: SafeCell(e.Email), FirstName: cut(oneLine(e.FirstName), maxNameBytes),
+			LastName: cut(oneLine(e.LastName), maxNameBytes), Reason: oneLine(fieldJoinDate + ": " + h.dates.ambiguous(a.raw, e.JoinDate, h.contrary, h.contraryValue, h.proof, h.proofValue))})
+	}
+	kept := h.hires[:0]
+	for i, x := range h.hires {
+		if !drop[i] {
+			kept = append(kept, x)
+		}
+	}
+	clear(h.hires[len(kept):])
+	h.hires = kept
+	slices.SortStableFunc(h.problems, func(a, b RowProblem) int { return a.Line - b.Line })
+}
+
+// isoShaped reports whether s is written YYYY-MM-DD or YYYY/MM/DD, whether or not it exists.
+func isoShaped(s string) bool {
+	if len(s) != 10 || (s[4] != '-' && s[4] != '/') || s[7] != s[4] {
+		return false
+	}
+	for i := range len(s) {
+		if i != 4 && i != 7 && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// dateExample is written in a configured layout to show it in reasons, to check it, and to tell
+// its order (31 comes before 1 day first).
+var dateExample = time.Date(2025, time.January, 31, 0, 0, 0, 0, time.UTC)
+
+// checkDateLayout refuses a layout that does not give back the dates written in it.
+func checkDateLayout(layout string) error {
+	for _, d := range []time.Time{dateExample, time.Date(1999, time.November, 7, 0, 0, 0, 0, time.UTC)} {
+		t, err := time.Parse(layout, d.Format(layout))
+		if err != nil || t.Format(time.DateOnly) != d.Format(time.DateOnly) {
+			return fmt.Errorf("DateLayout %q is not the layout of a whole date (year, month and day, e.g. \"02/01/2006\")", layout)
+		}
+	}
+	return nil
 }

@@ -1,12 +1,15 @@
 package onboard
 
 import (
-	"context"
+	"bufio"
+	"encoding/csv"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
-
-	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
 )
 
 // What a report says of a file beyond its rows' outcomes: the people, and the columns not sent.
@@ -50,25 +53,124 @@ func withNames(res *FileResult, f HireFile) {
 	}
 }
 
-// errNoLedger is what fileOnly says to anything but a dry run's questions.
-var errNoLedger = errors.New("onboarding without a warehouse: only a dry run can")
+// ReportHeader are the columns of a report, in order: scripts read them by position, so new ones
+// go at the end.
+var ReportHeader = []string{"row", "email", "outcome", "employee_id", "reason", "first_name", "last_name"}
 
-// fileOnly is the ledger of a dry run without a warehouse: it knows nobody, so each file is
-// checked alone.
-type fileOnly struct{}
+// OutcomeColumnsNotSent is the outcome of a report's line, first after the header, naming the
+// columns of the file that hrsync does not send; it has no row number.
+const OutcomeColumnsNotSent = "columns-not-sent"
 
-func (fileOnly) OnboardingRows(context.Context, string) (map[int]sink.OnboardingRow, error) {
-	return nil, nil
+// WriteReport writes a file's per-row report as CSV (ReportHeader), every cell safe to open in a
+// spreadsheet. The report is private (0600, whatever the umask),
+// written beside its final name and renamed over it; a link in its place is replaced, never
+// followed.
+func WriteReport(path string, r FileResult) error {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	defer root.Close()
+	return writeReport(root, filepath.Base(path), r)
 }
 
-func (fileOnly) CreatedByEmail(context.Context, string) (sink.OnboardingRow, error) {
-	return sink.OnboardingRow{}, v1.ErrNotFound
+// writeReport is WriteReport to name in root.
+func writeReport(root *os.Root, name string, r FileResult) error {
+	err := writePrivate(root, name, func(out io.Writer) error {
+		bw := bufio.NewWriter(out)
+		w := csv.NewWriter(bw)
+		_ = w.Write(ReportHeader)
+		if len(r.Ignored) > 0 {
+			_ = w.Write([]string{"", "", OutcomeColumnsNotSent, "", SafeCell(ColumnsNotSent(r.Ignored)), "", ""})
+		}
+		if r.Err != nil && len(r.Rows) == 0 {
+			outcome := OutcomeUnresolved
+			if errors.Is(r.Err, ErrUnreadable) {
+				outcome = "unreadable"
+			}
+			_ = w.Write([]string{"", "", outcome, "", SafeCell(oneLine(r.Err.Error())), "", ""})
+		}
+		for _, x := range r.Rows {
+			id := ""
+			if x.EmployeeID > 0 {
+				id = strconv.FormatInt(x.EmployeeID, 10)
+			}
+			_ = w.Write([]string{strconv.Itoa(x.Line), SafeCell(x.Email), x.Outcome, id, SafeCell(x.Reason), SafeCell(x.FirstName), SafeCell(x.LastName)})
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }
 
-func (fileOnly) EmailTaken(context.Context, string) (bool, error) { return false, nil }
+// logFile logs how a file ended, at WARN when something in it needs a person: what happened,
+// the counts, and its report (relative to the drop folder; "" when it has none there). Never a
+// name or email: those are in the report.
+func (o *Onboarder) logFile(r FileResult, report string) {
+	args := []any{"file", r.Name, "outcome", r.Outcome(), "created", r.Count(OutcomeCreated), "already_done", r.Count(OutcomeAlreadyDone),
+		"skipped", r.Count(OutcomeSkipped), "rejected", r.Count(OutcomeRejected), "unresolved", r.Count(OutcomeUnresolved)}
+	if report != "" {
+		args = append(args, "report", report)
+	}
+	if r.Err != nil {
+		args = append(args, "err", oneLine(r.Err.Error()))
+	}
+	if o.opts.DryRun {
+		o.log.Info("onboarding file (dry run)", args...)
+		return
+	}
+	switch r.Outcome() {
+	case FileDone:
+		o.log.Info("onboarding file", args...)
+	case FilePartlyRejected:
+		o.log.Warn("onboarding: rows of a file were rejected, the others went ahead: see its report, correct those rows and drop them again", args...)
+	case FileRejected:
+		o.log.Warn("onboarding: nobody could be onboarded from a file: its rows were rejected; it is in failed/ with its report: correct the rows (or the onboarding settings) and drop it again", args...)
+	case FileUnreadable:
+		o.log.Warn("onboarding: a file is not a CSV of new hires; it is in failed/ with its report saying why and how to fix it", args...)
+	default:
+		o.log.Warn("onboarding: rows of a file are unresolved; it is retried with backoff (hrsync onboard --retry-failed finishes it once the cause is fixed)", args...)
+	}
+}
 
-func (fileOnly) PutOnboardingRow(context.Context, sink.OnboardingRow) error { return errNoLedger }
+// writeNamedReport writes the report of a file named on the command line beside it
+// (<file>.result.csv, or <file>.dry-run.csv for a dry run), or, when the file lies in the drop
+// folder, in its reports/ folder, where the folder scan never takes a report for a new file. It
+// returns the report's path.
+func (o *Onboarder) writeNamedReport(path string, r FileResult) (string, error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	suffix := ".result.csv"
+	if o.opts.DryRun {
+		suffix = ".dry-run.csv"
+	}
+	if o.opts.Folder == "" || !sameDir(dir, o.opts.Folder) {
+		report := filepath.Join(dir, base+suffix)
+		return report, WriteReport(report, r)
+	}
+	root, err := os.OpenRoot(o.opts.Folder)
+	if err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	defer root.Close()
+	if err := privateFolderIn(root, reportsDir); err != nil {
+		return "", err
+	}
+	report := filepath.Join(reportsDir, base+suffix)
+	return filepath.Join(o.opts.Folder, report), writeReport(root, report, r)
+}
 
-func (fileOnly) ConfirmSending(context.Context, string, int64, string) error { return errNoLedger }
-
-func (fileOnly) PutEmployee(context.Context, v1.Employee) error { return errNoLedger }
+// reportPath is the report beside a file in processed/ or failed/: x.csv → x.result.csv, and
+// a file of another kind keeps its whole name, x.xlsx → x.xlsx.result.csv, so that x.csv and
+// x.xlsx dropped together get a report each.
+func reportPath(file string) string {
+	if ext := filepath.Ext(file); strings.EqualFold(ext, ".csv") {
+		return strings.TrimSuffix(file, ext) + reportSuffix
+	}
+	return file + reportSuffix
+}

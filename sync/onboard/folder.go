@@ -1,0 +1,370 @@
+package onboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+// Modes of what onboarding creates: its files and folders hold personal data, so only the
+// account hrsync runs as may read them, whatever the umask.
+const (
+	privateFile   fs.FileMode = 0o600
+	privateFolder fs.FileMode = 0o700
+)
+
+// writePrivate writes a new file of mode privateFile with write, then renames it over name in
+// root. The temporary file is made anew (O_EXCL): a link left in its place is removed, never
+// followed.
+func writePrivate(root *os.Root, name string, write func(io.Writer) error) error {
+	tmp := name + ".tmp"
+	if err := root.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, privateFile)
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(privateFile) // the umask may have taken bits off
+	if err == nil {
+		err = write(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
+}
+
+// LinkedFolderError is a folder onboarding writes to (processed/, failed/, reports/) that is a
+// symbolic link, or not a folder: hrsync does not follow it, so personal data never lands where
+// a link points.
+type LinkedFolderError struct {
+	Path string
+	Link bool // a symbolic link; else something that is not a folder
+}
+
+func (e *LinkedFolderError) Error() string {
+	if e.Link {
+		return fmt.Sprintf("onboarding folder: %s is a symbolic link; hrsync does not follow links where it moves files and writes reports: make it a real folder", e.Path)
+	}
+	return fmt.Sprintf("onboarding folder: %s is not a folder: move it away", e.Path)
+}
+
+// checkFolder refuses name in root when it exists and is a link or not a folder; exists tells
+// whether it does.
+func checkFolder(root *os.Root, name string) (exists bool, err error) {
+	fi, err := root.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("onboarding folder: %w", err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return true, &LinkedFolderError{Path: filepath.Join(root.Name(), name), Link: true}
+	case !fi.IsDir():
+		return true, &LinkedFolderError{Path: filepath.Join(root.Name(), name)}
+	}
+	return true, nil
+}
+
+// privateFolderIn makes sure name in root is a folder, not a link: one that is missing is made
+// with mode privateFolder, whatever the umask (one that exists keeps the mode it has).
+func privateFolderIn(root *os.Root, name string) error {
+	exists, err := checkFolder(root, name)
+	if err != nil || exists {
+		return err
+	}
+	if err := root.Mkdir(name, privateFolder); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("onboarding folder: %w", err)
+	}
+	if _, err := checkFolder(root, name); err != nil { // made by another process meanwhile
+		return err
+	}
+	if err := root.Chmod(name, privateFolder); err != nil {
+		return fmt.Errorf("onboarding folder: %w", err)
+	}
+	return nil
+}
+
+// checkFolders refuses a drop folder whose processed/ or failed/ is a link or not a folder,
+// before any of its files is read.
+func checkFolders(dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("onboarding folder: %w", err)
+	}
+	defer root.Close()
+	for _, name := range []string{processedDir, failedDir} {
+		if _, err := checkFolder(root, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IgnoredName reports whether a file in the drop folder (or in its failed/) is left alone: a
+// name that is never a person's file but a program's while it works, kept there only while it
+// does. These are dotfiles (hidden files: .DS_Store, rsync's .name.XXXXXX while it copies,
+// LibreOffice's .~lock.name# while a document is open); Office's owner files, ~$name.xlsx,
+// while a workbook is open; Windows Explorer's Thumbs.db and desktop.ini; and files still being
+// downloaded or copied, renamed when complete: *.tmp, *.part, *.partial, *.crdownload (Chrome),
+// *.download (Safari). Every other regular file is taken.
+func IgnoredName(name string) bool {
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasPrefix(name, "."), strings.HasPrefix(name, "~$"), lower == "thumbs.db", lower == "desktop.ini":
+		return true
+	}
+	for _, ext := range []string{".tmp", ".part", ".partial", ".crdownload", ".download"} {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// ProcessDir onboards the complete files in dir: every regular file but those IgnoredName
+// leaves alone, unchanged for settle (a file still being written is left for the next pass). A
+// file that is not a CSV of new hires (a workbook, UTF-16 text, anything else) is taken too: it
+// goes to failed/ with a report saying what it is and how to save it as CSV. A file that ends inside its last row
+// (no line ending, or inside a quoted cell) waits until it has been unchanged for another settle
+// period, in case its writer is not done: then the rows before go ahead and that row is
+// rejected. Each goes to processed/ (or failed/, when a row is unresolved or the file could not
+// be read) with its report beside it; a file stopped by a refused key or a canceled run stays
+// where it is.
+func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Duration) ([]FileResult, error) {
+	if err := checkFolders(dir); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("onboarding folder: %w", err)
+	}
+	var results []FileResult
+	for _, ent := range entries {
+		name := ent.Name()
+		if ent.IsDir() || IgnoredName(name) {
+			continue
+		}
+		info, err := ent.Info()
+		if err != nil {
+			continue
+		}
+		if !info.Mode().IsRegular() {
+			o.warnOnce(name, "onboarding: an entry of the drop folder is not a regular file (a symbolic link?) and is left alone: hrsync follows no links there; copy the file itself in",
+				"file", name, "mode", info.Mode().Type().String())
+			continue
+		}
+		if time.Since(info.ModTime()) < settle {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		r, held, err := o.processPath(ctx, filepath.Join(dir, name), dir, settle)
+		if err != nil {
+			return results, err
+		}
+		if !held {
+			results = append(results, r)
+		}
+	}
+	return results, nil
+}
+
+// FailedFiles lists the files waiting in dir/failed (not their reports, nor the names
+// IgnoredName leaves alone), by name.
+func FailedFiles(dir string) ([]string, error) {
+	if err := checkFolders(dir); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, failedDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("onboarding folder: %w", err)
+	}
+	reports := make(map[string]bool, len(entries))
+	for _, ent := range entries {
+		reports[strings.ToLower(reportPath(ent.Name()))] = true
+	}
+	var files []string
+	for _, ent := range entries {
+		name := ent.Name()
+		// x.result.csv beside x.csv, or x.xlsx.result.csv beside x.xlsx, is x's report.
+		if !ent.Type().IsRegular() || IgnoredName(name) || reports[strings.ToLower(name)] {
+			continue
+		}
+		files = append(files, name)
+	}
+	return files, nil
+}
+
+const (
+	processedDir = "processed"
+	failedDir    = "failed"
+	reportsDir   = "reports"
+	reportSuffix = ".result.csv"
+)
+
+// ProcessPath onboards one named file; with moveTo set (the drop folder), it moves the file and
+// its report into moveTo/processed or moveTo/failed (a file retried from failed/ that is still
+// not finished stays there), else it writes the report beside the file, or in Folder/reports
+// when the file lies in the drop folder. A dry run, a canceled run or a refused key leaves the
+// file where it is. A last row the file ends inside is rejected at once. The folders it makes
+// are private (0700) and so are the reports and the files it moves (0600); a processed/,
+// failed/ or reports/ folder that is a symbolic link is refused (LinkedFolderError), and nothing
+// it does in moveTo follows a link out of it.
+func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileResult, error) {
+	r, _, err := o.processPath(ctx, path, moveTo, -1)
+	return r, err
+}
+
+// processPath is ProcessPath; settle, when not negative, is the drop folder's: a file that
+// changes while it is read, or ends inside its last row and has not been unchanged for twice
+// settle, is left where it is, untouched (held).
+func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle time.Duration) (r FileResult, held bool, err error) {
+	name := filepath.Base(path)
+	var root *os.Root // moveTo, when set
+	rel := name       // path in root
+	if moveTo != "" {
+		if rel, err = filepath.Rel(moveTo, path); err != nil || !filepath.IsLocal(rel) {
+			return FileResult{Name: name, Err: fmt.Errorf("%s is not in the onboarding folder", name)}, false, fmt.Errorf("read %s: not in the onboarding folder %s", name, moveTo)
+		}
+		if root, err = os.OpenRoot(moveTo); err != nil {
+			return FileResult{Name: name, Err: err}, false, fmt.Errorf("onboarding folder: %w", err)
+		}
+		defer root.Close()
+	}
+	var f *os.File
+	if root != nil {
+		f, err = root.Open(rel)
+	} else {
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return FileResult{Name: name, Err: err}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return FileResult{Name: name, Err: err}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	if !before.Mode().IsRegular() {
+		err := fmt.Errorf("%s is not a regular file", name)
+		return FileResult{Name: name, Err: err}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	file, hash, rerr := o.read(f, before.Size())
+	if settle >= 0 {
+		after, err := f.Stat()
+		if err != nil || after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+			o.log.Info("onboarding: a file changed while it was read; it waits for the next pass", "file", name)
+			return FileResult{Name: name}, true, nil
+		}
+		if file.Cut > 0 && time.Since(after.ModTime()) < 2*settle {
+			o.log.Info("onboarding: a file ends inside its last row (no line ending, or inside a quoted cell); it waits another settle period in case it is still being written, then that row is rejected",
+				"file", name, "line", file.Cut)
+			return FileResult{Name: name}, true, nil
+		}
+	}
+	r = o.onboard(ctx, name, hash, file, rerr)
+	if !o.opts.DryRun && ctx.Err() == nil {
+		o.opts.Metrics.file(r.Outcome())
+	}
+	stays := o.opts.DryRun || ctx.Err() != nil || errors.Is(r.Err, v1.ErrUnauthorized)
+	if moveTo == "" { // a file named on the command line
+		r.Report, err = o.writeNamedReport(path, r)
+		o.logFile(r, r.Report)
+		return r, false, err
+	}
+	if stays {
+		o.logFile(r, "")
+		// Nothing is written into the drop folder for a file that stays there: a report
+		// there would be taken for a new file on the next pass.
+		return r, false, nil
+	}
+	dest := processedDir
+	if r.Failed() {
+		dest = failedDir
+	}
+	from := filepath.Dir(rel)
+	if from == dest { // retried from failed/ and still not finished
+		r.movedTo = rel
+		r.Report = filepath.Join(moveTo, reportPath(rel))
+		o.logFile(r, reportPath(rel))
+		return r, false, writeReport(root, reportPath(rel), r)
+	}
+	if err := privateFolderIn(root, dest); err != nil {
+		return r, false, err
+	}
+	target := freeName(root, dest, name)
+	r.Report = filepath.Join(moveTo, reportPath(target))
+	if err := writeReport(root, reportPath(target), r); err != nil {
+		return r, false, err
+	}
+	r.movedTo = target
+	o.logFile(r, reportPath(target))
+	// The file keeps its mode when it moves: it is made private first (on the file opened, so
+	// no link is followed). A file of another account's cannot be: processed/ and failed/ are.
+	if err := f.Chmod(privateFile); err != nil {
+		o.log.Warn("onboarding: a file's mode cannot be made private (0600); the folder it moves to is", "file", name, "err", err)
+	}
+	if err := root.Rename(rel, target); err != nil {
+		return r, false, fmt.Errorf("move %s: %w", name, err)
+	}
+	if from == failedDir { // finished from failed/: its old report goes
+		if err := root.Remove(reportPath(rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return r, false, fmt.Errorf("remove the old report of %s: %w", name, err)
+		}
+	}
+	return r, false, nil
+}
+
+// freeName is where a file named name goes in dest: dest/name, or, when that or its report is
+// taken (the same name dropped before), dest/name with the time before its extension.
+func freeName(root *os.Root, dest, name string) string {
+	free := func(p string) bool {
+		_, err1 := root.Lstat(p)
+		_, err2 := root.Lstat(reportPath(p))
+		return errors.Is(err1, fs.ErrNotExist) && errors.Is(err2, fs.ErrNotExist)
+	}
+	target := filepath.Join(dest, name)
+	stem, ext := strings.TrimSuffix(name, filepath.Ext(name)), filepath.Ext(name)
+	stamp := time.Now().UTC().Format("20060102T150405")
+	for i := 1; !free(target) && i < 1000; i++ {
+		if i == 1 {
+			target = filepath.Join(dest, stem+"."+stamp+ext)
+		} else {
+			target = filepath.Join(dest, fmt.Sprintf("%s.%s-%d%s", stem, stamp, i, ext))
+		}
+	}
+	return target
+}
+
+// sameDir reports whether a and b name the same existing folder.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ai, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	bi, err := os.Stat(b)
+	return err == nil && os.SameFile(ai, bi)
+}

@@ -50,7 +50,6 @@ EOF
 start=$(date +%s.%N)
 HRSYNC_SCHEDULE='0 0 1 1 *' "$TMP/hrsync" run --now 2>"$TMP/run.err" &
 pids+=($!)
-RUN_PID=$!
 HRSYNC_SERVE_WRITES=forward HRSYNC_SERVE_API_KEYS=bench-key-4f9a0c7e2b1d8e6f3a5c9b0d "$TMP/hrsync" serve --addr "$SERVE" 2>"$TMP/serve.err" &
 pids+=($!)
 sleep 2

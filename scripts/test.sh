@@ -161,7 +161,9 @@ if $lint_only; then
 fi
 
 section "deploy/: Prometheus rules, dashboard, Dockerfile, compose, Kubernetes, systemd (deploy/check.sh)"
-# Before the Go tests: it installs promtool when missing, which they use to lint /metrics.
+# Before the Go tests: it installs promtool when missing, which they use to lint /metrics. As
+# root it installs its other Debian tools too (shellcheck, yamllint, systemd-analyze); not root,
+# it skips a check whose tool is missing, saying so. kube-score runs pinned with go run.
 bash deploy/check.sh
 
 # go test ends a package's test binary after 10 minutes by default; under -race on two loaded

@@ -110,7 +110,7 @@ func lintDockerfile(name string, dt []byte, p *problems) {
 		p.addf("%s%s: %s: %s (%s)", name, line, w.RuleName, w.Detail, w.URL)
 	}
 	if res.Error == nil && len(res.Warnings) == 0 {
-		fmt.Printf("ok: %s: BuildKit's parser and `docker build --check` rules: no warnings\n", name)
+		fmt.Fprintf(out, "ok: %s: BuildKit's parser and `docker build --check` rules: no warnings\n", name)
 	}
 }
 
@@ -130,11 +130,19 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 		}
 	}
 	expand := func(s string) string { return os.Expand(s, func(k string) string { return args[k] }) }
-	stageNames := map[string]bool{}
 
-	// The build stage.
-	build := stages[0]
-	base := expand(build.BaseName)
+	base, goVersion := checkBuildStage(root, name, stages[0], expand, p)
+	fbase, user := checkFinalStage(name, stages[len(stages)-1], expand, defaults, p)
+	if !p.any() {
+		fmt.Fprintf(out, "ok: %s: %s build (go %s, CGO_ENABLED=0, -X main.version) into %s as %s, ENTRYPOINT hrsync, CMD run\n",
+			name, base, goVersion, fbase, user)
+	}
+}
+
+// checkBuildStage: golang of go.mod's version, and a go build of ./cmd/hrsync that is static,
+// trimmed and sets main.version, which package main declares.
+func checkBuildStage(root, name string, build instructions.Stage, expand func(string) string, p *problems) (base, goVersion string) {
+	base = expand(build.BaseName)
 	goVersion, err := goDirective(filepath.Join(root, "go.mod"))
 	if err != nil {
 		p.addf("%v", err)
@@ -158,10 +166,14 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	if err := hasVersionVar(filepath.Join(root, "cmd", "hrsync")); err != nil {
 		p.addf("%s: -X main.version: %v", name, err)
 	}
+	return base, goVersion
+}
 
-	// The final stage.
-	final := stages[len(stages)-1]
-	fbase := expand(final.BaseName)
+// checkFinalStage: distroless static (or scratch), a non-root user owning a 0700 state
+// directory as the working directory, ENTRYPOINT hrsync with CMD run, hrsync's ports exposed,
+// and only HRSYNC_* variables hrsync reads.
+func checkFinalStage(name string, final instructions.Stage, expand func(string) string, defaults config, p *problems) (fbase, user string) {
+	fbase = expand(final.BaseName)
 	switch {
 	case fbase == "scratch":
 	case !strings.HasPrefix(fbase, "gcr.io/distroless/static"):
@@ -169,44 +181,33 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	case strings.HasSuffix(fbase, ":latest") || !strings.Contains(path.Base(fbase), ":") && !strings.Contains(fbase, "@sha256:"):
 		p.addf("%s: final stage %s: pin a tag or digest", name, fbase)
 	}
-	var user, workdir string
+	var workdir string
 	var entrypoint, cmd *instructions.ShellDependantCmdLine
 	var stateCopy *instructions.CopyCommand // what makes the state directory
 	exposed := map[int]bool{}
 	env := map[string]string{}
-	for i, st := range stages {
-		if st.Name != "" {
-			stageNames[strings.ToLower(st.Name)] = true
-		}
-		for _, c := range st.Commands {
-			if cp, ok := c.(*instructions.CopyCommand); ok && cp.From != "" && !stageNames[strings.ToLower(cp.From)] {
-				p.addf("%s: COPY --from=%s: no earlier stage of that name", name, cp.From)
+	for _, c := range final.Commands {
+		switch c := c.(type) {
+		case *instructions.UserCommand:
+			user = c.User
+		case *instructions.WorkdirCommand:
+			workdir = c.Path
+		case *instructions.EntrypointCommand:
+			entrypoint = &c.ShellDependantCmdLine
+		case *instructions.CmdCommand:
+			cmd = &c.ShellDependantCmdLine
+		case *instructions.ExposeCommand:
+			for _, port := range c.Ports {
+				n, _ := strconv.Atoi(strings.TrimSuffix(port, "/tcp"))
+				exposed[n] = true
 			}
-			if i != len(stages)-1 {
-				continue
+		case *instructions.EnvCommand:
+			for _, kv := range c.Env {
+				env[kv.Key] = kv.Value
 			}
-			switch c := c.(type) {
-			case *instructions.UserCommand:
-				user = c.User
-			case *instructions.WorkdirCommand:
-				workdir = c.Path
-			case *instructions.EntrypointCommand:
-				entrypoint = &c.ShellDependantCmdLine
-			case *instructions.CmdCommand:
-				cmd = &c.ShellDependantCmdLine
-			case *instructions.ExposeCommand:
-				for _, port := range c.Ports {
-					n, _ := strconv.Atoi(strings.TrimSuffix(port, "/tcp"))
-					exposed[n] = true
-				}
-			case *instructions.EnvCommand:
-				for _, kv := range c.Env {
-					env[kv.Key] = kv.Value
-				}
-			case *instructions.CopyCommand:
-				if path.Clean(c.DestPath) == "/var/lib/hrsync" {
-					stateCopy = c
-				}
+		case *instructions.CopyCommand:
+			if path.Clean(c.DestPath) == "/var/lib/hrsync" {
+				stateCopy = c
 			}
 		}
 	}
@@ -249,10 +250,7 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 			}
 		}
 	}
-	if !p.any() {
-		fmt.Printf("ok: %s: %s build (go %s, CGO_ENABLED=0, -X main.version) into %s as %s, ENTRYPOINT hrsync, CMD run\n",
-			name, base, goVersion, fbase, user)
-	}
+	return fbase, user
 }
 
 func goDirective(gomod string) (string, error) {
@@ -401,7 +399,7 @@ func checkContext(name string, stages []instructions.Stage, files []string, p *p
 			}
 		}
 	}
-	fmt.Printf("ok: build context after .dockerignore: %d files\n", len(files))
+	fmt.Fprintf(out, "ok: build context after .dockerignore: %d files\n", len(files))
 }
 
 func exportContext(root, dest string, files []string) error {
@@ -479,7 +477,7 @@ func staticCmd(args []string, p *problems) error {
 		p.addf("%s: needs shared libraries %v", args[0], libs)
 	}
 	if !p.any() {
-		fmt.Printf("ok: %s is statically linked (no interpreter, no shared libraries)\n", args[0])
+		fmt.Fprintf(out, "ok: %s is statically linked (no interpreter, no shared libraries)\n", args[0])
 	}
 	return nil
 }

@@ -300,7 +300,7 @@ func checkInvocation(inv invocation, defaults config, bin string, p *problems) {
 	}
 	runHrsync("configuration", versionArgs...)
 	if len(p.list) == before {
-		fmt.Printf("ok: %s: hrsync %s: flags and configuration accepted by hrsync\n", where, strings.Join(inv.Args, " "))
+		fmt.Fprintf(out, "ok: %s: hrsync %s: flags and configuration accepted by hrsync\n", where, strings.Join(inv.Args, " "))
 	}
 }
 

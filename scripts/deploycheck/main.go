@@ -14,6 +14,14 @@
 //	    BuildKit's parser and the rules of `docker build --check` (base images are not
 //	    fetched: a stub stands in for their configuration), structural checks, the build context
 //	    .dockerignore leaves (exported to DIR), and the build stage's RUN lines as a script
+//	deploycheck grafana [-queries OUT] [-provisioning DIR -compose FILE] DASHBOARD
+//	    the dashboard's datasource, account variable and filters, its queries written as rules
+//	    for promtool, and the compose stack's Grafana provisioning
+//	deploycheck k8s-sd-as-static IN OUT
+//	    IN's kubernetes_sd_configs replaced by a static target, for Debian's promtool
+//	deploycheck systemd [-hrsync BIN] -defaults config.yaml -env-file hrsync.env.example UNIT
+//	    the unit's ExecStart and TimeoutStopSec, and its command line with the example env file
+//	    run through the invocation checks
 //	deploycheck static BIN
 //	    BIN is a statically linked ELF executable
 //
@@ -24,9 +32,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
+
+// out is where the checks say what passed (discarded by the tests).
+var out io.Writer = os.Stdout
 
 // problems collects what failed; every check runs, then main reports them all.
 type problems struct{ list []string }
@@ -52,6 +64,12 @@ func main() {
 		err = invocationsCmd(args, &p)
 	case "dockerfile":
 		err = dockerfileCmd(args, &p)
+	case "grafana":
+		err = grafanaCmd(args, &p)
+	case "k8s-sd-as-static":
+		err = kubernetesSDAsStatic(args, &p)
+	case "systemd":
+		err = systemdCmd(args, &p)
 	case "static":
 		err = staticCmd(args, &p)
 	default:
@@ -76,6 +94,9 @@ usage: deploycheck kube [-hrsync BIN] -defaults config.yaml DIR
        deploycheck compose [-hrsync BIN] -defaults config.yaml -env-file FILE [-prometheus FILE] compose.yaml
        deploycheck invocations [-hrsync BIN] -defaults config.yaml < invocations.json
        deploycheck dockerfile -root DIR [-file deploy/Dockerfile] [-export DIR] [-script FILE]
+       deploycheck grafana [-queries OUT] [-provisioning DIR -compose FILE] dashboard.json
+       deploycheck k8s-sd-as-static prometheus-kubernetes.yml OUT
+       deploycheck systemd [-hrsync BIN] -defaults config.yaml -env-file FILE hrsync.service
        deploycheck static BIN`))
 	os.Exit(2)
 }

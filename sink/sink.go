@@ -19,7 +19,7 @@ import (
 
 // Options configures a Store.
 type Options struct {
-	// Schema is the Postgres schema the warehouse lives in (default "hr"); ignored for SQLite.
+	// Schema is the Postgres schema the warehouse lives in (default DefaultSchema); ignored for SQLite.
 	Schema string
 	// Account names the account whose data this warehouse (schema, or SQLite file) holds, as
 	// the configuration calls it; the ledger records it with every run (default "default").
@@ -29,7 +29,7 @@ type Options struct {
 	AccountID int64
 	// SkipSchemaCheck opens a warehouse whose schema is behind (for migrate).
 	SkipSchemaCheck bool
-	// MaxOpenConns bounds the pool (default 16 for Postgres).
+	// MaxOpenConns bounds the pool (default DefaultMaxOpenConns for Postgres).
 	MaxOpenConns int
 	// StatementTimeout bounds every statement (default DefaultStatementTimeout). On Postgres the
 	// server enforces it (statement_timeout and idle_in_transaction_session_timeout on every
@@ -81,7 +81,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 	// The driver's errors may quote the URL: none carries its passwords.
 	defer func() { err = scrubbed(err, rawURL) }()
 	if opts.Schema == "" {
-		opts.Schema = "hr"
+		opts.Schema = DefaultSchema
 	}
 	if opts.Account == "" {
 		opts.Account = DefaultBudgetAccount

@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
@@ -92,24 +93,24 @@ func (c *demoCommand) parsed(fs *flag.FlagSet) {
 	fs.Visit(func(fl *flag.Flag) { c.set[fl.Name] = true })
 }
 
-func (c *demoCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
+func (c *demoCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
 	err := runDemo(ctx, cfg, *c, stdout, stderr)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C before the replica was up: stopping is what was asked. The next run starts over.
-		cfg.logger(stderr).Info("demo stopped", "err", err)
+		cfg.Logger(stderr).Info("demo stopped", "err", err)
 		return nil
 	}
 	return err
 }
 
-func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io.Writer) error {
+func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, stderr io.Writer) error {
 	if f.employees < 1 || f.employees > demoMaxEmployees {
 		return &usageError{fmt.Sprintf("demo: --employees %d: want 1 to %d", f.employees, demoMaxEmployees)}
 	}
 	if f.schema == "" {
 		f.schema = demoSchema
 	}
-	log := cfg.logger(stderr)
+	log := cfg.Logger(stderr)
 	began := time.Now()
 	hiresName, hiresFrom, hires, err := demoHires(f)
 	if err != nil {
@@ -168,11 +169,11 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 
 	// The client every step shares, as a process of hrsync does: one budget for the account.
 	// The demo's one account: the configuration's first, with the stand-in upstream as source.
-	da := *cfg.accounts[0]
-	da.Source = SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
+	da := *cfg.Accounts[0]
+	da.Source = config.SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
 	// Its replica is one of that upstream's, as any other: creates are forwarded to it unless
 	// serve.writes says otherwise.
-	da.resolveWrites(cfg.writes)
+	da.ResolveWrites(cfg.Writes)
 	client, err := newClient(&da, log, nil, nil, source.ClientOptions{}) // unpaced: no budget to share
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
@@ -263,7 +264,7 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 		return w.err
 	}
 	dcfg := cfg
-	dcfg.accounts = []*account{&da}
+	dcfg.Accounts = []*config.Account{&da}
 	return serveDemo(ctx, dcfg, store, client, replica, addrNote, sampleID(file, up), w, log)
 }
 
@@ -271,12 +272,12 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 // commands to try; the store is closed by the caller, after the server has shut down. Its
 // creates go as the account's serve.writes says: by default forwarded to the in-process
 // upstream through client, as a replica of a real source forwards them.
-func serveDemo(ctx context.Context, cfg settings, store *sink.Store, client *source.Client, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
+func serveDemo(ctx context.Context, cfg config.Settings, store *sink.Store, client *source.Client, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
 	key := newAPIKey("demo-")
 	cfg.Serve.APIKeys, cfg.Serve.Keys = []string{key}, nil
-	cfg.Serve.PublicURL, cfg.publicURL = "", nil
-	as := accountStore{acct: cfg.accounts[0], store: store}
-	if as.acct.writes == serve.WritesForward {
+	cfg.Serve.PublicURL, cfg.PublicURL = "", nil
+	as := accountStore{acct: cfg.Accounts[0], store: store}
+	if as.acct.Writes == serve.WritesForward {
 		as.upstream = client
 	}
 	mux, err := apiMux(cfg, []accountStore{as}, newServeMetrics(newRegistry()), log)
@@ -339,7 +340,7 @@ type demoWarehouseSpec struct {
 // demoWarehouse picks the warehouse: --warehouse when given; else, when warehouse.url
 // (HRSYNC_WAREHOUSE_URL) is Postgres, that database; else the file hrsync-demo.db. A SQLite
 // warehouse.url is never used: that is the real warehouse.
-func demoWarehouse(cfg Config, f demoCommand) (demoWarehouseSpec, error) {
+func demoWarehouse(cfg config.Config, f demoCommand) (demoWarehouseSpec, error) {
 	target := f.warehouse
 	if !f.set["warehouse"] {
 		target = demoWarehouseFile
@@ -367,7 +368,7 @@ func (wh demoWarehouseSpec) describe(schema string) string {
 }
 
 // untouched says that the configured warehouse is not the demo's.
-func (wh demoWarehouseSpec) untouched(cfg Config, schema string) string {
+func (wh demoWarehouseSpec) untouched(cfg config.Config, schema string) string {
 	configured := cfg.Warehouse.URL
 	switch {
 	case wh.postgres && sink.IsPostgresURL(configured) && cfg.Warehouse.Schema != schema:

@@ -17,9 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // The demo's numbers for n generated employees and deploy/examples/new-hires.csv: six hires
@@ -130,7 +131,7 @@ func TestDemoRefusesAFileItDidNotMake(t *testing.T) {
 
 // The default warehouse.url (hrsync.db) is the real warehouse: the demo uses its own file.
 func TestDemoWarehouseChoice(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := config.Defaults()
 	for _, tt := range []struct {
 		configured, flag string
 		want             demoWarehouseSpec
@@ -275,7 +276,7 @@ func TestDemoPostgres(t *testing.T) {
 		warehouse: url, set: map[string]bool{"warehouse": true}, schema: schemaName}
 	for i := range 2 {
 		var out, logs bytes.Buffer
-		if err := f.run(context.Background(), parsed(t, defaultConfig()), &out, &logs); err != nil {
+		if err := f.run(context.Background(), parsed(t, config.Defaults()), &out, &logs); err != nil {
 			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
 		}
 		checkDemoOutput(t, out.String(), 150)
@@ -294,7 +295,7 @@ func TestDemoPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.warehouse, f.schema = other, otherSchema
-	err = f.run(context.Background(), parsed(t, defaultConfig()), io.Discard, io.Discard)
+	err = f.run(context.Background(), parsed(t, config.Defaults()), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "hrsync demo did not make it") {
 		t.Errorf("a schema the demo did not make: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/source/serve"
 )
 
@@ -42,7 +43,7 @@ func TestWeakServeKeysRefused(t *testing.T) {
 		{"serve.api_key_file", "serve:\n  api_key_file: " + apiKeyFile + "\n", nil, "serve: serve.api_key_file " + apiKeyFile + ": key 2: key too weak"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(writeConfig(t, tt.config), tt.env)
+			cfg, err := config.Load(writeConfig(t, tt.config), tt.env)
 			if err == nil {
 				_, _, err = serveKeys(cfg, slog.New(slog.DiscardHandler))
 			}

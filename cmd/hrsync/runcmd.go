@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 
 	"github.com/hrsync/hrsync/source"
@@ -46,11 +47,11 @@ const stopTimeout = 30 * time.Second
 // fleet). It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it
 // stops fetching (open transactions roll back, or commit if they were committing), stops the
 // runners, then the servers, then closes the warehouses, and exits 0.
-func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer) error {
-	log := cfg.logger(stderr)
-	if !slices.ContainsFunc(cfg.accounts, func(a *account) bool { return a.Schedule != "" || a.Onboarding.Dir != "" }) {
+func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.Writer) error {
+	log := cfg.Logger(stderr)
+	if !slices.ContainsFunc(cfg.Accounts, func(a *config.Account) bool { return a.Schedule != "" || a.Onboarding.Dir != "" }) {
 		what := "set schedule (HRSYNC_SCHEDULE), e.g. @daily, \"0 2 * * *\" or @every 1h, and/or onboarding.dir (HRSYNC_ONBOARDING_DIR)"
-		if cfg.accounts[0].listed {
+		if cfg.Accounts[0].Listed {
 			what = "give an account a schedule (e.g. @daily, \"0 2 * * *\" or @every 1h) or an onboarding.dir"
 		}
 		return errors.New("run: nothing to do: " + what)
@@ -59,27 +60,27 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 	f := &fleet{cmd: c, slots: hrsync.NewSlots(cfg.Worker.MaxSyncs), waiting: map[string]error{}, log: log}
 	defer f.close() // last: after the runners and the servers
 	var failed []*accountSetup
-	for _, a := range cfg.accounts {
+	for _, a := range cfg.Accounts {
 		as := newAccountSetup(a, reg)
 		if _, err := f.open(ctx, as); err != nil {
 			failed = append(failed, as)
-			f.waiting[a.name] = err
+			f.waiting[a.Name] = err
 		}
 	}
 	switch {
-	case len(failed) == len(cfg.accounts):
+	case len(failed) == len(cfg.Accounts):
 		// Nothing would run: the operator hears why at once (a warehouse out of reach, a
 		// schema behind) rather than from a worker idling on retries.
-		return fmt.Errorf("run: %w", f.waiting[failed[0].acct.name])
+		return fmt.Errorf("run: %w", f.waiting[failed[0].acct.Name])
 	case len(failed) > 0 && c.serve:
 		// The replica answers the accounts it was built with: all of them, or none.
-		return fmt.Errorf("run: %w", f.waiting[failed[0].acct.name])
+		return fmt.Errorf("run: %w", f.waiting[failed[0].acct.Name])
 	}
 
 	var stores []accountStore
 	for _, w := range f.workers {
 		s := accountStore{acct: w.acct, store: w.store}
-		if w.acct.writes == serve.WritesForward {
+		if w.acct.Writes == serve.WritesForward {
 			s.upstream = w.client // one budget for the account
 		}
 		stores = append(stores, s)
@@ -134,18 +135,18 @@ func (c *runCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer)
 // accountSetup is what one account's worker is built from, made once per process: its metrics
 // are registered once, whether its warehouse opens at the first try or a later one.
 type accountSetup struct {
-	acct        *account
+	acct        *config.Account
 	reg         prometheus.Registerer // labelled with the account
 	syncMetrics *hrsync.Metrics
 	onboard     *onboard.Metrics
 }
 
-func newAccountSetup(a *account, reg prometheus.Registerer) *accountSetup {
-	as := &accountSetup{acct: a, reg: prometheus.WrapRegistererWith(prometheus.Labels{"account": a.name}, reg)}
+func newAccountSetup(a *config.Account, reg prometheus.Registerer) *accountSetup {
+	as := &accountSetup{acct: a, reg: prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg)}
 	as.syncMetrics = hrsync.NewMetrics(as.reg)
 	if a.Schedule != "" {
 		// Said before the warehouse opens: an account whose warehouse never does is stale.
-		as.syncMetrics.Configure(a.resources)
+		as.syncMetrics.Configure(a.Resources)
 	}
 	if a.Onboarding.Dir != "" {
 		as.onboard = onboard.NewMetrics(as.reg)
@@ -186,7 +187,7 @@ func (f *fleet) open(ctx context.Context, as *accountSetup) (*worker, error) {
 		return nil, errors.New("stopping")
 	}
 	f.workers = append(f.workers, w)
-	delete(f.waiting, as.acct.name)
+	delete(f.waiting, as.acct.Name)
 	return w, nil
 }
 
@@ -199,9 +200,9 @@ func (f *fleet) retry(ctx context.Context, as *accountSetup) {
 	}
 	quit := f.quit
 	f.mu.Unlock()
-	log := as.acct.logger(f.log)
+	log := as.acct.Logger(f.log)
 	log.Error("account not started: its warehouse did not open; the other accounts run, and this one is tried again",
-		"err", f.reason(as.acct.name), "retry_in", retryOpen.first)
+		"err", f.reason(as.acct.Name), "retry_in", retryOpen.first)
 	f.retries.Go(func() {
 		wait := retryOpen.first
 		for {
@@ -226,7 +227,7 @@ func (f *fleet) retry(ctx context.Context, as *accountSetup) {
 			}
 			wait = min(2*wait, retryOpen.most)
 			f.mu.Lock()
-			f.waiting[as.acct.name] = err
+			f.waiting[as.acct.Name] = err
 			f.mu.Unlock()
 			log.Warn("account still not started: its warehouse did not open", "err", err, "retry_in", wait)
 		}
@@ -256,7 +257,7 @@ func (f *fleet) Ready(ctx context.Context) error {
 	}
 	f.mu.Unlock()
 	for _, w := range workers {
-		errs = append(errs, w.acct.wrap(w.store.Ready(ctx)))
+		errs = append(errs, w.acct.Wrap(w.store.Ready(ctx)))
 	}
 	return errors.Join(errs...)
 }
@@ -276,7 +277,7 @@ func (f *fleet) stop(ctx context.Context) error {
 	errs := make([]error, len(workers))
 	var wg stdsync.WaitGroup
 	for i, w := range workers {
-		wg.Go(func() { errs[i] = w.acct.wrap(w.runner.Stop(ctx)) })
+		wg.Go(func() { errs[i] = w.acct.Wrap(w.runner.Stop(ctx)) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -294,7 +295,7 @@ func (f *fleet) close() {
 // worker is one account's part of hrsync run: its warehouse, its client (its budget), and the
 // runner of its jobs.
 type worker struct {
-	acct   *account
+	acct   *config.Account
 	store  *sink.Store
 	client *source.Client
 	runner *hrsync.Runner
@@ -305,7 +306,7 @@ type worker struct {
 func (w *worker) start() {
 	w.runner.Start()
 	if dir := w.acct.Onboarding.Dir; dir != "" {
-		w.log.Info("onboarding folder watched", "dir", filepath.Clean(dir), "poll", w.acct.pollInterval)
+		w.log.Info("onboarding folder watched", "dir", filepath.Clean(dir), "poll", w.acct.PollInterval)
 	}
 }
 
@@ -314,11 +315,11 @@ func (w *worker) start() {
 // still answers for it).
 func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrsync.Slots, log *slog.Logger) (*worker, error) {
 	a := as.acct
-	log = a.logger(log)
+	log = a.Logger(log)
 	if err := checkSource(a); err != nil {
 		return nil, err
 	}
-	store, err := a.openStore(ctx, log)
+	store, err := openStore(ctx, a, log)
 	if err != nil {
 		return nil, err
 	}
@@ -329,8 +330,8 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrs
 	}
 	var trigger hrsync.Trigger
 	if a.Schedule != "" {
-		if trigger, err = hrsync.Cron(a.Schedule, a.location); err != nil {
-			return fail(a.wrap(err))
+		if trigger, err = hrsync.Cron(a.Schedule, a.Location); err != nil {
+			return fail(a.Wrap(err))
 		}
 	}
 	if w.client, err = newClient(a, log, store, as.reg, source.ClientOptions{Observe: as.syncMetrics.ObserveRequest}); err != nil {
@@ -345,8 +346,8 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrs
 			log.Warn("close abandoned sync runs", "err", err)
 		}
 		syncer := hrsync.New(w.client, store, hrsync.Options{Concurrency: a.Sync.Concurrency, MaxWalks: a.Sync.MaxWalks,
-			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.window, Metrics: as.syncMetrics, Logger: log})
-		job := syncer.Job(trigger, a.resources)
+			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.Window, Metrics: as.syncMetrics, Logger: log})
+		job := syncer.Job(trigger, a.Resources)
 		job.RunAtStart = c.now || a.Sync.RunAtStart
 		job.Slots = slots
 		jobs = append(jobs, job)
@@ -357,10 +358,10 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrs
 	}
 	if a.Onboarding.Dir != "" {
 		o := newOnboarder(a, w.client, store, as.onboard, false, log)
-		jobs = append(jobs, o.Job(a.pollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.settle}))
+		jobs = append(jobs, o.Job(a.PollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle}))
 	}
 	if w.runner, err = hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Metrics: as.syncMetrics, Logger: log}, jobs...); err != nil {
-		return fail(a.wrap(err))
+		return fail(a.Wrap(err))
 	}
 	return w, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
@@ -26,11 +27,11 @@ func TestServePortAnswersJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	cfg := defaultConfig()
+	cfg := config.Defaults()
 	cfg.Serve.APIKeys = []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d"}
 	cfg.Serve.Writes = "local"
 	s := parsed(t, cfg)
-	h, err := apiMux(s, []accountStore{{acct: s.accounts[0], store: store}}, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
+	h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

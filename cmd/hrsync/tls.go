@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -163,14 +163,10 @@ func (r *certReloader) loop(ctx context.Context, hup chan os.Signal) {
 	}
 }
 
-// errTLSHalf is the configuration error of a certificate without its key, or a key without its
-// certificate.
-var errTLSHalf = errors.New("config: serve.tls_cert and serve.tls_key go together: set both, or neither")
-
 // apiServer is the /v1 server of serve and run --serve: on serve.addr, over HTTPS when
 // serve.tls_cert is set (its expiry in hrsync_serve_tls_cert_expiry_timestamp_seconds), with
 // cleartext HTTP/2 when serve.h2c is.
-func apiServer(cfg settings, h http.Handler, reg prometheus.Registerer, log *slog.Logger, attrs ...slog.Attr) (server, error) {
+func apiServer(cfg config.Settings, h http.Handler, reg prometheus.Registerer, log *slog.Logger, attrs ...slog.Attr) (server, error) {
 	s := server{name: "serve", addr: cfg.Serve.Addr, handler: h, attrs: attrs, h2c: cfg.Serve.H2C}
 	if cfg.Serve.TLSCert == "" {
 		return s, nil

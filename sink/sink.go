@@ -4,6 +4,7 @@ package sink
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	_ "modernc.org/sqlite" // SQLite driver, pure Go
 
 	"github.com/hrsync/hrsync/schema"
+	"github.com/hrsync/hrsync/sink/internal/storedb"
 )
 
 // Options configures a Store.
@@ -189,8 +191,14 @@ func (s *Store) Dialect() schema.Dialect { return s.d.name() }
 // Location is where the warehouse is, without credentials.
 func (s *Store) Location() string { return s.location }
 
-// DB exposes the handle for tests and tools in this module.
-func (s *Store) DB() *sqlx.DB { return s.db }
+// Query runs a read-only query of the caller's on the warehouse's own connections: on Postgres
+// in the warehouse's schema, so that its tables are named unqualified, as on SQLite. For reports
+// written the same for both databases (the demo's example queries); the caller closes the rows.
+func (s *Store) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return s.db.QueryContext(ctx, query, args...)
+}
+
+func init() { storedb.Of = func(s any) *sqlx.DB { return s.(*Store).db } }
 
 // Close closes the database.
 func (s *Store) Close() error {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
@@ -288,7 +289,7 @@ func serveDemo(ctx context.Context, cfg config.Settings, store *sink.Store, clie
 	defer stop()
 	served := make(chan error, 1)
 	go func() {
-		served <- serveOn(sctx, log, ln, server{name: "replica", handler: mux, attrs: []slog.Attr{slog.String("warehouse", store.Location())}})
+		served <- httpserve.ServeOn(sctx, log, ln, httpserve.Server{Name: "replica", Handler: mux, Attrs: []slog.Attr{slog.String("warehouse", store.Location())}})
 	}()
 	base := "http://" + reachable(ln.Addr())
 	page := base + "/v1/employees?per_page=2"

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	v1 "github.com/hrsync/hrsync/source/v1"
@@ -228,7 +229,7 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("demo after Ctrl-C: %v", err)
 		}
-	case <-time.After(shutdownTimeout + 5*time.Second):
+	case <-time.After(httpserve.ShutdownTimeout + 5*time.Second):
 		t.Fatal("demo did not stop")
 	}
 	if !strings.Contains(logs.String(), "replica shutting down") {

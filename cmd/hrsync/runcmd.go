@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 
 	"github.com/hrsync/hrsync/source"
@@ -87,7 +88,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 		}
 		stores = append(stores, s)
 	}
-	servers := []server{{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, f, log)}}
+	servers := []httpserve.Server{{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: metricsMux(reg, f, log)}}
 	if c.serve {
 		mux, err := apiMux(cfg, stores, newServeMetrics(reg), log)
 		if err != nil {
@@ -102,7 +103,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 	srvCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServers()
 	served := make(chan error, 1)
-	go func() { served <- serveAll(srvCtx, log, servers) }()
+	go func() { served <- httpserve.ServeAll(srvCtx, log, servers) }()
 
 	for _, w := range f.Members() {
 		w.Start()

@@ -1,38 +1,25 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	stdlog "log"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/serve"
-)
-
-// Server timeouts: a slow or stalled client cannot hold a connection or a goroutine for long.
-const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 60 * time.Second
-	idleTimeout       = 120 * time.Second
-	shutdownTimeout   = 15 * time.Second
 )
 
 // serveCommand is hrsync serve: the replica, until SIGTERM or SIGINT.
@@ -89,9 +76,9 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 	if err != nil {
 		return err
 	}
-	return serveAll(ctx, log, []server{
+	return httpserve.ServeAll(ctx, log, []httpserve.Server{
 		api,
-		{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, readyAll(stores), log)},
+		{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: metricsMux(reg, readyAll(stores), log)},
 	})
 }
 
@@ -144,7 +131,7 @@ func apiMux(cfg config.Settings, stores []accountStore, m *serveMetrics, log *sl
 			return nil, fmt.Errorf("serve: cache metrics: %w", err)
 		}
 	}
-	return getRoutes(health(readyAll(stores), log, false), api), nil
+	return httpserve.GetRoutes(httpserve.Health(readyAll(stores), log, false), api), nil
 }
 
 // warnWrites says at start what the account's replica does with creates when that may surprise:
@@ -228,164 +215,6 @@ func serveKeys(cfg config.Settings, log *slog.Logger) (keys []serve.Key, plain [
 		}
 	}
 	return keys, plain, nil
-}
-
-// server is one HTTP server of the process; an empty addr means none.
-type server struct {
-	name    string
-	addr    string
-	handler http.Handler
-	attrs   []slog.Attr
-	// tls, when set, serves HTTPS (HTTP/1.1 and HTTP/2) with its certificate, reloaded when
-	// it changes.
-	tls *certReloader
-	// h2c also accepts cleartext HTTP/2 with prior knowledge (without tls).
-	h2c bool
-}
-
-// serveAll runs the servers until ctx ends, then shuts them down; the first that fails stops
-// the others. With no server to run (every addr empty) it waits for ctx all the same.
-func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, len(servers))
-	n := 0
-	for _, s := range servers {
-		if s.addr == "" {
-			continue
-		}
-		n++
-		go func() {
-			err := listenAndServe(ctx, log, s)
-			if err != nil {
-				cancel()
-			}
-			errc <- err
-		}()
-	}
-	if n == 0 {
-		// Nothing to serve: the caller's other work (the worker's schedule, its folder) still
-		// runs until it is told to stop, so "no servers" must not look like "servers ended".
-		<-ctx.Done()
-		return nil
-	}
-	var errs []error
-	for range n {
-		if err := <-errc; err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// listenAndServe serves until ctx ends, then drains in-flight requests within shutdownTimeout.
-func listenAndServe(ctx context.Context, log *slog.Logger, s server) error {
-	ln, err := net.Listen("tcp", s.addr)
-	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", s.name, s.addr, err)
-	}
-	return serveOn(ctx, log, ln, s)
-}
-
-// serveOn is listenAndServe on a listener already open (s.addr unused); it closes ln.
-func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, s server) error {
-	what := s.name
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          serverErrorLog(log),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	srv.Protocols = new(http.Protocols)
-	srv.Protocols.SetHTTP1(true)
-	args := []any{"addr", ln.Addr().String()}
-	switch {
-	case s.tls != nil:
-		srv.Protocols.SetHTTP2(true)
-		srv.TLSConfig = s.tls.tlsConfig()
-		args = append(args, "tls", true)
-		wctx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		s.tls.watch(wctx)
-	case s.h2c:
-		srv.Protocols.SetUnencryptedHTTP2(true)
-		args = append(args, "h2c", true)
-	}
-	for _, a := range s.attrs {
-		args = append(args, a)
-	}
-	log.Info(what+" listening", args...)
-	errc := make(chan error, 1)
-	go func() {
-		if s.tls != nil {
-			errc <- srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
-			return
-		}
-		errc <- srv.Serve(ln)
-	}()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("%s: %w", what, err)
-	case <-ctx.Done():
-	}
-	log.Info(what + " shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("%s: shutdown: %w", what, err)
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
-}
-
-// maxServerErrorBytes bounds a line of the HTTP server's own log: its messages may quote what
-// a client sent (a TLS handshake's protocols, an HTTP/2 preface), and a client must not grow
-// the log by what it sends.
-const maxServerErrorBytes = 512
-
-// serverErrorLog is the HTTP server's ErrorLog: its lines at WARN, each cut to
-// maxServerErrorBytes and marked so.
-func serverErrorLog(log *slog.Logger) *stdlog.Logger {
-	return stdlog.New(cutLines{slog.NewLogLogger(log.Handler(), slog.LevelWarn).Writer(), maxServerErrorBytes}, "", 0)
-}
-
-// cutLines writes each message cut to max bytes, with " …(cut, N bytes)" when it was longer.
-type cutLines struct {
-	w   io.Writer
-	max int
-}
-
-func (c cutLines) Write(p []byte) (int, error) {
-	if len(p) <= c.max {
-		return c.w.Write(p)
-	}
-	msg := append(bytes.Clone(p[:c.max]), fmt.Sprintf(" …(cut, %d bytes)", len(p))...)
-	if _, err := c.w.Write(msg); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// writeHealth answers a health check: {"status":…} and, when given, "reason", encoded by
-// encoding/json (a reason may hold any byte an error message does).
-func writeHealth(w http.ResponseWriter, status int, state, reason string) {
-	body, err := json.Marshal(struct {
-		Status string `json:"status"`
-		Reason string `json:"reason,omitempty"`
-	}{state, reason})
-	if err != nil { // cannot happen: two strings
-		body = []byte(`{"status":"unavailable"}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
 }
 
 // apiKeys returns the keys clients may use: serve.api_keys when set; otherwise the keys in

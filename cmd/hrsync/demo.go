@@ -334,8 +334,9 @@ func demoHires(f demoCommand) (name, from string, data []byte, err error) {
 
 // demoWarehouseSpec is where the demo's warehouse goes.
 type demoWarehouseSpec struct {
-	url      string
-	postgres bool
+	url string
+	// schemas: the warehouse is a schema of a shared database (sink.HasSchemas), not a file.
+	schemas bool
 }
 
 // demoWarehouse picks the warehouse: --warehouse when given; else, when warehouse.url
@@ -345,13 +346,13 @@ func demoWarehouse(cfg config.Config, f demoCommand) (demoWarehouseSpec, error) 
 	target := f.warehouse
 	if !f.set["warehouse"] {
 		target = demoWarehouseFile
-		if sink.IsPostgresURL(cfg.Warehouse.URL) {
+		if sink.HasSchemas(cfg.Warehouse.URL) {
 			target = cfg.Warehouse.URL
 		}
 	}
 	switch {
-	case sink.IsPostgresURL(target):
-		return demoWarehouseSpec{url: target, postgres: true}, nil
+	case sink.HasSchemas(target):
+		return demoWarehouseSpec{url: target, schemas: true}, nil
 	case target == "" || strings.Contains(target, "://") || strings.ContainsAny(target, "?#"):
 		return demoWarehouseSpec{}, &usageError{"demo: --warehouse: want a SQLite file path or a postgres:// URL"}
 	}
@@ -362,21 +363,18 @@ func demoWarehouse(cfg config.Config, f demoCommand) (demoWarehouseSpec, error) 
 }
 
 func (wh demoWarehouseSpec) describe(schema string) string {
-	if wh.postgres {
-		return fmt.Sprintf("Postgres %s, schema %s", sink.RedactURL(wh.url), schema)
-	}
-	return "SQLite file " + absPath(wh.url)
+	return sink.Describe(wh.url, schema)
 }
 
 // untouched says that the configured warehouse is not the demo's.
 func (wh demoWarehouseSpec) untouched(cfg config.Config, schema string) string {
 	configured := cfg.Warehouse.URL
 	switch {
-	case wh.postgres && sink.IsPostgresURL(configured) && cfg.Warehouse.Schema != schema:
+	case wh.schemas && sink.HasSchemas(configured) && cfg.Warehouse.Schema != schema:
 		return "a schema of its own: the warehouse's schema " + cfg.Warehouse.Schema + " is not touched"
-	case wh.postgres:
+	case wh.schemas:
 		return "a schema of its own: no other schema is touched"
-	case sink.IsPostgresURL(configured):
+	case sink.HasSchemas(configured):
 		return "a file of its own: the configured warehouse " + sink.RedactURL(configured) + " is not touched"
 	case configured != "" && absPath(configured) != absPath(wh.url):
 		return "a file of its own: " + configured + " is not touched"
@@ -385,27 +383,22 @@ func (wh demoWarehouseSpec) untouched(cfg config.Config, schema string) string {
 }
 
 func (wh demoWarehouseSpec) shellName() string {
-	if wh.postgres {
-		return "with psql"
-	}
-	return "with the sqlite3 shell"
+	return "with " + sink.ShellName(wh.url)
 }
 
 // command is one of the example queries as a command to paste: the queries are one line, quote
 // their literals with ' only, and hold no $, so they go between double quotes as they are.
 func (wh demoWarehouseSpec) command(schema, query string) string {
-	if wh.postgres {
-		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(sink.WithoutPassword(wh.url)), schema, query)
-	}
-	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), query)
+	return sink.ShellCommand(wh.url, schema, query)
 }
 
 // serveEnv is the environment that points hrsync at the demo's warehouse.
 func (wh demoWarehouseSpec) serveEnv(schema string) string {
-	if wh.postgres {
-		return "HRSYNC_WAREHOUSE_URL=" + shellQuote(sink.WithoutPassword(wh.url)) + " HRSYNC_WAREHOUSE_SCHEMA=" + schema
+	env := "HRSYNC_WAREHOUSE_URL=" + shellQuote(sink.ClientURL(wh.url))
+	if wh.schemas {
+		env += " HRSYNC_WAREHOUSE_SCHEMA=" + schema
 	}
-	return "HRSYNC_WAREHOUSE_URL=" + shellQuote(absPath(wh.url))
+	return env
 }
 
 // listenReplica listens on --addr; when the default address is taken, on a free port of the

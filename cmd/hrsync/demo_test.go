@@ -138,9 +138,9 @@ func TestDemoWarehouseChoice(t *testing.T) {
 		want             demoWarehouseSpec
 	}{
 		{"hrsync.db", "", demoWarehouseSpec{url: demoWarehouseFile}},
-		{"postgres://db/hr", "", demoWarehouseSpec{url: "postgres://db/hr", postgres: true}},
+		{"postgres://db/hr", "", demoWarehouseSpec{url: "postgres://db/hr", schemas: true}},
 		{"postgres://db/hr", "mine.db", demoWarehouseSpec{url: "mine.db"}},
-		{"hrsync.db", "postgresql://db/x", demoWarehouseSpec{url: "postgresql://db/x", postgres: true}},
+		{"hrsync.db", "postgresql://db/x", demoWarehouseSpec{url: "postgresql://db/x", schemas: true}},
 	} {
 		cfg.Warehouse.URL = tt.configured
 		f := demoCommand{warehouse: tt.flag, set: map[string]bool{"warehouse": tt.flag != ""}}

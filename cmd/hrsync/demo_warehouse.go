@@ -27,7 +27,7 @@ func openDemoWarehouse(ctx context.Context, wh demoWarehouseSpec, schema string,
 	opts := sink.Options{Schema: schema, Logger: log}
 	err := sink.ResetScratch(ctx, wh.url, opts, demoMark)
 	switch {
-	case errors.Is(err, sink.ErrNotScratch) && wh.postgres:
+	case errors.Is(err, sink.ErrNotScratch) && wh.schemas:
 		return nil, fmt.Errorf("demo: schema %s exists in %s and hrsync demo did not make it; the demo drops only its own: drop or rename it yourself", schema, sink.RedactURL(wh.url))
 	case errors.Is(err, sink.ErrNotScratch):
 		return nil, fmt.Errorf("demo: %s exists and is not a warehouse hrsync demo made; the demo removes only its own: remove it yourself, or give --warehouse another file", wh.url)

@@ -204,7 +204,7 @@ func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, s
 			return a.Wrap(err)
 		}
 		where := sink.RedactURL(a.Warehouse.URL)
-		if a.Listed && sink.IsPostgresURL(a.Warehouse.URL) {
+		if a.Listed && sink.HasSchemas(a.Warehouse.URL) {
 			where += " schema " + a.Warehouse.Schema
 		}
 		if len(applied) == 0 {

@@ -321,7 +321,7 @@ func ReadKeyFile(path string) (string, error) {
 // for SQLite, which has no schemas, a file of its own beside the shared one: hrsync.db gives
 // hrsync-acme.db for the schema acme.
 func accountWarehouseURL(own, shared, schema string) (string, error) {
-	if own != shared || sink.IsPostgresURL(shared) {
+	if own != shared || sink.HasSchemas(shared) {
 		return own, nil
 	}
 	path, err := sink.SQLitePath(shared)

@@ -142,7 +142,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	}
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: f.employees, Seed: demoSeed, AbsenceYears: demoAbsenceYears})
 	uopts := acct.Options()
-	uopts.APIKey, uopts.AccountID = newAPIKey("demo-upstream-"), demoAccountID
+	uopts.APIKey, uopts.AccountID = config.NewAPIKey("demo-upstream-"), demoAccountID
 	up := fakeupstream.Start(ln, uopts)
 	defer up.Close() // last: after the replica and the warehouse
 	today := fakeupstream.Today()
@@ -274,7 +274,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 // creates go as the account's serve.writes says: by default forwarded to the in-process
 // upstream through client, as a replica of a real source forwards them.
 func serveDemo(ctx context.Context, cfg config.Settings, store *sink.Store, client *source.Client, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
-	key := newAPIKey("demo-")
+	key := config.NewAPIKey("demo-")
 	cfg.Serve.APIKeys, cfg.Serve.Keys = []string{key}, nil
 	cfg.Serve.PublicURL, cfg.PublicURL = "", nil
 	as := accountStore{acct: cfg.Accounts[0], store: store}

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -107,7 +104,7 @@ func (r readyAll) Ready(ctx context.Context) error {
 // path it cleans (//, /v1/../x) with an HTML redirect before the /v1 handler, which answers
 // every request in JSON, could.
 func apiMux(cfg config.Settings, stores []accountStore, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
-	keys, plain, err := serveKeys(cfg, log)
+	keys, plain, err := config.ServeKeys(cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -164,107 +161,4 @@ func writesByAccount(accts []*config.Account) string {
 		parts[i] = a.Name + "=" + string(a.Writes)
 	}
 	return strings.Join(parts, " ")
-}
-
-// serveKeys are the keys clients may use, each with the account it reads: serve.keys (a key
-// from its key_file when it has one); with one account, also serve.api_keys, and when neither
-// lists a key, those of serve.api_key_file (see apiKeys), returned apart as plain (serve's
-// Options.APIKeys: named by position, kept apart by their hash). Keys are never logged; each is
-// checked by serve.CheckKey, the error naming the key, never its value.
-func serveKeys(cfg config.Settings, log *slog.Logger) (keys []serve.Key, plain []string, err error) {
-	for _, k := range cfg.Serve.Keys {
-		key := k.Key
-		if k.KeyFile != "" {
-			if key, err = config.ReadKeyFile(k.KeyFile); err != nil {
-				return nil, nil, fmt.Errorf("serve: key %s: key_file: %w", k.Name, err)
-			}
-		}
-		account := k.Account
-		if account == "" {
-			account = cfg.Accounts[0].Name // checkServeKeys: only when there is one
-		}
-		sk := serve.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.Scope()}
-		if err := serve.CheckKey(sk); err != nil {
-			where := "key"
-			if k.KeyFile != "" {
-				where = "key_file " + k.KeyFile
-			}
-			return nil, nil, fmt.Errorf("serve: serve.keys %s: %s: %w", k.Name, where, err)
-		}
-		keys = append(keys, sk)
-	}
-	if len(cfg.Accounts) > 1 {
-		if len(keys) == 0 {
-			return nil, nil, errors.New("serve: no key: with several accounts, list serve.keys, each with the account it reads")
-		}
-		return keys, nil, nil
-	}
-	if len(keys) > 0 && len(cfg.Serve.APIKeys) == 0 {
-		return keys, nil, nil
-	}
-	if plain, err = apiKeys(cfg.Serve, log); err != nil {
-		return nil, nil, err
-	}
-	where := "serve.api_keys"
-	if len(cfg.Serve.APIKeys) == 0 {
-		where = "serve.api_key_file " + cfg.Serve.APIKeyFile
-	}
-	for i, k := range plain {
-		if err := serve.CheckKeyStrength(k); err != nil {
-			return nil, nil, fmt.Errorf("serve: %s: key %d: %w", where, i+1, err)
-		}
-	}
-	return keys, plain, nil
-}
-
-// apiKeys returns the keys clients may use: serve.api_keys when set; otherwise the keys in
-// serve.api_key_file, one a line; and when that file does not exist either, a new random key
-// written to it (mode 0600), so the replica is never open without a key. Keys are never logged.
-func apiKeys(sc config.ServeConfig, log *slog.Logger) ([]string, error) {
-	if len(sc.APIKeys) > 0 {
-		return sc.APIKeys, nil
-	}
-	if sc.APIKeyFile == "" {
-		return nil, errors.New("serve: no API key: set serve.api_keys (HRSYNC_SERVE_API_KEYS) or serve.api_key_file")
-	}
-	data, err := os.ReadFile(sc.APIKeyFile)
-	if errors.Is(err, os.ErrNotExist) {
-		key := newAPIKey("hrsync-")
-		f, err := os.OpenFile(sc.APIKeyFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("serve: no API key configured, and cannot create %s: %w", sc.APIKeyFile, err)
-		}
-		_, werr := f.WriteString(key + "\n")
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, fmt.Errorf("serve: write %s: %w", sc.APIKeyFile, werr)
-		}
-		log.Warn("no API key configured: generated one; clients send it as X-API-KEY", "key_file", sc.APIKeyFile)
-		return []string{key}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("serve: read API key file: %w", err)
-	}
-	var keys []string
-	for line := range strings.Lines(string(data)) {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			keys = append(keys, line)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("serve: API key file %s holds no key", sc.APIKeyFile)
-	}
-	if fi, err := os.Stat(sc.APIKeyFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		log.Warn("API key file is readable by other users", "key_file", sc.APIKeyFile, "mode", fi.Mode().Perm().String())
-	}
-	return keys, nil
-}
-
-// newAPIKey is a fresh random key: prefix and 160 random bits in hex.
-func newAPIKey(prefix string) string {
-	var b [20]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on supported platforms
-	return prefix + hex.EncodeToString(b[:])
 }

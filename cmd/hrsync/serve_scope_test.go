@@ -92,7 +92,7 @@ func TestServeKeyScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, _, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
+	keys, _, err := config.ServeKeys(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestConfigDirectoryExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
-	keys, _, err := serveKeys(cfg, slog.New(slog.DiscardHandler))
+	keys, _, err := config.ServeKeys(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

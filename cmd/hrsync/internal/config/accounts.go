@@ -237,7 +237,7 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 		if src.APIKey != "" {
 			return nil, fail("source.api_key and source.api_key_file are both set: keep one")
 		}
-		key, err := ReadKeyFile(src.APIKeyFile)
+		key, err := readKeyFile(src.APIKeyFile)
 		if err != nil {
 			return nil, fail("source.api_key_file: %v", err)
 		}
@@ -301,9 +301,9 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	return acct, nil
 }
 
-// ReadKeyFile reads an API key from a file: its first line that is neither empty nor a #
+// readKeyFile reads an API key from a file: its first line that is neither empty nor a #
 // comment.
-func ReadKeyFile(path string) (string, error) {
+func readKeyFile(path string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", err

@@ -788,7 +788,7 @@ func (s *Settings) readETagSecret() error {
 		if sc.ETagSecret != "" {
 			return errors.New("config: serve.etag_secret and serve.etag_secret_file are both set: keep one")
 		}
-		secret, err := ReadKeyFile(sc.ETagSecretFile)
+		secret, err := readKeyFile(sc.ETagSecretFile)
 		if err != nil {
 			return fmt.Errorf("config: serve.etag_secret_file: %w", err)
 		}

@@ -281,7 +281,7 @@ func newPostgresBench(b *testing.B) *postgresBench {
 	func() {
 		seedStore := openBenchStore(b, url, schemaName, 1)
 		defer seedStore.Close()
-		db := seedStore.DB().DB
+		db := sinktest.DB(seedStore).DB
 		seed(b, db, pgSeed, true)
 		// VACUUM as well as ANALYZE: the steady state of a warehouse autovacuum has seen (hint
 		// bits set, visibility map current), not the first read after a bulk load.
@@ -567,7 +567,7 @@ func scanAll(ctx context.Context, db *sql.DB, query string, args ...any) (first 
 
 // sqlBaselines times the statements directly on the store's pool, with the same clients.
 func (f *postgresBench) sqlBaselines(b *testing.B) {
-	db := f.store.DB().DB
+	db := sinktest.DB(f.store).DB
 	page := func(number int64) (lo, hi int64) {
 		return (number-1)*benchPerPage + 1, number * benchPerPage // the seeded ids are 1…100,000
 	}
@@ -610,7 +610,7 @@ func (f *postgresBench) sqlBaselines(b *testing.B) {
 // explain logs the plans of the page-1,000 statements and of COUNT(*).
 func (f *postgresBench) explain(b *testing.B) {
 	ctx := context.Background()
-	db := f.store.DB().DB
+	db := sinktest.DB(f.store).DB
 	lo, hi := int64(99_901), int64(100_000)
 	// The store's statement with its parameters filled in: the plan of the request.
 	literal := strings.NewReplacer("$1", strconv.FormatInt(lo, 10), "$2", strconv.FormatInt(hi, 10), "$3", strconv.Itoa(benchPerPage)).Replace(rangeSQL)
@@ -649,7 +649,7 @@ func (f *postgresBench) explain(b *testing.B) {
 // planning costs per request.
 func (f *postgresBench) planTimes(b *testing.B) {
 	ctx := context.Background()
-	conn, err := f.store.DB().DB.Conn(ctx)
+	conn, err := sinktest.DB(f.store).DB.Conn(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -749,7 +749,7 @@ func (f *postgresBench) accountRows(b *testing.B) {
 	s := openBenchStore(b, f.url, f.schema, 1)
 	tb.Cleanup(func() { s.Close() })
 	fx := newBenchFixture(tb, s) // loads the id cache: not counted below
-	db := s.DB().DB
+	db := sinktest.DB(s).DB
 	// A backend flushes its pending statistics when it goes idle at least a second after its
 	// last flush (PGSTAT_MIN_INTERVAL), before it answers.
 	flush := func() {
@@ -803,8 +803,8 @@ func newSQLiteBench(b *testing.B) *benchFixture {
 	b.Helper()
 	s := openSQLite(b)
 	start := time.Now()
-	seed(b, s.DB().DB, sqliteSeedDialect, false)
-	if _, err := s.DB().ExecContext(context.Background(), `ANALYZE`); err != nil {
+	seed(b, sinktest.DB(s).DB, sqliteSeedDialect, false)
+	if _, err := sinktest.DB(s).ExecContext(context.Background(), `ANALYZE`); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("seeded %d employees in %v", benchEmployees, time.Since(start).Round(time.Millisecond))

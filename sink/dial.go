@@ -36,6 +36,10 @@ const (
 	DefaultStatementTimeout = 5 * time.Minute
 	// DefaultConnectTimeout bounds connecting and the start-up handshake.
 	DefaultConnectTimeout = 10 * time.Second
+	// DefaultSchema is the Postgres schema of a warehouse that names none.
+	DefaultSchema = "hr"
+	// DefaultMaxOpenConns bounds a Postgres warehouse's pool of connections.
+	DefaultMaxOpenConns = 16
 	// cleanupTimeout bounds what the server answers at once, and what is done after a run on a
 	// context of its own (its own may have ended): a rollback, a goodbye, a cancel request,
 	// releasing a lock, dropping staging tables. A run that is stopping must not wait a whole

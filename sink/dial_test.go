@@ -61,22 +61,22 @@ func TestStatementsEndWhileTheHostIsSilent(t *testing.T) {
 	}{
 		{"statement timeout", sink.Options{StatementTimeout: time.Second},
 			func(ctx context.Context, s *sink.Store) error {
-				_, err := s.DB().ExecContext(ctx, `SELECT 1`)
+				_, err := sinktest.DB(s).ExecContext(ctx, `SELECT 1`)
 				return err
 			}, nil, sink.ErrNoAnswer},
 		{"context canceled", sink.Options{},
 			func(ctx context.Context, s *sink.Store) error {
-				_, err := s.DB().ExecContext(ctx, `SELECT 1`)
+				_, err := sinktest.DB(s).ExecContext(ctx, `SELECT 1`)
 				return err
 			}, func(cancel context.CancelFunc, _ *sink.Store) { cancel() }, context.Canceled},
 		{"interrupted", sink.Options{},
 			func(_ context.Context, s *sink.Store) error {
-				_, err := s.DB().ExecContext(context.Background(), `SELECT 1`)
+				_, err := sinktest.DB(s).ExecContext(context.Background(), `SELECT 1`)
 				return err
 			}, func(_ context.CancelFunc, s *sink.Store) { s.Interrupt() }, sink.ErrInterrupted},
 		{"in a transaction", sink.Options{},
 			func(ctx context.Context, s *sink.Store) error {
-				tx, err := s.DB().BeginTx(ctx, nil)
+				tx, err := sinktest.DB(s).BeginTx(ctx, nil)
 				if err != nil {
 					return err
 				}
@@ -146,14 +146,14 @@ func TestConnectingToASilentHostEnds(t *testing.T) {
 func TestStatementTimeoutIsSetOnTheServer(t *testing.T) {
 	s := sinktest.Store(t, "postgres", sink.Options{StatementTimeout: 1500 * time.Millisecond})
 	var stmt, idle string
-	if err := s.DB().QueryRowContext(context.Background(),
+	if err := sinktest.DB(s).QueryRowContext(context.Background(),
 		`SELECT current_setting('statement_timeout'), current_setting('idle_in_transaction_session_timeout')`).Scan(&stmt, &idle); err != nil {
 		t.Fatal(err)
 	}
 	if stmt != "1500ms" || idle != "1500ms" {
 		t.Errorf("statement_timeout %s, idle_in_transaction_session_timeout %s; want 1500ms", stmt, idle)
 	}
-	_, err := s.DB().ExecContext(context.Background(), `SELECT pg_sleep(5)`)
+	_, err := sinktest.DB(s).ExecContext(context.Background(), `SELECT pg_sleep(5)`)
 	if e := pq.As(err, "57014"); e == nil {
 		t.Errorf("a 5 s statement: %v, want the server's statement timeout", err)
 	}
@@ -170,7 +170,7 @@ func TestSQLiteStatementEndsWithItsContext(t *testing.T) {
 	defer cancel()
 	err = within(t, 30*time.Second, func() error {
 		var n int64
-		return s.DB().QueryRowContext(ctx, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000)
+		return sinktest.DB(s).QueryRowContext(ctx, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000)
 SELECT count(*) FROM c`).Scan(&n)
 	})
 	if err == nil {
@@ -182,7 +182,7 @@ SELECT count(*) FROM c`).Scan(&n)
 // their context.
 func TestRowsPassColumnTypesThrough(t *testing.T) {
 	_, s := proxied(t, sink.Options{})
-	rows, err := s.DB().QueryContext(context.Background(), `SELECT 1::int4 AS n, 'a'::text AS s, 1.5::numeric(4,2) AS d`)
+	rows, err := sinktest.DB(s).QueryContext(context.Background(), `SELECT 1::int4 AS n, 'a'::text AS s, 1.5::numeric(4,2) AS d`)
 	if err != nil {
 		t.Fatal(err)
 	}

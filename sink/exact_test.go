@@ -11,7 +11,7 @@ import (
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // servedRecord is one record of a declared collection as serve mode writes it.
@@ -48,7 +48,7 @@ func TestRecordFormsAreKeptApart(t *testing.T) {
 				t.Errorf("form %d served as\n %s\nwant\n %s", i, got, form)
 			}
 			var notes sql.NullString
-			if err := s.DB().QueryRowContext(ctx, `SELECT notes FROM absences WHERE id = 41`).Scan(&notes); err != nil || notes.Valid {
+			if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT notes FROM absences WHERE id = 41`).Scan(&notes); err != nil || notes.Valid {
 				t.Errorf("form %d: the analysts' notes %+v (%v), want NULL", i, notes, err)
 			}
 			nextMillisecond()
@@ -56,7 +56,7 @@ func TestRecordFormsAreKeptApart(t *testing.T) {
 				t.Errorf("form %d again: %+v, want it unchanged", i, res)
 			}
 		}
-		rows, err := s.DB().QueryContext(ctx, `SELECT CAST(sent AS text) FROM absences_history WHERE id = 41 ORDER BY valid_from`)
+		rows, err := sinktest.DB(s).QueryContext(ctx, `SELECT CAST(sent AS text) FROM absences_history WHERE id = 41 ORDER BY valid_from`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 			}
 			versions := func() int {
 				var n int
-				if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM absences_history WHERE id = 41`).Scan(&n); err != nil {
+				if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT count(*) FROM absences_history WHERE id = 41`).Scan(&n); err != nil {
 					t.Fatal(err)
 				}
 				return n
@@ -134,7 +134,7 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 			}
 
 			// Hand-edited into something that is not a record: the typed columns are served.
-			if _, err := s.DB().ExecContext(ctx, `UPDATE absences SET sent = '[1]' WHERE id = 41`); err != nil {
+			if _, err := sinktest.DB(s).ExecContext(ctx, `UPDATE absences SET sent = '[1]' WHERE id = 41`); err != nil {
 				t.Fatal(err)
 			}
 			if got, want := servedRecord(t, s, c, 41), string(c.AppendJSON(nil, &old)); got != want {
@@ -162,7 +162,7 @@ func TestEmployeeFormsAreKeptApart(t *testing.T) {
 		ctx := context.Background()
 		historyOf7 := func() (n int) {
 			t.Helper()
-			if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 7`).Scan(&n); err != nil {
+			if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 7`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return n
@@ -187,7 +187,7 @@ func TestEmployeeFormsAreKeptApart(t *testing.T) {
 			var title, start, created sql.NullString
 			var joined string
 			var account int64
-			err = s.DB().QueryRowContext(ctx, `SELECT job_title, CAST(company_join_date AS text), CAST(job_start_date AS text),
+			err = sinktest.DB(s).QueryRowContext(ctx, `SELECT job_title, CAST(company_join_date AS text), CAST(job_start_date AS text),
     account_id, CAST(created_at AS text) FROM employees WHERE id = 7`).Scan(&title, &joined, &start, &account, &created)
 			if err != nil {
 				t.Fatal(err)
@@ -202,7 +202,7 @@ func TestEmployeeFormsAreKeptApart(t *testing.T) {
 			}
 		}
 		var sent string
-		if err := s.DB().QueryRowContext(ctx, `SELECT CAST(sent AS text) FROM employees_history WHERE id = 7 ORDER BY valid_from LIMIT 1`).Scan(&sent); err != nil || sent != employees[0] {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT CAST(sent AS text) FROM employees_history WHERE id = 7 ORDER BY valid_from LIMIT 1`).Scan(&sent); err != nil || sent != employees[0] {
 			t.Errorf("the first version keeps %s (%v), want %s", sent, err, employees[0])
 		}
 
@@ -243,7 +243,7 @@ func TestEmployeeFormsAreKeptApart(t *testing.T) {
 				t.Errorf("pattern form %d: not listed", i)
 			}
 			var total, sun sql.NullString
-			if err := s.DB().QueryRowContext(ctx, `SELECT CAST(total_hours AS text), sun_hr FROM working_patterns WHERE id = 3`).Scan(&total, &sun); err != nil ||
+			if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT CAST(total_hours AS text), sun_hr FROM working_patterns WHERE id = 3`).Scan(&total, &sun); err != nil ||
 				!strings.HasPrefix(total.String, "40") || sun.Valid {
 				t.Errorf("pattern form %d: the analysts' columns %v %v (%v), want 40 and NULL", i, total, sun, err)
 			}
@@ -269,7 +269,7 @@ func TestCreatedEmployeeAges(t *testing.T) {
 				t.Errorf("created: sent %s, served %s", e.Sent, e.AppendJSON(nil))
 			}
 			var sent sql.NullString
-			if err := s.DB().QueryRowContext(ctx, `SELECT CAST(sent AS text) FROM employees WHERE id = $1`, e.ID).Scan(&sent); err != nil || sent.Valid {
+			if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT CAST(sent AS text) FROM employees WHERE id = $1`, e.ID).Scan(&sent); err != nil || sent.Valid {
 				t.Errorf("a created employee's sent %v (%v), want NULL", sent, err)
 			}
 			now.Store(fixedNow.AddDate(0, 3, 0).UnixNano())

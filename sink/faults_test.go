@@ -11,7 +11,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // A sync whose lock is taken from it mid-load (Postgres: an operator terminates the lock's
@@ -266,7 +266,7 @@ func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
 	}
 	defer writer.Close()
 	sinktest.WalkEmployees(t, writer, people(5), 5, sink.MergeOptions{Complete: true})
-	tx, err := writer.DB().BeginTx(ctx, nil) // IMMEDIATE: holds the write lock
+	tx, err := sinktest.DB(writer).BeginTx(ctx, nil) // IMMEDIATE: holds the write lock
 	if err != nil {
 		t.Fatal(err)
 	}

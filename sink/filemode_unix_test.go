@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
 )
 
 // withUmask runs the test under umask mask, the usual 022 of a bare install. The umask is the
@@ -43,7 +44,7 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 	}
 	defer s.Close()
 	// A write, so the WAL holds something and both -wal and -shm are there.
-	if _, err := s.DB().Exec(`UPDATE meta SET version = version + 1`); err != nil {
+	if _, err := sinktest.DB(s).Exec(`UPDATE meta SET version = version + 1`); err != nil {
 		t.Fatal(err)
 	}
 	got := modes(t, path)
@@ -71,7 +72,7 @@ func TestSQLiteFileReadableByOthersIsTightened(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DB().Exec(`UPDATE meta SET version = version + 1`); err != nil {
+	if _, err := sinktest.DB(s).Exec(`UPDATE meta SET version = version + 1`); err != nil {
 		t.Fatal(err)
 	}
 	// Another process holds it open (its -wal and -shm stay) while the files are loosened.

@@ -11,7 +11,8 @@ import (
 
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // eventChanges are the collections whose records change after they are first synced (the events,
@@ -56,7 +57,7 @@ type version struct {
 
 func versions(t *testing.T, s *sink.Store, table, field string, id int64) []version {
 	t.Helper()
-	rows, err := s.DB().QueryContext(context.Background(), s.DB().Rebind(`SELECT valid_from, valid_to, `+field+`, deleted_at IS NOT NULL
+	rows, err := sinktest.DB(s).QueryContext(context.Background(), sinktest.DB(s).Rebind(`SELECT valid_from, valid_to, `+field+`, deleted_at IS NOT NULL
 FROM `+table+`_history WHERE id = ? ORDER BY valid_from`), id)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ FROM `+table+`_history WHERE id = ? ORDER BY valid_from`), id)
 func asOf(t *testing.T, s *sink.Store, table, field string, id int64, at string) string {
 	t.Helper()
 	var v string
-	err := s.DB().QueryRowContext(context.Background(), s.DB().Rebind(`SELECT `+field+` FROM `+table+`_history
+	err := sinktest.DB(s).QueryRowContext(context.Background(), sinktest.DB(s).Rebind(`SELECT `+field+` FROM `+table+`_history
 WHERE id = ? AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?) AND listed AND deleted_at IS NULL`), id, at, at).Scan(&v)
 	if err != nil {
 		t.Fatalf("%s %d as of %s: %v", table, id, at, err)
@@ -117,7 +118,7 @@ func TestEventHistory(t *testing.T) {
 					t.Fatalf("unchanged sync: %+v", res)
 				}
 				var n int
-				if err := s.DB().GetContext(ctx, &n, `SELECT count(*) FROM `+table+`_history`); err != nil || n != 2 {
+				if err := sinktest.DB(s).GetContext(ctx, &n, `SELECT count(*) FROM `+table+`_history`); err != nil || n != 2 {
 					t.Errorf("an unchanged sync left %d versions (%v), want 2", n, err)
 				}
 
@@ -154,12 +155,12 @@ func TestEventHistory(t *testing.T) {
 					t.Errorf("record 42 after its deletion: %+v, want its version closed and an open one with deleted_at", gone)
 				}
 				var current int
-				if err := s.DB().GetContext(ctx, &current, `SELECT count(*) FROM `+table+`_history WHERE valid_to IS NULL AND listed AND deleted_at IS NULL`); err != nil || current != 1 {
+				if err := sinktest.DB(s).GetContext(ctx, &current, `SELECT count(*) FROM `+table+`_history WHERE valid_to IS NULL AND listed AND deleted_at IS NULL`); err != nil || current != 1 {
 					t.Errorf("%d current versions (%v), want 1: record 41", current, err)
 				}
 
 				nextMillisecond()
-				if _, err := s.DB().ExecContext(ctx, `DELETE FROM `+table+` WHERE id = 41`); err != nil {
+				if _, err := sinktest.DB(s).ExecContext(ctx, `DELETE FROM `+table+` WHERE id = 41`); err != nil {
 					t.Fatal(err)
 				}
 				vs = versions(t, s, table, tc.field, 41)
@@ -181,7 +182,7 @@ func TestEventHistoryKeepsTheLastWriteOfATransaction(t *testing.T) {
 		tc := eventChanges[2] // leave requests
 		mergeRecords(t, s, tc.c, decodeAll(t, tc.c, tc.before), sink.MergeOptions{Complete: true})
 		nextMillisecond()
-		tx, err := s.DB().BeginTxx(ctx, nil)
+		tx, err := sinktest.DB(s).BeginTxx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 func people(n int) []v1.Employee {
@@ -49,7 +49,7 @@ func served(t *testing.T, s *sink.Store) map[int64]string {
 func historyRows(t *testing.T, s *sink.Store) int {
 	t.Helper()
 	var n int
-	if err := s.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM employees_history`).Scan(&n); err != nil {
+	if err := sinktest.DB(s).QueryRowContext(context.Background(), `SELECT count(*) FROM employees_history`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -75,17 +75,17 @@ func TestLoadRoundTrip(t *testing.T) {
 			}
 		}
 		var fks, stubs int
-		if err := s.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM employees WHERE listed AND working_pattern_id = 9 AND holiday_allowance_id = 3 AND department_id IS NOT NULL`).Scan(&fks); err != nil {
+		if err := sinktest.DB(s).QueryRowContext(context.Background(), `SELECT count(*) FROM employees WHERE listed AND working_pattern_id = 9 AND holiday_allowance_id = 3 AND department_id IS NOT NULL`).Scan(&fks); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM employees WHERE id = 9999 AND NOT listed`).Scan(&stubs); err != nil {
+		if err := sinktest.DB(s).QueryRowContext(context.Background(), `SELECT count(*) FROM employees WHERE id = 9999 AND NOT listed`).Scan(&stubs); err != nil {
 			t.Fatal(err)
 		}
 		if fks != 23 || stubs != 1 {
 			t.Errorf("foreign keys on %d rows (want 23), unlisted manager rows %d (want 1)", fks, stubs)
 		}
 		var unlistedDeps int
-		if err := s.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM departments WHERE NOT listed`).Scan(&unlistedDeps); err != nil {
+		if err := sinktest.DB(s).QueryRowContext(context.Background(), `SELECT count(*) FROM departments WHERE NOT listed`).Scan(&unlistedDeps); err != nil {
 			t.Fatal(err)
 		}
 		deps, _ := s.ListRecords(context.Background(), "departments", v1.Page{Number: 1, Size: 25})
@@ -133,19 +133,19 @@ func TestLoadChangesAndSoftDeletes(t *testing.T) {
 			t.Errorf("id 10 still served, or %d served", len(got))
 		}
 		var deletedAt *string
-		if err := s.DB().QueryRowContext(ctx, `SELECT CAST(deleted_at AS text) FROM employees WHERE id = 10`).Scan(&deletedAt); err != nil || deletedAt == nil {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT CAST(deleted_at AS text) FROM employees WHERE id = 10`).Scan(&deletedAt); err != nil || deletedAt == nil {
 			t.Errorf("id 10 was not kept with deleted_at: %v", err)
 		}
 		var versions int
-		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 5`).Scan(&versions); err != nil || versions != 2 {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 5`).Scan(&versions); err != nil || versions != 2 {
 			t.Errorf("history of id 5: %d versions, %v", versions, err)
 		}
 		// "Who was in which department" on a date: one query over the history.
 		var current, open int
-		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE valid_to IS NULL AND listed AND deleted_at IS NULL`).Scan(&current); err != nil {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE valid_to IS NULL AND listed AND deleted_at IS NULL`).Scan(&current); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 5 AND valid_to IS NULL AND department_id = 3`).Scan(&open); err != nil {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT count(*) FROM employees_history WHERE id = 5 AND valid_to IS NULL AND department_id = 3`).Scan(&open); err != nil {
 			t.Fatal(err)
 		}
 		if current != 30 || open != 1 {

@@ -183,7 +183,7 @@ func (s *Store) openPostgres(rawURL string) error {
 	s.pg = connector
 	n := s.opts.MaxOpenConns
 	if n <= 0 {
-		n = 16
+		n = DefaultMaxOpenConns
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Recorded shapes (UPSTREAM.md): an absence of a listed employee, approved, with a leave reason;
@@ -89,7 +89,7 @@ func TestDeclaredCollectionRoundTrip(t *testing.T) {
 		// The approver, the unlisted employee and the leave reason are rows of their tables,
 		// unlisted: served neither as employees nor as leave reasons.
 		var unlisted int
-		if err := s.DB().GetContext(ctx, &unlisted, `SELECT count(*) FROM employees WHERE NOT listed AND id IN (2, 77)`); err != nil || unlisted != 2 {
+		if err := sinktest.DB(s).GetContext(ctx, &unlisted, `SELECT count(*) FROM employees WHERE NOT listed AND id IN (2, 77)`); err != nil || unlisted != 2 {
 			t.Errorf("unlisted employees %d (%v), want 2", unlisted, err)
 		}
 		reasons, err := s.ListRecords(ctx, "other_leave_reasons", v1.Page{Number: 1, Size: 100})
@@ -97,7 +97,7 @@ func TestDeclaredCollectionRoundTrip(t *testing.T) {
 			t.Errorf("leave reasons served %d (%v), want 0: known only from a reference", reasons.Total, err)
 		}
 		var name string
-		if err := s.DB().GetContext(ctx, &name, `SELECT name FROM other_leave_reasons WHERE id = 3`); err != nil || name != "Compassionate & <Family>" {
+		if err := sinktest.DB(s).GetContext(ctx, &name, `SELECT name FROM other_leave_reasons WHERE id = 3`); err != nil || name != "Compassionate & <Family>" {
 			t.Errorf("leave reason 3 name %q (%v)", name, err)
 		}
 
@@ -139,7 +139,7 @@ func TestDeclaredCollectionKeepsUnheldReferences(t *testing.T) {
 			t.Errorf("served\n got %s\nwant %s", got, want)
 		}
 		var typeID int64
-		if err := s.DB().GetContext(ctx, &typeID, `SELECT company_sicknesstype_id FROM sicknesses WHERE id = 5`); err != nil || typeID != 8 {
+		if err := sinktest.DB(s).GetContext(ctx, &typeID, `SELECT company_sicknesstype_id FROM sicknesses WHERE id = 5`); err != nil || typeID != 8 {
 			t.Errorf("company_sicknesstype_id %d (%v), want 8", typeID, err)
 		}
 	})
@@ -155,7 +155,7 @@ func TestUnlistedRowsKeepWhatNoReferenceCarries(t *testing.T) {
 		sick := decodeAll(t, v1.Sicknesses, `{"id":6,"employee":{"id":77},"start_date":"2026-05-01"}`)
 		mergeRecords(t, s, v1.Sicknesses, sick, sink.MergeOptions{Complete: true})
 		var first, last string
-		if err := s.DB().QueryRowxContext(ctx, `SELECT first_name, last_name FROM employees WHERE id = 77`).Scan(&first, &last); err != nil || first != "Gone" || last != "Person" {
+		if err := sinktest.DB(s).QueryRowxContext(ctx, `SELECT first_name, last_name FROM employees WHERE id = 77`).Scan(&first, &last); err != nil || first != "Gone" || last != "Person" {
 			t.Errorf("employee 77 is %q %q (%v), want Gone Person kept", first, last, err)
 		}
 		before, _ := s.Version(ctx)
@@ -196,7 +196,7 @@ func TestReferenceDataIsWalked(t *testing.T) {
 			}
 		}
 		var unlisted int
-		if err := s.DB().GetContext(ctx, &unlisted, `SELECT count(*) FROM departments WHERE id = 3 AND NOT listed`); err != nil || unlisted != 1 {
+		if err := sinktest.DB(s).GetContext(ctx, &unlisted, `SELECT count(*) FROM departments WHERE id = 3 AND NOT listed`); err != nil || unlisted != 1 {
 			t.Errorf("department 3 (only referenced): %d unlisted rows (%v), want 1", unlisted, err)
 		}
 

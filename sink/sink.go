@@ -4,6 +4,7 @@ package sink
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,11 +16,12 @@ import (
 	_ "modernc.org/sqlite" // SQLite driver, pure Go
 
 	"github.com/hrsync/hrsync/schema"
+	"github.com/hrsync/hrsync/sink/internal/storedb"
 )
 
 // Options configures a Store.
 type Options struct {
-	// Schema is the Postgres schema the warehouse lives in (default "hr"); ignored for SQLite.
+	// Schema is the Postgres schema the warehouse lives in (default DefaultSchema); ignored for SQLite.
 	Schema string
 	// Account names the account whose data this warehouse (schema, or SQLite file) holds, as
 	// the configuration calls it; the ledger records it with every run (default "default").
@@ -29,7 +31,7 @@ type Options struct {
 	AccountID int64
 	// SkipSchemaCheck opens a warehouse whose schema is behind (for migrate).
 	SkipSchemaCheck bool
-	// MaxOpenConns bounds the pool (default 16 for Postgres).
+	// MaxOpenConns bounds the pool (default DefaultMaxOpenConns for Postgres).
 	MaxOpenConns int
 	// StatementTimeout bounds every statement (default DefaultStatementTimeout). On Postgres the
 	// server enforces it (statement_timeout and idle_in_transaction_session_timeout on every
@@ -81,7 +83,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 	// The driver's errors may quote the URL: none carries its passwords.
 	defer func() { err = scrubbed(err, rawURL) }()
 	if opts.Schema == "" {
-		opts.Schema = "hr"
+		opts.Schema = DefaultSchema
 	}
 	if opts.Account == "" {
 		opts.Account = DefaultBudgetAccount
@@ -189,8 +191,14 @@ func (s *Store) Dialect() schema.Dialect { return s.d.name() }
 // Location is where the warehouse is, without credentials.
 func (s *Store) Location() string { return s.location }
 
-// DB exposes the handle for tests and tools in this module.
-func (s *Store) DB() *sqlx.DB { return s.db }
+// Query runs a read-only query of the caller's on the warehouse's own connections: on Postgres
+// in the warehouse's schema, so that its tables are named unqualified, as on SQLite. For reports
+// written the same for both databases (the demo's example queries); the caller closes the rows.
+func (s *Store) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return s.db.QueryContext(ctx, query, args...)
+}
+
+func init() { storedb.Of = func(s any) *sqlx.DB { return s.(*Store).db } }
 
 // Close closes the database.
 func (s *Store) Close() error {

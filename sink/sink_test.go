@@ -14,7 +14,7 @@ import (
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 func TestMain(m *testing.M) { sinktest.Main(m) }
@@ -189,7 +189,7 @@ func TestPutEmployeeKeepsEverything(t *testing.T) {
 			t.Errorf("unlisted manager served: %v", err)
 		}
 		var managerFK, listed int64
-		if err := s.DB().QueryRowContext(ctx, `SELECT line_manager_id, (SELECT count(*) FROM employees WHERE id = 900 AND NOT listed) FROM employees WHERE id = 42`).Scan(&managerFK, &listed); err != nil {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT line_manager_id, (SELECT count(*) FROM employees WHERE id = 900 AND NOT listed) FROM employees WHERE id = 42`).Scan(&managerFK, &listed); err != nil {
 			t.Fatal(err)
 		}
 		if managerFK != 900 || listed != 1 {
@@ -204,7 +204,7 @@ func TestPutEmployeeKeepsEverything(t *testing.T) {
 			t.Errorf("totals: patterns %d (want 1), departments %d (want 0), allowances %d (want 1)", wps.Total, deps.Total, has.Total)
 		}
 		var depName, depExtra string
-		if err := s.DB().QueryRowContext(ctx, `SELECT name, CAST(extra AS text) FROM departments WHERE id = 5 AND NOT listed`).Scan(&depName, &depExtra); err != nil || depName != "R&D" || depExtra != `{"code":"RD"}` {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT name, CAST(extra AS text) FROM departments WHERE id = 5 AND NOT listed`).Scan(&depName, &depExtra); err != nil || depName != "R&D" || depExtra != `{"code":"RD"}` {
 			t.Errorf("unlisted department 5: %q %q (%v)", depName, depExtra, err)
 		}
 		// Storing it again changes nothing that is served.
@@ -295,18 +295,18 @@ func TestVersionOnlyMovesOnChange(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		v0, _ := s.Version(ctx)
-		if _, err := s.DB().ExecContext(ctx, `UPDATE employees SET first_name = 'x' WHERE id = -1`); err != nil {
+		if _, err := sinktest.DB(s).ExecContext(ctx, `UPDATE employees SET first_name = 'x' WHERE id = -1`); err != nil {
 			t.Fatal(err)
 		}
 		if v1, _ := s.Version(ctx); v1 != v0 {
 			t.Errorf("a statement changing no rows moved the version %d→%d", v0, v1)
 		}
-		if _, err := s.DB().ExecContext(ctx, `UPDATE departments SET name = 'x' WHERE id = -1`); err != nil {
+		if _, err := sinktest.DB(s).ExecContext(ctx, `UPDATE departments SET name = 'x' WHERE id = -1`); err != nil {
 			t.Fatal(err)
 		}
 		putN(t, s, 1)
 		v2, _ := s.Version(ctx)
-		if _, err := s.DB().ExecContext(ctx, `UPDATE employees SET first_name = 'y' WHERE id = 1`); err != nil {
+		if _, err := sinktest.DB(s).ExecContext(ctx, `UPDATE employees SET first_name = 'y' WHERE id = 1`); err != nil {
 			t.Fatal(err)
 		}
 		if v3, _ := s.Version(ctx); v3 == v2 {
@@ -380,7 +380,7 @@ func TestDeclarationsMatchMigrationsCatchesAHistoryGap(t *testing.T) {
 			{`ALTER TABLE sicknesses ADD COLUMN fit_note_date text`, true},
 			{`ALTER TABLE sicknesses_history ADD COLUMN fit_note_date text`, false},
 		} {
-			if _, err := s.DB().ExecContext(ctx, step.alter); err != nil {
+			if _, err := sinktest.DB(s).ExecContext(ctx, step.alter); err != nil {
 				t.Fatal(err)
 			}
 			bad, err := sink.DeclarationMismatches(ctx, s)

@@ -14,7 +14,7 @@ import (
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Employees as the source sends them, with a division and a location as objects (one carrying a
@@ -111,7 +111,7 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 			}
 			s := upgraded(t, db, d, target, opts)
 
-			rows, err := s.DB().QueryContext(ctx, `SELECT id, coalesce(division_id, 0), coalesce(location_id, 0), coalesce(CAST(extra AS text), '') FROM employees ORDER BY id`)
+			rows, err := sinktest.DB(s).QueryContext(ctx, `SELECT id, coalesce(division_id, 0), coalesce(location_id, 0), coalesce(CAST(extra AS text), '') FROM employees ORDER BY id`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,11 +136,11 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 				t.Errorf("employees after the upgrade\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 			var refs string
-			err = s.DB().QueryRowContext(ctx, `SELECT
+			err = sinktest.DB(s).QueryRowContext(ctx, `SELECT
     (SELECT string_agg(id || '=' || name || '/' || CAST(listed AS text), ',' ORDER BY id) FROM divisions) || ' ' ||
     (SELECT string_agg(id || '=' || name || coalesce(CAST(extra AS text), ''), ',' ORDER BY id) FROM locations WHERE NOT listed)`).Scan(&refs)
 			if d == schema.SQLite {
-				err = s.DB().QueryRowContext(ctx, `SELECT
+				err = sinktest.DB(s).QueryRowContext(ctx, `SELECT
     (SELECT group_concat(id || '=' || name || '/' || CASE WHEN listed THEN 'true' ELSE 'false' END, ',') FROM (SELECT * FROM divisions ORDER BY id)) || ' ' ||
     (SELECT group_concat(id || '=' || name || coalesce(extra, ''), ',') FROM (SELECT * FROM locations WHERE NOT listed ORDER BY id))`).Scan(&refs)
 			}
@@ -148,7 +148,7 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 				t.Errorf("divisions and locations\n got %s (%v)\nwant %s", refs, err, want)
 			}
 			var historyDiv int64
-			if err := s.DB().QueryRowContext(ctx, `SELECT division_id FROM employees_history WHERE id = 1 AND valid_to IS NULL`).Scan(&historyDiv); err != nil || historyDiv != 801 {
+			if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT division_id FROM employees_history WHERE id = 1 AND valid_to IS NULL`).Scan(&historyDiv); err != nil || historyDiv != 801 {
 				t.Errorf("employee 1's current version: division %d (%v), want 801", historyDiv, err)
 			}
 
@@ -209,15 +209,15 @@ func TestEmployeeDivisionAndLocation(t *testing.T) {
 			t.Fatalf("walk %+v, want 4 inserted", res)
 		}
 		var fks string
-		if err := s.DB().QueryRowContext(ctx, `SELECT CAST(count(division_id) AS text) || '/' || CAST(count(location_id) AS text) FROM employees`).Scan(&fks); err != nil || fks != "2/3" {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT CAST(count(division_id) AS text) || '/' || CAST(count(location_id) AS text) FROM employees`).Scan(&fks); err != nil || fks != "2/3" {
 			t.Errorf("employees with a division / a location: %s (%v), want 2/3", fks, err)
 		}
 		var name string
 		var listed bool
-		if err := s.DB().QueryRowContext(ctx, `SELECT name, listed FROM divisions WHERE id = 801`).Scan(&name, &listed); err != nil || name != "UK and Ireland" || !listed {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT name, listed FROM divisions WHERE id = 801`).Scan(&name, &listed); err != nil || name != "UK and Ireland" || !listed {
 			t.Errorf("division 801 %q listed %v (%v): the walk's row, listed", name, listed, err)
 		}
-		if err := s.DB().QueryRowContext(ctx, `SELECT name, listed FROM divisions WHERE id = 802`).Scan(&name, &listed); err != nil || name != "Central Europe" || listed {
+		if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT name, listed FROM divisions WHERE id = 802`).Scan(&name, &listed); err != nil || name != "Central Europe" || listed {
 			t.Errorf("division 802 %q listed %v (%v): the reference's row, unlisted", name, listed, err)
 		}
 		got := served(t, s)

@@ -31,7 +31,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -240,7 +240,7 @@ func benchStore(b *testing.B) (*sink.Store, func()) {
 	s := sinktest.Store(b, "postgres", sink.Options{})
 	name := schemaOf(b, s)
 	return s, func() {
-		if _, err := s.DB().Exec(`DROP SCHEMA ` + pq.QuoteIdentifier(name) + ` CASCADE`); err != nil {
+		if _, err := sinktest.DB(s).Exec(`DROP SCHEMA ` + pq.QuoteIdentifier(name) + ` CASCADE`); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -249,7 +249,7 @@ func benchStore(b *testing.B) (*sink.Store, func()) {
 func schemaOf(b *testing.B, s *sink.Store) string {
 	b.Helper()
 	var name string
-	if err := s.DB().QueryRow(`SELECT current_schema()`).Scan(&name); err != nil {
+	if err := sinktest.DB(s).QueryRow(`SELECT current_schema()`).Scan(&name); err != nil {
 		b.Fatal(err)
 	}
 	return name
@@ -315,7 +315,7 @@ var benchEmployeeCols = []string{"id", "account_id", "first_name", "last_name", 
 // statement arguments.
 func listedEmployees(b *testing.B, s *sink.Store) [][]any {
 	b.Helper()
-	rs, err := s.DB().Query(`SELECT ` + strings.Join(benchEmployeeCols, ", ") + ` FROM employees WHERE listed ORDER BY id`)
+	rs, err := sinktest.DB(s).Query(`SELECT ` + strings.Join(benchEmployeeCols, ", ") + ` FROM employees WHERE listed ORDER BY id`)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func copyReferenced(b *testing.B, s *sink.Store, refSchema string) {
 		`INSERT INTO holiday_allowances SELECT * FROM ` + ref + `.holiday_allowances ON CONFLICT (id) DO NOTHING`,
 		`INSERT INTO employees SELECT * FROM ` + ref + `.employees WHERE NOT listed`,
 	} {
-		if _, err := s.DB().Exec(q); err != nil {
+		if _, err := sinktest.DB(s).Exec(q); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -391,7 +391,7 @@ WHERE (` + strings.Join(old, ", ") + `) IS DISTINCT FROM (` + strings.Join(exclu
 func upsertRowByRow(b *testing.B, s *sink.Store, q string, rows [][]any) {
 	b.Helper()
 	ctx := context.Background()
-	tx, err := s.DB().BeginTx(ctx, nil)
+	tx, err := sinktest.DB(s).BeginTx(ctx, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func assertSameEmployees(b *testing.B, s *sink.Store, refSchema string) {
 		theirs = append(theirs, "CAST(r."+c+" AS text)")
 	}
 	var served, differ int64
-	err := s.DB().QueryRow(`SELECT (SELECT employees_total FROM meta), count(*) FILTER (WHERE (`+
+	err := sinktest.DB(s).QueryRow(`SELECT (SELECT employees_total FROM meta), count(*) FILTER (WHERE (`+
 		strings.Join(mine, ", ")+`) IS DISTINCT FROM (`+strings.Join(theirs, ", ")+`))
 FROM employees e FULL JOIN `+pq.QuoteIdentifier(refSchema)+`.employees r USING (id)`).Scan(&served, &differ)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/serve"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -430,7 +430,7 @@ func historyVersions(t *testing.T, store *sink.Store) map[string]int64 {
 	out := map[string]int64{}
 	for _, r := range hrsync.Known {
 		var n int64
-		err := store.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM `+string(r)+`_history`).Scan(&n)
+		err := sinktest.DB(store).QueryRowContext(context.Background(), `SELECT count(*) FROM `+string(r)+`_history`).Scan(&n)
 		if err != nil {
 			continue // a collection without a history (the financial ones)
 		}

@@ -75,7 +75,7 @@ func runWithin(t *testing.T, ctx context.Context, limit time.Duration, syncer *h
 func countEmployees(t *testing.T, s *sink.Store) int {
 	t.Helper()
 	var n int
-	if err := s.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM employees`).Scan(&n); err != nil {
+	if err := sinktest.DB(s).QueryRowContext(context.Background(), `SELECT count(*) FROM employees`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -45,11 +45,11 @@ type Warehouse interface {
 
 // Options configures a Syncer.
 type Options struct {
-	// Concurrency bounds the pages fetched at once after the first (default 4). Pacing still
+	// Concurrency bounds the pages fetched at once after the first (default DefaultConcurrency). Pacing still
 	// applies: concurrency hides latency, it does not exceed the rate limit.
 	Concurrency int
 	// MaxWalks bounds the walks of one resource when the collection changes under a walk
-	// (default 3).
+	// (default DefaultMaxWalks).
 	MaxWalks int
 	// MaxDeleteShare and AllowMassDelete configure the deletion guard (see sink.MergeOptions).
 	MaxDeleteShare  float64
@@ -77,6 +77,14 @@ type Options struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 }
+
+// Defaults for Options.
+const (
+	// DefaultConcurrency is how many pages a walk fetches at once.
+	DefaultConcurrency = 4
+	// DefaultMaxWalks is how many times a run walks a collection that changed under it.
+	DefaultMaxWalks = 3
+)
 
 // WindowPolicy says which part of a dated collection a run walks. Such collections grow without
 // end (ten years of absences), while what changes is mostly near today: most runs walk only the
@@ -117,10 +125,10 @@ type Syncer struct {
 // New returns a Syncer.
 func New(src Source, wh Warehouse, opts Options) *Syncer {
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 4
+		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.MaxWalks <= 0 {
-		opts.MaxWalks = 3
+		opts.MaxWalks = DefaultMaxWalks
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -21,12 +22,12 @@ func TestServeCacheMetrics(t *testing.T) {
 	}
 	defer store.Close()
 	for _, bytes := range []int64{0, 1 << 20} {
-		cfg := defaultConfig()
+		cfg := config.Defaults()
 		cfg.Serve.APIKeys = []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d"}
 		cfg.Serve.CacheBytes = bytes
 		s := parsed(t, cfg)
 		reg := newRegistry()
-		h, err := apiMux(s, []accountStore{{acct: s.accounts[0], store: store}}, newServeMetrics(reg), slog.New(slog.DiscardHandler))
+		h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, newServeMetrics(reg), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
@@ -92,24 +94,24 @@ func (c *demoCommand) parsed(fs *flag.FlagSet) {
 	fs.Visit(func(fl *flag.Flag) { c.set[fl.Name] = true })
 }
 
-func (c *demoCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
+func (c *demoCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
 	err := runDemo(ctx, cfg, *c, stdout, stderr)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C before the replica was up: stopping is what was asked. The next run starts over.
-		cfg.logger(stderr).Info("demo stopped", "err", err)
+		cfg.Logger(stderr).Info("demo stopped", "err", err)
 		return nil
 	}
 	return err
 }
 
-func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io.Writer) error {
+func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, stderr io.Writer) error {
 	if f.employees < 1 || f.employees > demoMaxEmployees {
 		return &usageError{fmt.Sprintf("demo: --employees %d: want 1 to %d", f.employees, demoMaxEmployees)}
 	}
 	if f.schema == "" {
 		f.schema = demoSchema
 	}
-	log := cfg.logger(stderr)
+	log := cfg.Logger(stderr)
 	began := time.Now()
 	hiresName, hiresFrom, hires, err := demoHires(f)
 	if err != nil {
@@ -140,7 +142,7 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 	}
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: f.employees, Seed: demoSeed, AbsenceYears: demoAbsenceYears})
 	uopts := acct.Options()
-	uopts.APIKey, uopts.AccountID = newAPIKey("demo-upstream-"), demoAccountID
+	uopts.APIKey, uopts.AccountID = config.NewAPIKey("demo-upstream-"), demoAccountID
 	up := fakeupstream.Start(ln, uopts)
 	defer up.Close() // last: after the replica and the warehouse
 	today := fakeupstream.Today()
@@ -168,11 +170,11 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 
 	// The client every step shares, as a process of hrsync does: one budget for the account.
 	// The demo's one account: the configuration's first, with the stand-in upstream as source.
-	da := *cfg.accounts[0]
-	da.Source = SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
+	da := *cfg.Accounts[0]
+	da.Source = config.SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
 	// Its replica is one of that upstream's, as any other: creates are forwarded to it unless
 	// serve.writes says otherwise.
-	da.resolveWrites(cfg.writes)
+	da.ResolveWrites(cfg.Writes)
 	client, err := newClient(&da, log, nil, nil, source.ClientOptions{}) // unpaced: no budget to share
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
@@ -263,7 +265,7 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 		return w.err
 	}
 	dcfg := cfg
-	dcfg.accounts = []*account{&da}
+	dcfg.Accounts = []*config.Account{&da}
 	return serveDemo(ctx, dcfg, store, client, replica, addrNote, sampleID(file, up), w, log)
 }
 
@@ -271,12 +273,12 @@ func runDemo(ctx context.Context, cfg settings, f demoCommand, stdout, stderr io
 // commands to try; the store is closed by the caller, after the server has shut down. Its
 // creates go as the account's serve.writes says: by default forwarded to the in-process
 // upstream through client, as a replica of a real source forwards them.
-func serveDemo(ctx context.Context, cfg settings, store *sink.Store, client *source.Client, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
-	key := newAPIKey("demo-")
+func serveDemo(ctx context.Context, cfg config.Settings, store *sink.Store, client *source.Client, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
+	key := config.NewAPIKey("demo-")
 	cfg.Serve.APIKeys, cfg.Serve.Keys = []string{key}, nil
-	cfg.Serve.PublicURL, cfg.publicURL = "", nil
-	as := accountStore{acct: cfg.accounts[0], store: store}
-	if as.acct.writes == serve.WritesForward {
+	cfg.Serve.PublicURL, cfg.PublicURL = "", nil
+	as := accountStore{acct: cfg.Accounts[0], store: store}
+	if as.acct.Writes == serve.WritesForward {
 		as.upstream = client
 	}
 	mux, err := apiMux(cfg, []accountStore{as}, newServeMetrics(newRegistry()), log)
@@ -287,7 +289,7 @@ func serveDemo(ctx context.Context, cfg settings, store *sink.Store, client *sou
 	defer stop()
 	served := make(chan error, 1)
 	go func() {
-		served <- serveOn(sctx, log, ln, server{name: "replica", handler: mux, attrs: []slog.Attr{slog.String("warehouse", store.Location())}})
+		served <- httpserve.ServeOn(sctx, log, ln, httpserve.Server{Name: "replica", Handler: mux, Attrs: []slog.Attr{slog.String("warehouse", store.Location())}})
 	}()
 	base := "http://" + reachable(ln.Addr())
 	page := base + "/v1/employees?per_page=2"
@@ -332,24 +334,25 @@ func demoHires(f demoCommand) (name, from string, data []byte, err error) {
 
 // demoWarehouseSpec is where the demo's warehouse goes.
 type demoWarehouseSpec struct {
-	url      string
-	postgres bool
+	url string
+	// schemas: the warehouse is a schema of a shared database (sink.HasSchemas), not a file.
+	schemas bool
 }
 
 // demoWarehouse picks the warehouse: --warehouse when given; else, when warehouse.url
 // (HRSYNC_WAREHOUSE_URL) is Postgres, that database; else the file hrsync-demo.db. A SQLite
 // warehouse.url is never used: that is the real warehouse.
-func demoWarehouse(cfg Config, f demoCommand) (demoWarehouseSpec, error) {
+func demoWarehouse(cfg config.Config, f demoCommand) (demoWarehouseSpec, error) {
 	target := f.warehouse
 	if !f.set["warehouse"] {
 		target = demoWarehouseFile
-		if sink.IsPostgresURL(cfg.Warehouse.URL) {
+		if sink.HasSchemas(cfg.Warehouse.URL) {
 			target = cfg.Warehouse.URL
 		}
 	}
 	switch {
-	case sink.IsPostgresURL(target):
-		return demoWarehouseSpec{url: target, postgres: true}, nil
+	case sink.HasSchemas(target):
+		return demoWarehouseSpec{url: target, schemas: true}, nil
 	case target == "" || strings.Contains(target, "://") || strings.ContainsAny(target, "?#"):
 		return demoWarehouseSpec{}, &usageError{"demo: --warehouse: want a SQLite file path or a postgres:// URL"}
 	}
@@ -360,21 +363,18 @@ func demoWarehouse(cfg Config, f demoCommand) (demoWarehouseSpec, error) {
 }
 
 func (wh demoWarehouseSpec) describe(schema string) string {
-	if wh.postgres {
-		return fmt.Sprintf("Postgres %s, schema %s", sink.RedactURL(wh.url), schema)
-	}
-	return "SQLite file " + absPath(wh.url)
+	return sink.Describe(wh.url, schema)
 }
 
 // untouched says that the configured warehouse is not the demo's.
-func (wh demoWarehouseSpec) untouched(cfg Config, schema string) string {
+func (wh demoWarehouseSpec) untouched(cfg config.Config, schema string) string {
 	configured := cfg.Warehouse.URL
 	switch {
-	case wh.postgres && sink.IsPostgresURL(configured) && cfg.Warehouse.Schema != schema:
+	case wh.schemas && sink.HasSchemas(configured) && cfg.Warehouse.Schema != schema:
 		return "a schema of its own: the warehouse's schema " + cfg.Warehouse.Schema + " is not touched"
-	case wh.postgres:
+	case wh.schemas:
 		return "a schema of its own: no other schema is touched"
-	case sink.IsPostgresURL(configured):
+	case sink.HasSchemas(configured):
 		return "a file of its own: the configured warehouse " + sink.RedactURL(configured) + " is not touched"
 	case configured != "" && absPath(configured) != absPath(wh.url):
 		return "a file of its own: " + configured + " is not touched"
@@ -383,27 +383,22 @@ func (wh demoWarehouseSpec) untouched(cfg Config, schema string) string {
 }
 
 func (wh demoWarehouseSpec) shellName() string {
-	if wh.postgres {
-		return "with psql"
-	}
-	return "with the sqlite3 shell"
+	return "with " + sink.ShellName(wh.url)
 }
 
 // command is one of the example queries as a command to paste: the queries are one line, quote
 // their literals with ' only, and hold no $, so they go between double quotes as they are.
 func (wh demoWarehouseSpec) command(schema, query string) string {
-	if wh.postgres {
-		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(sink.WithoutPassword(wh.url)), schema, query)
-	}
-	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(absPath(wh.url)), query)
+	return sink.ShellCommand(wh.url, schema, query)
 }
 
 // serveEnv is the environment that points hrsync at the demo's warehouse.
 func (wh demoWarehouseSpec) serveEnv(schema string) string {
-	if wh.postgres {
-		return "HRSYNC_WAREHOUSE_URL=" + shellQuote(sink.WithoutPassword(wh.url)) + " HRSYNC_WAREHOUSE_SCHEMA=" + schema
+	env := "HRSYNC_WAREHOUSE_URL=" + shellQuote(sink.ClientURL(wh.url))
+	if wh.schemas {
+		env += " HRSYNC_WAREHOUSE_SCHEMA=" + schema
 	}
-	return "HRSYNC_WAREHOUSE_URL=" + shellQuote(absPath(wh.url))
+	return env
 }
 
 // listenReplica listens on --addr; when the default address is taken, on a free port of the

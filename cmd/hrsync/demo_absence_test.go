@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -99,7 +100,7 @@ func TestAbsenceDaysByDepartment(t *testing.T) {
 		if got, err = absenceDaysByDepartment(ctx, s, year); err != nil || !slices.Equal(got, want) {
 			t.Errorf("absence days by department (%v)\n got %v\nwant %v", err, got, want)
 		}
-		rows, err := s.DB().QueryContext(ctx, absenceDaysQuery(year))
+		rows, err := sinktest.DB(s).QueryContext(ctx, absenceDaysQuery(year))
 		if err != nil {
 			t.Fatal(err)
 		}

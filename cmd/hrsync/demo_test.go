@@ -17,9 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // The demo's numbers for n generated employees and deploy/examples/new-hires.csv: six hires
@@ -130,15 +132,15 @@ func TestDemoRefusesAFileItDidNotMake(t *testing.T) {
 
 // The default warehouse.url (hrsync.db) is the real warehouse: the demo uses its own file.
 func TestDemoWarehouseChoice(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := config.Defaults()
 	for _, tt := range []struct {
 		configured, flag string
 		want             demoWarehouseSpec
 	}{
 		{"hrsync.db", "", demoWarehouseSpec{url: demoWarehouseFile}},
-		{"postgres://db/hr", "", demoWarehouseSpec{url: "postgres://db/hr", postgres: true}},
+		{"postgres://db/hr", "", demoWarehouseSpec{url: "postgres://db/hr", schemas: true}},
 		{"postgres://db/hr", "mine.db", demoWarehouseSpec{url: "mine.db"}},
-		{"hrsync.db", "postgresql://db/x", demoWarehouseSpec{url: "postgresql://db/x", postgres: true}},
+		{"hrsync.db", "postgresql://db/x", demoWarehouseSpec{url: "postgresql://db/x", schemas: true}},
 	} {
 		cfg.Warehouse.URL = tt.configured
 		f := demoCommand{warehouse: tt.flag, set: map[string]bool{"warehouse": tt.flag != ""}}
@@ -227,7 +229,7 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("demo after Ctrl-C: %v", err)
 		}
-	case <-time.After(shutdownTimeout + 5*time.Second):
+	case <-time.After(httpserve.ShutdownTimeout + 5*time.Second):
 		t.Fatal("demo did not stop")
 	}
 	if !strings.Contains(logs.String(), "replica shutting down") {
@@ -275,7 +277,7 @@ func TestDemoPostgres(t *testing.T) {
 		warehouse: url, set: map[string]bool{"warehouse": true}, schema: schemaName}
 	for i := range 2 {
 		var out, logs bytes.Buffer
-		if err := f.run(context.Background(), parsed(t, defaultConfig()), &out, &logs); err != nil {
+		if err := f.run(context.Background(), parsed(t, config.Defaults()), &out, &logs); err != nil {
 			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
 		}
 		checkDemoOutput(t, out.String(), 150)
@@ -294,7 +296,7 @@ func TestDemoPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.warehouse, f.schema = other, otherSchema
-	err = f.run(context.Background(), parsed(t, defaultConfig()), io.Discard, io.Discard)
+	err = f.run(context.Background(), parsed(t, config.Defaults()), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "hrsync demo did not make it") {
 		t.Errorf("a schema the demo did not make: %v", err)
 	}

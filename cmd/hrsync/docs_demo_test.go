@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
@@ -156,7 +157,7 @@ func TestDemoCtrlCExitsZero(t *testing.T) {
 		if err != nil {
 			t.Errorf("after Ctrl-C: %v (want exit status 0)\n%s", err, errs.String())
 		}
-	case <-time.After(shutdownTimeout + 30*time.Second):
+	case <-time.After(httpserve.ShutdownTimeout + 30*time.Second):
 		t.Fatalf("the demo did not stop after Ctrl-C\n%s", errs.String())
 	}
 	if !strings.Contains(errs.String(), "replica shutting down") {

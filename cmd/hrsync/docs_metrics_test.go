@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
 	hrsync "github.com/hrsync/hrsync/sync"
@@ -54,14 +55,14 @@ var descPattern = regexp.MustCompile(`^Desc\{fqName: "([^"]+)", .*, constLabels:
 func registeredMetrics(t *testing.T) map[string][]string {
 	t.Helper()
 	rec := &descRecorder{}
-	a := &account{name: "default"}
+	a := &config.Account{Name: "default"}
 	a.Schedule, a.Onboarding.Dir = "@daily", t.TempDir()
 	as := newAccountSetup(a, rec) // the sync's, the job runner's and onboarding's
 	_ = as.reg.Register(newBudgetCollector(nil))
 	sm := newServeMetrics(rec)
 	_ = sm.reg.Register(newCacheCollector(nil))
 	dir := t.TempDir()
-	cfg := defaultConfig()
+	cfg := config.Defaults()
 	cfg.Serve.TLSCert, cfg.Serve.TLSKey = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	newTestCA(t).issue(t, 2, cfg.Serve.TLSCert, cfg.Serve.TLSKey)
 	if _, err := apiServer(parsed(t, cfg), http.NotFoundHandler(), rec, slog.New(slog.DiscardHandler)); err != nil {
@@ -348,7 +349,7 @@ func TestLabelValuesDocumented(t *testing.T) {
 // OpenAPI document under its own; /healthz and /readyz, on the API port and the metrics port,
 // and /metrics are not counted, as docs/operations.md says.
 func TestHealthAndMetricsNotCountedAsRoutes(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := config.Defaults()
 	cfg.Serve.APIKeys = []string{"docs-test-key-9f2c4e7a1b3d5f60a8e2"}
 	cfg.Metrics.Addr = "127.0.0.1:0"
 	st := parsed(t, cfg)
@@ -359,13 +360,13 @@ func TestHealthAndMetricsNotCountedAsRoutes(t *testing.T) {
 	defer store.Close()
 	reg := newRegistry()
 	log := slog.New(slog.DiscardHandler)
-	mux, err := apiMux(st, []accountStore{{acct: st.accounts[0], store: store}}, newServeMetrics(reg), log)
+	mux, err := apiMux(st, []accountStore{{acct: st.Accounts[0], store: store}}, newServeMetrics(reg), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := httptest.NewServer(mux)
 	defer api.Close()
-	metrics := httptest.NewServer(metricsMux(reg, readyAll{{acct: st.accounts[0], store: store}}, log))
+	metrics := httptest.NewServer(metricsMux(reg, readyAll{{acct: st.Accounts[0], store: store}}, log))
 	defer metrics.Close()
 	get := func(base, path string) {
 		t.Helper()

@@ -1,64 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 )
-
-// TestWeakServeKeysRefused: a serve key under 128 bits is refused wherever it is taken
-// (serve.api_keys, HRSYNC_SERVE_API_KEYS, serve.keys key and key_file, serve.api_key_file),
-// naming the key by position or name, never its value, and saying how to make one.
-func TestWeakServeKeysRefused(t *testing.T) {
-	const weak = "short"
-	keyFile := filepath.Join(t.TempDir(), "dash.key")
-	if err := os.WriteFile(keyFile, []byte(weak+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	apiKeyFile := filepath.Join(t.TempDir(), "hrsync.key")
-	if err := os.WriteFile(apiKeyFile, []byte("# keys\nk1-4f9a0c7e2b1d8e6f3a5c9b0d\n"+weak+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		name, config string
-		env          []string
-		want         string
-	}{
-		{"serve.api_keys", "serve:\n  api_keys: [k1-4f9a0c7e2b1d8e6f3a5c9b0d, " + weak + "]\n", nil, "config: serve.api_keys: key 2: key too weak"},
-		{"HRSYNC_SERVE_API_KEYS", "", []string{"HRSYNC_SERVE_API_KEYS=" + weak}, "config: serve.api_keys: key 1: key too weak"},
-		{"repeated", "", []string{"HRSYNC_SERVE_API_KEYS=" + strings.Repeat("a", 64)}, "config: serve.api_keys: key 1: key too weak"},
-		{"serve.keys key", "serve:\n  keys: [{name: dash, key: " + weak + "}]\n", nil, "config: serve.keys dash: key: key too weak"},
-		{"serve.keys key_file", "serve:\n  keys: [{name: dash, key_file: " + keyFile + "}]\n", nil, "serve: serve.keys dash: key_file " + keyFile + ": key too weak"},
-		{"serve.api_key_file", "serve:\n  api_key_file: " + apiKeyFile + "\n", nil, "serve: serve.api_key_file " + apiKeyFile + ": key 2: key too weak"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(writeConfig(t, tt.config), tt.env)
-			if err == nil {
-				_, _, err = serveKeys(cfg, slog.New(slog.DiscardHandler))
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "openssl rand -hex 32") {
-				t.Fatalf("err %v, want %q", err, tt.want)
-			}
-			if strings.Contains(err.Error(), weak+" ") || strings.Contains(err.Error(), "aaaa") || strings.Contains(err.Error(), "\n") {
-				t.Errorf("error %q shows the key or is not one line", err)
-			}
-		})
-	}
-	// The key serve generates when none is configured is strong enough.
-	if err := serve.CheckKeyStrength(newAPIKey("hrsync-")); err != nil {
-		t.Error(err)
-	}
-}
 
 // failingReady is a warehouse that is not ready, with the kind of reason a driver gives.
 type failingReady struct{}
@@ -71,7 +22,7 @@ func (failingReady) Ready(context.Context) error {
 // used to give the warehouse's address, the account and the driver's error to anyone); the
 // metrics port's says why.
 func TestReadyzOnTheAPIPort(t *testing.T) {
-	api := getRoutes(health(failingReady{}, slog.New(slog.DiscardHandler), false), nil)
+	api := httpserve.GetRoutes(httpserve.Health(failingReady{}, slog.New(slog.DiscardHandler), false), nil)
 	w := httptest.NewRecorder()
 	api.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
 	if w.Code != 503 || strings.TrimSpace(w.Body.String()) != `{"status":"unavailable"}` {
@@ -82,77 +33,5 @@ func TestReadyzOnTheAPIPort(t *testing.T) {
 	metrics.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
 	if w.Code != 503 || !strings.Contains(w.Body.String(), "connection refused") || !strings.Contains(w.Body.String(), "acme") {
 		t.Errorf("metrics /readyz: %d %s", w.Code, w.Body)
-	}
-}
-
-// TestServeTLSRefusesWeakClients: the served TLS configuration refuses a client limited to TLS
-// 1.1, or to TLS 1.2 with a CBC suite or RSA key exchange; AEAD suites with ECDHE and TLS 1.3
-// are served.
-func TestServeTLSRefusesWeakClients(t *testing.T) {
-	ca := newTestCA(t)
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	ca.issue(t, 24, certFile, keyFile)
-	r, err := newCertReloader(certFile, keyFile, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := r.tlsConfig()
-	for _, tt := range []struct {
-		name     string
-		min, max uint16
-		suites   []uint16
-		ok       bool
-	}{
-		{"TLS 1.1", tls.VersionTLS10, tls.VersionTLS11, nil, false},
-		{"TLS 1.2 CBC", tls.VersionTLS12, tls.VersionTLS12, []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA}, false},
-		{"TLS 1.2 CBC SHA-256", tls.VersionTLS12, tls.VersionTLS12, []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256}, false},
-		{"TLS 1.2 AES-GCM", tls.VersionTLS12, tls.VersionTLS12, []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}, true},
-		{"TLS 1.2 ChaCha20", tls.VersionTLS12, tls.VersionTLS12, []uint16{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}, true},
-		{"TLS 1.3", tls.VersionTLS13, tls.VersionTLS13, nil, true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			srvErr := make(chan error, 1)
-			go func() {
-				c, err := ln.Accept()
-				if err != nil {
-					srvErr <- err
-					return
-				}
-				defer c.Close()
-				srvErr <- tls.Server(c, server).Handshake()
-			}()
-			conn, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			client := tls.Client(conn, &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1",
-				MinVersion: tt.min, MaxVersion: tt.max, CipherSuites: tt.suites})
-			err = client.Handshake()
-			if err != nil {
-				_ = conn.Close() // the server's read ends here
-			}
-			serr := <-srvErr
-			if (err == nil && serr == nil) != tt.ok {
-				t.Errorf("handshake: client %v, server %v; want ok %v", err, serr, tt.ok)
-			}
-		})
-	}
-}
-
-// TestServerErrorLogCut: the HTTP server's own log lines (which may quote a client's handshake)
-// are cut to a bounded length, marked with their full one.
-func TestServerErrorLogCut(t *testing.T) {
-	var buf bytes.Buffer
-	l := serverErrorLog(slog.New(slog.NewTextHandler(&buf, nil)))
-	l.Printf("http: TLS handshake error from 192.0.2.1:5: tls: client requested unsupported application protocols (%s)", strings.Repeat("x", 60<<10))
-	if n := buf.Len(); n > 2*maxServerErrorBytes || !strings.Contains(buf.String(), "cut, ") || !strings.Contains(buf.String(), "level=WARN") {
-		t.Errorf("%d bytes: %.300s", n, buf.String())
 	}
 }

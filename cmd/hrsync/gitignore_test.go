@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -79,7 +80,7 @@ func TestGitignoreCoversWhatHrsyncWrites(t *testing.T) {
 			t.Fatalf("hrsync %s: %v", strings.Join(args, " "), err)
 		}
 	}
-	if _, err := apiKeys(defaultConfig().Serve, slog.New(slog.DiscardHandler)); err != nil { // serve without a key
+	if _, err := config.APIKeys(config.Defaults().Serve, slog.New(slog.DiscardHandler)); err != nil { // serve without a key
 		t.Fatal(err)
 	}
 	var written []string

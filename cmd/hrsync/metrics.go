@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
 )
@@ -88,67 +85,11 @@ func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// readier is what /readyz asks.
-type readier interface {
-	Ready(ctx context.Context) error
-}
-
-// health is /healthz (alive) and /readyz (warehouse reachable, schema current); they need no
-// key. With detail (the metrics port), a /readyz that fails says why; without (the API port,
-// open to whoever reaches the replica), only that it is not ready: the reason names warehouses,
-// accounts and drivers' errors, which are the operator's to read, in the log and on the metrics
-// port.
-func health(store readier, log *slog.Logger, detail bool) map[string]http.Handler {
-	level := slog.LevelWarn
-	if !detail {
-		level = slog.LevelDebug // the metrics port's probe logs it at warn; a client cannot fill the log
-	}
-	return map[string]http.Handler{
-		"/healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			writeHealth(w, http.StatusOK, "ok", "")
-		}),
-		"/readyz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-			defer cancel()
-			if err := store.Ready(rctx); err != nil {
-				log.Log(r.Context(), level, "not ready", "err", err)
-				reason := ""
-				if detail {
-					reason = oneLine(err.Error())
-				}
-				writeHealth(w, http.StatusServiceUnavailable, "unavailable", reason)
-				return
-			}
-			writeHealth(w, http.StatusOK, "ok", "")
-		}),
-	}
-}
-
-// getRoutes answers GET and HEAD on exactly the paths of routes, and hands every other path to
-// other (nil: a JSON 404). Unlike http.ServeMux it never redirects a path it would clean, and
-// every refusal is JSON.
-func getRoutes(routes map[string]http.Handler, other http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, ok := routes[r.URL.Path]
-		switch {
-		case !ok && other != nil:
-			other.ServeHTTP(w, r)
-		case !ok:
-			serve.WriteError(w, http.StatusNotFound, "no such endpoint: "+strings.Join(slices.Sorted(maps.Keys(routes)), ", ")+" are served here")
-		case r.Method != http.MethodGet && r.Method != http.MethodHead:
-			w.Header().Set("Allow", "GET, HEAD")
-			serve.WriteError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD")
-		default:
-			h.ServeHTTP(w, r)
-		}
-	})
-}
-
 // metricsMux serves /metrics and the health endpoints.
-func metricsMux(reg *prometheus.Registry, store readier, log *slog.Logger) http.Handler {
-	routes := health(store, log, true)
+func metricsMux(reg *prometheus.Registry, store httpserve.Readier, log *slog.Logger) http.Handler {
+	routes := httpserve.Health(store, log, true)
 	routes["/metrics"] = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
-	return getRoutes(routes, nil)
+	return httpserve.GetRoutes(routes, nil)
 }
 
 // budgetCollector exports the shared request budget's waits per kind of request (walk, create,

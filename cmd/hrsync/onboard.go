@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	hrsync "github.com/hrsync/hrsync/sync"
@@ -38,19 +39,19 @@ func (c *onboardCommand) parsed(fs *flag.FlagSet) { c.files = fs.Args() }
 // run processes each account's drop folder once (with --retry-failed, then the files in its
 // failed/), or the files named into the one account named. It fails while any row of the files
 // it handled is unresolved.
-func (c *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
-	accts, err := cfg.pick(c.account)
+func (c *onboardCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
+	accts, err := cfg.Pick(c.account)
 	if err != nil {
 		return err
 	}
 	if len(c.files) > 0 {
 		if len(accts) > 1 {
 			return &usageError{"onboard: name the account the files' new hires join with --account (configured: " +
-				strings.Join(accountNames(accts), ", ") + ")"}
+				strings.Join(config.Names(accts), ", ") + ")"}
 		}
 		return c.runAccount(ctx, cfg, accts[0], stdout, stderr)
 	}
-	var withDir []*account
+	var withDir []*config.Account
 	for _, a := range accts {
 		if a.Onboarding.Dir != "" {
 			withDir = append(withDir, a)
@@ -59,12 +60,12 @@ func (c *onboardCommand) run(ctx context.Context, cfg settings, stdout, stderr i
 	if len(withDir) == 0 {
 		return &usageError{"onboard: name CSV files, or set onboarding.dir (HRSYNC_ONBOARDING_DIR)"}
 	}
-	return eachAccount(ctx, withDir, func(a *account) error { return c.runAccount(ctx, cfg, a, stdout, stderr) })
+	return eachAccount(ctx, withDir, func(a *config.Account) error { return c.runAccount(ctx, cfg, a, stdout, stderr) })
 }
 
 // runAccount onboards the files named, or the account's folder, into one account.
-func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *account, stdout, stderr io.Writer) error {
-	log := a.logger(cfg.logger(stderr))
+func (c *onboardCommand) runAccount(ctx context.Context, cfg config.Settings, a *config.Account, stdout, stderr io.Writer) error {
+	log := a.Logger(cfg.Logger(stderr))
 	if c.retryFailed && (len(c.files) > 0 || a.Onboarding.Dir == "") {
 		return &usageError{"onboard --retry-failed retries the files in onboarding.dir's failed/ folder: set onboarding.dir (HRSYNC_ONBOARDING_DIR) and name no files"}
 	}
@@ -75,7 +76,7 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *accoun
 		}
 		return fmt.Errorf("onboard: %w; hrsync onboard --dry-run checks files without a source", err)
 	}
-	store, err := a.openStore(ctx, log)
+	store, err := openStore(ctx, a, log)
 	if err != nil {
 		return err
 	}
@@ -98,18 +99,18 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg settings, a *accoun
 			return nil
 		}
 		var err error
-		results, err = o.Pass(ctx, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.settle, RetryAll: c.retryFailed})
+		results, err = o.Pass(ctx, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle, RetryAll: c.retryFailed})
 		return err
 	})
 	if errors.Is(err, hrsync.ErrLocked) {
-		return a.wrap(errors.New("onboard: another hrsync process is onboarding from this warehouse; try again when it is done"))
+		return a.Wrap(errors.New("onboard: another hrsync process is onboarding from this warehouse; try again when it is done"))
 	}
 	return c.report(a, results, err, stdout)
 }
 
 // fileOnly is a dry run without a source: the files alone are checked, with no warehouse
 // opened (nothing is written but the named files' reports), and it says what it could not check.
-func (c *onboardCommand) fileOnly(ctx context.Context, a *account, stdout io.Writer, log *slog.Logger) error {
+func (c *onboardCommand) fileOnly(ctx context.Context, a *config.Account, stdout io.Writer, log *slog.Logger) error {
 	o := onboard.New(nil, nil, onboardOptions(a, nil, true, log))
 	var results []onboard.FileResult
 	var err error
@@ -123,18 +124,18 @@ func (c *onboardCommand) fileOnly(ctx context.Context, a *account, stdout io.Wri
 			}
 		}
 	} else {
-		results, err = o.Pass(ctx, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.settle})
+		results, err = o.Pass(ctx, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle})
 	}
 	rerr := c.report(a, results, err, stdout)
 	if len(results) > 0 {
-		fmt.Fprintln(stdout, a.linePrefix()+"checked the file alone: no source is configured (source.url, source.api_key), so whether these people are employees already, or were onboarded before, was not checked")
+		fmt.Fprintln(stdout, a.LinePrefix()+"checked the file alone: no source is configured (source.url, source.api_key), so whether these people are employees already, or were onboarded before, was not checked")
 	}
 	return rerr
 }
 
 // report prints what happened to each file and fails while a file is not finished.
-func (c *onboardCommand) report(a *account, results []onboard.FileResult, err error, stdout io.Writer) error {
-	prefix := a.linePrefix()
+func (c *onboardCommand) report(a *config.Account, results []onboard.FileResult, err error, stdout io.Writer) error {
+	prefix := a.LinePrefix()
 	failed := 0
 	for _, r := range results {
 		fmt.Fprint(stdout, prefix)
@@ -144,7 +145,7 @@ func (c *onboardCommand) report(a *account, results []onboard.FileResult, err er
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("onboard: %w", a.wrap(err))
+		return fmt.Errorf("onboard: %w", a.Wrap(err))
 	}
 	if len(results) == 0 {
 		fmt.Fprintln(stdout, prefix+"no complete files to onboard")
@@ -154,7 +155,7 @@ func (c *onboardCommand) report(a *account, results []onboard.FileResult, err er
 		if len(c.files) == 0 {
 			hint = "hrsync onboard --retry-failed finishes the files in failed/ (run retries them on its own)"
 		}
-		return a.wrap(fmt.Errorf("onboard: %d of %d files not finished (rows unresolved, nobody onboarded because its rows were rejected, or the file not a CSV of new hires); see their reports; %s", failed, len(results), hint))
+		return a.Wrap(fmt.Errorf("onboard: %d of %d files not finished (rows unresolved, nobody onboarded because its rows were rejected, or the file not a CSV of new hires); see their reports; %s", failed, len(results), hint))
 	}
 	return nil
 }
@@ -163,11 +164,11 @@ func (c *onboardCommand) report(a *account, results []onboard.FileResult, err er
 // shorten the retries' backoff).
 var onboardClientOptions = source.ClientOptions{}
 
-func newOnboarder(a *account, client *source.Client, store *sink.Store, m *onboard.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
+func newOnboarder(a *config.Account, client *source.Client, store *sink.Store, m *onboard.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
 	return onboard.New(client, store, onboardOptions(a, m, dryRun, log))
 }
 
-func onboardOptions(a *account, m *onboard.Metrics, dryRun bool, log *slog.Logger) onboard.Options {
+func onboardOptions(a *config.Account, m *onboard.Metrics, dryRun bool, log *slog.Logger) onboard.Options {
 	return onboard.Options{DryRun: dryRun, DateLayout: a.Onboarding.DateLayout,
 		Folder: a.Onboarding.Dir, MaxFileBytes: a.Onboarding.MaxFileBytes, Metrics: m, Logger: log}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -106,12 +107,12 @@ func TestOnboardKeepsFilesPrivateAndBounded(t *testing.T) {
 
 // TestOnboardingMaxFileBytesIsChecked: onboarding.max_file_bytes below 1 is refused.
 func TestOnboardingMaxFileBytesIsChecked(t *testing.T) {
-	_, err := loadConfig("", []string{"HRSYNC_ONBOARDING_MAX_FILE_BYTES=0"})
+	_, err := config.Load("", []string{"HRSYNC_ONBOARDING_MAX_FILE_BYTES=0"})
 	if err == nil || !strings.Contains(err.Error(), "onboarding.max_file_bytes must be at least 1") {
 		t.Errorf("err = %v", err)
 	}
-	cfg, err := loadConfig("", []string{"HRSYNC_ONBOARDING_MAX_FILE_BYTES=2048"})
-	if err != nil || cfg.accounts[0].Onboarding.MaxFileBytes != 2048 {
-		t.Errorf("%v %v", cfg.accounts, err)
+	cfg, err := config.Load("", []string{"HRSYNC_ONBOARDING_MAX_FILE_BYTES=2048"})
+	if err != nil || cfg.Accounts[0].Onboarding.MaxFileBytes != 2048 {
+		t.Errorf("%v %v", cfg.Accounts, err)
 	}
 }

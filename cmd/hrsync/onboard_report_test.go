@@ -14,7 +14,7 @@ import (
 
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // ukExport is the UK export: dates as Excel in the UK writes them, and a Department

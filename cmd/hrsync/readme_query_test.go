@@ -223,7 +223,7 @@ func TestREADMESicknessDaysQuery(t *testing.T) {
 					fmt.Sprintf(`INSERT INTO employees_history (id, valid_from, valid_to, department_id, listed, origin)
 						VALUES (%d, '2000-01-01T00:00:00.000Z', '%s', %d, true, 'source')`, id, at, m.from),
 				} {
-					if _, err := store.DB().ExecContext(ctx, q); err != nil {
+					if _, err := sinktest.DB(store).ExecContext(ctx, q); err != nil {
 						t.Fatalf("move employee %d: %v", id, err)
 					}
 				}
@@ -235,7 +235,7 @@ func TestREADMESicknessDaysQuery(t *testing.T) {
 			for {
 				today := time.Now().UTC().Truncate(24 * time.Hour)
 				got := map[sicknessKey]float64{}
-				rows, err := store.DB().QueryContext(ctx, query)
+				rows, err := sinktest.DB(store).QueryContext(ctx, query)
 				if err != nil {
 					t.Fatalf("docs/warehouse.md's query: %v", err)
 				}

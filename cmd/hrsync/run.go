@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -36,7 +37,8 @@ func (e *usageError) Error() string { return e.msg }
 
 func exitCode(err error) int {
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var ua *config.UnknownAccountError
+	if errors.As(err, &ue) || errors.As(err, &ua) {
 		return 2
 	}
 	return 1
@@ -46,7 +48,7 @@ func exitCode(err error) int {
 // once they are parsed.
 type command interface {
 	flags(fs *flag.FlagSet)
-	run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error
+	run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error
 }
 
 // afterParse is a command that reads its parsed flag set: the arguments after its flags
@@ -155,7 +157,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if p, ok := cmd.(afterParse); ok {
 		p.parsed(fs)
 	}
-	cfg, err := loadConfig(*configPath, environ)
+	cfg, err := config.Load(*configPath, environ)
 	if err != nil {
 		return err
 	}
@@ -167,7 +169,7 @@ type versionCommand struct{}
 
 func (versionCommand) flags(*flag.FlagSet) {}
 
-func (versionCommand) run(_ context.Context, _ settings, stdout, _ io.Writer) error {
+func (versionCommand) run(_ context.Context, _ config.Settings, stdout, _ io.Writer) error {
 	fmt.Fprintln(stdout, "hrsync", buildVersion())
 	return nil
 }
@@ -188,28 +190,33 @@ func (c *migrateCommand) flags(fs *flag.FlagSet) {
 
 // run migrates the warehouse of every account named (each schema, or SQLite file), going on
 // past one that fails; it fails when any did.
-func (c *migrateCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
-	accts, err := cfg.pick(c.account)
+func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
+	accts, err := cfg.Pick(c.account)
 	if err != nil {
 		return err
 	}
-	log := cfg.logger(stderr) // says how many abandoned sync runs it closed
-	return eachAccount(ctx, accts, func(a *account) error {
-		opts := a.sinkOptions()
-		opts.Logger = a.logger(log)
+	log := cfg.Logger(stderr) // says how many abandoned sync runs it closed
+	return eachAccount(ctx, accts, func(a *config.Account) error {
+		opts := a.SinkOptions()
+		opts.Logger = a.Logger(log)
 		applied, err := sink.Migrate(ctx, a.Warehouse.URL, opts)
 		if err != nil {
-			return a.wrap(err)
+			return a.Wrap(err)
 		}
 		where := sink.RedactURL(a.Warehouse.URL)
-		if a.listed && sink.IsPostgresURL(a.Warehouse.URL) {
+		if a.Listed && sink.HasSchemas(a.Warehouse.URL) {
 			where += " schema " + a.Warehouse.Schema
 		}
 		if len(applied) == 0 {
-			fmt.Fprintf(stdout, "%swarehouse %s is up to date\n", a.linePrefix(), where)
+			fmt.Fprintf(stdout, "%swarehouse %s is up to date\n", a.LinePrefix(), where)
 			return nil
 		}
-		fmt.Fprintf(stdout, "%swarehouse %s: applied migrations %v\n", a.linePrefix(), where, applied)
+		fmt.Fprintf(stdout, "%swarehouse %s: applied migrations %v\n", a.LinePrefix(), where, applied)
 		return nil
 	})
+}
+
+// oneLine folds a message onto one line, for the operator.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

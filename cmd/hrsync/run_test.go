@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -144,7 +145,7 @@ func startServe(t *testing.T, env []string, args ...string) (base string, logs *
 			cancel()
 			select {
 			case runErr = <-done:
-			case <-time.After(shutdownTimeout + 5*time.Second):
+			case <-time.After(httpserve.ShutdownTimeout + 5*time.Second):
 				runErr = errors.New("serve did not stop")
 			}
 		})

@@ -1,38 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	stdlog "log"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/serve"
-)
-
-// Server timeouts: a slow or stalled client cannot hold a connection or a goroutine for long.
-const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 60 * time.Second
-	idleTimeout       = 120 * time.Second
-	shutdownTimeout   = 15 * time.Second
 )
 
 // serveCommand is hrsync serve: the replica, until SIGTERM or SIGINT.
@@ -44,11 +28,11 @@ func (c *serveCommand) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", "", "listen address (overrides serve.addr)")
 }
 
-func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Writer) error {
+func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.Writer) error {
 	if c.addr != "" {
 		cfg.Serve.Addr = c.addr
 	}
-	log := cfg.logger(stderr)
+	log := cfg.Logger(stderr)
 	reg := newRegistry()
 	var stores []accountStore
 	defer func() {
@@ -56,19 +40,19 @@ func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Write
 			_ = s.store.Close()
 		}
 	}()
-	for _, a := range cfg.accounts {
-		alog := a.logger(log)
-		store, err := a.openStore(ctx, alog)
+	for _, a := range cfg.Accounts {
+		alog := a.Logger(log)
+		store, err := openStore(ctx, a, alog)
 		if err != nil {
 			return err
 		}
 		s := accountStore{acct: a, store: store}
 		stores = append(stores, s)
-		if a.writes == serve.WritesForward {
+		if a.Writes == serve.WritesForward {
 			// A forwarded create holds a client's request open: one attempt, paced like every
 			// call to the account (on the shared budget, so a replica's creates take their turn
 			// beside a running sync); a 429 goes straight back to the client, who may retry.
-			areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.name}, reg)
+			areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg)
 			if stores[len(stores)-1].upstream, err = newClient(a, alog, store, areg,
 				source.ClientOptions{MaxAttempts: 1, CreateKind: source.KindForward}); err != nil {
 				return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
@@ -81,24 +65,24 @@ func (c *serveCommand) run(ctx context.Context, cfg settings, _, stderr io.Write
 	}
 	var attrs []slog.Attr
 	if len(stores) == 1 {
-		attrs = append(attrs, slog.String("writes", string(stores[0].acct.writes)), slog.String("warehouse", stores[0].store.Location()))
+		attrs = append(attrs, slog.String("writes", string(stores[0].acct.Writes)), slog.String("warehouse", stores[0].store.Location()))
 	} else {
-		attrs = append(attrs, slog.Any("accounts", accountNames(cfg.accounts)), slog.String("writes", writesByAccount(cfg.accounts)))
+		attrs = append(attrs, slog.Any("accounts", config.Names(cfg.Accounts)), slog.String("writes", writesByAccount(cfg.Accounts)))
 	}
 	api, err := apiServer(cfg, mux, reg, log, attrs...)
 	if err != nil {
 		return err
 	}
-	return serveAll(ctx, log, []server{
+	return httpserve.ServeAll(ctx, log, []httpserve.Server{
 		api,
-		{name: "metrics", addr: cfg.Metrics.Addr, handler: metricsMux(reg, readyAll(stores), log)},
+		{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: metricsMux(reg, readyAll(stores), log)},
 	})
 }
 
 // accountStore is one account's warehouse as serve mode answers it, with the client its
 // creates are forwarded to (serve.writes: forward).
 type accountStore struct {
-	acct     *account
+	acct     *config.Account
 	store    *sink.Store
 	upstream *source.Client
 }
@@ -110,7 +94,7 @@ type readyAll []accountStore
 func (r readyAll) Ready(ctx context.Context) error {
 	var errs []error
 	for _, s := range r {
-		errs = append(errs, s.acct.wrap(s.store.Ready(ctx)))
+		errs = append(errs, s.acct.Wrap(s.store.Ready(ctx)))
 	}
 	return errors.Join(errs...)
 }
@@ -119,21 +103,21 @@ func (r readyAll) Ready(ctx context.Context) error {
 // key reads its account's data only (serveKeys). It is no http.ServeMux: one would answer a
 // path it cleans (//, /v1/../x) with an HTML redirect before the /v1 handler, which answers
 // every request in JSON, could.
-func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
-	keys, plain, err := serveKeys(cfg, log)
+func apiMux(cfg config.Settings, stores []accountStore, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
+	keys, plain, err := config.ServeKeys(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	hopts := serve.Options{Keys: keys, APIKeys: plain, PublicURL: cfg.publicURL,
-		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
+	hopts := serve.Options{Keys: keys, APIKeys: plain, PublicURL: cfg.PublicURL,
+		TrustedProxies: cfg.TrustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
 		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), ETagSecret: []byte(cfg.Serve.ETagSecret), Logger: log, Observe: m.observe}
 	for _, s := range stores {
-		ac := serve.Account{Name: s.acct.name, Store: s.store, Writes: s.acct.writes}
+		ac := serve.Account{Name: s.acct.Name, Store: s.store, Writes: s.acct.Writes}
 		if s.upstream != nil {
 			ac.Upstream = s.upstream
 		}
 		hopts.Accounts = append(hopts.Accounts, ac)
-		warnWrites(s.acct, s.acct.logger(log))
+		warnWrites(s.acct, s.acct.Logger(log))
 	}
 	api, err := serve.New(hopts)
 	if err != nil {
@@ -144,18 +128,18 @@ func apiMux(cfg settings, stores []accountStore, m *serveMetrics, log *slog.Logg
 			return nil, fmt.Errorf("serve: cache metrics: %w", err)
 		}
 	}
-	return getRoutes(health(readyAll(stores), log, false), api), nil
+	return httpserve.GetRoutes(httpserve.Health(readyAll(stores), log, false), api), nil
 }
 
 // warnWrites says at start what the account's replica does with creates when that may surprise:
 // local writes on a replica of a source (chosen by serve.writes: they never reach the HR
 // system), or creates refused because the source's key is not here.
-func warnWrites(a *account, log *slog.Logger) {
+func warnWrites(a *config.Account, log *slog.Logger) {
 	switch {
-	case a.writes == serve.WritesLocal && a.replica():
+	case a.Writes == serve.WritesLocal && a.Replica():
 		log.Warn("serve.writes is local on a replica of a source: employees created through this replica are kept in this warehouse only and will never reach the HR system; "+
 			"set serve.writes to forward (create them in the source) or off (refuse them)", "source", sourceHost(a.Source.URL))
-	case a.writes == serve.WritesOff && !a.writesSet:
+	case a.Writes == serve.WritesOff && !a.WritesSet:
 		log.Info("creates refused (405): this replica of a source has no source API key to forward them with; "+
 			"set source.api_key (or source.api_key_file) to forward them to the source, or serve.writes", "source", sourceHost(a.Source.URL))
 	}
@@ -163,7 +147,7 @@ func warnWrites(a *account, log *slog.Logger) {
 
 // sourceHost is the host of a source URL, for logs: never its path, query or user.
 func sourceHost(raw string) string {
-	u, err := httpURL(raw)
+	u, err := config.HTTPURL(raw)
 	if err != nil {
 		return "(not an http(s) address)"
 	}
@@ -171,360 +155,10 @@ func sourceHost(raw string) string {
 }
 
 // writesByAccount is every account's write mode, for the start line: "acme=forward beta=off".
-func writesByAccount(accts []*account) string {
+func writesByAccount(accts []*config.Account) string {
 	parts := make([]string, len(accts))
 	for i, a := range accts {
-		parts[i] = a.name + "=" + string(a.writes)
+		parts[i] = a.Name + "=" + string(a.Writes)
 	}
 	return strings.Join(parts, " ")
-}
-
-// serveKeys are the keys clients may use, each with the account it reads: serve.keys (a key
-// from its key_file when it has one); with one account, also serve.api_keys, and when neither
-// lists a key, those of serve.api_key_file (see apiKeys), returned apart as plain (serve's
-// Options.APIKeys: named by position, kept apart by their hash). Keys are never logged; each is
-// checked by serve.CheckKey, the error naming the key, never its value.
-func serveKeys(cfg settings, log *slog.Logger) (keys []serve.Key, plain []string, err error) {
-	for _, k := range cfg.Serve.Keys {
-		key := k.Key
-		if k.KeyFile != "" {
-			if key, err = readKeyFile(k.KeyFile); err != nil {
-				return nil, nil, fmt.Errorf("serve: key %s: key_file: %w", k.Name, err)
-			}
-		}
-		account := k.Account
-		if account == "" {
-			account = cfg.accounts[0].name // checkServeKeys: only when there is one
-		}
-		sk := serve.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.scope()}
-		if err := serve.CheckKey(sk); err != nil {
-			where := "key"
-			if k.KeyFile != "" {
-				where = "key_file " + k.KeyFile
-			}
-			return nil, nil, fmt.Errorf("serve: serve.keys %s: %s: %w", k.Name, where, err)
-		}
-		keys = append(keys, sk)
-	}
-	if len(cfg.accounts) > 1 {
-		if len(keys) == 0 {
-			return nil, nil, errors.New("serve: no key: with several accounts, list serve.keys, each with the account it reads")
-		}
-		return keys, nil, nil
-	}
-	if len(keys) > 0 && len(cfg.Serve.APIKeys) == 0 {
-		return keys, nil, nil
-	}
-	if plain, err = apiKeys(cfg.Serve, log); err != nil {
-		return nil, nil, err
-	}
-	where := "serve.api_keys"
-	if len(cfg.Serve.APIKeys) == 0 {
-		where = "serve.api_key_file " + cfg.Serve.APIKeyFile
-	}
-	for i, k := range plain {
-		if err := serve.CheckKeyStrength(k); err != nil {
-			return nil, nil, fmt.Errorf("serve: %s: key %d: %w", where, i+1, err)
-		}
-	}
-	return keys, plain, nil
-}
-
-// server is one HTTP server of the process; an empty addr means none.
-type server struct {
-	name    string
-	addr    string
-	handler http.Handler
-	attrs   []slog.Attr
-	// tls, when set, serves HTTPS (HTTP/1.1 and HTTP/2) with its certificate, reloaded when
-	// it changes.
-	tls *certReloader
-	// h2c also accepts cleartext HTTP/2 with prior knowledge (without tls).
-	h2c bool
-}
-
-// serveAll runs the servers until ctx ends, then shuts them down; the first that fails stops
-// the others. With no server to run (every addr empty) it waits for ctx all the same.
-func serveAll(ctx context.Context, log *slog.Logger, servers []server) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, len(servers))
-	n := 0
-	for _, s := range servers {
-		if s.addr == "" {
-			continue
-		}
-		n++
-		go func() {
-			err := listenAndServe(ctx, log, s)
-			if err != nil {
-				cancel()
-			}
-			errc <- err
-		}()
-	}
-	if n == 0 {
-		// Nothing to serve: the caller's other work (the worker's schedule, its folder) still
-		// runs until it is told to stop, so "no servers" must not look like "servers ended".
-		<-ctx.Done()
-		return nil
-	}
-	var errs []error
-	for range n {
-		if err := <-errc; err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// listenAndServe serves until ctx ends, then drains in-flight requests within shutdownTimeout.
-func listenAndServe(ctx context.Context, log *slog.Logger, s server) error {
-	ln, err := net.Listen("tcp", s.addr)
-	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", s.name, s.addr, err)
-	}
-	return serveOn(ctx, log, ln, s)
-}
-
-// serveOn is listenAndServe on a listener already open (s.addr unused); it closes ln.
-func serveOn(ctx context.Context, log *slog.Logger, ln net.Listener, s server) error {
-	what := s.name
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          serverErrorLog(log),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	srv.Protocols = new(http.Protocols)
-	srv.Protocols.SetHTTP1(true)
-	args := []any{"addr", ln.Addr().String()}
-	switch {
-	case s.tls != nil:
-		srv.Protocols.SetHTTP2(true)
-		srv.TLSConfig = s.tls.tlsConfig()
-		args = append(args, "tls", true)
-		wctx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		s.tls.watch(wctx)
-	case s.h2c:
-		srv.Protocols.SetUnencryptedHTTP2(true)
-		args = append(args, "h2c", true)
-	}
-	for _, a := range s.attrs {
-		args = append(args, a)
-	}
-	log.Info(what+" listening", args...)
-	errc := make(chan error, 1)
-	go func() {
-		if s.tls != nil {
-			errc <- srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
-			return
-		}
-		errc <- srv.Serve(ln)
-	}()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("%s: %w", what, err)
-	case <-ctx.Done():
-	}
-	log.Info(what + " shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("%s: shutdown: %w", what, err)
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
-}
-
-// maxServerErrorBytes bounds a line of the HTTP server's own log: its messages may quote what
-// a client sent (a TLS handshake's protocols, an HTTP/2 preface), and a client must not grow
-// the log by what it sends.
-const maxServerErrorBytes = 512
-
-// serverErrorLog is the HTTP server's ErrorLog: its lines at WARN, each cut to
-// maxServerErrorBytes and marked so.
-func serverErrorLog(log *slog.Logger) *stdlog.Logger {
-	return stdlog.New(cutLines{slog.NewLogLogger(log.Handler(), slog.LevelWarn).Writer(), maxServerErrorBytes}, "", 0)
-}
-
-// cutLines writes each message cut to max bytes, with " …(cut, N bytes)" when it was longer.
-type cutLines struct {
-	w   io.Writer
-	max int
-}
-
-func (c cutLines) Write(p []byte) (int, error) {
-	if len(p) <= c.max {
-		return c.w.Write(p)
-	}
-	msg := append(bytes.Clone(p[:c.max]), fmt.Sprintf(" …(cut, %d bytes)", len(p))...)
-	if _, err := c.w.Write(msg); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// writeHealth answers a health check: {"status":…} and, when given, "reason", encoded by
-// encoding/json (a reason may hold any byte an error message does).
-func writeHealth(w http.ResponseWriter, status int, state, reason string) {
-	body, err := json.Marshal(struct {
-		Status string `json:"status"`
-		Reason string `json:"reason,omitempty"`
-	}{state, reason})
-	if err != nil { // cannot happen: two strings
-		body = []byte(`{"status":"unavailable"}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
-}
-
-// apiKeys returns the keys clients may use: serve.api_keys when set; otherwise the keys in
-// serve.api_key_file, one a line; and when that file does not exist either, a new random key
-// written to it (mode 0600), so the replica is never open without a key. Keys are never logged.
-func apiKeys(sc ServeConfig, log *slog.Logger) ([]string, error) {
-	if len(sc.APIKeys) > 0 {
-		return sc.APIKeys, nil
-	}
-	if sc.APIKeyFile == "" {
-		return nil, errors.New("serve: no API key: set serve.api_keys (HRSYNC_SERVE_API_KEYS) or serve.api_key_file")
-	}
-	data, err := os.ReadFile(sc.APIKeyFile)
-	if errors.Is(err, os.ErrNotExist) {
-		key := newAPIKey("hrsync-")
-		f, err := os.OpenFile(sc.APIKeyFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("serve: no API key configured, and cannot create %s: %w", sc.APIKeyFile, err)
-		}
-		_, werr := f.WriteString(key + "\n")
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, fmt.Errorf("serve: write %s: %w", sc.APIKeyFile, werr)
-		}
-		log.Warn("no API key configured: generated one; clients send it as X-API-KEY", "key_file", sc.APIKeyFile)
-		return []string{key}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("serve: read API key file: %w", err)
-	}
-	var keys []string
-	for line := range strings.Lines(string(data)) {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			keys = append(keys, line)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("serve: API key file %s holds no key", sc.APIKeyFile)
-	}
-	if fi, err := os.Stat(sc.APIKeyFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		log.Warn("API key file is readable by other users", "key_file", sc.APIKeyFile, "mode", fi.Mode().Perm().String())
-	}
-	return keys, nil
-}
-
-// newAPIKey is a fresh random key: prefix and 160 random bits in hex.
-func newAPIKey(prefix string) string {
-	var b [20]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on supported platforms
-	return prefix + hex.EncodeToString(b[:])
-}
-
-// checkServeKeys validates serve.keys: each named, once; its key, its key file or its SHA-256,
-// one of them; its account one of the configuration's (it may be left out when there is one);
-// its scope (collections served, field paths, writes). With several accounts, serve.api_keys
-// cannot say whose data a key reads: serve.keys must. Errors name the key, never its value.
-func (s settings) checkServeKeys() error {
-	names := accountNames(s.accounts)
-	if len(s.accounts) > 1 && len(s.Serve.APIKeys) > 0 {
-		return errors.New("config: serve.api_keys cannot say which account a key reads; with several accounts, list serve.keys, each with its account")
-	}
-	for i, k := range s.Serve.APIKeys {
-		if err := serve.CheckKeyStrength(k); err != nil {
-			return fmt.Errorf("config: serve.api_keys: key %d: %w", i+1, err)
-		}
-	}
-	seen := map[string]bool{}
-	for i, k := range s.Serve.Keys {
-		switch {
-		case strings.TrimSpace(k.Name) == "":
-			return fmt.Errorf("config: serve.keys[%d] has no name (the name logs and metrics show)", i)
-		case seen[k.Name]:
-			return fmt.Errorf("config: serve.keys: two keys named %q", k.Name)
-		case countSet(k.Key, k.KeyFile, k.SHA256) != 1:
-			return fmt.Errorf("config: serve.keys %s: set key or key_file, or sha256 (exactly one of them)", k.Name)
-		case k.SHA256 != "" && !isHexSHA256(k.SHA256):
-			return fmt.Errorf("config: serve.keys %s: sha256 is not 64 hex digits (make it with: printf %%s \"$KEY\" | sha256sum)", k.Name)
-		case k.Account == "" && len(s.accounts) > 1:
-			return fmt.Errorf("config: serve.keys %s: name its account (one of %s)", k.Name, strings.Join(names, ", "))
-		case k.Account != "" && !slices.Contains(names, k.Account):
-			msg := fmt.Sprintf("config: serve.keys %s: no account %q", k.Name, k.Account)
-			if near := closest(k.Account, names); near != "" {
-				msg += fmt.Sprintf(" (did you mean %s?)", near)
-			}
-			return errors.New(msg + "; configured: " + strings.Join(names, ", "))
-		}
-		if k.Key != "" {
-			if err := serve.CheckKeyStrength(k.Key); err != nil {
-				return fmt.Errorf("config: serve.keys %s: key: %w", k.Name, err)
-			}
-		}
-		if err := checkScope(k); err != nil {
-			return fmt.Errorf("config: serve.keys %s: %w", k.Name, err)
-		}
-		seen[k.Name] = true
-	}
-	return nil
-}
-
-// checkScope validates a key's scope: its collections served (naming the closest to a wrong
-// one), its fields or deny (field paths), and writes with employees among its collections.
-func checkScope(k ServeKey) error {
-	served := serve.Collections()
-	if k.Collections != nil && len(k.Collections) == 0 {
-		return errors.New("collections lists none (leave it out for all)")
-	}
-	for _, name := range k.Collections {
-		if !slices.Contains(served, name) {
-			msg := fmt.Sprintf("collections: no collection %q", name)
-			if near := closest(name, served); near != "" {
-				msg += fmt.Sprintf(" (did you mean %s?)", near)
-			}
-			return errors.New(msg + "; served: " + strings.Join(served, ", "))
-		}
-	}
-	if k.Fields != nil && k.Deny != nil {
-		return errors.New("set fields (the fields it may see) or deny (those it may not), not both")
-	}
-	if k.writes() && k.Collections != nil && !slices.Contains(k.Collections, "employees") {
-		return errors.New("writes is true but collections leaves out employees: it may create employees but not read them (add employees, or set writes: false)")
-	}
-	return serve.CheckScope(k.scope())
-}
-
-// countSet counts the values that are not empty.
-func countSet(values ...string) int {
-	n := 0
-	for _, v := range values {
-		if v != "" {
-			n++
-		}
-	}
-	return n
-}
-
-// isHexSHA256 reports whether s is a SHA-256 in hex (either case).
-func isHexSHA256(s string) bool {
-	b, err := hex.DecodeString(s)
-	return err == nil && len(b) == 32
 }

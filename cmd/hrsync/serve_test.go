@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
@@ -26,11 +26,11 @@ func TestServePortAnswersJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	cfg := defaultConfig()
+	cfg := config.Defaults()
 	cfg.Serve.APIKeys = []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d"}
 	cfg.Serve.Writes = "local"
 	s := parsed(t, cfg)
-	h, err := apiMux(s, []accountStore{{acct: s.accounts[0], store: store}}, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
+	h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,32 +127,6 @@ func TestMetricsPortAnswersJSON(t *testing.T) {
 }
 
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-// A health answer is valid JSON whatever bytes the reason holds (a driver's error text).
-func TestWriteHealthIsJSON(t *testing.T) {
-	for _, reason := range []string{"", "plain", `quote " and \ backslash`, "nul \x00 and escape \x1b[31m", "bad utf-8 \xff\xfe", "line\u2028separator", "<html>"} {
-		rec := httptest.NewRecorder()
-		writeHealth(rec, http.StatusServiceUnavailable, "unavailable", reason)
-		body := rec.Body.Bytes()
-		var got struct {
-			Status string  `json:"status"`
-			Reason *string `json:"reason"`
-		}
-		if !json.Valid(body) || json.Unmarshal(body, &got) != nil {
-			t.Errorf("reason %q: body is not JSON: %q", reason, body)
-			continue
-		}
-		if got.Status != "unavailable" || (reason == "") != (got.Reason == nil) {
-			t.Errorf("reason %q: body %s", reason, body)
-		}
-		if reason != "" && utf8.ValidString(reason) && reason != *got.Reason {
-			t.Errorf("reason %q reads back as %q", reason, *got.Reason)
-		}
-		if ct := rec.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
-			t.Errorf("Content-Type %q", ct)
-		}
-	}
-}
 
 // A run that failed before it started (a read-only SQLite warehouse refuses the ledger row)
 // prints no duration rather than the zero time's "-2562047h47m16s".

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -52,15 +53,15 @@ func TestWritesDefault(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := loadConfig(path, tt.env)
+			s, err := config.Load(path, tt.env)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]serve.Writes{}
-			for _, a := range s.accounts {
-				got[a.name] = a.writes
-				if a.writesSet != tt.set {
-					t.Errorf("account %s: writesSet %v, want %v", a.name, a.writesSet, tt.set)
+			for _, a := range s.Accounts {
+				got[a.Name] = a.Writes
+				if a.WritesSet != tt.set {
+					t.Errorf("account %s: writesSet %v, want %v", a.Name, a.WritesSet, tt.set)
 				}
 			}
 			if len(got) != len(tt.want) {

@@ -13,9 +13,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
 
@@ -38,7 +39,7 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 		}
 	}
 	fs.StringVar(&c.resource, "resource", "", "the collections to sync, overriding sync.resources: one or more, comma-separated, of\n"+
-		strings.Join(resourceNames(hrsync.Known), ", ")+",\nor all: every one but the financial module's ("+strings.Join(named, ", ")+"), which\n"+
+		strings.Join(config.ResourceNames(hrsync.Known), ", ")+",\nor all: every one but the financial module's ("+strings.Join(named, ", ")+"), which\n"+
 		"are synced only when named (default: sync.resources)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
@@ -49,18 +50,18 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 
 // checkSource says what the account's source settings lack, before a command opens the
 // warehouse its client then paces on.
-func checkSource(a *account) error {
+func checkSource(a *config.Account) error {
 	where := func(key string) string {
-		if a.listed {
-			return "accounts[" + a.name + "]." + key + ", " + accountsEnvPrefix + envName(a.name) + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		if a.Listed {
+			return "accounts[" + a.Name + "]." + key + ", " + a.EnvVar(key)
 		}
-		return key + ", HRSYNC_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		return key + ", " + a.EnvVar(key)
 	}
 	if a.Source.URL == "" {
-		return a.wrap(fmt.Errorf("source URL: not set (%s)", where("source.url")))
+		return a.Wrap(fmt.Errorf("source URL: not set (%s)", where("source.url")))
 	}
 	if a.Source.APIKey == "" {
-		return a.wrap(fmt.Errorf("source API key: not set (%s, or source.api_key_file)", where("source.api_key")))
+		return a.Wrap(fmt.Errorf("source API key: not set (%s, or source.api_key_file)", where("source.api_key")))
 	}
 	return nil
 }
@@ -71,7 +72,7 @@ func checkSource(a *account) error {
 // warehouse, shared with every other hrsync process of the account (sink.Budget); without a
 // store (demo) or with shared_budget off, the process paces itself alone. reg, when not nil,
 // gets the shared budget's metrics.
-func newClient(a *account, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts source.ClientOptions) (*source.Client, error) {
+func newClient(a *config.Account, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts source.ClientOptions) (*source.Client, error) {
 	if err := checkSource(a); err != nil {
 		return nil, err
 	}
@@ -80,7 +81,7 @@ func newClient(a *account, log *slog.Logger, store *sink.Store, reg prometheus.R
 		b, err := store.NewBudget(sink.BudgetOptions{Account: a.Source.Account, PerMinute: a.Source.RateLimit,
 			Share: a.Source.BudgetShare, Logger: log})
 		if err != nil {
-			return nil, a.wrap(err)
+			return nil, a.Wrap(err)
 		}
 		opts.Budget = b
 		if reg != nil {
@@ -90,17 +91,17 @@ func newClient(a *account, log *slog.Logger, store *sink.Store, reg prometheus.R
 		}
 	}
 	c, err := source.NewClient(a.Source.URL, a.Source.APIKey, opts)
-	return c, a.wrap(err)
+	return c, a.Wrap(err)
 }
 
 // resourcesOf is what --resource names: nothing, sync.resources (configured); otherwise the
 // collections it lists, comma-separated, all standing for every one the sync knows but the
-// sensitive (parseResources).
+// sensitive (config.ParseResources).
 func resourcesOf(flag string, configured []sink.Resource) ([]sink.Resource, error) {
 	if strings.TrimSpace(flag) == "" {
 		return configured, nil
 	}
-	rs, err := parseResources(strings.Split(flag, ","))
+	rs, err := config.ParseResources(strings.Split(flag, ","))
 	if err != nil {
 		return nil, &usageError{fmt.Sprintf("--resource %q: %v, or all", flag, err)}
 	}
@@ -109,8 +110,8 @@ func resourcesOf(flag string, configured []sink.Resource) ([]sink.Resource, erro
 
 // run syncs each account named, one after another, going on past one that fails; it fails
 // when any did.
-func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
-	accts, err := cfg.pick(c.account)
+func (c *syncCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
+	accts, err := cfg.Pick(c.account)
 	if err != nil {
 		return err
 	}
@@ -118,22 +119,22 @@ func (c *syncCommand) run(ctx context.Context, cfg settings, stdout, stderr io.W
 	if _, err := resourcesOf(c.resource, nil); err != nil {
 		return err
 	}
-	return eachAccount(ctx, accts, func(a *account) error { return c.runAccount(ctx, cfg, a, stdout, stderr) })
+	return eachAccount(ctx, accts, func(a *config.Account) error { return c.runAccount(ctx, cfg, a, stdout, stderr) })
 }
 
 // runAccount is one account's sync: its lock, its budget, its warehouse.
-func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, stdout, stderr io.Writer) error {
-	resources, err := resourcesOf(c.resource, a.resources)
+func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *config.Account, stdout, stderr io.Writer) error {
+	resources, err := resourcesOf(c.resource, a.Resources)
 	if err != nil {
 		return err
 	}
-	rep := newSyncReport(stdout, stderr, isTerminal(stderr), a.linePrefix(), a.Source.RateLimit, c.dryRun, nil)
+	rep := newSyncReport(stdout, stderr, isTerminal(stderr), a.LinePrefix(), a.Source.RateLimit, c.dryRun, nil)
 	defer rep.close()
-	log := a.logger(rep.logger(cfg))
+	log := a.Logger(rep.logger(cfg))
 	if err := checkSource(a); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	store, err := a.openStore(ctx, log)
+	store, err := openStore(ctx, a, log)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, 
 	}
 	sopts := hrsync.Options{
 		Concurrency: concurrency, MaxWalks: a.Sync.MaxWalks, MaxDeleteShare: a.Sync.MaxDeleteShare,
-		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.window, Full: c.full,
+		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.Window, Full: c.full,
 	}
 	rep.options(&sopts)
 	rep.begin(len(resources))
@@ -158,7 +159,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, 
 		return err
 	})
 	if errors.Is(err, hrsync.ErrLocked) {
-		return fmt.Errorf("sync: %w; try again when it is done", a.wrap(err))
+		return fmt.Errorf("sync: %w; try again when it is done", a.Wrap(err))
 	}
 	rep.close() // the totals, before the error that says what failed
 	if err != nil {
@@ -173,17 +174,17 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg settings, a *account, 
 				msg += " (if intended, run again with --allow-mass-delete)"
 			case errors.Is(r.Err, v1.ErrUnauthorized):
 				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
-				if a.listed {
-					msg = fmt.Sprintf("%s: %v (check the account's source.api_key, %s%s_SOURCE_API_KEY; nothing else of it was synced)",
-						r.Resource, r.Err, accountsEnvPrefix, envName(a.name))
+				if a.Listed {
+					msg = fmt.Sprintf("%s: %v (check the account's source.api_key, %s; nothing else of it was synced)",
+						r.Resource, r.Err, a.EnvVar("source.api_key"))
 				}
 			}
 			msgs = append(msgs, msg)
 		}
 		if len(msgs) == 0 {
-			return fmt.Errorf("sync: %w", a.wrap(err))
+			return fmt.Errorf("sync: %w", a.Wrap(err))
 		}
-		return fmt.Errorf("sync: %w", a.wrap(errors.New(strings.Join(msgs, "; "))))
+		return fmt.Errorf("sync: %w", a.Wrap(errors.New(strings.Join(msgs, "; "))))
 	}
 	return nil
 }

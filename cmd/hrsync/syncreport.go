@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
@@ -100,11 +101,11 @@ func (r *syncReport) begin(collections int) {
 
 // logger is the command's logger: piped, as configured; on a terminal, warnings and errors
 // only, written above the progress line.
-func (r *syncReport) logger(cfg settings) *slog.Logger {
+func (r *syncReport) logger(cfg config.Settings) *slog.Logger {
 	if !r.tty {
-		return cfg.logger(r.term)
+		return cfg.Logger(r.term)
 	}
-	return slog.New(minLevel{min: slog.LevelWarn, Handler: cfg.logger(logAbove{r}).Handler()})
+	return slog.New(minLevel{min: slog.LevelWarn, Handler: cfg.Logger(logAbove{r}).Handler()})
 }
 
 // minLevel drops records below min.

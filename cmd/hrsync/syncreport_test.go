@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	hrsync "github.com/hrsync/hrsync/sync"
 )
@@ -30,7 +31,7 @@ func reportRun(t *testing.T, rep *syncReport, clk *testClock) {
 	t.Helper()
 	var o hrsync.Options
 	rep.options(&o)
-	log := rep.logger(settings{})
+	log := rep.logger(config.Settings{})
 	start := clk.now()
 	result := func(r sink.Resource, status string, pages, requests, records int64, took time.Duration) hrsync.Result {
 		return hrsync.Result{Run: sink.Run{Resource: r, Status: status, Pages: pages, Requests: requests, Walks: min(pages, 1),

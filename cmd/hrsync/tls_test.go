@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 )
 
 // testCA signs the serve certificates of the TLS tests.
@@ -132,7 +134,7 @@ func startTLSServe(t *testing.T, ca *testCA, env ...string) (base string, logs *
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(shutdownTimeout + 5*time.Second):
+		case <-time.After(httpserve.ShutdownTimeout + 5*time.Second):
 			t.Error("serve did not stop")
 		}
 	})
@@ -164,8 +166,8 @@ func startTLSServe(t *testing.T, ca *testCA, env ...string) (base string, logs *
 // served without a restart, on SIGHUP and on a change of the files alone; a broken pair leaves
 // the previous one serving until it is mended.
 func TestServeTLS(t *testing.T) {
-	defer func(d time.Duration) { certPollInterval = d }(certPollInterval)
-	certPollInterval = 50 * time.Millisecond
+	defer func(d time.Duration) { httpserve.CertPollInterval = d }(httpserve.CertPollInterval)
+	httpserve.CertPollInterval = 50 * time.Millisecond
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	ca := newTestCA(t)
@@ -227,7 +229,7 @@ func TestServeTLS(t *testing.T) {
 	waitSerial("mended pair", 5)
 
 	// SIGHUP, to a server that polls its files too seldom to notice the change by itself.
-	certPollInterval = time.Hour
+	httpserve.CertPollInterval = time.Hour
 	dir2 := t.TempDir()
 	certFile, keyFile = filepath.Join(dir2, "tls.crt"), filepath.Join(dir2, "tls.key")
 	ca.issue(t, 7, certFile, keyFile)

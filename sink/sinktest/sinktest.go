@@ -41,6 +41,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/internal/storedb"
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/lib/pq/pqerror"
 )
@@ -326,3 +329,7 @@ func redact(u string) string {
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
+
+// DB is the store's own connections, for a test that looks at or alters its tables from
+// outside (sink exports no handle).
+func DB(s *sink.Store) *sqlx.DB { return storedb.Of(s) }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/serve"
 )
 
@@ -25,7 +26,7 @@ func TestServeBesideASQLiteWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer writer.Close()
-	tx, err := writer.DB().BeginTx(ctx, nil) // IMMEDIATE: takes the write lock
+	tx, err := sinktest.DB(writer).BeginTx(ctx, nil) // IMMEDIATE: takes the write lock
 	if err != nil {
 		t.Fatal(err)
 	}

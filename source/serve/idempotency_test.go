@@ -14,7 +14,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/serve"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // clockedFixture is a fixture whose store's clock starts at fixedNow and moves on by later.
@@ -36,7 +36,7 @@ func hire(email string) (string, string) {
 func employeesNamed(t *testing.T, store *sink.Store, email string) int {
 	t.Helper()
 	var n int
-	if err := store.DB().QueryRowContext(context.Background(), store.DB().Rebind(`SELECT count(*) FROM employees WHERE email = ?`), email).Scan(&n); err != nil {
+	if err := sinktest.DB(store).QueryRowContext(context.Background(), sinktest.DB(store).Rebind(`SELECT count(*) FROM employees WHERE email = ?`), email).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

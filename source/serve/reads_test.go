@@ -183,7 +183,7 @@ func TestGolden(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			f := newFixture(t, backend, serve.Options{})
 			ctx := context.Background()
-			if _, err := f.store.DB().ExecContext(ctx, `UPDATE working_patterns SET created_at = '2020-01-01T00:00:00Z', updated_at = '2021-06-30T23:59:59Z'`); err != nil {
+			if _, err := sinktest.DB(f.store).ExecContext(ctx, `UPDATE working_patterns SET created_at = '2020-01-01T00:00:00Z', updated_at = '2021-06-30T23:59:59Z'`); err != nil {
 				t.Fatal(err)
 			}
 			// Departments are walked (one the employees name, one they do not); holiday

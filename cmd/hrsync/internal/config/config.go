@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -42,10 +42,10 @@ type Config struct {
 	Metrics          MetricsConfig `yaml:"metrics"`
 	Log              LogConfig     `yaml:"log"`
 	Worker           WorkerConfig  `yaml:"worker"`
-	// Accounts are the upstream accounts one configuration syncs, each with its own source,
+	// AccountList are the upstream accounts one configuration syncs, each with its own source,
 	// warehouse schema, schedule, lock and request budget; none: the top-level sections are the
 	// one account. Read from the file only (its keys from HRSYNC_ACCOUNTS_<NAME>_… too).
-	Accounts []AccountConfig `yaml:"accounts" env:"-"`
+	AccountList []AccountConfig `yaml:"accounts" env:"-"`
 }
 
 // SourceConfig is the upstream Employee Records service.
@@ -138,8 +138,8 @@ type ServeKey struct {
 	Writes *bool `yaml:"writes"`
 }
 
-// scope is the key's scope as serve takes it.
-func (k ServeKey) scope() serve.Scope {
+// Scope is the key's Scope as serve takes it.
+func (k ServeKey) Scope() serve.Scope {
 	return serve.Scope{Collections: k.Collections, Fields: k.Fields, Deny: k.Deny, ReadOnly: !k.writes()}
 }
 
@@ -208,33 +208,33 @@ type LogConfig struct {
 	Level  string `yaml:"level"`
 }
 
-// settings is the configuration parsed and validated, once, by loadConfig: Config as the file
+// Settings is the configuration parsed and validated, once, by Load: Config as the file
 // and the environment say it, and the typed values its strings and numbers stand for. Commands
 // read these; none parses a string of the configuration again.
-type settings struct {
+type Settings struct {
 	Config
-	// logLevel is log.level.
-	logLevel slog.Level
-	// writes is serve.writes as set; "" when it is not (each account's is then its default:
-	// account.writes).
-	writes serve.Writes
-	// publicURL is serve.public_url; nil when it is not set.
-	publicURL *url.URL
-	// trustedProxies is serve.trusted_proxies.
-	trustedProxies []netip.Prefix
-	// accounts are the accounts the configuration names, in its order: those of accounts:, or
+	// LogLevel is log.level.
+	LogLevel slog.Level
+	// Writes is serve.Writes as set; "" when it is not (each account's is then its default:
+	// account.Writes).
+	Writes serve.Writes
+	// PublicURL is serve.public_url; nil when it is not set.
+	PublicURL *url.URL
+	// TrustedProxies is serve.trusted_proxies.
+	TrustedProxies []netip.Prefix
+	// Accounts are the Accounts the configuration names, in its order: those of Accounts:, or
 	// the one of the top-level sections. Never empty.
-	accounts []*account
+	Accounts []*Account
 }
 
-// defaultConfig holds the defaults config.yaml documents.
-func defaultConfig() Config {
+// Defaults holds the defaults config.yaml documents.
+func Defaults() Config {
 	return Config{
 		Source: SourceConfig{RateLimit: 60, SharedBudget: true, Account: sink.DefaultBudgetAccount, BudgetShare: sink.DefaultBudgetShare},
-		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: 4, MaxWalks: 3, MaxDeleteShare: 0.10,
+		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: hrsync.DefaultConcurrency, MaxWalks: hrsync.DefaultMaxWalks, MaxDeleteShare: 0.10,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
-		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: "hr", StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: 16},
+		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns},
 		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: serve.DefaultIdempotencyTTL,
 			CacheBytes: 64 << 20},
 		Log: LogConfig{Format: "text", Level: "info"},
@@ -243,10 +243,10 @@ func defaultConfig() Config {
 	}
 }
 
-// loadConfig reads the file at path (when path is "", ./config.yaml if present) over the
+// Load reads the file at path (when path is "", ./config.yaml if present) over the
 // defaults, then the environment over both, and parses and validates the result.
-func loadConfig(path string, environ []string) (settings, error) {
-	cfg := defaultConfig()
+func Load(path string, environ []string) (Settings, error) {
+	cfg := Defaults()
 	explicit := path != ""
 	if !explicit {
 		path = "config.yaml"
@@ -263,18 +263,18 @@ func loadConfig(path string, environ []string) (settings, error) {
 			if unquotedAnyDepth.Match(data) {
 				msg += ` (a field path that starts with * must be quoted: "**.email")`
 			}
-			return settings{}, fmt.Errorf("config %s: %s", path, msg)
+			return Settings{}, fmt.Errorf("config %s: %s", path, msg)
 		}
 		if problems := unknownKeys(&doc, reflect.TypeFor[Config](), ""); len(problems) > 0 {
-			return settings{}, fmt.Errorf("config %s: %s", path, strings.Join(problems, "; "))
+			return Settings{}, fmt.Errorf("config %s: %s", path, strings.Join(problems, "; "))
 		}
 		if doc.Kind != 0 {
 			if err := doc.Decode(&cfg); err != nil {
-				return settings{}, fmt.Errorf("config %s: %s", path, yamlErrorText(err))
+				return Settings{}, fmt.Errorf("config %s: %s", path, yamlErrorText(err))
 			}
 		}
 	case explicit || !errors.Is(err, os.ErrNotExist):
-		return settings{}, fmt.Errorf("config: %w", err)
+		return Settings{}, fmt.Errorf("config: %w", err)
 	}
 	env := make(map[string]string)
 	for _, kv := range environ {
@@ -283,15 +283,15 @@ func loadConfig(path string, environ []string) (settings, error) {
 		}
 	}
 	if err := applyEnv(reflectValue(&cfg), "HRSYNC", env); err != nil {
-		return settings{}, err
+		return Settings{}, err
 	}
 	if err := decodeAccounts(&doc, &cfg, env); err != nil {
-		return settings{}, fmt.Errorf("config %s: %w", path, err)
+		return Settings{}, fmt.Errorf("config %s: %w", path, err)
 	}
-	if problems := unknownEnv(env, cfg.Accounts); len(problems) > 0 {
-		return settings{}, fmt.Errorf("config: environment: %s", strings.Join(problems, "; "))
+	if problems := unknownEnv(env, cfg.AccountList); len(problems) > 0 {
+		return Settings{}, fmt.Errorf("config: environment: %s", strings.Join(problems, "; "))
 	}
-	return cfg.parse()
+	return cfg.Parse()
 }
 
 // nonConfigEnv are the HRSYNC_ variables read elsewhere in the repository, by its tests and
@@ -310,11 +310,11 @@ var nonConfigEnv = []string{
 // one it does when one is near ("unknown variable HRSYNC_SOURCE_APIKEY (did you mean
 // HRSYNC_SOURCE_API_KEY?)"): as with an unknown key of the file, a variable misspelt in a unit
 // file or a container's environment would otherwise drop its setting without a word. Known are
-// the configuration's variables (envNames), those of each account of accounts (its name's
+// the configuration's variables (EnvNames), those of each account of accounts (its name's
 // HRSYNC_ACCOUNTS_<NAME>_ + the key's path) and nonConfigEnv. Values are never read here: a
 // variable may hold a key.
 func unknownEnv(env map[string]string, accounts []AccountConfig) []string {
-	known := slices.Concat(envNames(), nonConfigEnv)
+	known := slices.Concat(EnvNames(), nonConfigEnv)
 	for _, a := range accounts {
 		known = append(known, accountEnvNames(a.Name)...)
 	}
@@ -329,7 +329,7 @@ func unknownEnv(env map[string]string, accounts []AccountConfig) []string {
 			continue
 		}
 		msg := "unknown variable " + name
-		if near := closestEnv(name, known); near != "" {
+		if near := Closest(name, known); near != "" {
 			msg += " (did you mean " + near + "?)"
 		} else if strings.HasPrefix(name, accountsEnvPrefix) && len(accounts) == 0 {
 			msg += " (an account's variables need the account listed under accounts in the config file)"
@@ -339,8 +339,8 @@ func unknownEnv(env map[string]string, accounts []AccountConfig) []string {
 	return problems
 }
 
-// closestEnv is the variable of known closest to name (closest, on the part after HRSYNC_).
-func closestEnv(name string, known []string) string {
+// Closest is the variable of known closest to name (closest, on the part after HRSYNC_).
+func Closest(name string, known []string) string {
 	rest := make([]string, len(known))
 	for i, k := range known {
 		rest[i] = strings.TrimPrefix(k, "HRSYNC_")
@@ -412,7 +412,7 @@ func plainTypeErrors(msg string) string {
 			got = "a " + sub[1]
 		}
 		switch t := sub[3]; {
-		case strings.HasPrefix(t, "main.") || strings.HasPrefix(t, "map["):
+		case strings.HasPrefix(t, "config.") || strings.HasPrefix(t, "map["):
 			want = "a section of keys"
 		case strings.HasPrefix(t, "[]"):
 			want = "a list"
@@ -593,8 +593,8 @@ func applyEnv(v reflect.Value, prefix string, env map[string]string) error {
 	return nil
 }
 
-// envNames lists every variable the configuration reads, for docs and tests.
-func envNames() []string { return envNamesOf(reflect.TypeFor[Config](), "HRSYNC") }
+// EnvNames lists every variable the configuration reads, for docs and tests.
+func EnvNames() []string { return envNamesOf(reflect.TypeFor[Config](), "HRSYNC") }
 
 // envNamesOf lists the variables applyEnv reads into a t under prefix.
 func envNamesOf(t reflect.Type, prefix string) []string {
@@ -619,34 +619,34 @@ func envNamesOf(t reflect.Type, prefix string) []string {
 	return names
 }
 
-// parse validates c and parses its values, once, into the settings the commands run on.
-func (c Config) parse() (settings, error) {
-	s := settings{Config: c}
+// Parse validates c and parses its values, once, into the settings the commands run on.
+func (c Config) Parse() (Settings, error) {
+	s := Settings{Config: c}
 	var err error
-	if s.accounts, err = c.parseAccounts(); err != nil {
-		return settings{}, err
+	if s.Accounts, err = c.parseAccounts(); err != nil {
+		return Settings{}, err
 	}
-	if s.writes, err = serve.ParseWrites(c.Serve.Writes); err != nil {
-		return settings{}, fmt.Errorf("config: serve.writes: %w", err)
+	if s.Writes, err = serve.ParseWrites(c.Serve.Writes); err != nil {
+		return Settings{}, fmt.Errorf("config: serve.writes: %w", err)
 	}
-	for _, a := range s.accounts {
-		a.resolveWrites(s.writes)
+	for _, a := range s.Accounts {
+		a.ResolveWrites(s.Writes)
 	}
 	if c.Serve.PublicURL != "" {
-		if s.publicURL, err = httpURL(c.Serve.PublicURL); err != nil {
-			return settings{}, errors.New("config: serve.public_url must be an absolute http(s) address")
+		if s.PublicURL, err = HTTPURL(c.Serve.PublicURL); err != nil {
+			return Settings{}, errors.New("config: serve.public_url must be an absolute http(s) address")
 		}
 	}
 	for _, p := range c.Serve.TrustedProxies {
 		pfx, err := parsePrefix(p)
 		if err != nil {
-			return settings{}, fmt.Errorf("config: serve.trusted_proxies: %w", err)
+			return Settings{}, fmt.Errorf("config: serve.trusted_proxies: %w", err)
 		}
-		s.trustedProxies = append(s.trustedProxies, pfx)
+		s.TrustedProxies = append(s.TrustedProxies, pfx)
 	}
 	for _, h := range c.Serve.AllowedHosts {
 		if !serve.ValidHost(h) {
-			return settings{}, fmt.Errorf("config: serve.allowed_hosts: %q is not a host name or address with an optional :port", h)
+			return Settings{}, fmt.Errorf("config: serve.allowed_hosts: %q is not a host name or address with an optional :port", h)
 		}
 	}
 	for _, o := range c.Serve.CORSOrigins {
@@ -654,46 +654,46 @@ func (c Config) parse() (settings, error) {
 			continue
 		}
 		if _, err := serve.NormalizeOrigin(o); err != nil {
-			return settings{}, fmt.Errorf("config: serve.cors_origins: %w", err)
+			return Settings{}, fmt.Errorf("config: serve.cors_origins: %w", err)
 		}
 	}
 	if c.Serve.IdempotencyTTL < time.Minute {
-		return settings{}, fmt.Errorf("config: serve.idempotency_ttl %v: want at least 1m (a Go duration: 24h, 90m)", c.Serve.IdempotencyTTL)
+		return Settings{}, fmt.Errorf("config: serve.idempotency_ttl %v: want at least 1m (a Go duration: 24h, 90m)", c.Serve.IdempotencyTTL)
 	}
 	if (c.Serve.TLSCert == "") != (c.Serve.TLSKey == "") {
-		return settings{}, errTLSHalf
+		return Settings{}, errTLSHalf
 	}
 	if c.Serve.H2C && c.Serve.TLSCert != "" {
-		return settings{}, errors.New("config: serve.h2c is cleartext HTTP/2; with serve.tls_cert, HTTP/2 is offered over TLS already: unset one of them")
+		return Settings{}, errors.New("config: serve.h2c is cleartext HTTP/2; with serve.tls_cert, HTTP/2 is offered over TLS already: unset one of them")
 	}
 	if c.Serve.AccountID < 0 {
-		return settings{}, errors.New("config: serve.account_id must not be negative")
+		return Settings{}, errors.New("config: serve.account_id must not be negative")
 	}
 	if c.Serve.CacheBytes < 0 {
-		return settings{}, errors.New("config: serve.cache_bytes must be 0 (no cache) or more")
+		return Settings{}, errors.New("config: serve.cache_bytes must be 0 (no cache) or more")
 	}
 	if err := s.readETagSecret(); err != nil {
-		return settings{}, err
+		return Settings{}, err
 	}
 	if c.Worker.MaxSyncs < 0 {
-		return settings{}, errors.New("config: worker.max_syncs must be 0 (no bound) or more")
+		return Settings{}, errors.New("config: worker.max_syncs must be 0 (no bound) or more")
 	}
 	if err := s.checkServeKeys(); err != nil {
-		return settings{}, err
+		return Settings{}, err
 	}
 	switch c.Log.Format {
 	case "text", "json":
 	default:
-		return settings{}, fmt.Errorf("config: log.format %q: want text or json", c.Log.Format)
+		return Settings{}, fmt.Errorf("config: log.format %q: want text or json", c.Log.Format)
 	}
-	if err := s.logLevel.UnmarshalText([]byte(c.Log.Level)); err != nil {
-		return settings{}, fmt.Errorf("config: log.level %q: want debug, info, warn or error", c.Log.Level)
+	if err := s.LogLevel.UnmarshalText([]byte(c.Log.Level)); err != nil {
+		return Settings{}, fmt.Errorf("config: log.level %q: want debug, info, warn or error", c.Log.Level)
 	}
 	return s, nil
 }
 
-// resourceNames are the names of rs.
-func resourceNames(rs []sink.Resource) []string {
+// ResourceNames are the names of rs.
+func ResourceNames(rs []sink.Resource) []string {
 	names := make([]string, len(rs))
 	for i, r := range rs {
 		names[i] = string(r)
@@ -701,13 +701,13 @@ func resourceNames(rs []sink.Resource) []string {
 	return names
 }
 
-// parseResources reads names of collections (sync.resources, sync --resource) into the
+// ParseResources reads names of collections (sync.resources, sync --resource) into the
 // collections, in the order a sync loads them, each once. all is every collection the sync knows
 // except the sensitive ones (the financial module), which are walked only when named:
 // "all,salaries" adds one. A name the sync does not know is an error naming the closest known
 // one and all of them; so is no name at all.
-func parseResources(names []string) ([]sink.Resource, error) {
-	known := resourceNames(hrsync.Known)
+func ParseResources(names []string) ([]sink.Resource, error) {
+	known := ResourceNames(hrsync.Known)
 	var rs []sink.Resource
 	for _, name := range names {
 		name = strings.TrimSpace(name)
@@ -733,8 +733,8 @@ func parseResources(names []string) ([]sink.Resource, error) {
 	return hrsync.Ordered(rs), nil
 }
 
-// httpURL parses an absolute http or https address.
-func httpURL(raw string) (*url.URL, error) {
+// HTTPURL parses an absolute http or https address.
+func HTTPURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, err
@@ -745,8 +745,8 @@ func httpURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-func (s settings) logger(w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: s.logLevel}
+func (s Settings) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: s.LogLevel}
 	if s.Log.Format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
@@ -782,7 +782,7 @@ func parsePrefix(s string) (netip.Prefix, error) {
 
 // readETagSecret takes serve.etag_secret, or reads serve.etag_secret_file into it, and refuses
 // one shorter than serve.MinETagSecretBytes; its errors never hold the secret.
-func (s *settings) readETagSecret() error {
+func (s *Settings) readETagSecret() error {
 	sc := &s.Serve
 	if sc.ETagSecretFile != "" {
 		if sc.ETagSecret != "" {

@@ -1,0 +1,74 @@
+package httpserve
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hrsync/hrsync/source/serve"
+)
+
+// Readier is what /readyz asks.
+type Readier interface {
+	Ready(ctx context.Context) error
+}
+
+// Health is /healthz (alive) and /readyz (warehouse reachable, schema current); they need no
+// key. With detail (the metrics port), a /readyz that fails says why; without (the API port,
+// open to whoever reaches the replica), only that it is not ready: the reason names warehouses,
+// accounts and drivers' errors, which are the operator's to read, in the log and on the metrics
+// port.
+func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handler {
+	level := slog.LevelWarn
+	if !detail {
+		level = slog.LevelDebug // the metrics port's probe logs it at warn; a client cannot fill the log
+	}
+	return map[string]http.Handler{
+		"/healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			WriteHealth(w, http.StatusOK, "ok", "")
+		}),
+		"/readyz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+			defer cancel()
+			if err := store.Ready(rctx); err != nil {
+				log.Log(r.Context(), level, "not ready", "err", err)
+				reason := ""
+				if detail {
+					reason = oneLine(err.Error())
+				}
+				WriteHealth(w, http.StatusServiceUnavailable, "unavailable", reason)
+				return
+			}
+			WriteHealth(w, http.StatusOK, "ok", "")
+		}),
+	}
+}
+
+// GetRoutes answers GET and HEAD on exactly the paths of routes, and hands every other path to
+// other (nil: a JSON 404). Unlike http.ServeMux it never redirects a path it would clean, and
+// every refusal is JSON.
+func GetRoutes(routes map[string]http.Handler, other http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, ok := routes[r.URL.Path]
+		switch {
+		case !ok && other != nil:
+			other.ServeHTTP(w, r)
+		case !ok:
+			serve.WriteError(w, http.StatusNotFound, "no such endpoint: "+strings.Join(slices.Sorted(maps.Keys(routes)), ", ")+" are served here")
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			w.Header().Set("Allow", "GET, HEAD")
+			serve.WriteError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD")
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}

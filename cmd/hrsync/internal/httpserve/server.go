@@ -1,0 +1,187 @@
+// Package httpserve runs hrsync's HTTP servers (the /v1 replica, the metrics and health port):
+// bounded timeouts, a graceful shutdown when the context ends, HTTPS with a certificate reloaded
+// when its files change or on SIGHUP, cleartext HTTP/2 on request, and the health endpoints
+// answered in JSON.
+package httpserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	stdlog "log"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Server timeouts: a slow or stalled client cannot hold a connection or a goroutine for long.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 120 * time.Second
+	ShutdownTimeout   = 15 * time.Second
+)
+
+// Server is one HTTP server of the process: its name in logs, its address (empty: none), its
+// handler and the attributes of its start line.
+type Server struct {
+	Name    string
+	Addr    string
+	Handler http.Handler
+	Attrs   []slog.Attr
+	// TLS, when set, serves HTTPS (HTTP/1.1 and HTTP/2) with its certificate, reloaded when
+	// it changes.
+	TLS *CertReloader
+	// H2C also accepts cleartext HTTP/2 with prior knowledge (without tls).
+	H2C bool
+}
+
+// ServeAll runs the servers until ctx ends, then shuts them down; the first that fails stops
+// the others. With no server to run (every addr empty) it waits for ctx all the same.
+func ServeAll(ctx context.Context, log *slog.Logger, servers []Server) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(servers))
+	n := 0
+	for _, s := range servers {
+		if s.Addr == "" {
+			continue
+		}
+		n++
+		go func() {
+			err := listenAndServe(ctx, log, s)
+			if err != nil {
+				cancel()
+			}
+			errc <- err
+		}()
+	}
+	if n == 0 {
+		// Nothing to serve: the caller's other work (the worker's schedule, its folder) still
+		// runs until it is told to stop, so "no servers" must not look like "servers ended".
+		<-ctx.Done()
+		return nil
+	}
+	var errs []error
+	for range n {
+		if err := <-errc; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// listenAndServe serves until ctx ends, then drains in-flight requests within shutdownTimeout.
+func listenAndServe(ctx context.Context, log *slog.Logger, s Server) error {
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("%s: listen on %s: %w", s.Name, s.Addr, err)
+	}
+	return ServeOn(ctx, log, ln, s)
+}
+
+// ServeOn is listenAndServe on a listener already open (s.addr unused); it closes ln.
+func ServeOn(ctx context.Context, log *slog.Logger, ln net.Listener, s Server) error {
+	what := s.Name
+	srv := &http.Server{
+		Handler:           s.Handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          ErrorLog(log),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	args := []any{"addr", ln.Addr().String()}
+	switch {
+	case s.TLS != nil:
+		srv.Protocols.SetHTTP2(true)
+		srv.TLSConfig = s.TLS.tlsConfig()
+		args = append(args, "tls", true)
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		s.TLS.watch(wctx)
+	case s.H2C:
+		srv.Protocols.SetUnencryptedHTTP2(true)
+		args = append(args, "h2c", true)
+	}
+	for _, a := range s.Attrs {
+		args = append(args, a)
+	}
+	log.Info(what+" listening", args...)
+	errc := make(chan error, 1)
+	go func() {
+		if s.TLS != nil {
+			errc <- srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("%s: %w", what, err)
+	case <-ctx.Done():
+	}
+	log.Info(what + " shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("%s: shutdown: %w", what, err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// maxServerErrorBytes bounds a line of the HTTP server's own log: its messages may quote what
+// a client sent (a TLS handshake's protocols, an HTTP/2 preface), and a client must not grow
+// the log by what it sends.
+const maxServerErrorBytes = 512
+
+// ErrorLog is the HTTP server's ErrorLog: its lines at WARN, each cut to
+// maxServerErrorBytes and marked so.
+func ErrorLog(log *slog.Logger) *stdlog.Logger {
+	return stdlog.New(cutLines{slog.NewLogLogger(log.Handler(), slog.LevelWarn).Writer(), maxServerErrorBytes}, "", 0)
+}
+
+// cutLines writes each message cut to max bytes, with " …(cut, N bytes)" when it was longer.
+type cutLines struct {
+	w   io.Writer
+	max int
+}
+
+func (c cutLines) Write(p []byte) (int, error) {
+	if len(p) <= c.max {
+		return c.w.Write(p)
+	}
+	msg := append(bytes.Clone(p[:c.max]), fmt.Sprintf(" …(cut, %d bytes)", len(p))...)
+	if _, err := c.w.Write(msg); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// WriteHealth answers a health check: {"status":…} and, when given, "reason", encoded by
+// encoding/json (a reason may hold any byte an error message does).
+func WriteHealth(w http.ResponseWriter, status int, state, reason string) {
+	body, err := json.Marshal(struct {
+		Status string `json:"status"`
+		Reason string `json:"reason,omitempty"`
+	}{state, reason})
+	if err != nil { // cannot happen: two strings
+		body = []byte(`{"status":"unavailable"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

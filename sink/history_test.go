@@ -267,7 +267,7 @@ func TestHistoryTriggersFollowTheDeclarations(t *testing.T) {
 		if s.Dialect() == schema.Postgres {
 			drop += ` ON employees`
 		}
-		if _, err := s.DB().ExecContext(ctx, drop); err != nil {
+		if _, err := sinktest.DB(s).ExecContext(ctx, drop); err != nil {
 			t.Fatal(err)
 		}
 		flag := "history triggers differ from the declarations: CREATE TRIGGER employees_history_upd AFTER…"
@@ -275,14 +275,14 @@ func TestHistoryTriggersFollowTheDeclarations(t *testing.T) {
 		if err != nil || !slices.Contains(bad, flag) {
 			t.Errorf("with a history trigger dropped: mismatches %q (%v), want %q", bad, err, flag)
 		}
-		if applied, err := sink.MigrateDB(ctx, s.DB().DB, s.Dialect()); err != nil || len(applied) != 0 {
+		if applied, err := sink.MigrateDB(ctx, sinktest.DB(s).DB, s.Dialect()); err != nil || len(applied) != 0 {
 			t.Fatalf("migrate: applied %v, %v; want nothing to apply", applied, err)
 		}
 		if bad, err := sink.DeclarationMismatches(ctx, s); err != nil || len(bad) != 0 {
 			t.Errorf("after migrate: mismatches %q (%v), want none", bad, err)
 		}
 		nextMillisecond()
-		if _, err := s.DB().ExecContext(ctx, s.DB().Rebind(`UPDATE employees SET job_title = 'Chief' WHERE id = ?`), e.ID); err != nil {
+		if _, err := sinktest.DB(s).ExecContext(ctx, sinktest.DB(s).Rebind(`UPDATE employees SET job_title = 'Chief' WHERE id = ?`), e.ID); err != nil {
 			t.Fatal(err)
 		}
 		vs := versions(t, s, "employees", "coalesce(job_title, '')", e.ID)
@@ -291,7 +291,7 @@ func TestHistoryTriggersFollowTheDeclarations(t *testing.T) {
 			t.Fatalf("versions after an update %+v, want the created one closed and Chief open", vs)
 		}
 		nextMillisecond()
-		if _, err := s.DB().ExecContext(ctx, s.DB().Rebind(`DELETE FROM employees WHERE id = ?`), e.ID); err != nil {
+		if _, err := sinktest.DB(s).ExecContext(ctx, sinktest.DB(s).Rebind(`DELETE FROM employees WHERE id = ?`), e.ID); err != nil {
 			t.Fatal(err)
 		}
 		if vs := versions(t, s, "employees", "coalesce(job_title, '')", e.ID); len(vs) != 2 || !vs[1].to.Valid {
@@ -313,7 +313,7 @@ func TestAFieldAddedToEmployeesIsHistoried(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range []string{`ALTER TABLE employees ADD COLUMN nickname text`, `ALTER TABLE employees_history ADD COLUMN nickname text`} {
-			if _, err := s.DB().ExecContext(ctx, q); err != nil {
+			if _, err := sinktest.DB(s).ExecContext(ctx, q); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -321,7 +321,7 @@ func TestAFieldAddedToEmployeesIsHistoried(t *testing.T) {
 			t.Fatal(err)
 		}
 		nextMillisecond()
-		if _, err := s.DB().ExecContext(ctx, s.DB().Rebind(`UPDATE employees SET nickname = 'Zo' WHERE id = ?`), e.ID); err != nil {
+		if _, err := sinktest.DB(s).ExecContext(ctx, sinktest.DB(s).Rebind(`UPDATE employees SET nickname = 'Zo' WHERE id = ?`), e.ID); err != nil {
 			t.Fatal(err)
 		}
 		vs := versions(t, s, "employees", "coalesce(nickname, '-')", e.ID)

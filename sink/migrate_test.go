@@ -256,7 +256,7 @@ func TestUpgradeMakesHistoryFromDeclarations(t *testing.T) {
 			}
 			current := func() (n int, kept string) {
 				t.Helper()
-				err := s.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM employees_history WHERE id = 7),
+				err := sinktest.DB(s).QueryRowContext(ctx, `SELECT (SELECT count(*) FROM employees_history WHERE id = 7),
     coalesce((SELECT CAST(nested AS text) FROM employees_history WHERE id = 7 AND valid_to IS NULL), '-')`).Scan(&n, &kept)
 				if err != nil {
 					t.Fatal(err)
@@ -267,14 +267,14 @@ func TestUpgradeMakesHistoryFromDeclarations(t *testing.T) {
 				t.Errorf("after the upgrade: %d versions, the current one keeps nested %s; want 1, %s", n, kept, nested)
 			}
 			nextMillisecond()
-			if _, err := s.DB().ExecContext(ctx, `UPDATE employees SET first_name = 'Anna' WHERE id = 7`); err != nil {
+			if _, err := sinktest.DB(s).ExecContext(ctx, `UPDATE employees SET first_name = 'Anna' WHERE id = 7`); err != nil {
 				t.Fatal(err)
 			}
 			if n, kept := current(); n != 2 || kept != nested {
 				t.Errorf("after an update: %d versions, the current one keeps nested %s; want 2, %s", n, kept, nested)
 			}
 			nextMillisecond()
-			if _, err := s.DB().ExecContext(ctx, `DELETE FROM employees WHERE id = 7`); err != nil {
+			if _, err := sinktest.DB(s).ExecContext(ctx, `DELETE FROM employees WHERE id = 7`); err != nil {
 				t.Fatal(err)
 			}
 			if n, kept := current(); n != 2 || kept != "-" {

@@ -18,7 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -202,9 +202,9 @@ func measure(b *testing.B, op func(context.Context) error) {
 	var (
 		next   atomic.Int64
 		failed atomic.Bool
-		mu     stdsync.Mutex
+		mu     sync.Mutex
 		all    = make([]time.Duration, 0, b.N)
-		wg     stdsync.WaitGroup
+		wg     sync.WaitGroup
 	)
 	ctx := context.Background()
 	b.ResetTimer()

@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/budget"
 )
 
 // The account's request budget lives in the warehouse, which every hrsync process of the account
 // shares: each request reserves the next slot in one short statement (GCRA: request_budget.tat
 // is when the slot after the last one reserved starts) and sleeps until its slot. The slots are
-// spaced by the in-process pacer's interval (source.PacingInterval), so however many processes
+// spaced by the in-process pacer's interval (budget.PacingInterval), so however many processes
 // reserve, no window of the upstream holds more than the rate. It is fair by construction: a
 // request reserves its slot when it is about to be sent, so a create behind a running sync waits
 // for the slots already reserved (about the sync's concurrency), not for the whole walk.
@@ -52,13 +52,13 @@ type BudgetOptions struct {
 	Logger *slog.Logger
 }
 
-// Budget is a source.Budget kept in the warehouse, shared by every process of the account. It is
+// Budget is a budget.Budget kept in the warehouse, shared by every process of the account. It is
 // safe for concurrent use.
 type Budget struct {
 	s        *Store
 	opts     BudgetOptions
 	interval time.Duration
-	fallback *source.LocalBudget
+	fallback *budget.Local
 	log      *slog.Logger
 	// reserving lets one reservation of the process at a time to the warehouse: the others
 	// would only queue on the row (Postgres) or on the file's write lock (SQLite, whose busy
@@ -69,7 +69,7 @@ type Budget struct {
 	degraded  bool
 	nextProbe time.Time // while degraded: when the warehouse is tried again
 	probing   bool      // a request is trying the warehouse; the others use the fallback
-	waited    map[source.Kind]*KindWaits
+	waited    map[budget.Kind]*KindWaits
 }
 
 // KindWaits counts the slots a Budget granted to one kind of request, and the time they waited.
@@ -97,11 +97,11 @@ func (s *Store) NewBudget(opts BudgetOptions) (*Budget, error) {
 	return &Budget{
 		s:        s,
 		opts:     opts,
-		interval: source.PacingInterval(opts.PerMinute),
+		interval: budget.PacingInterval(opts.PerMinute),
 		// At least one request a minute, however large the share.
-		fallback: source.NewLocalBudget(max(opts.PerMinute/opts.Share, 1)),
+		fallback: budget.NewLocal(max(opts.PerMinute/opts.Share, 1)),
 		log:      log,
-		waited:   make(map[source.Kind]*KindWaits),
+		waited:   make(map[budget.Kind]*KindWaits),
 	}, nil
 }
 
@@ -120,7 +120,7 @@ func (s *Store) ReserveRequest(ctx context.Context, account string, interval tim
 // Wait reserves the request's slot in the warehouse and sleeps until it starts, or, when the
 // warehouse does not answer within Timeout, paces the process at its share. A slot reserved for
 // a request whose ctx ends before it is not given back: it stays unused.
-func (b *Budget) Wait(ctx context.Context, kind source.Kind) (time.Duration, error) {
+func (b *Budget) Wait(ctx context.Context, kind budget.Kind) (time.Duration, error) {
 	start := time.Now()
 	waited, err := b.wait(ctx, kind)
 	if err == nil {
@@ -137,7 +137,7 @@ func (b *Budget) Wait(ctx context.Context, kind source.Kind) (time.Duration, err
 	return waited, err
 }
 
-func (b *Budget) wait(ctx context.Context, kind source.Kind) (time.Duration, error) {
+func (b *Budget) wait(ctx context.Context, kind budget.Kind) (time.Duration, error) {
 	start := time.Now()
 	if !b.shared(start) {
 		return b.fallback.Wait(ctx, kind)
@@ -231,10 +231,10 @@ func (b *Budget) Shared() bool {
 }
 
 // Waits returns, per kind, the slots granted and the time their requests waited for them.
-func (b *Budget) Waits() map[source.Kind]KindWaits {
+func (b *Budget) Waits() map[budget.Kind]KindWaits {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make(map[source.Kind]KindWaits, len(b.waited))
+	out := make(map[budget.Kind]KindWaits, len(b.waited))
 	for k, w := range b.waited {
 		out[k] = *w
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 )
 
@@ -31,13 +32,13 @@ func BenchmarkBudgetOverhead(b *testing.B) {
 				name = backend + "/shared"
 			}
 			b.Run(name, func(b *testing.B) {
-				var budget source.Budget
+				var bud budget.Budget
 				if shared {
 					url, sopts := budgetWarehouse(b, backend)
-					budget = openBudget(b, url, sopts, sink.BudgetOptions{PerMinute: perMinute})
+					bud = openBudget(b, url, sopts, sink.BudgetOptions{PerMinute: perMinute})
 				}
 				c, err := source.NewClient(srv.URL, fakeupstream.DefaultAPIKey, source.ClientOptions{
-					HTTPClient: srv.Client(), RateLimit: perMinute, Budget: budget, MaxAttempts: 1})
+					HTTPClient: srv.Client(), RateLimit: perMinute, Budget: bud, MaxAttempts: 1})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -86,7 +87,7 @@ func budgetUpstream(t *testing.T) (*fakeupstream.Service, *httptest.Server) {
 	return up, srv
 }
 
-func budgetClient(t *testing.T, srv *httptest.Server, b source.Budget, kind source.Kind) *source.Client {
+func budgetClient(t *testing.T, srv *httptest.Server, b budget.Budget, kind budget.Kind) *source.Client {
 	t.Helper()
 	c, err := source.NewClient(srv.URL, fakeupstream.DefaultAPIKey, source.ClientOptions{
 		HTTPClient: srv.Client(), RateLimit: budgetRate, Budget: b, CreateKind: kind, MaxAttempts: 1})
@@ -154,7 +155,7 @@ func TestSharedBudgetHoldsTwoProcessesUnderTheLimit(t *testing.T) {
 				}
 			}
 			for p, b := range budgets {
-				if !b.Shared() || b.Waits()[source.KindWalk].Granted < served[p].Load() {
+				if !b.Shared() || b.Waits()[budget.KindWalk].Granted < served[p].Load() {
 					t.Errorf("process %d: shared %v, slots %+v, served %d", p+1, b.Shared(), b.Waits(), served[p].Load())
 				}
 			}
@@ -186,7 +187,7 @@ func TestSharedBudgetCreateDuringWalk(t *testing.T) {
 			}
 			time.Sleep(time.Second) // the walk is in full swing: every walker holds a slot
 			fb := openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: budgetRate})
-			forwarder := budgetClient(t, srv, fb, source.KindForward)
+			forwarder := budgetClient(t, srv, fb, budget.KindForward)
 			began := time.Now()
 			_, err := forwarder.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"})
 			took := time.Since(began)
@@ -199,10 +200,10 @@ func TestSharedBudgetCreateDuringWalk(t *testing.T) {
 			// The walk's slots ahead of it, one interval each, four more, and two seconds for a
 			// loaded machine: a create queued behind the walk itself would wait for as long as
 			// the walk runs (here, until the test stops it).
-			if limit := (concurrency+4)*source.PacingInterval(budgetRate) + 2*time.Second; took > limit {
+			if limit := (concurrency+4)*budget.PacingInterval(budgetRate) + 2*time.Second; took > limit {
 				t.Errorf("the create waited %v, want at most %v", took.Round(time.Millisecond), limit)
 			}
-			if w := fb.Waits()[source.KindForward]; w.Granted != 1 {
+			if w := fb.Waits()[budget.KindForward]; w.Granted != 1 {
 				t.Errorf("forward slots %+v, want 1", w)
 			}
 			if n := up.Count("/v1/employees", 429); n != 0 {
@@ -263,7 +264,7 @@ func TestSharedBudgetFallsBackToItsShare(t *testing.T) {
 				Timeout: timeout, Retry: retry, Logger: log})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			if _, err := b.Wait(ctx, source.KindWalk); err != nil || !b.Shared() {
+			if _, err := b.Wait(ctx, budget.KindWalk); err != nil || !b.Shared() {
 				t.Fatalf("reachable: %v, shared %v", err, b.Shared())
 			}
 
@@ -271,7 +272,7 @@ func TestSharedBudgetFallsBackToItsShare(t *testing.T) {
 			const n = 6
 			start := time.Now()
 			for range n {
-				if _, err := b.Wait(ctx, source.KindWalk); err != nil {
+				if _, err := b.Wait(ctx, budget.KindWalk); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -281,7 +282,7 @@ func TestSharedBudgetFallsBackToItsShare(t *testing.T) {
 			}
 			// n requests at the share: the first after the timeout, n-1 intervals of the share
 			// after it (and one more probe of the warehouse, timed out, on the way).
-			alone := source.PacingInterval(perMinute / share)
+			alone := budget.PacingInterval(perMinute / share)
 			if min := time.Duration(n-1) * alone; took < min {
 				t.Errorf("%d requests in %v at the share, want at least %v", n, took.Round(time.Millisecond), min)
 			}
@@ -292,7 +293,7 @@ func TestSharedBudgetFallsBackToItsShare(t *testing.T) {
 			mend()
 			time.Sleep(retry + 100*time.Millisecond) // past Retry: the next request asks the warehouse
 			for range 3 {
-				if _, err := b.Wait(ctx, source.KindWalk); err != nil {
+				if _, err := b.Wait(ctx, budget.KindWalk); err != nil {
 					t.Fatal(err)
 				}
 			}

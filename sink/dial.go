@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	stdsync "sync"
+	"sync"
 	"time"
 
 	"github.com/lib/pq"
@@ -65,7 +65,7 @@ type pgConnector struct {
 	silence  time.Duration
 	stmtWait time.Duration // the statement timeout, for messages
 
-	mu   stdsync.Mutex
+	mu   sync.Mutex
 	live map[*netConn]struct{} // open sockets, for interrupt
 }
 
@@ -101,7 +101,7 @@ func newPGConnector(dsn string, statementTimeout time.Duration) (*pgConnector, e
 // dialSlot carries the socket a Connect dials back to Connect, through the dial's context.
 type dialSlot struct {
 	ctx  context.Context // Connect's: lib/pq's dial context ends with the dial
-	mu   stdsync.Mutex
+	mu   sync.Mutex
 	conn *netConn
 	stop func() bool // the watch of Connect's context
 }
@@ -185,7 +185,7 @@ type netConn struct {
 	stmtWait time.Duration
 	owner    *pgConnector
 
-	mu              stdsync.Mutex
+	mu              sync.Mutex
 	userRead        time.Time // deadlines lib/pq set (the connect timeout)
 	userWrite       time.Time
 	limit           time.Duration // when not 0, a shorter silence for the current wait

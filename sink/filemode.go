@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	stdsync "sync"
+	"sync"
 )
 
 // A SQLite warehouse holds personal data: its file, and the -wal, -shm and -journal files
@@ -45,7 +45,7 @@ func CreateSQLiteFile(path string) error {
 }
 
 // loosened holds the files warned about that could not be tightened, so that each is said once.
-var loosened stdsync.Map
+var loosened sync.Map
 
 // privateSQLiteFile readies path for the driver: created 0600 when missing; when it, or a
 // -wal, -shm or -journal beside it, has group or other permissions, tightened to 0600 and

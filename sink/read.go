@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -23,13 +23,13 @@ type tableReads struct {
 	// served ids in order (read in a snapshot with totals).
 	pageQuery, byIDQuery, totalsQuery, visibleIDs string
 
-	mu                 stdsync.Mutex
+	mu                 sync.Mutex
 	page, byID, totals *sqlx.Stmt
 
 	ids idCache
 	// loadMu makes one goroutine reload the id cache after a write while the others wait and
 	// reuse what it read.
-	loadMu stdsync.Mutex
+	loadMu sync.Mutex
 }
 
 func newTableReads(s *Store, t *table) *tableReads {
@@ -195,7 +195,7 @@ func readRows[T any](ctx context.Context, s *Store, c *collection[T], stmt *sqlx
 // Page N of any size is then a primary-key range (ids[off] … ids[off+size-1]): page 1,000 costs
 // what page 1 costs, where OFFSET would walk 99,900 index entries first.
 type idCache struct {
-	mu      stdsync.Mutex
+	mu      sync.Mutex
 	version int64
 	ids     []int64
 	loaded  bool

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	stdsync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,7 +131,7 @@ func TestCreateEmployee(t *testing.T) {
 func TestConcurrentCreatesSameEmail(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
-		var wg stdsync.WaitGroup
+		var wg sync.WaitGroup
 		errs := make([]error, 8)
 		for i := range errs {
 			wg.Go(func() {

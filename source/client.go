@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -46,10 +47,10 @@ type ClientOptions struct {
 	// Budget, when set, gives every request its slot instead of RateLimit's in-process pacing,
 	// e.g. a budget shared with the account's other processes (sink.Budget). RateLimit is then
 	// only what the caller built the Budget with.
-	Budget Budget
+	Budget budget.Budget
 	// CreateKind is the Kind a create is drawn from the Budget as (default KindCreate; serve's
 	// forwarding client says KindForward). Lists are KindWalk.
-	CreateKind Kind
+	CreateKind budget.Kind
 	// RateLimitWindow is how long a 429 without Retry-After is waited out (default 60 s, the
 	// real service's window).
 	RateLimitWindow time.Duration
@@ -106,14 +107,14 @@ func NewClient(baseURL, apiKey string, opts ClientOptions) (*Client, error) {
 	}
 	// The key goes to the source's origin only: a redirect elsewhere fails (RedirectError).
 	hc = guardRedirects(hc)
-	opts.CreateKind = cmp.Or(opts.CreateKind, KindCreate)
+	opts.CreateKind = cmp.Or(opts.CreateKind, budget.KindCreate)
 	opts.RateLimitWindow = cmp.Or(opts.RateLimitWindow, DefaultRateLimitWindow)
 	opts.MaxAttempts = cmp.Or(opts.MaxAttempts, DefaultMaxAttempts)
 	opts.MaxElapsed = cmp.Or(opts.MaxElapsed, DefaultMaxElapsed)
 	opts.RetryInitial = cmp.Or(opts.RetryInitial, DefaultRetryInitial)
 	opts.RetryMax = max(cmp.Or(opts.RetryMax, DefaultRetryMax), opts.RetryInitial)
 	if opts.clock == nil {
-		opts.clock = realClock{}
+		opts.clock = budget.SystemClock{}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -176,7 +177,7 @@ func listPage[T any](ctx context.Context, c *Client, key string, page int64, fil
 		}
 	}
 	u.RawQuery = q.Encode()
-	resp, body, err := c.do(ctx, call{method: http.MethodGet, route: "/v1/" + key, url: u.String(), kind: KindWalk})
+	resp, body, err := c.do(ctx, call{method: http.MethodGet, route: "/v1/" + key, url: u.String(), kind: budget.KindWalk})
 	if err != nil {
 		if page == 1 && resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
 			err = &NotOfferedError{Collection: key, Status: resp.StatusCode, Err: err}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -747,7 +748,7 @@ func TestNewClientOptions(t *testing.T) {
 		t.Errorf("defaults %+v", c.opts)
 	}
 	c, err = NewClient("https://api.breathehr.com", clientTestKey, ClientOptions{RateLimit: 60})
-	if err != nil || c.pacer.budget.(*LocalBudget).limiter.Burst() != 1 {
+	if err != nil || c.pacer.budget.(*budget.Local).Limiter().Burst() != 1 {
 		t.Errorf("RateLimit 60: %v, %+v", err, c.pacer)
 	}
 	for _, opts := range []ClientOptions{

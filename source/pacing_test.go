@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -71,27 +72,6 @@ func (f *fakeClock) Ends() []time.Time {
 // near compares durations up to the limiter's float rounding (a nanosecond a slot).
 func near(a, b time.Duration) bool {
 	return (a - b).Abs() <= time.Microsecond
-}
-
-func TestPacingInterval(t *testing.T) {
-	tests := []struct {
-		perMinute int
-		want      time.Duration
-	}{
-		{60, 1020 * time.Millisecond},
-		{600, 102 * time.Millisecond},
-		{30, 2040 * time.Millisecond},
-		{6000, 10200 * time.Microsecond},
-	}
-	for _, tt := range tests {
-		if got := PacingInterval(tt.perMinute); got != tt.want {
-			t.Errorf("PacingInterval(%d) = %v, want %v", tt.perMinute, got, tt.want)
-		}
-		// Never more than perMinute requests in any minute.
-		if n := int(time.Minute/PacingInterval(tt.perMinute)) + 1; n > tt.perMinute {
-			t.Errorf("at %d a minute, %d requests fit in one minute", tt.perMinute, n)
-		}
-	}
 }
 
 // arrivalServer answers every list with an empty page and notes the fake clock's time at each
@@ -201,7 +181,7 @@ func TestPacerSharedAcrossGoroutines(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			if _, err := p.wait(context.Background(), KindWalk); err != nil {
+			if _, err := p.wait(context.Background(), budget.KindWalk); err != nil {
 				t.Error(err)
 			}
 		})
@@ -214,7 +194,7 @@ func TestPacerSharedAcrossGoroutines(t *testing.T) {
 	slices.SortFunc(ends, time.Time.Compare)
 	start := fc.Now()
 	for i, e := range ends {
-		if want := start.Add(time.Duration(i+1) * PacingInterval(600)); !near(e.Sub(want), 0) {
+		if want := start.Add(time.Duration(i+1) * budget.PacingInterval(600)); !near(e.Sub(want), 0) {
 			t.Errorf("slot %d at %v, want %v", i+1, e.Sub(start), want.Sub(start))
 		}
 	}
@@ -239,7 +219,7 @@ func TestPacerRealWaitsAcrossGoroutines(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if d, want := time.Since(start), (workers*each-1)*PacingInterval(6000); d < want {
+	if d, want := time.Since(start), (workers*each-1)*budget.PacingInterval(6000); d < want {
 		t.Errorf("%d requests from %d goroutines took %v, want at least %v", workers*each, workers, d, want)
 	}
 }
@@ -249,27 +229,27 @@ func TestPacerPauseHoldsEveryRequest(t *testing.T) {
 	p := newPacer(0, nil, fc)
 	p.pauseUntil(fc.Now().Add(time.Minute))
 	p.pauseUntil(fc.Now().Add(time.Second)) // an earlier end does not shorten the pause
-	waited, err := p.wait(context.Background(), KindWalk)
+	waited, err := p.wait(context.Background(), budget.KindWalk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if waited != time.Minute || !slices.Equal(fc.Sleeps(), []time.Duration{time.Minute}) {
 		t.Errorf("waited %v in sleeps %v, want one minute", waited, fc.Sleeps())
 	}
-	if waited, _ := p.wait(context.Background(), KindWalk); waited != 0 {
+	if waited, _ := p.wait(context.Background(), budget.KindWalk); waited != 0 {
 		t.Errorf("after the pause, waited %v", waited)
 	}
 }
 
 func TestPacerCanceled(t *testing.T) {
-	p := newPacer(1, nil, realClock{})
-	if _, err := p.wait(context.Background(), KindWalk); err != nil { // the first slot is free
+	p := newPacer(1, nil, budget.SystemClock{})
+	if _, err := p.wait(context.Background(), budget.KindWalk); err != nil { // the first slot is free
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := p.wait(ctx, KindWalk) // the next slot is a minute away
+	_, err := p.wait(ctx, budget.KindWalk) // the next slot is a minute away
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("wait = %v, want context.Canceled", err)
 	}
@@ -277,8 +257,8 @@ func TestPacerCanceled(t *testing.T) {
 		t.Errorf("cancel took %v", d)
 	}
 	// The canceled slot was given back: the one after is no further away than a minute.
-	r := p.budget.(*LocalBudget).limiter.ReserveN(time.Now(), 1)
-	if d := r.Delay(); d > PacingInterval(1) {
+	r := p.budget.(*budget.Local).Limiter().ReserveN(time.Now(), 1)
+	if d := r.Delay(); d > budget.PacingInterval(1) {
 		t.Errorf("next slot in %v", d)
 	}
 }
@@ -370,11 +350,11 @@ func TestClientPacingAvoidsTheUpstreamLimit(t *testing.T) {
 // kindsBudget notes the kind of every slot asked for, and refuses with err when set.
 type kindsBudget struct {
 	mu    sync.Mutex
-	kinds []Kind
+	kinds []budget.Kind
 	err   error
 }
 
-func (b *kindsBudget) Wait(_ context.Context, k Kind) (time.Duration, error) {
+func (b *kindsBudget) Wait(_ context.Context, k budget.Kind) (time.Duration, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.kinds = append(b.kinds, k)
@@ -406,11 +386,11 @@ func TestClientAsksItsBudgetBeforeEveryAttempt(t *testing.T) {
 
 	tests := []struct {
 		name       string
-		createKind Kind
-		want       []Kind
+		createKind budget.Kind
+		want       []budget.Kind
 	}{
-		{"sync or onboard", "", []Kind{KindWalk, KindWalk, KindCreate}},
-		{"serve forwarding", KindForward, []Kind{KindWalk, KindForward}},
+		{"sync or onboard", "", []budget.Kind{budget.KindWalk, budget.KindWalk, budget.KindCreate}},
+		{"serve forwarding", budget.KindForward, []budget.Kind{budget.KindWalk, budget.KindForward}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
+	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -61,7 +62,7 @@ type call struct {
 	url         string
 	body        []byte
 	contentType string
-	kind        Kind // what the request's slot of the budget is drawn as
+	kind        budget.Kind // what the request's slot of the budget is drawn as
 }
 
 // do sends c within the request budget, retrying as described above, and returns the answer of

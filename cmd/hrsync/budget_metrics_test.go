@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/budget"
 )
 
 // The shared budget's waits are exported per kind of request, once a kind has had a slot.
@@ -25,7 +25,7 @@ func TestBudgetMetrics(t *testing.T) {
 	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(newBudgetCollector(b))
-	for _, k := range []source.Kind{source.KindWalk, source.KindWalk, source.KindForward} {
+	for _, k := range []budget.Kind{budget.KindWalk, budget.KindWalk, budget.KindForward} {
 		if _, err := b.Wait(ctx, k); err != nil {
 			t.Fatal(err)
 		}

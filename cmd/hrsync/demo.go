@@ -25,8 +25,8 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/serve"
-	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/onboard"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // `hrsync demo`: the whole product in one process, with nothing to set up. An upstream serving
@@ -179,7 +179,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	sopts := hrsync.Options{Concurrency: da.Sync.Concurrency, MaxWalks: da.Sync.MaxWalks,
+	sopts := walk.Options{Concurrency: da.Sync.Concurrency, MaxWalks: da.Sync.MaxWalks,
 		MaxDeleteShare: da.Sync.MaxDeleteShare, Logger: log}
 
 	// 3. The first sync, of every collection hrsync knows (the reference data before the events
@@ -187,11 +187,11 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	// the source does not list: the sync retires them, exactly as a first `hrsync sync` does,
 	// which is no deletion of the source's records (none is reported deleted).
 	t = time.Now()
-	sync1, err := hrsync.New(client, store, sopts).Run(ctx, hrsync.Known)
+	sync1, err := walk.New(client, store, sopts).Run(ctx, walk.Known)
 	if err != nil {
 		return fmt.Errorf("demo: sync: %w", err)
 	}
-	w.step("3. Sync", "every page of all %d collections into the warehouse (%s)", len(hrsync.Known), time.Since(t).Round(time.Millisecond))
+	w.step("3. Sync", "every page of all %d collections into the warehouse (%s)", len(walk.Known), time.Since(t).Round(time.Millisecond))
 	w.more("(the financial module too, which hrsync sync walks only when sync.resources names it)")
 	w.results(sync1)
 
@@ -212,7 +212,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	// 5. The second sync: of the collections onboarding wrote to. The events are unchanged, and
 	// walking them again would double the demo's time to show nothing new.
 	t = time.Now()
-	sync2, err := hrsync.New(client, store, sopts).Run(ctx, demoResync)
+	sync2, err := walk.New(client, store, sopts).Run(ctx, demoResync)
 	if err != nil {
 		return fmt.Errorf("demo: second sync: %w", err)
 	}
@@ -473,13 +473,13 @@ func sampleID(file onboard.FileResult, up *fakeupstream.Server) int64 {
 	return 1
 }
 
-func result(rs []hrsync.Result, r sink.Resource) hrsync.Result {
+func result(rs []walk.Result, r sink.Resource) walk.Result {
 	for _, x := range rs {
 		if x.Resource == r {
 			return x
 		}
 	}
-	return hrsync.Result{}
+	return walk.Result{}
 }
 
 func count(f onboard.FileResult, outcome string) int {
@@ -579,7 +579,7 @@ func (d *demoWriter) more(format string, args ...any) {
 }
 
 // results writes a sync's summary lines, as `hrsync sync` prints them.
-func (d *demoWriter) results(rs []hrsync.Result) {
+func (d *demoWriter) results(rs []walk.Result) {
 	for _, r := range rs {
 		var b bytes.Buffer
 		printResult(&b, "", r, false)

@@ -13,7 +13,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // TestAbsenceDaysByDepartment syncs a generated account's employees and absences and holds the
@@ -94,7 +94,7 @@ func TestAbsenceDaysByDepartment(t *testing.T) {
 		if err != nil || got == nil || len(got) != 0 {
 			t.Fatalf("an empty warehouse: %v %v, want no lines", got, err)
 		}
-		if _, err := hrsync.New(c, s, hrsync.Options{Concurrency: 2}).Run(ctx, []sink.Resource{sink.WorkingPatterns, sink.Employees, "absences"}); err != nil {
+		if _, err := walk.New(c, s, walk.Options{Concurrency: 2}).Run(ctx, []sink.Resource{sink.WorkingPatterns, sink.Employees, "absences"}); err != nil {
 			t.Fatal(err)
 		}
 		if got, err = absenceDaysByDepartment(ctx, s, year); err != nil || !slices.Equal(got, want) {

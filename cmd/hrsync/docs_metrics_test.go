@@ -20,7 +20,7 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // The docs and the deployment kit say which metrics hrsync exports and with which labels; these
@@ -325,7 +325,7 @@ func labelValuesListed(t *testing.T, ops, prefix string) []string {
 func TestLabelValuesDocumented(t *testing.T) {
 	ops := readRepoFile(t, "docs/operations.md")
 	var resources, sourceRoutes []string
-	for _, r := range hrsync.Known {
+	for _, r := range walk.Known {
 		resources = append(resources, string(r))
 		sourceRoutes = append(sourceRoutes, "/v1/"+string(r)) // source.Client: "/v1/" + the collection
 	}

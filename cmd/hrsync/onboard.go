@@ -14,8 +14,8 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
-	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/onboard"
+	"github.com/hrsync/hrsync/sync/runner"
 )
 
 // onboardCommand is hrsync onboard.
@@ -87,7 +87,7 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg config.Settings, a 
 	}
 	o := newOnboarder(a, client, store, nil, c.dryRun, log)
 	var results []onboard.FileResult
-	err = hrsync.WithLockNamed(ctx, store, onboard.LockName, func(ctx context.Context) error {
+	err = runner.WithLockNamed(ctx, store, onboard.LockName, func(ctx context.Context) error {
 		if len(c.files) > 0 {
 			for _, path := range c.files {
 				r, err := o.ProcessPath(ctx, path, "")
@@ -102,7 +102,7 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg config.Settings, a 
 		results, err = o.Pass(ctx, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle, RetryAll: c.retryFailed})
 		return err
 	})
-	if errors.Is(err, hrsync.ErrLocked) {
+	if errors.Is(err, runner.ErrLocked) {
 		return a.Wrap(errors.New("onboard: another hrsync process is onboarding from this warehouse; try again when it is done"))
 	}
 	return c.report(a, results, err, stdout)

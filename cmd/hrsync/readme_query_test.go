@@ -17,7 +17,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // readmeQuery is the SQL of docs/warehouse.md's fenced block between "<!-- query: name -->" and
@@ -205,8 +205,8 @@ func TestREADMESicknessDaysQuery(t *testing.T) {
 				t.Fatal(err)
 			}
 			store := sinktest.Store(t, backend, sink.Options{})
-			rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 2}).
-				Run(ctx, hrsync.Ordered([]sink.Resource{sink.WorkingPatterns, sink.Employees, "sicknesses"}))
+			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).
+				Run(ctx, walk.Ordered([]sink.Resource{sink.WorkingPatterns, sink.Employees, "sicknesses"}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,9 +19,10 @@ import (
 
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/serve"
-	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/fleet"
 	"github.com/hrsync/hrsync/sync/onboard"
+	"github.com/hrsync/hrsync/sync/runner"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // runCommand is hrsync run, the worker.
@@ -40,7 +41,7 @@ func (c *runCommand) flags(fs *flag.FlagSet) {
 const stopTimeout = 30 * time.Second
 
 // run is the long-running worker: for every account, syncs on its schedule and watches its
-// onboarding folder, both jobs of the account's hrsync.Runner (one run of each across workers,
+// onboarding folder, both jobs of the account's runner.Runner (one run of each across workers,
 // by the account's warehouse locks); the metrics and health endpoints when metrics.addr is set,
 // and with --serve the /v1 replica of every account. Accounts run side by side, each on its own
 // schedule, lock and budget: one failing never stops the others, not even at start (see
@@ -60,7 +61,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 	f := fleet.New[*worker](fleet.Options{RetryFirst: retryOpen.first, RetryMost: retryOpen.most, Logger: log})
 	defer f.Close() // last: after the runners and the servers
 	// One set of sync slots, shared by every account's sync.
-	slots := hrsync.NewSlots(cfg.Worker.MaxSyncs)
+	slots := runner.NewSlots(cfg.Worker.MaxSyncs)
 	var failed []fleet.Account[*worker]
 	for _, a := range cfg.Accounts {
 		as := newAccountSetup(a, reg)
@@ -140,13 +141,15 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 type accountSetup struct {
 	acct        *config.Account
 	reg         prometheus.Registerer // labelled with the account
-	syncMetrics *hrsync.Metrics
+	syncMetrics *walk.Metrics
+	jobMetrics  *runner.Metrics
 	onboard     *onboard.Metrics
 }
 
 func newAccountSetup(a *config.Account, reg prometheus.Registerer) *accountSetup {
 	as := &accountSetup{acct: a, reg: prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg)}
-	as.syncMetrics = hrsync.NewMetrics(as.reg)
+	as.syncMetrics = walk.NewMetrics(as.reg)
+	as.jobMetrics = runner.NewMetrics(as.reg)
 	if a.Schedule != "" {
 		// Said before the warehouse opens: an account whose warehouse never does is stale.
 		as.syncMetrics.Configure(a.Resources)
@@ -166,7 +169,7 @@ type worker struct {
 	acct   *config.Account
 	store  *sink.Store
 	client *source.Client
-	runner *hrsync.Runner
+	runner *runner.Runner
 	log    *slog.Logger
 }
 
@@ -190,7 +193,7 @@ func (w *worker) Close() error { return w.store.Close() }
 // newWorker opens the account's warehouse and builds its jobs, their metrics labelled with the
 // account. An account with neither a schedule nor a folder gets a worker with no jobs (serve
 // still answers for it).
-func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrsync.Slots, log *slog.Logger) (*worker, error) {
+func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *runner.Slots, log *slog.Logger) (*worker, error) {
 	a := as.acct
 	log = a.Logger(log)
 	if err := checkSource(a); err != nil {
@@ -205,9 +208,9 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrs
 		_ = store.Close()
 		return nil, err
 	}
-	var trigger hrsync.Trigger
+	var trigger runner.Trigger
 	if a.Schedule != "" {
-		if trigger, err = hrsync.Cron(a.Schedule, a.Location); err != nil {
+		if trigger, err = runner.Cron(a.Schedule, a.Location); err != nil {
 			return fail(a.Wrap(err))
 		}
 	}
@@ -216,13 +219,13 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrs
 	}
 	// One runner runs the sync and the onboarding alike: each on its trigger, under its own
 	// warehouse lock, never overlapping itself, a panic recovered and counted, the same metrics.
-	var jobs []hrsync.Job
+	var jobs []runner.Job
 	if a.Schedule != "" {
 		// Ledger rows a killed process left "running" are closed now, unless a replica is syncing.
 		if _, err := store.CloseAbandonedRuns(ctx); err != nil {
 			log.Warn("close abandoned sync runs", "err", err)
 		}
-		syncer := hrsync.New(w.client, store, hrsync.Options{Concurrency: a.Sync.Concurrency, MaxWalks: a.Sync.MaxWalks,
+		syncer := walk.New(w.client, store, walk.Options{Concurrency: a.Sync.Concurrency, MaxWalks: a.Sync.MaxWalks,
 			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.Window, Metrics: as.syncMetrics, Logger: log})
 		job := syncer.Job(trigger, a.Resources)
 		job.RunAtStart = c.now || a.Sync.RunAtStart
@@ -237,7 +240,7 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *hrs
 		o := newOnboarder(a, w.client, store, as.onboard, false, log)
 		jobs = append(jobs, o.Job(a.PollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle}))
 	}
-	if w.runner, err = hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Metrics: as.syncMetrics, Logger: log}, jobs...); err != nil {
+	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: store, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
 		return fail(a.Wrap(err))
 	}
 	return w, nil

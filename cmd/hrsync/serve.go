@@ -16,6 +16,7 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/serve"
 )
 
@@ -54,7 +55,7 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 			// beside a running sync); a 429 goes straight back to the client, who may retry.
 			areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg)
 			if stores[len(stores)-1].upstream, err = newClient(a, alog, store, areg,
-				source.ClientOptions{MaxAttempts: 1, CreateKind: source.KindForward}); err != nil {
+				source.ClientOptions{MaxAttempts: 1, CreateKind: budget.KindForward}); err != nil {
 				return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
 			}
 		}

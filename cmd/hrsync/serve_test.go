@@ -15,7 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // The serve port answers every request in JSON with the right status, health endpoints and
@@ -134,13 +134,13 @@ func TestPrintResultOfARunThatNeverStarted(t *testing.T) {
 	start := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name     string
-		res      hrsync.Result
+		res      walk.Result
 		want     string
 		wantNone string
 	}{
-		{"never started", hrsync.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunFailed, StartedAt: start}},
+		{"never started", walk.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunFailed, StartedAt: start}},
 			"0 walks\n", "-2562047h"},
-		{"finished", hrsync.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunOK, StartedAt: start, FinishedAt: start.Add(1500 * time.Millisecond)}},
+		{"finished", walk.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunOK, StartedAt: start, FinishedAt: start.Add(1500 * time.Millisecond)}},
 			"0 walks, 1.5s\n", ""},
 	}
 	for _, tt := range tests {

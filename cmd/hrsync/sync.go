@@ -17,7 +17,8 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source"
 	v1 "github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/runner"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // syncCommand is hrsync sync: one run over the resources, printing what it did.
@@ -33,13 +34,13 @@ type syncCommand struct {
 func (c *syncCommand) flags(fs *flag.FlagSet) {
 	// The names "all" leaves out (the sensitive ones), from the declarations, not written here.
 	var named []string
-	for _, r := range hrsync.Known {
-		if !slices.Contains(hrsync.Resources, r) {
+	for _, r := range walk.Known {
+		if !slices.Contains(walk.Resources, r) {
 			named = append(named, string(r))
 		}
 	}
 	fs.StringVar(&c.resource, "resource", "", "the collections to sync, overriding sync.resources: one or more, comma-separated, of\n"+
-		strings.Join(config.ResourceNames(hrsync.Known), ", ")+",\nor all: every one but the financial module's ("+strings.Join(named, ", ")+"), which\n"+
+		strings.Join(config.ResourceNames(walk.Known), ", ")+",\nor all: every one but the financial module's ("+strings.Join(named, ", ")+"), which\n"+
 		"are synced only when named (default: sync.resources)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
@@ -147,18 +148,18 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	if c.concurrency > 0 {
 		concurrency = c.concurrency
 	}
-	sopts := hrsync.Options{
+	sopts := walk.Options{
 		Concurrency: concurrency, MaxWalks: a.Sync.MaxWalks, MaxDeleteShare: a.Sync.MaxDeleteShare,
 		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.Window, Full: c.full,
 	}
 	rep.options(&sopts)
 	rep.begin(len(resources))
-	var results []hrsync.Result
-	err = hrsync.WithLock(ctx, store, func(ctx context.Context) error {
-		results, err = hrsync.New(client, store, sopts).Run(ctx, resources)
+	var results []walk.Result
+	err = walk.WithLock(ctx, store, func(ctx context.Context) error {
+		results, err = walk.New(client, store, sopts).Run(ctx, resources)
 		return err
 	})
-	if errors.Is(err, hrsync.ErrLocked) {
+	if errors.Is(err, runner.ErrLocked) {
 		return fmt.Errorf("sync: %w; try again when it is done", a.Wrap(err))
 	}
 	rep.close() // the totals, before the error that says what failed
@@ -170,7 +171,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 			}
 			msg := fmt.Sprintf("%s: %v", r.Resource, r.Err)
 			switch {
-			case errors.Is(r.Err, hrsync.ErrGuarded):
+			case errors.Is(r.Err, walk.ErrGuarded):
 				msg += " (if intended, run again with --allow-mass-delete)"
 			case errors.Is(r.Err, v1.ErrUnauthorized):
 				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
@@ -190,7 +191,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 }
 
 // printResult writes one line of what a run did to a collection, after prefix.
-func printResult(w io.Writer, prefix string, r hrsync.Result, dryRun bool) {
+func printResult(w io.Writer, prefix string, r walk.Result, dryRun bool) {
 	fmt.Fprint(w, prefix)
 	if r.Status == sink.RunUnavailable {
 		// Skipped: nothing was walked or written, and there is nothing to count.

@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // syncReport is what `hrsync sync` tells its operator about one account's run: each
@@ -24,7 +24,7 @@ import (
 // (its other lines say what the report says). Piped, the logs stay as they are and no control
 // character is written.
 type syncReport struct {
-	mu     stdsync.Mutex
+	mu     sync.Mutex
 	out    io.Writer // the plan, the summaries, the totals
 	term   io.Writer // the progress line and the log
 	tty    bool
@@ -43,7 +43,7 @@ type syncReport struct {
 	cur     int     // the collection walking, from 0; -1 none
 	line    string  // the progress line on the terminal, "" none
 	drawn   time.Time
-	results []hrsync.Result
+	results []walk.Result
 	closed  bool
 }
 
@@ -81,7 +81,7 @@ func newSyncReport(out, term io.Writer, tty bool, prefix string, ratePerMinute i
 
 // options sets the sync's hooks: the plan and the progress on a terminal only (planning reads a
 // first page of each collection the ledger cannot size), the summaries always.
-func (r *syncReport) options(o *hrsync.Options) {
+func (r *syncReport) options(o *walk.Options) {
 	o.Finished = r.finished
 	if r.tty {
 		o.Planned, o.Progress = r.planned, r.progress
@@ -159,7 +159,7 @@ func (r *syncReport) draw(line string) {
 }
 
 // planned writes the opening lines: what the run will walk and what it will cost.
-func (r *syncReport) planned(p hrsync.Plan) {
+func (r *syncReport) planned(p walk.Plan) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pages = make([]int64, len(p.Collections))
@@ -181,9 +181,9 @@ func (r *syncReport) planned(p hrsync.Plan) {
 
 // planLine is the plan's first line: "plan: 15 collections, 1,185 pages, ~1,190 requests,
 // ~20m14s at 60 requests a minute (sized by each collection's first page)".
-func planLine(p hrsync.Plan, rate int) string {
+func planLine(p walk.Plan, rate int) string {
 	sized := p.Sized()
-	estimate := sized[hrsync.SizedByLastRun] > 0 || sized[hrsync.Unsized] > 0
+	estimate := sized[walk.SizedByLastRun] > 0 || sized[walk.Unsized] > 0
 	about := ""
 	if estimate {
 		about = "~"
@@ -196,20 +196,20 @@ func planLine(p hrsync.Plan, rate int) string {
 		s += ", unpaced (source.rate_limit 0)"
 	}
 	var how []string
-	switch n, all := sized[hrsync.SizedByLastRun], len(p.Collections)-sized[hrsync.NotOffered]; {
+	switch n, all := sized[walk.SizedByLastRun], len(p.Collections)-sized[walk.NotOffered]; {
 	case n > 0 && n == all:
 		how = append(how, "an estimate: the pages of the last run")
 	case n > 0:
 		how = append(how, fmt.Sprintf("an estimate: %d by the last run", n))
 	}
-	if n := sized[hrsync.SizedByFirstPage]; n > 0 {
-		if len(how) == 0 && n+sized[hrsync.NotOffered] == len(p.Collections) {
+	if n := sized[walk.SizedByFirstPage]; n > 0 {
+		if len(how) == 0 && n+sized[walk.NotOffered] == len(p.Collections) {
 			how = append(how, "sized by each collection's first page")
 		} else {
 			how = append(how, fmt.Sprintf("%d sized by their first page", n))
 		}
 	}
-	if n := sized[hrsync.Unsized]; n > 0 {
+	if n := sized[walk.Unsized]; n > 0 {
 		how = append(how, fmt.Sprintf("%d unknown until walked", n))
 	}
 	if p.Probes > 0 {
@@ -222,13 +222,13 @@ func planLine(p hrsync.Plan, rate int) string {
 }
 
 // planPages is the plan's second line: each collection's pages.
-func planPages(p hrsync.Plan) string {
+func planPages(p walk.Plan) string {
 	parts := make([]string, len(p.Collections))
 	for i, c := range p.Collections {
 		switch {
-		case c.Sized == hrsync.NotOffered:
+		case c.Sized == walk.NotOffered:
 			parts[i] = string(c.Resource) + " (not offered)"
-		case c.Sized == hrsync.Unsized:
+		case c.Sized == walk.Unsized:
 			parts[i] = string(c.Resource) + " ?"
 		default:
 			parts[i] = string(c.Resource) + " " + thousands(c.Pages)
@@ -242,7 +242,7 @@ func planPages(p hrsync.Plan) string {
 
 // progress redraws the progress line: the collection of how many, its pages, the run's pages,
 // and the time left at the account's rate.
-func (r *syncReport) progress(p hrsync.Progress) {
+func (r *syncReport) progress(p walk.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i := p.Collection - 1
@@ -269,7 +269,7 @@ func (r *syncReport) progress(p hrsync.Progress) {
 // progressLine is the line for p. The time left is that of the requests still to make: the
 // rest of the walk going on (a page a request), and the requests planned for the collections
 // after it (a one-page collection read by the plan makes none).
-func (r *syncReport) progressLine(p hrsync.Progress) string {
+func (r *syncReport) progressLine(p walk.Progress) string {
 	var done, left, requests int64
 	for j := range r.pages {
 		done += r.done[j]
@@ -306,7 +306,7 @@ func (r *syncReport) progressLine(p hrsync.Progress) string {
 }
 
 // finished writes a collection's summary as soon as it finishes.
-func (r *syncReport) finished(res hrsync.Result) {
+func (r *syncReport) finished(res walk.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.results = append(r.results, res)
@@ -337,7 +337,7 @@ func (r *syncReport) close() {
 
 // totalsLine is the closing line: "total: 15 collections in 19m45s, 1,185 pages, 1,190 requests;
 // 61,002 records: 61,002 new, 0 changed, 0 unchanged, 0 deleted", and what did not end ok.
-func totalsLine(rs []hrsync.Result, dryRun bool, took time.Duration) string {
+func totalsLine(rs []walk.Result, dryRun bool, took time.Duration) string {
 	var pages, requests, records, inserted, updated, unchanged, deleted, refused int64
 	statuses := map[string]int{}
 	var order []string

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"testing"
 
 	"github.com/hrsync/hrsync/source/fakeupstream"
@@ -22,7 +22,7 @@ import (
 // deleted nor walked twice), and the totals. Piped, the second sync writes the summaries and
 // the totals on stdout, the logs as configured on stderr, and no control character.
 func TestSyncSaysWhatItWillDoAndDid(t *testing.T) {
-	var once stdsync.Once
+	var once sync.Once
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(250, 4),
 		Fault: func(_ int, r *http.Request) fakeupstream.Fault {
 			fault := fakeupstream.Fault{}

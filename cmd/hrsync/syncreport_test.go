@@ -10,7 +10,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // fakeTerminal is a terminal for the tests: a buffer that says it is one (see isTerminal).
@@ -29,24 +29,24 @@ func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 // of each level, and each collection's end.
 func reportRun(t *testing.T, rep *syncReport, clk *testClock) {
 	t.Helper()
-	var o hrsync.Options
+	var o walk.Options
 	rep.options(&o)
 	log := rep.logger(config.Settings{})
 	start := clk.now()
-	result := func(r sink.Resource, status string, pages, requests, records int64, took time.Duration) hrsync.Result {
-		return hrsync.Result{Run: sink.Run{Resource: r, Status: status, Pages: pages, Requests: requests, Walks: min(pages, 1),
+	result := func(r sink.Resource, status string, pages, requests, records int64, took time.Duration) walk.Result {
+		return walk.Result{Run: sink.Run{Resource: r, Status: status, Pages: pages, Requests: requests, Walks: min(pages, 1),
 			DistinctRecords: records, Inserted: records, StartedAt: start, FinishedAt: start.Add(took)}}
 	}
 	if o.Planned != nil {
-		o.Planned(hrsync.Plan{Probes: 3, Collections: []hrsync.Planned{
-			{Resource: "departments", Pages: 1, Requests: 0, Sized: hrsync.SizedByFirstPage},
-			{Resource: sink.Employees, Pages: 3, Requests: 3, Sized: hrsync.SizedByFirstPage},
-			{Resource: "absences", Sized: hrsync.NotOffered},
+		o.Planned(walk.Plan{Probes: 3, Collections: []walk.Planned{
+			{Resource: "departments", Pages: 1, Requests: 0, Sized: walk.SizedByFirstPage},
+			{Resource: sink.Employees, Pages: 3, Requests: 3, Sized: walk.SizedByFirstPage},
+			{Resource: "absences", Sized: walk.NotOffered},
 		}})
 	}
 	progress := func(n int, r sink.Resource, done, total int64) {
 		if o.Progress != nil {
-			o.Progress(hrsync.Progress{Resource: r, Collection: n, Collections: 3, Walk: 1, PagesDone: done, PagesTotal: total})
+			o.Progress(walk.Progress{Resource: r, Collection: n, Collections: 3, Walk: 1, PagesDone: done, PagesTotal: total})
 		}
 	}
 	clk.advance(time.Second)
@@ -105,7 +105,7 @@ func TestSyncReportPiped(t *testing.T) {
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	var out, logs bytes.Buffer
 	rep := newSyncReport(&out, &logs, false, "account acme: ", 60, true, clk.now)
-	var o hrsync.Options
+	var o walk.Options
 	rep.options(&o)
 	if o.Planned != nil || o.Progress != nil {
 		t.Error("piped, the report asks for a plan or progress")
@@ -132,30 +132,30 @@ func TestSyncReportPiped(t *testing.T) {
 // so far; cut to fit 80 columns.
 func TestProgressLine(t *testing.T) {
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
-	plan := hrsync.Plan{Collections: []hrsync.Planned{
-		{Resource: sink.Employees, Pages: 50, Requests: 50, Sized: hrsync.SizedByLastRun},
-		{Resource: "absences", Pages: 360, Requests: 360, Sized: hrsync.SizedByLastRun},
-		{Resource: "leave_requests", Pages: 510, Requests: 510, Sized: hrsync.SizedByLastRun},
+	plan := walk.Plan{Collections: []walk.Planned{
+		{Resource: sink.Employees, Pages: 50, Requests: 50, Sized: walk.SizedByLastRun},
+		{Resource: "absences", Pages: 360, Requests: 360, Sized: walk.SizedByLastRun},
+		{Resource: "leave_requests", Pages: 510, Requests: 510, Sized: walk.SizedByLastRun},
 	}}
 	tests := []struct {
 		name   string
 		rate   int
 		prefix string
-		events []hrsync.Progress
+		events []walk.Progress
 		want   string
 	}{
-		{"at the rate", 60, "", []hrsync.Progress{
+		{"at the rate", 60, "", []walk.Progress{
 			{Resource: sink.Employees, Collection: 1, Collections: 3, Walk: 1, PagesDone: 50, PagesTotal: 50},
 			{Resource: "absences", Collection: 2, Collections: 3, Walk: 1, PagesDone: 1, PagesTotal: 360},
 		}, "2/3 absences: page 1/360 · 51/920 pages in all · ~14m46s left"},
-		{"a second walk adds its pages", 60, "", []hrsync.Progress{
+		{"a second walk adds its pages", 60, "", []walk.Progress{
 			{Resource: sink.Employees, Collection: 1, Collections: 3, Walk: 1, PagesDone: 50, PagesTotal: 50},
 			{Resource: sink.Employees, Collection: 1, Collections: 3, Walk: 2, PagesDone: 10, PagesTotal: 50},
 		}, "1/3 employees (walk 2): page 10/50 · 60/970 pages in all · ~15m28s left"},
-		{"unpaced: at the pace so far", 0, "", []hrsync.Progress{
+		{"unpaced: at the pace so far", 0, "", []walk.Progress{
 			{Resource: sink.Employees, Collection: 1, Collections: 3, Walk: 1, PagesDone: 46, PagesTotal: 50},
 		}, "1/3 employees: page 46/50 · 46/920 pages in all · ~38s left"},
-		{"cut to fit", 60, "account a-long-account-name: ", []hrsync.Progress{
+		{"cut to fit", 60, "account a-long-account-name: ", []walk.Progress{
 			{Resource: "leave_requests", Collection: 3, Collections: 3, Walk: 2, PagesDone: 100, PagesTotal: 510},
 		}, "account a-long-account-name: 3/3 leave_requests (walk 2): page 100/510 · 100/5…"},
 	}
@@ -223,12 +223,12 @@ func firstSyncExample(t *testing.T) (mid, end string) {
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	var term fakeTerminal
 	rep := newSyncReport(&term, &term, true, "", 60, false, clk.now)
-	var o hrsync.Options
+	var o walk.Options
 	rep.options(&o)
 	perRequest := paced(1, 60)
 	// The plan: each collection sized by its first page, one request each; a one-page walk is
 	// its probe.
-	plan := hrsync.Plan{}
+	plan := walk.Plan{}
 	rep.begin(len(colls))
 	for _, c := range colls {
 		clk.advance(perRequest)
@@ -237,7 +237,7 @@ func firstSyncExample(t *testing.T) (mid, end string) {
 		if c.pages == 1 {
 			req = 0
 		}
-		plan.Collections = append(plan.Collections, hrsync.Planned{Resource: c.name, Pages: c.pages, Requests: req, Sized: hrsync.SizedByFirstPage})
+		plan.Collections = append(plan.Collections, walk.Planned{Resource: c.name, Pages: c.pages, Requests: req, Sized: walk.SizedByFirstPage})
 	}
 	o.Planned(plan)
 	for i, c := range colls {
@@ -250,12 +250,12 @@ func firstSyncExample(t *testing.T) (mid, end string) {
 			if c.pages > 1 {
 				clk.advance(perRequest)
 			}
-			o.Progress(hrsync.Progress{Resource: c.name, Collection: i + 1, Collections: len(colls), Walk: 1, PagesDone: p, PagesTotal: c.pages})
+			o.Progress(walk.Progress{Resource: c.name, Collection: i + 1, Collections: len(colls), Walk: 1, PagesDone: p, PagesTotal: c.pages})
 			if c.name == "absences" && p == 212 {
 				mid = screen(term.String())
 			}
 		}
-		o.Finished(hrsync.Result{Run: sink.Run{Resource: c.name, Status: sink.RunOK, Pages: c.pages, Requests: requests, Walks: 1,
+		o.Finished(walk.Result{Run: sink.Run{Resource: c.name, Status: sink.RunOK, Pages: c.pages, Requests: requests, Walks: 1,
 			DistinctRecords: c.records, Inserted: c.records, StartedAt: start, FinishedAt: clk.now()}})
 	}
 	rep.close()
@@ -288,12 +288,12 @@ func TestProgressLineTimesRequests(t *testing.T) {
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	var term fakeTerminal
 	rep := newSyncReport(&term, &term, true, "", 60, false, clk.now)
-	rep.planned(hrsync.Plan{Probes: 3, Collections: []hrsync.Planned{
-		{Resource: "departments", Pages: 1, Sized: hrsync.SizedByFirstPage},
-		{Resource: "divisions", Pages: 1, Sized: hrsync.SizedByFirstPage},
-		{Resource: sink.Employees, Pages: 50, Requests: 50, Sized: hrsync.SizedByFirstPage},
+	rep.planned(walk.Plan{Probes: 3, Collections: []walk.Planned{
+		{Resource: "departments", Pages: 1, Sized: walk.SizedByFirstPage},
+		{Resource: "divisions", Pages: 1, Sized: walk.SizedByFirstPage},
+		{Resource: sink.Employees, Pages: 50, Requests: 50, Sized: walk.SizedByFirstPage},
 	}})
-	rep.progress(hrsync.Progress{Resource: "departments", Collection: 1, Collections: 3, Walk: 1, PagesDone: 1, PagesTotal: 1})
+	rep.progress(walk.Progress{Resource: "departments", Collection: 1, Collections: 3, Walk: 1, PagesDone: 1, PagesTotal: 1})
 	if want := "1/3 departments: page 1/1 · 1/52 pages in all · ~51s left"; rep.line != want {
 		t.Errorf("line %q\nwant %q", rep.line, want)
 	}

@@ -11,7 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -216,7 +216,7 @@ func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
 func TestRunStopsCleanlyMidSync(t *testing.T) {
 	bin := buildBinary(t)
 	employeesAsked := make(chan struct{})
-	var once stdsync.Once
+	var once sync.Once
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(900, 6),
 		Fault: func(_ int, r *http.Request) fakeupstream.Fault {
 			if r.URL.Path == "/v1/employees" {

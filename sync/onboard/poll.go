@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/runner"
 )
 
 // LockName is the warehouse lock onboarding runs under: one process onboards at a time, across
-// replicas, and apart from the sync (which holds hrsync.LockName).
+// replicas, and apart from the sync (which holds walk.LockName).
 const LockName = "onboarding"
 
 // JobName is onboarding's job in the worker's runner: its name in logs and in the task label of
@@ -74,18 +74,18 @@ func (o *Onboarder) Pass(ctx context.Context, opts PassOptions) ([]FileResult, e
 	return append(results, retried...), err
 }
 
-// Job is the worker's onboarding as a job of an hrsync.Runner: named JobName, under LockName, a
+// Job is the worker's onboarding as a job of a runner.Runner: named JobName, under LockName, a
 // Pass every interval (a file still being written waits for opts.Settle), retrying the files in
 // failed/ with backoff kept from pass to pass (opts.Retries; nil starts a new one). A pass logs
 // its error; a pass in which a file failed (to failed/, or left in the folder by a refused key)
 // returns a FilesFailedError, so the runner counts the run failed (each file was logged at
 // WARN already); a panic in one is the runner's to recover and count. Either way the next pass
 // goes on.
-func (o *Onboarder) Job(interval time.Duration, opts PassOptions) hrsync.Job {
+func (o *Onboarder) Job(interval time.Duration, opts PassOptions) runner.Job {
 	if opts.Retries == nil && !opts.RetryAll {
 		opts.Retries = &FailedRetries{}
 	}
-	return hrsync.Job{Name: JobName, Trigger: hrsync.Every(interval), Lock: LockName, Run: func(ctx context.Context) error {
+	return runner.Job{Name: JobName, Trigger: runner.Every(interval), Lock: LockName, Run: func(ctx context.Context) error {
 		results, err := o.Pass(ctx, opts)
 		if err != nil {
 			if ctx.Err() == nil {

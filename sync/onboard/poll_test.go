@@ -22,8 +22,8 @@ import (
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/onboard"
+	"github.com/hrsync/hrsync/sync/runner"
 )
 
 // A file as a spreadsheet exports it: BOM, CRLF, human headers, accents, quoted commas, a
@@ -86,16 +86,16 @@ func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	o := onboard.New(&panicOnce{Upstream: client}, store, onboard.Options{Metrics: onboard.NewMetrics(reg), Logger: log})
-	runner, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Lock: store, Metrics: hrsync.NewMetrics(reg), Logger: log},
+	jobs, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: store, Metrics: runner.NewMetrics(reg), Logger: log},
 		o.Job(time.Second, onboard.PassOptions{Dir: dir}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner.Start()
+	jobs.Start()
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := runner.Stop(ctx); err != nil {
+		if err := jobs.Stop(ctx); err != nil {
 			t.Error(err)
 		}
 	}

@@ -15,8 +15,9 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
-	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/onboard"
+	"github.com/hrsync/hrsync/sync/runner"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // AccountConfig is one entry of accounts: an upstream account with its own source, warehouse
@@ -60,7 +61,7 @@ type Account struct {
 	// Resources is sync.Resources, in the order a sync loads them.
 	Resources []sink.Resource
 	// Window is sync.Window; nil when full_walk_every_days is 0 (every run walks everything).
-	Window *hrsync.WindowPolicy
+	Window *walk.WindowPolicy
 	// Writes is what the account's replica does with a create (ResolveWrites); WritesSet is
 	// whether serve.Writes chose it.
 	Writes    serve.Writes
@@ -244,7 +245,7 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 		acct.Source.APIKey = key
 	}
 	if a.Schedule != "" {
-		if err := hrsync.ParseSchedule(a.Schedule); err != nil {
+		if err := runner.ParseSchedule(a.Schedule); err != nil {
 			return nil, fail("%s", oneLine(err.Error()))
 		}
 	}
@@ -270,7 +271,7 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	if a.Sync.MaxWalks < 1 {
 		return nil, fail("sync.max_walks must be at least 1")
 	}
-	acct.Resources = hrsync.Resources // empty (HRSYNC_SYNC_RESOURCES= included): the default
+	acct.Resources = walk.Resources // empty (HRSYNC_SYNC_RESOURCES= included): the default
 	if len(a.Sync.Resources) > 0 {
 		if acct.Resources, err = ParseResources(a.Sync.Resources); err != nil {
 			return nil, fail("sync.resources: %w", err)
@@ -280,7 +281,7 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 		return nil, fail("sync.window.days_back, days_ahead and full_walk_every_days must not be negative")
 	}
 	if w := a.Sync.Window; w.FullWalkEveryDays > 0 {
-		acct.Window = &hrsync.WindowPolicy{DaysBack: w.DaysBack, DaysAhead: w.DaysAhead,
+		acct.Window = &walk.WindowPolicy{DaysBack: w.DaysBack, DaysAhead: w.DaysAhead,
 			FullEvery: time.Duration(w.FullWalkEveryDays) * 24 * time.Hour}
 	}
 	if a.Sync.MaxDeleteShare <= 0 || a.Sync.MaxDeleteShare > 1 {

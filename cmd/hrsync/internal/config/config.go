@@ -21,8 +21,8 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
-	hrsync "github.com/hrsync/hrsync/sync"
 	"github.com/hrsync/hrsync/sync/onboard"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // Config is everything hrsync reads from config.yaml. Every key can be overridden by an
@@ -155,7 +155,7 @@ func (k ServeKey) writes() bool {
 // SyncConfig shapes a sync run.
 type SyncConfig struct {
 	// Resources are the collections sync and run walk (default, and when empty: every one the
-	// sync knows, hrsync.Resources, the financial ones excepted); they are loaded in the sync's order whatever order they
+	// sync knows, walk.Resources, the financial ones excepted); they are loaded in the sync's order whatever order they
 	// are named in.
 	Resources      []string `yaml:"resources"`
 	RunAtStart     bool     `yaml:"run_at_start"`
@@ -231,7 +231,7 @@ type Settings struct {
 func Defaults() Config {
 	return Config{
 		Source: SourceConfig{RateLimit: 60, SharedBudget: true, Account: sink.DefaultBudgetAccount, BudgetShare: sink.DefaultBudgetShare},
-		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: hrsync.DefaultConcurrency, MaxWalks: hrsync.DefaultMaxWalks, MaxDeleteShare: 0.10,
+		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: walk.DefaultConcurrency, MaxWalks: walk.DefaultMaxWalks, MaxDeleteShare: 0.10,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns},
@@ -707,7 +707,7 @@ func ResourceNames(rs []sink.Resource) []string {
 // "all,salaries" adds one. A name the sync does not know is an error naming the closest known
 // one and all of them; so is no name at all.
 func ParseResources(names []string) ([]sink.Resource, error) {
-	known := ResourceNames(hrsync.Known)
+	known := ResourceNames(walk.Known)
 	var rs []sink.Resource
 	for _, name := range names {
 		name = strings.TrimSpace(name)
@@ -715,7 +715,7 @@ func ParseResources(names []string) ([]sink.Resource, error) {
 			continue
 		}
 		if name == "all" {
-			rs = append(rs, hrsync.Resources...)
+			rs = append(rs, walk.Resources...)
 			continue
 		}
 		if !slices.Contains(known, name) {
@@ -730,7 +730,7 @@ func ParseResources(names []string) ([]sink.Resource, error) {
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("no collection named; want one or more of %s", strings.Join(known, ", "))
 	}
-	return hrsync.Ordered(rs), nil
+	return walk.Ordered(rs), nil
 }
 
 // HTTPURL parses an absolute http or https address.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // TestConfigFileDocumentsEveryKey keeps config.yaml, its defaults and the Config struct in
@@ -217,7 +217,7 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 // the sync's order whatever order they are named in; an unknown name is an error that names the
 // key, the closest known name and all of them.
 func TestSyncResources(t *testing.T) {
-	all := hrsync.Resources
+	all := walk.Resources
 	seeds := []sink.Resource{sink.WorkingPatterns, sink.Employees}
 	nonSensitive := []sink.Resource{"departments", "divisions", "locations", "holiday_allowances", "other_leave_reasons",
 		"statutory_holiday_countries", "company_training_types", sink.WorkingPatterns, sink.Employees,

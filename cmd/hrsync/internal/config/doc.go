@@ -4,6 +4,6 @@
 // (what an account inherits from the top-level sections, its own SQLite file, its own
 // variables). Commands read Settings; none parses a string of the configuration again.
 //
-// The defaults are the packages' own (sink.DefaultStatementTimeout, hrsync.DefaultConcurrency,
+// The defaults are the packages' own (sink.DefaultStatementTimeout, walk.DefaultConcurrency,
 // serve.DefaultIdempotencyTTL…) wherever a package has one, so that each is written once.
 package config

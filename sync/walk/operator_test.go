@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"bytes"
@@ -12,7 +12,8 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/runner"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // scheduledRunLogs runs one scheduled sync of c into a new SQLite warehouse, as the worker does,
@@ -22,16 +23,16 @@ func scheduledRunLogs(t *testing.T, ctx context.Context, c *source.Client) strin
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	store := sinktest.Store(t, "sqlite", sink.Options{})
-	syncer := hrsync.New(c, store, hrsync.Options{Logger: log})
-	trigger, err := hrsync.Cron("@daily", nil)
+	syncer := walk.New(c, store, walk.Options{Logger: log})
+	trigger, err := runner.Cron("@daily", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := hrsync.NewRunner(ctx, hrsync.RunnerOptions{Lock: store, Logger: log}, syncer.Job(trigger, []sink.Resource{sink.WorkingPatterns, sink.Employees}))
+	jobs, err := runner.NewRunner(ctx, runner.RunnerOptions{Lock: store, Logger: log}, syncer.Job(trigger, []sink.Resource{sink.WorkingPatterns, sink.Employees}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner.RunNow(hrsync.SyncJobName)
+	jobs.RunNow(runner.SyncJobName)
 	return logs.String()
 }
 

@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/serve"
 	v1 "github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // TestReplicaServesRecordsExactly: every record of every collection the wire declares is served
@@ -64,7 +64,7 @@ func TestReplicaServesRecordsExactly(t *testing.T) {
 			store := sinktest.Store(t, backend, sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
 			ctx := context.Background()
-			rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 2}).Run(ctx, hrsync.Known)
+			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestReplicaServesRecordsExactly(t *testing.T) {
 			// Unchanged: no write, no version of any row in any history.
 			versions := historyVersions(t, store)
 			before, _ := store.Version(ctx)
-			rs, err = hrsync.New(c, store, hrsync.Options{Concurrency: 2}).Run(ctx, hrsync.Known)
+			rs, err = walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -428,7 +428,7 @@ func getKeyed(t *testing.T, url string) (*http.Response, []byte) {
 func historyVersions(t *testing.T, store *sink.Store) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for _, r := range hrsync.Known {
+	for _, r := range walk.Known {
 		var n int64
 		err := sinktest.DB(store).QueryRowContext(context.Background(), `SELECT count(*) FROM `+string(r)+`_history`).Scan(&n)
 		if err != nil {

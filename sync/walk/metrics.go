@@ -1,8 +1,7 @@
-package sync
+package walk
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -10,8 +9,9 @@ import (
 	"github.com/hrsync/hrsync/source"
 )
 
-// Metrics are the sync's and the job runner's Prometheus metrics, registered on the registry
-// given to NewMetrics. A nil *Metrics records nothing.
+// Metrics are the sync's Prometheus metrics and those of its requests to the source, registered
+// on the registry given to NewMetrics (the job runner's are runner.Metrics). A nil *Metrics
+// records nothing.
 type Metrics struct {
 	runs             *prometheus.CounterVec
 	duration         *prometheus.HistogramVec
@@ -20,21 +20,10 @@ type Metrics struct {
 	configured       *prometheus.GaugeVec
 	inconsistencies  *prometheus.CounterVec
 	deletionsRefused *prometheus.CounterVec
-	skipped          *prometheus.CounterVec
-	panics           *prometheus.CounterVec
-	jobRuns          *prometheus.CounterVec
-	jobDuration      *prometheus.HistogramVec
-	jobLastSuccess   *prometheus.GaugeVec
 	requests         *prometheus.CounterVec
 	retries          prometheus.Counter
 	rateLimitWait    prometheus.Counter
 }
-
-// JobOutcomes are how a due run of a job ends, the outcome label of hrsync_job_runs_total: ran
-// to the end (ok), returned an error (failed), panicked, was ended by a stop (stopped), or was
-// skipped because another process holds the job's lock (locked) or its previous run is still
-// going (overlap).
-var JobOutcomes = []string{"ok", "failed", "panicked", "stopped", "locked", "overlap"}
 
 // RunStatuses are the final statuses of a resource's run, the status label of
 // hrsync_sync_runs_total. Unavailable is no failure: the account does not offer the collection.
@@ -65,22 +54,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		deletionsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_sync_deletions_refused_total", Help: "Soft deletes the deletion guard refused.",
 		}, []string{"resource"}),
-		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_sync_skipped_total", Help: "Scheduled syncs skipped: the previous still running (overlap) or another replica syncing (locked).",
-		}, []string{"reason"}),
-		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_job_panics_total", Help: "Scheduled jobs that panicked (recovered).",
-		}, []string{"task"}), // not "job": Prometheus gives every target that label
-		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_job_runs_total", Help: "Due runs of the worker's jobs by job (task) and outcome (ok, failed, panicked, stopped; skipped: locked, overlap).",
-		}, []string{"task", "outcome"}),
-		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "hrsync_job_duration_seconds", Help: "Wall time of the worker's job runs (not skipped ones) by job (task).",
-			Buckets: []float64{.01, .1, .5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
-		}, []string{"task"}),
-		jobLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hrsync_job_last_success_timestamp_seconds", Help: "Unix time the last ok run of a job (task) finished.",
-		}, []string{"task"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_source_requests_total", Help: "Requests to the source by route, method and status code (0: no answer).",
 		}, []string{"route", "method", "code"}),
@@ -92,14 +65,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.configured, m.inconsistencies, m.deletionsRefused,
-		m.skipped, m.panics, m.jobRuns, m.jobDuration, m.jobLastSuccess, m.requests, m.retries, m.rateLimitWait)
+		m.requests, m.retries, m.rateLimitWait)
 	// Every series whose labels are known exists from the start, at zero, so increase() sees
 	// its first event.
 	for _, r := range Resources {
 		m.startResource(r)
-	}
-	for _, reason := range []string{"overlap", "locked"} {
-		m.skipped.WithLabelValues(reason)
 	}
 	return m
 }
@@ -150,48 +120,6 @@ func (m *Metrics) observeRun(r Result) {
 func (m *Metrics) observeInconsistentWalk(r sink.Resource) {
 	if m != nil {
 		m.inconsistencies.WithLabelValues(string(r)).Inc()
-	}
-}
-
-// jobAdded starts the series of a Runner's job at zero, so increase() sees their first event.
-func (m *Metrics) jobAdded(task string) {
-	if m == nil {
-		return
-	}
-	for _, o := range JobOutcomes {
-		m.jobRuns.WithLabelValues(task, o)
-	}
-	m.panics.WithLabelValues(task)
-}
-
-// jobRan records a run of a job that started and ended, by its outcome.
-func (m *Metrics) jobRan(task, outcome string, started, finished time.Time) {
-	if m == nil {
-		return
-	}
-	m.jobRuns.WithLabelValues(task, outcome).Inc()
-	m.jobDuration.WithLabelValues(task).Observe(finished.Sub(started).Seconds())
-	if outcome == "ok" {
-		m.jobLastSuccess.WithLabelValues(task).Set(float64(finished.Unix()))
-	}
-}
-
-// jobSkipped records a due run of a job that was skipped for reason (locked, overlap); the
-// sync's skips are also counted on hrsync_sync_skipped_total, as they were before every job
-// had hrsync_job_runs_total.
-func (m *Metrics) jobSkipped(task, reason string) {
-	if m == nil {
-		return
-	}
-	m.jobRuns.WithLabelValues(task, reason).Inc()
-	if task == SyncJobName {
-		m.skipped.WithLabelValues(reason).Inc()
-	}
-}
-
-func (m *Metrics) panicked(task string) {
-	if m != nil {
-		m.panics.WithLabelValues(task).Inc()
 	}
 }
 

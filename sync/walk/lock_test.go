@@ -1,11 +1,11 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
 	"errors"
 	"net/http"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +13,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // The lock's session is terminated while a sync walks (an operator's pg_terminate_backend);
@@ -42,7 +42,7 @@ func TestLostLockStopsTheSync(t *testing.T) {
 	// The first sync stops before the last page of employees (3 of 3), once page 2 is staged:
 	// nothing of it is in flight when its lock goes.
 	reached, staged, resume := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	var once, stagedOnce stdsync.Once
+	var once, stagedOnce sync.Once
 	up1.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/employees") && r.URL.Query().Get("page") == "3" {
 			once.Do(func() { close(reached) })
@@ -54,12 +54,12 @@ func TestLostLockStopsTheSync(t *testing.T) {
 	})
 	c1, c2 := fastClient(t, up1, source.ClientOptions{}), fastClient(t, up2, source.ClientOptions{})
 
-	var first []hrsync.Result
+	var first []walk.Result
 	done := make(chan error, 1)
 	go func() {
-		done <- hrsync.WithLock(ctx, a, func(ctx context.Context) error {
+		done <- walk.WithLock(ctx, a, func(ctx context.Context) error {
 			var err error
-			first, err = hrsync.New(c1, a, hrsync.Options{Concurrency: 1, Progress: func(p hrsync.Progress) {
+			first, err = walk.New(c1, a, walk.Options{Concurrency: 1, Progress: func(p walk.Progress) {
 				if p.Resource == sink.Employees && p.PagesDone == 2 {
 					stagedOnce.Do(func() { close(staged) })
 				}
@@ -74,11 +74,11 @@ func TestLostLockStopsTheSync(t *testing.T) {
 			t.Fatal("the first sync never reached employees page 3")
 		}
 	}
-	if n := sinktest.TerminateLockHolder(t, url, schema, hrsync.LockName); n != 1 {
+	if n := sinktest.TerminateLockHolder(t, url, schema, walk.LockName); n != 1 {
 		t.Fatalf("terminated %d sessions holding the lock, want 1", n)
 	}
-	err := hrsync.WithLock(ctx, b, func(ctx context.Context) error {
-		_, err := hrsync.New(c2, b, hrsync.Options{}).Run(ctx, seeds)
+	err := walk.WithLock(ctx, b, func(ctx context.Context) error {
+		_, err := walk.New(c2, b, walk.Options{}).Run(ctx, seeds)
 		return err
 	})
 	if err != nil {

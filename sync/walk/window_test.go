@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // dated is a record of a dated collection, with its dates ("" for none) and notes.
@@ -75,17 +75,17 @@ func TestWindowedWalk(t *testing.T) {
 				"absences": absences, "leave_requests": leave}})
 			store := sinktest.Store(t, backend, sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
-			policy := &hrsync.WindowPolicy{DaysBack: 90, DaysAhead: 365, FullEvery: 7 * 24 * time.Hour}
-			run := func(at time.Time, full bool, rs ...sink.Resource) []hrsync.Result {
+			policy := &walk.WindowPolicy{DaysBack: 90, DaysAhead: 365, FullEvery: 7 * 24 * time.Hour}
+			run := func(at time.Time, full bool, rs ...sink.Resource) []walk.Result {
 				t.Helper()
-				results, err := hrsync.New(c, store, hrsync.Options{Concurrency: 2, Window: policy, Full: full,
+				results, err := walk.New(c, store, walk.Options{Concurrency: 2, Window: policy, Full: full,
 					Now: func() time.Time { return at }}).Run(ctx, rs)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return results
 			}
-			window := func(r hrsync.Result) string {
+			window := func(r walk.Result) string {
 				if r.Window == nil {
 					return "all"
 				}

@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // TestPlanSaysWhatTheRunWillDo: a run told to plan (Options.Planned) says, before it walks
@@ -30,23 +30,23 @@ func TestPlanSaysWhatTheRunWillDo(t *testing.T) {
 			store := sinktest.Store(t, backend, sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
 			ctx := context.Background()
-			run := func() (hrsync.Plan, []string, []hrsync.Result, int) {
-				var plan hrsync.Plan
+			run := func() (walk.Plan, []string, []walk.Result, int) {
+				var plan walk.Plan
 				var events []string
 				before := up.NumRequests()
-				sopts := hrsync.Options{Concurrency: 2,
-					Planned: func(p hrsync.Plan) {
+				sopts := walk.Options{Concurrency: 2,
+					Planned: func(p walk.Plan) {
 						plan = p
 						events = append(events, fmt.Sprintf("plan after %d requests", up.NumRequests()-before))
 					},
-					Progress: func(p hrsync.Progress) {
+					Progress: func(p walk.Progress) {
 						if p.PagesDone == 1 {
 							events = append(events, fmt.Sprintf("%d/%d %s", p.Collection, p.Collections, p.Resource))
 						}
 					},
-					Finished: func(r hrsync.Result) { events = append(events, "finished "+string(r.Resource)) },
+					Finished: func(r walk.Result) { events = append(events, "finished "+string(r.Resource)) },
 				}
-				rs, err := hrsync.New(c, store, sopts).Run(ctx, resources)
+				rs, err := walk.New(c, store, sopts).Run(ctx, resources)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -61,9 +61,9 @@ func TestPlanSaysWhatTheRunWillDo(t *testing.T) {
 				t.Errorf("first plan: %d probes, want one per collection (%d)", plan.Probes, len(resources))
 			}
 			for i, p := range plan.Collections {
-				want := hrsync.SizedByFirstPage
+				want := walk.SizedByFirstPage
 				if p.Resource == "statutory_holiday_countries" {
-					want = hrsync.NotOffered
+					want = walk.NotOffered
 				}
 				if p.Resource != resources[i] || p.Pages != wantPages[p.Resource] || p.Sized != want {
 					t.Errorf("first plan, collection %d: %s %d pages sized by %q; want %s %d pages by %q",
@@ -95,9 +95,9 @@ func TestPlanSaysWhatTheRunWillDo(t *testing.T) {
 				t.Errorf("second plan: %d probes, %d requests planned, %d made; told %v", plan.Probes, plan.Requests(), requests, events)
 			}
 			for _, p := range plan.Collections {
-				want := hrsync.SizedByLastRun
+				want := walk.SizedByLastRun
 				if p.Resource == "statutory_holiday_countries" {
-					want = hrsync.NotOffered
+					want = walk.NotOffered
 				}
 				if p.Pages != wantPages[p.Resource] || p.Sized != want {
 					t.Errorf("second plan: %s %d pages sized by %q; want %d by %q", p.Resource, p.Pages, p.Sized, wantPages[p.Resource], want)

@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,7 +16,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // answer is a fault that answers one collection's page with a status: the nth request for that
@@ -31,7 +31,7 @@ type answer struct {
 // answering is a fakeupstream Fault function that answers as the answers say, counting the
 // requests for each page.
 func answering(answers ...answer) func(int, *http.Request) fakeupstream.Fault {
-	var mu stdsync.Mutex
+	var mu sync.Mutex
 	seen := map[string]int{}
 	return func(_ int, r *http.Request) fakeupstream.Fault {
 		page := r.URL.Query().Get("page")
@@ -99,13 +99,13 @@ func TestUnavailableCollections(t *testing.T) {
 		{name: "every collection unavailable",
 			answers: []answer{{path: wp, page: "1", status: 404}, {path: emp, page: "1", status: 403}},
 			want:    map[sink.Resource]string{sink.WorkingPatterns: sink.RunUnavailable, sink.Employees: sink.RunUnavailable},
-			wantErr: func(err error) bool { return errors.Is(err, hrsync.ErrNothingOffered) }},
+			wantErr: func(err error) bool { return errors.Is(err, walk.ErrNothingOffered) }},
 		{name: "404 on a later page breaks the walk",
 			answers: []answer{{path: wp, page: "1", status: 404}, {path: emp, page: "2", status: 404}},
 			want:    map[sink.Resource]string{sink.WorkingPatterns: sink.RunUnavailable, sink.Employees: sink.RunFailed},
 			wantErr: func(err error) bool {
 				var er *source.ErrorResponse
-				return errors.As(err, &er) && er.Status == 404 && !errors.Is(err, hrsync.ErrNothingOffered)
+				return errors.As(err, &er) && er.Status == 404 && !errors.Is(err, walk.ErrNothingOffered)
 			}},
 		{name: "403 on a later page breaks the walk",
 			answers: []answer{{path: emp, page: "3", status: 403}},
@@ -140,8 +140,8 @@ func TestUnavailableCollections(t *testing.T) {
 				store := sinktest.Store(t, backend, sink.Options{})
 				reg := prometheus.NewRegistry()
 				c := fastClient(t, up, source.ClientOptions{})
-				rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 1, MaxWalks: 2, AllowMassDelete: true,
-					Metrics: hrsync.NewMetrics(reg)}).Run(context.Background(), []sink.Resource{sink.WorkingPatterns, sink.Employees})
+				rs, err := walk.New(c, store, walk.Options{Concurrency: 1, MaxWalks: 2, AllowMassDelete: true,
+					Metrics: walk.NewMetrics(reg)}).Run(context.Background(), []sink.Resource{sink.WorkingPatterns, sink.Employees})
 				switch {
 				case tt.wantErr == nil && err != nil:
 					t.Fatalf("err %v, want the run to succeed", err)
@@ -197,11 +197,11 @@ func TestUnavailableCollections(t *testing.T) {
 // TestOrdered: whatever order the configuration names the collections in, a sync loads them in
 // the order of Known, each once.
 func TestOrdered(t *testing.T) {
-	got := hrsync.Ordered([]sink.Resource{sink.Employees, sink.WorkingPatterns, "absences", sink.Employees, "departments", "payslips"})
+	got := walk.Ordered([]sink.Resource{sink.Employees, sink.WorkingPatterns, "absences", sink.Employees, "departments", "payslips"})
 	if want := []sink.Resource{"departments", sink.WorkingPatterns, sink.Employees, "absences"}; !slices.Equal(got, want) {
 		t.Errorf("Ordered = %v, want %v", got, want)
 	}
-	if got := hrsync.Ordered([]sink.Resource{sink.Employees}); len(got) != 1 || got[0] != sink.Employees {
+	if got := walk.Ordered([]sink.Resource{sink.Employees}); len(got) != 1 || got[0] != sink.Employees {
 		t.Errorf("Ordered = %v", got)
 	}
 }

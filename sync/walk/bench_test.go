@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 // Benchmarks of syncs at scale, into Postgres. docs/benchmarks.md ("Sync") has the commands and
 // the figures.
@@ -32,7 +32,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	v1 "github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // benchEmployees is the size of the collection BenchmarkSync and BenchmarkMerge load.
@@ -64,32 +64,32 @@ func BenchmarkSync(b *testing.B) {
 				c := fastClient(b, up, source.ClientOptions{}) // unpaced
 				// The employees' run splits into the walk (fetching and staging every page) and
 				// what follows it (counting the staged records, the merge, the ledger).
-				var walk, afterWalk time.Duration
+				var walking, afterWalk time.Duration
 				for b.Loop() {
 					b.StopTimer()
 					store, drop := benchStore(b)
 					if state.before != nil {
 						up.SetEmployees(state.before)
-						if _, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4, AllowMassDelete: true}).Run(context.Background(), seeds); err != nil {
+						if _, err := walk.New(c, store, walk.Options{Concurrency: 4, AllowMassDelete: true}).Run(context.Background(), seeds); err != nil {
 							b.Fatalf("load yesterday's state: %v", err)
 						}
 						up.SetEmployees(changed)
 					}
 					var walked time.Duration
-					opts := hrsync.Options{Concurrency: concurrency, AllowMassDelete: true,
-						Progress: func(p hrsync.Progress) {
+					opts := walk.Options{Concurrency: concurrency, AllowMassDelete: true,
+						Progress: func(p walk.Progress) {
 							if p.Resource == sink.Employees && p.PagesDone == p.PagesTotal {
 								walked = p.Elapsed
 							}
 						}}
 					b.StartTimer()
-					rs, err := hrsync.New(c, store, opts).Run(context.Background(), seeds)
+					rs, err := walk.New(c, store, opts).Run(context.Background(), seeds)
 					b.StopTimer()
 					r := employeesResult(b, rs)
 					if err != nil || r.Inserted != state.inserted || r.Updated != state.update || r.Walks != 1 {
 						b.Fatalf("sync: %v; employees run %+v", err, r.Run)
 					}
-					walk += walked
+					walking += walked
 					afterWalk += r.FinishedAt.Sub(r.StartedAt) - walked
 					drop()
 					up.SetEmployees(base)
@@ -97,7 +97,7 @@ func BenchmarkSync(b *testing.B) {
 				}
 				n := float64(b.N)
 				b.ReportMetric(benchEmployees*n/b.Elapsed().Seconds(), "records/s")
-				b.ReportMetric(walk.Seconds()/n, "walk-s/op")
+				b.ReportMetric(walking.Seconds()/n, "walk-s/op")
 				b.ReportMetric(afterWalk.Seconds()/n, "after-walk-s/op")
 			})
 		}
@@ -205,7 +205,7 @@ func BenchmarkPacedSync(b *testing.B) {
 		store, drop := benchStore(b)
 		b.StartTimer()
 		start := time.Now()
-		rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
+		rs, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
 		took := time.Since(start)
 		b.StopTimer()
 		r := employeesResult(b, rs)
@@ -255,7 +255,7 @@ func schemaOf(b *testing.B, s *sink.Store) string {
 	return name
 }
 
-func employeesResult(b *testing.B, rs []hrsync.Result) hrsync.Result {
+func employeesResult(b *testing.B, rs []walk.Result) walk.Result {
 	b.Helper()
 	for _, r := range rs {
 		if r.Resource == sink.Employees {
@@ -263,7 +263,7 @@ func employeesResult(b *testing.B, rs []hrsync.Result) hrsync.Result {
 		}
 	}
 	b.Fatal("no employees result")
-	return hrsync.Result{}
+	return walk.Result{}
 }
 
 func decodeEmployees(b *testing.B, raws []json.RawMessage) []v1.Employee {

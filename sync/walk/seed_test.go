@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // TestFirstSyncOfANewWarehouse: a new warehouse starts with a seeded working pattern and holiday
@@ -45,7 +45,7 @@ func TestFirstSyncOfANewWarehouse(t *testing.T) {
 					t.Fatalf("a new warehouse serves patterns %v, want the seeded one", p)
 				}
 				c := fastClient(t, up, source.ClientOptions{})
-				rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(),
+				rs, err := walk.New(c, store, walk.Options{}).Run(context.Background(),
 					[]sink.Resource{"holiday_allowances", sink.WorkingPatterns})
 				if err != nil {
 					t.Fatal(err)

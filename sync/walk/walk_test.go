@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +20,7 @@ import (
 	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 func TestMain(m *testing.M) { sinktest.Main(m) }
@@ -41,7 +41,7 @@ func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.C
 // upstream is a fake source whose before-request hook a test may set mid-test.
 type upstream struct {
 	*sourcetest.Server
-	mu   stdsync.Mutex
+	mu   sync.Mutex
 	hook func(s *fakeupstream.Service, n int, r *http.Request)
 }
 
@@ -70,12 +70,12 @@ func newUpstream(t testing.TB, n int, opts fakeupstream.Options) *upstream {
 	return u
 }
 
-func syncAll(t *testing.T, c *source.Client, store *sink.Store, opts hrsync.Options) ([]hrsync.Result, error) {
+func syncAll(t *testing.T, c *source.Client, store *sink.Store, opts walk.Options) ([]walk.Result, error) {
 	t.Helper()
-	return hrsync.New(c, store, opts).Run(context.Background(), seeds)
+	return walk.New(c, store, opts).Run(context.Background(), seeds)
 }
 
-func result(t *testing.T, rs []hrsync.Result, r sink.Resource) hrsync.Result {
+func result(t *testing.T, rs []walk.Result, r sink.Resource) walk.Result {
 	t.Helper()
 	for _, x := range rs {
 		if x.Resource == r {
@@ -83,7 +83,7 @@ func result(t *testing.T, rs []hrsync.Result, r sink.Resource) hrsync.Result {
 		}
 	}
 	t.Fatalf("no result for %s", r)
-	return hrsync.Result{}
+	return walk.Result{}
 }
 
 // servedPages reads a collection through serve mode's HTTP interface, following rel="next".
@@ -177,7 +177,7 @@ func TestRoundTrip(t *testing.T) {
 			store := sinktest.Store(t, backend, sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
 			// The first sync into a fresh warehouse retires its seeded pattern: no deletion.
-			rs, err := syncAll(t, c, store, hrsync.Options{})
+			rs, err := syncAll(t, c, store, walk.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestRoundTrip(t *testing.T) {
 
 			// The same source again writes nothing.
 			v0, _ := store.Version(context.Background())
-			rs, err = syncAll(t, c, store, hrsync.Options{})
+			rs, err = syncAll(t, c, store, walk.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +232,7 @@ func TestFaults(t *testing.T) {
 			store := sinktest.Store(t, "sqlite", sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
 			up.InjectFaults(tt.faults...)
-			rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
+			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,7 +258,7 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 			up := newUpstream(t, 300, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 			store := sinktest.Store(t, backend, sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
-			if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
+			if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 				t.Fatal(err)
 			}
 			first := up.Employees()
@@ -272,7 +272,7 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 					s.AddEmployee(extra)
 				}
 			})
-			rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 1}).Run(context.Background(), []sink.Resource{sink.Employees})
+			rs, err := walk.New(c, store, walk.Options{Concurrency: 1}).Run(context.Background(), []sink.Resource{sink.Employees})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +285,7 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 				t.Errorf("run %+v", r.Run)
 			}
 			up.setHook(nil)
-			rs, err = hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
+			rs, err = walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +301,7 @@ func TestCollectionNeverHoldsStill(t *testing.T) {
 	up := newUpstream(t, 120, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	c := fastClient(t, up, source.ClientOptions{})
-	if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
+	if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 		t.Fatal(err)
 	}
 	up.RemoveEmployee(mustID(t, up.Employees()[0])) // gone before the run: a deletion a consistent walk would apply
@@ -309,8 +309,8 @@ func TestCollectionNeverHoldsStill(t *testing.T) {
 	up.setHook(func(s *fakeupstream.Service, n int, r *http.Request) {
 		s.InsertEmployee(0, more[n%len(more)]) // a hire on every request, listed first: every page after it shifts
 	})
-	rs, err := hrsync.New(c, store, hrsync.Options{MaxWalks: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
-	if !errors.Is(err, hrsync.ErrInconsistent) {
+	rs, err := walk.New(c, store, walk.Options{MaxWalks: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
+	if !errors.Is(err, walk.ErrInconsistent) {
 		t.Fatalf("err %v, want ErrInconsistent", err)
 	}
 	r := result(t, rs, sink.Employees)
@@ -337,8 +337,8 @@ func TestRefusals(t *testing.T) {
 		up := newUpstream(t, 150, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 		store := sinktest.Store(t, "sqlite", sink.Options{})
 		up.InjectFaults(fakeupstream.Fault{LinkOrigin: "https://attacker.example"})
-		rs, err := hrsync.New(fastClient(t, up, source.ClientOptions{}), store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
-		if !errors.Is(err, hrsync.ErrForeignLink) || result(t, rs, sink.Employees).Status != sink.RunFailed {
+		rs, err := walk.New(fastClient(t, up, source.ClientOptions{}), store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
+		if !errors.Is(err, walk.ErrForeignLink) || result(t, rs, sink.Employees).Status != sink.RunFailed {
 			t.Fatalf("err %v", err)
 		}
 		if n, _ := store.Version(context.Background()); n != 1 && len(servedPages(t, store, "/v1/employees")) != 0 {
@@ -352,7 +352,7 @@ func TestRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), seeds)
+		rs, err := walk.New(c, store, walk.Options{}).Run(context.Background(), seeds)
 		if !errors.Is(err, v1.ErrUnauthorized) || strings.Contains(err.Error(), "sandbox-wrong-key") {
 			t.Fatalf("err %v", err)
 		}
@@ -370,12 +370,12 @@ func TestRefusals(t *testing.T) {
 		up := newUpstream(t, 80, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 		store := sinktest.Store(t, "postgres", sink.Options{})
 		c := fastClient(t, up, source.ClientOptions{})
-		if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
+		if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 			t.Fatal(err)
 		}
 		up.SetEmployees(nil)
-		rs, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
-		if !errors.Is(err, hrsync.ErrGuarded) {
+		rs, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
+		if !errors.Is(err, walk.ErrGuarded) {
 			t.Fatalf("err %v, want ErrGuarded", err)
 		}
 		r := result(t, rs, sink.Employees)
@@ -392,7 +392,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	up := newUpstream(t, 90, fakeupstream.Options{})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	v0, _ := store.Version(context.Background())
-	rs, err := syncAll(t, fastClient(t, up, source.ClientOptions{}), store, hrsync.Options{DryRun: true, AllowMassDelete: true})
+	rs, err := syncAll(t, fastClient(t, up, source.ClientOptions{}), store, walk.Options{DryRun: true, AllowMassDelete: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestPacedSyncProvokesNo429(t *testing.T) {
 	up := newUpstream(t, 700, fakeupstream.Options{RateLimit: 5, Window: time.Second, WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	c := fastClient(t, up, source.ClientOptions{RateLimit: 300}) // 5 a second
-	rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4}).Run(context.Background(), []sink.Resource{sink.Employees})
+	rs, err := walk.New(c, store, walk.Options{Concurrency: 4}).Run(context.Background(), []sink.Resource{sink.Employees})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,13 +449,13 @@ func TestHiresDuringTheWalk(t *testing.T) {
 				up := newUpstream(t, tt.employees+1, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 				store := sinktest.Store(t, backend, sink.Options{})
 				c := fastClient(t, up, source.ClientOptions{})
-				if _, err := hrsync.New(c, store, hrsync.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
+				if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 					t.Fatal(err)
 				}
 				up.RemoveEmployee(mustID(t, up.Employees()[3])) // a leaver
 				hires := fakeupstream.Generate(700, 11)[500:503]
 				next := 0
-				var mu stdsync.Mutex
+				var mu sync.Mutex
 				start := up.NumRequests()
 				up.setHook(func(s *fakeupstream.Service, n int, r *http.Request) {
 					mu.Lock()
@@ -465,7 +465,7 @@ func TestHiresDuringTheWalk(t *testing.T) {
 						next++
 					}
 				})
-				rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 4}).Run(context.Background(), []sink.Resource{sink.Employees})
+				rs, err := walk.New(c, store, walk.Options{Concurrency: 4}).Run(context.Background(), []sink.Resource{sink.Employees})
 				r := result(t, rs, sink.Employees)
 				if tt.wantOK {
 					if err != nil || r.Status != sink.RunOK || r.Walks != tt.wantWalks || r.Inserted != 3 || r.Deleted != 1 {

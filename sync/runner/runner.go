@@ -1,4 +1,7 @@
-package sync
+// Package runner runs a worker's named jobs (the sync, onboarding), each on its trigger (cron or
+// every), with the same guarantees: one run of a job at a time, one across replicas (its warehouse
+// lock), a panic recovered and counted, every run counted and timed (Metrics), a bounded stop.
+package runner
 
 import (
 	"context"
@@ -6,13 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	"github.com/hrsync/hrsync/sink"
 )
 
 // Locker takes a named lock shared by every process on one warehouse; *sink.Store is one. ok
@@ -22,9 +23,6 @@ import (
 type Locker interface {
 	TryLock(ctx context.Context, name string) (held context.Context, release func(), ok bool, err error)
 }
-
-// LockName is the lock a sync holds: one sync of a source at a time across replicas.
-const LockName = sink.SyncLock
 
 // SyncJobName is the sync's job: its name in the runner's logs and in the task label of the
 // job metrics.
@@ -168,11 +166,11 @@ type Runner struct {
 	ctx    context.Context // the runs'; cancel ends it
 	cancel context.CancelFunc
 
-	mu       stdsync.Mutex
+	mu       sync.Mutex
 	started  bool
 	stopped  bool
 	stopping chan struct{} // closed by Stop: no more runs start
-	wg       stdsync.WaitGroup
+	wg       sync.WaitGroup
 }
 
 type runnerJob struct {
@@ -382,12 +380,6 @@ func (r *Runner) Stop(ctx context.Context) error {
 	}
 }
 
-// WithLock runs job while holding LockName (no lock: just runs it); ErrLocked when another
-// process holds it.
-func WithLock(ctx context.Context, l Locker, job func(ctx context.Context) error) error {
-	return WithLockNamed(ctx, l, LockName, job)
-}
-
 // WithLockNamed runs job while holding the named lock; ErrLocked when another process holds it.
 // The job's context carries the lock (see Locker).
 func WithLockNamed(ctx context.Context, l Locker, name string, job func(ctx context.Context) error) error {
@@ -403,13 +395,4 @@ func WithLockNamed(ctx context.Context, l Locker, name string, job func(ctx cont
 	}
 	defer release()
 	return job(held)
-}
-
-// Job is the sync of resources as a job of a Runner: named SyncJobName, under LockName, on
-// trigger.
-func (s *Syncer) Job(trigger Trigger, resources []sink.Resource) Job {
-	return Job{Name: SyncJobName, Trigger: trigger, Lock: LockName, Run: func(ctx context.Context) error {
-		_, err := s.Run(ctx, resources)
-		return err
-	}}
 }

@@ -1,4 +1,4 @@
-package sync_test
+package runner_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -14,7 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/runner"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 type fakeLock struct{ held atomic.Bool }
@@ -26,9 +27,9 @@ func (l *fakeLock) TryLock(ctx context.Context, _ string) (context.Context, func
 	return ctx, func() { l.held.Store(false) }, true, nil
 }
 
-func cronTrigger(t *testing.T, spec string) hrsync.Trigger {
+func cronTrigger(t *testing.T, spec string) runner.Trigger {
 	t.Helper()
-	tr, err := hrsync.Cron(spec, nil)
+	tr, err := runner.Cron(spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +38,11 @@ func cronTrigger(t *testing.T, spec string) hrsync.Trigger {
 
 // newRunner is a runner of one job, named as the worker names the sync, on a daily schedule
 // that none of these tests waits for: they run it with RunNow.
-func newRunner(t *testing.T, run func(ctx context.Context) error, lock hrsync.Locker) (*hrsync.Runner, *prometheus.Registry) {
+func newRunner(t *testing.T, run func(ctx context.Context) error, lock runner.Locker) (*runner.Runner, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	r, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Lock: lock, Metrics: hrsync.NewMetrics(reg)},
-		hrsync.Job{Name: hrsync.SyncJobName, Trigger: cronTrigger(t, "@daily"), Lock: hrsync.LockName, Run: run})
+	r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: lock, Metrics: runner.NewMetrics(reg)},
+		runner.Job{Name: runner.SyncJobName, Trigger: cronTrigger(t, "@daily"), Lock: walk.LockName, Run: run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +81,9 @@ func TestRunnerNeverOverlaps(t *testing.T) {
 		<-finish
 		return nil
 	}, nil)
-	go r.RunNow(hrsync.SyncJobName)
+	go r.RunNow(runner.SyncJobName)
 	<-started
-	r.RunNow(hrsync.SyncJobName) // due while the first is going: skipped
+	r.RunNow(runner.SyncJobName) // due while the first is going: skipped
 	close(finish)
 	if err := r.Stop(context.Background()); err != nil {
 		t.Fatal(err)
@@ -100,12 +101,12 @@ func TestRunnerSkipsWhenAnotherReplicaSyncs(t *testing.T) {
 	lock.held.Store(true) // another process
 	ran := false
 	r, reg := newRunner(t, func(ctx context.Context) error { ran = true; return nil }, lock)
-	r.RunNow(hrsync.SyncJobName)
+	r.RunNow(runner.SyncJobName)
 	if ran || counter(t, reg, "hrsync_sync_skipped_total", "reason=locked") != 1 {
 		t.Errorf("ran %v with the lock held elsewhere", ran)
 	}
 	lock.held.Store(false)
-	r.RunNow(hrsync.SyncJobName)
+	r.RunNow(runner.SyncJobName)
 	if !ran || lock.held.Load() {
 		t.Errorf("ran %v; lock still held after the run: %v", ran, lock.held.Load())
 	}
@@ -114,8 +115,8 @@ func TestRunnerSkipsWhenAnotherReplicaSyncs(t *testing.T) {
 func TestRunnerRecoversPanics(t *testing.T) {
 	lock := &fakeLock{}
 	r, reg := newRunner(t, func(ctx context.Context) error { panic("boom") }, lock)
-	r.RunNow(hrsync.SyncJobName)
-	r.RunNow(hrsync.SyncJobName) // the panic released the lock and the running flag
+	r.RunNow(runner.SyncJobName)
+	r.RunNow(runner.SyncJobName) // the panic released the lock and the running flag
 	if got := counter(t, reg, "hrsync_job_panics_total", "task=sync"); got != 2 {
 		t.Errorf("panics counted %v, want 2", got)
 	}
@@ -129,7 +130,7 @@ func TestRunnerStopWaitsBounded(t *testing.T) {
 	defer close(release)
 	started := make(chan struct{})
 	r, _ := newRunner(t, func(ctx context.Context) error { close(started); <-release; return nil }, nil)
-	go r.RunNow(hrsync.SyncJobName)
+	go r.RunNow(runner.SyncJobName)
 	<-started
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -141,10 +142,10 @@ func TestRunnerStopWaitsBounded(t *testing.T) {
 func TestParseSchedule(t *testing.T) {
 	for spec, ok := range map[string]bool{"@daily": true, "@every 5m": true, "0 2 * * *": true, "CRON_TZ=Europe/London 0 2 * * 1-5": true,
 		"": false, "* * *": false, "@sometimes": false, "61 * * * *": false} {
-		if err := hrsync.ParseSchedule(spec); (err == nil) != ok {
+		if err := runner.ParseSchedule(spec); (err == nil) != ok {
 			t.Errorf("ParseSchedule(%q) = %v", spec, err)
 		}
-		if _, err := hrsync.Cron(spec, nil); (err == nil) != ok {
+		if _, err := runner.Cron(spec, nil); (err == nil) != ok {
 			t.Errorf("Cron(%q) = %v", spec, err)
 		}
 	}
@@ -152,14 +153,14 @@ func TestParseSchedule(t *testing.T) {
 
 func TestNewRunnerRefusesBadJobs(t *testing.T) {
 	run := func(context.Context) error { return nil }
-	every := hrsync.Every(time.Second)
-	for name, jobs := range map[string][]hrsync.Job{
+	every := runner.Every(time.Second)
+	for name, jobs := range map[string][]runner.Job{
 		"no name":      {{Trigger: every, Run: run}},
 		"two named a":  {{Name: "a", Trigger: every, Run: run}, {Name: "a", Trigger: every, Run: run}},
 		"no trigger":   {{Name: "a", Run: run}},
 		"nothing runs": {{Name: "a", Trigger: every}},
 	} {
-		if _, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{}, jobs...); err == nil {
+		if _, err := runner.NewRunner(context.Background(), runner.RunnerOptions{}, jobs...); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -172,7 +173,7 @@ func TestRunnerTriggers(t *testing.T) {
 	ok := func(context.Context, int) error { return nil }
 	for _, tc := range []struct {
 		name    string
-		trigger func(t *testing.T) hrsync.Trigger
+		trigger func(t *testing.T) runner.Trigger
 		atStart bool
 		// lockedFor: another process holds the job's lock from the start for this long.
 		lockedFor time.Duration
@@ -187,7 +188,7 @@ func TestRunnerTriggers(t *testing.T) {
 	}{
 		{
 			name:    "cron: on its schedule, not at start",
-			trigger: func(t *testing.T) hrsync.Trigger { return cronTrigger(t, "0 2 * * *") },
+			trigger: func(t *testing.T) runner.Trigger { return cronTrigger(t, "0 2 * * *") },
 			body:    ok, watch: 51 * h,
 			wantStarts:   []time.Duration{2 * h, 26 * h, 50 * h},
 			wantOutcomes: map[string]float64{"ok": 3},
@@ -195,7 +196,7 @@ func TestRunnerTriggers(t *testing.T) {
 		},
 		{
 			name:    "cron: at start too",
-			trigger: func(t *testing.T) hrsync.Trigger { return cronTrigger(t, "@hourly") },
+			trigger: func(t *testing.T) runner.Trigger { return cronTrigger(t, "@hourly") },
 			atStart: true, body: ok, watch: 2*h + 30*m,
 			wantStarts:   []time.Duration{0, h, 2 * h},
 			wantOutcomes: map[string]float64{"ok": 3},
@@ -203,7 +204,7 @@ func TestRunnerTriggers(t *testing.T) {
 		},
 		{
 			name:    "cron: a run longer than the period skips the runs due meanwhile",
-			trigger: func(t *testing.T) hrsync.Trigger { return cronTrigger(t, "@every 1h") },
+			trigger: func(t *testing.T) runner.Trigger { return cronTrigger(t, "@every 1h") },
 			body: func(ctx context.Context, n int) error {
 				if n == 0 {
 					time.Sleep(2*h + 30*m) // 1h to 3h30: 2h and 3h are skipped
@@ -217,7 +218,7 @@ func TestRunnerTriggers(t *testing.T) {
 		},
 		{
 			name:    "poll: at start, then every interval",
-			trigger: func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			trigger: func(*testing.T) runner.Trigger { return runner.Every(30 * s) },
 			body:    ok, watch: 95 * s,
 			wantStarts:   []time.Duration{0, 30 * s, 60 * s, 90 * s},
 			wantOutcomes: map[string]float64{"ok": 4},
@@ -225,7 +226,7 @@ func TestRunnerTriggers(t *testing.T) {
 		},
 		{
 			name:    "poll: after a run longer than the interval, the next at once",
-			trigger: func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			trigger: func(*testing.T) runner.Trigger { return runner.Every(30 * s) },
 			body: func(ctx context.Context, n int) error {
 				if n == 0 {
 					time.Sleep(45 * s)
@@ -239,7 +240,7 @@ func TestRunnerTriggers(t *testing.T) {
 		},
 		{
 			name:    "poll: a failed run is counted, the next goes on",
-			trigger: func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			trigger: func(*testing.T) runner.Trigger { return runner.Every(30 * s) },
 			body: func(ctx context.Context, n int) error {
 				if n == 0 {
 					return errors.New("source down")
@@ -253,7 +254,7 @@ func TestRunnerTriggers(t *testing.T) {
 		},
 		{
 			name:      "lock held elsewhere: skipped and counted, runs once it is free",
-			trigger:   func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			trigger:   func(*testing.T) runner.Trigger { return runner.Every(30 * s) },
 			lockedFor: 45 * s, body: ok, watch: 70 * s,
 			wantStarts:   []time.Duration{60 * s},
 			wantOutcomes: map[string]float64{"locked": 2, "ok": 1},
@@ -261,7 +262,7 @@ func TestRunnerTriggers(t *testing.T) {
 		},
 		{
 			name:    "panic: recovered, counted, the next run happens",
-			trigger: func(*testing.T) hrsync.Trigger { return hrsync.Every(30 * s) },
+			trigger: func(*testing.T) runner.Trigger { return runner.Every(30 * s) },
 			body: func(ctx context.Context, n int) error {
 				if n == 0 {
 					panic("boom")
@@ -282,9 +283,9 @@ func TestRunnerTriggers(t *testing.T) {
 					lock.held.Store(true)
 					time.AfterFunc(tc.lockedFor, func() { lock.held.Store(false) })
 				}
-				var mu stdsync.Mutex
+				var mu sync.Mutex
 				var starts []time.Duration
-				job := hrsync.Job{Name: "j", Trigger: tc.trigger(t), RunAtStart: tc.atStart, Lock: "j", Run: func(ctx context.Context) error {
+				job := runner.Job{Name: "j", Trigger: tc.trigger(t), RunAtStart: tc.atStart, Lock: "j", Run: func(ctx context.Context) error {
 					mu.Lock()
 					n := len(starts)
 					starts = append(starts, time.Since(start))
@@ -292,7 +293,7 @@ func TestRunnerTriggers(t *testing.T) {
 					return tc.body(ctx, n)
 				}}
 				reg := prometheus.NewRegistry()
-				r, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Lock: lock, Metrics: hrsync.NewMetrics(reg)}, job)
+				r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: lock, Metrics: runner.NewMetrics(reg)}, job)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -306,7 +307,7 @@ func TestRunnerTriggers(t *testing.T) {
 				if !slices.Equal(starts, tc.wantStarts) {
 					t.Errorf("runs started at %v, want %v", starts, tc.wantStarts)
 				}
-				for _, o := range hrsync.JobOutcomes {
+				for _, o := range runner.JobOutcomes {
 					if got := counter(t, reg, "hrsync_job_runs_total", "outcome="+o+",task=j"); got != tc.wantOutcomes[o] {
 						t.Errorf("hrsync_job_runs_total{outcome=%q} = %v, want %v", o, got, tc.wantOutcomes[o])
 					}
@@ -351,8 +352,8 @@ func TestRunnerStop(t *testing.T) {
 				var canceled atomic.Bool
 				started := make(chan struct{})
 				reg := prometheus.NewRegistry()
-				r, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Metrics: hrsync.NewMetrics(reg)},
-					hrsync.Job{Name: "j", Trigger: hrsync.Every(time.Minute), Run: func(ctx context.Context) error {
+				r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Metrics: runner.NewMetrics(reg)},
+					runner.Job{Name: "j", Trigger: runner.Every(time.Minute), Run: func(ctx context.Context) error {
 						close(started)
 						select {
 						case <-time.After(tc.runFor):
@@ -398,7 +399,7 @@ func TestRunnerStop(t *testing.T) {
 func TestSlotsBoundRunsAtOnce(t *testing.T) {
 	for _, n := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d at once", n), func(t *testing.T) {
-			slots := hrsync.NewSlots(n)
+			slots := runner.NewSlots(n)
 			var running, most, ran atomic.Int32
 			body := func(context.Context) error {
 				now := running.Add(1)
@@ -410,16 +411,16 @@ func TestSlotsBoundRunsAtOnce(t *testing.T) {
 				return nil
 			}
 			// One runner per account, as a worker of several accounts has.
-			var runners []*hrsync.Runner
+			var runners []*runner.Runner
 			for range 5 {
-				r, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{Metrics: hrsync.NewMetrics(prometheus.NewRegistry())},
-					hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: body})
+				r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Metrics: runner.NewMetrics(prometheus.NewRegistry())},
+					runner.Job{Name: "sync", Trigger: runner.Every(time.Hour), Slots: slots, Run: body})
 				if err != nil {
 					t.Fatal(err)
 				}
 				runners = append(runners, r)
 			}
-			var wg stdsync.WaitGroup
+			var wg sync.WaitGroup
 			for _, r := range runners {
 				wg.Go(func() { r.RunNow("sync") })
 			}
@@ -430,20 +431,20 @@ func TestSlotsBoundRunsAtOnce(t *testing.T) {
 		})
 	}
 	t.Run("stop while waiting", func(t *testing.T) {
-		slots := hrsync.NewSlots(1)
+		slots := runner.NewSlots(1)
 		hold := make(chan struct{})
 		defer close(hold)
 		holding := make(chan struct{})
-		first, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{},
-			hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: func(context.Context) error { close(holding); <-hold; return nil }})
+		first, err := runner.NewRunner(context.Background(), runner.RunnerOptions{},
+			runner.Job{Name: "sync", Trigger: runner.Every(time.Hour), Slots: slots, Run: func(context.Context) error { close(holding); <-hold; return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		go first.RunNow("sync")
 		<-holding // the slot is taken
 		var waiterRan atomic.Bool
-		second, err := hrsync.NewRunner(context.Background(), hrsync.RunnerOptions{},
-			hrsync.Job{Name: "sync", Trigger: hrsync.Every(time.Hour), Slots: slots, Run: func(context.Context) error { waiterRan.Store(true); return nil }})
+		second, err := runner.NewRunner(context.Background(), runner.RunnerOptions{},
+			runner.Job{Name: "sync", Trigger: runner.Every(time.Hour), Slots: slots, Run: func(context.Context) error { waiterRan.Store(true); return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +23,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // proxiedWarehouse is a migrated Postgres warehouse reached through a fault-injection proxy
@@ -52,10 +52,10 @@ func proxiedWarehouse(t *testing.T, opts sink.Options) (proxy *sinktest.Proxy, s
 }
 
 // runWithin runs a sync and fails the test when it has not returned within limit.
-func runWithin(t *testing.T, ctx context.Context, limit time.Duration, syncer *hrsync.Syncer) ([]hrsync.Result, error) {
+func runWithin(t *testing.T, ctx context.Context, limit time.Duration, syncer *walk.Syncer) ([]walk.Result, error) {
 	t.Helper()
 	type out struct {
-		rs  []hrsync.Result
+		rs  []walk.Result
 		err error
 	}
 	done := make(chan out, 1)
@@ -91,7 +91,7 @@ func TestSyncThroughASilentWarehouse(t *testing.T) {
 	c := fastClient(t, up, source.ClientOptions{})
 
 	proxy.SilenceOn("UPDATE employees SET")
-	rs, err := runWithin(t, context.Background(), 90*time.Second, hrsync.New(c, store, hrsync.Options{}))
+	rs, err := runWithin(t, context.Background(), 90*time.Second, walk.New(c, store, walk.Options{}))
 	if !errors.Is(err, sink.ErrNoAnswer) || !strings.Contains(err.Error(), "statement_timeout 2s") {
 		t.Fatalf("err = %v, want the warehouse's silence named, with the statement timeout", err)
 	}
@@ -117,7 +117,7 @@ func TestSyncThroughASilentWarehouse(t *testing.T) {
 		}
 	}
 
-	rs, err = runWithin(t, context.Background(), 90*time.Second, hrsync.New(c, store, hrsync.Options{}))
+	rs, err = runWithin(t, context.Background(), 90*time.Second, walk.New(c, store, walk.Options{}))
 	if err != nil {
 		t.Fatalf("the sync after the warehouse came back: %v", err)
 	}
@@ -142,7 +142,7 @@ func TestSyncStopsWhileTheWarehouseIsSilent(t *testing.T) {
 		<-proxy.Silenced()
 		cancel() // SIGTERM
 	}()
-	_, err := runWithin(t, ctx, 30*time.Second, hrsync.New(c, store, hrsync.Options{}))
+	_, err := runWithin(t, ctx, 30*time.Second, walk.New(c, store, walk.Options{}))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want the cancellation", err)
 	}
@@ -222,7 +222,7 @@ func TestStagingStatementTimeoutIsTheCause(t *testing.T) {
 	up := newUpstream(t, 2000, fakeupstream.Options{})
 	c := fastClient(t, up, source.ClientOptions{})
 	for i := range 5 {
-		var mu stdsync.Mutex
+		var mu sync.Mutex
 		var lockTx *sql.Tx
 		up.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) {
 			if pageOf(r, "employees") == 3 {
@@ -252,7 +252,7 @@ ORDER BY c.oid DESC LIMIT 1`).Scan(&table); err != nil {
 			}
 			holdFrom(r, 10)
 		})
-		rs, err := runWithin(t, ctx, 60*time.Second, hrsync.New(c, store, hrsync.Options{Concurrency: 4}))
+		rs, err := runWithin(t, ctx, 60*time.Second, walk.New(c, store, walk.Options{Concurrency: 4}))
 		mu.Lock()
 		if lockTx != nil {
 			_ = lockTx.Rollback()
@@ -297,7 +297,7 @@ func TestStagingDiskFullIsTheCause(t *testing.T) {
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
 			t.Fatal(err)
 		}
-		rs, err := runWithin(t, context.Background(), 60*time.Second, hrsync.New(c, store, hrsync.Options{Concurrency: 4}))
+		rs, err := runWithin(t, context.Background(), 60*time.Second, walk.New(c, store, walk.Options{Concurrency: 4}))
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // TestSyncTheRestOfTheAPI: every collection the sync knows is walked from a generated account
@@ -39,7 +39,7 @@ func TestSyncTheRestOfTheAPI(t *testing.T) {
 			store := sinktest.Store(t, backend, sink.Options{})
 			c := fastClient(t, up, source.ClientOptions{})
 			ctx := context.Background()
-			rs, err := hrsync.New(c, store, hrsync.Options{Concurrency: 2}).Run(ctx, hrsync.Known)
+			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestSyncTheRestOfTheAPI(t *testing.T) {
 				}
 			}
 			before, _ := store.Version(ctx)
-			rs, err = hrsync.New(c, store, hrsync.Options{Concurrency: 2}).Run(ctx, hrsync.Known)
+			rs, err = walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
 			if err != nil {
 				t.Fatal(err)
 			}

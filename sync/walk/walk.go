@@ -1,7 +1,7 @@
-// Package sync runs syncs: it walks every page of the source's collections, verifies what it
+// Package walk runs syncs: it walks every page of the source's collections, verifies what it
 // received against the source's Total, and loads it into the warehouse in one transaction per
 // resource, recording each run in the ledger.
-package sync
+package walk
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"log/slog"
 	"net/url"
 	"slices"
-	stdsync "sync"
+	"sync"
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
@@ -626,9 +626,9 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, pos walkPos, l *sink
 	// The first failure, a fetch's or the staging's, is the walk's error: it cancels the rest,
 	// whose "context canceled" are its consequences, not news.
 	var firstErr error
-	var errOnce stdsync.Once
+	var errOnce sync.Once
 	fail := func(err error) { errOnce.Do(func() { firstErr = err; cancel() }) }
-	var wg stdsync.WaitGroup
+	var wg sync.WaitGroup
 	for range min(int64(s.opts.Concurrency), max(total-1, 0)) {
 		wg.Go(func() {
 			for n := range pagesCh {

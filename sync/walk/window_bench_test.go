@@ -1,4 +1,4 @@
-package sync_test
+package walk_test
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
-	hrsync "github.com/hrsync/hrsync/sync"
+	"github.com/hrsync/hrsync/sync/walk"
 )
 
-// BenchmarkNightly is what a nightly sync of every collection (hrsync.Resources) costs on a
+// BenchmarkNightly is what a nightly sync of every collection (walk.Resources) costs on a
 // realistic account, 2,000 employees and ten years of events (fakeupstream.GenerateAccount),
 // walking everything whole (mode=full: what every night cost before windows, and what the
 // weekly full walk costs) against the default window, 90 days back and 365 ahead
@@ -27,14 +27,14 @@ func BenchmarkNightly(b *testing.B) {
 	up := newUpstream(b, 0, acct.Options())
 	c := fastClient(b, up, source.ClientOptions{})
 	store := sinktest.Store(b, "postgres", sink.Options{})
-	policy := &hrsync.WindowPolicy{DaysBack: 90, DaysAhead: 365, FullEvery: 7 * 24 * time.Hour}
+	policy := &walk.WindowPolicy{DaysBack: 90, DaysAhead: 365, FullEvery: 7 * 24 * time.Hour}
 	today := fakeupstream.Today().Add(2 * time.Hour) // the data's today, at 02:00
-	opts := func(full bool, now time.Time) hrsync.Options {
-		return hrsync.Options{Concurrency: 4, Window: policy, Full: full, Now: func() time.Time { return now }}
+	opts := func(full bool, now time.Time) walk.Options {
+		return walk.Options{Concurrency: 4, Window: policy, Full: full, Now: func() time.Time { return now }}
 	}
 	// Last night's full walk: the warehouse holds the account, and the next full walk is days
 	// away.
-	if _, err := hrsync.New(c, store, opts(true, today.Add(-24*time.Hour))).Run(ctx, hrsync.Resources); err != nil {
+	if _, err := walk.New(c, store, opts(true, today.Add(-24*time.Hour))).Run(ctx, walk.Resources); err != nil {
 		b.Fatal(err)
 	}
 	for _, mode := range []struct {
@@ -44,7 +44,7 @@ func BenchmarkNightly(b *testing.B) {
 		b.Run("mode="+mode.name, func(b *testing.B) {
 			var requests, pages int64
 			for b.Loop() {
-				rs, err := hrsync.New(c, store, opts(mode.full, today)).Run(ctx, hrsync.Resources)
+				rs, err := walk.New(c, store, opts(mode.full, today)).Run(ctx, walk.Resources)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,0 +1,26 @@
+package walk
+
+import (
+	"context"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sync/runner"
+)
+
+// LockName is the lock a sync holds: one sync of a source at a time across replicas.
+const LockName = sink.SyncLock
+
+// WithLock runs job while holding LockName (no lock: just runs it); runner.ErrLocked when
+// another process holds it.
+func WithLock(ctx context.Context, l runner.Locker, job func(ctx context.Context) error) error {
+	return runner.WithLockNamed(ctx, l, LockName, job)
+}
+
+// Job is the sync of resources as a job of a Runner: named runner.SyncJobName, under LockName,
+// on trigger.
+func (s *Syncer) Job(trigger runner.Trigger, resources []sink.Resource) runner.Job {
+	return runner.Job{Name: runner.SyncJobName, Trigger: trigger, Lock: LockName, Run: func(ctx context.Context) error {
+		_, err := s.Run(ctx, resources)
+		return err
+	}}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/tlstest"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/serve"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -64,7 +65,7 @@ func registeredMetrics(t *testing.T) map[string][]string {
 	dir := t.TempDir()
 	cfg := config.Defaults()
 	cfg.Serve.TLSCert, cfg.Serve.TLSKey = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	newTestCA(t).issue(t, 2, cfg.Serve.TLSCert, cfg.Serve.TLSKey)
+	tlstest.NewCA(t).Issue(t, 2, cfg.Serve.TLSCert, cfg.Serve.TLSKey)
 	if _, err := apiServer(parsed(t, cfg), http.NotFoundHandler(), rec, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}

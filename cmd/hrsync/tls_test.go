@@ -2,16 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,80 +13,13 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/tlstest"
 )
-
-// testCA signs the serve certificates of the TLS tests.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hrsync test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// issue writes a certificate for 127.0.0.1 with the serial and its key to certFile and keyFile.
-func (ca *testCA) issue(t *testing.T, serial int64, certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "replica"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Duration(serial) * time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, keyFile, "EC PRIVATE KEY", kder)
-	writePEM(t, certFile, "CERTIFICATE", der)
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	// Written beside and renamed, as a secret mount or cert-manager replaces a file.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // tlsClient trusts ca only; http2 says whether it offers HTTP/2. Each request is on a new
 // connection, so it sees the certificate served at that moment.
-func tlsClient(ca *testCA, http2 bool) *http.Client {
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}, DisableKeepAlives: true,
+func tlsClient(ca *tlstest.CA, http2 bool) *http.Client {
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool}, DisableKeepAlives: true,
 		Protocols: new(http.Protocols)}
 	tr.Protocols.SetHTTP1(true)
 	tr.Protocols.SetHTTP2(http2)
@@ -121,7 +46,7 @@ func served(t *testing.T, c *http.Client, url string) (proto, status int, serial
 
 // startTLSServe runs hrsync serve with env on a SQLite warehouse and waits until it answers
 // over HTTPS (or, with ca nil, over cleartext).
-func startTLSServe(t *testing.T, ca *testCA, env ...string) (base string, logs *syncBuffer) {
+func startTLSServe(t *testing.T, ca *tlstest.CA, env ...string) (base string, logs *syncBuffer) {
 	t.Helper()
 	addr := freeAddr(t)
 	env = append(env, "HRSYNC_SERVE_ADDR="+addr, "HRSYNC_SERVE_API_KEYS=k1-4f9a0c7e2b1d8e6f3a5c9b0d",
@@ -170,8 +95,8 @@ func TestServeTLS(t *testing.T) {
 	httpserve.CertPollInterval = 50 * time.Millisecond
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	ca := newTestCA(t)
-	ca.issue(t, 2, certFile, keyFile)
+	ca := tlstest.NewCA(t)
+	ca.Issue(t, 2, certFile, keyFile)
 	base, logs := startTLSServe(t, ca, "HRSYNC_SERVE_TLS_CERT="+certFile, "HRSYNC_SERVE_TLS_KEY="+keyFile)
 
 	for _, tt := range []struct {
@@ -209,12 +134,12 @@ func TestServeTLS(t *testing.T) {
 	}
 
 	// A change of the files alone.
-	ca.issue(t, 3, certFile, keyFile)
+	ca.Issue(t, 3, certFile, keyFile)
 	waitSerial("file change", 3)
 
 	// A key that does not match the certificate: the previous pair keeps serving, an error says
 	// why; mended, the new pair is served.
-	ca.issue(t, 4, certFile, filepath.Join(dir, "other.key"))
+	ca.Issue(t, 4, certFile, filepath.Join(dir, "other.key"))
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(logs.String(), "certificate not reloaded") {
 		if time.Now().After(deadline) {
@@ -225,16 +150,16 @@ func TestServeTLS(t *testing.T) {
 	if _, _, got := served(t, tlsClient(ca, true), base+"/v1/employees"); got != 3 {
 		t.Errorf("after a broken pair: serial %d, want 3 (the previous one)", got)
 	}
-	ca.issue(t, 5, certFile, keyFile)
+	ca.Issue(t, 5, certFile, keyFile)
 	waitSerial("mended pair", 5)
 
 	// SIGHUP, to a server that polls its files too seldom to notice the change by itself.
 	httpserve.CertPollInterval = time.Hour
 	dir2 := t.TempDir()
 	certFile, keyFile = filepath.Join(dir2, "tls.crt"), filepath.Join(dir2, "tls.key")
-	ca.issue(t, 7, certFile, keyFile)
+	ca.Issue(t, 7, certFile, keyFile)
 	base, logs = startTLSServe(t, ca, "HRSYNC_SERVE_TLS_CERT="+certFile, "HRSYNC_SERVE_TLS_KEY="+keyFile)
-	ca.issue(t, 8, certFile, keyFile)
+	ca.Issue(t, 8, certFile, keyFile)
 	time.Sleep(100 * time.Millisecond)
 	if _, _, got := served(t, tlsClient(ca, true), base+"/v1/employees"); got != 7 {
 		t.Fatalf("reloaded before SIGHUP: serial %d", got)
@@ -287,10 +212,10 @@ func TestServeH2C(t *testing.T) {
 // listens, with one line saying what is wrong.
 func TestServeTLSConfigErrors(t *testing.T) {
 	dir := t.TempDir()
-	ca := newTestCA(t)
+	ca := tlstest.NewCA(t)
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	ca.issue(t, 2, certFile, keyFile)
-	ca.issue(t, 3, filepath.Join(dir, "b.crt"), filepath.Join(dir, "b.key"))
+	ca.Issue(t, 2, certFile, keyFile)
+	ca.Issue(t, 3, filepath.Join(dir, "b.crt"), filepath.Join(dir, "b.key"))
 	for _, tt := range []struct {
 		name string
 		env  []string

@@ -2,31 +2,24 @@ package httpserve
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"log/slog"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/tlstest"
 )
 
 // TestServeTLSRefusesWeakClients: the served TLS configuration refuses a client limited to TLS
 // 1.1, or to TLS 1.2 with a CBC suite or RSA key exchange; AEAD suites with ECDHE and TLS 1.3
 // are served.
 func TestServeTLSRefusesWeakClients(t *testing.T) {
-	ca := newTestCA(t)
+	ca := tlstest.NewCA(t)
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	ca.issue(t, 24, certFile, keyFile)
+	ca.Issue(t, 24, certFile, keyFile)
 	r, err := NewCertReloader(certFile, keyFile, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +59,7 @@ func TestServeTLSRefusesWeakClients(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			client := tls.Client(conn, &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1",
+			client := tls.Client(conn, &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1",
 				MinVersion: tt.min, MaxVersion: tt.max, CipherSuites: tt.suites})
 			err = client.Handshake()
 			if err != nil {
@@ -88,73 +81,5 @@ func TestServerErrorLogCut(t *testing.T) {
 	l.Printf("http: TLS handshake error from 192.0.2.1:5: tls: client requested unsupported application protocols (%s)", strings.Repeat("x", 60<<10))
 	if n := buf.Len(); n > 2*maxServerErrorBytes || !strings.Contains(buf.String(), "cut, ") || !strings.Contains(buf.String(), "level=WARN") {
 		t.Errorf("%d bytes: %.300s", n, buf.String())
-	}
-}
-
-// testCA signs the serve certificates of the TLS tests.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hrsync test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// issue writes a certificate for 127.0.0.1 with the serial and its key to certFile and keyFile.
-func (ca *testCA) issue(t *testing.T, serial int64, certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "replica"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Duration(serial) * time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, keyFile, "EC PRIVATE KEY", kder)
-	writePEM(t, certFile, "CERTIFICATE", der)
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	// Written beside and renamed, as a secret mount or cert-manager replaces a file.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
 	}
 }

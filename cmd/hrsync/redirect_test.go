@@ -101,16 +101,7 @@ func TestForwardedCreateRefusesRedirectToAnotherOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, logs, stop := startServe(t, env)
-	form := url.Values{"employee[first_name]": {"Ana"}, "employee[last_name]": {"López"}, "employee[email]": {"ana@example.com"}, "employee[join_date]": {"2026-01-05"}}
-	req, _ := http.NewRequest(http.MethodPost, base+"/v1/employees", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-API-KEY", serveKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := postEmployee(t, base, serveKey, url.Values{"employee[first_name]": {"Ana"}, "employee[last_name]": {"López"}, "employee[email]": {"ana@example.com"}, "employee[join_date]": {"2026-01-05"}})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

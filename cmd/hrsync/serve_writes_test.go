@@ -121,16 +121,7 @@ func TestReplicaCreates(t *testing.T) {
 			}
 			base, logs, stop := startServe(t, env)
 			const email = "ida.em@example.com"
-			form := url.Values{"employee[first_name]": {"Ida"}, "employee[last_name]": {"Em"}, "employee[email]": {email}, "employee[join_date]": {"2026-01-05"}}
-			req, _ := http.NewRequest(http.MethodPost, base+"/v1/employees", strings.NewReader(form.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("X-API-KEY", serveKey)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, body := postEmployee(t, base, serveKey, url.Values{"employee[first_name]": {"Ida"}, "employee[last_name]": {"Em"}, "employee[email]": {email}, "employee[join_date]": {"2026-01-05"}})
 			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -178,4 +169,26 @@ func originOf(t *testing.T, path, email string) string {
 		t.Fatal(err)
 		return ""
 	}
+}
+
+// postEmployee creates an employee through the replica at base as a form, sent with key,
+// and returns the answer and its body.
+func postEmployee(t *testing.T, base, key string, form url.Values) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/employees", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-API-KEY", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }

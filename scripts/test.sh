@@ -167,7 +167,7 @@ section "deploy/: Prometheus rules, dashboard, Dockerfile, compose, Kubernetes, 
 bash deploy/check.sh
 
 # go test ends a package's test binary after 10 minutes by default; under -race on two loaded
-# cores source/serve (every test on SQLite and Postgres) comes near that, so the bound is set
+# cores source/server (every test on SQLite and Postgres) comes near that, so the bound is set
 # well above it, and well inside CI's 90 minutes for the whole run. A flag given wins.
 section "go test -race -count=1 -timeout 30m ./... $*"
 go test -race -count=1 -timeout 30m ./... "$@"

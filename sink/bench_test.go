@@ -1,6 +1,6 @@
 package sink_test
 
-// BenchmarkServe measures serve mode end to end: the real /v1 handler (serve.NewHandler) over
+// BenchmarkServe measures serve mode end to end: the real /v1 handler (server.NewHandler) over
 // the real *sink.Store, behind a real HTTP server on loopback, driven by keep-alive clients, over
 // a warehouse of 100,000 employees. Beside it, in the same run, the SQL it replaces: an OFFSET
 // page and a COUNT(*) Total. See docs/benchmarks.md for the command and the figures.
@@ -25,7 +25,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 )
 
 var benchClients = flag.Int("bench.clients", 8, "concurrent keep-alive clients in BenchmarkServe")
@@ -50,12 +50,12 @@ func BenchmarkServe(b *testing.B) {
 	})
 }
 
-// serveCached runs page 1 with the answer cache on (serve.Options.CacheBytes 64 MiB), as
+// serveCached runs page 1 with the answer cache on (server.Options.CacheBytes 64 MiB), as
 // identity and as gzip (the repeated page: every request but the first a hit), and cold: every
 // request a distinct page (page and per_page; the cache ignores other parameters), so every one
 // a miss that is encoded and kept, for the first 50,000.
 func (f *benchFixture) serveCached(b *testing.B) {
-	h, err := serve.NewHandler(f.store, serve.Options{APIKeys: []string{benchKey}, ETagSalt: "bench", CacheBytes: 64 << 20})
+	h, err := server.NewHandler(f.store, server.Options{APIKeys: []string{benchKey}, ETagSalt: "bench", CacheBytes: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +108,7 @@ type benchFixture struct {
 
 func newBenchFixture(b testing.TB, s *sink.Store) *benchFixture {
 	b.Helper()
-	h, err := serve.NewHandler(s, serve.Options{APIKeys: []string{benchKey}, ETagSalt: "bench"})
+	h, err := server.NewHandler(s, server.Options{APIKeys: []string{benchKey}, ETagSalt: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

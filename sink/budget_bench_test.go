@@ -9,8 +9,8 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/budget"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 )
 
@@ -37,7 +37,7 @@ func BenchmarkBudgetOverhead(b *testing.B) {
 					url, sopts := budgetWarehouse(b, backend)
 					bud = openBudget(b, url, sopts, sink.BudgetOptions{PerMinute: perMinute})
 				}
-				c, err := source.NewClient(srv.URL, fakeupstream.DefaultAPIKey, source.ClientOptions{
+				c, err := client.New(srv.URL, fakeupstream.DefaultAPIKey, client.Options{
 					HTTPClient: srv.Client(), RateLimit: perMinute, Budget: bud, MaxAttempts: 1})
 				if err != nil {
 					b.Fatal(err)

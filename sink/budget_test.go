@@ -15,8 +15,8 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/budget"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -87,9 +87,9 @@ func budgetUpstream(t *testing.T) (*fakeupstream.Service, *httptest.Server) {
 	return up, srv
 }
 
-func budgetClient(t *testing.T, srv *httptest.Server, b budget.Budget, kind budget.Kind) *source.Client {
+func budgetClient(t *testing.T, srv *httptest.Server, b budget.Budget, kind budget.Kind) *client.Client {
 	t.Helper()
-	c, err := source.NewClient(srv.URL, fakeupstream.DefaultAPIKey, source.ClientOptions{
+	c, err := client.New(srv.URL, fakeupstream.DefaultAPIKey, client.Options{
 		HTTPClient: srv.Client(), RateLimit: budgetRate, Budget: b, CreateKind: kind, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestSharedBudgetHoldsTwoProcessesUnderTheLimit(t *testing.T) {
 
 			// Both processes are open (a SQLite file is migrated by its first open) before the
 			// clock starts.
-			var clients [2]*source.Client
+			var clients [2]*client.Client
 			var budgets [2]*sink.Budget
 			for p := range 2 {
 				budgets[p] = openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: budgetRate})

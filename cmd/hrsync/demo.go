@@ -22,9 +22,9 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -175,7 +175,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	// Its replica is one of that upstream's, as any other: creates are forwarded to it unless
 	// serve.writes says otherwise.
 	da.ResolveWrites(cfg.Writes)
-	client, err := newClient(&da, log, nil, nil, source.ClientOptions{}) // unpaced: no budget to share
+	src, err := newClient(&da, log, nil, nil, client.Options{}) // unpaced: no budget to share
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -187,7 +187,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	// the source does not list: the sync retires them, exactly as a first `hrsync sync` does,
 	// which is no deletion of the source's records (none is reported deleted).
 	t = time.Now()
-	sync1, err := walk.New(client, store, sopts).Run(ctx, walk.Known)
+	sync1, err := walk.New(src, store, sopts).Run(ctx, walk.Known)
 	if err != nil {
 		return fmt.Errorf("demo: sync: %w", err)
 	}
@@ -197,7 +197,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 
 	// 4. Onboarding, through the upstream.
 	t = time.Now()
-	o := newOnboarder(&da, client, store, nil, false, log)
+	o := newOnboarder(&da, src, store, nil, false, log)
 	file := o.ProcessFile(ctx, hiresName, hires)
 	if file.Err != nil {
 		return fmt.Errorf("demo: onboarding %s: %w", hiresFrom, file.Err)
@@ -212,7 +212,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	// 5. The second sync: of the collections onboarding wrote to. The events are unchanged, and
 	// walking them again would double the demo's time to show nothing new.
 	t = time.Now()
-	sync2, err := walk.New(client, store, sopts).Run(ctx, demoResync)
+	sync2, err := walk.New(src, store, sopts).Run(ctx, demoResync)
 	if err != nil {
 		return fmt.Errorf("demo: second sync: %w", err)
 	}
@@ -266,20 +266,20 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	}
 	dcfg := cfg
 	dcfg.Accounts = []*config.Account{&da}
-	return serveDemo(ctx, dcfg, store, client, replica, addrNote, sampleID(file, up), w, log)
+	return serveDemo(ctx, dcfg, store, src, replica, addrNote, sampleID(file, up), w, log)
 }
 
 // serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing
 // commands to try; the store is closed by the caller, after the server has shut down. Its
 // creates go as the account's serve.writes says: by default forwarded to the in-process
-// upstream through client, as a replica of a real source forwards them.
-func serveDemo(ctx context.Context, cfg config.Settings, store *sink.Store, client *source.Client, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
+// upstream through src, as a replica of a real source forwards them.
+func serveDemo(ctx context.Context, cfg config.Settings, store *sink.Store, src *client.Client, ln net.Listener, addrNote string, sampleID int64, w *demoWriter, log *slog.Logger) error {
 	key := config.NewAPIKey("demo-")
 	cfg.Serve.APIKeys, cfg.Serve.Keys = []string{key}, nil
 	cfg.Serve.PublicURL, cfg.PublicURL = "", nil
 	as := accountStore{acct: cfg.Accounts[0], store: store}
-	if as.acct.Writes == serve.WritesForward {
-		as.upstream = client
+	if as.acct.Writes == server.WritesForward {
+		as.upstream = src
 	}
 	mux, err := apiMux(cfg, []accountStore{as}, newServeMetrics(newRegistry()), log)
 	if err != nil {
@@ -493,7 +493,7 @@ func count(f onboard.FileResult, outcome string) int {
 }
 
 // paced is how long n requests take at the client's pacing of perMinute (evenly spaced, 2%
-// wider than the budget: see source.ClientOptions.RateLimit).
+// wider than the budget: see client.Options.RateLimit).
 func paced(n, perMinute int) time.Duration {
 	return time.Duration(float64(n) * 1.02 * float64(time.Minute) / float64(perMinute))
 }

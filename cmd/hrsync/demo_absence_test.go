@@ -10,7 +10,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -86,7 +86,7 @@ func TestAbsenceDaysByDepartment(t *testing.T) {
 		ctx := context.Background()
 		up := sourcetest.NewServer(acct.Options())
 		t.Cleanup(up.Close)
-		c, err := up.NewFastClient(source.ClientOptions{})
+		c, err := up.NewFastClient(client.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

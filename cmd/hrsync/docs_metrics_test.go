@@ -20,7 +20,7 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/tlstest"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/sync/walk"
 )
 
@@ -328,9 +328,9 @@ func TestLabelValuesDocumented(t *testing.T) {
 	var resources, sourceRoutes []string
 	for _, r := range walk.Known {
 		resources = append(resources, string(r))
-		sourceRoutes = append(sourceRoutes, "/v1/"+string(r)) // source.Client: "/v1/" + the collection
+		sourceRoutes = append(sourceRoutes, "/v1/"+string(r)) // client.Client: "/v1/" + the collection
 	}
-	serveRoutes := serve.RouteLabels()
+	serveRoutes := server.RouteLabels()
 	for _, tc := range []struct {
 		prefix string
 		want   []string

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 )
 
 // newRegistry is the process's Prometheus registry, with the Go and process collectors and the
@@ -48,7 +48,7 @@ func newServeMetrics(reg prometheus.Registerer) *serveMetrics {
 	return m
 }
 
-// observe is serve.Options.Observe. Routes are the mux's patterns and accounts the configured
+// observe is server.Options.Observe. Routes are the mux's patterns and accounts the configured
 // ones ("" when no key matched), so cardinality stays low whatever paths and keys clients send.
 func (m *serveMetrics) observe(account, route string, status int, d time.Duration) {
 	m.requests.WithLabelValues(account, route, strconv.Itoa(status)).Inc()
@@ -58,11 +58,11 @@ func (m *serveMetrics) observe(account, route string, status int, d time.Duratio
 // cacheCollector exports the replica's answer cache per account: answers served from it,
 // answers encoded on a miss, and the bytes it keeps.
 type cacheCollector struct {
-	h                   *serve.Handler
+	h                   *server.Handler
 	hits, misses, bytes *prometheus.Desc
 }
 
-func newCacheCollector(h *serve.Handler) *cacheCollector {
+func newCacheCollector(h *server.Handler) *cacheCollector {
 	return &cacheCollector{
 		h:      h,
 		hits:   prometheus.NewDesc("hrsync_serve_cache_hits_total", "Answers the /v1 replica served from its answer cache.", []string{"account"}, nil),

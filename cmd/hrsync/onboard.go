@@ -13,7 +13,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/runner"
 )
@@ -81,11 +81,11 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg config.Settings, a 
 		return err
 	}
 	defer store.Close()
-	client, err := newClient(a, log, store, nil, onboardClientOptions)
+	src, err := newClient(a, log, store, nil, onboardClientOptions)
 	if err != nil {
 		return fmt.Errorf("onboard: %w", err)
 	}
-	o := newOnboarder(a, client, store, nil, c.dryRun, log)
+	o := newOnboarder(a, src, store, nil, c.dryRun, log)
 	var results []onboard.FileResult
 	err = runner.WithLockNamed(ctx, store, onboard.LockName, func(ctx context.Context) error {
 		if len(c.files) > 0 {
@@ -162,10 +162,10 @@ func (c *onboardCommand) report(a *config.Account, results []onboard.FileResult,
 
 // onboardClientOptions are onboard's source client options: the client's defaults (tests
 // shorten the retries' backoff).
-var onboardClientOptions = source.ClientOptions{}
+var onboardClientOptions = client.Options{}
 
-func newOnboarder(a *config.Account, client *source.Client, store *sink.Store, m *onboard.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
-	return onboard.New(client, store, onboardOptions(a, m, dryRun, log))
+func newOnboarder(a *config.Account, src *client.Client, store *sink.Store, m *onboard.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
+	return onboard.New(src, store, onboardOptions(a, m, dryRun, log))
 }
 
 func onboardOptions(a *config.Account, m *onboard.Metrics, dryRun bool, log *slog.Logger) onboard.Options {

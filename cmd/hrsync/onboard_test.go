@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -87,7 +87,7 @@ func TestOnboardAFolderAsANewUserWould(t *testing.T) {
 // fastOnboardRetries shortens the source client's retry backoff of onboard for one test.
 func fastOnboardRetries(t *testing.T) {
 	saved := onboardClientOptions
-	onboardClientOptions = source.ClientOptions{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	onboardClientOptions = client.Options{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
 	t.Cleanup(func() { onboardClientOptions = saved })
 }
 

@@ -17,8 +17,8 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 
-	"github.com/hrsync/hrsync/source"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/client"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/sync/fleet"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/runner"
@@ -84,7 +84,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 	var stores []accountStore
 	for _, w := range f.Members() {
 		s := accountStore{acct: w.acct, store: w.store}
-		if w.acct.Writes == serve.WritesForward {
+		if w.acct.Writes == server.WritesForward {
 			s.upstream = w.client // one budget for the account
 		}
 		stores = append(stores, s)
@@ -168,7 +168,7 @@ var retryOpen = struct{ first, most time.Duration }{fleet.DefaultRetryFirst, fle
 type worker struct {
 	acct   *config.Account
 	store  *sink.Store
-	client *source.Client
+	client *client.Client
 	runner *runner.Runner
 	log    *slog.Logger
 }
@@ -214,7 +214,7 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 			return fail(a.Wrap(err))
 		}
 	}
-	if w.client, err = newClient(a, log, store, as.reg, source.ClientOptions{Observe: as.syncMetrics.ObserveRequest}); err != nil {
+	if w.client, err = newClient(a, log, store, as.reg, client.Options{Observe: as.syncMetrics.ObserveRequest}); err != nil {
 		return fail(err)
 	}
 	// One runner runs the sync and the onboarding alike: each on its trigger, under its own

@@ -15,9 +15,9 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
 	"github.com/hrsync/hrsync/source/budget"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/client"
+	"github.com/hrsync/hrsync/source/server"
 )
 
 // serveCommand is hrsync serve: the replica, until SIGTERM or SIGINT.
@@ -49,13 +49,13 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 		}
 		s := accountStore{acct: a, store: store}
 		stores = append(stores, s)
-		if a.Writes == serve.WritesForward {
+		if a.Writes == server.WritesForward {
 			// A forwarded create holds a client's request open: one attempt, paced like every
 			// call to the account (on the shared budget, so a replica's creates take their turn
 			// beside a running sync); a 429 goes straight back to the client, who may retry.
 			areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg)
 			if stores[len(stores)-1].upstream, err = newClient(a, alog, store, areg,
-				source.ClientOptions{MaxAttempts: 1, CreateKind: budget.KindForward}); err != nil {
+				client.Options{MaxAttempts: 1, CreateKind: budget.KindForward}); err != nil {
 				return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
 			}
 		}
@@ -85,7 +85,7 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 type accountStore struct {
 	acct     *config.Account
 	store    *sink.Store
-	upstream *source.Client
+	upstream *client.Client
 }
 
 // readyAll is /readyz over every account's warehouse: ready when each is, otherwise the reasons
@@ -109,18 +109,18 @@ func apiMux(cfg config.Settings, stores []accountStore, m *serveMetrics, log *sl
 	if err != nil {
 		return nil, err
 	}
-	hopts := serve.Options{Keys: keys, APIKeys: plain, PublicURL: cfg.PublicURL,
+	hopts := server.Options{Keys: keys, APIKeys: plain, PublicURL: cfg.PublicURL,
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
 		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), ETagSecret: []byte(cfg.Serve.ETagSecret), Logger: log, Observe: m.observe}
 	for _, s := range stores {
-		ac := serve.Account{Name: s.acct.Name, Store: s.store, Writes: s.acct.Writes}
+		ac := server.Account{Name: s.acct.Name, Store: s.store, Writes: s.acct.Writes}
 		if s.upstream != nil {
 			ac.Upstream = s.upstream
 		}
 		hopts.Accounts = append(hopts.Accounts, ac)
 		warnWrites(s.acct, s.acct.Logger(log))
 	}
-	api, err := serve.New(hopts)
+	api, err := server.New(hopts)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -137,10 +137,10 @@ func apiMux(cfg config.Settings, stores []accountStore, m *serveMetrics, log *sl
 // system), or creates refused because the source's key is not here.
 func warnWrites(a *config.Account, log *slog.Logger) {
 	switch {
-	case a.Writes == serve.WritesLocal && a.Replica():
+	case a.Writes == server.WritesLocal && a.Replica():
 		log.Warn("serve.writes is local on a replica of a source: employees created through this replica are kept in this warehouse only and will never reach the HR system; "+
 			"set serve.writes to forward (create them in the source) or off (refuse them)", "source", sourceHost(a.Source.URL))
-	case a.Writes == serve.WritesOff && !a.WritesSet:
+	case a.Writes == server.WritesOff && !a.WritesSet:
 		log.Info("creates refused (405): this replica of a source has no source API key to forward them with; "+
 			"set source.api_key (or source.api_key_file) to forward them to the source, or serve.writes", "source", sourceHost(a.Source.URL))
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
@@ -96,14 +96,14 @@ func TestServeKeyScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []serve.Key{
+	want := []server.Key{
 		{Name: "full", Key: "a-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default"},
-		{Name: "full-read-only", Key: "b-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: serve.Scope{ReadOnly: true}},
-		{Name: "directory", SHA256: strings.ToUpper(sum), Account: "default", Scope: serve.Scope{
+		{Name: "full-read-only", Key: "b-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: server.Scope{ReadOnly: true}},
+		{Name: "directory", SHA256: strings.ToUpper(sum), Account: "default", Scope: server.Scope{
 			Collections: []string{"employees", "departments"}, Fields: []string{"id", "first_name", "line_manager.id"}, ReadOnly: true}},
-		{Name: "deny", Key: "c-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: serve.Scope{Deny: []string{"dob", "bank_details.iban"}, ReadOnly: true}},
-		{Name: "deny-writer", Key: "d-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: serve.Scope{Deny: []string{"dob"}}},
-		{Name: "any-depth", Key: "e-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: serve.Scope{Fields: []string{"id", "**.email", "**.name"}, ReadOnly: true}},
+		{Name: "deny", Key: "c-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: server.Scope{Deny: []string{"dob", "bank_details.iban"}, ReadOnly: true}},
+		{Name: "deny-writer", Key: "d-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: server.Scope{Deny: []string{"dob"}}},
+		{Name: "any-depth", Key: "e-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: server.Scope{Fields: []string{"id", "**.email", "**.name"}, ReadOnly: true}},
 	}
 	if len(keys) != len(want) {
 		t.Fatalf("keys %+v", keys)

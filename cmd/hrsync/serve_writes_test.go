@@ -13,7 +13,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
@@ -31,21 +31,21 @@ func TestWritesDefault(t *testing.T) {
 		name string
 		file string
 		env  []string
-		want map[string]serve.Writes // by account
+		want map[string]server.Writes // by account
 		set  bool
 	}{
-		{"standalone", "", nil, map[string]serve.Writes{"default": serve.WritesLocal}, false},
-		{"replica with its key", "", []string{src, "HRSYNC_SOURCE_API_KEY=k"}, map[string]serve.Writes{"default": serve.WritesForward}, false},
-		{"replica with its key file", "", []string{src, "HRSYNC_SOURCE_API_KEY_FILE=" + keyFile}, map[string]serve.Writes{"default": serve.WritesForward}, false},
-		{"replica without its key", "", []string{src}, map[string]serve.Writes{"default": serve.WritesOff}, false},
-		{"replica, local chosen", "", []string{src, "HRSYNC_SOURCE_API_KEY=k", "HRSYNC_SERVE_WRITES=local"}, map[string]serve.Writes{"default": serve.WritesLocal}, true},
-		{"replica, local chosen in the file", "serve:\n  writes: local\n", []string{src, "HRSYNC_SOURCE_API_KEY=k"}, map[string]serve.Writes{"default": serve.WritesLocal}, true},
-		{"standalone, off chosen", "", []string{"HRSYNC_SERVE_WRITES=off"}, map[string]serve.Writes{"default": serve.WritesOff}, true},
-		{"empty is not set", "", []string{src, "HRSYNC_SOURCE_API_KEY=k", "HRSYNC_SERVE_WRITES="}, map[string]serve.Writes{"default": serve.WritesForward}, false},
+		{"standalone", "", nil, map[string]server.Writes{"default": server.WritesLocal}, false},
+		{"replica with its key", "", []string{src, "HRSYNC_SOURCE_API_KEY=k"}, map[string]server.Writes{"default": server.WritesForward}, false},
+		{"replica with its key file", "", []string{src, "HRSYNC_SOURCE_API_KEY_FILE=" + keyFile}, map[string]server.Writes{"default": server.WritesForward}, false},
+		{"replica without its key", "", []string{src}, map[string]server.Writes{"default": server.WritesOff}, false},
+		{"replica, local chosen", "", []string{src, "HRSYNC_SOURCE_API_KEY=k", "HRSYNC_SERVE_WRITES=local"}, map[string]server.Writes{"default": server.WritesLocal}, true},
+		{"replica, local chosen in the file", "serve:\n  writes: local\n", []string{src, "HRSYNC_SOURCE_API_KEY=k"}, map[string]server.Writes{"default": server.WritesLocal}, true},
+		{"standalone, off chosen", "", []string{"HRSYNC_SERVE_WRITES=off"}, map[string]server.Writes{"default": server.WritesOff}, true},
+		{"empty is not set", "", []string{src, "HRSYNC_SOURCE_API_KEY=k", "HRSYNC_SERVE_WRITES="}, map[string]server.Writes{"default": server.WritesForward}, false},
 		{"accounts, each its own", "accounts:\n  - name: acme\n    source: {url: https://a.example.com, api_key: k}\n  - name: beta\n    source: {url: https://b.example.com}\n  - name: solo\n",
-			nil, map[string]serve.Writes{"acme": serve.WritesForward, "beta": serve.WritesOff, "solo": serve.WritesLocal}, false},
+			nil, map[string]server.Writes{"acme": server.WritesForward, "beta": server.WritesOff, "solo": server.WritesLocal}, false},
 		{"accounts, one mode for all", "serve:\n  writes: forward\naccounts:\n  - name: acme\n    source: {url: https://a.example.com, api_key: k}\n  - name: solo\n",
-			nil, map[string]serve.Writes{"acme": serve.WritesForward, "solo": serve.WritesForward}, true},
+			nil, map[string]server.Writes{"acme": server.WritesForward, "solo": server.WritesForward}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestWritesDefault(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]serve.Writes{}
+			got := map[string]server.Writes{}
 			for _, a := range s.Accounts {
 				got[a.Name] = a.Writes
 				if a.WritesSet != tt.set {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/runner"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -73,7 +73,7 @@ func checkSource(a *config.Account) error {
 // warehouse, shared with every other hrsync process of the account (sink.Budget); without a
 // store (demo) or with shared_budget off, the process paces itself alone. reg, when not nil,
 // gets the shared budget's metrics.
-func newClient(a *config.Account, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts source.ClientOptions) (*source.Client, error) {
+func newClient(a *config.Account, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts client.Options) (*client.Client, error) {
 	if err := checkSource(a); err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func newClient(a *config.Account, log *slog.Logger, store *sink.Store, reg prome
 			}
 		}
 	}
-	c, err := source.NewClient(a.Source.URL, a.Source.APIKey, opts)
+	c, err := client.New(a.Source.URL, a.Source.APIKey, opts)
 	return c, a.Wrap(err)
 }
 
@@ -140,7 +140,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 		return err
 	}
 	defer store.Close()
-	client, err := newClient(a, log, store, nil, source.ClientOptions{})
+	src, err := newClient(a, log, store, nil, client.Options{})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
@@ -156,7 +156,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	rep.begin(len(resources))
 	var results []walk.Result
 	err = walk.WithLock(ctx, store, func(ctx context.Context) error {
-		results, err = walk.New(client, store, sopts).Run(ctx, resources)
+		results, err = walk.New(src, store, sopts).Run(ctx, resources)
 		return err
 	})
 	if errors.Is(err, runner.ErrLocked) {

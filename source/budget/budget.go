@@ -1,7 +1,7 @@
 // Package budget is the upstream's request budget as hrsync spends it: the spacing of requests
 // (PacingInterval), the kinds of request a budget tells apart, the Budget a client draws every
 // request's slot from, and Local, the budget of one process. The budget shared by every process of
-// an account (sink.Budget) implements Budget too; the HTTP client (package source) consults one
+// an account (sink.Budget) implements Budget too; the HTTP client (package client) consults one
 // before every request.
 package budget
 
@@ -13,7 +13,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Pacing keeps a source.Client under the upstream's request budget (UPSTREAM.md: 60 requests per 60
+// Pacing keeps a client.Client under the upstream's request budget (UPSTREAM.md: 60 requests per 60
 // seconds per account, shared by every integration of the account). Requests are spread evenly,
 // so a full walk never bunches up against the upstream's window: each takes a slot of the
 // Client's Budget, by default one token bucket of burst 1 per Client (Local), or one
@@ -87,7 +87,7 @@ type Budget interface {
 }
 
 // Local paces the requests of one process: one token bucket of burst 1, spacing requests by
-// PacingInterval. It is a Client's Budget by default (source.ClientOptions.RateLimit), and what a
+// PacingInterval. It is a Client's Budget by default (client.Options.RateLimit), and what a
 // shared budget falls back to when it cannot reach its store.
 type Local struct {
 	clock   Clock

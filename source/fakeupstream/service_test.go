@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -566,7 +566,7 @@ func TestDocumentedOnlyCreates(t *testing.T) {
 			t.Errorf("%s: %v %s", tt.name, resp, body)
 		}
 	}
-	c, err := source.NewClient(srv.URL, srv.APIKey(), source.ClientOptions{HTTPClient: srv.Client(), MaxAttempts: 1})
+	c, err := client.New(srv.URL, srv.APIKey(), client.Options{HTTPClient: srv.Client(), MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,7 +592,7 @@ func TestCreateDropAfterStore(t *testing.T) {
 	srv := newServer(fakeupstream.Options{})
 	defer srv.Close()
 	srv.InjectFaults(fakeupstream.Fault{DropAfterStore: true})
-	c, err := source.NewClient(srv.URL, srv.APIKey(), source.ClientOptions{HTTPClient: srv.Client()})
+	c, err := client.New(srv.URL, srv.APIKey(), client.Options{HTTPClient: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}

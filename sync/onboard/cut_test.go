@@ -16,7 +16,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
@@ -197,7 +197,7 @@ func TestOnboardingFolderHoldsACutFile(t *testing.T) {
 
 	t.Run("completed by its writer", func(t *testing.T) {
 		up := newUpstream(t, 0, fakeupstream.Options{})
-		o := onboard.New(fastClient(t, up, source.ClientOptions{}), sinktest.Store(t, "sqlite", sink.Options{}), onboard.Options{})
+		o := onboard.New(fastClient(t, up, client.Options{}), sinktest.Store(t, "sqlite", sink.Options{}), onboard.Options{})
 		dir := t.TempDir()
 		writeAged(t, dir, "cohort.csv", cut, settle+time.Second) // settled, but cut
 		results, err := o.ProcessDir(ctx, dir, settle)
@@ -223,7 +223,7 @@ func TestOnboardingFolderHoldsACutFile(t *testing.T) {
 
 	t.Run("left as it is", func(t *testing.T) {
 		up := newUpstream(t, 0, fakeupstream.Options{})
-		o := onboard.New(fastClient(t, up, source.ClientOptions{}), sinktest.Store(t, "sqlite", sink.Options{}), onboard.Options{})
+		o := onboard.New(fastClient(t, up, client.Options{}), sinktest.Store(t, "sqlite", sink.Options{}), onboard.Options{})
 		dir := t.TempDir()
 		writeAged(t, dir, "cohort.csv", cut, 2*settle-time.Second)
 		if results, err := o.ProcessDir(ctx, dir, settle); err != nil || len(results) != 0 {
@@ -252,7 +252,7 @@ func TestOnboardingFolderHoldsACutFile(t *testing.T) {
 
 	t.Run("named", func(t *testing.T) {
 		up := newUpstream(t, 0, fakeupstream.Options{})
-		o := onboard.New(fastClient(t, up, source.ClientOptions{}), sinktest.Store(t, "sqlite", sink.Options{}), onboard.Options{})
+		o := onboard.New(fastClient(t, up, client.Options{}), sinktest.Store(t, "sqlite", sink.Options{}), onboard.Options{})
 		dir := t.TempDir()
 		writeAged(t, dir, "cohort.csv", cut, 0)
 		r, err := o.ProcessPath(ctx, filepath.Join(dir, "cohort.csv"), "")
@@ -284,7 +284,7 @@ func TestOnboardingRefusesALargeFile(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			up := newUpstream(t, 0, fakeupstream.Options{})
-			o := onboard.New(fastClient(t, up, source.ClientOptions{}), sinktest.Store(t, "sqlite", sink.Options{}), onboard.Options{MaxFileBytes: tt.limit})
+			o := onboard.New(fastClient(t, up, client.Options{}), sinktest.Store(t, "sqlite", sink.Options{}), onboard.Options{MaxFileBytes: tt.limit})
 			dir := t.TempDir()
 			f, err := os.Create(filepath.Join(dir, "big.csv"))
 			if err != nil {

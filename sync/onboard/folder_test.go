@@ -19,7 +19,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/onboard"
@@ -97,7 +97,7 @@ func TestNothingDroppedIsSilentlyIgnored(t *testing.T) {
 			writeFiles(t, dir, files)
 			reg := prometheus.NewRegistry()
 			var logs syncBuffer
-			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DateLayout: rejectUK,
+			o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{DateLayout: rejectUK,
 				Metrics: onboard.NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			results, err := o.ProcessDir(context.Background(), dir, 0)
 			if err != nil {
@@ -178,7 +178,7 @@ func TestAFailingPassIsAFailedJob(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{Metrics: onboard.NewMetrics(reg), Logger: log})
+	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{Metrics: onboard.NewMetrics(reg), Logger: log})
 	jobs, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: store, Metrics: runner.NewMetrics(reg), Logger: log},
 		o.Job(time.Second, onboard.PassOptions{Dir: dir}))
 	if err != nil {
@@ -231,7 +231,7 @@ func TestAFixedFileIsTakenAgain(t *testing.T) {
 			dir := t.TempDir()
 			writeFiles(t, dir, map[string][]byte{"uk.csv": []byte(ukCohort)})
 			now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-			before := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DateLayout: rejectUK})
+			before := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{DateLayout: rejectUK})
 			rs, err := before.Pass(ctx, onboard.PassOptions{Dir: dir, Retries: &onboard.FailedRetries{Now: func() time.Time { return now }}})
 			if err != nil || len(rs) != 1 || rs[0].Outcome() != onboard.FileRejected || !exists(t, filepath.Join(dir, "failed", "uk.csv")) {
 				t.Fatalf("under %q: %+v %v", rejectUK, rs, err)
@@ -239,7 +239,7 @@ func TestAFixedFileIsTakenAgain(t *testing.T) {
 
 			writeFiles(t, dir, map[string][]byte{"uk.csv": []byte(ukCohort)}) // the same bytes again
 			retries := &onboard.FailedRetries{Now: func() time.Time { return now }}
-			after := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DateLayout: acceptUK})
+			after := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{DateLayout: acceptUK})
 			rs, err = after.Pass(ctx, onboard.PassOptions{Dir: dir, Retries: retries})
 			if err != nil || len(rs) != 1 {
 				t.Fatalf("under %q: %+v %v", acceptUK, rs, err)
@@ -280,7 +280,7 @@ func TestARestartedWorkerTakesAgainWhatItsSettingsRejected(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	reg := prometheus.NewRegistry()
-	first := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DateLayout: rejectUK, Metrics: onboard.NewMetrics(reg)})
+	first := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{DateLayout: rejectUK, Metrics: onboard.NewMetrics(reg)})
 	pass := onboard.PassOptions{Dir: dir, Retries: &onboard.FailedRetries{Now: clock}}
 	for _, after := range []time.Duration{0, onboard.FailedRetryInitial, time.Hour, 24 * time.Hour} {
 		now = now.Add(after)
@@ -292,7 +292,7 @@ func TestARestartedWorkerTakesAgainWhatItsSettingsRejected(t *testing.T) {
 		t.Errorf("the rejected file was taken %v times by the worker that rejected it, want once", got)
 	}
 
-	restarted := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DateLayout: acceptUK})
+	restarted := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{DateLayout: acceptUK})
 	pass.Retries = &onboard.FailedRetries{Now: clock}
 	for _, step := range []struct {
 		after    time.Duration
@@ -335,7 +335,7 @@ func TestARefusedRowIsSentAgainOnlyWhenItsCreateChanged(t *testing.T) {
 			ctx := context.Background()
 			up := newUpstream(t, 0, fakeupstream.Options{})
 			store := sinktest.Store(t, backend, sink.Options{})
-			src := &refusing{Upstream: fastClient(t, up, source.ClientOptions{}), date: "2026-02-01"}
+			src := &refusing{Upstream: fastClient(t, up, client.Options{}), date: "2026-02-01"}
 			data := []byte("First Name,Last Name,Email,Start Date\nAna,Lima,ana@example.com,01/02/2026\n")
 			dayFirst := onboard.New(src, store, onboard.Options{DateLayout: "02/01/2006"})
 			for i, wantSent := range []int32{1, 1} {
@@ -371,7 +371,7 @@ func TestASkippedRowIsCheckedAgain(t *testing.T) {
 			ctx := context.Background()
 			up := newUpstream(t, 0, fakeupstream.Options{})
 			ledger := &takenEmails{Ledger: sinktest.Store(t, backend, sink.Options{}), taken: map[string]bool{"ana@example.com": true}}
-			o := onboard.New(fastClient(t, up, source.ClientOptions{}), ledger, onboard.Options{})
+			o := onboard.New(fastClient(t, up, client.Options{}), ledger, onboard.Options{})
 			data := []byte("First Name,Last Name,Email,Start Date\nAna,Lima,ana@example.com,2026/12/01\n")
 			if r := o.ProcessFile(ctx, "a.csv", data); outcomes(r)[onboard.OutcomeSkipped] != 1 {
 				t.Fatalf("taken: %+v", r.Rows)
@@ -406,7 +406,7 @@ func TestDocsShowWhatTheFolderSays(t *testing.T) {
 		}
 		return a
 	}
-	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DateLayout: rejectUK,
+	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{DateLayout: rejectUK,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: noTime}))})
 	if _, err := o.ProcessDir(context.Background(), dir, 0); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -12,7 +12,7 @@ import (
 func TestMain(m *testing.M) { sinktest.Main(m) }
 
 // fastClient is unpaced and retries at once, so fault tests take milliseconds.
-func fastClient(t testing.TB, up *sourcetest.Server, opts source.ClientOptions) *source.Client {
+func fastClient(t testing.TB, up *sourcetest.Server, opts client.Options) *client.Client {
 	t.Helper()
 	c, err := up.NewFastClient(opts)
 	if err != nil {

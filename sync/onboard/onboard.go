@@ -14,14 +14,14 @@ import (
 	"sync"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// Upstream is what onboarding needs of the source; *source.Client is one.
+// Upstream is what onboarding needs of the source; *client.Client is one.
 type Upstream interface {
 	CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error)
-	ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *source.Response, error)
+	ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *client.Response, error)
 }
 
 // Ledger is what onboarding needs of the warehouse; *sink.Store is one.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/onboard"
@@ -35,7 +35,7 @@ func BenchmarkOnboardingPaced(b *testing.B) {
 		b.StopTimer()
 		up := newUpstream(b, 0, fakeupstream.Options{RateLimit: perMinute, Window: time.Minute})
 		store := sinktest.Store(b, "postgres", sink.Options{})
-		c := fastClient(b, up, source.ClientOptions{RateLimit: perMinute})
+		c := fastClient(b, up, client.Options{RateLimit: perMinute})
 		o := onboard.New(c, store, onboard.Options{})
 		data := hiresCSV(1, rows)
 		b.StartTimer()

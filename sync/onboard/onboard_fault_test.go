@@ -15,7 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
@@ -36,7 +36,7 @@ const reExport = "Email,Start Date,Last Name,First Name\r\n" +
 	"ana@example.com,2026/12/01,Lima,Ana\r\n"
 
 // closedPortClient is a client of a source whose port refuses connections.
-func closedPortClient(t *testing.T) *source.Client {
+func closedPortClient(t *testing.T) *client.Client {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +44,7 @@ func closedPortClient(t *testing.T) *source.Client {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	c, err := source.NewClient("http://"+addr+"/v1", fakeupstream.DefaultAPIKey, source.ClientOptions{
+	c, err := client.New("http://"+addr+"/v1", fakeupstream.DefaultAPIKey, client.Options{
 		RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
 			}
 
 			up := newUpstream(t, 5, fakeupstream.Options{})
-			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
+			o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{})
 			if err := os.WriteFile(filepath.Join(dir, "cohort.csv"), []byte(reExport), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 				}
 			}})
 			store := sinktest.Store(t, backend, sink.Options{})
-			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
+			o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{})
 			first := o.ProcessFile(ctx, "cohort.csv", []byte(cohort))
 			if got := outcomes(first); !first.Failed() || got[onboard.OutcomeUnresolved] != 4 || len(got) != 1 {
 				t.Fatalf("first run: %v, err %v", got, first.Err)
@@ -209,7 +209,7 @@ func TestOnboardingDryRunReportStaysOutOfTheFolderScan(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cohort), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dry := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{DryRun: true, Folder: dir})
+	dry := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{DryRun: true, Folder: dir})
 	if _, err := dry.ProcessPath(context.Background(), path, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestOnboardingDryRunReportStaysOutOfTheFolderScan(t *testing.T) {
 	if err != nil || !bytes.Contains(report, []byte("would-create")) {
 		t.Fatalf("report %q %v", report, err)
 	}
-	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{Folder: dir})
+	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{Folder: dir})
 	rs, err := o.ProcessDir(context.Background(), dir, 0)
 	if err != nil || len(rs) != 1 || rs[0].Name != "cohort.csv" || rs[0].Failed() {
 		t.Fatalf("the folder pass took %+v (%v)", rs, err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
@@ -65,7 +65,7 @@ func TestOnboardingExactlyOnceWhenAnswersAreLost(t *testing.T) {
 				return fakeupstream.Fault{}
 			}})
 			store := sinktest.Store(t, backend, sink.Options{})
-			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
+			o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{})
 			data := hiresCSV(1, 40, "Bad,Row,not-an-email,,2026/12/01", "Dup,Licate,NEW3@example.com,,2026/12/01")
 			r := o.ProcessFile(context.Background(), "cohort.csv", data)
 			if r.Err != nil {
@@ -109,11 +109,11 @@ func TestOnboardingResumesAfterACrash(t *testing.T) {
 	}})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	data := hiresCSV(1, 10)
-	r := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{}).ProcessFile(ctx, "a.csv", data)
+	r := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{}).ProcessFile(ctx, "a.csv", data)
 	if r.Err == nil || outcomes(r)[onboard.OutcomeCreated] != 3 {
 		t.Fatalf("interrupted run: %v %v", outcomes(r), r.Err)
 	}
-	r = onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{}).ProcessFile(context.Background(), "a.csv", data)
+	r = onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{}).ProcessFile(context.Background(), "a.csv", data)
 	// The three confirmed before are already done; the fourth, stored by the source but never
 	// answered, is found by email and confirmed now; the rest are created.
 	if got := outcomes(r); r.Err != nil || got[onboard.OutcomeCreated] != 7 || got[onboard.OutcomeAlreadyDone] != 3 {
@@ -129,7 +129,7 @@ func TestOnboardingResumesAfterACrash(t *testing.T) {
 func TestOnboardingStopsOnARefusedKey(t *testing.T) {
 	up := newUpstream(t, 5, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
-	c, err := source.NewClient(up.URL, "sandbox-wrong", source.ClientOptions{})
+	c, err := client.New(up.URL, "sandbox-wrong", client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestOnboardingFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{})
+	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{})
 	results, err := o.ProcessDir(context.Background(), dir, 0)
 	if err != nil || len(results) != 4 {
 		t.Fatalf("results %d %v", len(results), err)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
@@ -73,7 +73,7 @@ func (p *panicOnce) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.E
 func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
-	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), source.ClientOptions{})
+	c, err := client.New(up.URL+"/v1", up.APIKey(), client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	o := onboard.New(&panicOnce{Upstream: client}, store, onboard.Options{Metrics: onboard.NewMetrics(reg), Logger: log})
+	o := onboard.New(&panicOnce{Upstream: c}, store, onboard.Options{Metrics: onboard.NewMetrics(reg), Logger: log})
 	jobs, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: store, Metrics: runner.NewMetrics(reg), Logger: log},
 		o.Job(time.Second, onboard.PassOptions{Dir: dir}))
 	if err != nil {
@@ -157,8 +157,8 @@ func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String() + "/v1"
 	_ = ln.Close()
-	fast := source.ClientOptions{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
-	down, err := source.NewClient(closed, fakeupstream.DefaultAPIKey, fast)
+	fast := client.Options{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	down, err := client.New(closed, fakeupstream.DefaultAPIKey, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +173,11 @@ func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
 
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
-	client, err := source.NewClient(up.URL+"/v1", up.APIKey(), fast)
+	c, err := client.New(up.URL+"/v1", up.APIKey(), fast)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := onboard.New(client, store, onboard.Options{})
+	o := onboard.New(c, store, onboard.Options{})
 	for _, step := range []struct {
 		after    time.Duration
 		finished bool

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
@@ -66,7 +66,7 @@ func TestOnboardingFilesArePrivate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(elsewhere, "other.csv.result.csv"), []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{Folder: dir})
+	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{Folder: dir})
 	ctx := context.Background()
 	if _, err := o.ProcessPath(ctx, filepath.Join(dir, "named.csv"), ""); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestOnboardingRefusesLinkedFolders(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			o := onboard.New(fastClient(t, up, source.ClientOptions{}), store, onboard.Options{Folder: dir})
+			o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{Folder: dir})
 			var err error
 			if linked == "reports" {
 				_, err = o.ProcessPath(context.Background(), filepath.Join(dir, "good.csv"), "")

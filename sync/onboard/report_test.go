@@ -14,7 +14,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
@@ -67,7 +67,7 @@ func TestReadHiresNames(t *testing.T) {
 func TestReportNamesThePeopleAndTheColumnsNotSent(t *testing.T) {
 	up := newUpstream(t, 0, fakeupstream.Options{})
 	var logs bytes.Buffer
-	o := onboard.New(fastClient(t, up, source.ClientOptions{}), sinktest.Store(t, "sqlite", sink.Options{}),
+	o := onboard.New(fastClient(t, up, client.Options{}), sinktest.Store(t, "sqlite", sink.Options{}),
 		onboard.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cohort.csv")

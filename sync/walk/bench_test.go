@@ -29,7 +29,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -61,7 +61,7 @@ func BenchmarkSync(b *testing.B) {
 	} {
 		for _, concurrency := range []int{1, 4} {
 			b.Run(fmt.Sprintf("state=%s/concurrency=%d", state.name, concurrency), func(b *testing.B) {
-				c := fastClient(b, up, source.ClientOptions{}) // unpaced
+				c := fastClient(b, up, client.Options{}) // unpaced
 				// The employees' run splits into the walk (fetching and staging every page) and
 				// what follows it (counting the staged records, the merge, the ledger).
 				var walking, afterWalk time.Duration
@@ -198,7 +198,7 @@ func BenchmarkPacedSync(b *testing.B) {
 		b.StopTimer()
 		up := newUpstream(b, employees, fakeupstream.Options{RateLimit: limit, Window: time.Minute,
 			WorkingPatterns: []json.RawMessage{}})
-		c, err := source.NewClient(up.URL, up.APIKey(), source.ClientOptions{RateLimit: limit})
+		c, err := client.New(up.URL, up.APIKey(), client.Options{RateLimit: limit})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -286,8 +286,8 @@ func stageAll(b *testing.B, s *sink.Store, emps []v1.Employee) (*sink.Load, time
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < len(emps); i += source.PerPage {
-		if err := l.AddEmployees(ctx, emps[i:min(i+source.PerPage, len(emps))]); err != nil {
+	for i := 0; i < len(emps); i += client.PerPage {
+		if err := l.AddEmployees(ctx, emps[i:min(i+client.PerPage, len(emps))]); err != nil {
 			b.Fatal(err)
 		}
 	}

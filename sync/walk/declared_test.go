@@ -9,7 +9,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -37,7 +37,7 @@ func TestSyncTheRestOfTheAPI(t *testing.T) {
 			opts.Unavailable = map[string]int{"statutory_holiday_countries": 403}
 			up := newUpstream(t, 0, opts)
 			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, source.ClientOptions{})
+			c := fastClient(t, up, client.Options{})
 			ctx := context.Background()
 			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
 			if err != nil {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -62,7 +62,7 @@ func TestReplicaServesRecordsExactly(t *testing.T) {
 			t.Parallel()
 			up := newUpstream(t, 0, acct.Options())
 			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, source.ClientOptions{})
+			c := fastClient(t, up, client.Options{})
 			ctx := context.Background()
 			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
 			if err != nil {
@@ -73,7 +73,7 @@ func TestReplicaServesRecordsExactly(t *testing.T) {
 					t.Fatalf("%s: %s (%v)", r.Resource, r.Status, r.Err)
 				}
 			}
-			h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k-7f3a9c2e5b1d8f4a6c0e9b2d"}})
+			h, err := server.NewHandler(store, server.Options{APIKeys: []string{"k-7f3a9c2e5b1d8f4a6c0e9b2d"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -88,7 +88,7 @@ func TestSyncThroughASilentWarehouse(t *testing.T) {
 	proxy, store, direct := proxiedWarehouse(t, sink.Options{StatementTimeout: 2 * time.Second, ConnectTimeout: 2 * time.Second})
 	const n = 250
 	up := newUpstream(t, n, fakeupstream.Options{})
-	c := fastClient(t, up, source.ClientOptions{})
+	c := fastClient(t, up, client.Options{})
 
 	proxy.SilenceOn("UPDATE employees SET")
 	rs, err := runWithin(t, context.Background(), 90*time.Second, walk.New(c, store, walk.Options{}))
@@ -134,7 +134,7 @@ func TestSyncThroughASilentWarehouse(t *testing.T) {
 func TestSyncStopsWhileTheWarehouseIsSilent(t *testing.T) {
 	proxy, store, _ := proxiedWarehouse(t, sink.Options{})
 	up := newUpstream(t, 250, fakeupstream.Options{})
-	c := fastClient(t, up, source.ClientOptions{})
+	c := fastClient(t, up, client.Options{})
 	proxy.SilenceOn("UPDATE employees SET")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -220,7 +220,7 @@ func TestStagingStatementTimeoutIsTheCause(t *testing.T) {
 	defer locker.Close()
 
 	up := newUpstream(t, 2000, fakeupstream.Options{})
-	c := fastClient(t, up, source.ClientOptions{})
+	c := fastClient(t, up, client.Options{})
 	for i := range 5 {
 		var mu sync.Mutex
 		var lockTx *sql.Tx
@@ -271,7 +271,7 @@ ORDER BY c.oid DESC LIMIT 1`).Scan(&table); err != nil {
 // as itself, not as the cancellations it caused.
 func TestStagingDiskFullIsTheCause(t *testing.T) {
 	up := newUpstream(t, 3000, fakeupstream.Options{})
-	c := fastClient(t, up, source.ClientOptions{})
+	c := fastClient(t, up, client.Options{})
 	up.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) { holdFrom(r, 25) })
 	for i := range 5 {
 		path := filepath.Join(t.TempDir(), "hrsync.db")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -52,7 +52,7 @@ func TestLostLockStopsTheSync(t *testing.T) {
 			}
 		}
 	})
-	c1, c2 := fastClient(t, up1, source.ClientOptions{}), fastClient(t, up2, source.ClientOptions{})
+	c1, c2 := fastClient(t, up1, client.Options{}), fastClient(t, up2, client.Options{})
 
 	var first []walk.Result
 	done := make(chan error, 1)

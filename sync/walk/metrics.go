@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 )
 
 // Metrics are the sync's Prometheus metrics and those of its requests to the source, registered
@@ -123,8 +123,8 @@ func (m *Metrics) observeInconsistentWalk(r sink.Resource) {
 	}
 }
 
-// ObserveRequest records one request to the source; give it to source.ClientOptions.Observe.
-func (m *Metrics) ObserveRequest(e source.RequestEvent) {
+// ObserveRequest records one request to the source; give it to client.Options.Observe.
+func (m *Metrics) ObserveRequest(e client.RequestEvent) {
 	if m == nil {
 		return
 	}

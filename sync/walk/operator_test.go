@@ -10,7 +10,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/runner"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -18,7 +18,7 @@ import (
 
 // scheduledRunLogs runs one scheduled sync of c into a new SQLite warehouse, as the worker does,
 // and returns what it logged.
-func scheduledRunLogs(t *testing.T, ctx context.Context, c *source.Client) string {
+func scheduledRunLogs(t *testing.T, ctx context.Context, c *client.Client) string {
 	t.Helper()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -47,7 +47,7 @@ func TestStoppedSyncLogsNoError(t *testing.T) {
 			cancel() // SIGTERM arrives while employees are walked
 		}
 	})
-	logs := scheduledRunLogs(t, ctx, fastClient(t, up, source.ClientOptions{}))
+	logs := scheduledRunLogs(t, ctx, fastClient(t, up, client.Options{}))
 	if strings.Contains(logs, "level=ERROR") {
 		t.Errorf("a clean stop logged an error:\n%s", logs)
 	}
@@ -60,7 +60,7 @@ func TestStoppedSyncLogsNoError(t *testing.T) {
 // sync, not again by the job runner.
 func TestFailedScheduledSyncIsLoggedOnce(t *testing.T) {
 	up := newUpstream(t, 20, fakeupstream.Options{})
-	c, err := source.NewClient(up.URL+"/v1", "not-the-key", source.ClientOptions{})
+	c, err := client.New(up.URL+"/v1", "not-the-key", client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

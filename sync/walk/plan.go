@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -92,7 +92,7 @@ type probe struct {
 	window *sink.Window // the part of the collection it read: the walk takes it for the same
 	page   page
 	err    error
-	stats  source.StatsSnapshot // the requests it took, counted in the collection's run
+	stats  client.StatsSnapshot // the requests it took, counted in the collection's run
 }
 
 // sameWindow is whether a and b are the same part of a collection.
@@ -108,7 +108,7 @@ func (p *probe) reusable() bool {
 	if p == nil {
 		return false
 	}
-	var no *source.NotOfferedError
+	var no *client.NotOfferedError
 	if errors.As(p.err, &no) {
 		return true
 	}
@@ -147,12 +147,12 @@ func (s *Syncer) plan(ctx context.Context, resources []sink.Resource) (Plan, map
 			if w != nil {
 				filter = v1.WindowQuery(w.From, w.To)
 			}
-			stats := &source.Stats{}
-			pg, err := s.fetch(source.WithStats(ctx, stats), r, 1, filter)
+			stats := &client.Stats{}
+			pg, err := s.fetch(client.WithStats(ctx, stats), r, 1, filter)
 			pr := &probe{window: w, page: pg, err: err, stats: stats.Snapshot()}
 			probes[r] = pr
 			p.Probes += pr.stats.Requests
-			var no *source.NotOfferedError
+			var no *client.NotOfferedError
 			switch {
 			case errors.As(err, &no):
 				c.Sized = NotOffered

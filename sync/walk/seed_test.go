@@ -7,7 +7,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -44,7 +44,7 @@ func TestFirstSyncOfANewWarehouse(t *testing.T) {
 				if p := servedPages(t, store, "/v1/working_patterns"); len(p) != 1 || p[1] == "" {
 					t.Fatalf("a new warehouse serves patterns %v, want the seeded one", p)
 				}
-				c := fastClient(t, up, source.ClientOptions{})
+				c := fastClient(t, up, client.Options{})
 				rs, err := walk.New(c, store, walk.Options{}).Run(context.Background(),
 					[]sink.Resource{"holiday_allowances", sink.WorkingPatterns})
 				if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -104,7 +104,7 @@ func TestUnavailableCollections(t *testing.T) {
 			answers: []answer{{path: wp, page: "1", status: 404}, {path: emp, page: "2", status: 404}},
 			want:    map[sink.Resource]string{sink.WorkingPatterns: sink.RunUnavailable, sink.Employees: sink.RunFailed},
 			wantErr: func(err error) bool {
-				var er *source.ErrorResponse
+				var er *client.ErrorResponse
 				return errors.As(err, &er) && er.Status == 404 && !errors.Is(err, walk.ErrNothingOffered)
 			}},
 		{name: "403 on a later page breaks the walk",
@@ -123,7 +123,7 @@ func TestUnavailableCollections(t *testing.T) {
 			},
 			want: map[sink.Resource]string{sink.WorkingPatterns: sink.RunOK, sink.Employees: sink.RunFailed},
 			wantErr: func(err error) bool {
-				var no *source.NotOfferedError
+				var no *client.NotOfferedError
 				return errors.As(err, &no) && no.Status == 404
 			}},
 		{name: "401 stops the sync",
@@ -139,7 +139,7 @@ func TestUnavailableCollections(t *testing.T) {
 				up.setHook(tt.hook)
 				store := sinktest.Store(t, backend, sink.Options{})
 				reg := prometheus.NewRegistry()
-				c := fastClient(t, up, source.ClientOptions{})
+				c := fastClient(t, up, client.Options{})
 				rs, err := walk.New(c, store, walk.Options{Concurrency: 1, MaxWalks: 2, AllowMassDelete: true,
 					Metrics: walk.NewMetrics(reg)}).Run(context.Background(), []sink.Resource{sink.WorkingPatterns, sink.Employees})
 				switch {
@@ -219,7 +219,7 @@ func TestUnavailableIsLoggedAsSuch(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			up := newUpstream(t, 20, fakeupstream.Options{Fault: answering(tt.answers...)})
-			logs := scheduledRunLogs(t, context.Background(), fastClient(t, up, source.ClientOptions{}))
+			logs := scheduledRunLogs(t, context.Background(), fastClient(t, up, client.Options{}))
 			if n := strings.Count(logs, "level=ERROR"); n != tt.errors {
 				t.Errorf("%d ERROR lines, want %d:\n%s", n, tt.errors, logs)
 			}

@@ -16,17 +16,17 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// Source is the upstream service; *source.Client is one.
+// Source is the upstream service; *client.Client is one.
 type Source interface {
-	ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *source.Response, error)
-	ListWorkingPatterns(ctx context.Context, page int64) ([]v1.WorkingPattern, *source.Response, error)
+	ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *client.Response, error)
+	ListWorkingPatterns(ctx context.Context, page int64) ([]v1.WorkingPattern, *client.Response, error)
 	// ListRecords reads a page of a collection the wire declares (v1.Collections), filtered by
 	// filter when it is not nil (v1.WindowQuery).
-	ListRecords(ctx context.Context, c *v1.Collection, page int64, filter url.Values) ([]v1.Record, *source.Response, error)
+	ListRecords(ctx context.Context, c *v1.Collection, page int64, filter url.Values) ([]v1.Record, *client.Response, error)
 	// SameOrigin reports whether a Link target is on the configured source's origin.
 	SameOrigin(target string) bool
 }
@@ -273,8 +273,8 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 		}
 		res.ID = id
 	}
-	stats := &source.Stats{}
-	ctx = source.WithStats(ctx, stats)
+	stats := &client.Stats{}
+	ctx = client.WithStats(ctx, stats)
 	err := s.planWalk(ctx, r, &res, log)
 	if err == nil {
 		var first *probe // the probe, when the walk takes it as its first page
@@ -301,7 +301,7 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 		// ledger says what the source answered ("the account does not offer working_patterns
 		// (source answered 404)").
 		res.Status, res.Error = sink.RunUnavailable, err.Error()
-		if no := (*source.NotOfferedError)(nil); errors.As(err, &no) {
+		if no := (*client.NotOfferedError)(nil); errors.As(err, &no) {
 			res.Error = no.Error()
 		}
 	case err != nil:
@@ -484,7 +484,7 @@ const maxTailPages = 20
 
 type page struct {
 	n        int64
-	resp     *source.Response
+	resp     *client.Response
 	employee []v1.Employee
 	patterns []v1.WorkingPattern
 	records  []v1.Record // of a collection the wire declares
@@ -568,7 +568,7 @@ func (s *Syncer) walk(ctx context.Context, r sink.Resource, pos walkPos, l *sink
 		first, err = s.fetch(ctx, r, 1, filter)
 	}
 	if err != nil {
-		var no *source.NotOfferedError
+		var no *client.NotOfferedError
 		if walkN == 1 && errors.As(err, &no) {
 			// Not offered: the first answer about the collection says so. A later walk's
 			// first page answered so is a broken walk, as is any later page.

@@ -15,9 +15,9 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { sinktest.Main(m) }
 var seeds = []sink.Resource{sink.WorkingPatterns, sink.Employees}
 
 // fastClient is unpaced and retries at once, so fault tests take milliseconds.
-func fastClient(t testing.TB, up *upstream, opts source.ClientOptions) *source.Client {
+func fastClient(t testing.TB, up *upstream, opts client.Options) *client.Client {
 	t.Helper()
 	c, err := up.NewFastClient(opts)
 	if err != nil {
@@ -70,7 +70,7 @@ func newUpstream(t testing.TB, n int, opts fakeupstream.Options) *upstream {
 	return u
 }
 
-func syncAll(t *testing.T, c *source.Client, store *sink.Store, opts walk.Options) ([]walk.Result, error) {
+func syncAll(t *testing.T, c *client.Client, store *sink.Store, opts walk.Options) ([]walk.Result, error) {
 	t.Helper()
 	return walk.New(c, store, opts).Run(context.Background(), seeds)
 }
@@ -89,7 +89,7 @@ func result(t *testing.T, rs []walk.Result, r sink.Resource) walk.Result {
 // servedPages reads a collection through serve mode's HTTP interface, following rel="next".
 func servedPages(t *testing.T, store *sink.Store, path string) map[int64]string {
 	t.Helper()
-	h, err := serve.NewHandler(store, serve.Options{APIKeys: []string{"k-7f3a9c2e5b1d8f4a6c0e9b2d"}})
+	h, err := server.NewHandler(store, server.Options{APIKeys: []string{"k-7f3a9c2e5b1d8f4a6c0e9b2d"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Parallel()
 			up := newUpstream(t, 537, fakeupstream.Options{})
 			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, source.ClientOptions{})
+			c := fastClient(t, up, client.Options{})
 			// The first sync into a fresh warehouse retires its seeded pattern: no deletion.
 			rs, err := syncAll(t, c, store, walk.Options{})
 			if err != nil {
@@ -230,7 +230,7 @@ func TestFaults(t *testing.T) {
 			t.Parallel()
 			up := newUpstream(t, 250, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 			store := sinktest.Store(t, "sqlite", sink.Options{})
-			c := fastClient(t, up, source.ClientOptions{})
+			c := fastClient(t, up, client.Options{})
 			up.InjectFaults(tt.faults...)
 			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(context.Background(), []sink.Resource{sink.Employees})
 			if err != nil {
@@ -257,7 +257,7 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 			t.Parallel()
 			up := newUpstream(t, 300, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, source.ClientOptions{})
+			c := fastClient(t, up, client.Options{})
 			if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 				t.Fatal(err)
 			}
@@ -300,7 +300,7 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 func TestCollectionNeverHoldsStill(t *testing.T) {
 	up := newUpstream(t, 120, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "postgres", sink.Options{})
-	c := fastClient(t, up, source.ClientOptions{})
+	c := fastClient(t, up, client.Options{})
 	if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestRefusals(t *testing.T) {
 		up := newUpstream(t, 150, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 		store := sinktest.Store(t, "sqlite", sink.Options{})
 		up.InjectFaults(fakeupstream.Fault{LinkOrigin: "https://attacker.example"})
-		rs, err := walk.New(fastClient(t, up, source.ClientOptions{}), store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
+		rs, err := walk.New(fastClient(t, up, client.Options{}), store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
 		if !errors.Is(err, walk.ErrForeignLink) || result(t, rs, sink.Employees).Status != sink.RunFailed {
 			t.Fatalf("err %v", err)
 		}
@@ -348,7 +348,7 @@ func TestRefusals(t *testing.T) {
 	t.Run("wrong key", func(t *testing.T) {
 		up := newUpstream(t, 10, fakeupstream.Options{})
 		store := sinktest.Store(t, "sqlite", sink.Options{})
-		c, err := source.NewClient(up.URL, "sandbox-wrong-key", source.ClientOptions{})
+		c, err := client.New(up.URL, "sandbox-wrong-key", client.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +369,7 @@ func TestRefusals(t *testing.T) {
 	t.Run("collection empties", func(t *testing.T) {
 		up := newUpstream(t, 80, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 		store := sinktest.Store(t, "postgres", sink.Options{})
-		c := fastClient(t, up, source.ClientOptions{})
+		c := fastClient(t, up, client.Options{})
 		if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +392,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	up := newUpstream(t, 90, fakeupstream.Options{})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	v0, _ := store.Version(context.Background())
-	rs, err := syncAll(t, fastClient(t, up, source.ClientOptions{}), store, walk.Options{DryRun: true, AllowMassDelete: true})
+	rs, err := syncAll(t, fastClient(t, up, client.Options{}), store, walk.Options{DryRun: true, AllowMassDelete: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 func TestPacedSyncProvokesNo429(t *testing.T) {
 	up := newUpstream(t, 700, fakeupstream.Options{RateLimit: 5, Window: time.Second, WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
-	c := fastClient(t, up, source.ClientOptions{RateLimit: 300}) // 5 a second
+	c := fastClient(t, up, client.Options{RateLimit: 300}) // 5 a second
 	rs, err := walk.New(c, store, walk.Options{Concurrency: 4}).Run(context.Background(), []sink.Resource{sink.Employees})
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +448,7 @@ func TestHiresDuringTheWalk(t *testing.T) {
 				t.Parallel()
 				up := newUpstream(t, tt.employees+1, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 				store := sinktest.Store(t, backend, sink.Options{})
-				c := fastClient(t, up, source.ClientOptions{})
+				c := fastClient(t, up, client.Options{})
 				if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 					t.Fatal(err)
 				}

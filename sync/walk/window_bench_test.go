@@ -7,7 +7,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -25,7 +25,7 @@ func BenchmarkNightly(b *testing.B) {
 	ctx := context.Background()
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 2000, Seed: 42, AbsenceYears: 10})
 	up := newUpstream(b, 0, acct.Options())
-	c := fastClient(b, up, source.ClientOptions{})
+	c := fastClient(b, up, client.Options{})
 	store := sinktest.Store(b, "postgres", sink.Options{})
 	policy := &walk.WindowPolicy{DaysBack: 90, DaysAhead: 365, FullEvery: 7 * 24 * time.Hour}
 	today := fakeupstream.Today().Add(2 * time.Hour) // the data's today, at 02:00

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source"
+	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -74,7 +74,7 @@ func TestWindowedWalk(t *testing.T) {
 			up := newUpstream(t, 3, fakeupstream.Options{Collections: map[string][]json.RawMessage{
 				"absences": absences, "leave_requests": leave}})
 			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, source.ClientOptions{})
+			c := fastClient(t, up, client.Options{})
 			policy := &walk.WindowPolicy{DaysBack: 90, DaysAhead: 365, FullEvery: 7 * 24 * time.Hour}
 			run := func(at time.Time, full bool, rs ...sink.Resource) []walk.Result {
 				t.Helper()

@@ -14,7 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/runner"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -64,7 +64,7 @@ type Account struct {
 	Window *walk.WindowPolicy
 	// Writes is what the account's replica does with a create (ResolveWrites); WritesSet is
 	// whether serve.Writes chose it.
-	Writes    serve.Writes
+	Writes    server.Writes
 	WritesSet bool
 }
 
@@ -79,16 +79,16 @@ type Account struct {
 //
 // Local writes on a replica are taken only when serve.writes says so (warnWrites says at start
 // that such creates never reach the HR system).
-func (a *Account) ResolveWrites(set serve.Writes) {
+func (a *Account) ResolveWrites(set server.Writes) {
 	a.Writes, a.WritesSet = set, set != ""
 	switch {
 	case a.WritesSet:
 	case a.Source.URL == "":
-		a.Writes = serve.WritesLocal
+		a.Writes = server.WritesLocal
 	case a.Source.APIKey == "":
-		a.Writes = serve.WritesOff
+		a.Writes = server.WritesOff
 	default:
-		a.Writes = serve.WritesForward
+		a.Writes = server.WritesForward
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -139,8 +139,8 @@ type ServeKey struct {
 }
 
 // Scope is the key's Scope as serve takes it.
-func (k ServeKey) Scope() serve.Scope {
-	return serve.Scope{Collections: k.Collections, Fields: k.Fields, Deny: k.Deny, ReadOnly: !k.writes()}
+func (k ServeKey) Scope() server.Scope {
+	return server.Scope{Collections: k.Collections, Fields: k.Fields, Deny: k.Deny, ReadOnly: !k.writes()}
 }
 
 // writes is whether the key may create employees: Writes when set, else only a key without a
@@ -217,7 +217,7 @@ type Settings struct {
 	LogLevel slog.Level
 	// Writes is serve.Writes as set; "" when it is not (each account's is then its default:
 	// account.Writes).
-	Writes serve.Writes
+	Writes server.Writes
 	// PublicURL is serve.public_url; nil when it is not set.
 	PublicURL *url.URL
 	// TrustedProxies is serve.trusted_proxies.
@@ -235,7 +235,7 @@ func Defaults() Config {
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns},
-		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: serve.DefaultIdempotencyTTL,
+		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: server.DefaultIdempotencyTTL,
 			CacheBytes: 64 << 20},
 		Log: LogConfig{Format: "text", Level: "info"},
 
@@ -626,7 +626,7 @@ func (c Config) Parse() (Settings, error) {
 	if s.Accounts, err = c.parseAccounts(); err != nil {
 		return Settings{}, err
 	}
-	if s.Writes, err = serve.ParseWrites(c.Serve.Writes); err != nil {
+	if s.Writes, err = server.ParseWrites(c.Serve.Writes); err != nil {
 		return Settings{}, fmt.Errorf("config: serve.writes: %w", err)
 	}
 	for _, a := range s.Accounts {
@@ -645,7 +645,7 @@ func (c Config) Parse() (Settings, error) {
 		s.TrustedProxies = append(s.TrustedProxies, pfx)
 	}
 	for _, h := range c.Serve.AllowedHosts {
-		if !serve.ValidHost(h) {
+		if !server.ValidHost(h) {
 			return Settings{}, fmt.Errorf("config: serve.allowed_hosts: %q is not a host name or address with an optional :port", h)
 		}
 	}
@@ -653,7 +653,7 @@ func (c Config) Parse() (Settings, error) {
 		if o == "*" {
 			continue
 		}
-		if _, err := serve.NormalizeOrigin(o); err != nil {
+		if _, err := server.NormalizeOrigin(o); err != nil {
 			return Settings{}, fmt.Errorf("config: serve.cors_origins: %w", err)
 		}
 	}
@@ -794,8 +794,8 @@ func (s *Settings) readETagSecret() error {
 		}
 		sc.ETagSecret = secret
 	}
-	if sc.ETagSecret != "" && len(sc.ETagSecret) < serve.MinETagSecretBytes {
-		return fmt.Errorf("config: serve.etag_secret is %d bytes: want at least %d (openssl rand -hex 32 makes one)", len(sc.ETagSecret), serve.MinETagSecretBytes)
+	if sc.ETagSecret != "" && len(sc.ETagSecret) < server.MinETagSecretBytes {
+		return fmt.Errorf("config: serve.etag_secret is %d bytes: want at least %d (openssl rand -hex 32 makes one)", len(sc.ETagSecret), server.MinETagSecretBytes)
 	}
 	return nil
 }

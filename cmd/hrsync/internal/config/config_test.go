@@ -14,7 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/sync/walk"
 )
 
@@ -105,13 +105,13 @@ func TestLoadConfigParsesOnce(t *testing.T) {
 			return !s.Source.SharedBudget && s.Source.Account == "acme" && s.Source.BudgetShare == 3
 		}},
 		{"defaults", nil, func(s Settings) bool {
-			return s.Source.SharedBudget && s.Source.Account == "default" && s.Source.BudgetShare == 2 && s.Accounts[0].Location == time.UTC && s.LogLevel == slog.LevelInfo && s.Writes == "" && s.Accounts[0].Writes == serve.WritesLocal &&
+			return s.Source.SharedBudget && s.Source.Account == "default" && s.Source.BudgetShare == 2 && s.Accounts[0].Location == time.UTC && s.LogLevel == slog.LevelInfo && s.Writes == "" && s.Accounts[0].Writes == server.WritesLocal &&
 				s.PublicURL == nil && s.Accounts[0].PollInterval == 30*time.Second && s.Accounts[0].Settle == 5*time.Second
 		}},
 		{"set", []string{"HRSYNC_SCHEDULE_TIMEZONE=Europe/London", "HRSYNC_LOG_LEVEL=debug", "HRSYNC_SERVE_WRITES=forward",
 			"HRSYNC_SERVE_PUBLIC_URL=https://hr.example/base", "HRSYNC_ONBOARDING_POLL_SECONDS=7", "HRSYNC_ONBOARDING_SETTLE_SECONDS=0"},
 			func(s Settings) bool {
-				return s.Accounts[0].Location.String() == "Europe/London" && s.LogLevel == slog.LevelDebug && s.Writes == serve.WritesForward &&
+				return s.Accounts[0].Location.String() == "Europe/London" && s.LogLevel == slog.LevelDebug && s.Writes == server.WritesForward &&
 					s.PublicURL != nil && s.PublicURL.String() == "https://hr.example/base" &&
 					s.Accounts[0].PollInterval == 7*time.Second && s.Accounts[0].Settle == 0
 			}},

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 )
 
 // checkServeKeys validates serve.keys: each named, once; its key, its key file or its SHA-256,
@@ -23,7 +23,7 @@ func (s Settings) checkServeKeys() error {
 		return errors.New("config: serve.api_keys cannot say which account a key reads; with several accounts, list serve.keys, each with its account")
 	}
 	for i, k := range s.Serve.APIKeys {
-		if err := serve.CheckKeyStrength(k); err != nil {
+		if err := server.CheckKeyStrength(k); err != nil {
 			return fmt.Errorf("config: serve.api_keys: key %d: %w", i+1, err)
 		}
 	}
@@ -47,7 +47,7 @@ func (s Settings) checkServeKeys() error {
 		}
 		// A key_file's key is read, and checked the same way, when serve starts (serveKeys).
 		if k.KeyFile == "" {
-			if err := serve.CheckKey(serve.Key{Key: k.Key, SHA256: k.SHA256}); err != nil {
+			if err := server.CheckKey(server.Key{Key: k.Key, SHA256: k.SHA256}); err != nil {
 				if k.SHA256 != "" {
 					return fmt.Errorf("config: serve.keys %s: sha256 is not 64 hex digits (make it with: printf %%s \"$KEY\" | sha256sum)", k.Name)
 				}
@@ -65,7 +65,7 @@ func (s Settings) checkServeKeys() error {
 // checkScope validates a key's scope: its collections served (naming the closest to a wrong
 // one), its fields or deny (field paths), and writes with employees among its collections.
 func checkScope(k ServeKey) error {
-	served := serve.Collections()
+	served := server.Collections()
 	if k.Collections != nil && len(k.Collections) == 0 {
 		return errors.New("collections lists none (leave it out for all)")
 	}
@@ -84,7 +84,7 @@ func checkScope(k ServeKey) error {
 	if k.writes() && k.Collections != nil && !slices.Contains(k.Collections, "employees") {
 		return errors.New("writes is true but collections leaves out employees: it may create employees but not read them (add employees, or set writes: false)")
 	}
-	return serve.CheckScope(k.Scope())
+	return server.CheckScope(k.Scope())
 }
 
 // countSet counts the values that are not empty.
@@ -107,7 +107,7 @@ var errTLSHalf = errors.New("config: serve.tls_cert and serve.tls_key go togethe
 // lists a key, those of serve.api_key_file (see apiKeys), returned apart as plain (serve's
 // Options.APIKeys: named by position, kept apart by their hash). Keys are never logged; each is
 // checked by serve.CheckKey, the error naming the key, never its value.
-func ServeKeys(cfg Settings, log *slog.Logger) (keys []serve.Key, plain []string, err error) {
+func ServeKeys(cfg Settings, log *slog.Logger) (keys []server.Key, plain []string, err error) {
 	for _, k := range cfg.Serve.Keys {
 		key := k.Key
 		if k.KeyFile != "" {
@@ -119,8 +119,8 @@ func ServeKeys(cfg Settings, log *slog.Logger) (keys []serve.Key, plain []string
 		if account == "" {
 			account = cfg.Accounts[0].Name // checkServeKeys: only when there is one
 		}
-		sk := serve.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.Scope()}
-		if err := serve.CheckKey(sk); err != nil {
+		sk := server.Key{Name: k.Name, Key: key, SHA256: k.SHA256, Account: account, Scope: k.Scope()}
+		if err := server.CheckKey(sk); err != nil {
 			where := "key"
 			if k.KeyFile != "" {
 				where = "key_file " + k.KeyFile
@@ -146,7 +146,7 @@ func ServeKeys(cfg Settings, log *slog.Logger) (keys []serve.Key, plain []string
 		where = "serve.api_key_file " + cfg.Serve.APIKeyFile
 	}
 	for i, k := range plain {
-		if err := serve.CheckKeyStrength(k); err != nil {
+		if err := server.CheckKeyStrength(k); err != nil {
 			return nil, nil, fmt.Errorf("serve: %s: key %d: %w", where, i+1, err)
 		}
 	}

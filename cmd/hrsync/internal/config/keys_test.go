@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 )
 
 // TestWeakServeKeysRefused: a serve key under 128 bits is refused wherever it is taken
@@ -49,7 +49,7 @@ func TestWeakServeKeysRefused(t *testing.T) {
 		})
 	}
 	// The key serve generates when none is configured is strong enough.
-	if err := serve.CheckKeyStrength(NewAPIKey("hrsync-")); err != nil {
+	if err := server.CheckKeyStrength(NewAPIKey("hrsync-")); err != nil {
 		t.Error(err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hrsync/hrsync/source/serve"
+	"github.com/hrsync/hrsync/source/server"
 )
 
 // Readier is what /readyz asks.
@@ -58,10 +58,10 @@ func GetRoutes(routes map[string]http.Handler, other http.Handler) http.Handler 
 		case !ok && other != nil:
 			other.ServeHTTP(w, r)
 		case !ok:
-			serve.WriteError(w, http.StatusNotFound, "no such endpoint: "+strings.Join(slices.Sorted(maps.Keys(routes)), ", ")+" are served here")
+			server.WriteError(w, http.StatusNotFound, "no such endpoint: "+strings.Join(slices.Sorted(maps.Keys(routes)), ", ")+" are served here")
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			w.Header().Set("Allow", "GET, HEAD")
-			serve.WriteError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD")
+			server.WriteError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: GET, HEAD")
 		default:
 			h.ServeHTTP(w, r)
 		}

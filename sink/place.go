@@ -11,12 +11,12 @@ import (
 
 // HasSchemas reports whether warehouses at rawURL are schemas of one shared database (Postgres),
 // each apart by its schema; false: a warehouse is a file of its own (SQLite).
-func HasSchemas(rawURL string) bool { return IsPostgresURL(rawURL) }
+func HasSchemas(rawURL string) bool { return isPostgresURL(rawURL) }
 
 // ClientURL is what a client is given to reach the warehouse at rawURL: a Postgres URL without
 // its password, a SQLite file's absolute path.
 func ClientURL(rawURL string) string {
-	if IsPostgresURL(rawURL) {
+	if isPostgresURL(rawURL) {
 		return WithoutPassword(rawURL)
 	}
 	return absPath(rawURL)
@@ -25,7 +25,7 @@ func ClientURL(rawURL string) string {
 // Describe names the warehouse at rawURL (schema on Postgres) for a person, without its password:
 // "Postgres postgres://u@db/x, schema hr" or "SQLite file /srv/hrsync.db".
 func Describe(rawURL, schema string) string {
-	if IsPostgresURL(rawURL) {
+	if isPostgresURL(rawURL) {
 		return fmt.Sprintf("Postgres %s, schema %s", RedactURL(rawURL), schema)
 	}
 	return "SQLite file " + absPath(rawURL)
@@ -33,7 +33,7 @@ func Describe(rawURL, schema string) string {
 
 // ShellName names the database's own shell: "psql" or "the sqlite3 shell".
 func ShellName(rawURL string) string {
-	if IsPostgresURL(rawURL) {
+	if isPostgresURL(rawURL) {
 		return "psql"
 	}
 	return "the sqlite3 shell"
@@ -43,7 +43,7 @@ func ShellName(rawURL string) string {
 // Postgres) in the database's own shell. query must be one line that quotes its literals with '
 // only and holds no $ (it goes between double quotes as it is).
 func ShellCommand(rawURL, schema, query string) string {
-	if IsPostgresURL(rawURL) {
+	if isPostgresURL(rawURL) {
 		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(ClientURL(rawURL)), schema, query)
 	}
 	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(ClientURL(rawURL)), query)

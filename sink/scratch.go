@@ -47,7 +47,7 @@ func ResetScratch(ctx context.Context, rawURL string, opts Options, mark Scratch
 	if mark.AppID == 0 || mark.Comment == "" {
 		return errors.New("reset scratch warehouse: the mark needs an AppID and a Comment")
 	}
-	if IsPostgresURL(rawURL) {
+	if isPostgresURL(rawURL) {
 		return resetScratchPostgres(ctx, rawURL, opts, mark.Comment)
 	}
 	return resetScratchSQLite(ctx, rawURL, mark.AppID)

@@ -143,8 +143,8 @@ func (s *Store) prepare(context.Context) error {
 	return nil
 }
 
-// IsPostgresURL reports whether rawURL names a Postgres warehouse (see Classify for the rest).
-func IsPostgresURL(rawURL string) bool {
+// isPostgresURL reports whether rawURL names a Postgres warehouse (see Classify for the rest).
+func isPostgresURL(rawURL string) bool {
 	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
 }
 

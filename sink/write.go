@@ -11,8 +11,8 @@ import (
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// StatusCurrent is the status text the service gives a new employee.
-const StatusCurrent = "Current employee"
+// statusCurrent is the status text the service gives a new employee.
+const statusCurrent = "Current employee"
 
 // CreateEmployee creates an employee as the service does (seed 2.1, "observed behaviour on
 // creation"): the default working pattern, a holiday allowance, no manager, approver or
@@ -76,7 +76,7 @@ func (s *Store) createEmployee(ctx context.Context, ne v1.NewEmployee, also func
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
 	no := false
 	e := v1.Employee{ID: id, AccountID: &account, FirstName: ne.FirstName, LastName: ne.LastName,
-		Email: ne.Email, JobTitle: ne.JobTitle, Status: StatusCurrent, CompanyJoinDate: ne.JoinDate,
+		Email: ne.Email, JobTitle: ne.JobTitle, Status: statusCurrent, CompanyJoinDate: ne.JoinDate,
 		JobStartDate: ne.JoinDate, ReceivesStatutoryHolidays: &no, HR: &no, CreatedAt: now, UpdatedAt: now}
 	if pattern.Valid {
 		e.WorkingPattern = &v1.PatternRef{ID: pattern.Int64}

@@ -175,7 +175,7 @@ func ParseDate(s string) (string, error) {
 	if len(s) > 10 && (s[10] == 'T' || s[10] == ' ') {
 		// A timestamp: its date as written, not as in UTC (a join date at local midnight
 		// +01:00 is that day, not the day before).
-		if _, err := ParseTimestamp(s); err != nil {
+		if _, err := parseTimestamp(s); err != nil {
 			return "", fmt.Errorf("want a date as YYYY-MM-DD or YYYY/MM/DD")
 		}
 		s = s[:10]
@@ -200,9 +200,9 @@ func ParseDate(s string) (string, error) {
 // TimestampLayout is the seed's timestamp form, always UTC.
 const TimestampLayout = "2006-01-02T15:04:05Z"
 
-// ParseTimestamp reads an ISO 8601 timestamp with Z or an offset (or none, taken as UTC) and
+// parseTimestamp reads an ISO 8601 timestamp with Z or an offset (or none, taken as UTC) and
 // returns it in UTC as YYYY-MM-DDTHH:MM:SSZ.
-func ParseTimestamp(s string) (string, error) {
+func parseTimestamp(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
 		if t, err := time.Parse(layout, s); err == nil {
@@ -238,7 +238,7 @@ func decodeTimestamp(field string, raw json.RawMessage) (string, error) {
 	if !ok {
 		return "", &FieldError{Field: field, Reason: "want a timestamp"}
 	}
-	t, err := ParseTimestamp(s)
+	t, err := parseTimestamp(s)
 	if err != nil {
 		return "", &FieldError{Field: field, Reason: err.Error()}
 	}

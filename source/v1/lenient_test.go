@@ -786,15 +786,15 @@ func TestParseTimestamp(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		got, err := ParseTimestamp(tt.in)
+		got, err := parseTimestamp(tt.in)
 		if tt.want == "" {
 			if err == nil {
-				t.Errorf("ParseTimestamp(%q) = %q, want an error", tt.in, got)
+				t.Errorf("parseTimestamp(%q) = %q, want an error", tt.in, got)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("ParseTimestamp(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			t.Errorf("parseTimestamp(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
 }

@@ -18,7 +18,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "hrsync_onboarding_files_total", Help: "Onboarding files taken from the drop folder or failed/ (and named ones) by outcome (done, partly-rejected; to failed/: rejected, unreadable, unresolved).",
 	}, []string{"outcome"})}
 	reg.MustRegister(m.rows, m.files)
-	for _, o := range Outcomes {
+	for _, o := range outcomes {
 		m.rows.WithLabelValues(o)
 	}
 	for _, o := range FileOutcomes {

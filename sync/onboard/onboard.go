@@ -51,9 +51,9 @@ const (
 	OutcomeWouldCreate = "would-create" // dry runs only
 )
 
-// Outcomes are the outcomes a run records, each counted on hrsync_onboarding_rows_total from
+// outcomes are the outcomes a run records, each counted on hrsync_onboarding_rows_total from
 // the start (Metrics): all of the above but dry runs' would-create. A new outcome goes here too.
-var Outcomes = []string{OutcomeCreated, OutcomeAlreadyDone, OutcomeSkipped, OutcomeRejected, OutcomeUnresolved}
+var outcomes = []string{OutcomeCreated, OutcomeAlreadyDone, OutcomeSkipped, OutcomeRejected, OutcomeUnresolved}
 
 // ErrUnreadable marks a file that could not be read as a CSV of new hires: sending it again will
 // not help, a corrected file will.

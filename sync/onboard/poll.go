@@ -14,9 +14,9 @@ import (
 // replicas, and apart from the sync (which holds walk.LockName).
 const LockName = "onboarding"
 
-// JobName is onboarding's job in the worker's runner: its name in logs and in the task label of
+// jobName is onboarding's job in the worker's runner: its name in logs and in the task label of
 // the job metrics.
-const JobName = "onboarding"
+const jobName = "onboarding"
 
 // PassOptions configures Pass.
 type PassOptions struct {
@@ -74,7 +74,7 @@ func (o *Onboarder) Pass(ctx context.Context, opts PassOptions) ([]FileResult, e
 	return append(results, retried...), err
 }
 
-// Job is the worker's onboarding as a job of a runner.Runner: named JobName, under LockName, a
+// Job is the worker's onboarding as a job of a runner.Runner: named jobName, under LockName, a
 // Pass every interval (a file still being written waits for opts.Settle), retrying the files in
 // failed/ with backoff kept from pass to pass (opts.Retries; nil starts a new one). A pass logs
 // its error; a pass in which a file failed (to failed/, or left in the folder by a refused key)
@@ -85,7 +85,7 @@ func (o *Onboarder) Job(interval time.Duration, opts PassOptions) runner.Job {
 	if opts.Retries == nil && !opts.RetryAll {
 		opts.Retries = &FailedRetries{}
 	}
-	return runner.Job{Name: JobName, Trigger: runner.Every(interval), Lock: LockName, Run: func(ctx context.Context) error {
+	return runner.Job{Name: jobName, Trigger: runner.Every(interval), Lock: LockName, Run: func(ctx context.Context) error {
 		results, err := o.Pass(ctx, opts)
 		if err != nil {
 			if ctx.Err() == nil {

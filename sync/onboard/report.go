@@ -53,15 +53,15 @@ func withNames(res *FileResult, f HireFile) {
 	}
 }
 
-// ReportHeader are the columns of a report, in order: scripts read them by position, so new ones
+// reportHeader are the columns of a report, in order: scripts read them by position, so new ones
 // go at the end.
-var ReportHeader = []string{"row", "email", "outcome", "employee_id", "reason", "first_name", "last_name"}
+var reportHeader = []string{"row", "email", "outcome", "employee_id", "reason", "first_name", "last_name"}
 
 // OutcomeColumnsNotSent is the outcome of a report's line, first after the header, naming the
 // columns of the file that hrsync does not send; it has no row number.
 const OutcomeColumnsNotSent = "columns-not-sent"
 
-// WriteReport writes a file's per-row report as CSV (ReportHeader), every cell safe to open in a
+// WriteReport writes a file's per-row report as CSV (reportHeader), every cell safe to open in a
 // spreadsheet. The report is private (0600, whatever the umask),
 // written beside its final name and renamed over it; a link in its place is replaced, never
 // followed.
@@ -79,7 +79,7 @@ func writeReport(root *os.Root, name string, r FileResult) error {
 	err := writePrivate(root, name, func(out io.Writer) error {
 		bw := bufio.NewWriter(out)
 		w := csv.NewWriter(bw)
-		_ = w.Write(ReportHeader)
+		_ = w.Write(reportHeader)
 		if len(r.Ignored) > 0 {
 			_ = w.Write([]string{"", "", OutcomeColumnsNotSent, "", SafeCell(ColumnsNotSent(r.Ignored)), "", ""})
 		}

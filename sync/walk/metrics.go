@@ -25,9 +25,9 @@ type Metrics struct {
 	rateLimitWait    prometheus.Counter
 }
 
-// RunStatuses are the final statuses of a resource's run, the status label of
+// runStatuses are the final statuses of a resource's run, the status label of
 // hrsync_sync_runs_total. Unavailable is no failure: the account does not offer the collection.
-var RunStatuses = []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded, sink.RunUnavailable}
+var runStatuses = []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded, sink.RunUnavailable}
 
 // NewMetrics creates the metrics and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -91,7 +91,7 @@ func (m *Metrics) Configure(rs []sink.Resource) {
 // startResource starts a resource's series at zero.
 func (m *Metrics) startResource(r sink.Resource) {
 	res := string(r)
-	for _, st := range RunStatuses {
+	for _, st := range runStatuses {
 		m.runs.WithLabelValues(res, st)
 	}
 	for _, o := range []string{"inserted", "updated", "unchanged", "deleted"} {

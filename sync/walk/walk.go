@@ -169,9 +169,9 @@ var (
 // collection the account does not offer (*source.NotOfferedError).
 var errNotOffered = errors.New("the account does not offer this collection")
 
-// FinishTimeout bounds writing a run's end to the ledger once the run is over (its own context
+// finishTimeout bounds writing a run's end to the ledger once the run is over (its own context
 // may have ended).
-const FinishTimeout = 10 * time.Second
+const finishTimeout = 10 * time.Second
 
 // Known are the collections the sync knows, in the order it loads them (sink.Loadable): the
 // reference data, then working patterns (so the employees' patterns are listed ones), employees,
@@ -332,7 +332,7 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 	if !s.opts.DryRun {
 		// The ledger is written even when the run was canceled, within a bound of its own: a
 		// warehouse that stopped answering must not hold a stopping process.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 		if err := s.wh.FinishRun(fctx, res.Run); err != nil {
 			res.Err = errors.Join(res.Err, err)
 		}

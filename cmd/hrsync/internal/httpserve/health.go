@@ -29,7 +29,7 @@ func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handle
 	}
 	return map[string]http.Handler{
 		"/healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			WriteHealth(w, http.StatusOK, "ok", "")
+			writeHealth(w, http.StatusOK, "ok", "")
 		}),
 		"/readyz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
@@ -40,10 +40,10 @@ func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handle
 				if detail {
 					reason = oneLine(err.Error())
 				}
-				WriteHealth(w, http.StatusServiceUnavailable, "unavailable", reason)
+				writeHealth(w, http.StatusServiceUnavailable, "unavailable", reason)
 				return
 			}
-			WriteHealth(w, http.StatusOK, "ok", "")
+			writeHealth(w, http.StatusOK, "ok", "")
 		}),
 	}
 }

@@ -95,7 +95,7 @@ func ServeOn(ctx context.Context, log *slog.Logger, ln net.Listener, s Server) e
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          ErrorLog(log),
+		ErrorLog:          errorLog(log),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	srv.Protocols = new(http.Protocols)
@@ -147,9 +147,9 @@ func ServeOn(ctx context.Context, log *slog.Logger, ln net.Listener, s Server) e
 // the log by what it sends.
 const maxServerErrorBytes = 512
 
-// ErrorLog is the HTTP server's ErrorLog: its lines at WARN, each cut to
+// errorLog is the HTTP server's ErrorLog: its lines at WARN, each cut to
 // maxServerErrorBytes and marked so.
-func ErrorLog(log *slog.Logger) *stdlog.Logger {
+func errorLog(log *slog.Logger) *stdlog.Logger {
 	return stdlog.New(cutLines{slog.NewLogLogger(log.Handler(), slog.LevelWarn).Writer(), maxServerErrorBytes}, "", 0)
 }
 
@@ -170,9 +170,9 @@ func (c cutLines) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// WriteHealth answers a health check: {"status":…} and, when given, "reason", encoded by
+// writeHealth answers a health check: {"status":…} and, when given, "reason", encoded by
 // encoding/json (a reason may hold any byte an error message does).
-func WriteHealth(w http.ResponseWriter, status int, state, reason string) {
+func writeHealth(w http.ResponseWriter, status int, state, reason string) {
 	body, err := json.Marshal(struct {
 		Status string `json:"status"`
 		Reason string `json:"reason,omitempty"`

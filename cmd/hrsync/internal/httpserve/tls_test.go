@@ -77,7 +77,7 @@ func TestServeTLSRefusesWeakClients(t *testing.T) {
 // are cut to a bounded length, marked with their full one.
 func TestServerErrorLogCut(t *testing.T) {
 	var buf bytes.Buffer
-	l := ErrorLog(slog.New(slog.NewTextHandler(&buf, nil)))
+	l := errorLog(slog.New(slog.NewTextHandler(&buf, nil)))
 	l.Printf("http: TLS handshake error from 192.0.2.1:5: tls: client requested unsupported application protocols (%s)", strings.Repeat("x", 60<<10))
 	if n := buf.Len(); n > 2*maxServerErrorBytes || !strings.Contains(buf.String(), "cut, ") || !strings.Contains(buf.String(), "level=WARN") {
 		t.Errorf("%d bytes: %.300s", n, buf.String())

@@ -70,13 +70,13 @@ func (ca *CA) Issue(t testing.TB, serial int64, certFile, keyFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	WritePEM(t, keyFile, "EC PRIVATE KEY", kder)
-	WritePEM(t, certFile, "CERTIFICATE", der)
+	writePEM(t, keyFile, "EC PRIVATE KEY", kder)
+	writePEM(t, certFile, "CERTIFICATE", der)
 }
 
-// WritePEM writes der as a PEM block of typ to path: beside it first, then renamed, as a secret
+// writePEM writes der as a PEM block of typ to path: beside it first, then renamed, as a secret
 // mount or cert-manager replaces a file.
-func WritePEM(t testing.TB, path, typ string, der []byte) {
+func writePEM(t testing.TB, path, typ string, der []byte) {
 	t.Helper()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {

@@ -102,10 +102,14 @@ type MergeOptions struct {
 	// lists soft-deleted.
 	Complete bool
 	// MaxDeleteShare refuses deletions when more than this share of the served records would go
-	// (default 0.10); AllowMassDelete lifts the guard.
+	// (DefaultMaxDeleteShare when 0); AllowMassDelete lifts the guard.
 	MaxDeleteShare  float64
 	AllowMassDelete bool
 }
+
+// DefaultMaxDeleteShare is the deletion guard's default: a complete walk may soft-delete at most
+// this share of the served records (sync.max_delete_share).
+const DefaultMaxDeleteShare = 0.10
 
 // MergeResult counts what a merge did (or, for a dry run, would do). Inserted are records new to
 // the served collection (a seeded row the source's own record of its id replaces included),
@@ -295,7 +299,7 @@ func (l *Load) Close() error {
 // it does not, the merge fails with a *LockLostError and writes nothing.
 func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error) {
 	if opts.MaxDeleteShare <= 0 {
-		opts.MaxDeleteShare = 0.10
+		opts.MaxDeleteShare = DefaultMaxDeleteShare
 	}
 	m := merger{d: l.s.d, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen", delta: l.table + "_delta",
 		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within()}

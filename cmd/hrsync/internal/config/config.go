@@ -231,7 +231,7 @@ type Settings struct {
 func Defaults() Config {
 	return Config{
 		Source: SourceConfig{RateLimit: 60, SharedBudget: true, Account: sink.DefaultBudgetAccount, BudgetShare: sink.DefaultBudgetShare},
-		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: walk.DefaultConcurrency, MaxWalks: walk.DefaultMaxWalks, MaxDeleteShare: 0.10,
+		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: walk.DefaultConcurrency, MaxWalks: walk.DefaultMaxWalks, MaxDeleteShare: sink.DefaultMaxDeleteShare,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns},

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -53,20 +54,32 @@ func collectionInventory(t *table, table string) []InventoryItem {
 	for _, r := range t.refs {
 		refs[r.column] = r
 	}
+	about := v1.NotPersonal // a record about a person: when it went is a fact of their employment
+	for _, c := range t.cols {
+		if columnHolds[c.name] == "" && c.class.Personal() {
+			about = v1.Employment
+		}
+	}
 	for _, c := range t.cols {
 		it := InventoryItem{Table: table, Column: c.name, Class: c.class, Holds: columnHolds[c.name]}
 		if r, ok := refs[c.name]; ok {
 			it.Holds = "the " + r.field + " (a row of " + r.target + ")"
+		} else if c.kind == KindID && it.Holds == "" {
+			it.Holds = "the " + strings.TrimSuffix(c.name, "_id") + "'s id at the source"
 		}
 		out = append(out, it)
 	}
 	return append(out,
 		InventoryItem{table, "listed", v1.NotPersonal, "whether the source lists the record (false: only known as a reference)"},
 		InventoryItem{table, "origin", v1.NotPersonal, "where the row came from: a sync, or a create through serve"},
-		InventoryItem{table, "deleted_at", v1.Employment, "when the source stopped listing the record (for an employee, a leaver's last sign)"},
+		InventoryItem{table, "deleted_at", about, deletedHolds[t.name == string(Employees)]},
 		InventoryItem{table, "synced_at", v1.NotPersonal, "when a sync last wrote the row"},
 	)
 }
+
+// deletedHolds is what deleted_at holds, for employees (true) and the rest.
+var deletedHolds = map[bool]string{false: "when the source stopped listing the record",
+	true: "when the source stopped listing the employee: a leaver's last sign where no leaving date is sent"}
 
 // columnHolds are what the columns every collection has hold.
 var columnHolds = map[string]string{

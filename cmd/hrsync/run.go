@@ -83,6 +83,9 @@ var commands = []commandSpec{
 		"onboarding, a second sync, a report, then the replica until Ctrl-C\n" +
 		"(--employees, --addr, --hires, --warehouse, --no-serve)",
 		new: func() command { return &demoCommand{} }},
+	{name: "inventory", summary: "print the data inventory: every column of the warehouse, the class of personal\n" +
+		"data it holds and its retention (--format text, csv or markdown)",
+		new: func() command { return &inventoryCommand{} }},
 	{name: "version", summary: "print the version",
 		new: func() command { return versionCommand{} }},
 }

@@ -21,9 +21,10 @@ func named(name, target string, class Class) Field {
 	return Field{Name: name, Kind: Nested, Class: class, Nested: &Nesting{Target: target, Fields: []Field{f("name", String, class)}}}
 }
 
-// reference is a collection of reference data: names of things, about no one.
+// reference is a collection of reference data: names of things, about no one (what else a
+// record carries is still taken as identifying, as nothing says otherwise).
 func reference(name string) *Collection {
-	return &Collection{Name: name, Fields: []Field{f("name", String, NotPersonal)}, Extra: NotPersonal}
+	return &Collection{Name: name, Fields: []Field{f("name", String, NotPersonal)}}
 }
 
 // The reference data: id and name are all that is known of each (UPSTREAM.md).

@@ -105,3 +105,26 @@ func EmployeeRef(name string) Field {
 	}
 	panic("v1: no employee reference " + name) // a declaration is code: TestEmployeeRefsAreTheRecords fails first
 }
+
+// Declared is the declaration of the members of a served collection's records as the wire sees
+// them, for acting on their classes: the declared fields (the seed's two records' plain fields
+// and, for employees, their references), and the class of the members they do not name.
+// Every record also has an id, which is not among them. ok is false for no such collection.
+func Declared(collection string) (fields []Field, extra Class, ok bool) {
+	switch collection {
+	case "employees":
+		for _, p := range EmployeeFields {
+			fields = append(fields, Field{Name: p.Name, Kind: p.Kind, Class: p.Class})
+		}
+		return append(fields, EmployeeRefs...), Identifying, true
+	case "working_patterns":
+		for _, p := range PatternFields {
+			fields = append(fields, Field{Name: p.Name, Kind: p.Kind, Class: p.Class})
+		}
+		return fields, Identifying, true
+	}
+	if c := CollectionNamed(collection); c != nil {
+		return c.Fields, c.ExtraClass(), true
+	}
+	return nil, 0, false
+}

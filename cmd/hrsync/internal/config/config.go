@@ -21,6 +21,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -133,14 +134,23 @@ type ServeKey struct {
 	Collections []string `yaml:"collections"`
 	Fields      []string `yaml:"fields"`
 	Deny        []string `yaml:"deny"`
+	// DenyClasses are classes of personal data the key may not see, at any depth (health,
+	// financial, identifying, free_text, employment, not_personal: see docs/personal-data.md).
+	DenyClasses []string `yaml:"deny_classes"`
 	// Writes lets the key create employees. Left out, it is true for a key with no scope
-	// (no collections, fields or deny: full access) and false for a key with any.
+	// (no collections, fields, deny or deny_classes: full access) and false for a key with any.
 	Writes *bool `yaml:"writes"`
 }
 
-// Scope is the key's Scope as serve takes it.
+// Scope is the key's Scope as serve takes it; a class it cannot read is left for checkScope to
+// refuse.
 func (k ServeKey) Scope() server.Scope {
-	return server.Scope{Collections: k.Collections, Fields: k.Fields, Deny: k.Deny, ReadOnly: !k.writes()}
+	s := server.Scope{Collections: k.Collections, Fields: k.Fields, Deny: k.Deny, ReadOnly: !k.writes()}
+	for _, name := range k.DenyClasses {
+		c, _ := v1.ParseClass(name)
+		s.DenyClasses = append(s.DenyClasses, c)
+	}
+	return s
 }
 
 // writes is whether the key may create employees: Writes when set, else only a key without a
@@ -149,7 +159,7 @@ func (k ServeKey) writes() bool {
 	if k.Writes != nil {
 		return *k.Writes
 	}
-	return k.Collections == nil && k.Fields == nil && k.Deny == nil
+	return k.Collections == nil && k.Fields == nil && k.Deny == nil && k.DenyClasses == nil
 }
 
 // SyncConfig shapes a sync run.

@@ -21,11 +21,14 @@ type Plain[T any] struct {
 	// Column is the warehouse's name for it when that is not Name (default is a SQL keyword).
 	Column string
 	// ID says an Int field names a record (an account): the warehouse keeps it as an id.
-	ID   bool
-	Text func(*T) *string
-	Int  func(*T) **int64
-	Bool func(*T) **bool
-	Raw  func(*T) *json.RawMessage
+	ID bool
+	// Undocumented says the seed does not document the field: a record built here writes it
+	// only when it has a value, where the seed's fields are written null.
+	Undocumented bool
+	Text         func(*T) *string
+	Int          func(*T) **int64
+	Bool         func(*T) **bool
+	Raw          func(*T) *json.RawMessage
 }
 
 // ColumnName is the warehouse's column of the field.
@@ -76,8 +79,12 @@ func (p Plain[T]) decode(d *decoder, t *T) {
 	}
 }
 
-// write writes the field of t, when it has a value.
+// write writes the field of t, when it has a value (else null, or, for an undocumented field,
+// nothing).
 func (p Plain[T]) write(w *objectWriter, t *T) {
+	if p.Undocumented && p.Text != nil && *p.Text(t) == "" {
+		return
+	}
 	switch p.Kind {
 	case Int:
 		w.optInt(p.Name, *p.Int(t))
@@ -112,6 +119,8 @@ var EmployeeFields = []Plain[Employee]{
 	BoolField("hr", Employment, func(e *Employee) **bool { return &e.HR }),
 	TextField("created_at", Timestamp, Employment, func(e *Employee) *string { return &e.CreatedAt }),
 	TextField("updated_at", Timestamp, Employment, func(e *Employee) *string { return &e.UpdatedAt }),
+	// Not in the seed: a leaver's leaving date, where the account records it (UPSTREAM.md).
+	{Name: "leaving_date", Kind: Date, Class: Employment, Undocumented: true, Text: func(e *Employee) *string { return &e.LeavingDate }},
 }
 
 // EmployeeFieldsBefore is how many of EmployeeFields come before the nested references.

@@ -62,9 +62,10 @@ type SubjectTable struct {
 // SubjectRow is one row: a value per column, in Columns' order.
 type SubjectRow []SubjectValue
 
-// SubjectValue is one column's value as stored, in the text form both backends read it in:
-// dates YYYY-MM-DD, timestamps YYYY-MM-DDTHH:MM:SSZ in UTC, decimals as written, booleans true
-// or false, JSON as its text.
+// SubjectValue is one column's value as stored, in the text form the warehouse's reads give it
+// on both backends: dates YYYY-MM-DD, timestamps in UTC (YYYY-MM-DDTHH:MM:SSZ; a SQLite
+// history's periods to the millisecond, as kept), decimals as written, booleans true or false,
+// JSON as its text.
 type SubjectValue struct {
 	Column string
 	Text   string
@@ -108,8 +109,16 @@ func (v SubjectValue) appendJSON(b []byte) []byte {
 	case (v.Kind == KindID || v.Kind == KindInt) && isInteger(v.Text), v.Kind == KindBool && (v.Text == "true" || v.Text == "false"):
 		return append(b, v.Text...)
 	}
-	s, _ := json.Marshal(v.Text) // valid UTF-8 (see text): never fails
-	return append(b, s...)
+	return appendJSONString(b, v.Text)
+}
+
+// appendJSONString appends s as a JSON string, & < > as they are.
+func appendJSONString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string: never fails
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...)
 }
 
 func isInteger(s string) bool {
@@ -524,22 +533,16 @@ func onlyTheirs(obj []byte, people []string, id int64) string {
 	if !changed {
 		return string(obj)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	b.WriteByte('{')
+	b := []byte{'{'}
 	for i, m := range ms {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		// A string: never fails. Encode ends it with a newline, taken off.
-		_ = enc.Encode(m.key)
-		b.Truncate(b.Len() - 1)
-		b.WriteByte(':')
-		b.Write(m.value)
+		b = appendJSONString(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.value...)
 	}
-	b.WriteByte('}')
-	return b.String()
+	return string(append(b, '}'))
 }
 
 // cutDown is a nested person's value cut down to its id, unless it is the person id's (or

@@ -45,7 +45,7 @@ func LoadSubject(t testing.TB, s *sink.Store) Subject {
 	for i, first := range m.Versions {
 		p := fmt.Sprintf(`{"id":100,"first_name":%q,"last_name":"Plast","email":%q}`, first, m.PEmails[i])
 		es := []v1.Employee{
-			employee(t, fmt.Sprintf(`{"id":100,"first_name":%q,"last_name":"Plast","email":%q,"job_title":"Analyst","line_manager":%s,"holiday_approver":%s}`,
+			employee(t, fmt.Sprintf(`{"id":100,"first_name":%q,"last_name":"Plast","email":%q,"job_title":"R&D <Analyst>","line_manager":%s,"holiday_approver":%s}`,
 				first, m.PEmails[i], a, a)),
 			employee(t, `{"id":200,"first_name":"Afirstmarker","last_name":"Alastmarker","email":"a.marker@example.com","job_title":"Head"}`),
 			employee(t, fmt.Sprintf(`{"id":300,"first_name":"Qfirstmarker","last_name":"Qlastmarker","email":"q.marker@example.com","job_title":"Clerk","line_manager":%s}`, p)),

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,6 +115,13 @@ func TestSubjectAccessExport(t *testing.T) {
 			}
 			if _, err := time.Parse(time.RFC3339, doc.GeneratedAt); err != nil {
 				t.Errorf("generated_at %q: %v", doc.GeneratedAt, err)
+			}
+			for _, kv := range env {
+				if u, err := neturl.Parse(strings.TrimPrefix(kv, "HRSYNC_WAREHOUSE_URL=")); err == nil && u.User != nil {
+					if pw, ok := u.User.Password(); ok && pw != "" && strings.Contains(string(raw), pw) {
+						t.Errorf("the document holds the warehouse's password")
+					}
+				}
 			}
 			if strings.Contains(string(raw), "\\u0026") || !strings.Contains(string(raw), "R&D <Analyst>") {
 				t.Errorf("the document does not hold values as stored (R&D <Analyst>)")

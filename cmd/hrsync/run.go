@@ -86,6 +86,9 @@ var commands = []commandSpec{
 	{name: "inventory", summary: "print the data inventory: every column of the warehouse, the class of personal\n" +
 		"data it holds and its retention (--format text, csv or markdown)",
 		new: func() command { return &inventoryCommand{} }},
+	{name: "subject-access", summary: "export everything the warehouse holds about one employee (GDPR\n" +
+		"Art. 15) as JSON and CSV files (--employee ID, --out DIR, --force, --account)",
+		new: func() command { return &subjectAccessCommand{} }},
 	{name: "version", summary: "print the version",
 		new: func() command { return versionCommand{} }},
 }
@@ -94,8 +97,12 @@ var commands = []commandSpec{
 func usageText() string {
 	var b strings.Builder
 	b.WriteString("usage: hrsync [--config FILE] COMMAND [flags]\n\nCommands:\n")
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-9s %s\n", c.name, strings.ReplaceAll(c.summary, "\n", "\n"+strings.Repeat(" ", 12)))
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-*s %s\n", width, c.name, strings.ReplaceAll(c.summary, "\n", "\n"+strings.Repeat(" ", width+3)))
 	}
 	b.WriteString("\nConfiguration comes from config.yaml (--config, default ./config.yaml when present) and\n" +
 		"HRSYNC_* environment variables, which win. See README.md.\n")

@@ -86,6 +86,9 @@ var commands = []commandSpec{
 	{name: "inventory", summary: "print the data inventory: every column of the warehouse, the class of personal\n" +
 		"data it holds and its retention (--format text, csv or markdown)",
 		new: func() command { return &inventoryCommand{} }},
+	{name: "erase", summary: "erase a person's personal data from the warehouse and keep it erased across syncs\n" +
+		"(--employee ID --reason TEXT [--classes], --list, --lift ERASURE_ID --reason TEXT)",
+		new: func() command { return &eraseCommand{} }},
 	{name: "version", summary: "print the version",
 		new: func() command { return versionCommand{} }},
 }

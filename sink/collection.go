@@ -269,6 +269,11 @@ type collection[T any] struct {
 	// finish completes a record read back, given where its row came from (origin) and the
 	// time of the read; optional.
 	finish func(t *T, origin string, now time.Time)
+	// id is the record's id; json is the record as JSON (as the source sent it), decode a
+	// record from its JSON: what a load erases a record it stages by (eraseStaged).
+	id     func(t *T) int64
+	json   func(t *T) []byte
+	decode func(b []byte) (T, error)
 }
 
 // declare builds a collection's declaration from its columns (id first) and references.
@@ -281,7 +286,8 @@ func declare[T any](name string, cols []column[T], refs ...ref[T]) *collection[T
 		t.cols = append(t.cols, colDef{name: r.column, kind: KindID, class: r.class})
 		t.refs = append(t.refs, refDef{field: r.field, column: r.column, target: r.target, cols: r.cols})
 	}
-	return &collection[T]{table: t, plain: cols, refs: refs}
+	id := cols[0].value
+	return &collection[T]{table: t, plain: cols, refs: refs, id: func(r *T) int64 { n, _ := id(r).(int64); return n }}
 }
 
 // stageRow is the staged row of a record: seq, then in the order of stagedCols the plain

@@ -89,6 +89,8 @@ var employeeCollection = func() *collection[v1.Employee] {
 		refTo("line_manager", "line_manager_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.LineManager }),
 		refTo("holiday_approver", "holiday_approver_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.HolidayApprover }),
 	)
+	c.json = func(e *E) []byte { return e.AppendJSON(nil) }
+	c.decode = func(b []byte) (e E, err error) { err = e.UnmarshalJSON(b); return e, err }
 	// A record created here ages: its length of service is reckoned at read time, as the
 	// service reckons it, not frozen at creation.
 	c.finish = func(e *E, origin string, now time.Time) {
@@ -112,7 +114,10 @@ var patternCollection = func() *collection[v1.WorkingPattern] {
 	cols = append(cols,
 		jsonColumn("extra", func(w *W) *v1.Extra { return &w.Extra }).as(v1.Identifying),
 		sentColumn(func(w *W) *json.RawMessage { return &w.Sent }).as(v1.Identifying))
-	return declare(string(WorkingPatterns), cols)
+	c := declare(string(WorkingPatterns), cols)
+	c.json = func(w *W) []byte { return w.AppendJSON(nil) }
+	c.decode = func(b []byte) (w W, err error) { err = w.UnmarshalJSON(b); return w, err }
+	return c
 }()
 
 // The reference data employees point at, declared on the wire (v1.Departments…) and derived

@@ -162,4 +162,24 @@ var ownTables = []InventoryItem{
 
 	{"request_budget", "account", v1.NotPersonal, "the source account whose requests are paced"},
 	{"request_budget", "tat", v1.NotPersonal, "when its next request may go"},
+
+	{"erasures", "id", v1.NotPersonal, "an erasure: what stays erased across syncs"},
+	{"erasures", "kind", v1.NotPersonal, "employee (a person, everywhere) or record (one record)"},
+	{"erasures", "collection", v1.NotPersonal, "the erased record's collection (employees for a person)"},
+	{"erasures", "subject_id", v1.Employment, "the erased employee's or record's id at the source"},
+	{"erasures", "classes", v1.NotPersonal, "the classes erased, comma-separated"},
+	{"erasures", "cause", v1.NotPersonal, "request, or retention: the rule"},
+	{"erasures", "reason", v1.FreeText, "why, as the operator wrote it"},
+	{"erasures", "erased_at", v1.NotPersonal, ""},
+	{"erasures", "lifted_at", v1.NotPersonal, "when it was lifted: the next sync brings the source's values back"},
+	{"erasures", "lift_reason", v1.FreeText, "why it was lifted, as the operator wrote it"},
+
+	{"erasure_log", "id", v1.NotPersonal, "the audit ledger of erasures: never an erased value"},
+	{"erasure_log", "at", v1.NotPersonal, ""},
+	{"erasure_log", "action", v1.NotPersonal, "erase, retention or lift"},
+	{"erasure_log", "cause", v1.NotPersonal, "request, or retention: the rule"},
+	{"erasure_log", "reason", v1.FreeText, "why, as the operator wrote it"},
+	{"erasure_log", "subject", v1.Employment, "whose: employee 42, or a collection's record ids"},
+	{"erasure_log", "classes", v1.NotPersonal, "the classes erased, comma-separated"},
+	{"erasure_log", "rows", v1.NotPersonal, "the rows changed per table (JSON)"},
 }

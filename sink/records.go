@@ -47,6 +47,8 @@ func recordCollection(wire *v1.Collection, held func(string) bool) *collection[v
 	cols = append(cols, sentColumn(func(r *v1.Record) *json.RawMessage { return &r.Sent }).as(sentClass(wire.Fields, wire.ExtraClass())))
 	c := declare(wire.Name, cols, refs...)
 	c.init = func(r *v1.Record) { r.Values = make([]v1.Value, len(wire.Fields)) }
+	c.json = func(r *v1.Record) []byte { return wire.AppendJSON(nil, r) }
+	c.decode = wire.Decode
 	return c
 }
 

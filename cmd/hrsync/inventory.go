@@ -58,8 +58,8 @@ func (c *inventoryCommand) run(_ context.Context, _ config.Settings, stdout, _ i
 	return &usageError{fmt.Sprintf("inventory: --format %q: want text, csv or markdown", c.format)}
 }
 
-// retentionRule is what happens to a column over time. Nothing is erased yet: every class is
-// kept as long as the warehouse is.
+// retentionRule is what happens to a column over time. No retention rule is configured yet:
+// every class is kept as long as the warehouse is, unless a person is erased (hrsync erase).
 func retentionRule(it sink.InventoryItem) string {
 	if it.Class.Erasable() {
 		return "kept: no retention configured"

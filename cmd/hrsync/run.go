@@ -89,6 +89,9 @@ var commands = []commandSpec{
 	{name: "subject-access", summary: "export everything the warehouse holds about one employee (GDPR\n" +
 		"Art. 15) as JSON and CSV files (--employee ID, --out DIR, --force, --account)",
 		new: func() command { return &subjectAccessCommand{} }},
+	{name: "erase", summary: "erase a person's personal data from the warehouse and keep it erased across syncs\n" +
+		"(--employee ID --reason TEXT [--classes], --list, --lift ERASURE_ID --reason TEXT)",
+		new: func() command { return &eraseCommand{} }},
 	{name: "version", summary: "print the version",
 		new: func() command { return versionCommand{} }},
 }

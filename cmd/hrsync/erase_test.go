@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	v1 "github.com/hrsync/hrsync/source/v1"
+)
+
+// TestEraseCommand: hrsync erase erases a person, prints the rows changed per table and no
+// value, lists the erasure, lifts it; its mistakes are one-line usage errors.
+func TestEraseCommand(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + path}
+	s, err := sink.Open(ctx, path, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []v1.Employee
+	for _, raw := range []string{
+		`{"id":42,"first_name":"Zorblax","last_name":"Quendrith","email":"zq@marker.example","job_title":"Chef","department":{"id":2,"name":"Kitchen"}}`,
+		`{"id":43,"first_name":"Quinella","line_manager":{"id":42,"first_name":"Zorblax","last_name":"Quendrith"}}`,
+	} {
+		var e v1.Employee
+		if err := e.UnmarshalJSON([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	sinktest.WalkEmployees(t, s, es, 10, sink.MergeOptions{})
+	s.Close()
+
+	for _, tc := range []struct {
+		args []string
+		has  string
+	}{
+		{[]string{"erase"}, "give one of --employee ID, --list or --lift ERASURE_ID"},
+		{[]string{"erase", "--employee", "42", "--list"}, "give one of"},
+		{[]string{"erase", "--employee", "42"}, "--reason is needed"},
+		{[]string{"erase", "--employee", "42", "--reason", "r", "--classes", "identifying,employment"}, `"employment" is not an erasable class`},
+		{[]string{"erase", "--list", "--classes", "health"}, "--classes goes with --employee"},
+	} {
+		err := run(ctx, tc.args, env, io.Discard, io.Discard)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), tc.has) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want a usage error with %q", tc.args, err, tc.has)
+		}
+	}
+
+	var out bytes.Buffer
+	if err := run(ctx, []string{"erase", "--employee", "42", "--reason", "ticket 7"}, env, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"erased employee 42 (erasure 1; identifying,free_text,financial,health)", "employees  ", "employees_history", "erasures"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("erase printed %q, want %q in it", got, want)
+		}
+	}
+	if strings.Contains(got, "Zorblax") || strings.Contains(got, "zq@") {
+		t.Errorf("erase printed a value: %q", got)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"erase", "--list"}, env, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "employee 42") || !strings.Contains(got, "ticket 7") || !strings.Contains(got, "request") {
+		t.Errorf("list printed %q", got)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"erase", "--lift", "1", "--reason", "withdrawn"}, env, &out, io.Discard); err != nil || !strings.Contains(out.String(), "lifted erasure 1 (employee 42") {
+		t.Errorf("lift: %v, printed %q", err, out.String())
+	}
+	if err := run(ctx, []string{"erase", "--lift", "1", "--reason", "again"}, env, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "no such erasure in force") {
+		t.Errorf("second lift: %v", err)
+	}
+
+	s, err = sink.Open(ctx, path, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var first, managerForm string
+	if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT coalesce(first_name, ''), (SELECT nested FROM employees WHERE id = 43) FROM employees WHERE id = 42`).Scan(&first, &managerForm); err != nil {
+		t.Fatal(err)
+	}
+	if first != "" || strings.Contains(managerForm, "Zorblax") {
+		t.Errorf("after erase: P's first name %q, Q's nested %s", first, managerForm)
+	}
+}

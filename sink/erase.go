@@ -104,7 +104,7 @@ func (s *Store) EraseEmployee(ctx context.Context, id int64, classes []v1.Class,
 // EraseRecords erases the classes of the records ids of collection (their rows and every
 // version of them), sticky, one erasure per record: for retention (cause ErasureCauseRetention
 // + the rule's name, e.g. the health details of sicknesses that ended long ago) or a request.
-func (s *Store) EraseRecords(ctx context.Context, collection string, ids []int64, classes []v1.Class, cause, reason string) (ErasureResult, error) {
+func (s *Store) EraseRecords(ctx context.Context, collection string, ids []int64, classes []v1.Class, cause, reason string, opts ...EraseOptions) (ErasureResult, error) {
 	if tableOf(collection) == nil {
 		return ErasureResult{}, fmt.Errorf("erase records: unknown collection %q", collection)
 	}
@@ -118,7 +118,33 @@ func (s *Store) EraseRecords(ctx context.Context, collection string, ids []int64
 	if len(es) == 0 {
 		return ErasureResult{Rows: map[string]int64{}}, nil
 	}
-	return s.erase(ctx, es)
+	return s.erase(ctx, es, opts...)
+}
+
+// EraseOptions shape a batched erase (EraseEmployees, EraseRecords).
+type EraseOptions struct {
+	// DryRun erases in a transaction it then rolls back: the result's Rows are what the erase
+	// would change; nothing is recorded, logged or scrubbed, and IDs is empty.
+	DryRun bool
+}
+
+// EraseEmployees erases the classes of each employee of ids everywhere the warehouse holds them
+// (as EraseEmployee does one), sticky, one erasure per person, all in one transaction with one
+// log entry and one scrub after: for retention (cause ErasureCauseRetention + the rule's name),
+// where a rule falls due for many leavers at once and a scrub per person would rewrite the
+// warehouse as many times.
+func (s *Store) EraseEmployees(ctx context.Context, ids []int64, classes []v1.Class, cause, reason string, opts ...EraseOptions) (ErasureResult, error) {
+	es := make([]Erasure, 0, len(ids))
+	for _, id := range ids {
+		if id <= 0 {
+			return ErasureResult{}, fmt.Errorf("erase employee: id %d: want a positive id", id)
+		}
+		es = append(es, Erasure{Kind: ErasureEmployee, Collection: string(Employees), SubjectID: id, Classes: classes, Cause: cause, Reason: reason})
+	}
+	if len(es) == 0 {
+		return ErasureResult{Rows: map[string]int64{}}, nil
+	}
+	return s.erase(ctx, es, opts...)
 }
 
 // Erasures lists every erasure, lifted ones included, oldest first.
@@ -237,97 +263,188 @@ func parseClasses(s string) ([]v1.Class, error) {
 
 // erase records the erasures es (all of one kind and cause) and erases what they say, in one
 // transaction, then scrubs the tables it changed.
-func (s *Store) erase(ctx context.Context, es []Erasure) (ErasureResult, error) {
-	classes, err := checkClasses(es[0].Classes)
-	if err != nil {
-		return ErasureResult{}, fmt.Errorf("erase: %w", err)
+func (s *Store) erase(ctx context.Context, es []Erasure, opts ...EraseOptions) (ErasureResult, error) {
+	var opt EraseOptions
+	for _, o := range opts {
+		opt.DryRun = opt.DryRun || o.DryRun
 	}
-	cause := es[0].Cause
-	if cause != ErasureCauseRequest && (!strings.HasPrefix(cause, ErasureCauseRetention) || len(cause) == len(ErasureCauseRetention)) {
-		return ErasureResult{}, fmt.Errorf("erase: cause %q: want %q or %q followed by the rule", cause, ErasureCauseRequest, ErasureCauseRetention)
+	res, err := s.eraseBatches(ctx, [][]Erasure{es}, opt)
+	if len(res) == 0 {
+		return ErasureResult{}, err
 	}
-	subject := es[0].Subject()
-	if len(es) > 1 {
-		ids := make([]string, len(es))
-		for i, e := range es {
-			ids[i] = strconv.FormatInt(e.SubjectID, 10)
+	return res[0], err
+}
+
+// An ErasureBatch is erasures of the same classes and cause: of the employees IDs (Kind
+// ErasureEmployee) or of the records IDs of Collection (ErasureRecord).
+type ErasureBatch struct {
+	Kind       string
+	Collection string
+	IDs        []int64
+	Classes    []v1.Class
+	Cause      string
+	Reason     string
+}
+
+// EraseBatches erases the batches in order, in one transaction (each batch recorded, sticky, and
+// logged on its own: its cause, its rows), then scrubs the tables they changed once: for a
+// retention run, whose rules fall due together, so that the warehouse is rewritten once a run,
+// not once a rule. It returns each batch's result; a batch of no ids changes nothing. With
+// opts.DryRun the transaction is rolled back: the results are what the erase would change.
+func (s *Store) EraseBatches(ctx context.Context, batches []ErasureBatch, opts EraseOptions) ([]ErasureResult, error) {
+	var groups [][]Erasure
+	for _, b := range batches {
+		kind, collection := b.Kind, b.Collection
+		if kind == ErasureEmployee {
+			collection = string(Employees)
+		} else if kind != ErasureRecord || tableOf(collection) == nil {
+			return nil, fmt.Errorf("erase: batch of %s %q: want employees or a collection's records", kind, collection)
 		}
-		subject = es[0].Collection + " " + strings.Join(ids, ",")
+		var es []Erasure
+		for _, id := range b.IDs {
+			if id <= 0 {
+				return nil, fmt.Errorf("erase %s: id %d: want a positive id", collection, id)
+			}
+			es = append(es, Erasure{Kind: kind, Collection: collection, SubjectID: id, Classes: b.Classes, Cause: b.Cause, Reason: b.Reason})
+		}
+		groups = append(groups, es)
+	}
+	return s.eraseBatches(ctx, groups, opts)
+}
+
+// eraseBatches records the erasures of each group (all of one kind, classes and cause) and
+// erases what they say, in one transaction, then scrubs the tables they changed.
+func (s *Store) eraseBatches(ctx context.Context, groups [][]Erasure, opt EraseOptions) ([]ErasureResult, error) {
+	results := make([]ErasureResult, len(groups))
+	subjects := make([]string, len(groups))
+	classes := make([][]v1.Class, len(groups))
+	var what []string
+	for i, es := range groups {
+		results[i] = ErasureResult{Rows: map[string]int64{}}
+		if len(es) == 0 {
+			continue
+		}
+		var err error
+		if classes[i], err = checkClasses(es[0].Classes); err != nil {
+			return nil, fmt.Errorf("erase: %w", err)
+		}
+		cause := es[0].Cause
+		if cause != ErasureCauseRequest && (!strings.HasPrefix(cause, ErasureCauseRetention) || len(cause) == len(ErasureCauseRetention)) {
+			return nil, fmt.Errorf("erase: cause %q: want %q or %q followed by the rule", cause, ErasureCauseRequest, ErasureCauseRetention)
+		}
+		subjects[i] = es[0].Subject()
+		if len(es) > 1 {
+			ids := make([]string, len(es))
+			for j, e := range es {
+				ids[j] = strconv.FormatInt(e.SubjectID, 10)
+			}
+			subjects[i] = es[0].Collection + " " + strings.Join(ids, ",")
+		}
+		what = append(what, subjects[i])
+	}
+	if len(what) == 0 {
+		return results, nil
+	}
+	subject := strings.Join(what, "; ")
+	if len(what) > 1 {
+		subject = fmt.Sprintf("%d batches", len(what))
 	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
-		return ErasureResult{}, fmt.Errorf("erase %s: %w", subject, err)
+		return nil, fmt.Errorf("erase %s: %w", subject, err)
 	}
 	defer conn.Close()
 	done, err := s.d.beginErase(ctx, conn)
 	if err != nil {
-		return ErasureResult{}, fmt.Errorf("erase %s: %w", subject, err)
+		return nil, fmt.Errorf("erase %s: %w", subject, err)
 	}
 	defer done()
-	res, err := s.eraseTx(ctx, conn, es, classes, subject)
-	if err != nil {
-		return ErasureResult{}, fmt.Errorf("erase %s: %w", subject, busyErr(err))
+	if err := s.eraseTx(ctx, conn, groups, classes, subjects, results, opt.DryRun); err != nil {
+		return nil, fmt.Errorf("erase %s: %w", subject, busyErr(err))
 	}
-	tables := make([]string, 0, len(res.Rows))
-	for t := range res.Rows {
-		tables = append(tables, t)
+	if opt.DryRun {
+		return results, nil
+	}
+	var tables []string
+	for _, r := range results {
+		for t := range r.Rows {
+			tables = append(tables, t)
+		}
 	}
 	slices.Sort(tables)
+	tables = slices.Compact(tables)
 	if err := s.d.scrub(ctx, conn, tables); err != nil {
-		return res, fmt.Errorf("erase %s: %w: %w", subject, ErrNotScrubbed, err)
+		return results, fmt.Errorf("erase %s: %w: %w", subject, ErrNotScrubbed, err)
 	}
-	return res, nil
+	return results, nil
 }
 
-func (s *Store) eraseTx(ctx context.Context, conn *sqlx.Conn, es []Erasure, classes []v1.Class, subject string) (ErasureResult, error) {
+func (s *Store) eraseTx(ctx context.Context, conn *sqlx.Conn, groups [][]Erasure, classes [][]v1.Class, subjects []string, results []ErasureResult, dry bool) error {
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
 	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
-		return ErasureResult{}, err
+		return err
 	}
 	defer func() { _ = tx.Rollback() }()
 	if err := s.d.serializeWrites(ctx, tx); err != nil {
-		return ErasureResult{}, fmt.Errorf("serialize writes: %w", err)
+		return fmt.Errorf("serialize writes: %w", err)
 	}
-	res := ErasureResult{Rows: map[string]int64{}}
-	names := classNames(classes)
-	for _, e := range es {
-		var id int64
-		err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO erasures (kind, collection, subject_id, classes, cause, reason, erased_at)
+	for i, es := range groups {
+		if len(es) == 0 {
+			continue
+		}
+		res := &results[i]
+		names := classNames(classes[i])
+		for _, e := range es {
+			var id int64
+			err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO erasures (kind, collection, subject_id, classes, cause, reason, erased_at)
 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), e.Kind, e.Collection, e.SubjectID, names, e.Cause, e.Reason, now).Scan(&id)
+			if err != nil {
+				return fmt.Errorf("record the erasure: %w", err)
+			}
+			res.IDs = append(res.IDs, id)
+		}
+		res.Rows["erasures"] = int64(len(es))
+		// The erased set with these erasures in it: every copy of a person erased, by this
+		// erasure or an earlier one, goes from what is changed now.
+		set, err := loadErased(ctx, tx)
 		if err != nil {
-			return res, fmt.Errorf("record the erasure: %w", err)
+			return err
 		}
-		res.IDs = append(res.IDs, id)
-	}
-	res.Rows["erasures"] = int64(len(es))
-	// The erased set with these erasures in it: every copy of a person erased, by this
-	// erasure or an earlier one, goes from what is changed now.
-	set, err := loadErased(ctx, tx)
-	if err != nil {
-		return res, err
-	}
-	x := &eraser{d: s.d, tx: tx, set: set, rows: res.Rows}
-	if es[0].Kind == ErasureEmployee {
-		err = x.employee(ctx, es[0].SubjectID, classes)
-	} else {
-		ids := make([]int64, len(es))
-		for i, e := range es {
-			ids[i] = e.SubjectID
+		x := &eraser{d: s.d, tx: tx, set: set, rows: res.Rows}
+		if es[0].Kind == ErasureEmployee {
+			for _, e := range es {
+				if err = x.employee(ctx, e.SubjectID, classes[i]); err != nil {
+					break
+				}
+			}
+		} else {
+			ids := make([]int64, len(es))
+			for j, e := range es {
+				ids[j] = e.SubjectID
+			}
+			err = x.records(ctx, tableOf(es[0].Collection), ids, classes[i])
 		}
-		err = x.records(ctx, tableOf(es[0].Collection), ids, classes)
+		if err != nil {
+			return err
+		}
+		action := "erase"
+		if es[0].Cause != ErasureCauseRequest {
+			action = "retention"
+		}
+		if err := logErasure(ctx, tx, now, action, es[0].Cause, es[0].Reason, subjects[i], names, res.Rows); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return res, err
+	if dry {
+		// What would change, and nothing more: the erasures recorded and logged go with the
+		// rollback.
+		for i := range results {
+			results[i].IDs = nil
+		}
+		return tx.Rollback()
 	}
-	action := "erase"
-	if es[0].Cause != ErasureCauseRequest {
-		action = "retention"
-	}
-	if err := logErasure(ctx, tx, now, action, es[0].Cause, es[0].Reason, subject, names, res.Rows); err != nil {
-		return res, err
-	}
-	return res, tx.Commit()
+	return tx.Commit()
 }
 
 // logErasure writes one entry of the audit ledger: counts, never values.

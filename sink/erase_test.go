@@ -1,11 +1,9 @@
 package sink_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -92,75 +90,17 @@ func syncErased(t *testing.T, s *sink.Store, version int) map[string]sink.MergeR
 	return out
 }
 
-// markersIn scans every column of every table of the warehouse (history, ledgers and JSON
-// included), cast to text, for the markers, and returns where each was found.
+// markersIn scans every column of every table of the warehouse for the markers
+// (sinktest.MarkersIn).
 func markersIn(t *testing.T, s *sink.Store, markers []string) []string {
 	t.Helper()
-	ctx := context.Background()
-	db := sinktest.DB(s)
-	q := `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
-	if s.Dialect() == schema.SQLite {
-		q = `SELECT name FROM sqlite_master WHERE type = 'table'`
-	}
-	var tables []string
-	if err := db.SelectContext(ctx, &tables, q); err != nil {
-		t.Fatal(err)
-	}
-	if len(tables) < 30 {
-		t.Fatalf("found %d tables: %v", len(tables), tables)
-	}
-	var found []string
-	for _, table := range tables {
-		rows, err := db.QueryxContext(ctx, `SELECT * FROM `+table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals, err := rows.SliceScan()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, v := range vals {
-				text := fmt.Sprint(v)
-				if b, ok := v.([]byte); ok {
-					text = string(b)
-				}
-				for _, m := range markers {
-					if strings.Contains(strings.ToLower(text), strings.ToLower(m)) {
-						found = append(found, table+"."+cols[i]+": "+m)
-					}
-				}
-			}
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
-	}
-	slices.Sort(found)
-	return slices.Compact(found)
+	return sinktest.MarkersIn(t, s, markers)
 }
 
 // markersInFiles are the markers found in the bytes of the SQLite warehouse's files.
 func markersInFiles(t *testing.T, s *sink.Store, markers []string) []string {
 	t.Helper()
-	var found []string
-	for _, suffix := range []string{"", "-wal", "-journal"} {
-		b, err := os.ReadFile(s.Location() + suffix)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range markers {
-			if bytes.Contains(b, []byte(m)) {
-				found = append(found, "hrsync.db"+suffix+": "+m)
-			}
-		}
-	}
-	return found
+	return sinktest.MarkersInFiles(t, s, markers)
 }
 
 func queryString(t *testing.T, s *sink.Store, q string, args ...any) string {

@@ -21,10 +21,13 @@ import (
 // (LastRetentionRun).
 const RetentionRunCause = ErasureCauseRetention + "run"
 
-// SicknessesEndedBefore are the ids of the sicknesses that ended before day (their end_date,
+// A SicknessRef is a sickness, and whose it is.
+type SicknessRef struct{ ID, EmployeeID int64 }
+
+// SicknessesEndedBefore are the sicknesses that ended before day (their end_date,
 // else their start_date, is earlier), listed or not, whose health members are not already erased
 // by an erasure in force (of the sickness, or of the person it is of).
-func (s *Store) SicknessesEndedBefore(ctx context.Context, day time.Time) ([]int64, error) {
+func (s *Store) SicknessesEndedBefore(ctx context.Context, day time.Time) ([]SicknessRef, error) {
 	set, err := loadErased(ctx, s.db)
 	if err != nil {
 		return nil, fmt.Errorf("sicknesses ended: %w", err)
@@ -36,7 +39,7 @@ func (s *Store) SicknessesEndedBefore(ctx context.Context, day time.Time) ([]int
 	}
 	defer rows.Close()
 	before := day.UTC().Format(time.DateOnly)
-	var out []int64
+	var out []SicknessRef
 	for rows.Next() {
 		var id, employee int64
 		var ended string
@@ -49,7 +52,7 @@ func (s *Store) SicknessesEndedBefore(ctx context.Context, day time.Time) ([]int
 		if set != nil && (slices.Contains(set.records["sicknesses"][id], v1.Health) || slices.Contains(set.people[employee], v1.Health)) {
 			continue
 		}
-		out = append(out, id)
+		out = append(out, SicknessRef{ID: id, EmployeeID: employee})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sicknesses ended: %w", err)

@@ -92,6 +92,9 @@ var commands = []commandSpec{
 	{name: "erase", summary: "erase a person's personal data from the warehouse and keep it erased across syncs\n" +
 		"(--employee ID --reason TEXT [--classes], --list, --lift ERASURE_ID --reason TEXT)",
 		new: func() command { return &eraseCommand{} }},
+	{name: "retention", summary: "apply the retention rules now: erase what is past its period (leavers' data by\n" +
+		"class, old sicknesses' details, old onboarding files) (--dry-run, --account)",
+		new: func() command { return &retentionCommand{} }},
 	{name: "version", summary: "print the version",
 		new: func() command { return versionCommand{} }},
 }

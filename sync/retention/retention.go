@@ -58,18 +58,44 @@ func (r Rules) Any() bool {
 // Describe says each rule set, in order: "leavers.identifying: 6y after leaving".
 func (r Rules) Describe() []string {
 	var out []string
+	for _, name := range r.names() {
+		out = append(out, name+": "+r.Says(name))
+	}
+	return out
+}
+
+// names are the rules set, in order.
+func (r Rules) names() []string {
+	var out []string
 	for _, c := range LeaverClasses {
-		if p := r.Leavers[c]; !p.IsZero() {
-			out = append(out, LeaverRule(c)+": "+p.String()+" after leaving")
+		if !r.Leavers[c].IsZero() {
+			out = append(out, LeaverRule(c))
 		}
 	}
 	if !r.SicknessDetails.IsZero() {
-		out = append(out, RuleSicknessDetails+": "+r.SicknessDetails.String()+" after it ended")
+		out = append(out, RuleSicknessDetails)
 	}
 	if !r.OnboardingFiles.IsZero() {
-		out = append(out, RuleOnboardingFiles+": "+r.OnboardingFiles.String())
+		out = append(out, RuleOnboardingFiles)
 	}
 	return out
+}
+
+// Says is what the rule named keeps: "6y after leaving", "1y after it ended", "30d"; "" when it
+// is not set.
+func (r Rules) Says(rule string) string {
+	switch {
+	case rule == RuleSicknessDetails && !r.SicknessDetails.IsZero():
+		return r.SicknessDetails.String() + " after it ended"
+	case rule == RuleOnboardingFiles && !r.OnboardingFiles.IsZero():
+		return r.OnboardingFiles.String() + " after the file's last change"
+	}
+	for _, c := range LeaverClasses {
+		if rule == LeaverRule(c) && !r.Leavers[c].IsZero() {
+			return r.Leavers[c].String() + " after leaving"
+		}
+	}
+	return ""
 }
 
 // Due is what one rule has due.

@@ -43,6 +43,8 @@ type Config struct {
 	Metrics          MetricsConfig `yaml:"metrics"`
 	Log              LogConfig     `yaml:"log"`
 	Worker           WorkerConfig  `yaml:"worker"`
+	// Retention is how long personal data is kept: off (kept for ever) unless set.
+	Retention RetentionConfig `yaml:"retention"`
 	// AccountList are the upstream accounts one configuration syncs, each with its own source,
 	// warehouse schema, schedule, lock and request budget; none: the top-level sections are the
 	// one account. Read from the file only (its keys from HRSYNC_ACCOUNTS_<NAME>_… too).
@@ -197,6 +199,30 @@ type OnboardingConfig struct {
 	DateLayout string `yaml:"date_layout"`
 	// MaxFileBytes is the largest file onboarded; a larger one goes to failed/ unread.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
+}
+
+// RetentionConfig is the retention section: how long personal data is kept, as periods
+// (retention.ParsePeriod: 6y, 18m, 90d, 1y6m); empty, a rule is off and its data kept for ever.
+// Every rule is off by default: hrsync cannot know an organisation's retention schedule (it
+// depends on the country, the sector, the contracts and the organisation's own policy), and
+// what a rule erases cannot be brought back. See docs/personal-data.md, "Retention".
+type RetentionConfig struct {
+	// Leavers are, per class, how long after a leaver's leaving date their data of it is kept.
+	Leavers LeaversRetention `yaml:"leavers"`
+	// SicknessDetails is how long after a sickness ended its health details are kept, the
+	// person a leaver or not.
+	SicknessDetails string `yaml:"sickness_details"`
+	// OnboardingFiles is how long the onboarding folder's processed/ and failed/ files, and the
+	// onboarding ledger's rows, are kept.
+	OnboardingFiles string `yaml:"onboarding_files"`
+}
+
+// LeaversRetention is retention.leavers: a period per erasable class.
+type LeaversRetention struct {
+	Identifying string `yaml:"identifying"`
+	FreeText    string `yaml:"free_text"`
+	Financial   string `yaml:"financial"`
+	Health      string `yaml:"health"`
 }
 
 // MetricsConfig is the Prometheus endpoint.

@@ -21,6 +21,7 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/tlstest"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/sync/retention"
 	"github.com/hrsync/hrsync/sync/walk"
 )
 
@@ -51,14 +52,16 @@ func (r *descRecorder) Unregister(prometheus.Collector) bool { return false }
 var descPattern = regexp.MustCompile(`^Desc\{fqName: "([^"]+)", .*, constLabels: \{([^}]*)\}, variableLabels: \{([^}]*)\}\}$`)
 
 // registeredMetrics are the hrsync_* metrics a process of hrsync registers, each with its label
-// names, sorted: `run --serve` with every option that adds one (a schedule, a drop folder, the
+// names, sorted: `run --serve` with every option that adds one (a schedule, a drop folder, a
+// retention rule, the
 // shared request budget, the answer cache, a TLS certificate), as the commands build them.
 func registeredMetrics(t *testing.T) map[string][]string {
 	t.Helper()
 	rec := &descRecorder{}
 	a := &config.Account{Name: "default"}
 	a.Schedule, a.Onboarding.Dir = "@daily", t.TempDir()
-	as := newAccountSetup(a, rec) // the sync's, the job runner's and onboarding's
+	a.Retention = retention.Rules{SicknessDetails: retention.Period{Years: 1}}
+	as := newAccountSetup(a, rec) // the sync's, the job runner's, onboarding's and retention's
 	_ = as.reg.Register(newBudgetCollector(nil))
 	sm := newServeMetrics(rec)
 	_ = sm.reg.Register(newCacheCollector(nil))

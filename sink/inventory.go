@@ -183,3 +183,32 @@ var ownTables = []InventoryItem{
 	{"erasure_log", "classes", v1.NotPersonal, "the classes erased, comma-separated"},
 	{"erasure_log", "rows", v1.NotPersonal, "the rows changed per table (JSON)"},
 }
+
+// ErasedWithEmployee reports whether erasing an employee (EraseEmployee, EraseEmployees) reaches
+// the column of table: the columns of an erasable class of their employees row and of their
+// events' tables (a collection with an employee reference), every version included; the answers
+// kept for their creates (idempotency_keys.body); their onboarding rows' email, request hash and
+// reason. The file name of an onboarding row, the erasures' and the log's reasons, and the
+// reference data's tables are not theirs, and are not reached.
+func ErasedWithEmployee(table, column string) bool {
+	switch table {
+	case "idempotency_keys":
+		return column == "body"
+	case "onboarding_rows":
+		return column == "email" || column == "request_hash" || column == "reason"
+	}
+	name := strings.TrimSuffix(table, "_history")
+	t := tableOf(name)
+	if t == nil {
+		return false
+	}
+	if name == string(Employees) {
+		return true
+	}
+	for _, r := range t.refs {
+		if r.target == string(Employees) && r.field == "employee" {
+			return true
+		}
+	}
+	return false
+}

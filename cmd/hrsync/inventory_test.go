@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,5 +89,62 @@ func TestInventoryFormats(t *testing.T) {
 	err = run(context.Background(), []string{"inventory", "--format", "xml"}, nil, io.Discard, io.Discard)
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "want text, csv or markdown") {
 		t.Errorf("--format xml: %v, want a usage error naming the formats", err)
+	}
+}
+
+// TestInventoryShowsRetention: the retention column says the configured rule of each erasable
+// column that a rule reaches, both rules where two do, what no rule reaches, and "kept" for what
+// is never erased; with accounts whose rules differ, --account is needed.
+func TestInventoryShowsRetention(t *testing.T) {
+	env := []string{"HRSYNC_RETENTION_LEAVERS_IDENTIFYING=6y", "HRSYNC_RETENTION_LEAVERS_HEALTH=2y",
+		"HRSYNC_RETENTION_SICKNESS_DETAILS=1y", "HRSYNC_RETENTION_ONBOARDING_FILES=90d"}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"inventory", "--format", "csv"}, env, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows[1:] {
+		got[r[0]+"."+r[1]] = r[3]
+	}
+	for col, want := range map[string]string{
+		"employees.first_name":                       "leavers: 6y after leaving",
+		"employees_history.sent":                     "leavers: 6y after leaving",
+		"employees.department_id":                    "kept",
+		"sicknesses.reason":                          "leavers: 2y after leaving; sickness details: 1y after it ended",
+		"sicknesses_history.review_notes":            "leavers: 2y after leaving; sickness details: 1y after it ended",
+		"absences.notes":                             "kept: no retention rule reaches it", // no free_text rule
+		"salaries.extra":                             "kept: no retention rule reaches it", // no financial rule
+		"onboarding_rows.email":                      "leavers: 6y after leaving; onboarding: 90d after the file's last change",
+		"onboarding_rows.file_name":                  "kept: no retention rule reaches it",
+		"idempotency_keys.body":                      "leavers: 6y after leaving",
+		"departments.extra":                          "kept: no retention rule reaches it",
+		"erasure_log.reason":                         "kept: no retention rule reaches it",
+		"employee_training_courses.nested":           "leavers: 6y after leaving",
+		"employee_training_courses.rejection_reason": "kept: no retention rule reaches it",
+	} {
+		if got[col] != want {
+			t.Errorf("%s: %q, want %q", col, got[col], want)
+		}
+	}
+
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("warehouse: {url: "+filepath.Join(dir, "w.db")+"}\naccounts:\n  - name: acme\n    retention: {leavers: {identifying: 6y}}\n  - name: globex\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), []string{"--config", cfg, "inventory"}, nil, io.Discard, io.Discard)
+	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--account") {
+		t.Errorf("accounts with different rules: %v, want a usage error asking for --account", err)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--account", "acme"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "leavers: 6y after leaving") {
+		t.Error("--account acme: no rule shown")
 	}
 }

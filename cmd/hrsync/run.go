@@ -84,7 +84,8 @@ var commands = []commandSpec{
 		"(--employees, --addr, --hires, --warehouse, --no-serve)",
 		new: func() command { return &demoCommand{} }},
 	{name: "inventory", summary: "print the data inventory: every column of the warehouse, the class of personal\n" +
-		"data it holds and its retention (--format text, csv or markdown)",
+		"data it holds and its retention under the configured rules (--format text, csv or\n" +
+		"markdown, --account)",
 		new: func() command { return &inventoryCommand{} }},
 	{name: "subject-access", summary: "export everything the warehouse holds about one employee (GDPR\n" +
 		"Art. 15) as JSON and CSV files (--employee ID, --out DIR, --force, --account)",

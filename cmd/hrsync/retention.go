@@ -62,9 +62,9 @@ func printRetention(w io.Writer, prefix string, rules retention.Rules, res reten
 		fmt.Fprintf(w, "%sdry run: nothing is changed\n", prefix)
 	}
 	for _, rr := range res.Rules {
-		line := fmt.Sprintf("%s%s (%s): %s %d %s", prefix, rr.Rule, rules.Says(rr.Rule), verb, rr.Subjects, rr.What)
+		line := fmt.Sprintf("%s%s (%s): %s %s", prefix, rr.Rule, rules.Says(rr.Rule), verb, counted(rr.Subjects, rr.What))
 		if rr.Rule == retention.RuleOnboardingFiles {
-			line += fmt.Sprintf("; %s %d files", files, rr.Files)
+			line += fmt.Sprintf("; %s %s", files, counted(rr.Files, "files"))
 		}
 		fmt.Fprintln(w, line)
 		tables := make([]string, 0, len(rr.Rows))
@@ -81,4 +81,15 @@ func printRetention(w io.Writer, prefix string, rules retention.Rules, res reten
 	if !res.DryRun {
 		fmt.Fprintf(w, "%sthe run is in erasure_log (action retention)\n", prefix)
 	}
+}
+
+// singular are the names of what retention takes, one of each.
+var singular = map[string]string{"people": "person", "sicknesses": "sickness", "onboarding rows": "onboarding row", "files": "file"}
+
+// counted is n of what (a plural), in the singular for one: "1 person", "2 people".
+func counted(n int, what string) string {
+	if one, ok := singular[what]; ok && n == 1 {
+		what = one
+	}
+	return fmt.Sprintf("%d %s", n, what)
 }

@@ -52,7 +52,7 @@ func TestRetentionCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	dry := out.String()
-	for _, want := range []string{"dry run: nothing is changed", "leavers.identifying (6y after leaving): would erase 1 people", "  employees ", "sickness_details (1y after it ended): would erase 0 sicknesses"} {
+	for _, want := range []string{"dry run: nothing is changed", "leavers.identifying (6y after leaving): would erase 1 person", "  employees ", "sickness_details (1y after it ended): would erase 0 sicknesses"} {
 		if !strings.Contains(dry, want) {
 			t.Errorf("dry run: no %q in\n%s", want, dry)
 		}
@@ -71,7 +71,7 @@ func TestRetentionCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"leavers.identifying (6y after leaving): erased 1 people", "erasure_log"} {
+	for _, want := range []string{"leavers.identifying (6y after leaving): erased 1 person", "erasure_log"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("run: no %q in\n%s", want, got)
 		}

@@ -394,7 +394,7 @@ func (wh demoWarehouseSpec) command(schema, query string) string {
 
 // serveEnv is the environment that points hrsync at the demo's warehouse.
 func (wh demoWarehouseSpec) serveEnv(schema string) string {
-	env := "HRSYNC_WAREHOUSE_URL=" + shellQuote(sink.ClientURL(wh.url))
+	env := "HRSYNC_WAREHOUSE_URL=" + sink.ShellQuote(sink.ClientURL(wh.url))
 	if wh.schemas {
 		env += " HRSYNC_WAREHOUSE_SCHEMA=" + schema
 	}
@@ -542,16 +542,6 @@ func absPath(p string) string {
 		return a
 	}
 	return p
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-:@=,+%", r))
-	}) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // demoWriter writes the report; the first write error is kept.

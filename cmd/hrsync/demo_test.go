@@ -281,7 +281,7 @@ func TestDemoPostgres(t *testing.T) {
 			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
 		}
 		checkDemoOutput(t, out.String(), 150)
-		if want := "psql " + shellQuote(sink.WithoutPassword(url)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "HRSYNC_WAREHOUSE_SCHEMA="+schemaName) {
+		if want := "psql " + sink.ShellQuote(sink.WithoutPassword(url)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "HRSYNC_WAREHOUSE_SCHEMA="+schemaName) {
 			t.Errorf("run %d: the report lacks %q:\n%s", i+1, want, out.String())
 		}
 	}

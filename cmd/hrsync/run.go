@@ -204,8 +204,8 @@ func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, s
 			return a.Wrap(err)
 		}
 		where := sink.RedactURL(a.Warehouse.URL)
-		if a.Listed && sink.HasSchemas(a.Warehouse.URL) {
-			where += " schema " + a.Warehouse.Schema
+		if a.Listed { // one of several: which of its database's warehouses
+			where = sink.RedactPlace(a.Warehouse.URL, a.Warehouse.Schema)
 		}
 		if len(applied) == 0 {
 			fmt.Fprintf(stdout, "%swarehouse %s is up to date\n", a.LinePrefix(), where)

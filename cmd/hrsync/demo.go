@@ -21,6 +21,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/syncreport"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
@@ -146,15 +147,15 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	up := fakeupstream.Start(ln, uopts)
 	defer up.Close() // last: after the replica and the warehouse
 	today := fakeupstream.Today()
-	w.step("1. Upstream", "%s/v1 serves %s generated employees: names with accents, departments,", up.URL, thousands(int64(f.employees)))
+	w.step("1. Upstream", "%s/v1 serves %s generated employees: names with accents, departments,", up.URL, syncreport.Thousands(int64(f.employees)))
 	w.more("managers on other pages (some not listed at all), 5 working patterns; their %s absences,",
-		thousands(int64(len(acct.Collections["absences"]))))
+		syncreport.Thousands(int64(len(acct.Collections["absences"]))))
 	w.more("%s leave requests, %s sicknesses and %s training courses of the year to %s (and",
-		thousands(int64(len(acct.Collections["leave_requests"]))), thousands(int64(len(acct.Collections["sicknesses"]))),
-		thousands(int64(len(acct.Collections["employee_training_courses"]))), today.Format("2 January 2006"))
+		syncreport.Thousands(int64(len(acct.Collections["leave_requests"]))), syncreport.Thousands(int64(len(acct.Collections["sicknesses"]))),
+		syncreport.Thousands(int64(len(acct.Collections["employee_training_courses"]))), today.Format("2 January 2006"))
 	w.more("bookings half a year on), the reference data they point at, and their pay (the financial")
-	w.more("module: %s salaries, %s bonuses, %s benefits); unpaced for the demo", thousands(int64(len(acct.Collections["salaries"]))),
-		thousands(int64(len(acct.Collections["bonuses"]))), thousands(int64(len(acct.Collections["benefits"]))))
+	w.more("module: %s salaries, %s bonuses, %s benefits); unpaced for the demo", syncreport.Thousands(int64(len(acct.Collections["salaries"]))),
+		syncreport.Thousands(int64(len(acct.Collections["bonuses"]))), syncreport.Thousands(int64(len(acct.Collections["benefits"]))))
 
 	// 2. The warehouse.
 	t := time.Now()
@@ -222,10 +223,10 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	switch grew := e2.DistinctRecords - e1.DistinctRecords; {
 	case grew > 0 && e2.Inserted == 0 && e2.Updated == 0:
 		w.more("The upstream now lists %s employees, %d more: the new hires, found just as onboarding stored them.",
-			thousands(e2.DistinctRecords), grew)
+			syncreport.Thousands(e2.DistinctRecords), grew)
 	case grew > 0:
 		w.more("The upstream now lists %s employees, %d more: %d new to the warehouse, %d changed.",
-			thousands(e2.DistinctRecords), grew, e2.Inserted, e2.Updated)
+			syncreport.Thousands(e2.DistinctRecords), grew, e2.Inserted, e2.Updated)
 	}
 
 	requests := up.NumRequests()
@@ -233,7 +234,7 @@ func runDemo(ctx context.Context, cfg config.Settings, f demoCommand, stdout, st
 	w.line("Done in %s: %d requests to the upstream. A real account allows %d requests a minute, and",
 		time.Since(began).Round(100*time.Millisecond), requests, realRateLimit)
 	w.line("hrsync paces itself to that: against the real service this run would take about %s.",
-		aboutDuration(paced(requests, realRateLimit)))
+		aboutDuration(syncreport.Paced(requests, realRateLimit)))
 
 	// The example query, and its answer: the command prints headcountByDepartmentQuery, which
 	// headcountByDepartment runs.
@@ -492,41 +493,16 @@ func count(f onboard.FileResult, outcome string) int {
 	return n
 }
 
-// paced is how long n requests take at the client's pacing of perMinute (evenly spaced, 2%
-// wider than the budget: see client.Options.RateLimit).
-func paced(n, perMinute int) time.Duration {
-	return time.Duration(float64(n) * 1.02 * float64(time.Minute) / float64(perMinute))
-}
-
 // aboutDuration writes d for a person: "40 seconds", "3 minutes", "2 hours 5 minutes".
 func aboutDuration(d time.Duration) string {
 	switch {
 	case d < 90*time.Second:
-		return plural(int64(d.Round(time.Second)/time.Second), "second")
+		return syncreport.Plural(int64(d.Round(time.Second)/time.Second), "second")
 	case d < 90*time.Minute:
-		return plural(int64(d.Round(time.Minute)/time.Minute), "minute")
+		return syncreport.Plural(int64(d.Round(time.Minute)/time.Minute), "minute")
 	}
 	d = d.Round(time.Minute)
-	return plural(int64(d/time.Hour), "hour") + " " + plural(int64(d%time.Hour/time.Minute), "minute")
-}
-
-func plural(n int64, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return strconv.FormatInt(n, 10) + " " + unit + "s"
-}
-
-// thousands writes n with thousands separators: 2,500.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return syncreport.Plural(int64(d/time.Hour), "hour") + " " + syncreport.Plural(int64(d%time.Hour/time.Minute), "minute")
 }
 
 // self is how to run hrsync here: go run from the repository, else the binary.
@@ -572,7 +548,7 @@ func (d *demoWriter) more(format string, args ...any) {
 func (d *demoWriter) results(rs []walk.Result) {
 	for _, r := range rs {
 		var b bytes.Buffer
-		printResult(&b, "", r, false)
+		syncreport.PrintResult(&b, "", r, false)
 		d.more("  %s", strings.TrimSpace(b.String()))
 	}
 }

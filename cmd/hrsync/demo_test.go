@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -83,7 +84,7 @@ func TestDemoSQLite(t *testing.T) {
 
 func TestDemoHiresFlag(t *testing.T) {
 	dir := t.TempDir()
-	example := filepath.Join("..", "..", demoHiresPath)
+	example := filepath.Join("..", "..", demo.HiresPath)
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"demo", "--employees", "20", "--no-serve", "--warehouse", filepath.Join(dir, "d.db"), "--hires", example}, nil, &out, io.Discard)
 	if err != nil {
@@ -127,35 +128,6 @@ func TestDemoRefusesAFileItDidNotMake(t *testing.T) {
 				t.Errorf("%s%s was left beside it (%v)", filepath.Base(path), suffix, err)
 			}
 		}
-	}
-}
-
-// The default warehouse.url (hrsync.db) is the real warehouse: the demo uses its own file.
-func TestDemoWarehouseChoice(t *testing.T) {
-	cfg := config.Defaults()
-	for _, tt := range []struct {
-		configured, flag string
-		want             demoWarehouseSpec
-	}{
-		{"hrsync.db", "", demoWarehouseSpec{url: demoWarehouseFile}},
-		{"postgres://db/hr", "", demoWarehouseSpec{url: "postgres://db/hr", schemas: true}},
-		{"postgres://db/hr", "mine.db", demoWarehouseSpec{url: "mine.db"}},
-		{"hrsync.db", "postgresql://db/x", demoWarehouseSpec{url: "postgresql://db/x", schemas: true}},
-	} {
-		cfg.Warehouse.URL = tt.configured
-		f := demoCommand{warehouse: tt.flag, set: map[string]bool{"warehouse": tt.flag != ""}}
-		if got, err := demoWarehouse(cfg, f); err != nil || got != tt.want {
-			t.Errorf("warehouse.url %q, --warehouse %q: %+v %v, want %+v", tt.configured, tt.flag, got, err, tt.want)
-		}
-	}
-	// What the report says of the real warehouse names no secret.
-	cfg.Warehouse.URL = "postgres://hr:s3cret@db/hr"
-	if note := (demoWarehouseSpec{url: "mine.db"}).untouched(cfg, demoSchema); strings.Contains(note, "s3cret") || !strings.Contains(note, "postgres://hr:xxxxx@db/hr is not touched") {
-		t.Errorf("note %q", note)
-	}
-	cfg.Warehouse.URL = "hrsync.db"
-	if note := (demoWarehouseSpec{url: "hrsync.db"}).untouched(cfg, demoSchema); note != "" {
-		t.Errorf("the demo's own file said untouched: %q", note)
 	}
 }
 
@@ -247,34 +219,12 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	}
 }
 
-func TestDemoReplicaAddress(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	addr := taken.Addr().String()
-	// The default taken: another free port, said so.
-	ln, note, err := listenReplica(demoCommand{addr: addr, set: map[string]bool{}})
-	if err != nil || ln.Addr().String() == addr || !strings.Contains(note, addr+" is taken") {
-		t.Fatalf("%v %q %v", ln, note, err)
-	}
-	ln.Close()
-	// Asked for by name: an error saying what to do.
-	if _, _, err := listenReplica(demoCommand{addr: addr, set: map[string]bool{"addr": true}}); err == nil || !strings.Contains(err.Error(), "--addr") {
-		t.Errorf("a taken --addr: %v", err)
-	}
-	if got := reachable(&net.TCPAddr{IP: net.IPv4zero, Port: 8080}); got != "127.0.0.1:8080" {
-		t.Errorf("reachable(0.0.0.0:8080) = %s", got)
-	}
-}
-
 // TestDemoPostgres runs the demo into Postgres, twice: its schema is dropped and made again.
 // A schema the demo did not make is never dropped.
 func TestDemoPostgres(t *testing.T) {
 	url, schemaName := sinktest.Postgres(t)
-	f := demoCommand{employees: 150, noServe: true, upstreamAddr: "127.0.0.1:0", hires: demoHiresPath,
-		warehouse: url, set: map[string]bool{"warehouse": true}, schema: schemaName}
+	f := demoCommand{demo.Options{Employees: 150, NoServe: true, UpstreamAddr: "127.0.0.1:0", Hires: demo.HiresPath,
+		Warehouse: url, Set: map[string]bool{"warehouse": true}, Schema: schemaName}}
 	for i := range 2 {
 		var out, logs bytes.Buffer
 		if err := f.run(context.Background(), parsed(t, config.Defaults()), &out, &logs); err != nil {
@@ -295,7 +245,7 @@ func TestDemoPostgres(t *testing.T) {
 	if _, err := db.Exec(`CREATE SCHEMA ` + otherSchema + `; CREATE TABLE ` + otherSchema + `.precious (id int)`); err != nil {
 		t.Fatal(err)
 	}
-	f.warehouse, f.schema = other, otherSchema
+	f.opts.Warehouse, f.opts.Schema = other, otherSchema
 	err = f.run(context.Background(), parsed(t, config.Defaults()), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "hrsync demo did not make it") {
 		t.Errorf("a schema the demo did not make: %v", err)
@@ -303,17 +253,6 @@ func TestDemoPostgres(t *testing.T) {
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'precious'`, otherSchema).Scan(&n); err != nil || n != 1 {
 		t.Errorf("the other schema's table: %d %v", n, err)
-	}
-}
-
-// The built-in hires are deploy/examples/new-hires.csv; `go generate ./cmd/hrsync` copies it.
-func TestBuiltinHiresAreTheExample(t *testing.T) {
-	example, err := os.ReadFile(filepath.Join("..", "..", demoHiresPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(example, builtinHires) {
-		t.Errorf("cmd/hrsync/demo-new-hires.csv differs from %s: run go generate ./cmd/hrsync", demoHiresPath)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -38,7 +39,8 @@ func (e *usageError) Error() string { return e.msg }
 func exitCode(err error) int {
 	var ue *usageError
 	var ua *config.UnknownAccountError
-	if errors.As(err, &ue) || errors.As(err, &ua) {
+	var de *demo.UsageError
+	if errors.As(err, &ue) || errors.As(err, &ua) || errors.As(err, &de) {
 		return 2
 	}
 	return 1

@@ -143,16 +143,7 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"demo", "--employees", "120", "--addr", addr, "--warehouse", filepath.Join(dir, "d.db")}, nil, &out, &logs)
 	}()
-	deadline := time.After(60 * time.Second)
-	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
-		select {
-		case err := <-done:
-			t.Fatalf("demo returned before serving: %v\n%s\n%s", err, out.String(), logs.String())
-		case <-deadline:
-			t.Fatalf("demo did not start serving:\n%s\n%s", out.String(), logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	waitServing(t, &out, &logs, done, 60*time.Second)
 	report := out.String()
 	checkDemoOutput(t, report, 120)
 	key := regexp.MustCompile(`API key is (demo-[0-9a-f]+)`).FindStringSubmatch(report)
@@ -263,5 +254,22 @@ func TestDemoStoppedEarlyIsClean(t *testing.T) {
 	err := run(ctx, []string{"demo", "--employees", "5", "--no-serve", "--warehouse", filepath.Join(t.TempDir(), "d.db")}, nil, io.Discard, io.Discard)
 	if err != nil {
 		t.Errorf("demo stopped at once: %v", err)
+	}
+}
+
+// waitServing waits until the demo writing its report to out says it is serving the replica.
+// The test fails when the demo ends first (done), or does not say so within timeout; logs is
+// shown beside the report.
+func waitServing(t *testing.T, out, logs *syncBuffer, done <-chan error, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
+		select {
+		case err := <-done:
+			t.Fatalf("the demo ended before serving: %v\n%s\n%s", err, out.String(), logs.String())
+		case <-deadline:
+			t.Fatalf("the demo did not start serving:\n%s\n%s", out.String(), logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

@@ -31,6 +31,15 @@ func Describe(rawURL, schema string) string {
 	return "SQLite file " + absPath(rawURL)
 }
 
+// RedactPlace names the warehouse at rawURL among others of its database, without its password:
+// RedactURL's, and on Postgres the schema after it ("postgres://u:xxxxx@db/x schema hr").
+func RedactPlace(rawURL, schema string) string {
+	if isPostgresURL(rawURL) {
+		return RedactURL(rawURL) + " schema " + schema
+	}
+	return RedactURL(rawURL)
+}
+
 // ShellName names the database's own shell: "psql" or "the sqlite3 shell".
 func ShellName(rawURL string) string {
 	if isPostgresURL(rawURL) {
@@ -44,13 +53,13 @@ func ShellName(rawURL string) string {
 // only and holds no $ (it goes between double quotes as it is).
 func ShellCommand(rawURL, schema, query string) string {
 	if isPostgresURL(rawURL) {
-		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", shellQuote(ClientURL(rawURL)), schema, query)
+		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", ShellQuote(ClientURL(rawURL)), schema, query)
 	}
-	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", shellQuote(ClientURL(rawURL)), query)
+	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", ShellQuote(ClientURL(rawURL)), query)
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
 	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-:@=,+%", r))
 	}) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -83,7 +84,7 @@ func TestDemoSQLite(t *testing.T) {
 
 func TestDemoHiresFlag(t *testing.T) {
 	dir := t.TempDir()
-	example := filepath.Join("..", "..", demoHiresPath)
+	example := filepath.Join("..", "..", demo.HiresPath)
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"demo", "--employees", "20", "--no-serve", "--warehouse", filepath.Join(dir, "d.db"), "--hires", example}, nil, &out, io.Discard)
 	if err != nil {
@@ -130,35 +131,6 @@ func TestDemoRefusesAFileItDidNotMake(t *testing.T) {
 	}
 }
 
-// The default warehouse.url (hrsync.db) is the real warehouse: the demo uses its own file.
-func TestDemoWarehouseChoice(t *testing.T) {
-	cfg := config.Defaults()
-	for _, tt := range []struct {
-		configured, flag string
-		want             demoWarehouseSpec
-	}{
-		{"hrsync.db", "", demoWarehouseSpec{url: demoWarehouseFile}},
-		{"postgres://db/hr", "", demoWarehouseSpec{url: "postgres://db/hr", schemas: true}},
-		{"postgres://db/hr", "mine.db", demoWarehouseSpec{url: "mine.db"}},
-		{"hrsync.db", "postgresql://db/x", demoWarehouseSpec{url: "postgresql://db/x", schemas: true}},
-	} {
-		cfg.Warehouse.URL = tt.configured
-		f := demoCommand{warehouse: tt.flag, set: map[string]bool{"warehouse": tt.flag != ""}}
-		if got, err := demoWarehouse(cfg, f); err != nil || got != tt.want {
-			t.Errorf("warehouse.url %q, --warehouse %q: %+v %v, want %+v", tt.configured, tt.flag, got, err, tt.want)
-		}
-	}
-	// What the report says of the real warehouse names no secret.
-	cfg.Warehouse.URL = "postgres://hr:s3cret@db/hr"
-	if note := (demoWarehouseSpec{url: "mine.db"}).untouched(cfg, demoSchema); strings.Contains(note, "s3cret") || !strings.Contains(note, "postgres://hr:xxxxx@db/hr is not touched") {
-		t.Errorf("note %q", note)
-	}
-	cfg.Warehouse.URL = "hrsync.db"
-	if note := (demoWarehouseSpec{url: "hrsync.db"}).untouched(cfg, demoSchema); note != "" {
-		t.Errorf("the demo's own file said untouched: %q", note)
-	}
-}
-
 // TestDemoServesUntilCanceled is the demo as a person runs it: the report, then the replica,
 // which answers with the printed key and ETag until Ctrl-C, then a clean exit.
 func TestDemoServesUntilCanceled(t *testing.T) {
@@ -171,16 +143,7 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"demo", "--employees", "120", "--addr", addr, "--warehouse", filepath.Join(dir, "d.db")}, nil, &out, &logs)
 	}()
-	deadline := time.After(60 * time.Second)
-	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
-		select {
-		case err := <-done:
-			t.Fatalf("demo returned before serving: %v\n%s\n%s", err, out.String(), logs.String())
-		case <-deadline:
-			t.Fatalf("demo did not start serving:\n%s\n%s", out.String(), logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	waitServing(t, &out, &logs, done, 60*time.Second)
 	report := out.String()
 	checkDemoOutput(t, report, 120)
 	key := regexp.MustCompile(`API key is (demo-[0-9a-f]+)`).FindStringSubmatch(report)
@@ -247,41 +210,19 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 	}
 }
 
-func TestDemoReplicaAddress(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	addr := taken.Addr().String()
-	// The default taken: another free port, said so.
-	ln, note, err := listenReplica(demoCommand{addr: addr, set: map[string]bool{}})
-	if err != nil || ln.Addr().String() == addr || !strings.Contains(note, addr+" is taken") {
-		t.Fatalf("%v %q %v", ln, note, err)
-	}
-	ln.Close()
-	// Asked for by name: an error saying what to do.
-	if _, _, err := listenReplica(demoCommand{addr: addr, set: map[string]bool{"addr": true}}); err == nil || !strings.Contains(err.Error(), "--addr") {
-		t.Errorf("a taken --addr: %v", err)
-	}
-	if got := reachable(&net.TCPAddr{IP: net.IPv4zero, Port: 8080}); got != "127.0.0.1:8080" {
-		t.Errorf("reachable(0.0.0.0:8080) = %s", got)
-	}
-}
-
 // TestDemoPostgres runs the demo into Postgres, twice: its schema is dropped and made again.
 // A schema the demo did not make is never dropped.
 func TestDemoPostgres(t *testing.T) {
 	url, schemaName := sinktest.Postgres(t)
-	f := demoCommand{employees: 150, noServe: true, upstreamAddr: "127.0.0.1:0", hires: demoHiresPath,
-		warehouse: url, set: map[string]bool{"warehouse": true}, schema: schemaName}
+	f := demoCommand{demo.Options{Employees: 150, NoServe: true, UpstreamAddr: "127.0.0.1:0", Hires: demo.HiresPath,
+		Warehouse: url, Set: map[string]bool{"warehouse": true}, Schema: schemaName}}
 	for i := range 2 {
 		var out, logs bytes.Buffer
 		if err := f.run(context.Background(), parsed(t, config.Defaults()), &out, &logs); err != nil {
 			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
 		}
 		checkDemoOutput(t, out.String(), 150)
-		if want := "psql " + shellQuote(sink.WithoutPassword(url)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "HRSYNC_WAREHOUSE_SCHEMA="+schemaName) {
+		if want := "psql " + sink.ShellQuote(sink.WithoutPassword(url)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "HRSYNC_WAREHOUSE_SCHEMA="+schemaName) {
 			t.Errorf("run %d: the report lacks %q:\n%s", i+1, want, out.String())
 		}
 	}
@@ -295,7 +236,7 @@ func TestDemoPostgres(t *testing.T) {
 	if _, err := db.Exec(`CREATE SCHEMA ` + otherSchema + `; CREATE TABLE ` + otherSchema + `.precious (id int)`); err != nil {
 		t.Fatal(err)
 	}
-	f.warehouse, f.schema = other, otherSchema
+	f.opts.Warehouse, f.opts.Schema = other, otherSchema
 	err = f.run(context.Background(), parsed(t, config.Defaults()), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "hrsync demo did not make it") {
 		t.Errorf("a schema the demo did not make: %v", err)
@@ -306,17 +247,6 @@ func TestDemoPostgres(t *testing.T) {
 	}
 }
 
-// The built-in hires are deploy/examples/new-hires.csv; `go generate ./cmd/hrsync` copies it.
-func TestBuiltinHiresAreTheExample(t *testing.T) {
-	example, err := os.ReadFile(filepath.Join("..", "..", demoHiresPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(example, builtinHires) {
-		t.Errorf("cmd/hrsync/demo-new-hires.csv differs from %s: run go generate ./cmd/hrsync", demoHiresPath)
-	}
-}
-
 // Ctrl-C before the replica is up ends the demo as cleanly as after.
 func TestDemoStoppedEarlyIsClean(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -324,5 +254,22 @@ func TestDemoStoppedEarlyIsClean(t *testing.T) {
 	err := run(ctx, []string{"demo", "--employees", "5", "--no-serve", "--warehouse", filepath.Join(t.TempDir(), "d.db")}, nil, io.Discard, io.Discard)
 	if err != nil {
 		t.Errorf("demo stopped at once: %v", err)
+	}
+}
+
+// waitServing waits until the demo writing its report to out says it is serving the replica.
+// The test fails when the demo ends first (done), or does not say so within timeout; logs is
+// shown beside the report.
+func waitServing(t *testing.T, out, logs *syncBuffer, done <-chan error, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
+		select {
+		case err := <-done:
+			t.Fatalf("the demo ended before serving: %v\n%s\n%s", err, out.String(), logs.String())
+		case <-deadline:
+			t.Fatalf("the demo did not start serving:\n%s\n%s", out.String(), logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

@@ -139,16 +139,7 @@ func TestDemoCtrlCExitsZero(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	deadline := time.After(2 * time.Minute)
-	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
-		select {
-		case err := <-done:
-			t.Fatalf("the demo ended before serving: %v\n%s\n%s", err, out.String(), errs.String())
-		case <-deadline:
-			t.Fatalf("the demo did not start serving:\n%s\n%s", out.String(), errs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	waitServing(t, &out, &errs, done, 2*time.Minute)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

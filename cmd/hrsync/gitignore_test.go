@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -58,12 +59,14 @@ func TestGitignoreCoversWhatHrsyncWrites(t *testing.T) {
 			patterns = append(patterns, line)
 		}
 	}
+	// The new hires' file: the example, of which the demo runs its built-in copy.
+	example := readRepoFile(t, demo.HiresPath)
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(30, 1)})
 	defer up.Close()
 	t.Chdir(t.TempDir())
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0"}
 	const hires = "new-hires.csv" // the newcomer's own file, not hrsync's
-	if err := os.WriteFile(hires, builtinHires, 0o600); err != nil {
+	if err := os.WriteFile(hires, []byte(example), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

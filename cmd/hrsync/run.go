@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -38,7 +39,8 @@ func (e *usageError) Error() string { return e.msg }
 func exitCode(err error) int {
 	var ue *usageError
 	var ua *config.UnknownAccountError
-	if errors.As(err, &ue) || errors.As(err, &ua) {
+	var de *demo.UsageError
+	if errors.As(err, &ue) || errors.As(err, &ua) || errors.As(err, &de) {
 		return 2
 	}
 	return 1
@@ -221,8 +223,8 @@ func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, s
 			return a.Wrap(err)
 		}
 		where := sink.RedactURL(a.Warehouse.URL)
-		if a.Listed && sink.HasSchemas(a.Warehouse.URL) {
-			where += " schema " + a.Warehouse.Schema
+		if a.Listed { // one of several: which of its database's warehouses
+			where = sink.RedactPlace(a.Warehouse.URL, a.Warehouse.Schema)
 		}
 		if len(applied) == 0 {
 			fmt.Fprintf(stdout, "%swarehouse %s is up to date\n", a.LinePrefix(), where)

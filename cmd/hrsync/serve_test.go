@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,11 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/sync/walk"
 )
 
 // The serve port answers every request in JSON with the right status, health endpoints and
@@ -127,27 +124,3 @@ func TestMetricsPortAnswersJSON(t *testing.T) {
 }
 
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-// A run that failed before it started (a read-only SQLite warehouse refuses the ledger row)
-// prints no duration rather than the zero time's "-2562047h47m16s".
-func TestPrintResultOfARunThatNeverStarted(t *testing.T) {
-	start := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name     string
-		res      walk.Result
-		want     string
-		wantNone string
-	}{
-		{"never started", walk.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunFailed, StartedAt: start}},
-			"0 walks\n", "-2562047h"},
-		{"finished", walk.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunOK, StartedAt: start, FinishedAt: start.Add(1500 * time.Millisecond)}},
-			"0 walks, 1.5s\n", ""},
-	}
-	for _, tt := range tests {
-		var b bytes.Buffer
-		printResult(&b, "", tt.res, false)
-		if !strings.HasSuffix(b.String(), tt.want) || (tt.wantNone != "" && strings.Contains(b.String(), tt.wantNone)) {
-			t.Errorf("%s: printed %q, want it to end %q", tt.name, b.String(), tt.want)
-		}
-	}
-}

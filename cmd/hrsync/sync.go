@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/syncreport"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/client"
 	v1 "github.com/hrsync/hrsync/source/v1"
@@ -129,9 +129,9 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	if err != nil {
 		return err
 	}
-	rep := newSyncReport(stdout, stderr, isTerminal(stderr), a.LinePrefix(), a.Source.RateLimit, c.dryRun, nil)
-	defer rep.close()
-	log := a.Logger(rep.logger(cfg))
+	rep := syncreport.New(stdout, stderr, syncreport.IsTerminal(stderr), a.LinePrefix(), a.Source.RateLimit, c.dryRun, nil)
+	defer rep.Close()
+	log := a.Logger(rep.Logger(cfg))
 	if err := checkSource(a); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
@@ -152,8 +152,8 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 		Concurrency: concurrency, MaxWalks: a.Sync.MaxWalks, MaxDeleteShare: a.Sync.MaxDeleteShare,
 		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.Window, Full: c.full,
 	}
-	rep.options(&sopts)
-	rep.begin(len(resources))
+	rep.Options(&sopts)
+	rep.Begin(len(resources))
 	var results []walk.Result
 	err = walk.WithLock(ctx, store, func(ctx context.Context) error {
 		results, err = walk.New(src, store, sopts).Run(ctx, resources)
@@ -162,7 +162,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	if errors.Is(err, runner.ErrLocked) {
 		return fmt.Errorf("sync: %w; try again when it is done", a.Wrap(err))
 	}
-	rep.close() // the totals, before the error that says what failed
+	rep.Close() // the totals, before the error that says what failed
 	if err != nil {
 		var msgs []string
 		for _, r := range results {
@@ -188,34 +188,4 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 		return fmt.Errorf("sync: %w", a.Wrap(errors.New(strings.Join(msgs, "; "))))
 	}
 	return nil
-}
-
-// printResult writes one line of what a run did to a collection, after prefix.
-func printResult(w io.Writer, prefix string, r walk.Result, dryRun bool) {
-	fmt.Fprint(w, prefix)
-	if r.Status == sink.RunUnavailable {
-		// Skipped: nothing was walked or written, and there is nothing to count.
-		fmt.Fprintf(w, "%s: %s — skipped: %s\n", r.Resource, r.Status, r.Error)
-		return
-	}
-	verb := ""
-	if dryRun {
-		verb = " (dry run: nothing written)"
-	}
-	if r.Window != nil {
-		// Only part of the collection was walked: the counts are the window's.
-		verb += " (window " + r.Window.String() + ")"
-	}
-	fmt.Fprintf(w, "%s: %s%s — %d records: %d new, %d changed, %d unchanged, %d deleted",
-		r.Resource, r.Status, verb, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged, r.Deleted)
-	if r.DeletionsRefused > 0 {
-		fmt.Fprintf(w, ", %d deletions refused", r.DeletionsRefused)
-	}
-	fmt.Fprintf(w, "; %d pages, %d requests, %d retries, %d rate-limited, %d walks",
-		r.Pages, r.Requests, r.Retries, r.RateLimited, r.Walks)
-	// A run that failed before it started (the warehouse refused its ledger row) has no end.
-	if !r.FinishedAt.IsZero() && !r.StartedAt.IsZero() {
-		fmt.Fprintf(w, ", %s", r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
-	}
-	fmt.Fprintln(w)
 }

@@ -14,6 +14,12 @@ import (
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
+// fakeTerminal is a terminal for the tests: a buffer that says it is one (see
+// syncreport.IsTerminal).
+type fakeTerminal struct{ bytes.Buffer }
+
+func (*fakeTerminal) IsTerminal() bool { return true }
+
 // TestSyncSaysWhatItWillDoAndDid is `hrsync sync` on a terminal, then piped. On the terminal
 // (stdout and stderr one fake terminal) a first sync into a new warehouse opens with its plan,
 // sized by each collection's first page (departments not offered; working patterns one page;

@@ -1,4 +1,4 @@
-package main
+package syncreport
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/hrsync/hrsync/sync/walk"
 )
 
-// fakeTerminal is a terminal for the tests: a buffer that says it is one (see isTerminal).
+// fakeTerminal is a terminal for the tests: a buffer that says it is one (see IsTerminal).
 type fakeTerminal struct{ bytes.Buffer }
 
 func (*fakeTerminal) IsTerminal() bool { return true }
@@ -27,11 +27,11 @@ func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 // reportRun plays one run to a report: a plan of three collections (departments of one page and
 // employees of three, sized by their first pages; absences not offered), the pages, a log line
 // of each level, and each collection's end.
-func reportRun(t *testing.T, rep *syncReport, clk *testClock) {
+func reportRun(t *testing.T, rep *Report, clk *testClock) {
 	t.Helper()
 	var o walk.Options
-	rep.options(&o)
-	log := rep.logger(config.Settings{})
+	rep.Options(&o)
+	log := rep.Logger(config.Settings{})
 	start := clk.now()
 	result := func(r sink.Resource, status string, pages, requests, records int64, took time.Duration) walk.Result {
 		return walk.Result{Run: sink.Run{Resource: r, Status: status, Pages: pages, Requests: requests, Walks: min(pages, 1),
@@ -64,8 +64,8 @@ func reportRun(t *testing.T, rep *syncReport, clk *testClock) {
 	skipped.Error = "the account does not offer absences (source answered 404)"
 	o.Finished(skipped)
 	clk.advance(500 * time.Millisecond)
-	rep.close()
-	rep.close() // once
+	rep.Close()
+	rep.Close() // once
 }
 
 // logTime is the time a log line carries, which is the log's own clock.
@@ -79,7 +79,7 @@ var logTime = regexp.MustCompile(`time=\S+ `)
 func TestSyncReportOnATerminal(t *testing.T) {
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	var term fakeTerminal // stdout and stderr: one terminal
-	rep := newSyncReport(&term, &term, true, "", 60, false, clk.now)
+	rep := New(&term, &term, true, "", 60, false, clk.now)
 	reportRun(t, rep, clk)
 	const clear = "\r\033[K"
 	want := "plan: 3 collections, 4 pages, 3 requests, ~3.06s at 60 requests a minute (sized by each collection's first page; 3 requests made to size them)\n" +
@@ -104,9 +104,9 @@ func TestSyncReportOnATerminal(t *testing.T) {
 func TestSyncReportPiped(t *testing.T) {
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	var out, logs bytes.Buffer
-	rep := newSyncReport(&out, &logs, false, "account acme: ", 60, true, clk.now)
+	rep := New(&out, &logs, false, "account acme: ", 60, true, clk.now)
 	var o walk.Options
-	rep.options(&o)
+	rep.Options(&o)
 	if o.Planned != nil || o.Progress != nil {
 		t.Error("piped, the report asks for a plan or progress")
 	}
@@ -162,7 +162,7 @@ func TestProgressLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var term fakeTerminal
-			rep := newSyncReport(&term, &term, true, tt.prefix, tt.rate, false, clk.now)
+			rep := New(&term, &term, true, tt.prefix, tt.rate, false, clk.now)
 			rep.planned(plan)
 			for _, e := range tt.events {
 				clk.advance(2 * time.Second)
@@ -222,14 +222,14 @@ func firstSyncExample(t *testing.T) (mid, end string) {
 		{"leave_requests", 509, 50833}, {"employee_training_courses", 73, 7257}}
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	var term fakeTerminal
-	rep := newSyncReport(&term, &term, true, "", 60, false, clk.now)
+	rep := New(&term, &term, true, "", 60, false, clk.now)
 	var o walk.Options
-	rep.options(&o)
-	perRequest := paced(1, 60)
+	rep.Options(&o)
+	perRequest := Paced(1, 60)
 	// The plan: each collection sized by its first page, one request each; a one-page walk is
 	// its probe.
 	plan := walk.Plan{}
-	rep.begin(len(colls))
+	rep.Begin(len(colls))
 	for _, c := range colls {
 		clk.advance(perRequest)
 		plan.Probes++
@@ -258,7 +258,7 @@ func firstSyncExample(t *testing.T) (mid, end string) {
 		o.Finished(walk.Result{Run: sink.Run{Resource: c.name, Status: sink.RunOK, Pages: c.pages, Requests: requests, Walks: 1,
 			DistinctRecords: c.records, Inserted: c.records, StartedAt: start, FinishedAt: clk.now()}})
 	}
-	rep.close()
+	rep.Close()
 	return mid, screen(term.String())
 }
 
@@ -266,7 +266,7 @@ func firstSyncExample(t *testing.T) (mid, end string) {
 // prints, mid-run and at its end, as the report prints it.
 func TestSyncDocsExample(t *testing.T) {
 	mid, end := firstSyncExample(t)
-	doc, err := os.ReadFile("../../docs/sync.md")
+	doc, err := os.ReadFile("../../../../docs/sync.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestSyncDocsExample(t *testing.T) {
 func TestProgressLineTimesRequests(t *testing.T) {
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	var term fakeTerminal
-	rep := newSyncReport(&term, &term, true, "", 60, false, clk.now)
+	rep := New(&term, &term, true, "", 60, false, clk.now)
 	rep.planned(walk.Plan{Probes: 3, Collections: []walk.Planned{
 		{Resource: "departments", Pages: 1, Sized: walk.SizedByFirstPage},
 		{Resource: "divisions", Pages: 1, Sized: walk.SizedByFirstPage},
@@ -296,5 +296,29 @@ func TestProgressLineTimesRequests(t *testing.T) {
 	rep.progress(walk.Progress{Resource: "departments", Collection: 1, Collections: 3, Walk: 1, PagesDone: 1, PagesTotal: 1})
 	if want := "1/3 departments: page 1/1 · 1/52 pages in all · ~51s left"; rep.line != want {
 		t.Errorf("line %q\nwant %q", rep.line, want)
+	}
+}
+
+// A run that failed before it started (a read-only SQLite warehouse refuses the ledger row)
+// prints no duration rather than the zero time's "-2562047h47m16s".
+func TestPrintResultOfARunThatNeverStarted(t *testing.T) {
+	start := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		res      walk.Result
+		want     string
+		wantNone string
+	}{
+		{"never started", walk.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunFailed, StartedAt: start}},
+			"0 walks\n", "-2562047h"},
+		{"finished", walk.Result{Run: sink.Run{Resource: sink.Employees, Status: sink.RunOK, StartedAt: start, FinishedAt: start.Add(1500 * time.Millisecond)}},
+			"0 walks, 1.5s\n", ""},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		PrintResult(&b, "", tt.res, false)
+		if !strings.HasSuffix(b.String(), tt.want) || (tt.wantNone != "" && strings.Contains(b.String(), tt.wantNone)) {
+			t.Errorf("%s: printed %q, want it to end %q", tt.name, b.String(), tt.want)
+		}
 	}
 }

@@ -1,4 +1,8 @@
-package main
+// Package syncreport is what `hrsync sync` tells its operator about a run: each collection's
+// summary line as it finishes and a closing line of totals, and on a terminal the run's plan and
+// one progress line redrawn in place, with the log's warnings written above it. The demo's
+// report shares its summary lines and its way of writing counts and times.
+package syncreport
 
 import (
 	"context"
@@ -6,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,14 +21,14 @@ import (
 	"github.com/hrsync/hrsync/sync/walk"
 )
 
-// syncReport is what `hrsync sync` tells its operator about one account's run: each
+// Report is what `hrsync sync` tells its operator about one account's run: each
 // collection's summary as it finishes, and a closing line of totals, on stdout. On a terminal
 // (stderr is one) it also opens with the run's plan (the collections, the pages and requests
 // expected, and the time they take at the account's rate) and keeps one progress line for the
 // whole run on stderr, redrawn in place, with the log's warnings and errors written above it
 // (its other lines say what the report says). Piped, the logs stay as they are and no control
 // character is written.
-type syncReport struct {
+type Report struct {
 	mu     sync.Mutex
 	out    io.Writer // the plan, the summaries, the totals
 	term   io.Writer // the progress line and the log
@@ -58,8 +63,8 @@ const progressWidth = 79
 // terminal is a writer that says whether it is a terminal, as a test's stand-in for one does.
 type terminal interface{ IsTerminal() bool }
 
-// isTerminal reports whether w is a terminal: a character device, or a writer that says so.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal: a character device, or a writer that says so.
+func IsTerminal(w io.Writer) bool {
 	if t, ok := w.(terminal); ok {
 		return t.IsTerminal()
 	}
@@ -71,37 +76,40 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func newSyncReport(out, term io.Writer, tty bool, prefix string, ratePerMinute int, dryRun bool, now func() time.Time) *syncReport {
+// New is the report of one account's run: its plan, progress and log on term when tty (term is
+// a terminal), its summaries and totals on out, each line after prefix (the account's); the
+// time left is told at ratePerMinute (0: unpaced). now is the clock, time.Now when nil.
+func New(out, term io.Writer, tty bool, prefix string, ratePerMinute int, dryRun bool, now func() time.Time) *Report {
 	if now == nil {
 		now = time.Now
 	}
-	return &syncReport{out: out, term: term, tty: tty, prefix: prefix, rate: ratePerMinute, dryRun: dryRun,
+	return &Report{out: out, term: term, tty: tty, prefix: prefix, rate: ratePerMinute, dryRun: dryRun,
 		now: now, width: progressWidth, started: now(), cur: -1}
 }
 
-// options sets the sync's hooks: the plan and the progress on a terminal only (planning reads a
+// Options sets the sync's hooks: the plan and the progress on a terminal only (planning reads a
 // first page of each collection the ledger cannot size), the summaries always.
-func (r *syncReport) options(o *walk.Options) {
+func (r *Report) Options(o *walk.Options) {
 	o.Finished = r.finished
 	if r.tty {
 		o.Planned, o.Progress = r.planned, r.progress
 	}
 }
 
-// begin says, on a terminal, that the run is being planned: sizing a collection the ledger
+// Begin says, on a terminal, that the run is being planned: sizing a collection the ledger
 // cannot may take a paced request each before the plan is told.
-func (r *syncReport) begin(collections int) {
+func (r *Report) Begin(collections int) {
 	if !r.tty {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.draw(r.prefix + fmt.Sprintf("planning: sizing %s…", plural(int64(collections), "collection")))
+	r.draw(r.prefix + fmt.Sprintf("planning: sizing %s…", Plural(int64(collections), "collection")))
 }
 
-// logger is the command's logger: piped, as configured; on a terminal, warnings and errors
+// Logger is the command's logger: piped, as configured; on a terminal, warnings and errors
 // only, written above the progress line.
-func (r *syncReport) logger(cfg config.Settings) *slog.Logger {
+func (r *Report) Logger(cfg config.Settings) *slog.Logger {
 	if !r.tty {
 		return cfg.Logger(r.term)
 	}
@@ -128,7 +136,7 @@ func (h minLevel) WithGroup(name string) slog.Handler {
 
 // logAbove writes log lines to the terminal above the progress line (a handler writes a record
 // in one Write).
-type logAbove struct{ r *syncReport }
+type logAbove struct{ r *Report }
 
 func (l logAbove) Write(p []byte) (int, error) {
 	l.r.mu.Lock()
@@ -139,7 +147,7 @@ func (l logAbove) Write(p []byte) (int, error) {
 
 // above writes text to w with the progress line out of its way: cleared first, drawn again
 // under it.
-func (r *syncReport) above(w io.Writer, text string) {
+func (r *Report) above(w io.Writer, text string) {
 	line := r.line
 	if line != "" {
 		fmt.Fprint(r.term, "\r\033[K")
@@ -152,14 +160,14 @@ func (r *syncReport) above(w io.Writer, text string) {
 }
 
 // draw puts line on the terminal in place of the one there.
-func (r *syncReport) draw(line string) {
+func (r *Report) draw(line string) {
 	fmt.Fprint(r.term, "\r\033[K"+line)
 	r.line = line
 	r.drawn = r.now()
 }
 
 // planned writes the opening lines: what the run will walk and what it will cost.
-func (r *syncReport) planned(p walk.Plan) {
+func (r *Report) planned(p walk.Plan) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pages = make([]int64, len(p.Collections))
@@ -188,10 +196,10 @@ func planLine(p walk.Plan, rate int) string {
 	if estimate {
 		about = "~"
 	}
-	s := fmt.Sprintf("plan: %s, %s%s pages, %s%s requests", plural(int64(len(p.Collections)), "collection"),
-		about, thousands(p.Pages()), about, thousands(p.Requests()))
+	s := fmt.Sprintf("plan: %s, %s%s pages, %s%s requests", Plural(int64(len(p.Collections)), "collection"),
+		about, Thousands(p.Pages()), about, Thousands(p.Requests()))
 	if rate > 0 {
-		s += fmt.Sprintf(", ~%s at %d requests a minute", clock(paced(int(p.Requests()), rate)), rate)
+		s += fmt.Sprintf(", ~%s at %d requests a minute", clock(Paced(int(p.Requests()), rate)), rate)
 	} else {
 		s += ", unpaced (source.rate_limit 0)"
 	}
@@ -213,7 +221,7 @@ func planLine(p walk.Plan, rate int) string {
 		how = append(how, fmt.Sprintf("%d unknown until walked", n))
 	}
 	if p.Probes > 0 {
-		how = append(how, fmt.Sprintf("%s made to size them", plural(p.Probes, "request")))
+		how = append(how, fmt.Sprintf("%s made to size them", Plural(p.Probes, "request")))
 	}
 	if len(how) > 0 {
 		s += " (" + strings.Join(how, "; ") + ")"
@@ -231,7 +239,7 @@ func planPages(p walk.Plan) string {
 		case c.Sized == walk.Unsized:
 			parts[i] = string(c.Resource) + " ?"
 		default:
-			parts[i] = string(c.Resource) + " " + thousands(c.Pages)
+			parts[i] = string(c.Resource) + " " + Thousands(c.Pages)
 		}
 		if c.Window != nil {
 			parts[i] += " (window)"
@@ -242,7 +250,7 @@ func planPages(p walk.Plan) string {
 
 // progress redraws the progress line: the collection of how many, its pages, the run's pages,
 // and the time left at the account's rate.
-func (r *syncReport) progress(p walk.Progress) {
+func (r *Report) progress(p walk.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i := p.Collection - 1
@@ -269,7 +277,7 @@ func (r *syncReport) progress(p walk.Progress) {
 // progressLine is the line for p. The time left is that of the requests still to make: the
 // rest of the walk going on (a page a request), and the requests planned for the collections
 // after it (a one-page collection read by the plan makes none).
-func (r *syncReport) progressLine(p walk.Progress) string {
+func (r *Report) progressLine(p walk.Progress) string {
 	var done, left, requests int64
 	for j := range r.pages {
 		done += r.done[j]
@@ -284,7 +292,7 @@ func (r *syncReport) progressLine(p walk.Progress) string {
 	}
 	total := "?"
 	if p.PagesTotal > 0 {
-		total = thousands(p.PagesTotal)
+		total = Thousands(p.PagesTotal)
 	}
 	name := string(p.Resource)
 	if p.Walk > 1 {
@@ -293,12 +301,12 @@ func (r *syncReport) progressLine(p walk.Progress) string {
 	remaining := "?"
 	switch elapsed := r.now().Sub(r.started); {
 	case r.rate > 0:
-		remaining = "~" + clock(paced(int(requests), r.rate))
+		remaining = "~" + clock(Paced(int(requests), r.rate))
 	case done > 0:
 		remaining = "~" + clock(time.Duration(float64(elapsed)/float64(done)*float64(requests)))
 	}
 	line := fmt.Sprintf("%s%d/%d %s: page %s/%s · %s/%s pages in all · %s left", r.prefix, p.Collection, p.Collections, name,
-		thousands(p.PagesDone), total, thousands(done), thousands(done+left), remaining)
+		Thousands(p.PagesDone), total, Thousands(done), Thousands(done+left), remaining)
 	if utf8.RuneCountInString(line) > r.width {
 		line = string([]rune(line)[:r.width-1]) + "…"
 	}
@@ -306,19 +314,19 @@ func (r *syncReport) progressLine(p walk.Progress) string {
 }
 
 // finished writes a collection's summary as soon as it finishes.
-func (r *syncReport) finished(res walk.Result) {
+func (r *Report) finished(res walk.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.results = append(r.results, res)
 	r.cur = -1 // no line until the next collection's first page
 	var b strings.Builder
-	printResult(&b, r.prefix, res, r.dryRun)
+	PrintResult(&b, r.prefix, res, r.dryRun)
 	r.above(r.out, b.String())
 }
 
-// close ends the report, once: the progress line cleared, and the closing line of totals when
+// Close ends the report, once: the progress line cleared, and the closing line of totals when
 // any collection ran.
-func (r *syncReport) close() {
+func (r *Report) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -357,10 +365,10 @@ func totalsLine(rs []walk.Result, dryRun bool, took time.Duration) string {
 		}
 	}
 	s := fmt.Sprintf("total: %s in %s, %s pages, %s requests; %s records: %s new, %s changed, %s unchanged, %s deleted",
-		plural(int64(len(rs)), "collection"), clock(took), thousands(pages), thousands(requests), thousands(records),
-		thousands(inserted), thousands(updated), thousands(unchanged), thousands(deleted))
+		Plural(int64(len(rs)), "collection"), clock(took), Thousands(pages), Thousands(requests), Thousands(records),
+		Thousands(inserted), Thousands(updated), Thousands(unchanged), Thousands(deleted))
 	if refused > 0 {
-		s += fmt.Sprintf(", %s deletions refused", thousands(refused))
+		s += fmt.Sprintf(", %s deletions refused", Thousands(refused))
 	}
 	for _, st := range order {
 		s += fmt.Sprintf("; %d %s", statuses[st], st)
@@ -381,4 +389,61 @@ func clock(d time.Duration) string {
 	}
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%dh%02dm%02ds", int(d/time.Hour), int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second))
+}
+
+// PrintResult writes one line of what a run did to a collection, after prefix, as `hrsync sync`
+// prints it.
+func PrintResult(w io.Writer, prefix string, r walk.Result, dryRun bool) {
+	fmt.Fprint(w, prefix)
+	if r.Status == sink.RunUnavailable {
+		// Skipped: nothing was walked or written, and there is nothing to count.
+		fmt.Fprintf(w, "%s: %s — skipped: %s\n", r.Resource, r.Status, r.Error)
+		return
+	}
+	verb := ""
+	if dryRun {
+		verb = " (dry run: nothing written)"
+	}
+	if r.Window != nil {
+		// Only part of the collection was walked: the counts are the window's.
+		verb += " (window " + r.Window.String() + ")"
+	}
+	fmt.Fprintf(w, "%s: %s%s — %d records: %d new, %d changed, %d unchanged, %d deleted",
+		r.Resource, r.Status, verb, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged, r.Deleted)
+	if r.DeletionsRefused > 0 {
+		fmt.Fprintf(w, ", %d deletions refused", r.DeletionsRefused)
+	}
+	fmt.Fprintf(w, "; %d pages, %d requests, %d retries, %d rate-limited, %d walks",
+		r.Pages, r.Requests, r.Retries, r.RateLimited, r.Walks)
+	// A run that failed before it started (the warehouse refused its ledger row) has no end.
+	if !r.FinishedAt.IsZero() && !r.StartedAt.IsZero() {
+		fmt.Fprintf(w, ", %s", r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
+	}
+	fmt.Fprintln(w)
+}
+
+// Paced is how long n requests take at the client's pacing of perMinute (evenly spaced, 2%
+// wider than the budget: see client.Options.RateLimit).
+func Paced(n, perMinute int) time.Duration {
+	return time.Duration(float64(n) * 1.02 * float64(time.Minute) / float64(perMinute))
+}
+
+// Plural is n and its unit: "1 second", "3 seconds".
+func Plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
+}
+
+// Thousands writes n with thousands separators: 2,500.
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + Thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/source/sourcetest"
 	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -397,16 +397,7 @@ func getKeyed(t *testing.T, url string) (*http.Response, []byte) {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-API-KEY", "k-7f3a9c2e5b1d8f4a6c0e9b2d")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
+	return sourcetest.Do(t, nil, req)
 }
 
 // historyVersions counts the versions in every history table.

@@ -37,7 +37,7 @@ func TestLostLockCannotCommit(t *testing.T) {
 		t.Run(tt.backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			a, b, url, schema := twoStoresAt(t, tt.backend, sink.Options{})
+			a, b, url, schema := sinktest.TwoStores(t, tt.backend, sink.Options{})
 			first, second := people(30), people(20)
 			for i := range second {
 				second[i].JobTitle = "Second sync"
@@ -119,7 +119,7 @@ func TestLostLockCannotCommit(t *testing.T) {
 // is not taken over until that merge's transaction ends (it holds the lock's commit key).
 func TestLockWaitsForTheLastHoldersMerge(t *testing.T) {
 	ctx := context.Background()
-	_, b, url, schema := twoStoresAt(t, "postgres", sink.Options{})
+	_, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
 	db, err := sql.Open("postgres", url)
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestAbandonedRunsAreClosed(t *testing.T) {
 			ctx := context.Background()
 			noticed := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
 			opts := sink.Options{Now: func() time.Time { return noticed }}
-			a, b, url, schema := twoStoresAt(t, backend, opts)
+			a, b, url, schema := sinktest.TwoStores(t, backend, opts)
 			opts.Schema = schema
 			started := noticed.Add(-time.Hour)
 			status := func(id int64) sink.Run {

@@ -9,19 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 )
-
-// withUmask runs the test under umask mask, the usual 022 of a bare install. The umask is the
-// process's: tests that call this never run in parallel.
-func withUmask(t *testing.T, mask int) {
-	old := syscall.Umask(mask)
-	t.Cleanup(func() { syscall.Umask(old) })
-}
 
 // modes are the permission bits of path and its -wal, -shm and -journal, those that exist.
 func modes(t *testing.T, path string) map[string]os.FileMode {
@@ -36,7 +28,7 @@ func modes(t *testing.T, path string) map[string]os.FileMode {
 
 // Under umask 022 a new SQLite warehouse, its -wal and its -shm are 0600, not 0644.
 func TestSQLiteFilesArePrivate(t *testing.T) {
-	withUmask(t, 0o022)
+	sinktest.WithUmask(t, 0o022)
 	path := filepath.Join(t.TempDir(), "hrsync.db")
 	s, err := sink.Open(context.Background(), path, sink.Options{})
 	if err != nil {
@@ -66,7 +58,7 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 // An existing warehouse readable by others (made under umask 022 by an older hrsync, or copied)
 // is tightened to 0600 when opened, with one warning; the next open says nothing.
 func TestSQLiteFileReadableByOthersIsTightened(t *testing.T) {
-	withUmask(t, 0o022)
+	sinktest.WithUmask(t, 0o022)
 	path := filepath.Join(t.TempDir(), "hrsync.db")
 	s, err := sink.Open(context.Background(), path, sink.Options{})
 	if err != nil {
@@ -111,7 +103,7 @@ func TestSQLiteFileReadableByOthersIsTightened(t *testing.T) {
 // CreateSQLiteFile makes a file 0600 even under a umask that would take the owner's write
 // bit, and leaves an existing file as it is.
 func TestCreateSQLiteFile(t *testing.T) {
-	withUmask(t, 0o277)
+	sinktest.WithUmask(t, 0o277)
 	path := filepath.Join(t.TempDir(), "d.db")
 	if err := sink.CreateSQLiteFile(path); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package sink_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -213,20 +212,11 @@ func TestEventHistoryUpgrade(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`); err != nil {
-				t.Fatal(err)
+			before := slices.IndexFunc(ms, func(m schema.Migration) bool { return m.Name == "event_history" })
+			if before < 0 {
+				t.Fatal("no event_history migration")
 			}
-			for _, m := range ms {
-				if m.Name == "event_history" {
-					break // the build before history
-				}
-				if _, err := db.ExecContext(ctx, m.SQL); err != nil {
-					t.Fatalf("%d: %v", m.Version, err)
-				}
-				if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', 'then')`, m.Version, m.Name)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			migrateTo(t, db, d, before) // the build before history
 			for _, tc := range eventChanges {
 				if _, err := db.ExecContext(ctx, `INSERT INTO `+tc.c.Name+` (id) VALUES (7)`); err != nil {
 					t.Fatal(err)

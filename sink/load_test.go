@@ -268,41 +268,36 @@ func TestSeedAndTheGuard(t *testing.T) {
 		}
 		return p
 	}
-	merge := func(t *testing.T, s *sink.Store, ids []int64, opts sink.MergeOptions) sink.MergeResult {
+	// staged is a load with the working patterns ids staged, not merged; the caller closes it.
+	staged := func(t *testing.T, s *sink.Store, ids []int64) *sink.Load {
 		ctx := context.Background()
 		l, err := s.BeginLoad(ctx, sink.WorkingPatterns)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Close()
 		var ps []v1.WorkingPattern
 		for _, id := range ids {
 			ps = append(ps, pattern(id))
 		}
 		if err := l.AddWorkingPatterns(ctx, ps); err != nil {
+			l.Close()
 			t.Fatal(err)
 		}
-		res, err := l.Merge(ctx, opts)
+		return l
+	}
+	merge := func(t *testing.T, s *sink.Store, ids []int64, opts sink.MergeOptions) sink.MergeResult {
+		l := staged(t, s, ids)
+		defer l.Close()
+		res, err := l.Merge(context.Background(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
 	candidates := func(t *testing.T, s *sink.Store, ids []int64) int64 {
-		ctx := context.Background()
-		l, err := s.BeginLoad(ctx, sink.WorkingPatterns)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := staged(t, s, ids)
 		defer l.Close()
-		var ps []v1.WorkingPattern
-		for _, id := range ids {
-			ps = append(ps, pattern(id))
-		}
-		if err := l.AddWorkingPatterns(ctx, ps); err != nil {
-			t.Fatal(err)
-		}
-		n, err := l.DeletionCandidates(ctx)
+		n, err := l.DeletionCandidates(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package sink_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
@@ -14,7 +13,7 @@ func TestTryLock(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			a, b := twoStores(t, backend)
+			a, b, _, _ := sinktest.TwoStores(t, backend, sink.Options{})
 			_, release, ok, err := a.TryLock(ctx, "sync")
 			if err != nil || !ok {
 				t.Fatalf("first lock: %v %v", ok, err)
@@ -35,35 +34,4 @@ func TestTryLock(t *testing.T) {
 			release2()
 		})
 	}
-}
-
-// twoStores opens one warehouse twice, as two processes would.
-func twoStores(t *testing.T, backend string) (*sink.Store, *sink.Store) {
-	t.Helper()
-	a, b, _, _ := twoStoresAt(t, backend, sink.Options{})
-	return a, b
-}
-
-// twoStoresAt is twoStores with options, also returning the warehouse's URL and (Postgres) schema.
-func twoStoresAt(t *testing.T, backend string, opts sink.Options) (a, b *sink.Store, url, schema string) {
-	t.Helper()
-	ctx := context.Background()
-	if backend == "postgres" {
-		url, opts.Schema = sinktest.Postgres(t)
-		if _, err := sink.Migrate(ctx, url, opts); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		url = filepath.Join(t.TempDir(), "w.db")
-	}
-	var stores [2]*sink.Store
-	for i := range stores {
-		s, err := sink.Open(ctx, url, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		stores[i] = s
-	}
-	return stores[0], stores[1], url, opts.Schema
 }

@@ -62,22 +62,7 @@ func TestUpgradeKeepsTheLedger(t *testing.T) {
 		t.Run(fmt.Sprintf("%s from %d", d, tc.from), func(t *testing.T) {
 			ctx := context.Background()
 			db := openRawDB(t, d)
-			ms, err := schema.Migrations(d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// An earlier build: versions 1 to tc.from only.
-			if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`); err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range ms[:tc.from] {
-				if _, err := db.ExecContext(ctx, m.SQL); err != nil {
-					t.Fatalf("%d: %v", m.Version, err)
-				}
-				if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', 'then')`, m.Version, m.Name)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			migrateTo(t, db, d, tc.from) // an earlier build: versions 1 to tc.from only
 			var want []string
 			for i, st := range tc.statuses {
 				want = append(want, fmt.Sprintf("r%d:%s", i, st))

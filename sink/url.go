@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/agnivade/levenshtein"
+
 	"github.com/hrsync/hrsync/schema"
 )
 
@@ -133,31 +135,10 @@ func pgTypo(scheme, typedPrefix, rest, problem string) error {
 	return &URLTypoError{Typed: typedPrefix + redRest, Problem: problem, Use: shown}
 }
 
-// near reports whether a scheme is a likely misspelling of want: at most two edits away, and
-// not much shorter.
+// near reports whether a scheme is a likely misspelling of want: at most two edits away
+// (Levenshtein), and not much shorter. A scheme is ASCII (schemePrefix), so bytes are runes.
 func near(name, want string) bool {
-	return name != want && len(name) >= len(want)-2 && editDistance(name, want) <= 2
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return name != want && len(name) >= len(want)-2 && levenshtein.ComputeDistance(name, want) <= 2
 }
 
 // keyValueForm matches libpq's connection strings: keyword = value pairs, the first at the start

@@ -3,30 +3,20 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/sink/sinktest"
 )
-
-// writeConfig writes a config file into a new folder and returns its path.
-func writeConfig(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // --account picks accounts by name, in the configuration's order; a wrong name is a usage error
 // naming the closest.
 // TestUnknownAccountIsAUsageError: a --account naming no account exits 2, as a wrong flag does
 // (config's TestPickAccounts holds what Pick answers).
 func TestUnknownAccountIsAUsageError(t *testing.T) {
-	s, err := config.Load(writeConfig(t, "accounts:\n  - name: acme\n  - name: globex\n"), nil)
+	s, err := config.Load(sinktest.ConfigFile(t, "accounts:\n  - name: acme\n  - name: globex\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +27,7 @@ func TestUnknownAccountIsAUsageError(t *testing.T) {
 
 // A wrong --resource is a usage error said once, however many accounts the sync would cover.
 func TestSyncBadResourceSaidOnce(t *testing.T) {
-	path := writeConfig(t, "warehouse: {url: "+filepath.Join(t.TempDir(), "hrsync.db")+"}\naccounts:\n"+
+	path := sinktest.ConfigFile(t, "warehouse: {url: "+filepath.Join(t.TempDir(), "hrsync.db")+"}\naccounts:\n"+
 		"  - {name: acme, source: {url: 'http://127.0.0.1:1', api_key: a}}\n"+
 		"  - {name: globex, source: {url: 'http://127.0.0.1:1', api_key: g}}\n")
 	var stdout strings.Builder

@@ -38,7 +38,7 @@ func accountsConfig(t *testing.T, url, common string, accts []testAccount) strin
 	for _, a := range accts {
 		fmt.Fprintf(&b, "  - {name: %s, source: {url: %q, api_key: %q}, warehouse: {schema: %s}}\n", a.name, a.url, a.key, a.schema)
 	}
-	path := writeConfig(t, b.String())
+	path := sinktest.ConfigFile(t, b.String())
 	var stderr strings.Builder
 	if err := run(context.Background(), []string{"--config", path, "migrate"}, nil, io.Discard, &stderr); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, stderr.String())

@@ -9,8 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/hrsync/hrsync/sink/sinktest"
 )
 
 // privateFiles fails the test for every file in dir readable or writable by group or others.
@@ -41,8 +42,7 @@ func privateFiles(t *testing.T, dir string, want ...string) {
 // Under umask 022, the demo's warehouse and every account's own SQLite file (hrsync-acme.db
 // beside hrsync.db) are made 0600, -wal and -shm included, without a warning: created so.
 func TestWarehouseFilesArePrivate(t *testing.T) {
-	old := syscall.Umask(0o022) // the process's: this test does not run in parallel
-	t.Cleanup(func() { syscall.Umask(old) })
+	sinktest.WithUmask(t, 0o022)
 
 	dir := t.TempDir()
 	var out, logs bytes.Buffer

@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -23,8 +23,7 @@ import (
 // it whose last row has no line ending has that row rejected at once; a processed/ that is a
 // symbolic link stops the pass with one line before anything is sent.
 func TestOnboardKeepsFilesPrivateAndBounded(t *testing.T) {
-	old := syscall.Umask(0o022) // process-wide: this test does not run in parallel
-	defer syscall.Umask(old)
+	sinktest.WithUmask(t, 0o022)
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	dir := t.TempDir()

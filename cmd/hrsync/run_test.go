@@ -90,23 +90,9 @@ var handedOut = struct {
 	addrs map[string]bool
 }{addrs: map[string]bool{}}
 
-// syncBuffer is a bytes.Buffer safe for the server goroutine to write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a bytes.Buffer safe for the server goroutine to write while the test reads: the
+// name this package's tests give sinktest.Buffer.
+type syncBuffer = sinktest.Buffer
 
 // startServe runs `hrsync [args] serve` in the background and waits for /healthz; the returned func
 // stops it the way a signal does and returns run's error.

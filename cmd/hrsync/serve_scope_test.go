@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -60,7 +61,7 @@ func TestServeKeyScopeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := config.Load(writeConfig(t, "serve:\n  keys:\n    - "+tt.keys+"\n"), nil)
+			_, err := config.Load(sinktest.ConfigFile(t, "serve:\n  keys:\n    - "+tt.keys+"\n"), nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("err %v, want one line containing %q", err, tt.want)
 			}
@@ -75,7 +76,7 @@ func TestServeKeyScopeErrors(t *testing.T) {
 // without a scope and false for one with any.
 func TestServeKeyScopes(t *testing.T) {
 	sum := sha256Hex("k")
-	cfg, err := config.Load(writeConfig(t, `serve:
+	cfg, err := config.Load(sinktest.ConfigFile(t, `serve:
   keys:
     - {name: full, key: a-4f9a0c7e2b1d8e6f3a5c9b0d}
     - {name: full-read-only, key: b-4f9a0c7e2b1d8e6f3a5c9b0d, writes: false}
@@ -253,7 +254,7 @@ func TestConfigDirectoryExample(t *testing.T) {
 	}
 	text := strings.ReplaceAll(strings.Join(block, ""), "  # ", "  ")
 	text = strings.Replace(text, `"<the key's SHA-256, 64 hex digits>"`, sha256Hex("k"), 1)
-	cfg, err := config.Load(writeConfig(t, "serve:\n  keys:\n"+text), nil)
+	cfg, err := config.Load(sinktest.ConfigFile(t, "serve:\n  keys:\n"+text), nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}

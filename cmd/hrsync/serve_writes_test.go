@@ -181,14 +181,5 @@ func postEmployee(t *testing.T, base, key string, form url.Values) (*http.Respon
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("X-API-KEY", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
+	return sourcetest.Do(t, nil, req)
 }

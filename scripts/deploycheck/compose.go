@@ -26,15 +26,10 @@ var composeSecrets = []string{"POSTGRES_PASSWORD", "HRSYNC_SOURCE_API_KEY", "HRS
 // hrsync.
 func composeCmd(args []string, p *problems) error {
 	fs := newFlags("compose")
-	bin := fs.String("hrsync", "", "hrsync binary to run the services' command lines and environment through")
-	defaultsPath := fs.String("defaults", "config.yaml", "the repository's config.yaml")
+	bin, defaultsPath := hrsyncFlags(fs, "the services' command lines and environment")
 	envFile := fs.String("env-file", "", "the env file to interpolate with (the example)")
 	promConfig := fs.String("prometheus", "", "the Prometheus configuration the compose file mounts, for the scrape targets")
-	_ = fs.Parse(args)
-	if fs.NArg() != 1 {
-		usage()
-	}
-	file := fs.Arg(0)
+	file := oneArg(fs, args)
 	defaults, err := loadDefaults(*defaultsPath)
 	if err != nil {
 		return err

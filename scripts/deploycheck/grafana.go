@@ -74,11 +74,8 @@ func grafanaCmd(args []string, p *problems) error {
 	queries := fs.String("queries", "", "write every query, variables replaced, as a Prometheus rules file here (for promtool check rules)")
 	provisioning := fs.String("provisioning", "", "Grafana's provisioning directory (datasources/, dashboards/)")
 	compose := fs.String("compose", "", "the compose file that mounts the dashboard")
-	_ = fs.Parse(args)
-	if fs.NArg() != 1 {
-		usage()
-	}
-	return checkGrafana(fs.Arg(0), *provisioning, *compose, *queries, p)
+	file := oneArg(fs, args)
+	return checkGrafana(file, *provisioning, *compose, *queries, p)
 }
 
 func checkGrafana(file, provisioning, compose, queriesOut string, p *problems) error {

@@ -107,8 +107,7 @@ func knownEnv(defaults config) map[string]string {
 
 func invocationsCmd(args []string, p *problems) error {
 	fs := newFlags("invocations")
-	bin := fs.String("hrsync", "", "hrsync binary to run the command lines and configurations through")
-	defaultsPath := fs.String("defaults", "config.yaml", "the repository's config.yaml")
+	bin, defaultsPath := hrsyncFlags(fs, "the command lines and configurations")
 	_ = fs.Parse(args)
 	defaults, err := loadDefaults(*defaultsPath)
 	if err != nil {

@@ -80,17 +80,13 @@ type kube struct {
 
 func kubeCmd(args []string, p *problems) error {
 	fs := newFlags("kube")
-	bin := fs.String("hrsync", "", "hrsync binary to run the containers' command lines and configuration through")
-	defaultsPath := fs.String("defaults", "config.yaml", "the repository's config.yaml")
-	_ = fs.Parse(args)
-	if fs.NArg() != 1 {
-		usage()
-	}
+	bin, defaultsPath := hrsyncFlags(fs, "the containers' command lines and configuration")
+	dir := oneArg(fs, args)
 	defaults, err := loadDefaults(*defaultsPath)
 	if err != nil {
 		return err
 	}
-	return checkKube(fs.Arg(0), defaults, *bin, p)
+	return checkKube(dir, defaults, *bin, p)
 }
 
 // checkKube checks the manifests of dir.

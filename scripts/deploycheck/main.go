@@ -105,3 +105,22 @@ usage: deploycheck kube [-hrsync BIN] -defaults config.yaml DIR
 func newFlags(name string) *flag.FlagSet {
 	return flag.NewFlagSet("deploycheck "+name, flag.ExitOnError)
 }
+
+// hrsyncFlags adds to fs the flags of a check that runs what it checks through hrsync: -hrsync,
+// the binary to run what (the files' command lines, say) through, and -defaults, the
+// repository's config.yaml.
+func hrsyncFlags(fs *flag.FlagSet, what string) (bin, defaultsPath *string) {
+	bin = fs.String("hrsync", "", "hrsync binary to run "+what+" through")
+	defaultsPath = fs.String("defaults", "config.yaml", "the repository's config.yaml")
+	return bin, defaultsPath
+}
+
+// oneArg parses args into fs and returns the one argument left, the file or folder to check;
+// anything else prints the usage and exits.
+func oneArg(fs *flag.FlagSet, args []string) string {
+	_ = fs.Parse(args)
+	if fs.NArg() != 1 {
+		usage()
+	}
+	return fs.Arg(0)
+}

@@ -20,18 +20,14 @@ const installedBinary = "/usr/local/bin/hrsync"
 
 func systemdCmd(args []string, p *problems) error {
 	fs := newFlags("systemd")
-	bin := fs.String("hrsync", "", "hrsync binary to run the unit's command line and environment through")
-	defaultsPath := fs.String("defaults", "config.yaml", "the repository's config.yaml")
+	bin, defaultsPath := hrsyncFlags(fs, "the unit's command line and environment")
 	envFile := fs.String("env-file", "", "the example of the unit's EnvironmentFile")
-	_ = fs.Parse(args)
-	if fs.NArg() != 1 {
-		usage()
-	}
+	unit := oneArg(fs, args)
 	defaults, err := loadDefaults(*defaultsPath)
 	if err != nil {
 		return err
 	}
-	return checkUnit(fs.Arg(0), *envFile, defaults, *bin, p)
+	return checkUnit(unit, *envFile, defaults, *bin, p)
 }
 
 func checkUnit(unitPath, envPath string, defaults config, bin string, p *problems) error {

@@ -24,6 +24,9 @@
 // The database [Database] is created on that server if it does not exist.
 // Every call to [Postgres] gets a fresh schema name; the schema is dropped
 // when the test ends.
+//
+// It also holds the small helpers the tests of several packages share:
+// [TwoStores], [ConfigFile], [Buffer] and, on unix, [WithUmask].
 package sinktest
 
 import (

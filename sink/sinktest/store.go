@@ -35,3 +35,29 @@ func Store(t testing.TB, backend string, opts sink.Options) *sink.Store {
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// TwoStores opens one warehouse of the named backend twice, as two processes would (for the
+// locks between them), each closed when the test ends; it also returns the warehouse's URL and,
+// on Postgres, its schema.
+func TwoStores(t testing.TB, backend string, opts sink.Options) (a, b *sink.Store, url, schema string) {
+	t.Helper()
+	ctx := context.Background()
+	if backend == "postgres" {
+		url, opts.Schema = Postgres(t)
+		if _, err := sink.Migrate(ctx, url, opts); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		url = filepath.Join(t.TempDir(), "w.db")
+	}
+	var stores [2]*sink.Store
+	for i := range stores {
+		s, err := sink.Open(ctx, url, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	return stores[0], stores[1], url, opts.Schema
+}

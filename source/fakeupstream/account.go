@@ -408,44 +408,44 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 		updated = absCreated.Add(time.Duration(1+rng.IntN(20*24*3600)) * time.Second)
 		absUpdated = updated
 	}
-	reqStamps := g.stamps(created, updated)
-	createdAt, updatedAt := reqStamps[0], reqStamps[1]
-	// A leave request carries no approved_by, leave_reason or am/pm of its half days: those
-	// members are absent from its record, not null (its absence has them).
-	g.requests = append(g.requests, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
-		o.set("employee", personFull(&p.person))
+	// The members a request and its absence both have, in the order both write them: the days
+	// taken, and the notes, type and stamps.
+	days := func(o *object) {
 		o.set("deducted", decimal(deducted))
 		o.set("work_units", decimal(deducted))
 		o.set("start_date", start.Format(time.DateOnly))
 		o.set("end_date", end.Format(time.DateOnly))
+	}
+	described := func(o *object, stamps []string) {
+		o.set("notes", notes)
+		o.set("type", typ)
+		o.set("created_at", stamps[0])
+		o.set("updated_at", stamps[1])
+	}
+	reqStamps := g.stamps(created, updated)
+	// A leave request carries no approved_by, leave_reason or am/pm of its half days: those
+	// members are absent from its record, not null (its absence has them).
+	g.requests = append(g.requests, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
+		o.set("employee", personFull(&p.person))
+		days(o)
 		o.set("half_start", hs.on)
 		o.set("half_end", he.on)
 		o.set("status", status)
-		o.set("notes", notes)
-		o.set("type", typ)
-		o.set("created_at", createdAt)
-		o.set("updated_at", updatedAt)
+		described(o, reqStamps)
 	}})
 	if status == "approved" || status == "cancelled" {
 		absStamps := g.stamps(absCreated, absUpdated)
-		absCreatedAt, absUpdatedAt := absStamps[0], absStamps[1]
 		g.absences = append(g.absences, event{created: absCreated, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 			o.set("employee", personFull(&p.person))
 			o.set("approved_by", personShort(approver))
 			o.set("leave_reason", reason)
-			o.set("deducted", decimal(deducted))
-			o.set("work_units", decimal(deducted))
-			o.set("start_date", start.Format(time.DateOnly))
-			o.set("end_date", end.Format(time.DateOnly))
+			days(o)
 			o.set("half_start", hs.on)
 			o.set("half_start_am_pm", hs.ampm)
 			o.set("half_end", he.on)
 			o.set("half_end_am_pm", he.ampm)
 			o.set("cancelled", status == "cancelled")
-			o.set("notes", notes)
-			o.set("type", typ)
-			o.set("created_at", absCreatedAt)
-			o.set("updated_at", absUpdatedAt)
+			described(o, absStamps)
 		}})
 	}
 	return end

@@ -12,12 +12,13 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/source/fakeupstream"
+	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
 // walk reads a collection page by page from page 1, following the Link header's next, and
 // returns the records and the Total of every page.
-func walk(t *testing.T, srv *testServer, name, query string, perPage int) ([]json.RawMessage, []string) {
+func walk(t *testing.T, srv *sourcetest.Server, name, query string, perPage int) ([]json.RawMessage, []string) {
 	t.Helper()
 	var all []json.RawMessage
 	var totals []string
@@ -50,7 +51,7 @@ func walk(t *testing.T, srv *testServer, name, query string, perPage int) ([]jso
 
 func TestAccountCollectionsPageCompletely(t *testing.T) {
 	a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 120, Seed: 3})
-	srv := newServer(a.Options())
+	srv := sourcetest.NewServer(a.Options())
 	defer srv.Close()
 	for _, name := range fakeupstream.CollectionNames() {
 		want := a.Collections[name]
@@ -122,7 +123,7 @@ func TestGenerateAccountIsDeterministic(t *testing.T) {
 	// Served, the same bytes.
 	var bodies [2][]byte
 	for i := range bodies {
-		srv := newServer(fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 200, Seed: 42, AbsenceYears: 2}).Options())
+		srv := sourcetest.NewServer(fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 200, Seed: 42, AbsenceYears: 2}).Options())
 		_, bodies[i] = get(t, srv, "/v1/absences?page=3&per_page=100&start_date=2025-01-01")
 		srv.Close()
 	}
@@ -358,7 +359,7 @@ func filterRecords() []json.RawMessage {
 
 func TestDateFilters(t *testing.T) {
 	recs := filterRecords()
-	srv := newServer(fakeupstream.Options{Collections: map[string][]json.RawMessage{
+	srv := sourcetest.NewServer(fakeupstream.Options{Collections: map[string][]json.RawMessage{
 		"absences": recs, "sicknesses": recs, "leave_requests": recs, "employee_training_courses": recs,
 	}})
 	defer srv.Close()
@@ -421,7 +422,7 @@ func TestDateFilters(t *testing.T) {
 
 func TestMalformedFilters(t *testing.T) {
 	recs := filterRecords()
-	srv := newServer(fakeupstream.Options{Collections: map[string][]json.RawMessage{"absences": recs, "sicknesses": recs, "leave_requests": recs}})
+	srv := sourcetest.NewServer(fakeupstream.Options{Collections: map[string][]json.RawMessage{"absences": recs, "sicknesses": recs, "leave_requests": recs}})
 	defer srv.Close()
 	for _, target := range []string{
 		"/v1/absences?start_date=2026-13-01",
@@ -448,7 +449,7 @@ func TestMalformedFilters(t *testing.T) {
 // The filters on a generated account keep what they should, the same on every page.
 func TestDateFiltersOnAnAccount(t *testing.T) {
 	a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 150, Seed: 5, AbsenceYears: 2})
-	srv := newServer(a.Options())
+	srv := sourcetest.NewServer(a.Options())
 	defer srv.Close()
 	const from, to = "2025-12-01", "2026-02-28"
 	for _, name := range []string{"absences", "sicknesses", "leave_requests"} {
@@ -509,7 +510,7 @@ func TestCollectionsNotOffered(t *testing.T) {
 	opts.Unavailable = map[string]int{"employee_training_courses": 404, "sicknesses": 403, "working_patterns": 403, "salaries": 404}
 	opts.Collections["divisions"] = []json.RawMessage{} // offered, and empty
 	delete(opts.Collections, "locations")               // not offered
-	srv := newServer(opts)
+	srv := sourcetest.NewServer(opts)
 	defer srv.Close()
 	tests := []struct {
 		target string
@@ -564,7 +565,7 @@ func TestCollectionsNotOffered(t *testing.T) {
 		t.Errorf("locations removed: %d", resp.StatusCode)
 	}
 	// The zero Options offer none of them.
-	zero := newServer(fakeupstream.Options{})
+	zero := sourcetest.NewServer(fakeupstream.Options{})
 	defer zero.Close()
 	for _, name := range fakeupstream.CollectionNames()[2:] {
 		if resp, body := get(t, zero, "/v1/"+name); resp.StatusCode != 404 || string(body) != `{"error":{"type":"Not Found"}}` {
@@ -576,7 +577,7 @@ func TestCollectionsNotOffered(t *testing.T) {
 // Filtered walks see records added between requests, as unfiltered ones do.
 func TestSetCollectionBetweenFilteredPages(t *testing.T) {
 	recs := filterRecords()
-	srv := newServer(fakeupstream.Options{Collections: map[string][]json.RawMessage{"absences": recs}})
+	srv := sourcetest.NewServer(fakeupstream.Options{Collections: map[string][]json.RawMessage{"absences": recs}})
 	defer srv.Close()
 	const q = "/v1/absences?per_page=100&start_date=2026-03-05"
 	resp, _ := get(t, srv, q)
@@ -592,7 +593,7 @@ func TestSetCollectionBetweenFilteredPages(t *testing.T) {
 
 // Faults and the rate limit apply to the new collections as to employees.
 func TestFaultsOnTheNewCollections(t *testing.T) {
-	srv := newServer(fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 10, Seed: 1}).Options())
+	srv := sourcetest.NewServer(fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 10, Seed: 1}).Options())
 	defer srv.Close()
 	srv.InjectFaults(fakeupstream.Fault{Status: 503}, fakeupstream.Fault{LinkOrigin: "https://elsewhere.example"})
 	if resp, body := get(t, srv, "/v1/leave_requests"); resp.StatusCode != 503 || string(body) != `{"error":{"type":"Service Unavailable"}}` {
@@ -604,7 +605,7 @@ func TestFaultsOnTheNewCollections(t *testing.T) {
 	if srv.Count("/v1/leave_requests", 503) != 1 || srv.Count("/v1/leave_requests", 200) != 1 {
 		t.Errorf("counts %v", srv.Counts())
 	}
-	limited := newServer(fakeupstream.Options{RateLimit: 2, Collections: map[string][]json.RawMessage{"departments": {}}})
+	limited := sourcetest.NewServer(fakeupstream.Options{RateLimit: 2, Collections: map[string][]json.RawMessage{"departments": {}}})
 	defer limited.Close()
 	var statuses []int
 	for range 3 {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"slices"
@@ -20,28 +19,12 @@ import (
 
 	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
+	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// testServer is a Service on an httptest server, as the tests here reach it.
-type testServer struct {
-	*httptest.Server
-	*fakeupstream.Service
-}
-
-func newServer(opts fakeupstream.Options) *testServer {
-	svc := fakeupstream.New(opts)
-	return &testServer{Server: httptest.NewServer(svc), Service: svc}
-}
-
-// Close stops the server, cutting short any delayed answer.
-func (s *testServer) Close() {
-	s.Service.Close()
-	s.Server.Close()
-}
-
 // get sends a GET with the server's key (or the given one) and returns the answer and its body.
-func get(t *testing.T, srv *testServer, target string, header ...string) (*http.Response, []byte) {
+func get(t *testing.T, srv *sourcetest.Server, target string, header ...string) (*http.Response, []byte) {
 	t.Helper()
 	return getFrom(t, srv.Client(), srv.URL, srv.APIKey(), target, header...)
 }
@@ -58,16 +41,7 @@ func getFrom(t *testing.T, client *http.Client, base, key, target string, header
 		req.Header.Del("X-API-KEY")
 		req.Header[header[i]] = []string{header[i+1]}
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return sourcetest.Do(t, client, req)
 }
 
 // items returns the records of an envelope.
@@ -86,7 +60,7 @@ func items(t *testing.T, key string, body []byte) []json.RawMessage {
 
 func TestListHeadersAsTheRealService(t *testing.T) {
 	emps := fakeupstream.Generate(250, 1)
-	srv := newServer(fakeupstream.Options{Employees: emps})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: emps})
 	defer srv.Close()
 	u := srv.URL + "/v1/employees"
 	tests := []struct {
@@ -182,7 +156,7 @@ func TestServerOnAListenerOfOurOwn(t *testing.T) {
 }
 
 func TestListOnOnePage(t *testing.T) {
-	srv := newServer(fakeupstream.Options{Employees: fakeupstream.Generate(5, 1)})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(5, 1)})
 	defer srv.Close()
 	for _, target := range []string{"/v1/employees?page=1&per_page=100", "/v1/working_patterns?per_page=100", "/v1/working_patterns"} {
 		resp, body := get(t, srv, target)
@@ -200,7 +174,7 @@ func TestListOnOnePage(t *testing.T) {
 		t.Errorf("Link %s\nwant %s", got, want)
 	}
 
-	empty := newServer(fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
+	empty := sourcetest.NewServer(fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 	defer empty.Close()
 	for _, target := range []string{"/v1/employees?page=1&per_page=100", "/v1/working_patterns"} {
 		resp, body := get(t, empty, target)
@@ -211,7 +185,7 @@ func TestListOnOnePage(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
-	srv := newServer(fakeupstream.Options{APIKey: "sandbox-k1"})
+	srv := sourcetest.NewServer(fakeupstream.Options{APIKey: "sandbox-k1"})
 	defer srv.Close()
 	tests := []struct {
 		name   string
@@ -260,7 +234,7 @@ func (f *fakeNow) Set(d time.Duration) {
 
 func TestRateLimitWindow(t *testing.T) {
 	var clock fakeNow
-	srv := newServer(fakeupstream.Options{RateLimit: 3, Window: time.Minute, Now: clock.Now})
+	srv := sourcetest.NewServer(fakeupstream.Options{RateLimit: 3, Window: time.Minute, Now: clock.Now})
 	defer srv.Close()
 	steps := []struct {
 		at   time.Duration
@@ -298,7 +272,7 @@ func TestRateLimitWindow(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	plain := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	srv := newServer(fakeupstream.Options{Employees: fakeupstream.Generate(150, 2)})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(150, 2)})
 	defer srv.Close()
 	do := func(target string) (*http.Response, []byte, error) {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+target, nil)
@@ -388,7 +362,7 @@ func TestFaultHookAndMutations(t *testing.T) {
 		}
 		firstID = e.ID
 	}
-	srv := newServer(fakeupstream.Options{
+	srv := sourcetest.NewServer(fakeupstream.Options{
 		Employees: emps,
 		Fault: func(n int, r *http.Request) fakeupstream.Fault {
 			if n == 3 {
@@ -445,7 +419,7 @@ func TestFaultHookAndMutations(t *testing.T) {
 }
 
 func TestCloseCutsDelays(t *testing.T) {
-	srv := newServer(fakeupstream.Options{})
+	srv := sourcetest.NewServer(fakeupstream.Options{})
 	srv.InjectFaults(fakeupstream.Fault{Delay: time.Hour})
 	done := make(chan struct{})
 	go func() {
@@ -467,7 +441,7 @@ func TestCloseCutsDelays(t *testing.T) {
 	}
 }
 
-func post(t *testing.T, srv *testServer, contentType, body string) (*http.Response, []byte) {
+func post(t *testing.T, srv *sourcetest.Server, contentType, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/employees", strings.NewReader(body))
 	req.Header.Set("X-Api-Key", srv.APIKey())
@@ -483,7 +457,7 @@ func post(t *testing.T, srv *testServer, contentType, body string) (*http.Respon
 
 func TestCreate(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 30, 0, 0, time.UTC)
-	srv := newServer(fakeupstream.Options{Employees: fakeupstream.Generate(3, 1), AccountID: 77, Now: func() time.Time { return now }})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(3, 1), AccountID: 77, Now: func() time.Time { return now }})
 	defer srv.Close()
 	var maxID int64
 	for _, raw := range srv.Employees() {
@@ -549,7 +523,7 @@ func TestCreate(t *testing.T) {
 // A server that implements only the documented interface takes the form and refuses JSON; the
 // client's creates go through it, sent as the form.
 func TestDocumentedOnlyCreates(t *testing.T) {
-	srv := newServer(fakeupstream.Options{DocumentedOnly: true})
+	srv := sourcetest.NewServer(fakeupstream.Options{DocumentedOnly: true})
 	defer srv.Close()
 	form := url.Values{"employee[first_name]": {"Zoë"}, "employee[last_name]": {"Ng"}, "employee[email]": {"zoe@example.com"}, "employee[join_date]": {"2025/01/06"}}
 	tests := []struct {
@@ -589,7 +563,7 @@ func TestDocumentedOnlyCreates(t *testing.T) {
 
 // DropAfterStore: the record is created, but the client never hears of it.
 func TestCreateDropAfterStore(t *testing.T) {
-	srv := newServer(fakeupstream.Options{})
+	srv := sourcetest.NewServer(fakeupstream.Options{})
 	defer srv.Close()
 	srv.InjectFaults(fakeupstream.Fault{DropAfterStore: true})
 	c, err := client.New(srv.URL, srv.APIKey(), client.Options{HTTPClient: srv.Client()})
@@ -625,7 +599,7 @@ func TestCreateDropAfterStore(t *testing.T) {
 
 func TestGetOneAndUnknownPaths(t *testing.T) {
 	emps := fakeupstream.Generate(3, 1)
-	srv := newServer(fakeupstream.Options{Employees: emps})
+	srv := sourcetest.NewServer(fakeupstream.Options{Employees: emps})
 	defer srv.Close()
 	var e v1.Employee
 	if err := json.Unmarshal(emps[1], &e); err != nil {

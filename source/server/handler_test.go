@@ -14,6 +14,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/source/sourcetest"
 	"github.com/hrsync/hrsync/source/v1"
 )
 
@@ -72,16 +73,7 @@ func send(t *testing.T, method, url, key string, body io.Reader, header ...strin
 		}
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := plainClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return sourcetest.Do(t, plainClient, req)
 }
 
 func (f *fixture) put(t *testing.T, records ...string) {

@@ -24,10 +24,10 @@ import (
 
 // edgeHandler is a handler over an empty SQLite warehouse with the test key, logging JSON to
 // the buffer returned and paced by a clock the test moves.
-func edgeHandler(t *testing.T, opts server.Options) (h *server.Handler, log *syncBuffer, later func(time.Duration)) {
+func edgeHandler(t *testing.T, opts server.Options) (h *server.Handler, log *sinktest.Buffer, later func(time.Duration)) {
 	t.Helper()
 	store := sinktest.Store(t, "sqlite", sink.Options{Now: func() time.Time { return fixedNow }})
-	log = &syncBuffer{}
+	log = &sinktest.Buffer{}
 	var mu sync.Mutex
 	now := fixedNow
 	opts.Logger = slog.New(slog.NewJSONHandler(log, nil))
@@ -41,19 +41,6 @@ func edgeHandler(t *testing.T, opts server.Options) (h *server.Handler, log *syn
 	}
 	return h, log, func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) Len() int       { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Len() }
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // serveAs answers one request from peer (ip:port) with key, and the header pairs.
 func serveAs(h http.Handler, method, target, peer, key string, header ...string) *httptest.ResponseRecorder {

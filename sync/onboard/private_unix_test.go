@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
@@ -19,14 +18,6 @@ import (
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
-
-// withUmask runs the test under umask (process-wide: such tests do not run in parallel), and
-// restores the one before.
-func withUmask(t *testing.T, umask int) {
-	t.Helper()
-	old := syscall.Umask(umask)
-	t.Cleanup(func() { syscall.Umask(old) })
-}
 
 // wantMode fails the test unless path has mode want (permission bits).
 func wantMode(t *testing.T, path string, want fs.FileMode) {
@@ -45,7 +36,7 @@ func wantMode(t *testing.T, path string, want fs.FileMode) {
 // (processed/, failed/, reports/) are 0700, and the reports and the files it moves 0600, a file
 // dropped 0644 included; a report written over an older one is 0600 too.
 func TestOnboardingFilesArePrivate(t *testing.T) {
-	withUmask(t, 0o022)
+	sinktest.WithUmask(t, 0o022)
 	up := newUpstream(t, 0, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	dir := t.TempDir()

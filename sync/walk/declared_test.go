@@ -9,7 +9,6 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -35,9 +34,7 @@ func TestSyncTheRestOfTheAPI(t *testing.T) {
 			t.Parallel()
 			opts := acct.Options()
 			opts.Unavailable = map[string]int{"statutory_holiday_countries": 403}
-			up := newUpstream(t, 0, opts)
-			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, client.Options{})
+			up, store, c := newSync(t, backend, 0, opts)
 			ctx := context.Background()
 			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
 			if err != nil {
@@ -97,19 +94,7 @@ func TestSyncTheRestOfTheAPI(t *testing.T) {
 					}
 				}
 			}
-			before, _ := store.Version(ctx)
-			rs, err = walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rs {
-				if r.Inserted+r.Updated+r.Deleted != 0 {
-					t.Errorf("second sync of %s wrote %d new, %d changed, %d deleted", r.Resource, r.Inserted, r.Updated, r.Deleted)
-				}
-			}
-			if after, _ := store.Version(ctx); after != before {
-				t.Errorf("an unchanged account moved the warehouse's version %d → %d", before, after)
-			}
+			syncAgainWritesNothing(t, c, store)
 		})
 	}
 }

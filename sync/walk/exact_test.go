@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -18,9 +17,9 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/source/sourcetest"
 	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -60,9 +59,7 @@ func TestReplicaServesRecordsExactly(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			up := newUpstream(t, 0, acct.Options())
-			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, client.Options{})
+			up, store, c := newSync(t, backend, 0, acct.Options())
 			ctx := context.Background()
 			rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
 			if err != nil {
@@ -115,19 +112,7 @@ func TestReplicaServesRecordsExactly(t *testing.T) {
 
 			// Unchanged: no write, no version of any row in any history.
 			versions := historyVersions(t, store)
-			before, _ := store.Version(ctx)
-			rs, err = walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rs {
-				if r.Inserted+r.Updated+r.Deleted != 0 {
-					t.Errorf("second sync of %s wrote %d new, %d changed, %d deleted", r.Resource, r.Inserted, r.Updated, r.Deleted)
-				}
-			}
-			if after, _ := store.Version(ctx); after != before {
-				t.Errorf("an unchanged account moved the warehouse's version %d → %d", before, after)
-			}
+			syncAgainWritesNothing(t, c, store)
 			if after := historyVersions(t, store); !reflect.DeepEqual(after, versions) {
 				t.Errorf("an unchanged account wrote history versions: %v, then %v", versions, after)
 			}
@@ -412,16 +397,7 @@ func getKeyed(t *testing.T, url string) (*http.Response, []byte) {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-API-KEY", "k-7f3a9c2e5b1d8f4a6c0e9b2d")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
+	return sourcetest.Do(t, nil, req)
 }
 
 // historyVersions counts the versions in every history table.

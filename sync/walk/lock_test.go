@@ -21,21 +21,7 @@ import (
 // why, and the ledger must never show two ok runs of one resource at once.
 func TestLostLockStopsTheSync(t *testing.T) {
 	ctx := context.Background()
-	url, schema := sinktest.Postgres(t)
-	opts := sink.Options{Schema: schema}
-	if _, err := sink.Migrate(ctx, url, opts); err != nil {
-		t.Fatal(err)
-	}
-	var stores [2]*sink.Store
-	for i := range stores {
-		s, err := sink.Open(ctx, url, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		stores[i] = s
-	}
-	a, b := stores[0], stores[1]
+	a, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
 	// Two sources that differ, so the replica shows whose sync committed.
 	up1 := newUpstream(t, 0, fakeupstream.Options{Employees: fakeupstream.Generate(250, 7)})
 	up2 := newUpstream(t, 180, fakeupstream.Options{})

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -26,9 +25,7 @@ func TestPlanSaysWhatTheRunWillDo(t *testing.T) {
 			t.Parallel()
 			opts := acct.Options()
 			opts.Unavailable = map[string]int{"statutory_holiday_countries": 404}
-			up := newUpstream(t, 0, opts)
-			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, client.Options{})
+			up, store, c := newSync(t, backend, 0, opts)
 			ctx := context.Background()
 			run := func() (walk.Plan, []string, []walk.Result, int) {
 				var plan walk.Plan

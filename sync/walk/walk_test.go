@@ -70,6 +70,35 @@ func newUpstream(t testing.TB, n int, opts fakeupstream.Options) *upstream {
 	return u
 }
 
+// newSync is what most of these tests sync: a fake upstream as newUpstream makes it, a new
+// warehouse on backend, and a fast client of the upstream.
+func newSync(t testing.TB, backend string, n int, opts fakeupstream.Options) (*upstream, *sink.Store, *client.Client) {
+	t.Helper()
+	up := newUpstream(t, n, opts)
+	return up, sinktest.Store(t, backend, sink.Options{}), fastClient(t, up, client.Options{})
+}
+
+// syncAgainWritesNothing syncs every known collection again, the upstream unchanged, and fails
+// the test unless that writes nothing: no row new, changed or deleted, and the warehouse's
+// version where it was.
+func syncAgainWritesNothing(t *testing.T, c *client.Client, store *sink.Store) {
+	t.Helper()
+	ctx := context.Background()
+	before, _ := store.Version(ctx)
+	rs, err := walk.New(c, store, walk.Options{Concurrency: 2}).Run(ctx, walk.Known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Inserted+r.Updated+r.Deleted != 0 {
+			t.Errorf("second sync of %s wrote %d new, %d changed, %d deleted", r.Resource, r.Inserted, r.Updated, r.Deleted)
+		}
+	}
+	if after, _ := store.Version(ctx); after != before {
+		t.Errorf("an unchanged account moved the warehouse's version %d → %d", before, after)
+	}
+}
+
 func syncAll(t *testing.T, c *client.Client, store *sink.Store, opts walk.Options) ([]walk.Result, error) {
 	t.Helper()
 	return walk.New(c, store, opts).Run(context.Background(), seeds)
@@ -173,9 +202,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			up := newUpstream(t, 537, fakeupstream.Options{})
-			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, client.Options{})
+			up, store, c := newSync(t, backend, 537, fakeupstream.Options{})
 			// The first sync into a fresh warehouse retires its seeded pattern: no deletion.
 			rs, err := syncAll(t, c, store, walk.Options{})
 			if err != nil {
@@ -255,9 +282,7 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			up := newUpstream(t, 300, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
-			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, client.Options{})
+			up, store, c := newSync(t, backend, 300, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 			if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 				t.Fatal(err)
 			}
@@ -446,9 +471,7 @@ func TestHiresDuringTheWalk(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(backend+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				up := newUpstream(t, tt.employees+1, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
-				store := sinktest.Store(t, backend, sink.Options{})
-				c := fastClient(t, up, client.Options{})
+				up, store, c := newSync(t, backend, tt.employees+1, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 				if _, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees}); err != nil {
 					t.Fatal(err)
 				}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -71,10 +70,8 @@ func TestWindowedWalk(t *testing.T) {
 				dated(1, "2026-08-01", "2026-09-30", "starts before the window"),
 				dated(2, "2026-12-01", "2026-12-02", "inside"),
 			}
-			up := newUpstream(t, 3, fakeupstream.Options{Collections: map[string][]json.RawMessage{
+			up, store, c := newSync(t, backend, 3, fakeupstream.Options{Collections: map[string][]json.RawMessage{
 				"absences": absences, "leave_requests": leave}})
-			store := sinktest.Store(t, backend, sink.Options{})
-			c := fastClient(t, up, client.Options{})
 			policy := &walk.WindowPolicy{DaysBack: 90, DaysAhead: 365, FullEvery: 7 * 24 * time.Hour}
 			run := func(at time.Time, full bool, rs ...sink.Resource) []walk.Result {
 				t.Helper()

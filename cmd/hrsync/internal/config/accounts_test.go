@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
 )
 
 // An account takes the top-level sections' keys it leaves out (file, then environment), never
@@ -19,7 +20,7 @@ func TestAccountsInherit(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte("# globex, rotated monthly\n  globex-key  \n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	path := writeConfig(t, `
+	path := sinktest.ConfigFile(t, `
 source: {rate_limit: 30}
 sync: {concurrency: 2, resources: [employees]}
 warehouse: {url: /data/hrsync.db}
@@ -87,7 +88,7 @@ func equalAny(a, b any) bool {
 
 // Without accounts, the top-level sections are the one account, as they always were.
 func TestNoAccountsIsOneAccount(t *testing.T) {
-	path := writeConfig(t, "source: {url: 'http://x.example', api_key: k, account: acme}\nwarehouse: {url: wh.db}\n")
+	path := sinktest.ConfigFile(t, "source: {url: 'http://x.example', api_key: k, account: acme}\nwarehouse: {url: wh.db}\n")
 	s, err := Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestAccountsConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(writeConfig(t, tt.file), tt.env)
+			_, err := Load(sinktest.ConfigFile(t, tt.file), tt.env)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") || namesGoType(err.Error()) {
 				t.Errorf("err %v, want one line containing %q", err, tt.want)
 			}
@@ -164,18 +165,8 @@ func TestAccountsConfigErrors(t *testing.T) {
 	}
 }
 
-// writeConfig writes a config file into a new folder and returns its path.
-func writeConfig(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestPickAccounts(t *testing.T) {
-	s, err := Load(writeConfig(t, "accounts:\n  - name: acme\n  - name: globex\n  - name: initech\n"), nil)
+	s, err := Load(sinktest.ConfigFile(t, "accounts:\n  - name: acme\n  - name: globex\n  - name: initech\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

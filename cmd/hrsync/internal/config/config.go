@@ -16,7 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/agnivade/levenshtein"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hrsync/hrsync/sink"
@@ -526,42 +528,21 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
 	return problems
 }
 
-// closest is the name nearest to s by edit distance, ignoring case, _ and -; "" when none is
-// near enough to be a likely typo.
+// closest is the name nearest to s by edit distance (Levenshtein, in runes), ignoring case, _
+// and -; "" when none is near enough to be a likely typo.
 func closest(s string, names []string) string {
 	norm := func(x string) string { return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(x)) }
 	best, bestD := "", 0
 	for _, name := range names {
-		d := editDistance(norm(s), norm(name))
+		d := levenshtein.ComputeDistance(norm(s), norm(name))
 		if best == "" || d < bestD {
 			best, bestD = name, d
 		}
 	}
-	if best == "" || bestD > max(1, len(norm(s))/3) {
+	if best == "" || bestD > max(1, utf8.RuneCountInString(norm(s))/3) {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // applyEnv sets every field whose variable is present in env.

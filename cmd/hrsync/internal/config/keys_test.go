@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/server"
 )
 
@@ -36,7 +37,7 @@ func TestWeakServeKeysRefused(t *testing.T) {
 		{"serve.api_key_file", "serve:\n  api_key_file: " + apiKeyFile + "\n", nil, "serve: serve.api_key_file " + apiKeyFile + ": key 2: key too weak"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := Load(writeConfig(t, tt.config), tt.env)
+			cfg, err := Load(sinktest.ConfigFile(t, tt.config), tt.env)
 			if err == nil {
 				_, _, err = ServeKeys(cfg, slog.New(slog.DiscardHandler))
 			}

@@ -95,7 +95,7 @@ func rawMembers(data []byte) ([]rawMember, error) {
 	s := scanner{data: data}
 	var out []rawMember
 	err := s.whole('{', errNotObject, func(i int) (int, error) {
-		return s.object(i, 1, func(key []byte, escaped bool, val []byte) error {
+		return s.container(i, 1, '}', func(key []byte, escaped bool, val []byte) error {
 			name, err := unquote(key, escaped)
 			if err != nil {
 				return err

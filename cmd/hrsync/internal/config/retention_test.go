@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/retention"
 )
@@ -13,7 +14,7 @@ import (
 // and the environment (which wins), each account takes the top-level section's rules and its own
 // keys and variables win; its onboarding folder is the account's.
 func TestRetentionConfig(t *testing.T) {
-	s, err := Load(writeConfig(t, "warehouse: {url: w.db}\n"), nil)
+	s, err := Load(sinktest.ConfigFile(t, "warehouse: {url: w.db}\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +22,7 @@ func TestRetentionConfig(t *testing.T) {
 		t.Errorf("retention is on by default: %+v", s.Accounts[0].Retention)
 	}
 
-	s, err = Load(writeConfig(t, `
+	s, err = Load(sinktest.ConfigFile(t, `
 warehouse: {url: w.db}
 onboarding: {dir: /srv/new-hires}
 retention:
@@ -42,7 +43,7 @@ retention:
 		t.Errorf("rules %+v, want %+v", r, want)
 	}
 
-	s, err = Load(writeConfig(t, `
+	s, err = Load(sinktest.ConfigFile(t, `
 warehouse: {url: /data/w.db}
 retention: {leavers: {identifying: 6y}}
 accounts:
@@ -77,7 +78,7 @@ func TestRetentionBadPeriods(t *testing.T) {
 		{"", []string{"HRSYNC_RETENTION_LEAVERS_FINANCIAL=6h"}, "retention.leavers.financial"},
 		{"accounts:\n  - name: acme\n    retention: {leavers: {health: -1y}}\n", nil, "account acme: retention.leavers.health"},
 	} {
-		_, err := Load(writeConfig(t, "warehouse: {url: w.db}\n"+tc.file), tc.env)
+		_, err := Load(sinktest.ConfigFile(t, "warehouse: {url: w.db}\n"+tc.file), tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.key+": period") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q %v: %v, want one line naming %s", tc.file, tc.env, err, tc.key)
 		}

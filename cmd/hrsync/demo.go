@@ -9,6 +9,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/onboardreport"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/client"
@@ -54,5 +55,5 @@ var demoWiring = demo.Wiring{
 		as := accountStore{acct: cfg.Accounts[0], store: store, upstream: upstream}
 		return apiMux(cfg, []accountStore{as}, prom.NewServe(newRegistry()), log)
 	},
-	OnboardSummary: func(w io.Writer, f onboard.FileResult) { printSummary(w, f, false) },
+	OnboardSummary: func(w io.Writer, f onboard.FileResult) { onboardreport.PrintSummary(w, f, false) },
 }

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
 )
 
 // eraseCommand is hrsync erase: erasure on request (UK/EU GDPR Art. 17; docs/personal-data.md,
@@ -38,33 +34,6 @@ func (c *eraseCommand) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.lift, "lift", 0, "lift the erasure of this id (from --list): the next sync brings the source's values back")
 }
 
-// erasableNames are the erasable classes' names, for messages.
-func erasableNames() string {
-	var names []string
-	for _, c := range v1.Classes {
-		if c.Erasable() {
-			names = append(names, c.String())
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-// parseErasable reads --classes: nil (every erasable class) when empty.
-func parseErasable(flag string) ([]v1.Class, error) {
-	if strings.TrimSpace(flag) == "" {
-		return nil, nil
-	}
-	var out []v1.Class
-	for _, name := range strings.Split(flag, ",") {
-		c, err := v1.ParseClass(name)
-		if err != nil || !c.Erasable() {
-			return nil, &usageError{fmt.Sprintf("erase: --classes %q: %q is not an erasable class (want %s)", flag, strings.TrimSpace(name), erasableNames())}
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
 func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
 	modes := 0
 	for _, on := range []bool{c.employee != 0, c.list, c.lift != 0} {
@@ -82,9 +51,9 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 	case c.classes != "" && c.employee == 0:
 		return &usageError{"erase: --classes goes with --employee"}
 	}
-	classes, err := parseErasable(c.classes)
+	classes, err := personal.ParseErasable(c.classes)
 	if err != nil {
-		return err
+		return &usageError{"erase: " + err.Error()}
 	}
 	accts, err := cfg.Pick(c.account)
 	if err != nil {
@@ -102,71 +71,25 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 	defer store.Close()
 	switch {
 	case c.list:
-		return printErasures(ctx, store, stdout, a.LinePrefix())
+		list, err := store.Erasures(ctx)
+		if err != nil {
+			return err
+		}
+		return personal.PrintErasures(stdout, a.LinePrefix(), list)
 	case c.lift != 0:
 		e, err := store.LiftErasure(ctx, c.lift, strings.TrimSpace(c.reason))
 		if err != nil {
 			return a.Wrap(err)
 		}
-		fmt.Fprintf(stdout, "%slifted erasure %d (%s; %s): the next sync brings the source's current values back; "+
-			"what the history held stays erased\n", a.LinePrefix(), e.ID, e.Subject(), classList(e.Classes))
+		personal.PrintLifted(stdout, a.LinePrefix(), e)
 		return nil
 	}
 	res, err := store.EraseEmployee(ctx, c.employee, classes, strings.TrimSpace(c.reason))
 	if err != nil && !errors.Is(err, sink.ErrNotScrubbed) {
 		return a.Wrap(err)
 	}
-	ids := make([]string, len(res.IDs))
-	for i, id := range res.IDs {
-		ids[i] = strconv.FormatInt(id, 10)
-	}
-	if classes == nil {
-		classes = slices.DeleteFunc(slices.Clone(v1.Classes), func(c v1.Class) bool { return !c.Erasable() })
-	}
-	fmt.Fprintf(stdout, "%serased employee %d (erasure %s; %s); rows changed:\n", a.LinePrefix(), c.employee, strings.Join(ids, ","), classList(classes))
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	tables := make([]string, 0, len(res.Rows))
-	for t := range res.Rows {
-		tables = append(tables, t)
-	}
-	slices.Sort(tables)
-	for _, t := range tables {
-		fmt.Fprintf(tw, "%s  %s\t%d\n", a.LinePrefix(), t, res.Rows[t])
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+	if perr := personal.PrintErased(stdout, a.LinePrefix(), c.employee, classes, res); perr != nil {
+		return perr
 	}
 	return a.Wrap(err)
-}
-
-func classList(classes []v1.Class) string {
-	names := make([]string, len(classes))
-	for i, c := range classes {
-		names[i] = c.String()
-	}
-	return strings.Join(names, ",")
-}
-
-// printErasures lists the erasures: what, whom, why and whether they still hold.
-func printErasures(ctx context.Context, store *sink.Store, stdout io.Writer, prefix string) error {
-	list, err := store.Erasures(ctx)
-	if err != nil {
-		return err
-	}
-	if len(list) == 0 {
-		fmt.Fprintf(stdout, "%sno erasures\n", prefix)
-		return nil
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, prefix+"ID\tSUBJECT\tCLASSES\tCAUSE\tERASED\tLIFTED\tREASON")
-	for _, e := range list {
-		lifted := "-"
-		reason := e.Reason
-		if e.LiftedAt != "" {
-			lifted = e.LiftedAt
-			reason += " (lifted: " + e.LiftReason + ")"
-		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\n", prefix, e.ID, e.Subject(), classList(e.Classes), e.Cause, e.ErasedAt, lifted, oneLine(reason))
-	}
-	return tw.Flush()
 }

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -239,3 +242,6 @@ func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, s
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
+
+// newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build's version.
+func newRegistry() *prometheus.Registry { return prom.NewRegistry(version) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 
 	"github.com/hrsync/hrsync/source/client"
@@ -92,9 +93,9 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 		}
 		stores = append(stores, s)
 	}
-	servers := []httpserve.Server{{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: metricsMux(reg, f, log)}}
+	servers := []httpserve.Server{{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: prom.Mux(reg, f, log)}}
 	if c.serve {
-		mux, err := apiMux(cfg, stores, newServeMetrics(reg), log)
+		mux, err := apiMux(cfg, stores, prom.NewServe(reg), log)
 		if err != nil {
 			return err
 		}

@@ -103,22 +103,6 @@ func markersInFiles(t *testing.T, s *sink.Store, markers []string) []string {
 	return sinktest.MarkersInFiles(t, s, markers)
 }
 
-func queryString(t *testing.T, s *sink.Store, q string, args ...any) string {
-	t.Helper()
-	db := sinktest.DB(s)
-	var v any
-	if err := db.QueryRowxContext(context.Background(), db.Rebind(q), args...).Scan(&v); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	if b, ok := v.([]byte); ok {
-		return string(b)
-	}
-	if v == nil {
-		return "<null>"
-	}
-	return fmt.Sprint(v)
-}
-
 // TestEraseEmployee is the erasure engine's acceptance test: a person with history, a report, events
 // of every kind, unknown members, a create's answer and an onboarding row is erased; nothing of
 // theirs is found in any column of any table afterwards (nor, on SQLite, in the file's bytes);
@@ -130,7 +114,7 @@ func TestEraseEmployee(t *testing.T) {
 		syncErased(t, s, 0)
 		nextMillisecond()
 		syncErased(t, s, 1)
-		if n := queryString(t, s, `SELECT count(*) FROM employees_history WHERE id = 42`); n != "2" {
+		if n := sinktest.QueryString(t, s, `SELECT count(*) FROM employees_history WHERE id = 42`); n != "2" {
 			t.Fatalf("P has %s versions, want 2", n)
 		}
 		// The answer kept for a create of P, and the onboarding rows that sent and created them.
@@ -228,16 +212,16 @@ func TestEraseEmployee(t *testing.T) {
 		}
 		nextMillisecond()
 		syncErased(t, s, 1)
-		if got := queryString(t, s, `SELECT first_name FROM employees WHERE id = 42`); got != "Zorblax" {
+		if got := sinktest.QueryString(t, s, `SELECT first_name FROM employees WHERE id = 42`); got != "Zorblax" {
 			t.Errorf("after the lift, P's first name is %s", got)
 		}
-		if got := queryString(t, s, `SELECT reason FROM sicknesses WHERE id = 5`); got != "ZQ-fever-note" {
+		if got := sinktest.QueryString(t, s, `SELECT reason FROM sicknesses WHERE id = 5`); got != "ZQ-fever-note" {
 			t.Errorf("after the lift, P's sickness reason is %s", got)
 		}
-		if got := queryString(t, s, `SELECT count(*) FROM employees_history WHERE id = 42 AND first_name IS NULL`); got == "0" {
+		if got := sinktest.QueryString(t, s, `SELECT count(*) FROM employees_history WHERE id = 42 AND first_name IS NULL`); got == "0" {
 			t.Error("after the lift, P's erased versions came back")
 		}
-		if got := queryString(t, s, `SELECT count(*) FROM erasure_log WHERE action = 'lift' AND reason = 'request withdrawn'`); got != "1" {
+		if got := sinktest.QueryString(t, s, `SELECT count(*) FROM erasure_log WHERE action = 'lift' AND reason = 'request withdrawn'`); got != "1" {
 			t.Errorf("lifts logged: %s", got)
 		}
 	})
@@ -270,7 +254,7 @@ func checkFactsKept(t *testing.T, s *sink.Store) {
 		`SELECT request_hash FROM idempotency_keys WHERE employee_id = 42`:                                   "h1",
 		`SELECT count(*) FROM employees_history WHERE id = 43 AND line_manager_id = 42 AND valid_to IS NULL`: "1",
 	} {
-		if got := queryString(t, s, q); got != want {
+		if got := sinktest.QueryString(t, s, q); got != want {
 			t.Errorf("%s = %s, want %s", q, got, want)
 		}
 	}
@@ -298,7 +282,7 @@ func TestEraseRecords(t *testing.T) {
 		if res.Rows["sicknesses"] != 1 || res.Rows["sicknesses_history"] != 1 || len(res.IDs) != 1 {
 			t.Errorf("rows = %v, ids %v", res.Rows, res.IDs)
 		}
-		if n := queryString(t, s, `SELECT count(*) FROM sicknesses_history WHERE id = 6`); n != "2" {
+		if n := sinktest.QueryString(t, s, `SELECT count(*) FROM sicknesses_history WHERE id = 6`); n != "2" {
 			t.Errorf("sickness 6 has %s versions, want 2", n)
 		}
 		health := []string{"lifting", "physio", "Back pain", "Dr Who"}
@@ -318,13 +302,13 @@ func TestEraseRecords(t *testing.T) {
 				`SELECT reason FROM sicknesses WHERE id = 5`:     "ZQ-fever-note",
 				`SELECT first_name FROM employees WHERE id = 43`: "Quinella",
 			} {
-				if got := queryString(t, s, q); got != want {
+				if got := sinktest.QueryString(t, s, q); got != want {
 					t.Errorf("%s: %s = %s, want %s", when, q, got, want)
 				}
 			}
 		}
 		check("erased")
-		if got := queryString(t, s, `SELECT action || ' ' || subject || ' ' || classes || ' ' || cause FROM erasure_log`); got != "retention sicknesses 6 health retention: sickness details after 6 years" {
+		if got := sinktest.QueryString(t, s, `SELECT action || ' ' || subject || ' ' || classes || ' ' || cause FROM erasure_log`); got != "retention sicknesses 6 health retention: sickness details after 6 years" {
 			t.Errorf("log: %s", got)
 		}
 		nextMillisecond()

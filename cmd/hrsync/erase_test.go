@@ -10,32 +10,17 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // TestEraseCommand: hrsync erase erases a person, prints the rows changed per table and no
 // value, lists the erasure, lifts it; its mistakes are one-line usage errors.
 func TestEraseCommand(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "w.db")
-	env := []string{"HRSYNC_WAREHOUSE_URL=" + path}
-	s, err := sink.Open(ctx, path, sink.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var es []v1.Employee
-	for _, raw := range []string{
+	path := warehouseOf(t,
 		`{"id":42,"first_name":"Zorblax","last_name":"Quendrith","email":"zq@marker.example","job_title":"Chef","department":{"id":2,"name":"Kitchen"}}`,
 		`{"id":43,"first_name":"Quinella","line_manager":{"id":42,"first_name":"Zorblax","last_name":"Quendrith"}}`,
-	} {
-		var e v1.Employee
-		if err := e.UnmarshalJSON([]byte(raw)); err != nil {
-			t.Fatal(err)
-		}
-		es = append(es, e)
-	}
-	sinktest.WalkEmployees(t, s, es, 10, sink.MergeOptions{})
-	s.Close()
+	)
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + path}
 
 	for _, tc := range []struct {
 		args []string
@@ -81,7 +66,7 @@ func TestEraseCommand(t *testing.T) {
 		t.Errorf("second lift: %v", err)
 	}
 
-	s, err = sink.Open(ctx, path, sink.Options{})
+	s, err := sink.Open(ctx, path, sink.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,4 +78,18 @@ func TestEraseCommand(t *testing.T) {
 	if first != "" || strings.Contains(managerForm, "Zorblax") {
 		t.Errorf("after erase: P's first name %q, Q's nested %s", first, managerForm)
 	}
+}
+
+// warehouseOf makes a SQLite warehouse holding the employees given as the source sends them,
+// and returns its path.
+func warehouseOf(t *testing.T, employees ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "w.db")
+	s, err := sink.Open(context.Background(), path, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sinktest.WalkEmployees(t, s, sinktest.Employees(t, employees...), 10, sink.MergeOptions{})
+	return path
 }

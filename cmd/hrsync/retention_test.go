@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
-	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // TestRetentionCommand: hrsync retention with no rule says so and changes nothing; --dry-run says
@@ -18,25 +16,11 @@ import (
 // per rule and table and never a value; a second run erases nothing.
 func TestRetentionCommand(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "w.db")
-	env := []string{"HRSYNC_WAREHOUSE_URL=" + path}
-	s, err := sink.Open(ctx, path, sink.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var es []v1.Employee
-	for _, raw := range []string{
+	path := warehouseOf(t,
 		`{"id":42,"first_name":"Zorblax","last_name":"Quendrith","email":"zq@marker.example","status":"Ex-employee","leaving_date":"2001-01-31","department":{"id":2,"name":"Kitchen"}}`,
 		`{"id":43,"first_name":"Quinella","status":"Current employee","department":{"id":2,"name":"Kitchen"}}`,
-	} {
-		var e v1.Employee
-		if err := e.UnmarshalJSON([]byte(raw)); err != nil {
-			t.Fatal(err)
-		}
-		es = append(es, e)
-	}
-	sinktest.WalkEmployees(t, s, es, 10, sink.MergeOptions{})
-	s.Close()
+	)
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + path}
 
 	var out bytes.Buffer
 	if err := run(ctx, []string{"retention"}, env, &out, io.Discard); err != nil {

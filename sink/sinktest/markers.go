@@ -11,6 +11,7 @@ import (
 
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // MarkersIn scans every column of every table of the warehouse (history, ledgers and JSON
@@ -84,4 +85,34 @@ func MarkersInFiles(t testing.TB, s *sink.Store, markers []string) []string {
 		}
 	}
 	return found
+}
+
+// QueryString runs the one-value query q (with ? placeholders) on the warehouse's own
+// connections and gives its value as text: "<null>" for NULL.
+func QueryString(t testing.TB, s *sink.Store, q string, args ...any) string {
+	t.Helper()
+	db := DB(s)
+	var v any
+	if err := db.QueryRowxContext(context.Background(), db.Rebind(q), args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	if v == nil {
+		return "<null>"
+	}
+	return fmt.Sprint(v)
+}
+
+// Employees reads employees from their JSON, as the source sends them.
+func Employees(t testing.TB, raws ...string) []v1.Employee {
+	t.Helper()
+	es := make([]v1.Employee, len(raws))
+	for i, raw := range raws {
+		if err := es[i].UnmarshalJSON([]byte(raw)); err != nil {
+			t.Fatalf("employee %s: %v", raw, err)
+		}
+	}
+	return es
 }

@@ -2,7 +2,6 @@ package retention_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -106,22 +105,6 @@ func load(t *testing.T, s *sink.Store, recent string) {
 	}
 }
 
-func query(t *testing.T, s *sink.Store, q string, args ...any) string {
-	t.Helper()
-	db := sinktest.DB(s)
-	var v any
-	if err := db.QueryRowxContext(context.Background(), db.Rebind(q), args...).Scan(&v); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	if b, ok := v.([]byte); ok {
-		return string(b)
-	}
-	if v == nil {
-		return "<null>"
-	}
-	return fmt.Sprint(v)
-}
-
 // headcount is how many of department 7 the history counts as employed on day: joined by then,
 // not left by then, in the version current now.
 const headcount = `SELECT count(*) FROM employees_history WHERE department_id = 7 AND valid_to IS NULL
@@ -200,7 +183,7 @@ func TestRetention(t *testing.T) {
 			if got := sinktest.MarkersIn(t, s, leaverMarkers); len(got) < len(leaverMarkers) {
 				t.Fatalf("before the run, the markers found are %v: the test's data does not hold them all", got)
 			}
-			headBefore := query(t, s, headcount, "2013-01-01", "2013-01-01")
+			headBefore := sinktest.QueryString(t, s, headcount, "2013-01-01", "2013-01-01")
 			if headBefore != "3" {
 				t.Fatalf("headcount on 2013-01-01 before: %s, want 3", headBefore)
 			}
@@ -281,13 +264,13 @@ func TestRetention(t *testing.T) {
 				}
 			}
 			// The facts of employment stay: counted on a date, their department, dates and days.
-			if got := query(t, s, headcount, "2013-01-01", "2013-01-01"); got != headBefore {
+			if got := sinktest.QueryString(t, s, headcount, "2013-01-01", "2013-01-01"); got != headBefore {
 				t.Errorf("headcount on 2013-01-01 after: %s, want %s", got, headBefore)
 			}
-			if got := query(t, s, headcount, "2016-01-01", "2016-01-01"); got != "2" { // L1 left in 2015
+			if got := sinktest.QueryString(t, s, headcount, "2016-01-01", "2016-01-01"); got != "2" { // L1 left in 2015
 				t.Errorf("headcount on 2016-01-01 after: %s, want 2", got)
 			}
-			if got := query(t, s, `SELECT count(*) FROM sicknesses WHERE employee_id IN (61, 62) AND start_date IS NOT NULL AND deducted IS NOT NULL`); got != "2" {
+			if got := sinktest.QueryString(t, s, `SELECT count(*) FROM sicknesses WHERE employee_id IN (61, 62) AND start_date IS NOT NULL AND deducted IS NOT NULL`); got != "2" {
 				t.Errorf("the leavers' sicknesses' dates and days: %s rows, want 2", got)
 			}
 

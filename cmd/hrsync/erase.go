@@ -55,15 +55,11 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 	if err != nil {
 		return &usageError{"erase: " + err.Error()}
 	}
-	accts, err := cfg.Pick(c.account)
+	// An employee's id is an account's: erasing 42 of every account would erase other people.
+	a, err := personAccount(cfg, c.account, "erase")
 	if err != nil {
 		return err
 	}
-	// An employee's id is an account's: erasing 42 of every account would erase other people.
-	if len(accts) != 1 {
-		return &usageError{"erase: the configuration has several accounts: name one with --account"}
-	}
-	a := accts[0]
 	store, err := openStore(ctx, a, a.Logger(cfg.Logger(stderr)))
 	if err != nil {
 		return err
@@ -92,4 +88,18 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 		return perr
 	}
 	return a.Wrap(err)
+}
+
+// personAccount is the one account a command about one person acts on (an employee's id is an
+// account's): --account's, or the only one configured.
+func personAccount(cfg config.Settings, name, command string) (*config.Account, error) {
+	accts, err := cfg.Pick(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(accts) > 1 {
+		return nil, &usageError{command + ": name the account whose warehouse holds the person with --account (configured: " +
+			strings.Join(config.Names(accts), ", ") + ")"}
+	}
+	return accts[0], nil
 }

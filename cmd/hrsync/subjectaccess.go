@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
@@ -39,15 +38,10 @@ func (c *subjectAccessCommand) run(ctx context.Context, cfg config.Settings, std
 	if err != nil || id <= 0 {
 		return &usageError{fmt.Sprintf("subject-access: --employee %q: want an employee's id, a whole number above 0", c.employee)}
 	}
-	accts, err := cfg.Pick(c.account)
+	a, err := personAccount(cfg, c.account, "subject-access")
 	if err != nil {
 		return err
 	}
-	if len(accts) > 1 {
-		return &usageError{"subject-access: name the account whose warehouse holds the person with --account (configured: " +
-			strings.Join(config.Names(accts), ", ") + ")"}
-	}
-	a := accts[0]
 	ex := personal.NewExport(c.out, id)
 	if !c.force {
 		if err := ex.Absent(); err != nil {

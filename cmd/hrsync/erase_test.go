@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,4 +93,24 @@ func warehouseOf(t *testing.T, employees ...string) string {
 	defer s.Close()
 	sinktest.WalkEmployees(t, s, sinktest.Employees(t, employees...), 10, sink.MergeOptions{})
 	return path
+}
+
+// TestPersonCommandsNameOneAccount: an employee's id is an account's, so erase and
+// subject-access with several accounts and no --account are refused, naming the accounts, and
+// touch no warehouse.
+func TestPersonCommandsNameOneAccount(t *testing.T) {
+	dir := t.TempDir()
+	path := sinktest.ConfigFile(t, "warehouse: {url: "+filepath.Join(dir, "hrsync.db")+"}\naccounts:\n  - name: acme\n  - name: globex\n")
+	for _, args := range [][]string{
+		{"erase", "--employee", "42", "--reason", "ticket 1"},
+		{"subject-access", "--employee", "42", "--out", dir},
+	} {
+		err := run(context.Background(), append([]string{"--config", path}, args...), nil, io.Discard, io.Discard)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), args[0]+": name the account whose warehouse holds the person with --account (configured: acme, globex)") {
+			t.Errorf("%v: %v (exit %d), want a usage error naming acme and globex", args, err, exitCode(err))
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused command left %d files in %s", len(entries), dir)
+	}
 }

@@ -55,6 +55,9 @@ CONTRACT=(
 	hrsync_source_budget_granted_total
 	hrsync_onboarding_rows_total
 	hrsync_onboarding_files_total
+	hrsync_retention_erased_total
+	hrsync_retention_files_deleted_total
+	hrsync_retention_last_success_timestamp_seconds
 	hrsync_serve_requests_total
 	hrsync_serve_request_duration_seconds
 	hrsync_serve_cache_hits_total

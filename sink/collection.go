@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // A collection is declared once (collections.go): its table, its columns with their kinds and
@@ -38,10 +40,19 @@ const (
 type column[T any] struct {
 	name string
 	kind Kind
+	// class is what kind of personal data the column holds (v1.Class); for a JSON column of
+	// several members, the most sensitive of them.
+	class v1.Class
 	// value is what is staged for the record: nil for null.
 	value func(*T) any
 	// set gives the record the value read back.
 	set func(*T, *cell)
+}
+
+// as is the column of class class.
+func (c column[T]) as(class v1.Class) column[T] {
+	c.class = class
+	return c
 }
 
 // cell holds one column's value as read: the field of its kind's Go type.
@@ -127,6 +138,8 @@ type ref[T any] struct {
 	field  string // the nested object's field in the record, e.g. "department"
 	column string // the foreign key, e.g. "department_id"
 	target string // the table it points at
+	// class is the foreign key's personal-data class (v1.Field.Class of the reference).
+	class v1.Class
 	// cols are the target's columns the nested object carries, id excluded.
 	cols []colDef
 	// id is the staged foreign key: the reference's id, or nil when the record has none.
@@ -139,14 +152,15 @@ type ref[T any] struct {
 }
 
 // refTo declares a reference of T to a record of type R (the nested object), stored in field
-// *f. shape declares R's id and the columns of target it carries.
+// *f, of the class the wire declares for it (v1.EmployeeRefs). shape declares R's id and the
+// columns of target it carries.
 func refTo[T, R any](field, column, target string, shape []column[R], f func(*T) **R) ref[T] {
 	id, cols := shape[0], shape[1:]
 	defs := make([]colDef, len(cols))
 	for i, c := range cols {
-		defs[i] = colDef{name: c.name, kind: c.kind}
+		defs[i] = colDef{name: c.name, kind: c.kind, class: c.class}
 	}
-	return ref[T]{field: field, column: column, target: target, cols: defs,
+	return ref[T]{field: field, column: column, target: target, class: v1.EmployeeRef(field).Class, cols: defs,
 		id: func(t *T) any {
 			if r := *f(t); r != nil {
 				return id.value(r)
@@ -178,10 +192,11 @@ func refTo[T, R any](field, column, target string, shape []column[R], f func(*T)
 		}}
 }
 
-// colDef is a column's name and kind: what the SQL needs of it.
+// colDef is a column's name and kind, what the SQL needs of it, and its personal-data class.
 type colDef struct {
-	name string
-	kind Kind
+	name  string
+	kind  Kind
+	class v1.Class
 }
 
 // refDef is a reference without its record type: what the SQL needs of it.
@@ -228,7 +243,7 @@ func (t *table) stagedCols() []colDef {
 	cols := append([]colDef{}, t.cols...)
 	for _, r := range t.refs {
 		for _, c := range r.cols {
-			cols = append(cols, colDef{name: r.staged(c.name), kind: c.kind})
+			cols = append(cols, colDef{name: r.staged(c.name), kind: c.kind, class: c.class})
 		}
 	}
 	return cols
@@ -254,19 +269,25 @@ type collection[T any] struct {
 	// finish completes a record read back, given where its row came from (origin) and the
 	// time of the read; optional.
 	finish func(t *T, origin string, now time.Time)
+	// id is the record's id; json is the record as JSON (as the source sent it), decode a
+	// record from its JSON: what a load erases a record it stages by (eraseStaged).
+	id     func(t *T) int64
+	json   func(t *T) []byte
+	decode func(b []byte) (T, error)
 }
 
 // declare builds a collection's declaration from its columns (id first) and references.
 func declare[T any](name string, cols []column[T], refs ...ref[T]) *collection[T] {
 	t := &table{name: name}
 	for _, c := range cols {
-		t.cols = append(t.cols, colDef{name: c.name, kind: c.kind})
+		t.cols = append(t.cols, colDef{name: c.name, kind: c.kind, class: c.class})
 	}
 	for _, r := range refs {
-		t.cols = append(t.cols, colDef{name: r.column, kind: KindID})
+		t.cols = append(t.cols, colDef{name: r.column, kind: KindID, class: r.class})
 		t.refs = append(t.refs, refDef{field: r.field, column: r.column, target: r.target, cols: r.cols})
 	}
-	return &collection[T]{table: t, plain: cols, refs: refs}
+	id := cols[0].value
+	return &collection[T]{table: t, plain: cols, refs: refs, id: func(r *T) int64 { n, _ := id(r).(int64); return n }}
 }
 
 // stageRow is the staged row of a record: seq, then in the order of stagedCols the plain

@@ -13,22 +13,23 @@ import (
 
 // The shapes of the nested objects: the id, then the columns of the target's table each carries.
 var (
+	// The classes are those of the target's columns, where the carried values are written.
 	refShape = []column[v1.Ref]{
 		idColumn(func(r *v1.Ref) *int64 { return &r.ID }),
-		textColumn("name", KindText, func(r *v1.Ref) *string { return &r.Name }),
-		jsonColumn("extra", func(r *v1.Ref) *v1.Extra { return &r.Extra }),
+		textColumn("name", KindText, func(r *v1.Ref) *string { return &r.Name }).as(v1.NotPersonal),
+		jsonColumn("extra", func(r *v1.Ref) *v1.Extra { return &r.Extra }).as(v1.Identifying),
 	}
 	personShape = []column[v1.PersonRef]{
 		idColumn(func(p *v1.PersonRef) *int64 { return &p.ID }),
-		textColumn("first_name", KindText, func(p *v1.PersonRef) *string { return &p.FirstName }),
-		textColumn("last_name", KindText, func(p *v1.PersonRef) *string { return &p.LastName }),
-		textColumn("email", KindText, func(p *v1.PersonRef) *string { return &p.Email }),
+		textColumn("first_name", KindText, func(p *v1.PersonRef) *string { return &p.FirstName }).as(v1.Identifying),
+		textColumn("last_name", KindText, func(p *v1.PersonRef) *string { return &p.LastName }).as(v1.Identifying),
+		textColumn("email", KindText, func(p *v1.PersonRef) *string { return &p.Email }).as(v1.Identifying),
 	}
 	patternShape = []column[v1.PatternRef]{
 		idColumn(func(p *v1.PatternRef) *int64 { return &p.ID }),
-		textColumn("name", KindText, func(p *v1.PatternRef) *string { return &p.Name }),
-		textColumn("total_hours", KindDecimal, func(p *v1.PatternRef) *string { return &p.TotalHours }),
-		boolColumn("is_default", func(p *v1.PatternRef) **bool { return &p.Default }),
+		textColumn("name", KindText, func(p *v1.PatternRef) *string { return &p.Name }).as(v1.NotPersonal),
+		textColumn("total_hours", KindDecimal, func(p *v1.PatternRef) *string { return &p.TotalHours }).as(v1.NotPersonal),
+		boolColumn("is_default", func(p *v1.PatternRef) **bool { return &p.Default }).as(v1.NotPersonal),
 	}
 )
 
@@ -42,13 +43,13 @@ func plainColumn[T any](f v1.Plain[T]) column[T] {
 		if f.ID {
 			kind = KindID
 		}
-		return intColumn(name, kind, f.Int)
+		return intColumn(name, kind, f.Int).as(f.Class)
 	case v1.Bool:
-		return boolColumn(name, f.Bool)
+		return boolColumn(name, f.Bool).as(f.Class)
 	case v1.Opaque:
-		return jsonColumn(name, f.Raw)
+		return jsonColumn(name, f.Raw).as(f.Class)
 	}
-	return textColumn(name, columnKinds[f.Kind], f.Text)
+	return textColumn(name, columnKinds[f.Kind], f.Text).as(f.Class)
 }
 
 // employeeCollection is /v1/employees: the plain fields the wire declares (v1.EmployeeFields),
@@ -56,17 +57,18 @@ func plainColumn[T any](f v1.Plain[T]) column[T] {
 // points at (two of them, line manager and holiday approver, at employees itself).
 var employeeCollection = func() *collection[v1.Employee] {
 	type E = v1.Employee
-	cols := []column[E]{idColumn(func(e *E) *int64 { return &e.ID })}
+	cols := []column[E]{idColumn(func(e *E) *int64 { return &e.ID }).as(v1.Employment)}
 	for _, f := range v1.EmployeeFields {
 		cols = append(cols, plainColumn(f))
 	}
 	c := declare(string(Employees), append(cols,
-		jsonColumn("extra", func(e *E) *v1.Extra { return &e.Extra }),
+		// What no declaration names is taken as identifying (v1.Collection.ExtraClass).
+		jsonColumn("extra", func(e *E) *v1.Extra { return &e.Extra }).as(v1.Identifying),
 		// The record's nested objects exactly as the source embedded them (the source embeds
 		// one person in different forms in different records, so the form belongs to the
 		// reference), keyed by field in name order (v1.Employee.NestedRaw). Read back after the
 		// references, whose forms it restores.
-		column[E]{name: "nested", kind: KindJSON,
+		column[E]{name: "nested", kind: KindJSON, class: sentClass(v1.EmployeeRefs, 0),
 			value: func(e *E) any { return nullRaw(e.NestedRaw()) },
 			set: func(e *E, c *cell) {
 				if c.s.Valid {
@@ -76,7 +78,7 @@ var employeeCollection = func() *collection[v1.Employee] {
 			}},
 		// The record as the source sent it, which serve mode gives back (see sentColumn);
 		// the columns above are the analysts' normal forms.
-		sentColumn(func(e *E) *json.RawMessage { return &e.Sent })),
+		sentColumn(func(e *E) *json.RawMessage { return &e.Sent }).as(v1.Identifying)),
 		refTo("working_pattern", "working_pattern_id", string(WorkingPatterns), patternShape, func(e *E) **v1.PatternRef { return &e.WorkingPattern }),
 		refTo("holiday_allowance", "holiday_allowance_id", holidayAllowances, refShape, func(e *E) **v1.Ref { return &e.HolidayAllowance }),
 		refTo("department", "department_id", departments, refShape, func(e *E) **v1.Ref { return &e.Department }),
@@ -87,6 +89,8 @@ var employeeCollection = func() *collection[v1.Employee] {
 		refTo("line_manager", "line_manager_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.LineManager }),
 		refTo("holiday_approver", "holiday_approver_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.HolidayApprover }),
 	)
+	c.json = func(e *E) []byte { return e.AppendJSON(nil) }
+	c.decode = func(b []byte) (e E, err error) { err = e.UnmarshalJSON(b); return e, err }
 	// A record created here ages: its length of service is reckoned at read time, as the
 	// service reckons it, not frozen at creation.
 	c.finish = func(e *E, origin string, now time.Time) {
@@ -103,14 +107,17 @@ var employeeCollection = func() *collection[v1.Employee] {
 // (v1.PatternFields), then extra and sent.
 var patternCollection = func() *collection[v1.WorkingPattern] {
 	type W = v1.WorkingPattern
-	cols := []column[W]{idColumn(func(w *W) *int64 { return &w.ID })}
+	cols := []column[W]{idColumn(func(w *W) *int64 { return &w.ID }).as(v1.NotPersonal)}
 	for _, f := range v1.PatternFields {
 		cols = append(cols, plainColumn(f))
 	}
 	cols = append(cols,
-		jsonColumn("extra", func(w *W) *v1.Extra { return &w.Extra }),
-		sentColumn(func(w *W) *json.RawMessage { return &w.Sent }))
-	return declare(string(WorkingPatterns), cols)
+		jsonColumn("extra", func(w *W) *v1.Extra { return &w.Extra }).as(v1.Identifying),
+		sentColumn(func(w *W) *json.RawMessage { return &w.Sent }).as(v1.Identifying))
+	c := declare(string(WorkingPatterns), cols)
+	c.json = func(w *W) []byte { return w.AppendJSON(nil) }
+	c.decode = func(b []byte) (w W, err error) { err = w.UnmarshalJSON(b); return w, err }
+	return c
 }()
 
 // The reference data employees point at, declared on the wire (v1.Departments…) and derived

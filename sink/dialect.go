@@ -63,6 +63,12 @@ type dialect interface {
 	// as reserveArgs repeats them; it returns the microseconds from the database's now to the
 	// start of the slot reserved (0 or less: the slot is now).
 	reserveSlot() string
+	// beginErase readies conn for an erase (erase.go) to leave nothing of what it erases in
+	// the database's pages; done undoes it once the erase and its scrub are over.
+	beginErase(ctx context.Context, conn *sqlx.Conn) (done func(), err error)
+	// scrub, after an erase committed on conn, makes the old values of tables unreadable in
+	// the database's files.
+	scrub(ctx context.Context, conn *sqlx.Conn, tables []string) error
 	// tryLock takes the named lock shared by every process using the warehouse, without
 	// waiting; ok is false when another process holds it.
 	tryLock(ctx context.Context, s *Store, name string) (l processLock, ok bool, err error)

@@ -165,3 +165,42 @@ func RemakeHistoryWith(ctx context.Context, s *Store, tableName, name string) er
 	}
 	return tx.Commit()
 }
+
+// InventoryMismatches compares the inventory (Inventory) with the tables the migrations made in
+// s, both ways: a migrated column not inventoried, or an inventoried one not migrated, is a line.
+func InventoryMismatches(ctx context.Context, s *Store) ([]string, error) {
+	q := `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+	if s.d.name() == schema.SQLite {
+		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
+	}
+	var names []string
+	if err := s.db.SelectContext(ctx, &names, q); err != nil {
+		return nil, err
+	}
+	inventoried := map[string]bool{}
+	for _, it := range Inventory() {
+		key := it.Table + "." + it.Column
+		if inventoried[key] {
+			return nil, fmt.Errorf("%s: inventoried twice", key)
+		}
+		inventoried[key] = true
+	}
+	var out []string
+	for _, name := range names {
+		cols, err := tableColumns(ctx, s.db.DB, s.d, name)
+		if err != nil {
+			return nil, err
+		}
+		for c := range cols {
+			if !inventoried[name+"."+c] {
+				out = append(out, name+"."+c+": migrated, not in the inventory")
+			}
+			delete(inventoried, name+"."+c)
+		}
+	}
+	for key := range inventoried {
+		out = append(out, key+": in the inventory, not migrated")
+	}
+	slices.Sort(out)
+	return out, nil
+}

@@ -43,6 +43,10 @@ type Load struct {
 	// scope, for a walk of a window (Within), is the condition on the table's rows that says
 	// which of them the walk covered: only those can be found missing. "" covers every row.
 	scope string
+	// erased is what the erasures in force when the load began say (nil: none, the rule), and
+	// erasedMax the last erasure's id then: a merge refuses what was staged before a later one.
+	erased    *erasedSet
+	erasedMax int64
 }
 
 // Window is the part of a dated collection a walk covers: the records the source's date
@@ -162,6 +166,16 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 			return nil, fmt.Errorf("begin load %s: %w", r, err)
 		}
 	}
+	// The erasures are read once per load: staging a record then costs a nil check when
+	// nothing is erased, a few map lookups when something is (eraseStaged).
+	if err := conn.QueryRowxContext(ctx, `SELECT coalesce(max(id), 0) FROM erasures`).Scan(&l.erasedMax); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("begin load %s: %w", r, err)
+	}
+	if l.erased, err = loadErased(ctx, conn); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("begin load %s: %w", r, err)
+	}
 	return l, nil
 }
 
@@ -194,7 +208,19 @@ func addRecords[T any](ctx context.Context, l *Load, c *collection[T], recs []T)
 	}
 	rows := make([][]any, len(recs))
 	for i := range recs {
-		rows[i] = c.stageRow(l.seq+int64(i)+1, &recs[i])
+		rec := &recs[i]
+		if l.erased != nil {
+			// What is erased never reaches the staging table: neither the merge nor the
+			// history triggers write it again.
+			erased, ok, err := eraseStaged(c, l.erased, rec)
+			if err != nil {
+				return fmt.Errorf("stage %s: %w", c.name, err)
+			}
+			if ok {
+				rec = &erased
+			}
+		}
+		rows[i] = c.stageRow(l.seq+int64(i)+1, rec)
 	}
 	return l.stage(ctx, rows)
 }
@@ -313,6 +339,11 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 			return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
 		}
 	}
+	if !opts.DryRun {
+		if err := l.checkErasures(ctx, tx); err != nil {
+			return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
+		}
+	}
 	res, err := m.merge(ctx, tx, l.t, opts)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
@@ -324,4 +355,22 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 		return MergeResult{}, fmt.Errorf("merge %s: commit: %w", l.resource, busyErr(err))
 	}
 	return res, nil
+}
+
+// checkErasures fails with ErrErasedDuringLoad when an erasure was made since the load began:
+// what it staged was not erased of it. It first waits for, then excludes, the other writers
+// (an erase among them), so an erasure either committed before it looks or begins after the
+// merge.
+func (l *Load) checkErasures(ctx context.Context, tx *sqlx.Tx) error {
+	if err := l.s.d.serializeWrites(ctx, tx); err != nil {
+		return fmt.Errorf("serialize writes: %w", busyErr(err))
+	}
+	var last int64
+	if err := tx.QueryRowxContext(ctx, `SELECT coalesce(max(id), 0) FROM erasures`).Scan(&last); err != nil {
+		return fmt.Errorf("read erasures: %w", err)
+	}
+	if last != l.erasedMax {
+		return ErrErasedDuringLoad
+	}
+	return nil
 }

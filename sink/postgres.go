@@ -311,3 +311,22 @@ WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_sch
 func (pgDialect) dropTrigger(name, table string) string {
 	return "DROP TRIGGER " + name + " ON " + table
 }
+
+// beginErase has nothing to ready: Postgres never writes over a row in place (scrub rewrites
+// the tables).
+func (pgDialect) beginErase(context.Context, *sqlx.Conn) (func(), error) { return func() {}, nil }
+
+// scrub rewrites the tables (VACUUM (FULL), outside any transaction): an UPDATE leaves the old
+// version of a row in the table's file until VACUUM reclaims the space, and even then its bytes
+// until the space is reused; FULL writes the live rows to new files and removes the old ones.
+// It locks each table against reads while it runs. What it cannot reach is outside the
+// warehouse's tables: WAL segments until the server recycles them, replicas' and backups' copies.
+func (pgDialect) scrub(ctx context.Context, conn *sqlx.Conn, tables []string) error {
+	if len(tables) == 0 {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, `VACUUM (FULL) `+strings.Join(tables, ", ")); err != nil {
+		return fmt.Errorf("vacuum (full): %w", err)
+	}
+	return nil
+}

@@ -25,7 +25,7 @@ var columnKinds = map[v1.Kind]Kind{v1.String: KindText, v1.Int: KindInt, v1.Bool
 // recordCollection is the warehouse's declaration of a collection declared on the wire. held
 // says whether the warehouse holds a table of that name.
 func recordCollection(wire *v1.Collection, held func(string) bool) *collection[v1.Record] {
-	cols := []column[v1.Record]{idColumn(func(r *v1.Record) *int64 { return &r.ID })}
+	cols := []column[v1.Record]{idColumn(func(r *v1.Record) *int64 { return &r.ID }).as(idClass(wire))}
 	var refs []ref[v1.Record]
 	var nested []int // the fields whose forms the nested column keeps
 	for i, f := range wire.Fields {
@@ -40,20 +40,22 @@ func recordCollection(wire *v1.Collection, held func(string) bool) *collection[v
 			cols = append(cols, valueColumn(i, f))
 		}
 	}
-	cols = append(cols, jsonColumn("extra", func(r *v1.Record) *v1.Extra { return &r.Extra }))
+	cols = append(cols, jsonColumn("extra", func(r *v1.Record) *v1.Extra { return &r.Extra }).as(wire.ExtraClass()))
 	if len(nested) > 0 {
-		cols = append(cols, formsColumn(wire, nested))
+		cols = append(cols, formsColumn(wire, nested).as(mostSensitive(carried(wire.Fields, nested)...)))
 	}
-	cols = append(cols, sentColumn(func(r *v1.Record) *json.RawMessage { return &r.Sent }))
+	cols = append(cols, sentColumn(func(r *v1.Record) *json.RawMessage { return &r.Sent }).as(sentClass(wire.Fields, wire.ExtraClass())))
 	c := declare(wire.Name, cols, refs...)
 	c.init = func(r *v1.Record) { r.Values = make([]v1.Value, len(wire.Fields)) }
+	c.json = func(r *v1.Record) []byte { return wire.AppendJSON(nil, r) }
+	c.decode = wire.Decode
 	return c
 }
 
 // valueColumn is the column of a plain field: its value is r.Values[i].
 func valueColumn(i int, f v1.Field) column[v1.Record] {
 	kind := columnKinds[f.Kind]
-	return column[v1.Record]{name: f.Name, kind: kind,
+	return column[v1.Record]{name: f.Name, kind: kind, class: f.Class,
 		value: func(r *v1.Record) any { return sqlValue(kind, r.Values[i]) },
 		set:   func(r *v1.Record, c *cell) { r.Values[i] = wireValue(kind, c) }}
 }
@@ -61,7 +63,7 @@ func valueColumn(i int, f v1.Field) column[v1.Record] {
 // nestedIDColumn is the id of a nested object whose target the warehouse does not hold: its form
 // is in the nested column.
 func nestedIDColumn(i int, f v1.Field) column[v1.Record] {
-	return column[v1.Record]{name: f.Name + "_id", kind: KindID,
+	return column[v1.Record]{name: f.Name + "_id", kind: KindID, class: f.Class,
 		value: func(r *v1.Record) any { return nestedID(r.Values[i]) },
 		set: func(r *v1.Record, c *cell) {
 			if c.i.Valid {
@@ -75,9 +77,9 @@ func nestedIDColumn(i int, f v1.Field) column[v1.Record] {
 func recordRef(i int, f v1.Field) ref[v1.Record] {
 	carried := make([]colDef, len(f.Nested.Fields))
 	for j, cf := range f.Nested.Fields {
-		carried[j] = colDef{name: cf.Name, kind: columnKinds[cf.Kind]}
+		carried[j] = colDef{name: cf.Name, kind: columnKinds[cf.Kind], class: cf.Class}
 	}
-	return ref[v1.Record]{field: f.Name, column: f.Name + "_id", target: f.Nested.Target, cols: carried,
+	return ref[v1.Record]{field: f.Name, column: f.Name + "_id", target: f.Nested.Target, class: f.Class, cols: carried,
 		id: func(r *v1.Record) any { return nestedID(r.Values[i]) },
 		carry: func(r *v1.Record, row []any) []any {
 			v := r.Values[i]
@@ -224,3 +226,53 @@ var wireCollections = func() map[string]*collection[v1.Record] {
 	}
 	return out
 }()
+
+// idClass is the class of a record's id: a pseudonymous key of a person (Employment) when the
+// records are about people, not personal when every member of them is (reference data).
+func idClass(wire *v1.Collection) v1.Class {
+	for _, f := range wire.Fields {
+		if f.Class.Personal() {
+			return v1.Employment
+		}
+	}
+	return v1.NotPersonal
+}
+
+// carried are the classes of the members the nested fields at indexes i carry, and of the
+// references themselves.
+func carried(fields []v1.Field, i []int) []v1.Class {
+	var out []v1.Class
+	for _, j := range i {
+		out = append(out, fields[j].Class)
+		for _, cf := range fields[j].Nested.Fields {
+			out = append(out, cf.Class)
+		}
+	}
+	return out
+}
+
+// sentClass is the class of a record as sent: the most sensitive of its members, the nested
+// ones' and those no declaration names (of class extra) included.
+func sentClass(fields []v1.Field, extra v1.Class) v1.Class {
+	classes := []v1.Class{extra}
+	for _, f := range fields {
+		classes = append(classes, f.Class)
+		if f.Nested != nil {
+			for _, cf := range f.Nested.Fields {
+				classes = append(classes, cf.Class)
+			}
+		}
+	}
+	return mostSensitive(classes...)
+}
+
+// mostSensitive is the most sensitive of classes (v1.Classes' order).
+func mostSensitive(classes ...v1.Class) v1.Class {
+	var most v1.Class
+	for _, c := range classes {
+		if c > most {
+			most = c
+		}
+	}
+	return most
+}

@@ -221,3 +221,35 @@ func (sqliteDialect) historyTriggerDefs(ctx context.Context, q querier) (map[str
 }
 
 func (sqliteDialect) dropTrigger(name, _ string) string { return "DROP TRIGGER " + name }
+
+// beginErase turns secure_delete on for the erase's connection: SQLite then overwrites with
+// zeros the content it deletes or moves, instead of leaving it in free space.
+func (sqliteDialect) beginErase(ctx context.Context, conn *sqlx.Conn) (func(), error) {
+	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+		return nil, fmt.Errorf("secure delete: %w", err)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_, _ = conn.ExecContext(ctx, `PRAGMA secure_delete = OFF`)
+	}, nil
+}
+
+// scrub rebuilds the whole file (VACUUM: no page keeps an old value, in use or free), then
+// copies the write-ahead log into it and truncates the log to nothing (wal_checkpoint(TRUNCATE)):
+// the old values' frames are gone from the -wal file too. A reader still on an older snapshot
+// (a serve request) holds the log: the checkpoint waits for it up to the busy timeout, and an
+// error says so if it still cannot.
+func (sqliteDialect) scrub(ctx context.Context, conn *sqlx.Conn, _ []string) error {
+	if _, err := conn.ExecContext(ctx, `VACUUM`); err != nil {
+		return fmt.Errorf("vacuum: %w", busyErr(err))
+	}
+	var busy, frames, done int
+	if err := conn.QueryRowxContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done); err != nil {
+		return fmt.Errorf("checkpoint: %w", busyErr(err))
+	}
+	if busy != 0 {
+		return fmt.Errorf("checkpoint: a reader still holds the write-ahead log (%d of %d frames copied); scrub again when it is done", done, frames)
+	}
+	return nil
+}

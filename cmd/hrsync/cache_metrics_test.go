@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -27,7 +28,7 @@ func TestServeCacheMetrics(t *testing.T) {
 		cfg.Serve.CacheBytes = bytes
 		s := parsed(t, cfg)
 		reg := newRegistry()
-		h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, newServeMetrics(reg), slog.New(slog.DiscardHandler))
+		h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, prom.NewServe(reg), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

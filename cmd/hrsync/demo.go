@@ -9,6 +9,8 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/onboardreport"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/sync/onboard"
@@ -51,7 +53,7 @@ var demoWiring = demo.Wiring{
 	},
 	Replica: func(cfg config.Settings, store *sink.Store, upstream *client.Client, log *slog.Logger) (http.Handler, error) {
 		as := accountStore{acct: cfg.Accounts[0], store: store, upstream: upstream}
-		return apiMux(cfg, []accountStore{as}, newServeMetrics(newRegistry()), log)
+		return apiMux(cfg, []accountStore{as}, prom.NewServe(newRegistry()), log)
 	},
-	OnboardSummary: func(w io.Writer, f onboard.FileResult) { printSummary(w, f, false) },
+	OnboardSummary: func(w io.Writer, f onboard.FileResult) { onboardreport.PrintSummary(w, f, false) },
 }

@@ -18,9 +18,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/tlstest"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/sync/retention"
 	"github.com/hrsync/hrsync/sync/walk"
 )
 
@@ -51,17 +53,19 @@ func (r *descRecorder) Unregister(prometheus.Collector) bool { return false }
 var descPattern = regexp.MustCompile(`^Desc\{fqName: "([^"]+)", .*, constLabels: \{([^}]*)\}, variableLabels: \{([^}]*)\}\}$`)
 
 // registeredMetrics are the hrsync_* metrics a process of hrsync registers, each with its label
-// names, sorted: `run --serve` with every option that adds one (a schedule, a drop folder, the
+// names, sorted: `run --serve` with every option that adds one (a schedule, a drop folder, a
+// retention rule, the
 // shared request budget, the answer cache, a TLS certificate), as the commands build them.
 func registeredMetrics(t *testing.T) map[string][]string {
 	t.Helper()
 	rec := &descRecorder{}
 	a := &config.Account{Name: "default"}
 	a.Schedule, a.Onboarding.Dir = "@daily", t.TempDir()
-	as := newAccountSetup(a, rec) // the sync's, the job runner's and onboarding's
-	_ = as.reg.Register(newBudgetCollector(nil))
-	sm := newServeMetrics(rec)
-	_ = sm.reg.Register(newCacheCollector(nil))
+	a.Retention = retention.Rules{SicknessDetails: retention.Period{Years: 1}}
+	as := newAccountSetup(a, rec) // the sync's, the job runner's, onboarding's and retention's
+	_ = as.reg.Register(prom.NewBudgetCollector(nil))
+	sm := prom.NewServe(rec)
+	_ = sm.RegisterCache(nil)
 	dir := t.TempDir()
 	cfg := config.Defaults()
 	cfg.Serve.TLSCert, cfg.Serve.TLSKey = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
@@ -361,13 +365,13 @@ func TestHealthAndMetricsNotCountedAsRoutes(t *testing.T) {
 	defer store.Close()
 	reg := newRegistry()
 	log := slog.New(slog.DiscardHandler)
-	mux, err := apiMux(st, []accountStore{{acct: st.Accounts[0], store: store}}, newServeMetrics(reg), log)
+	mux, err := apiMux(st, []accountStore{{acct: st.Accounts[0], store: store}}, prom.NewServe(reg), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := httptest.NewServer(mux)
 	defer api.Close()
-	metrics := httptest.NewServer(metricsMux(reg, readyAll{{acct: st.Accounts[0], store: store}}, log))
+	metrics := httptest.NewServer(prom.Mux(reg, readyAll{{acct: st.Accounts[0], store: store}}, log))
 	defer metrics.Close()
 	get := func(base, path string) {
 		t.Helper()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 )
 
 // failingReady is a warehouse that is not ready, with the kind of reason a driver gives.
@@ -28,7 +29,7 @@ func TestReadyzOnTheAPIPort(t *testing.T) {
 	if w.Code != 503 || strings.TrimSpace(w.Body.String()) != `{"status":"unavailable"}` {
 		t.Errorf("API /readyz: %d %s", w.Code, w.Body)
 	}
-	metrics := metricsMux(newRegistry(), failingReady{}, slog.New(slog.DiscardHandler))
+	metrics := prom.Mux(newRegistry(), failingReady{}, slog.New(slog.DiscardHandler))
 	w = httptest.NewRecorder()
 	metrics.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
 	if w.Code != 503 || !strings.Contains(w.Body.String(), "connection refused") || !strings.Contains(w.Body.String(), "acme") {

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -85,6 +88,19 @@ var commands = []commandSpec{
 		"onboarding, a second sync, a report, then the replica until Ctrl-C\n" +
 		"(--employees, --addr, --hires, --warehouse, --no-serve)",
 		new: func() command { return &demoCommand{} }},
+	{name: "inventory", summary: "print the data inventory: every column of the warehouse, the class of personal\n" +
+		"data it holds and its retention under the configured rules (--format text, csv or\n" +
+		"markdown, --account)",
+		new: func() command { return &inventoryCommand{} }},
+	{name: "subject-access", summary: "export everything the warehouse holds about one employee (GDPR\n" +
+		"Art. 15) as JSON and CSV files (--employee ID, --out DIR, --force, --account)",
+		new: func() command { return &subjectAccessCommand{} }},
+	{name: "erase", summary: "erase a person's personal data from the warehouse and keep it erased across syncs\n" +
+		"(--employee ID --reason TEXT [--classes], --list, --lift ERASURE_ID --reason TEXT)",
+		new: func() command { return &eraseCommand{} }},
+	{name: "retention", summary: "apply the retention rules now: erase what is past its period (leavers' data by\n" +
+		"class, old sicknesses' details, old onboarding files) (--dry-run, --account)",
+		new: func() command { return &retentionCommand{} }},
 	{name: "version", summary: "print the version",
 		new: func() command { return versionCommand{} }},
 }
@@ -93,8 +109,12 @@ var commands = []commandSpec{
 func usageText() string {
 	var b strings.Builder
 	b.WriteString("usage: hrsync [--config FILE] COMMAND [flags]\n\nCommands:\n")
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-9s %s\n", c.name, strings.ReplaceAll(c.summary, "\n", "\n"+strings.Repeat(" ", 12)))
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-*s %s\n", width, c.name, strings.ReplaceAll(c.summary, "\n", "\n"+strings.Repeat(" ", width+3)))
 	}
 	b.WriteString("\nConfiguration comes from config.yaml (--config, default ./config.yaml when present) and\n" +
 		"HRSYNC_* environment variables, which win. See README.md.\n")
@@ -222,3 +242,6 @@ func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, s
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
+
+// newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build's version.
+func newRegistry() *prometheus.Registry { return prom.NewRegistry(version) }

@@ -15,12 +15,14 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 
 	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/sync/fleet"
 	"github.com/hrsync/hrsync/sync/onboard"
+	"github.com/hrsync/hrsync/sync/retention"
 	"github.com/hrsync/hrsync/sync/runner"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -50,7 +52,9 @@ const stopTimeout = 30 * time.Second
 // runners, then the servers, then closes the warehouses, and exits 0.
 func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.Writer) error {
 	log := cfg.Logger(stderr)
-	if !slices.ContainsFunc(cfg.Accounts, func(a *config.Account) bool { return a.Schedule != "" || a.Onboarding.Dir != "" }) {
+	if !slices.ContainsFunc(cfg.Accounts, func(a *config.Account) bool {
+		return a.Schedule != "" || a.Onboarding.Dir != "" || a.Retention.Any()
+	}) {
 		what := "set schedule (HRSYNC_SCHEDULE), e.g. @daily, \"0 2 * * *\" or @every 1h, and/or onboarding.dir (HRSYNC_ONBOARDING_DIR)"
 		if cfg.Accounts[0].Listed {
 			what = "give an account a schedule (e.g. @daily, \"0 2 * * *\" or @every 1h) or an onboarding.dir"
@@ -89,9 +93,9 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 		}
 		stores = append(stores, s)
 	}
-	servers := []httpserve.Server{{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: metricsMux(reg, f, log)}}
+	servers := []httpserve.Server{{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: prom.Mux(reg, f, log)}}
 	if c.serve {
-		mux, err := apiMux(cfg, stores, newServeMetrics(reg), log)
+		mux, err := apiMux(cfg, stores, prom.NewServe(reg), log)
 		if err != nil {
 			return err
 		}
@@ -144,6 +148,7 @@ type accountSetup struct {
 	syncMetrics *walk.Metrics
 	jobMetrics  *runner.Metrics
 	onboard     *onboard.Metrics
+	retention   *retention.Metrics
 }
 
 func newAccountSetup(a *config.Account, reg prometheus.Registerer) *accountSetup {
@@ -156,6 +161,9 @@ func newAccountSetup(a *config.Account, reg prometheus.Registerer) *accountSetup
 	}
 	if a.Onboarding.Dir != "" {
 		as.onboard = onboard.NewMetrics(as.reg)
+	}
+	if a.Retention.Any() {
+		as.retention = retention.NewMetrics(as.reg)
 	}
 	return as
 }
@@ -233,12 +241,17 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 		jobs = append(jobs, job)
 	} else if a.Onboarding.Dir != "" {
 		log.Info("no schedule: the worker only watches the onboarding folder")
-	} else {
+	} else if !a.Retention.Any() {
 		log.Info("neither a schedule nor an onboarding folder: the account is only served")
 	}
 	if a.Onboarding.Dir != "" {
 		o := newOnboarder(a, w.client, store, as.onboard, false, log)
 		jobs = append(jobs, o.Job(a.PollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle}))
+	}
+	if a.Retention.Any() {
+		// Checked every hour, run once a day, under the sync's lock: see retention.Job.
+		log.Info("retention rules set: erased once a day", "rules", a.Retention.Describe())
+		jobs = append(jobs, retention.Job(store, a.Retention, as.retention, log))
 	}
 	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: store, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
 		return fail(a.Wrap(err))

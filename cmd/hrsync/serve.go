@@ -14,6 +14,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/client"
@@ -60,7 +61,7 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 			}
 		}
 	}
-	mux, err := apiMux(cfg, stores, newServeMetrics(reg), log)
+	mux, err := apiMux(cfg, stores, prom.NewServe(reg), log)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 	}
 	return httpserve.ServeAll(ctx, log, []httpserve.Server{
 		api,
-		{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: metricsMux(reg, readyAll(stores), log)},
+		{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: prom.Mux(reg, readyAll(stores), log)},
 	})
 }
 
@@ -104,14 +105,14 @@ func (r readyAll) Ready(ctx context.Context) error {
 // key reads its account's data only (serveKeys). It is no http.ServeMux: one would answer a
 // path it cleans (//, /v1/../x) with an HTML redirect before the /v1 handler, which answers
 // every request in JSON, could.
-func apiMux(cfg config.Settings, stores []accountStore, m *serveMetrics, log *slog.Logger) (http.Handler, error) {
+func apiMux(cfg config.Settings, stores []accountStore, m *prom.Serve, log *slog.Logger) (http.Handler, error) {
 	keys, plain, err := config.ServeKeys(cfg, log)
 	if err != nil {
 		return nil, err
 	}
 	hopts := server.Options{Keys: keys, APIKeys: plain, PublicURL: cfg.PublicURL,
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
-		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), ETagSecret: []byte(cfg.Serve.ETagSecret), Logger: log, Observe: m.observe}
+		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), ETagSecret: []byte(cfg.Serve.ETagSecret), Logger: log, Observe: m.Observe}
 	for _, s := range stores {
 		ac := server.Account{Name: s.acct.Name, Store: s.store, Writes: s.acct.Writes}
 		if s.upstream != nil {
@@ -125,7 +126,7 @@ func apiMux(cfg config.Settings, stores []accountStore, m *serveMetrics, log *sl
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	if cfg.Serve.CacheBytes > 0 {
-		if err := m.reg.Register(newCacheCollector(api)); err != nil {
+		if err := m.RegisterCache(api); err != nil {
 			return nil, fmt.Errorf("serve: cache metrics: %w", err)
 		}
 	}

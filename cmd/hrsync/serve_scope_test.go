@@ -22,6 +22,7 @@ import (
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/source/sourcetest"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 func sha256Hex(s string) string {
@@ -55,6 +56,8 @@ func TestServeKeyScopeErrors(t *testing.T) {
 		{"* as a wildcard", `{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: ["line_manager.*"]}`, `serve.keys d: deny: field path "line_manager.*": * is no wildcard; a member at every depth is **.name (**.email)`},
 		{"** inside a path", `{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: ["a.**.email"]}`, `serve.keys d: deny: field path "a.**.email": * is no wildcard`},
 		{"** unquoted", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [**.email]}", `(a field path that starts with * must be quoted: "**.email")`},
+		{"unknown class", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny_classes: [health, medical]}", `serve.keys d: deny_classes: unknown personal-data class "medical": want one of not_personal, employment, identifying, free_text, financial, health`},
+		{"no classes", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, deny_classes: []}", "serve.keys d: deny_classes lists none (leave it out to deny none)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +92,7 @@ func TestServeKeyScopes(t *testing.T) {
         - id
         - "**.email"
         - '**.name'
+    - {name: no-health, key: f-4f9a0c7e2b1d8e6f3a5c9b0d, deny_classes: [health, Financial, free-text]}
 `), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +109,7 @@ func TestServeKeyScopes(t *testing.T) {
 		{Name: "deny", Key: "c-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: server.Scope{Deny: []string{"dob", "bank_details.iban"}, ReadOnly: true}},
 		{Name: "deny-writer", Key: "d-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: server.Scope{Deny: []string{"dob"}}},
 		{Name: "any-depth", Key: "e-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: server.Scope{Fields: []string{"id", "**.email", "**.name"}, ReadOnly: true}},
+		{Name: "no-health", Key: "f-4f9a0c7e2b1d8e6f3a5c9b0d", Account: "default", Scope: server.Scope{DenyClasses: []v1.Class{v1.Health, v1.Financial, v1.FreeText}, ReadOnly: true}},
 	}
 	if len(keys) != len(want) {
 		t.Fatalf("keys %+v", keys)

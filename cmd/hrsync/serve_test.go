@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -27,7 +28,7 @@ func TestServePortAnswersJSON(t *testing.T) {
 	cfg.Serve.APIKeys = []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d"}
 	cfg.Serve.Writes = "local"
 	s := parsed(t, cfg)
-	h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, newServeMetrics(newRegistry()), slog.New(slog.DiscardHandler))
+	h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, prom.NewServe(newRegistry()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestMetricsPortAnswersJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	srv := httptest.NewServer(metricsMux(newRegistry(), store, slog.New(slog.DiscardHandler)))
+	srv := httptest.NewServer(prom.Mux(newRegistry(), store, slog.New(slog.DiscardHandler)))
 	defer srv.Close()
 	tests := []struct {
 		method, target string

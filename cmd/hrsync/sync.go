@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/syncreport"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/client"
@@ -86,7 +87,7 @@ func newClient(a *config.Account, log *slog.Logger, store *sink.Store, reg prome
 		}
 		opts.Budget = b
 		if reg != nil {
-			if err := reg.Register(newBudgetCollector(b)); err != nil {
+			if err := reg.Register(prom.NewBudgetCollector(b)); err != nil {
 				return nil, fmt.Errorf("register the request budget's metrics: %w", err)
 			}
 		}

@@ -109,7 +109,7 @@ func (a *account) create(w http.ResponseWriter, r *http.Request, ne v1.NewEmploy
 // created answers a create: 201, the employee in its envelope, its Location.
 func (a *account) created(w http.ResponseWriter, r *http.Request, e *v1.Employee) {
 	w.Header().Set("Location", a.h.baseURL(r).JoinPath(strconv.FormatInt(e.ID, 10)).String())
-	writeJSON(w, http.StatusCreated, appendEnvelope(nil, e, projected(r, (*v1.Employee).AppendJSON)))
+	writeJSON(w, http.StatusCreated, appendEnvelope(nil, e, projected(r, "employees", (*v1.Employee).AppendJSON)))
 }
 
 func emailTaken() *v1.ValidationError {

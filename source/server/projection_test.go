@@ -446,7 +446,7 @@ func BenchmarkProjection(b *testing.B) {
 			if s.p != nil {
 				k := &key{scope: &scope{fields: s.p}}
 				r := (&http.Request{}).WithContext(context.WithValue(context.Background(), keyContext{}, k))
-				appendItem = projected(r, appendItem)
+				appendItem = projected(r, "employees", appendItem)
 			}
 			buf := make([]byte, 0, 4096)
 			b.ReportAllocs()

@@ -15,14 +15,14 @@ func (a *account) listEmployees(w http.ResponseWriter, r *http.Request) {
 	if !readable(w, r, "employees") {
 		return
 	}
-	serveList(a, w, r, "employees", a.store.ListEmployees, projected(r, (*v1.Employee).AppendJSON))
+	serveList(a, w, r, "employees", a.store.ListEmployees, projected(r, "employees", (*v1.Employee).AppendJSON))
 }
 
 func (a *account) listWorkingPatterns(w http.ResponseWriter, r *http.Request) {
 	if !readable(w, r, "working_patterns") {
 		return
 	}
-	serveList(a, w, r, "working_patterns", a.store.ListWorkingPatterns, projected(r, (*v1.WorkingPattern).AppendJSON))
+	serveList(a, w, r, "working_patterns", a.store.ListWorkingPatterns, projected(r, "working_patterns", (*v1.WorkingPattern).AppendJSON))
 }
 
 // serveList answers one page of a collection, with Total, Per-Page, Link and ETag, or a 304 when
@@ -79,7 +79,7 @@ func (a *account) getEmployee(w http.ResponseWriter, r *http.Request) {
 	if !readable(w, r, "employees") {
 		return
 	}
-	serveOne(a, w, r, "employees", "employee", a.store.Employee, projected(r, (*v1.Employee).AppendJSON))
+	serveOne(a, w, r, "employees", "employee", a.store.Employee, projected(r, "employees", (*v1.Employee).AppendJSON))
 }
 
 // index answers GET /v1 (an extension: the source has no such resource) with the collections
@@ -142,7 +142,7 @@ func (a *account) listRecords(w http.ResponseWriter, r *http.Request, c *v1.Coll
 			}
 			return list, nil
 		},
-		projected(r, func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) }))
+		projected(r, c.Name, func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) }))
 }
 
 // getRecord answers one record of a collection the wire declares.
@@ -152,7 +152,7 @@ func (a *account) getRecord(w http.ResponseWriter, r *http.Request, c *v1.Collec
 	}
 	serveOne(a, w, r, c.Name, "record",
 		func(ctx context.Context, id int64) (v1.Record, int64, error) { return a.store.Record(ctx, c.Name, id) },
-		projected(r, func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) }))
+		projected(r, c.Name, func(rec *v1.Record, b []byte) []byte { return c.AppendJSON(b, rec) }))
 }
 
 // serveOne answers GET /v1/<key>/{id}: the record in the collection's envelope, with its ETag,

@@ -31,6 +31,12 @@ type Scope struct {
 	// ones; a dotted path ("line_manager.email") denies that path only. Names match in any
 	// case. "id" cannot be denied. Fields and Deny are exclusive.
 	Deny []string
+	// DenyClasses are classes of personal data the key may not see (v1.Class: health,
+	// financial, identifying…): their members are left out of every collection's records at
+	// every depth, those no declaration names with them when their class is denied (see
+	// classes.go). It applies before Fields or Deny, which may take out more. The record's id
+	// is always served.
+	DenyClasses []v1.Class
 	// ReadOnly refuses the key's creates (POST /v1/employees) with 403.
 	ReadOnly bool
 }
@@ -55,7 +61,10 @@ func CheckScope(s Scope) error {
 type scope struct {
 	collections map[string]bool // nil: every collection
 	fields      *projection     // nil: every member
-	readOnly    bool
+	// classes are the projections of the classes the key is denied, by collection; a
+	// collection without one has nothing of them.
+	classes  map[string]*projection
+	readOnly bool
 	// fingerprint names what the scope does to answers, canonically: "" when answers are
 	// those of full access. ETags mix it in.
 	fingerprint string
@@ -63,7 +72,7 @@ type scope struct {
 
 // compileScope checks s against the collections served and compiles it; nil for the zero Scope.
 func compileScope(s Scope, served []string) (*scope, error) {
-	if s.Collections == nil && s.Fields == nil && s.Deny == nil && !s.ReadOnly {
+	if s.Collections == nil && s.Fields == nil && s.Deny == nil && len(s.DenyClasses) == 0 && !s.ReadOnly {
 		return nil, nil
 	}
 	c := &scope{readOnly: s.ReadOnly}
@@ -115,6 +124,14 @@ func compileScope(s Scope, served []string) (*scope, error) {
 		}
 		c.fields = p
 	}
+	if len(s.DenyClasses) > 0 {
+		classes, fp, err := compileClasses(s.DenyClasses, served)
+		if err != nil {
+			return nil, err
+		}
+		c.classes = classes
+		parts = append(parts, fp)
+	}
 	if c.fields != nil {
 		parts = append(parts, c.fields.canonical())
 	}
@@ -144,22 +161,39 @@ func readable(w http.ResponseWriter, r *http.Request, collection string) bool {
 	return false
 }
 
-// projected is appendItem with the fields of the request's key's scope applied to each record
-// it encodes; appendItem itself when the scope keeps every field.
-func projected[T any](r *http.Request, appendItem func(*T, []byte) []byte) func(*T, []byte) []byte {
+// projected is appendItem with the request's key's scope applied to each record of the
+// collection it encodes (the classes it is denied, then its fields); appendItem itself when the
+// scope keeps every member.
+func projected[T any](r *http.Request, collection string, appendItem func(*T, []byte) []byte) func(*T, []byte) []byte {
 	s := scopeOf(r)
-	if s == nil || s.fields == nil {
+	if s == nil || (s.fields == nil && s.classes[collection] == nil) {
 		return appendItem
 	}
-	var scratch []byte // one record's full encoding; the answer is built one record at a time
+	classes := s.classes[collection]
+	// One record's full encoding, and its classes' projection: the answer is built one record
+	// at a time.
+	var scratch, kept []byte
 	return func(item *T, b []byte) []byte {
 		scratch = appendItem(item, scratch[:0])
-		out, err := s.fields.appendProject(b, scratch)
-		if err != nil {
-			// The encoders write JSON objects; a failure here is a bug, answered 500 by
-			// ServeHTTP's recovery, never with the record unredacted. The error names no data.
-			panic(fmt.Errorf("serve: redacting a record: %w", err))
+		src, err := scratch, error(nil)
+		if classes != nil {
+			if s.fields == nil {
+				return mustProject(classes.appendProject(b, scratch))
+			}
+			kept, err = classes.appendProject(kept[:0], scratch)
+			mustProject(nil, err)
+			src = kept
 		}
-		return out
+		return mustProject(s.fields.appendProject(b, src))
 	}
+}
+
+// mustProject is a projection's output; its failure is a bug (the encoders write JSON objects),
+// answered 500 by ServeHTTP's recovery, never with the record unredacted. The error names no
+// data.
+func mustProject(out []byte, err error) []byte {
+	if err != nil {
+		panic(fmt.Errorf("serve: redacting a record: %w", err))
+	}
+	return out
 }

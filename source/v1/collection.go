@@ -58,6 +58,9 @@ func (k Kind) String() string {
 type Field struct {
 	Name string
 	Kind Kind
+	// Class is what kind of personal data the field is (class.go). A Nested field's is that of
+	// the reference itself (its id); the members it carries have their own.
+	Class Class
 	// Nested, for a Nested field, says what the object points at and carries.
 	Nested *Nesting
 }
@@ -80,6 +83,8 @@ type Collection struct {
 	// Sensitive marks a collection of data most deployments should not copy (pay, bonuses,
 	// benefits): a sync walks it only when it is named, never as part of "all".
 	Sensitive bool
+	// Extra is the class of the members the declaration does not name (see ExtraClass).
+	Extra Class
 }
 
 // DateWindow is how the source filters a dated collection: the query parameters start_date and
@@ -354,10 +359,16 @@ func (c *Collection) Validate() error {
 			problems = append(problems, fmt.Sprintf("field %s: a nesting on a %s field", f.Name, f.Kind))
 		}
 		seen[f.Name] = true
+		if !f.Class.Valid() {
+			problems = append(problems, fmt.Sprintf("field %s: no personal-data class", f.Name))
+		}
 		if f.Kind == Nested && f.Nested != nil {
 			for _, cf := range f.Nested.Fields {
 				if _, ok := nestedKinds[cf.Kind]; !ok || cf.Name == "id" {
 					problems = append(problems, fmt.Sprintf("field %s.%s: cannot be carried (%s)", f.Name, cf.Name, cf.Kind))
+				}
+				if !cf.Class.Valid() {
+					problems = append(problems, fmt.Sprintf("field %s.%s: no personal-data class", f.Name, cf.Name))
 				}
 			}
 		}

@@ -2,30 +2,29 @@ package v1
 
 // The declared collections: the rest of the API beyond the seed's employees and working
 // patterns (UPSTREAM.md, "The rest of the API"). Each field UPSTREAM.md lists is declared with
-// its kind, in the order the source writes it where that is recorded; anything else a record
-// carries is kept in its Extra.
+// its kind and its personal-data class (class.go), in the order the source writes it where that
+// is recorded; anything else a record carries is kept in its Extra, of the collection's
+// ExtraClass.
 
-// The nested forms: a person (an employee, an approver) and a named reference.
-var (
-	personNesting = func(target string) *Nesting {
-		return &Nesting{Target: target, Fields: []Field{
-			{Name: "first_name", Kind: String}, {Name: "last_name", Kind: String}, {Name: "email", Kind: String}}}
-	}
-	namedNesting = func(target string) *Nesting {
-		return &Nesting{Target: target, Fields: []Field{{Name: "name", Kind: String}}}
-	}
-)
+// f declares a plain field.
+func f(name string, kind Kind, class Class) Field { return Field{Name: name, Kind: kind, Class: class} }
 
+// person is a nested person (an employee, an approver): who it is, by id, is a fact of the
+// record (Employment); the names and email it carries identify them.
 func person(name string) Field {
-	return Field{Name: name, Kind: Nested, Nested: personNesting("employees")}
+	return Field{Name: name, Kind: Nested, Class: Employment, Nested: &Nesting{Target: "employees", Fields: []Field{
+		f("first_name", String, Identifying), f("last_name", String, Identifying), f("email", String, Identifying)}}}
 }
 
-func named(name, target string) Field {
-	return Field{Name: name, Kind: Nested, Nested: namedNesting(target)}
+// named is a nested named reference to the reference data target, its id and name of class.
+func named(name, target string, class Class) Field {
+	return Field{Name: name, Kind: Nested, Class: class, Nested: &Nesting{Target: target, Fields: []Field{f("name", String, class)}}}
 }
 
+// reference is a collection of reference data: names of things, about no one (what else a
+// record carries is still taken as identifying, as nothing says otherwise).
 func reference(name string) *Collection {
-	return &Collection{Name: name, Fields: []Field{{Name: "name", Kind: String}}}
+	return &Collection{Name: name, Fields: []Field{f("name", String, NotPersonal)}}
 }
 
 // The reference data: id and name are all that is known of each (UPSTREAM.md).
@@ -41,61 +40,65 @@ var (
 
 // halfDays are an absence's half-day fields, in its order, shared with leave requests.
 var halfDays = []Field{
-	{Name: "half_start", Kind: Bool}, {Name: "half_end", Kind: Bool},
-	{Name: "half_start_am_pm", Kind: String}, {Name: "half_end_am_pm", Kind: String},
+	f("half_start", Bool, Employment), f("half_end", Bool, Employment),
+	f("half_start_am_pm", String, Employment), f("half_end_am_pm", String, Employment),
 }
 
 // Absences are recorded absences (UPSTREAM.md, recorded: the field list is complete).
 var Absences = &Collection{Name: "absences", Fields: concat(
-	[]Field{person("employee"), person("approved_by"), named("leave_reason", "other_leave_reasons"),
-		{Name: "deducted", Kind: Decimal}, {Name: "work_units", Kind: Decimal},
-		{Name: "start_date", Kind: Date}, {Name: "end_date", Kind: Date}},
+	[]Field{person("employee"), person("approved_by"), named("leave_reason", "other_leave_reasons", Employment),
+		f("deducted", Decimal, Employment), f("work_units", Decimal, Employment),
+		f("start_date", Date, Employment), f("end_date", Date, Employment)},
 	halfDays,
-	[]Field{{Name: "cancelled", Kind: Bool}, {Name: "notes", Kind: String}, {Name: "type", Kind: String},
-		{Name: "created_at", Kind: Timestamp}, {Name: "updated_at", Kind: Timestamp}},
+	[]Field{f("cancelled", Bool, Employment), f("notes", String, FreeText), f("type", String, Employment),
+		f("created_at", Timestamp, Employment), f("updated_at", Timestamp, Employment)},
 ), Window: &DateWindow{Start: "start_date", End: "end_date"}}
 
 // Sicknesses are recorded sicknesses (recorded).
+//
+// When someone was off sick, and for how many days, is kept as a fact of employment (absence
+// figures add up without it otherwise); what they were sick with, why, and what was said and
+// required of it are health data. Anything else a sickness carries is taken as health data too.
 var Sicknesses = &Collection{Name: "sicknesses", Fields: []Field{
-	person("employee"), named("company_sicknesstype", "company_sickness_types"),
-	{Name: "start_date", Kind: Date}, {Name: "end_date", Kind: Date},
-	{Name: "half_start", Kind: Bool}, {Name: "half_start_am_pm", Kind: String},
-	{Name: "half_end", Kind: Bool}, {Name: "half_end_am_pm", Kind: String},
-	{Name: "deducted", Kind: Decimal}, {Name: "status", Kind: String}, {Name: "reason", Kind: String},
-	{Name: "review_notes", Kind: String}, {Name: "fit_note_required", Kind: Bool},
-}, Window: &DateWindow{Start: "start_date", End: "end_date"}}
+	person("employee"), named("company_sicknesstype", "company_sickness_types", Health),
+	f("start_date", Date, Employment), f("end_date", Date, Employment),
+	f("half_start", Bool, Employment), f("half_start_am_pm", String, Employment),
+	f("half_end", Bool, Employment), f("half_end_am_pm", String, Employment),
+	f("deducted", Decimal, Employment), f("status", String, Employment), f("reason", String, Health),
+	f("review_notes", String, Health), f("fit_note_required", Bool, Health),
+}, Window: &DateWindow{Start: "start_date", End: "end_date"}, Extra: Health}
 
 // LeaveRequests are like absences, with a status (pending, approved, rejected, cancelled) and no
 // cancelled flag; what else they carry is not recorded and is kept in Extra.
 var LeaveRequests = &Collection{Name: "leave_requests", Fields: concat(
-	[]Field{person("employee"), person("approved_by"), named("leave_reason", "other_leave_reasons"),
-		{Name: "deducted", Kind: Decimal}, {Name: "work_units", Kind: Decimal},
-		{Name: "start_date", Kind: Date}, {Name: "end_date", Kind: Date}},
+	[]Field{person("employee"), person("approved_by"), named("leave_reason", "other_leave_reasons", Employment),
+		f("deducted", Decimal, Employment), f("work_units", Decimal, Employment),
+		f("start_date", Date, Employment), f("end_date", Date, Employment)},
 	halfDays,
-	[]Field{{Name: "status", Kind: String}, {Name: "notes", Kind: String}, {Name: "type", Kind: String},
-		{Name: "created_at", Kind: Timestamp}, {Name: "updated_at", Kind: Timestamp}},
+	[]Field{f("status", String, Employment), f("notes", String, FreeText), f("type", String, Employment),
+		f("created_at", Timestamp, Employment), f("updated_at", Timestamp, Employment)},
 ), Window: &DateWindow{Start: "start_date", End: "end_date", ByStart: true}}
 
 // EmployeeTrainingCourses are recorded training courses (recorded).
 var EmployeeTrainingCourses = &Collection{Name: "employee_training_courses", Fields: []Field{
-	{Name: "name", Kind: String},
-	{Name: "start_on", Kind: Date}, {Name: "end_on", Kind: Date}, {Name: "expires_on", Kind: Date},
-	{Name: "half_day", Kind: Bool}, {Name: "half_day_am_pm", Kind: String},
-	{Name: "hours", Kind: Decimal}, {Name: "cost", Kind: Decimal},
-	{Name: "status", Kind: String}, {Name: "outcome", Kind: String}, {Name: "rejection_reason", Kind: String},
-	{Name: "notes", Kind: String}, {Name: "followup_date", Kind: Date},
-	{Name: "remuneration_currency_id", Kind: Int},
+	f("name", String, Employment),
+	f("start_on", Date, Employment), f("end_on", Date, Employment), f("expires_on", Date, Employment),
+	f("half_day", Bool, Employment), f("half_day_am_pm", String, Employment),
+	f("hours", Decimal, Employment), f("cost", Decimal, Employment),
+	f("status", String, Employment), f("outcome", String, Employment), f("rejection_reason", String, FreeText),
+	f("notes", String, FreeText), f("followup_date", Date, Employment),
+	f("remuneration_currency_id", Int, Employment),
 	person("employee"),
-	named("company_training_type", "company_training_types"),
-	named("company_training_category", "company_training_categories"),
-	named("company_training_provider", "company_training_providers"),
+	named("company_training_type", "company_training_types", Employment),
+	named("company_training_category", "company_training_categories", Employment),
+	named("company_training_provider", "company_training_providers", Employment),
 }}
 
 // financial is a collection of the financial module (UPSTREAM.md: shapes unknown, sensitive):
 // only its id and the employee it belongs to are declared; everything else it carries is kept in
-// Extra and served back as sent.
+// Extra, financial data, and served back as sent.
 func financial(name string) *Collection {
-	return &Collection{Name: name, Fields: []Field{person("employee")}, Sensitive: true}
+	return &Collection{Name: name, Fields: []Field{person("employee")}, Sensitive: true, Extra: Financial}
 }
 
 // The financial collections: walked only when named (Collection.Sensitive).

@@ -41,6 +41,9 @@ type Employee struct {
 	HR                        *bool
 	CreatedAt                 string
 	UpdatedAt                 string
+	// LeavingDate is undocumented (UPSTREAM.md): where the account records it, a leaver's
+	// leaving date arrives as leaving_date.
+	LeavingDate string
 	// Extra holds every field the source sent that is not modelled above.
 	Extra Extra
 	// Sent is the record exactly as the source sent it (see Record.Sent): join_date under its

@@ -31,6 +31,11 @@ const SyncJobName = "sync"
 // ErrLocked: another process holds the lock.
 var ErrLocked = errors.New("another hrsync process holds the lock on this warehouse")
 
+// ErrNotDue is what a run returns when it finds it has nothing to do yet (a daily job checked
+// hourly, whose last run is recent): neither a run nor a skip, it is not counted, and logged
+// only at debug level.
+var ErrNotDue = errors.New("not due yet")
+
 // Trigger is when a job runs: on a cron schedule (Cron) or at a fixed interval (Every).
 type Trigger struct {
 	spec     string
@@ -309,6 +314,9 @@ func (r *Runner) run(j *runnerJob) {
 	err := r.guard(r.ctx, j)
 	var reported runFailed
 	switch {
+	case errors.Is(err, ErrNotDue):
+		r.log.Debug("job not due yet", "task", j.Name)
+		return
 	case errors.Is(err, ErrLocked):
 		m.jobSkipped(j.Name, "locked")
 		r.log.Info("job skipped: another hrsync process holds its lock", "task", j.Name, "lock", j.Lock)

@@ -460,3 +460,30 @@ func TestSlotsBoundRunsAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestRunnerNotDue: a run that finds nothing due yet (ErrNotDue) is neither a run nor a skip:
+// nothing is counted, and the lock is released.
+func TestRunnerNotDue(t *testing.T) {
+	lock := &fakeLock{}
+	due := false
+	r, reg := newRunner(t, func(ctx context.Context) error {
+		if !due {
+			return fmt.Errorf("checked: %w", runner.ErrNotDue)
+		}
+		return nil
+	}, lock)
+	r.RunNow(runner.SyncJobName)
+	for _, o := range runner.JobOutcomes {
+		if got := counter(t, reg, "hrsync_job_runs_total", "outcome="+o+",task=sync"); got != 0 {
+			t.Errorf("a run not due counted %s: %v", o, got)
+		}
+	}
+	if lock.held.Load() {
+		t.Error("the lock was not released")
+	}
+	due = true
+	r.RunNow(runner.SyncJobName)
+	if got := counter(t, reg, "hrsync_job_runs_total", "outcome=ok,task=sync"); got != 1 {
+		t.Errorf("the run due counted ok %v, want 1", got)
+	}
+}

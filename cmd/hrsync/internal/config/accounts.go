@@ -15,7 +15,9 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/onboard"
+	"github.com/hrsync/hrsync/sync/retention"
 	"github.com/hrsync/hrsync/sync/runner"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -37,6 +39,7 @@ type AccountConfig struct {
 	Onboarding       OnboardingConfig `yaml:"onboarding"`
 	Schedule         string           `yaml:"schedule"`
 	ScheduleTimezone string           `yaml:"schedule_timezone"`
+	Retention        RetentionConfig  `yaml:"retention"`
 }
 
 // Account is one account as the commands run it: its settings parsed and validated once.
@@ -62,6 +65,9 @@ type Account struct {
 	Resources []sink.Resource
 	// Window is sync.Window; nil when full_walk_every_days is 0 (every run walks everything).
 	Window *walk.WindowPolicy
+	// Retention are retention's rules, parsed (their onboarding folder the account's); none set:
+	// retention is off.
+	Retention retention.Rules
 	// Writes is what the account's replica does with a create (ResolveWrites); WritesSet is
 	// whether serve.Writes chose it.
 	Writes    server.Writes
@@ -111,7 +117,7 @@ func envName(name string) string {
 // sections, without what belongs to one account only.
 func (c Config) accountBase() AccountConfig {
 	a := AccountConfig{Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync, Onboarding: c.Onboarding,
-		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone}
+		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, Retention: c.Retention}
 	a.Source.URL, a.Source.APIKey, a.Source.APIKeyFile = "", "", ""
 	a.Warehouse.Schema = ""
 	a.Onboarding.Dir = ""
@@ -163,7 +169,7 @@ func accountsNode(doc *yaml.Node) *yaml.Node {
 func (c Config) parseAccounts() ([]*Account, error) {
 	if len(c.AccountList) == 0 {
 		a := AccountConfig{Name: c.Source.Account, Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync,
-			Onboarding: c.Onboarding, Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone}
+			Onboarding: c.Onboarding, Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, Retention: c.Retention}
 		acct, err := a.parse("")
 		if err != nil {
 			return nil, err
@@ -299,7 +305,42 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	if a.Warehouse.MaxConnections < 1 {
 		return nil, fail("warehouse.max_connections must be at least 1")
 	}
+	if acct.Retention, err = a.Retention.parse(a.Onboarding.Dir); err != nil {
+		return nil, fail("%v", err)
+	}
 	return acct, nil
+}
+
+// parse reads the retention section's periods into the rules, dir the onboarding folder; an
+// error names the key.
+func (r RetentionConfig) parse(dir string) (retention.Rules, error) {
+	rules := retention.Rules{Leavers: map[v1.Class]retention.Period{}, OnboardingDir: dir}
+	for _, k := range []struct {
+		key  string
+		val  string
+		into *retention.Period
+	}{
+		{"retention.leavers.identifying", r.Leavers.Identifying, nil},
+		{"retention.leavers.free_text", r.Leavers.FreeText, nil},
+		{"retention.leavers.financial", r.Leavers.Financial, nil},
+		{"retention.leavers.health", r.Leavers.Health, nil},
+		{"retention.sickness_details", r.SicknessDetails, &rules.SicknessDetails},
+		{"retention.onboarding_files", r.OnboardingFiles, &rules.OnboardingFiles},
+	} {
+		p, err := retention.ParsePeriod(k.val)
+		if err != nil {
+			return retention.Rules{}, fmt.Errorf("%s: %w", k.key, err)
+		}
+		if k.into != nil {
+			*k.into = p
+			continue
+		}
+		c, _ := v1.ParseClass(strings.TrimPrefix(k.key, "retention.leavers."))
+		if !p.IsZero() {
+			rules.Leavers[c] = p
+		}
+	}
+	return rules, nil
 }
 
 // readKeyFile reads an API key from a file: its first line that is neither empty nor a #

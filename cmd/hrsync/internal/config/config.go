@@ -23,6 +23,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -44,6 +45,8 @@ type Config struct {
 	Metrics          MetricsConfig `yaml:"metrics"`
 	Log              LogConfig     `yaml:"log"`
 	Worker           WorkerConfig  `yaml:"worker"`
+	// Retention is how long personal data is kept: off (kept for ever) unless set.
+	Retention RetentionConfig `yaml:"retention"`
 	// AccountList are the upstream accounts one configuration syncs, each with its own source,
 	// warehouse schema, schedule, lock and request budget; none: the top-level sections are the
 	// one account. Read from the file only (its keys from HRSYNC_ACCOUNTS_<NAME>_… too).
@@ -135,14 +138,23 @@ type ServeKey struct {
 	Collections []string `yaml:"collections"`
 	Fields      []string `yaml:"fields"`
 	Deny        []string `yaml:"deny"`
+	// DenyClasses are classes of personal data the key may not see, at any depth (health,
+	// financial, identifying, free_text, employment, not_personal: see docs/personal-data.md).
+	DenyClasses []string `yaml:"deny_classes"`
 	// Writes lets the key create employees. Left out, it is true for a key with no scope
-	// (no collections, fields or deny: full access) and false for a key with any.
+	// (no collections, fields, deny or deny_classes: full access) and false for a key with any.
 	Writes *bool `yaml:"writes"`
 }
 
-// Scope is the key's Scope as serve takes it.
+// Scope is the key's Scope as serve takes it; a class it cannot read is left for checkScope to
+// refuse.
 func (k ServeKey) Scope() server.Scope {
-	return server.Scope{Collections: k.Collections, Fields: k.Fields, Deny: k.Deny, ReadOnly: !k.writes()}
+	s := server.Scope{Collections: k.Collections, Fields: k.Fields, Deny: k.Deny, ReadOnly: !k.writes()}
+	for _, name := range k.DenyClasses {
+		c, _ := v1.ParseClass(name)
+		s.DenyClasses = append(s.DenyClasses, c)
+	}
+	return s
 }
 
 // writes is whether the key may create employees: Writes when set, else only a key without a
@@ -151,7 +163,7 @@ func (k ServeKey) writes() bool {
 	if k.Writes != nil {
 		return *k.Writes
 	}
-	return k.Collections == nil && k.Fields == nil && k.Deny == nil
+	return k.Collections == nil && k.Fields == nil && k.Deny == nil && k.DenyClasses == nil
 }
 
 // SyncConfig shapes a sync run.
@@ -189,6 +201,30 @@ type OnboardingConfig struct {
 	DateLayout string `yaml:"date_layout"`
 	// MaxFileBytes is the largest file onboarded; a larger one goes to failed/ unread.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
+}
+
+// RetentionConfig is the retention section: how long personal data is kept, as periods
+// (retention.ParsePeriod: 6y, 18m, 90d, 1y6m); empty, a rule is off and its data kept for ever.
+// Every rule is off by default: hrsync cannot know an organisation's retention schedule (it
+// depends on the country, the sector, the contracts and the organisation's own policy), and
+// what a rule erases cannot be brought back. See docs/personal-data.md, "Retention".
+type RetentionConfig struct {
+	// Leavers are, per class, how long after a leaver's leaving date their data of it is kept.
+	Leavers LeaversRetention `yaml:"leavers"`
+	// SicknessDetails is how long after a sickness ended its health details are kept, the
+	// person a leaver or not.
+	SicknessDetails string `yaml:"sickness_details"`
+	// OnboardingFiles is how long the onboarding folder's processed/ and failed/ files, and the
+	// onboarding ledger's rows, are kept.
+	OnboardingFiles string `yaml:"onboarding_files"`
+}
+
+// LeaversRetention is retention.leavers: a period per erasable class.
+type LeaversRetention struct {
+	Identifying string `yaml:"identifying"`
+	FreeText    string `yaml:"free_text"`
+	Financial   string `yaml:"financial"`
+	Health      string `yaml:"health"`
 }
 
 // MetricsConfig is the Prometheus endpoint.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // checkServeKeys validates serve.keys: each named, once; its key, its key file or its SHA-256,
@@ -80,6 +81,14 @@ func checkScope(k ServeKey) error {
 	}
 	if k.Fields != nil && k.Deny != nil {
 		return errors.New("set fields (the fields it may see) or deny (those it may not), not both")
+	}
+	if k.DenyClasses != nil && len(k.DenyClasses) == 0 {
+		return errors.New("deny_classes lists none (leave it out to deny none)")
+	}
+	for _, name := range k.DenyClasses {
+		if _, err := v1.ParseClass(name); err != nil {
+			return fmt.Errorf("deny_classes: %w", err)
+		}
 	}
 	if k.writes() && k.Collections != nil && !slices.Contains(k.Collections, "employees") {
 		return errors.New("writes is true but collections leaves out employees: it may create employees but not read them (add employees, or set writes: false)")

@@ -1,4 +1,8 @@
-package main
+// Package prom is hrsync's own Prometheus metrics, those no package of the sync registers: the
+// process's registry (the Go and process collectors, the build's version), the /v1 replica's
+// request metrics and its answer cache's, the shared request budget's waits, and the mux that
+// serves /metrics beside the health endpoints (docs/operations.md lists the metrics).
+package prom
 
 import (
 	"log/slog"
@@ -15,9 +19,9 @@ import (
 	"github.com/hrsync/hrsync/source/server"
 )
 
-// newRegistry is the process's Prometheus registry, with the Go and process collectors and the
-// build's version.
-func newRegistry() *prometheus.Registry {
+// NewRegistry is the process's Prometheus registry, with the Go and process collectors and the
+// build's version (hrsync_build_info).
+func NewRegistry(version string) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "hrsync_build_info", Help: "The running build; always 1."}, []string{"version"})
@@ -26,15 +30,16 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
-// serveMetrics are the replica's request metrics.
-type serveMetrics struct {
+// Serve are the /v1 replica's request metrics, registered on one registerer.
+type Serve struct {
 	reg      prometheus.Registerer
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
 
-func newServeMetrics(reg prometheus.Registerer) *serveMetrics {
-	m := &serveMetrics{
+// NewServe registers the replica's request metrics on reg.
+func NewServe(reg prometheus.Registerer) *Serve {
+	m := &Serve{
 		reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hrsync_serve_requests_total", Help: "Requests to the /v1 replica by account, route and status code.",
@@ -48,12 +53,16 @@ func newServeMetrics(reg prometheus.Registerer) *serveMetrics {
 	return m
 }
 
-// observe is server.Options.Observe. Routes are the mux's patterns and accounts the configured
+// Observe is server.Options.Observe. Routes are the mux's patterns and accounts the configured
 // ones ("" when no key matched), so cardinality stays low whatever paths and keys clients send.
-func (m *serveMetrics) observe(account, route string, status int, d time.Duration) {
+func (m *Serve) Observe(account, route string, status int, d time.Duration) {
 	m.requests.WithLabelValues(account, route, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(account, route).Observe(d.Seconds())
 }
+
+// RegisterCache registers, beside the request metrics, the answer cache's of h per account
+// (server.Handler.CacheStatsByAccount); a nil h only describes them.
+func (m *Serve) RegisterCache(h *server.Handler) error { return m.reg.Register(newCacheCollector(h)) }
 
 // cacheCollector exports the replica's answer cache per account: answers served from it,
 // answers encoded on a miss, and the bytes it keeps.
@@ -85,8 +94,8 @@ func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// metricsMux serves /metrics and the health endpoints.
-func metricsMux(reg *prometheus.Registry, store httpserve.Readier, log *slog.Logger) http.Handler {
+// Mux serves /metrics (reg) and the health endpoints (httpserve.Health of store).
+func Mux(reg *prometheus.Registry, store httpserve.Readier, log *slog.Logger) http.Handler {
 	routes := httpserve.Health(store, log, true)
 	routes["/metrics"] = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
 	return httpserve.GetRoutes(routes, nil)
@@ -100,7 +109,8 @@ type budgetCollector struct {
 	granted *prometheus.Desc
 }
 
-func newBudgetCollector(b *sink.Budget) *budgetCollector {
+// NewBudgetCollector exports the waits of b (sink.Store.NewBudget); nil only describes them.
+func NewBudgetCollector(b *sink.Budget) prometheus.Collector {
 	return &budgetCollector{
 		budget: b,
 		waited: prometheus.NewDesc("hrsync_source_budget_wait_seconds_total",

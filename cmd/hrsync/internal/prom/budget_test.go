@@ -1,4 +1,4 @@
-package main
+package prom
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestBudgetMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(newBudgetCollector(b))
+	reg.MustRegister(NewBudgetCollector(b))
 	for _, k := range []budget.Kind{budget.KindWalk, budget.KindWalk, budget.KindForward} {
 		if _, err := b.Wait(ctx, k); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
+	"github.com/hrsync/hrsync/sink"
+)
+
+// eraseCommand is hrsync erase: erasure on request (UK/EU GDPR Art. 17; docs/personal-data.md,
+// "Erasure on request"). It erases a person's values of the erasable classes from every place
+// the warehouse holds them, keeps them erased across syncs until the erasure is lifted, lists
+// the erasures, and lifts one. It prints the rows it changed per table, never a value.
+type eraseCommand struct {
+	account  string
+	employee int64
+	reason   string
+	classes  string
+	list     bool
+	lift     int64
+}
+
+func (c *eraseCommand) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.account, "account", "", "the account whose warehouse it is (needed when the configuration has several)")
+	fs.Int64Var(&c.employee, "employee", 0, "erase the employee of this id at the source")
+	fs.StringVar(&c.reason, "reason", "", "why (kept and logged: do not name the person); needed by --employee and --lift")
+	fs.StringVar(&c.classes, "classes", "", "the classes to erase, comma-separated (default: every erasable one: identifying,free_text,financial,health)")
+	fs.BoolVar(&c.list, "list", false, "list the erasures, lifted ones included")
+	fs.Int64Var(&c.lift, "lift", 0, "lift the erasure of this id (from --list): the next sync brings the source's values back")
+}
+
+func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
+	modes := 0
+	for _, on := range []bool{c.employee != 0, c.list, c.lift != 0} {
+		if on {
+			modes++
+		}
+	}
+	switch {
+	case modes != 1:
+		return &usageError{"erase: give one of --employee ID, --list or --lift ERASURE_ID"}
+	case c.employee < 0 || c.lift < 0:
+		return &usageError{"erase: ids are positive"}
+	case !c.list && strings.TrimSpace(c.reason) == "":
+		return &usageError{"erase: --reason is needed (why; it is kept and logged, so do not name the person)"}
+	case c.classes != "" && c.employee == 0:
+		return &usageError{"erase: --classes goes with --employee"}
+	}
+	classes, err := personal.ParseErasable(c.classes)
+	if err != nil {
+		return &usageError{"erase: " + err.Error()}
+	}
+	// An employee's id is an account's: erasing 42 of every account would erase other people.
+	a, err := personAccount(cfg, c.account, "erase")
+	if err != nil {
+		return err
+	}
+	store, err := openStore(ctx, a, a.Logger(cfg.Logger(stderr)))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	switch {
+	case c.list:
+		list, err := store.Erasures(ctx)
+		if err != nil {
+			return err
+		}
+		return personal.PrintErasures(stdout, a.LinePrefix(), list)
+	case c.lift != 0:
+		e, err := store.LiftErasure(ctx, c.lift, strings.TrimSpace(c.reason))
+		if err != nil {
+			return a.Wrap(err)
+		}
+		personal.PrintLifted(stdout, a.LinePrefix(), e)
+		return nil
+	}
+	res, err := store.EraseEmployee(ctx, c.employee, classes, strings.TrimSpace(c.reason))
+	if err != nil && !errors.Is(err, sink.ErrNotScrubbed) {
+		return a.Wrap(err)
+	}
+	if perr := personal.PrintErased(stdout, a.LinePrefix(), c.employee, classes, res); perr != nil {
+		return perr
+	}
+	return a.Wrap(err)
+}
+
+// personAccount is the one account a command about one person acts on (an employee's id is an
+// account's): --account's, or the only one configured.
+func personAccount(cfg config.Settings, name, command string) (*config.Account, error) {
+	accts, err := cfg.Pick(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(accts) > 1 {
+		return nil, &usageError{command + ": name the account whose warehouse holds the person with --account (configured: " +
+			strings.Join(config.Names(accts), ", ") + ")"}
+	}
+	return accts[0], nil
+}

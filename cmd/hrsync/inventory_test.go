@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hrsync/hrsync/sink"
+)
+
+// TestPersonalDataPageIsTheInventory: docs/personal-data.md shows the inventory hrsync prints,
+// as it is: regenerate its block with `go run ./cmd/hrsync inventory --format markdown`.
+func TestPersonalDataPageIsTheInventory(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"inventory", "--format", "markdown"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	page := readRepoFile(t, "docs/personal-data.md")
+	const begin, end = "<!-- inventory: hrsync inventory --format markdown -->\n", "<!-- /inventory -->"
+	i, j := strings.Index(page, begin), strings.Index(page, end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/personal-data.md has no inventory block (%q … %q)", begin, end)
+	}
+	if got := page[i+len(begin) : j]; got != out.String() {
+		t.Errorf("docs/personal-data.md's inventory is not what hrsync inventory prints: regenerate it with "+
+			"go run ./cmd/hrsync inventory --format markdown\nprinted:\n%s", firstDifference(got, out.String()))
+	}
+}
+
+// firstDifference is the first line where got and want differ, each side shown.
+func firstDifference(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return "page:    " + a + "\nprinted: " + b
+		}
+	}
+	return ""
+}
+
+// TestInventoryFormats: every format lists every column once, with its class; CSV reads back
+// as a table; an unknown format is a usage error naming the choices.
+func TestInventoryFormats(t *testing.T) {
+	items := sink.Inventory()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"inventory", "--format", "csv"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+len(items) || strings.Join(rows[0], ",") != "table,column,class,retention,holds" {
+		t.Fatalf("csv: %d rows, header %q; want %d and table,column,class,retention,holds", len(rows), rows[0], 1+len(items))
+	}
+	for i, it := range items {
+		if r := rows[1+i]; r[0] != it.Table || r[1] != it.Column || r[2] != it.Class.String() {
+			t.Errorf("csv row %d = %q, want %s.%s %s", i+1, r, it.Table, it.Column, it.Class)
+		}
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"inventory"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 1+len(items) || !strings.HasPrefix(lines[0], "TABLE") {
+		t.Fatalf("text: %d lines, first %q; want %d and a header", len(lines), lines[0], 1+len(items))
+	}
+	for i, it := range items {
+		if f := strings.Fields(lines[1+i]); len(f) < 4 || f[0] != it.Table || f[1] != it.Column || f[2] != it.Class.String() {
+			t.Errorf("text line %d %q, want %s %s %s …", i+1, lines[1+i], it.Table, it.Column, it.Class)
+		}
+	}
+	var ue *usageError
+	err = run(context.Background(), []string{"inventory", "--format", "xml"}, nil, io.Discard, io.Discard)
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "want text, csv or markdown") {
+		t.Errorf("--format xml: %v, want a usage error naming the formats", err)
+	}
+}
+
+// TestInventoryShowsRetention: the retention column says the configured rule of each erasable
+// column that a rule reaches, both rules where two do, what no rule reaches, and "kept" for what
+// is never erased; with accounts whose rules differ, --account is needed.
+func TestInventoryShowsRetention(t *testing.T) {
+	env := []string{"HRSYNC_RETENTION_LEAVERS_IDENTIFYING=6y", "HRSYNC_RETENTION_LEAVERS_HEALTH=2y",
+		"HRSYNC_RETENTION_SICKNESS_DETAILS=1y", "HRSYNC_RETENTION_ONBOARDING_FILES=90d"}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"inventory", "--format", "csv"}, env, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows[1:] {
+		got[r[0]+"."+r[1]] = r[3]
+	}
+	for col, want := range map[string]string{
+		"employees.first_name":                       "leavers: 6y after leaving",
+		"employees_history.sent":                     "leavers: 6y after leaving",
+		"employees.department_id":                    "kept",
+		"sicknesses.reason":                          "leavers: 2y after leaving; sickness details: 1y after it ended",
+		"sicknesses_history.review_notes":            "leavers: 2y after leaving; sickness details: 1y after it ended",
+		"absences.notes":                             "kept: no retention rule reaches it", // no free_text rule
+		"salaries.extra":                             "kept: no retention rule reaches it", // no financial rule
+		"onboarding_rows.email":                      "leavers: 6y after leaving; onboarding: 90d after the file's last change",
+		"onboarding_rows.file_name":                  "kept: no retention rule reaches it",
+		"idempotency_keys.body":                      "leavers: 6y after leaving",
+		"departments.extra":                          "kept: no retention rule reaches it",
+		"erasure_log.reason":                         "kept: no retention rule reaches it",
+		"employee_training_courses.nested":           "leavers: 6y after leaving",
+		"employee_training_courses.rejection_reason": "kept: no retention rule reaches it",
+	} {
+		if got[col] != want {
+			t.Errorf("%s: %q, want %q", col, got[col], want)
+		}
+	}
+
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("warehouse: {url: "+filepath.Join(dir, "w.db")+"}\naccounts:\n  - name: acme\n    retention: {leavers: {identifying: 6y}}\n  - name: globex\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), []string{"--config", cfg, "inventory"}, nil, io.Discard, io.Discard)
+	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--account") {
+		t.Errorf("accounts with different rules: %v, want a usage error asking for --account", err)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--account", "acme"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "leavers: 6y after leaving") {
+		t.Error("--account acme: no rule shown")
+	}
+}

@@ -1,0 +1,214 @@
+package sink
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/hrsync/hrsync/source/v1"
+)
+
+// The data inventory: every column of every table the warehouse keeps, with the class of
+// personal data it holds (v1.Class). The collections' columns take their classes from the
+// declarations (collections.go, records.go, and the wire's in package v1); the columns the
+// warehouse keeps for itself and its other tables are listed here. TestInventoryIsTheWarehouse
+// fails, on either database, when a migrated column is not in the inventory or an inventoried
+// one is not migrated, so the inventory cannot fall behind the schema.
+
+// InventoryItem is one column of the warehouse.
+type InventoryItem struct {
+	Table, Column string
+	// Class is what kind of personal data the column holds; for a JSON column of several
+	// members (extra, nested, sent, an onboarding answer), the most sensitive of them.
+	Class v1.Class
+	// Holds says what the column holds, where its name does not.
+	Holds string
+}
+
+// Inventory lists every column of every table of the warehouse: the collections first, in the
+// order a sync loads them, each followed by its history, then the warehouse's own tables.
+func Inventory() []InventoryItem {
+	var out []InventoryItem
+	for _, t := range tables {
+		out = append(out, collectionInventory(t, t.name)...)
+		if t.history {
+			h := t.name + "_history"
+			out = append(out,
+				InventoryItem{h, "valid_from", v1.NotPersonal, "when the warehouse wrote this version"},
+				InventoryItem{h, "valid_to", v1.NotPersonal, "when a later version (or the row's removal) replaced it; null for the current one"})
+			for _, it := range collectionInventory(t, h) {
+				if it.Column != "synced_at" {
+					it.Holds = "every version of " + t.name + "." + it.Column + joinHolds(it.Holds)
+					out = append(out, it)
+				}
+			}
+		}
+	}
+	return append(out, ownInventory()...)
+}
+
+// collectionInventory is the inventory of a collection's table t, under the name table (t's
+// own, or its history's).
+func collectionInventory(t *table, table string) []InventoryItem {
+	var out []InventoryItem
+	refs := map[string]refDef{}
+	for _, r := range t.refs {
+		refs[r.column] = r
+	}
+	about := v1.NotPersonal // a record about a person: when it went is a fact of their employment
+	for _, c := range t.cols {
+		if columnHolds[c.name] == "" && c.class.Personal() {
+			about = v1.Employment
+		}
+	}
+	for _, c := range t.cols {
+		it := InventoryItem{Table: table, Column: c.name, Class: c.class, Holds: columnHolds[c.name]}
+		if r, ok := refs[c.name]; ok {
+			it.Holds = "the " + r.field + " (a row of " + r.target + ")"
+		} else if c.kind == KindID && it.Holds == "" {
+			it.Holds = "the " + strings.TrimSuffix(c.name, "_id") + "'s id at the source"
+		}
+		out = append(out, it)
+	}
+	return append(out,
+		InventoryItem{table, "listed", v1.NotPersonal, "whether the source lists the record (false: only known as a reference)"},
+		InventoryItem{table, "origin", v1.NotPersonal, "where the row came from: a sync, or a create through serve"},
+		InventoryItem{table, "deleted_at", about, deletedHolds[t.name == string(Employees)]},
+		InventoryItem{table, "synced_at", v1.NotPersonal, "when a sync last wrote the row"},
+	)
+}
+
+// deletedHolds is what deleted_at holds, for employees (true) and the rest.
+var deletedHolds = map[bool]string{false: "when the source stopped listing the record",
+	true: "when the source stopped listing the employee: a leaver's last sign where no leaving date is sent"}
+
+// columnHolds are what the columns every collection has hold.
+var columnHolds = map[string]string{
+	"id":     "the record's id at the source",
+	"extra":  "the members of the record no declaration names (JSON)",
+	"nested": "the nested objects (the people and things the record points at) as the source sent them (JSON)",
+	"sent":   "the whole record exactly as the source sent it, every member above included (JSON)",
+}
+
+func joinHolds(h string) string {
+	if h == "" {
+		return ""
+	}
+	return ": " + h
+}
+
+// ownInventory is the inventory of the warehouse's tables that are not collections: its ledgers
+// and bookkeeping.
+func ownInventory() []InventoryItem {
+	var totals []InventoryItem // meta keeps each collection's Total
+	for _, t := range tables {
+		totals = append(totals, InventoryItem{"meta", t.name + "_total", v1.NotPersonal, "the collection's Total"})
+	}
+	return slices.Concat(ownTables[:5], totals, ownTables[5:])
+}
+
+// ownTables are ownInventory without meta's totals, which follow its first five items.
+var ownTables = []InventoryItem{
+	{"schema_migrations", "version", v1.NotPersonal, "a migration applied"},
+	{"schema_migrations", "name", v1.NotPersonal, ""},
+	{"schema_migrations", "applied_at", v1.NotPersonal, ""},
+
+	{"meta", "id", v1.NotPersonal, "the one row"},
+	{"meta", "version", v1.NotPersonal, "the warehouse's version, raised by every write (serve's ETags)"},
+
+	{"sync_runs", "id", v1.NotPersonal, ""},
+	{"sync_runs", "run_id", v1.NotPersonal, ""},
+	{"sync_runs", "account", v1.NotPersonal, "the account's name in the configuration"},
+	{"sync_runs", "resource", v1.NotPersonal, "the collection walked"},
+	{"sync_runs", "started_at", v1.NotPersonal, ""},
+	{"sync_runs", "finished_at", v1.NotPersonal, ""},
+	{"sync_runs", "status", v1.NotPersonal, ""},
+	{"sync_runs", "pages", v1.NotPersonal, "counts of the walk and the merge"},
+	{"sync_runs", "requests", v1.NotPersonal, ""},
+	{"sync_runs", "retries", v1.NotPersonal, ""},
+	{"sync_runs", "rate_limited", v1.NotPersonal, ""},
+	{"sync_runs", "walks", v1.NotPersonal, ""},
+	{"sync_runs", "total_reported", v1.NotPersonal, ""},
+	{"sync_runs", "records_seen", v1.NotPersonal, ""},
+	{"sync_runs", "distinct_records", v1.NotPersonal, ""},
+	{"sync_runs", "inserted", v1.NotPersonal, ""},
+	{"sync_runs", "updated", v1.NotPersonal, ""},
+	{"sync_runs", "unchanged", v1.NotPersonal, ""},
+	{"sync_runs", "deleted", v1.NotPersonal, ""},
+	{"sync_runs", "deletions_refused", v1.NotPersonal, ""},
+	{"sync_runs", "error", v1.NotPersonal, "why a run failed; errors never carry record values"},
+	{"sync_runs", "window_from", v1.NotPersonal, ""},
+	{"sync_runs", "window_to", v1.NotPersonal, ""},
+
+	{"onboarding_rows", "id", v1.NotPersonal, ""},
+	{"onboarding_rows", "file_hash", v1.NotPersonal, "the SHA-256 of the file the row came from"},
+	{"onboarding_rows", "file_name", v1.FreeText, "the file's name, as people named it"},
+	{"onboarding_rows", "line", v1.NotPersonal, ""},
+	{"onboarding_rows", "email", v1.Identifying, "the new hire's email, which makes a row's send exactly-once"},
+	{"onboarding_rows", "status", v1.NotPersonal, "pending, created or refused"},
+	{"onboarding_rows", "employee_id", v1.Employment, "the employee the source created"},
+	{"onboarding_rows", "reason", v1.FreeText, "why the source refused the row"},
+	{"onboarding_rows", "created_at", v1.NotPersonal, ""},
+	{"onboarding_rows", "updated_at", v1.NotPersonal, ""},
+	{"onboarding_rows", "request_hash", v1.Identifying, "the SHA-256 of the create sent (names, email, dates)"},
+
+	{"idempotency_keys", "client", v1.NotPersonal, "the serve key's name"},
+	{"idempotency_keys", "idem_key", v1.NotPersonal, "the Idempotency-Key the client sent"},
+	{"idempotency_keys", "request_hash", v1.Identifying, "the SHA-256 of the create (names, email, dates)"},
+	{"idempotency_keys", "status", v1.NotPersonal, ""},
+	{"idempotency_keys", "body", v1.Identifying, "the answer to the create: the employee created (JSON)"},
+	{"idempotency_keys", "location", v1.Employment, "the created employee's address"},
+	{"idempotency_keys", "employee_id", v1.Employment, ""},
+	{"idempotency_keys", "created_at", v1.NotPersonal, ""},
+
+	{"request_budget", "account", v1.NotPersonal, "the source account whose requests are paced"},
+	{"request_budget", "tat", v1.NotPersonal, "when its next request may go"},
+
+	{"erasures", "id", v1.NotPersonal, "an erasure: what stays erased across syncs"},
+	{"erasures", "kind", v1.NotPersonal, "employee (a person, everywhere) or record (one record)"},
+	{"erasures", "collection", v1.NotPersonal, "the erased record's collection (employees for a person)"},
+	{"erasures", "subject_id", v1.Employment, "the erased employee's or record's id at the source"},
+	{"erasures", "classes", v1.NotPersonal, "the classes erased, comma-separated"},
+	{"erasures", "cause", v1.NotPersonal, "request, or retention: the rule"},
+	{"erasures", "reason", v1.FreeText, "why, as the operator wrote it"},
+	{"erasures", "erased_at", v1.NotPersonal, ""},
+	{"erasures", "lifted_at", v1.NotPersonal, "when it was lifted: the next sync brings the source's values back"},
+	{"erasures", "lift_reason", v1.FreeText, "why it was lifted, as the operator wrote it"},
+
+	{"erasure_log", "id", v1.NotPersonal, "the audit ledger of erasures: never an erased value"},
+	{"erasure_log", "at", v1.NotPersonal, ""},
+	{"erasure_log", "action", v1.NotPersonal, "erase, retention or lift"},
+	{"erasure_log", "cause", v1.NotPersonal, "request, or retention: the rule"},
+	{"erasure_log", "reason", v1.FreeText, "why, as the operator wrote it"},
+	{"erasure_log", "subject", v1.Employment, "whose: employee 42, or a collection's record ids"},
+	{"erasure_log", "classes", v1.NotPersonal, "the classes erased, comma-separated"},
+	{"erasure_log", "rows", v1.NotPersonal, "the rows changed per table (JSON)"},
+}
+
+// ErasedWithEmployee reports whether erasing an employee (EraseEmployee, EraseEmployees) reaches
+// the column of table: the columns of an erasable class of their employees row and of their
+// events' tables (a collection with an employee reference), every version included; the answers
+// kept for their creates (idempotency_keys.body); their onboarding rows' email, request hash and
+// reason. The file name of an onboarding row, the erasures' and the log's reasons, and the
+// reference data's tables are not theirs, and are not reached.
+func ErasedWithEmployee(table, column string) bool {
+	switch table {
+	case "idempotency_keys":
+		return column == "body"
+	case "onboarding_rows":
+		return column == "email" || column == "request_hash" || column == "reason"
+	}
+	name := strings.TrimSuffix(table, "_history")
+	t := tableOf(name)
+	if t == nil {
+		return false
+	}
+	if name == string(Employees) {
+		return true
+	}
+	for _, r := range t.refs {
+		if r.target == string(Employees) && r.field == "employee" {
+			return true
+		}
+	}
+	return false
+}

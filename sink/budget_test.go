@@ -18,7 +18,7 @@ import (
 	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Reservations back to back get slots one interval apart, on the database's clock, whoever

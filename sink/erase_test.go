@@ -85,7 +85,7 @@ func syncErased(t *testing.T, s *sink.Store, version int) map[string]sink.MergeR
 	out := map[string]sink.MergeResult{}
 	out["employees"] = sinktest.WalkEmployees(t, s, decodeEmployees(t, personP(version), personQ, personR), 10, sink.MergeOptions{})
 	for _, c := range erasedCollections {
-		out[c.Name] = mergeRecords(t, s, c, decodeAll(t, c, erasedSrc[c]...), sink.MergeOptions{})
+		out[c.Name] = sinktest.WalkRecords(t, s, c, sinktest.Records(t, c, erasedSrc[c]...), sink.MergeOptions{})
 	}
 	return out
 }

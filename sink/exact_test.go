@@ -40,7 +40,7 @@ func TestRecordFormsAreKeptApart(t *testing.T) {
 		complete := sink.MergeOptions{Complete: true}
 		for i, form := range forms {
 			nextMillisecond()
-			res := mergeRecords(t, s, c, decodeAll(t, c, form), complete)
+			res := sinktest.WalkRecords(t, s, c, sinktest.Records(t, c, form), complete)
 			if i > 0 && res.Updated != 1 {
 				t.Errorf("form %d: %+v, want the record updated", i, res)
 			}
@@ -52,7 +52,7 @@ func TestRecordFormsAreKeptApart(t *testing.T) {
 				t.Errorf("form %d: the analysts' notes %+v (%v), want NULL", i, notes, err)
 			}
 			nextMillisecond()
-			if res := mergeRecords(t, s, c, decodeAll(t, c, form), complete); res.Unchanged != 1 {
+			if res := sinktest.WalkRecords(t, s, c, sinktest.Records(t, c, form), complete); res.Unchanged != 1 {
 				t.Errorf("form %d again: %+v, want it unchanged", i, res)
 			}
 		}
@@ -116,7 +116,7 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 			before := versions()
 			sent := `{"id":41,"start_date":"2026-03-02","notes":"","type":"Holiday"}`
 			nextMillisecond()
-			if res := mergeRecords(t, s, c, decodeAll(t, c, sent), sink.MergeOptions{Complete: true}); res.Updated != 1 {
+			if res := sinktest.WalkRecords(t, s, c, sinktest.Records(t, c, sent), sink.MergeOptions{Complete: true}); res.Updated != 1 {
 				t.Errorf("the first walk after the upgrade: %+v, want the record updated with its sent form", res)
 			}
 			if got := servedRecord(t, s, c, 41); got != sent {
@@ -126,7 +126,7 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 				t.Errorf("%d history versions after the first walk, want %d", n, before+1)
 			}
 			nextMillisecond()
-			if res := mergeRecords(t, s, c, decodeAll(t, c, sent), sink.MergeOptions{Complete: true}); res.Unchanged != 1 {
+			if res := sinktest.WalkRecords(t, s, c, sinktest.Records(t, c, sent), sink.MergeOptions{Complete: true}); res.Unchanged != 1 {
 				t.Errorf("the second walk: %+v, want the record unchanged", res)
 			}
 			if n := versions(); n != before+1 {

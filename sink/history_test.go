@@ -106,14 +106,14 @@ func TestEventHistory(t *testing.T) {
 				other := strings.Replace(tc.before, `{"id":41,`, `{"id":42,`, 1)
 				complete := sink.MergeOptions{Complete: true}
 
-				mergeRecords(t, s, tc.c, decodeAll(t, tc.c, tc.before, other), complete)
+				sinktest.WalkRecords(t, s, tc.c, sinktest.Records(t, tc.c, tc.before, other), complete)
 				first := versions(t, s, table, tc.field, 41)
 				if len(first) != 1 || first[0].to.Valid || first[0].value != tc.was {
 					t.Fatalf("after the first sync: %+v, want one open version with %q", first, tc.was)
 				}
 
 				nextMillisecond()
-				if res := mergeRecords(t, s, tc.c, decodeAll(t, tc.c, tc.before, other), complete); res.Unchanged != 2 {
+				if res := sinktest.WalkRecords(t, s, tc.c, sinktest.Records(t, tc.c, tc.before, other), complete); res.Unchanged != 2 {
 					t.Fatalf("unchanged sync: %+v", res)
 				}
 				var n int
@@ -122,7 +122,7 @@ func TestEventHistory(t *testing.T) {
 				}
 
 				nextMillisecond()
-				if res := mergeRecords(t, s, tc.c, decodeAll(t, tc.c, tc.after, other), complete); res.Updated != 1 || res.Unchanged != 1 {
+				if res := sinktest.WalkRecords(t, s, tc.c, sinktest.Records(t, tc.c, tc.after, other), complete); res.Updated != 1 || res.Unchanged != 1 {
 					t.Fatalf("sync of the change: %+v, want 1 updated, 1 unchanged", res)
 				}
 				vs := versions(t, s, table, tc.field, 41)
@@ -146,7 +146,7 @@ func TestEventHistory(t *testing.T) {
 				}
 
 				nextMillisecond()
-				if res := mergeRecords(t, s, tc.c, decodeAll(t, tc.c, tc.after), sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Deleted != 1 {
+				if res := sinktest.WalkRecords(t, s, tc.c, sinktest.Records(t, tc.c, tc.after), sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Deleted != 1 {
 					t.Fatalf("sync without record 42: %+v, want 1 deleted", res)
 				}
 				gone := versions(t, s, table, tc.field, 42)
@@ -179,7 +179,7 @@ func TestEventHistoryKeepsTheLastWriteOfATransaction(t *testing.T) {
 	ctx := context.Background()
 	{
 		tc := eventChanges[2] // leave requests
-		mergeRecords(t, s, tc.c, decodeAll(t, tc.c, tc.before), sink.MergeOptions{Complete: true})
+		sinktest.WalkRecords(t, s, tc.c, sinktest.Records(t, tc.c, tc.before), sink.MergeOptions{Complete: true})
 		nextMillisecond()
 		tx, err := sinktest.DB(s).BeginTxx(ctx, nil)
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // TestInventoryIsTheWarehouse: every column of every table the migrations make is in the data

@@ -27,40 +27,6 @@ var (
 		`"half_end_am_pm":null,"deducted":"2.0","status":"returned","reason":"","review_notes":null,"fit_note_required":null}`
 )
 
-func decodeAll(t *testing.T, c *v1.Collection, bodies ...string) []v1.Record {
-	t.Helper()
-	var out []v1.Record
-	for _, b := range bodies {
-		r, err := c.Decode([]byte(b))
-		if err != nil {
-			t.Fatalf("decode %s: %v", b, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-func mergeRecords(t *testing.T, s *sink.Store, c *v1.Collection, rs []v1.Record, opts sink.MergeOptions) sink.MergeResult {
-	t.Helper()
-	ctx := context.Background()
-	l, err := s.BeginLoad(ctx, sink.Resource(c.Name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if err := l.AddRecords(ctx, rs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Distinct(ctx); err != nil {
-		t.Fatal(err)
-	}
-	res, err := l.Merge(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 // TestDeclaredCollectionRoundTrip: records of a collection the wire declares are merged and
 // served back exactly as the source's normal form; references to tables the warehouse holds
 // leave unlisted rows there; an unchanged walk writes nothing; a change writes one row; a
@@ -69,8 +35,8 @@ func TestDeclaredCollectionRoundTrip(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		putN(t, s, 1)
-		recs := decodeAll(t, v1.Absences, absenceA, absenceB)
-		if res := mergeRecords(t, s, v1.Absences, recs, sink.MergeOptions{Complete: true}); res.Inserted != 2 {
+		recs := sinktest.Records(t, v1.Absences, absenceA, absenceB)
+		if res := sinktest.WalkRecords(t, s, v1.Absences, recs, sink.MergeOptions{Complete: true}); res.Inserted != 2 {
 			t.Fatalf("first merge %+v, want 2 inserted", res)
 		}
 		list, err := s.ListRecords(ctx, "absences", v1.Page{Number: 1, Size: 100})
@@ -102,16 +68,16 @@ func TestDeclaredCollectionRoundTrip(t *testing.T) {
 		}
 
 		v1Before, _ := s.Version(ctx)
-		if res := mergeRecords(t, s, v1.Absences, recs, sink.MergeOptions{Complete: true}); res.Unchanged != 2 || res.Inserted+res.Updated+res.Deleted != 0 {
+		if res := sinktest.WalkRecords(t, s, v1.Absences, recs, sink.MergeOptions{Complete: true}); res.Unchanged != 2 || res.Inserted+res.Updated+res.Deleted != 0 {
 			t.Errorf("unchanged walk %+v, want 2 unchanged and nothing written", res)
 		}
 		if v, _ := s.Version(ctx); v != v1Before {
 			t.Errorf("an unchanged walk moved the version %d → %d", v1Before, v)
 		}
 
-		changed := decodeAll(t, v1.Absences, absenceA)
+		changed := sinktest.Records(t, v1.Absences, absenceA)
 		changed[0].Values[v1.Absences.Index("cancelled")] = v1.BoolValue(true)
-		if res := mergeRecords(t, s, v1.Absences, changed, sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Updated != 1 || res.Deleted != 1 {
+		if res := sinktest.WalkRecords(t, s, v1.Absences, changed, sink.MergeOptions{Complete: true, AllowMassDelete: true}); res.Updated != 1 || res.Deleted != 1 {
 			t.Errorf("walk with one changed and one gone %+v, want 1 updated and 1 deleted", res)
 		}
 		r, _, err := s.Record(ctx, "absences", 901)
@@ -129,8 +95,8 @@ func TestDeclaredCollectionRoundTrip(t *testing.T) {
 func TestDeclaredCollectionKeepsUnheldReferences(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
-		recs := decodeAll(t, v1.Sicknesses, sickness)
-		mergeRecords(t, s, v1.Sicknesses, recs, sink.MergeOptions{Complete: true})
+		recs := sinktest.Records(t, v1.Sicknesses, sickness)
+		sinktest.WalkRecords(t, s, v1.Sicknesses, recs, sink.MergeOptions{Complete: true})
 		r, _, err := s.Record(ctx, "sicknesses", 5)
 		if err != nil {
 			t.Fatal(err)
@@ -151,16 +117,16 @@ func TestDeclaredCollectionKeepsUnheldReferences(t *testing.T) {
 func TestUnlistedRowsKeepWhatNoReferenceCarries(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
-		mergeRecords(t, s, v1.Absences, decodeAll(t, v1.Absences, absenceB), sink.MergeOptions{Complete: true})
-		sick := decodeAll(t, v1.Sicknesses, `{"id":6,"employee":{"id":77},"start_date":"2026-05-01"}`)
-		mergeRecords(t, s, v1.Sicknesses, sick, sink.MergeOptions{Complete: true})
+		sinktest.WalkRecords(t, s, v1.Absences, sinktest.Records(t, v1.Absences, absenceB), sink.MergeOptions{Complete: true})
+		sick := sinktest.Records(t, v1.Sicknesses, `{"id":6,"employee":{"id":77},"start_date":"2026-05-01"}`)
+		sinktest.WalkRecords(t, s, v1.Sicknesses, sick, sink.MergeOptions{Complete: true})
 		var first, last string
 		if err := sinktest.DB(s).QueryRowxContext(ctx, `SELECT first_name, last_name FROM employees WHERE id = 77`).Scan(&first, &last); err != nil || first != "Gone" || last != "Person" {
 			t.Errorf("employee 77 is %q %q (%v), want Gone Person kept", first, last, err)
 		}
 		before, _ := s.Version(ctx)
-		mergeRecords(t, s, v1.Sicknesses, sick, sink.MergeOptions{Complete: true})
-		mergeRecords(t, s, v1.Absences, decodeAll(t, v1.Absences, absenceB), sink.MergeOptions{Complete: true})
+		sinktest.WalkRecords(t, s, v1.Sicknesses, sick, sink.MergeOptions{Complete: true})
+		sinktest.WalkRecords(t, s, v1.Absences, sinktest.Records(t, v1.Absences, absenceB), sink.MergeOptions{Complete: true})
 		if after, _ := s.Version(ctx); after != before {
 			t.Errorf("walks of unchanged collections moved the version %d → %d", before, after)
 		}
@@ -181,9 +147,9 @@ func TestReferenceDataIsWalked(t *testing.T) {
 			t.Fatalf("departments served %d (%v) before any walk of them, want 0", deps.Total, err)
 		}
 
-		walked := decodeAll(t, v1.Departments, `{"id":1,"name":"Dept 1","budget":{"eur":100,"note":"a & b"}}`,
+		walked := sinktest.Records(t, v1.Departments, `{"id":1,"name":"Dept 1","budget":{"eur":100,"note":"a & b"}}`,
 			`{"id":2,"name":"Engineering","head":null}`, `{"id":4,"name":"Legal","code":"L"}`)
-		if res := mergeRecords(t, s, v1.Departments, walked, sink.MergeOptions{Complete: true}); res.Inserted != 3 || res.Deleted != 0 {
+		if res := sinktest.WalkRecords(t, s, v1.Departments, walked, sink.MergeOptions{Complete: true}); res.Inserted != 3 || res.Deleted != 0 {
 			t.Errorf("first walk %+v, want 3 listed (two of them known from references) and none deleted", res)
 		}
 		deps, err = s.ListRecords(ctx, "departments", v1.Page{Number: 1, Size: 25})
@@ -212,11 +178,11 @@ func TestReferenceDataIsWalked(t *testing.T) {
 		}
 
 		// Two of three gone: refused by the guard, then allowed.
-		res := mergeRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, MaxDeleteShare: 0.5})
+		res := sinktest.WalkRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, MaxDeleteShare: 0.5})
 		if res.Deleted != 0 || res.DeletionsRefused != 2 || res.GuardReason == "" {
 			t.Errorf("walk without two of three %+v, want them refused by the guard", res)
 		}
-		res = mergeRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, AllowMassDelete: true})
+		res = sinktest.WalkRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, AllowMassDelete: true})
 		if res.Deleted != 2 {
 			t.Errorf("allowed walk without two of three %+v, want 2 deleted", res)
 		}

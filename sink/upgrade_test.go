@@ -196,7 +196,7 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 func TestEmployeeDivisionAndLocation(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
-		mergeRecords(t, s, v1.Divisions, decodeAll(t, v1.Divisions, `{"id":801,"name":"UK and Ireland","region":"EMEA"}`), sink.MergeOptions{Complete: true})
+		sinktest.WalkRecords(t, s, v1.Divisions, sinktest.Records(t, v1.Divisions, `{"id":801,"name":"UK and Ireland","region":"EMEA"}`), sink.MergeOptions{Complete: true})
 		var es []v1.Employee
 		for _, raw := range upgradeEmployees {
 			var e v1.Employee

@@ -39,6 +39,7 @@ func (c *demoCommand) parsed(fs *flag.FlagSet) {
 }
 
 func (c *demoCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
+	c.opts.Version = buildVersion()
 	return demo.Run(ctx, cfg, c.opts, demoWiring, stdout, stderr)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -58,12 +59,14 @@ func TestDemoSQLite(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "demo.db")
 	args := []string{"demo", "--employees", "150", "--no-serve", "--warehouse", db}
+	var lastOut string
 	for i := range 2 {
 		var out, logs bytes.Buffer
 		if err := run(context.Background(), args, nil, &out, &logs); err != nil {
 			t.Fatalf("run %d: %v\n%s\n%s", i+1, err, out.String(), logs.String())
 		}
 		checkDemoOutput(t, out.String(), 150)
+		lastOut = out.String()
 		// Run from cmd/hrsync, the example is not at deploy/examples/: the built-in copy is used.
 		for _, want := range []string{"the built-in copy of deploy/examples/new-hires.csv (not found here)", "sqlite3 -header -column " + db, "HRSYNC_WAREHOUSE_URL=" + db + " hrsync serve"} {
 			if !strings.Contains(out.String(), want) {
@@ -79,6 +82,51 @@ func TestDemoSQLite(t *testing.T) {
 	list, err := store.ListEmployees(context.Background(), v1.Page{Number: 1, Size: 1})
 	if err != nil || list.Total != 156 {
 		t.Errorf("the warehouse serves %d employees (%v), want 156", list.Total, err)
+	}
+	checkDemoPrivacy(t, store, dir, lastOut)
+}
+
+// checkDemoPrivacy checks the demo's step 6 over its warehouse and the folder beside it: the
+// leaver it names was exported first (their name is in the export, 0600) and then erased (not
+// in the warehouse, the erasure listed).
+func checkDemoPrivacy(t *testing.T, store *sink.Store, dir, out string) {
+	t.Helper()
+	m := regexp.MustCompile(`6\. Privacy +employee (\d+), a leaver`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the report has no step 6 naming a leaver:\n%s", out)
+	}
+	id, _ := strconv.ParseInt(m[1], 10, 64)
+	doc := filepath.Join(dir, "subject-access-"+m[1]+".json")
+	info, err := os.Stat(doc)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("export %s: %v (mode %v), want a 0600 file", doc, err, info)
+	}
+	var export struct {
+		Tables []struct {
+			Name string
+			Rows []map[string]any
+		}
+	}
+	b, _ := os.ReadFile(doc)
+	if err := json.Unmarshal(b, &export); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	for _, tb := range export.Tables {
+		if tb.Name == "employees" && len(tb.Rows) == 1 {
+			name, _ = tb.Rows[0]["last_name"].(string)
+		}
+	}
+	if name == "" {
+		t.Fatalf("the export of employee %d holds no last name: %s", id, b)
+	}
+	var got sql.NullString
+	if err := sinktest.DB(store).QueryRowContext(context.Background(), "SELECT last_name FROM employees WHERE id = "+m[1]).Scan(&got); err != nil || got.Valid {
+		t.Errorf("employee %d's last name in the warehouse after the demo: %v (%v), want NULL", id, got, err)
+	}
+	erasures, err := store.Erasures(context.Background())
+	if err != nil || len(erasures) != 1 || erasures[0].SubjectID != id {
+		t.Errorf("erasures %+v (%v), want the one of employee %d", erasures, err, id)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 )
 
 func main() {
@@ -15,7 +17,7 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "hrsync: "+oneLine(err.Error()))
+		fmt.Fprintln(os.Stderr, "hrsync: "+config.OneLine(err.Error()))
 		os.Exit(exitCode(err))
 	}
 }

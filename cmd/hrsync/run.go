@@ -238,10 +238,5 @@ func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, s
 	})
 }
 
-// oneLine folds a message onto one line, for the operator.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
-}
-
 // newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build's version.
 func newRegistry() *prometheus.Registry { return prom.NewRegistry(version) }

@@ -22,7 +22,7 @@ import (
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/server"
 	"github.com/hrsync/hrsync/source/sourcetest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 func sha256Hex(s string) string {

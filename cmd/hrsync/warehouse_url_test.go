@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 )
 
 // A libpq key=value string, or any other form hrsync does not read, in HRSYNC_WAREHOUSE_URL
@@ -37,7 +39,7 @@ func TestKeyValueWarehouseStringIsRefused(t *testing.T) {
 				if err == nil || exitCode(err) == 0 {
 					t.Fatalf("exit 0; out:\n%s", out.String())
 				}
-				line := "hrsync: " + oneLine(err.Error()) // what main prints
+				line := "hrsync: " + config.OneLine(err.Error()) // what main prints
 				if !strings.Contains(line, tt.says) || !strings.Contains(line, "warehouse") {
 					t.Errorf("message %q, want it to say %q", line, tt.says)
 				}

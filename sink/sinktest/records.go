@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Employee is a source-style employee, decoded as a sync decodes one: department dept ("Dept
@@ -40,6 +40,43 @@ func WalkEmployees(t testing.TB, s *sink.Store, es []v1.Employee, size int, opts
 		if err := l.AddEmployees(ctx, es[start:min(start+size, len(es))]); err != nil {
 			t.Fatal(err)
 		}
+	}
+	res, err := l.Merge(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Records reads records of the collection c from their JSON, as the source sends them.
+func Records(t testing.TB, c *v1.Collection, bodies ...string) []v1.Record {
+	t.Helper()
+	rs := make([]v1.Record, len(bodies))
+	for i, b := range bodies {
+		r, err := c.Decode([]byte(b))
+		if err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+		rs[i] = r
+	}
+	return rs
+}
+
+// WalkRecords stages and merges one walk of the records rs of the collection c, as a sync of it
+// does, with opts.
+func WalkRecords(t testing.TB, s *sink.Store, c *v1.Collection, rs []v1.Record, opts sink.MergeOptions) sink.MergeResult {
+	t.Helper()
+	ctx := context.Background()
+	l, err := s.BeginLoad(ctx, sink.Resource(c.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddRecords(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Distinct(ctx); err != nil {
+		t.Fatal(err)
 	}
 	res, err := l.Merge(ctx, opts)
 	if err != nil {

@@ -2,13 +2,12 @@ package sinktest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Subject is a warehouse holding a person P for a subject access (GDPR Art. 15): P's employees
@@ -44,12 +43,11 @@ func LoadSubject(t testing.TB, s *sink.Store) Subject {
 	q := `{"id":300,"first_name":"Qfirstmarker","last_name":"Qlastmarker","email":"q.marker@example.com"}`
 	for i, first := range m.Versions {
 		p := fmt.Sprintf(`{"id":100,"first_name":%q,"last_name":"Plast","email":%q}`, first, m.PEmails[i])
-		es := []v1.Employee{
-			employee(t, fmt.Sprintf(`{"id":100,"first_name":%q,"last_name":"Plast","email":%q,"job_title":"R&D <Analyst>","line_manager":%s,"holiday_approver":%s}`,
-				first, m.PEmails[i], a, a)),
-			employee(t, `{"id":200,"first_name":"Afirstmarker","last_name":"Alastmarker","email":"a.marker@example.com","job_title":"Head"}`),
-			employee(t, fmt.Sprintf(`{"id":300,"first_name":"Qfirstmarker","last_name":"Qlastmarker","email":"q.marker@example.com","job_title":"Clerk","line_manager":%s}`, p)),
-		}
+		es := Employees(t,
+			fmt.Sprintf(`{"id":100,"first_name":%q,"last_name":"Plast","email":%q,"job_title":"R&D <Analyst>","line_manager":%s,"holiday_approver":%s}`,
+				first, m.PEmails[i], a, a),
+			`{"id":200,"first_name":"Afirstmarker","last_name":"Alastmarker","email":"a.marker@example.com","job_title":"Head"}`,
+			fmt.Sprintf(`{"id":300,"first_name":"Qfirstmarker","last_name":"Qlastmarker","email":"q.marker@example.com","job_title":"Clerk","line_manager":%s}`, p))
 		WalkEmployees(t, s, es, 10, sink.MergeOptions{Complete: true})
 		status := []string{"pending", "approved", "approved"}[i]
 		mergeSubjectRecords(t, s, v1.Absences,
@@ -92,39 +90,8 @@ func LoadSubject(t testing.TB, s *sink.Store) Subject {
 	return m
 }
 
-func employee(t testing.TB, raw string) v1.Employee {
-	t.Helper()
-	var e v1.Employee
-	if err := json.Unmarshal([]byte(raw), &e); err != nil {
-		t.Fatalf("employee %s: %v", raw, err)
-	}
-	return e
-}
-
 // mergeSubjectRecords stages and merges one complete walk of records of c.
 func mergeSubjectRecords(t testing.TB, s *sink.Store, c *v1.Collection, bodies ...string) {
 	t.Helper()
-	ctx := context.Background()
-	var rs []v1.Record
-	for _, b := range bodies {
-		r, err := c.Decode([]byte(b))
-		if err != nil {
-			t.Fatalf("decode %s: %v", b, err)
-		}
-		rs = append(rs, r)
-	}
-	l, err := s.BeginLoad(ctx, sink.Resource(c.Name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if err := l.AddRecords(ctx, rs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Distinct(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Merge(ctx, sink.MergeOptions{Complete: true}); err != nil {
-		t.Fatal(err)
-	}
+	WalkRecords(t, s, c, Records(t, c, bodies...), sink.MergeOptions{Complete: true})
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/retention"
 	"github.com/hrsync/hrsync/sync/runner"
@@ -252,7 +252,7 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	}
 	if a.Schedule != "" {
 		if err := runner.ParseSchedule(a.Schedule); err != nil {
-			return nil, fail("%s", oneLine(err.Error()))
+			return nil, fail("%s", OneLine(err.Error()))
 		}
 	}
 	loc, err := time.LoadLocation(a.ScheduleTimezone)

@@ -23,7 +23,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -297,7 +297,7 @@ func Load(path string, environ []string) (Settings, error) {
 		// names the line and the closest valid key), then the tree is decoded. An empty file
 		// is io.EOF: the defaults stand.
 		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-			msg := oneLine(err.Error())
+			msg := OneLine(err.Error())
 			if unquotedAnyDepth.Match(data) {
 				msg += ` (a field path that starts with * must be quoted: "**.email")`
 			}
@@ -425,7 +425,7 @@ func yamlErrorText(err error) string {
 	if errors.As(err, &te) {
 		msg = strings.Join(te.Errors, "; ")
 	}
-	return oneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), ""))
+	return OneLine(goTypeNames.ReplaceAllString(plainTypeErrors(msg), ""))
 }
 
 // reflectValue is the struct p points to, for applyEnv.
@@ -774,8 +774,9 @@ func (s Settings) Logger(w io.Writer) *slog.Logger {
 // YAML reads as an alias: the file does not parse.
 var unquotedAnyDepth = regexp.MustCompile(`(?m)(^\s*-|[\[,])\s*\*`)
 
-// oneLine folds a message onto one line, for the operator.
-func oneLine(s string) string {
+// OneLine folds a message onto one line, for the operator: its lines joined by "; ", its runs
+// of white space one space. Every message hrsync prints or logs for a person goes through it.
+func OneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 

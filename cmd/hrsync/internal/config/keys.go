@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/hrsync/hrsync/source/server"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // checkServeKeys validates serve.keys: each named, once; its key, its key file or its SHA-256,

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/retention"
 )
 

@@ -27,6 +27,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/syncreport"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/client"
@@ -90,6 +91,8 @@ type Options struct {
 	Set map[string]bool
 	// Schema is the Postgres schema of the demo's warehouse (Schema when ""; tests use their own).
 	Schema string
+	// Version is hrsync's, which the subject-access export names.
+	Version string
 }
 
 // Wiring is what the demo runs of the hrsync commands, so that each of its steps is theirs.
@@ -248,6 +251,11 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 			syncreport.Thousands(e2.DistinctRecords), grew, e2.Inserted, e2.Updated)
 	}
 
+	// 6. Personal data: a leaver asks for what is held about them, then to be erased.
+	if err := personalData(ctx, &da, store, wh, f.Version, w); err != nil {
+		return err
+	}
+
 	requests := up.NumRequests()
 	w.line("")
 	w.line("Done in %s: %d requests to the upstream. A real account allows %d requests a minute, and",
@@ -287,6 +295,66 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 	dcfg := cfg
 	dcfg.Accounts = []*config.Account{&da}
 	return serveDemo(ctx, dcfg, wire, store, src, replica, addrNote, sampleID(file, up), w, log)
+}
+
+// personalData is the demo's step 6: the first leaver in the warehouse asks for everything it
+// holds about them (hrsync subject-access, written beside a SQLite warehouse, in the temporary
+// folder for a Postgres one, replacing the previous run's) and then to be erased (hrsync erase:
+// every erasable class, everywhere, history included; kept erased by every later sync). The
+// requests are local: the upstream is not asked.
+func personalData(ctx context.Context, a *config.Account, store *sink.Store, wh demoWarehouseSpec, version string, w *demoWriter) error {
+	t := time.Now()
+	leavers, err := store.Leavers(ctx, t)
+	if err != nil {
+		return fmt.Errorf("demo: leavers: %w", err)
+	}
+	if len(leavers) == 0 {
+		w.step("6. Privacy", "no leaver among these employees to show a subject access and an erasure on")
+		return nil
+	}
+	id := leavers[0].EmployeeID
+	x, err := store.SubjectAccess(ctx, id)
+	if err != nil {
+		return fmt.Errorf("demo: subject access: %w", err)
+	}
+	doc, err := personal.Document(a, x, t, version)
+	if err != nil {
+		return fmt.Errorf("demo: subject access: %w", err)
+	}
+	dir := os.TempDir()
+	if !wh.schemas {
+		dir = filepath.Dir(absPath(wh.url))
+	}
+	ex := personal.NewExport(dir, id)
+	if err := ex.Write(doc, x.Tables, true); err != nil {
+		return fmt.Errorf("demo: subject access: %w", err)
+	}
+	res, err := store.EraseEmployee(ctx, id, nil, "hrsync demo: a leaver asked to be erased")
+	if err != nil {
+		return fmt.Errorf("demo: erase: %w", err)
+	}
+	var rows, tables int64
+	for table, n := range res.Rows {
+		if table != "erasures" && n > 0 { // the erasure's own record is not a row erased
+			rows += n
+			tables++
+		}
+	}
+	document, folder := ex.Paths()
+	withRows := 0
+	for _, t := range x.Tables {
+		if len(t.Rows) > 0 {
+			withRows++
+		}
+	}
+	w.step("6. Privacy", "employee %d, a leaver, asked for what is held about them, then to be erased (%s)",
+		id, time.Since(t).Round(time.Millisecond))
+	w.more("subject access: %s and %s%c, %s from %d tables (files 0600, folder 0700)",
+		document, folder, filepath.Separator, syncreport.Plural(int64(x.Rows()), "row"), withRows)
+	w.more("erased: their names, email, notes, sickness details and pay, %s in %d tables, history",
+		syncreport.Plural(rows, "row"), tables)
+	w.more("included; their department, dates and days stay, and later syncs keep them erased (hrsync erase --list)")
+	return nil
 }
 
 // serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing

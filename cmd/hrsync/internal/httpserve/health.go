@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/source/server"
 )
 
@@ -38,7 +39,7 @@ func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handle
 				log.Log(r.Context(), level, "not ready", "err", err)
 				reason := ""
 				if detail {
-					reason = oneLine(err.Error())
+					reason = config.OneLine(err.Error())
 				}
 				writeHealth(w, http.StatusServiceUnavailable, "unavailable", reason)
 				return
@@ -66,9 +67,4 @@ func GetRoutes(routes map[string]http.Handler, other http.Handler) http.Handler 
 			h.ServeHTTP(w, r)
 		}
 	})
-}
-
-// oneLine folds a message onto one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

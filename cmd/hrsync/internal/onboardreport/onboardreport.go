@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sync/onboard"
 )
 
@@ -54,14 +55,14 @@ func PrintSummary(w io.Writer, r onboard.FileResult, dryRun bool) {
 		fmt.Fprintf(w, "%s (dry run): %d valid, %d already done, %d skipped, %d rejected\n", r.Name, r.Count(onboard.OutcomeWouldCreate),
 			r.Count(onboard.OutcomeAlreadyDone), r.Count(onboard.OutcomeSkipped), r.Count(onboard.OutcomeRejected))
 		if r.Err != nil {
-			fmt.Fprintf(w, "  %s\n", oneLine(r.Err.Error()))
+			fmt.Fprintf(w, "  %s\n", config.OneLine(r.Err.Error()))
 		}
 		return
 	}
 	fmt.Fprintf(w, "%s: %d created, %d already done, %d skipped, %d rejected, %d unresolved", r.Name, r.Count(onboard.OutcomeCreated),
 		r.Count(onboard.OutcomeAlreadyDone), r.Count(onboard.OutcomeSkipped), r.Count(onboard.OutcomeRejected), r.Count(onboard.OutcomeUnresolved))
 	if r.Err != nil {
-		fmt.Fprintf(w, " — %s", oneLine(r.Err.Error()))
+		fmt.Fprintf(w, " — %s", config.OneLine(r.Err.Error()))
 	}
 	fmt.Fprintln(w)
 }
@@ -91,9 +92,4 @@ func terminalSafe(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// oneLine is s on one line, its runs of white space one space.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

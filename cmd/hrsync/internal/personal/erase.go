@@ -8,8 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // ParseErasable reads a comma-separated list of erasable classes (hrsync erase --classes): nil,
@@ -86,7 +87,7 @@ func PrintErasures(w io.Writer, prefix string, list []sink.Erasure) error {
 			lifted = e.LiftedAt
 			reason += " (lifted: " + e.LiftReason + ")"
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\n", prefix, e.ID, e.Subject(), classList(e.Classes), e.Cause, e.ErasedAt, lifted, oneLine(reason))
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\n", prefix, e.ID, e.Subject(), classList(e.Classes), e.Cause, e.ErasedAt, lifted, config.OneLine(reason))
 	}
 	return tw.Flush()
 }
@@ -97,9 +98,4 @@ func classList(classes []v1.Class) string {
 		names[i] = c.String()
 	}
 	return strings.Join(names, ",")
-}
-
-// oneLine is s on one line, its runs of white space one space.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

@@ -79,6 +79,9 @@ func NewExport(dir string, id int64) Export {
 	return Export{dir: dir, base: "subject-access-" + strconv.FormatInt(id, 10)}
 }
 
+// Paths are where the export is written: its JSON document and its folder of CSV files.
+func (e Export) Paths() (document, folder string) { return e.jsonPath(), e.folder() }
+
 func (e Export) jsonPath() string { return filepath.Join(e.dir, e.base+".json") }
 func (e Export) folder() string   { return filepath.Join(e.dir, e.base) }
 

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/retention"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/retention"
 )
 

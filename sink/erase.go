@@ -13,7 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Erasure (UK/EU GDPR Art. 17; docs/personal-data.md, "Erasure on request"). Erasing a person
@@ -226,6 +226,9 @@ func (s *Store) Scrub(ctx context.Context, tables []string) error {
 
 // checkClasses are the classes to erase, in v1.Classes' order, once each: every erasable class
 // when none are given; an error for a class that is not erasable.
+// erasableClasses are the classes an erasure can take, every one (v1.Class.Erasable).
+var erasableClasses = slices.DeleteFunc(slices.Clone(v1.Classes), func(c v1.Class) bool { return !c.Erasable() })
+
 func checkClasses(classes []v1.Class) ([]v1.Class, error) {
 	var out []v1.Class
 	for _, c := range v1.Classes {
@@ -820,23 +823,32 @@ func (x *eraser) idempotency(ctx context.Context, id int64, classes []v1.Class) 
 // eraseAnswer is a create's answer with the classes of the employee id erased: an envelope of
 // employees, each erased; an answer that is not one is replaced with the envelope of the bare id.
 func eraseAnswer(body []byte, id int64, classes []v1.Class, nested func(string, int64) []v1.Class) []byte {
-	items, err := v1.Envelope(string(Employees), body)
-	out := []byte(`{"employees":[`)
+	out, err := eraseEnvelope(body, classes, nested)
 	if err != nil {
-		return append(strconv.AppendInt(append(out, `{"id":`...), id, 10), "}]}\n"...)
+		return append(strconv.AppendInt([]byte(`{"employees":[{"id":`), id, 10), "}]}\n"...)
 	}
+	return append(out, '\n') // as serve writes an answer
+}
+
+// eraseEnvelope is an answer's envelope of employees ({"employees":[…]}, as serve kept it) with
+// classes erased from each (v1.EraseJSON); an error when it is not one.
+func eraseEnvelope(body []byte, classes []v1.Class, nested func(string, int64) []v1.Class) ([]byte, error) {
+	items, err := v1.Envelope(string(Employees), body)
+	if err != nil {
+		return nil, err
+	}
+	out := []byte(`{"employees":[`)
 	for i, item := range items {
 		erased, err := v1.EraseJSON(string(Employees), item, classes, nested)
 		if err != nil {
-			erased = strconv.AppendInt([]byte(`{"id":`), id, 10)
-			erased = append(erased, '}')
+			return nil, err
 		}
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, erased...)
 	}
-	return append(out, "]}\n"...)
+	return append(out, "]}"...), nil
 }
 
 // onboarding erases the person from the onboarding ledger (the rows that created them, or sent

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Subject access (UK/EU GDPR Art. 15): everything the warehouse holds about one person, table by
@@ -166,9 +166,10 @@ type subjectSource struct {
 	// where selects the rows: each ? is the person's id.
 	where string
 	order string
-	// people are the fields of the nested persons in the JSON columns named (nested, sent,
-	// body): one that is not the person is cut down to its id.
-	people map[string][]string
+	// theirs are the JSON columns of records of the person's own (nested, sent; an answer's
+	// body), with the collection the records are of: a nested person in them who is not the
+	// person is cut down to its id (onlyTheirs).
+	theirs map[string]theirsColumn
 	// named, for a named_in_ section, are the references that name a person (field and
 	// foreign key): the rows are one per reference naming them.
 	named []refDef
@@ -210,7 +211,7 @@ var subjectSources = func() []subjectSource {
 		for _, c := range t.cols {
 			kinds[c.name] = c.kind
 		}
-		owner, people, named := subjectRefs(t)
+		owner, named := subjectRefs(t)
 		names := []string{t.name}
 		if t.history {
 			names = append(names, t.name+"_history")
@@ -222,8 +223,9 @@ var subjectSources = func() []subjectSource {
 				order = "id, valid_from"
 			}
 			if owner != "" {
+				own := theirsColumn{collection: t.name}
 				src := subjectSource{name: name, table: name, where: owner + " = ?", order: order,
-					people: map[string][]string{"nested": people, "sent": people}}
+					theirs: map[string]theirsColumn{"nested": own, "sent": own}}
 				for _, it := range inv[name] {
 					src.cols = append(src.cols, subjectCol{it.Column, kinds[it.Column]})
 				}
@@ -266,8 +268,7 @@ var subjectSources = func() []subjectSource {
 			}
 		}
 		if c, ok := employeeJSON[name]; ok {
-			_, people, _ := subjectRefs(employeeCollection.table)
-			src.people = map[string][]string{c: people}
+			src.theirs = map[string]theirsColumn{c: {collection: string(Employees), envelope: true}}
 		}
 		out = append(out, src)
 	}
@@ -276,9 +277,8 @@ var subjectSources = func() []subjectSource {
 
 // subjectRefs are a table's references to employees: owner is the column whose value makes a
 // row the person's own (employees: id; a collection of employees' records: its employee's
-// foreign key; "" for neither), people the fields of every nested person, named the references
-// naming a person that does not own the row.
-func subjectRefs(t *table) (owner string, people []string, named []refDef) {
+// foreign key; "" for neither), named the references naming a person that does not own the row.
+func subjectRefs(t *table) (owner string, named []refDef) {
 	if t.name == string(Employees) {
 		owner = "id"
 	}
@@ -286,14 +286,13 @@ func subjectRefs(t *table) (owner string, people []string, named []refDef) {
 		if r.target != string(Employees) {
 			continue
 		}
-		people = append(people, r.field)
 		if r.field == "employee" && owner == "" {
 			owner = r.column
 			continue
 		}
 		named = append(named, r)
 	}
-	return owner, people, named
+	return owner, named
 }
 
 // read reads the source's rows about the person id.
@@ -337,8 +336,8 @@ func (src *subjectSource) read(ctx context.Context, tx *sqlx.Tx, d dialect, id i
 			} else {
 				row[i] = anyValue(c.name, anys[i])
 			}
-			if people, ok := src.people[c.name]; ok && !row[i].Null {
-				row[i].Text = onlyTheirs([]byte(row[i].Text), people, id)
+			if own, ok := src.theirs[c.name]; ok && !row[i].Null {
+				row[i].Text = onlyTheirs(own, row[i].Text, id)
 				if c.kind == 0 && json.Valid([]byte(row[i].Text)) {
 					row[i].Kind = KindJSON
 				}
@@ -387,7 +386,7 @@ func (src *subjectSource) readNamed(ctx context.Context, tx *sqlx.Tx, d dialect,
 				continue
 			}
 			obj := SubjectValue{Column: "nested", Kind: KindJSON, Null: true}
-			if raw, ok := member([]byte(nested.String), r.field); ok && nested.Valid {
+			if raw, ok := nestedForm(nested, r.field); ok {
 				obj.Text, obj.Null = string(raw), false
 			}
 			row := SubjectRow{
@@ -463,102 +462,51 @@ func text(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// member is the raw value of the named member of a JSON object; false when obj is not an object
-// or has none.
-func member(obj []byte, name string) (json.RawMessage, bool) {
-	ms, ok := members(obj)
-	if !ok {
-		return nil, false
-	}
-	for _, m := range ms {
-		if m.key == name {
-			return m.value, true
-		}
-	}
-	return nil, false
+// theirsColumn is a JSON column of records of the person's own: of collection, or, envelope, an
+// answer's envelope of them ({"employees":[…]}).
+type theirsColumn struct {
+	collection string
+	envelope   bool
 }
 
-type jsonMember struct {
-	key   string
-	value json.RawMessage
+// onlyTheirs is raw, a JSON value of the person id's own (col), with every nested person that is
+// not them cut down to its id: what v1.EraseJSON leaves of a nested person whose every erasable
+// class is erased. That their leave was approved by employee 7 is a fact of their record;
+// employee 7's names are not theirs. A value that is not what col holds is kept as stored.
+func onlyTheirs(col theirsColumn, raw string, id int64) string {
+	fields, _, _ := v1.Declared(col.collection)
+	var people []string
+	for _, f := range fields {
+		if f.Nested != nil && f.Nested.Target == string(Employees) {
+			people = append(people, f.Name)
+		}
+	}
+	others := func(field string, nid int64) []v1.Class {
+		if nid == id || !slices.Contains(people, field) {
+			return nil
+		}
+		return erasableClasses
+	}
+	var out []byte
+	var err error
+	if col.envelope {
+		out, err = eraseEnvelope([]byte(raw), nil, others)
+	} else {
+		out, err = v1.EraseJSON(col.collection, []byte(raw), nil, others)
+	}
+	if err != nil {
+		return raw
+	}
+	return string(out)
 }
 
-// members are a JSON object's members in order; false when obj is not one.
-func members(obj []byte) ([]jsonMember, bool) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+// nestedForm is the form of the nested object field in a record's nested column (an object
+// keyed by field); false when the column holds none.
+func nestedForm(nested sql.NullString, field string) (json.RawMessage, bool) {
+	var forms map[string]json.RawMessage
+	if !nested.Valid || json.Unmarshal([]byte(nested.String), &forms) != nil {
 		return nil, false
 	}
-	var out []jsonMember
-	for dec.More() {
-		tok, err := dec.Token()
-		key, ok := tok.(string)
-		if err != nil || !ok {
-			return nil, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		out = append(out, jsonMember{key, v})
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err == nil { // something after the object
-		return nil, false
-	}
-	return out, true
-}
-
-// onlyTheirs is a JSON object of the person id's own (a record, its nested column) with every
-// nested person of the fields people that is not them cut down to its id: {"id":…}, or null
-// when it has none (a form the source should not have sent). Anything else is kept as stored;
-// so is a value that is not a JSON object.
-func onlyTheirs(obj []byte, people []string, id int64) string {
-	ms, ok := members(obj)
-	if !ok {
-		return string(obj)
-	}
-	changed := false
-	for i, m := range ms {
-		if !slices.Contains(people, m.key) {
-			continue
-		}
-		if cut, ok := cutDown(m.value, id); ok {
-			ms[i].value, changed = cut, true
-		}
-	}
-	if !changed {
-		return string(obj)
-	}
-	b := []byte{'{'}
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, m.key)
-		b = append(b, ':')
-		b = append(b, m.value...)
-	}
-	return string(append(b, '}'))
-}
-
-// cutDown is a nested person's value cut down to its id, unless it is the person id's (or
-// null, or ""): false when it is kept.
-func cutDown(v json.RawMessage, id int64) (json.RawMessage, bool) {
-	switch t := strings.TrimSpace(string(v)); t {
-	case "null", `""`:
-		return nil, false
-	}
-	raw, ok := member(v, "id")
-	if !ok {
-		return json.RawMessage("null"), true
-	}
-	s := strings.Trim(strings.TrimSpace(string(raw)), `"`)
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n == id {
-		return nil, false
-	}
-	return json.RawMessage(`{"id":` + strings.TrimSpace(string(raw)) + `}`), true
+	raw, ok := forms[field]
+	return raw, ok
 }

@@ -75,8 +75,9 @@ func LoadSubject(t testing.TB, s *sink.Store) Subject {
 		id   int64
 		body string
 	}{
-		{"k-p", 100, `{"id":100,"first_name":"Pversionone","line_manager":` + a + `}`},
-		{"k-q", 300, q},
+		// As serve keeps a create's answer: the envelope of the employee created.
+		{"k-p", 100, `{"employees":[{"id":100,"first_name":"Pversionone","line_manager":` + a + `}]}`},
+		{"k-q", 300, `{"employees":[` + q + `]}`},
 	} {
 		claim := v1.IdempotencyClaim{Client: "hr-portal", Key: k.key, Hash: "h-" + k.key, TTL: 24 * time.Hour, Stale: time.Minute}
 		if _, ok, err := s.ReserveIdempotency(ctx, claim); err != nil || !ok {

@@ -87,23 +87,7 @@ func classProjection(fields []v1.Field, undeclared bool, deny map[v1.Class]bool)
 	}
 	root := &fieldNode{sub: map[string]*fieldNode{}}
 	for _, path := range withTwins(paths) {
-		n := root
-		segs := strings.Split(path, ".")
-		for i, seg := range segs {
-			c, ok := n.sub[seg]
-			switch {
-			case ok && c.sub == nil: // the whole member already
-			case i == len(segs)-1:
-				n.sub[seg] = &fieldNode{}
-			case !ok:
-				c = &fieldNode{sub: map[string]*fieldNode{}}
-				n.sub[seg] = c
-			}
-			if c == nil || c.sub == nil {
-				break
-			}
-			n = c
-		}
+		root.add(strings.Split(path, "."))
 	}
 	return &projection{deny: !undeclared, root: root, anywhere: map[string]bool{}}
 }

@@ -27,6 +27,26 @@ type fieldNode struct {
 	sub map[string]*fieldNode
 }
 
+// add names the path segs beneath n: a path that names a whole member takes in every longer
+// path through it.
+func (n *fieldNode) add(segs []string) {
+	for i, seg := range segs {
+		c, ok := n.sub[seg]
+		if ok && c.sub == nil {
+			return // a shorter path already names the whole member
+		}
+		if i == len(segs)-1 {
+			n.sub[seg] = &fieldNode{} // the whole member, whatever longer paths said
+			return
+		}
+		if !ok {
+			c = &fieldNode{sub: map[string]*fieldNode{}}
+			n.sub[seg] = c
+		}
+		n = c
+	}
+}
+
 // unnamed is the node of a member no path names, which a deny list with names at every depth
 // reads through for them.
 var unnamed = &fieldNode{sub: map[string]*fieldNode{}}
@@ -63,22 +83,7 @@ func compileFields(paths []string, deny bool) (*projection, error) {
 			p.anywhere[segs[0]] = true
 			continue
 		}
-		n := p.root
-		for i, seg := range segs {
-			c, ok := n.sub[seg]
-			if ok && c.sub == nil {
-				break // a shorter path already names the whole member
-			}
-			if i == len(segs)-1 {
-				n.sub[seg] = &fieldNode{} // the whole member, whatever longer paths said
-				break
-			}
-			if !ok {
-				c = &fieldNode{sub: map[string]*fieldNode{}}
-				n.sub[seg] = c
-			}
-			n = c
-		}
+		p.root.add(segs)
 	}
 	// A name at every depth decides for every member of that name: paths through one say
 	// nothing more, and the canonical text does not keep them. In a deny list, a member whose

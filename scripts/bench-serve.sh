@@ -15,6 +15,10 @@
 #   bash scripts/bench-serve.sh [revision]     # BENCH_SECONDS=10 BENCH_ROUNDS=3 by default;
 #                                              # Postgres from HRSYNC_TEST_DATABASE_URL, else
 #                                              # postgres://postgres@127.0.0.1:5432/postgres
+#
+# Beside it, scripts/bench-serve-peer.sh measures the work tree's serve (cache on and off) against
+# the replica a data team would hand-write (scripts/peer: Flask + psycopg2 under gunicorn) on the
+# same warehouse of 20,000 employees: cold pages and page 1 repeated (issue 26).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REV="${1:-6fdc1e2}"

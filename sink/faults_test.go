@@ -376,3 +376,53 @@ func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
 		t.Errorf("journal mode %q (%v), want wal", mode, err)
 	}
 }
+
+// During a rolling upgrade a process of the version before the leases may still hold a lock as
+// a session advisory lock: the lock is taken for a newer process, and a newer holder's merge
+// fails while the older one holds it.
+func TestLockHeldByAnOlderVersion(t *testing.T) {
+	ctx := context.Background()
+	a, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
+	held, release, ok, err := a.TryLock(ctx, sink.SyncLock)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	defer release()
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	key := `hashtextextended('hrsync:' || $1 || ':sync', 0)`
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(`+key+`)`, schema); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.BeginLoad(held, sink.Employees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddEmployees(held, people(5)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); !errors.Is(err, sink.ErrLockLost) {
+		t.Errorf("merge while an older hrsync holds the lock: %v, want ErrLockLost", err)
+	}
+	release()
+	if _, _, ok, err := b.TryLock(ctx, sink.SyncLock); ok || err != nil {
+		t.Errorf("took the lock an older hrsync holds: %v %v", ok, err)
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+key+`)`, schema); err != nil {
+		t.Fatal(err)
+	}
+	_, rel, ok, err := b.TryLock(ctx, sink.SyncLock)
+	if err != nil || !ok {
+		t.Fatalf("lock once the older hrsync let go: %v %v", ok, err)
+	}
+	rel()
+}

@@ -216,6 +216,13 @@ type leaseLock struct {
 	ended chan struct{} // closed when they have
 }
 
+// olderHolder is the session advisory lock hrsync took for a named lock before the leases
+// (migration 0019), keyed by schema and name. A process of an older version may still hold it
+// during a rolling upgrade, unaware of the leases: take and prove take it for their transaction
+// too (without waiting), so they fail while it holds it, and it cannot take it while they run.
+// So an older and a newer process never both commit under one lock. The ? is the lock's name.
+const olderHolder = `pg_try_advisory_xact_lock(hashtextextended('hrsync:' || current_schema() || ':' || $1, 0))`
+
 // pgLockBusy is Postgres's lock_not_available: a NOWAIT lock was taken by another transaction.
 const pgLockBusy = "55P03"
 
@@ -239,6 +246,10 @@ func (l *leaseLock) take(ctx context.Context) (ok bool, err error) {
 		return false, err
 	}
 	defer func() { _ = tx.Rollback() }()
+	var free bool
+	if err := tx.QueryRowxContext(ctx, `SELECT `+olderHolder, l.name).Scan(&free); err != nil || !free {
+		return false, err // an older hrsync holds the lock
+	}
 	var live bool
 	err = tx.QueryRowxContext(ctx, `SELECT expires_at > clock_timestamp() FROM locks WHERE name = $1 FOR UPDATE NOWAIT`, l.name).Scan(&live)
 	var pqErr *pq.Error
@@ -342,7 +353,8 @@ func (l *leaseLock) verdict(name string, ours, live bool) error {
 }
 
 // prove locks the lease's row in tx (FOR UPDATE, held until tx ends) and checks that the lease
-// is still this holder's and unexpired, extending it. A taker locks that row too (see take), so
+// is still this holder's and unexpired, and that no older hrsync holds the lock (olderHolder),
+// extending the lease. A taker locks that row too (see take), so
 // either prove fails, or tx ends before anyone else holds the lock. The lease is extended again
 // as tx commits (see seal): nobody could take it meanwhile, however long the merge took.
 func (l *leaseLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
@@ -354,6 +366,12 @@ func (l *leaseLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
 	err := tx.QueryRowxContext(ctx, `SELECT token, expires_at > clock_timestamp() FROM locks WHERE name = $1 FOR UPDATE`, name).Scan(&token, &live)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("prove the %s lock: %w", name, err)
+	}
+	var free bool
+	if err := tx.QueryRowxContext(ctx, `SELECT `+olderHolder, name).Scan(&free); err != nil {
+		return fmt.Errorf("prove the %s lock: %w", name, err)
+	} else if !free {
+		return &LockLostError{Name: name, Why: "an hrsync of an older version holds it (its session advisory lock)"}
 	}
 	if err := l.verdict(name, err == nil && token == l.token, live); err != nil {
 		return err

@@ -377,8 +377,9 @@ func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
 // TestTwoWorkersShareFourAccounts: two `hrsync run` processes with one configuration of four
 // accounts share them: each account's lock lets one worker sync it at a time, both workers sync
 // some accounts; killed mid-run, one worker leaves its runs to the other, which takes them over
-// at its next ticks and closes the killed worker's ledger rows as abandoned. No account's ledger
-// ever shows two runs of a resource at once.
+// at its next ticks once their leases expire (sink.DefaultLockTTL, 30 s, inside waitFor's 60 s)
+// and closes the killed worker's ledger rows as abandoned. No account's ledger ever shows two
+// runs of a resource at once.
 func TestTwoWorkersShareFourAccounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes for several seconds")

@@ -40,6 +40,20 @@ const (
 	DefaultSchema = "hr"
 	// DefaultMaxOpenConns bounds a Postgres warehouse's pool of connections.
 	DefaultMaxOpenConns = 16
+	// DefaultConnMaxIdleTime is how long a Postgres connection stays open unused: an account
+	// with no work holds no session 5 to 10 s after its work ends (the pool looks every idle
+	// time), where it held each for 5 minutes before. Connections cost the server a backend
+	// each, and max_connections is shared by every account and replica. Statements a few
+	// seconds apart (a sync's, a busy serve's) still find theirs open; a lock's renewal every
+	// DefaultLockTTL/3, or a readiness probe every 10 s, may open one for the moment.
+	DefaultConnMaxIdleTime = 5 * time.Second
+	// DefaultLockTTL is how long a Postgres lock's lease lasts unrenewed (see Store.TryLock): its
+	// holder renews it every third of that, so a holder that stalls (a paused process, a
+	// network partition) for longer loses it, and the lock of a process that died is free that
+	// long after. Thirty seconds is ten statement round trips' worth of slack at each renewal
+	// even on a slow link, and a crashed worker's accounts wait half a minute, not the next
+	// day, for another worker.
+	DefaultLockTTL = 30 * time.Second
 	// cleanupTimeout bounds what the server answers at once, and what is done after a run on a
 	// context of its own (its own may have ended): a rollback, a goodbye, a cancel request,
 	// releasing a lock, dropping staging tables. A run that is stopping must not wait a whole

@@ -86,6 +86,9 @@ type processLock interface {
 	// prove fails tx with a *LockLostError unless this process holds the lock, such that no
 	// other holder can commit a transaction proved under it before tx ends.
 	prove(ctx context.Context, tx *sqlx.Tx, name string) error
+	// seal runs last in a transaction prove began, before COMMIT: it renews what a long
+	// transaction may have let run out (a lease).
+	seal(ctx context.Context, tx *sqlx.Tx, name string) error
 	// release gives it back.
 	release(ctx context.Context, name string)
 }

@@ -204,3 +204,16 @@ func InventoryMismatches(ctx context.Context, s *Store) ([]string, error) {
 	slices.Sort(out)
 	return out, nil
 }
+
+// StopRenewing stops the renewals of the Postgres lease held (a context TryLock returned), as
+// a process that stalls (paused, cut off from the warehouse) stops renewing: the lease expires
+// after its TTL while the holder carries on.
+func StopRenewing(held context.Context) {
+	h, _ := held.Value(heldKey{}).(*heldLock)
+	l := h.lock.(*leaseLock)
+	close(l.stop)
+	<-l.ended
+	l.stop = make(chan struct{}) // release closes it again
+	l.ended = make(chan struct{})
+	close(l.ended)
+}

@@ -14,30 +14,38 @@ import (
 	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
-// A sync whose lock is taken from it mid-load (Postgres: an operator terminates the lock's
-// session; SQLite: someone removes the lock file) must not commit: another process takes the
-// lock and merges, and the first one's merge then fails with ErrLockLost, writing nothing.
+// A sync whose lock is taken from it mid-load (Postgres: its lease expires, because its process
+// stalled past the TTL, or as the database finds it expired; SQLite: someone removes the lock
+// file) must not commit: another process takes the lock and merges, and the first one's merge
+// then fails with ErrLockLost, writing nothing; nor does its release free the new holder's lock.
 func TestLostLockCannotCommit(t *testing.T) {
 	tests := []struct {
-		backend string
-		lose    func(t *testing.T, url, schema string)
+		name, backend string
+		opts          sink.Options
+		lose          func(t *testing.T, held context.Context, url, schema string)
 	}{
-		{"postgres", func(t *testing.T, url, schema string) {
-			if n := sinktest.TerminateLockHolder(t, url, schema, sink.SyncLock); n != 1 {
-				t.Fatalf("terminated %d sessions holding the lock, want 1", n)
+		{"postgres expired", "postgres", sink.Options{}, func(t *testing.T, _ context.Context, url, schema string) {
+			if n := sinktest.ExpireLock(t, url, schema, sink.SyncLock); n != 1 {
+				t.Fatalf("expired %d leases of the lock, want 1", n)
 			}
 		}},
-		{"sqlite", func(t *testing.T, url, _ string) {
+		{"postgres stalled", "postgres", sink.Options{LockTTL: time.Second}, func(t *testing.T, held context.Context, _, _ string) {
+			// The holder stops renewing, as a paused process does; a renewal that comes late
+			// finds the lease expired. The TTL passes.
+			sink.StopRenewing(held)
+			time.Sleep(1500 * time.Millisecond)
+		}},
+		{"sqlite", "sqlite", sink.Options{}, func(t *testing.T, _ context.Context, url, _ string) {
 			if err := os.Remove(url + "." + sink.SyncLock + ".lock"); err != nil {
 				t.Fatal(err)
 			}
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.backend, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			a, b, url, schema := sinktest.TwoStores(t, tt.backend, sink.Options{})
+			a, b, url, schema := sinktest.TwoStores(t, tt.backend, tt.opts)
 			first, second := people(30), people(20)
 			for i := range second {
 				second[i].JobTitle = "Second sync"
@@ -57,7 +65,7 @@ func TestLostLockCannotCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			tt.lose(t, url, schema)
+			tt.lose(t, heldA, url, schema)
 
 			// A second process takes the lock now and syncs.
 			heldB, releaseB, ok, err := b.TryLock(ctx, sink.SyncLock)
@@ -100,6 +108,14 @@ func TestLostLockCannotCommit(t *testing.T) {
 			if runs, err := b.Runs(ctx, 10); err != nil || len(runs) != 1 || runs[0].ID != runB || runs[0].Status != sink.RunRunning {
 				t.Errorf("ledger after the first sync lost its lock: %+v %v", runs, err)
 			}
+			// The first one gives back what it no longer holds: the second keeps the lock.
+			releaseA()
+			if _, rel, ok, err := a.TryLock(ctx, sink.SyncLock); ok || err != nil {
+				t.Errorf("the lock was free after the holder that lost it released it: %v %v", ok, err)
+				if ok {
+					rel()
+				}
+			}
 			releaseB()
 
 			got := served(t, b)
@@ -115,11 +131,19 @@ func TestLostLockCannotCommit(t *testing.T) {
 	}
 }
 
-// A holder whose lock was taken may be committing a merge it began while it held it: the lock
-// is not taken over until that merge's transaction ends (it holds the lock's commit key).
+// A holder whose lease expired may be committing a merge it began while it held it: the lock
+// is not taken over until that merge's transaction ends (it holds the lease's row), and the
+// taker does not wait for it: it is told the lock is taken.
 func TestLockWaitsForTheLastHoldersMerge(t *testing.T) {
 	ctx := context.Background()
-	_, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
+	a, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{LockTTL: time.Second})
+	heldA, releaseA, ok, err := a.TryLock(ctx, sink.SyncLock)
+	if err != nil || !ok {
+		t.Fatalf("first lock: %v %v", ok, err)
+	}
+	defer releaseA()
+	sink.StopRenewing(heldA)
+	// The holder's merge proved the lease (locking its row) and runs on past the TTL.
 	db, err := sql.Open("postgres", url)
 	if err != nil {
 		t.Fatal(err)
@@ -130,20 +154,69 @@ func TestLockWaitsForTheLastHoldersMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('hrsync:' || $1 || ':sync:commit', 0))`, schema); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT token FROM `+schema+`.locks WHERE name = $1 FOR UPDATE`, sink.SyncLock); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(1500 * time.Millisecond)
+	start := time.Now()
 	if _, _, ok, err := b.TryLock(ctx, sink.SyncLock); ok || err != nil {
 		t.Fatalf("took the lock while a merge under it was committing: %v %v", ok, err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("TryLock waited %s for the merge", d)
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	_, release, ok, err := b.TryLock(ctx, sink.SyncLock)
 	if !ok || err != nil {
-		t.Fatalf("lock once the merge ended: %v %v (the failed attempt must give the lock back)", ok, err)
+		t.Fatalf("lock once the merge ended: %v %v", ok, err)
 	}
 	release()
+}
+
+// A lease is renewed while it is held: another process never takes it, however many TTLs the
+// work lasts, and the holder's merges commit; holding it keeps no connection open.
+func TestLeaseIsRenewedAndPinsNoSession(t *testing.T) {
+	ctx := context.Background()
+	opts := sink.Options{LockTTL: 1500 * time.Millisecond, ConnMaxIdleTime: 100 * time.Millisecond}
+	a, b, _, _ := sinktest.TwoStores(t, "postgres", opts)
+	held, release, ok, err := a.TryLock(ctx, sink.SyncLock)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	defer release()
+	open := 0
+	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, rel, ok, err := b.TryLock(ctx, sink.SyncLock); ok || err != nil {
+			if ok {
+				rel()
+			}
+			t.Fatalf("another process took a lease its holder renews: %v %v", ok, err)
+		}
+		open = max(open, sinktest.DB(a).Stats().OpenConnections)
+	}
+	// Renewals use a connection for a moment every TTL/3; the pool closes it between them (its
+	// cleaner looks every second), so none stays open.
+	var idle bool
+	for deadline := time.Now().Add(3 * time.Second); !idle && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		idle = sinktest.DB(a).Stats().OpenConnections == 0
+	}
+	if !idle {
+		t.Errorf("the holder kept %d connections open while it held the lock and did nothing", sinktest.DB(a).Stats().OpenConnections)
+	}
+	l, err := a.BeginLoad(held, sink.Employees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddEmployees(held, people(12)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); err != nil {
+		t.Fatalf("merge after %s under a lease of %s: %v", 4*time.Second, opts.LockTTL, err)
+	}
+	t.Logf("most connections open while holding: %d", open)
 }
 
 // A Load begun under the lock, in the process that holds it, merges as any other.
@@ -302,4 +375,54 @@ func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
 	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal mode %q (%v), want wal", mode, err)
 	}
+}
+
+// During a rolling upgrade a process of the version before the leases may still hold a lock as
+// a session advisory lock: the lock is taken for a newer process, and a newer holder's merge
+// fails while the older one holds it.
+func TestLockHeldByAnOlderVersion(t *testing.T) {
+	ctx := context.Background()
+	a, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
+	held, release, ok, err := a.TryLock(ctx, sink.SyncLock)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	defer release()
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	key := `hashtextextended('hrsync:' || $1 || ':sync', 0)`
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(`+key+`)`, schema); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.BeginLoad(held, sink.Employees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddEmployees(held, people(5)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); !errors.Is(err, sink.ErrLockLost) {
+		t.Errorf("merge while an older hrsync holds the lock: %v, want ErrLockLost", err)
+	}
+	release()
+	if _, _, ok, err := b.TryLock(ctx, sink.SyncLock); ok || err != nil {
+		t.Errorf("took the lock an older hrsync holds: %v %v", ok, err)
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+key+`)`, schema); err != nil {
+		t.Fatal(err)
+	}
+	_, rel, ok, err := b.TryLock(ctx, sink.SyncLock)
+	if err != nil || !ok {
+		t.Fatalf("lock once the older hrsync let go: %v %v", ok, err)
+	}
+	rel()
 }

@@ -182,6 +182,11 @@ var ownTables = []InventoryItem{
 	{"erasure_log", "subject", v1.Employment, "whose: employee 42, or a collection's record ids"},
 	{"erasure_log", "classes", v1.NotPersonal, "the classes erased, comma-separated"},
 	{"erasure_log", "rows", v1.NotPersonal, "the rows changed per table (JSON)"},
+	{"locks", "name", v1.NotPersonal, "a named lock (sync, onboarding), held as a lease"},
+	{"locks", "holder", v1.NotPersonal, "the host and process id that took it"},
+	{"locks", "token", v1.NotPersonal, "raised at every take: which holding it is"},
+	{"locks", "taken_at", v1.NotPersonal, ""},
+	{"locks", "expires_at", v1.NotPersonal, "when it is free unless renewed"},
 }
 
 // ErasedWithEmployee reports whether erasing an employee (EraseEmployee, EraseEmployees) reaches

@@ -351,6 +351,11 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	if opts.DryRun {
 		return res, nil // rolled back by the deferred Rollback
 	}
+	if l.lock != nil {
+		if err := l.lock.seal(ctx, tx); err != nil {
+			return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: commit: %w", l.resource, busyErr(err))
 	}

@@ -3,13 +3,17 @@ package sink
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/hrsync/hrsync/schema"
 )
@@ -186,102 +190,218 @@ func (s *Store) openPostgres(rawURL string) error {
 		n = DefaultMaxOpenConns
 	}
 	db.SetMaxOpenConns(n)
+	// Unused connections close after ConnMaxIdleTime, so a warehouse with no work holds no
+	// session (locks are leases that pin none: see leaseLock); as many as may be open may stay
+	// idle meanwhile, so a busy serve does not reconnect per request.
 	db.SetMaxIdleConns(n)
-	db.SetConnMaxIdleTime(5 * time.Minute)
+	db.SetConnMaxIdleTime(s.opts.ConnMaxIdleTime)
 	s.db, s.d = db, pgDialect{}
 	return nil
 }
 
-// The advisory lock keys of a named lock: one per schema and name, so replicas of one warehouse
-// share them and other warehouses on the same server do not. The commit key guards merges
-// under the lock (see prove). The ? is the lock's name.
-const (
-	lockKey   = `hashtextextended('hrsync:' || current_schema() || ':' || ?, 0)`
-	commitKey = `hashtextextended('hrsync:' || current_schema() || ':' || ? || ':commit', 0)`
-)
-
-// advisoryLock is a session advisory lock on a connection kept for it, so a process that dies
-// releases it with its session. It is identified as pg_locks and pg_stat_activity show it (a
-// pid alone could be reused by a later session).
-type advisoryLock struct {
-	s            *Store
-	conn         *sqlx.Conn
-	pid          int64
-	backendStart string
+// leaseLock is a lock held as a lease: a row of the warehouse's locks table (migration 0019),
+// taken in one short transaction and renewed by a goroutine on the pool's connections, so
+// holding it pins no session. Its token, raised at every take, is what identifies this holding:
+// the lease is held while its row still carries the token and has not expired (by the
+// database's clock, so the hosts' clocks do not matter). A holder that stops renewing (it
+// died, stalled, or lost the warehouse for longer than the lease) loses the lock when it
+// expires; another process may then take it over, and the old holder's merges fail (see prove).
+type leaseLock struct {
+	s     *Store
+	name  string
+	token int64
+	ttl   time.Duration
+	lost  atomic.Bool   // a renewal found the lease expired or taken over
+	stop  chan struct{} // closed by release: the renewals end
+	ended chan struct{} // closed when they have
 }
 
+// olderHolder is the session advisory lock hrsync took for a named lock before the leases
+// (migration 0019), keyed by schema and name. A process of an older version may still hold it
+// during a rolling upgrade, unaware of the leases: take and prove take it for their transaction
+// too (without waiting), so they fail while it holds it, and it cannot take it while they run.
+// So an older and a newer process never both commit under one lock. The ? is the lock's name.
+const olderHolder = `pg_try_advisory_xact_lock(hashtextextended('hrsync:' || current_schema() || ':' || $1, 0))`
+
+// pgLockBusy is Postgres's lock_not_available: a NOWAIT lock was taken by another transaction.
+const pgLockBusy = "55P03"
+
 func (pgDialect) tryLock(ctx context.Context, s *Store, name string) (processLock, bool, error) {
-	conn, err := s.db.Connx(ctx)
-	if err != nil {
+	l := &leaseLock{s: s, name: name, ttl: s.opts.LockTTL, stop: make(chan struct{}), ended: make(chan struct{})}
+	if ok, err := l.take(ctx); err != nil || !ok {
 		return nil, false, err
 	}
-	l := &advisoryLock{s: s, conn: conn}
-	if ok, err := l.take(ctx, name); err != nil || !ok {
-		_ = conn.Close()
-		return nil, false, err
-	}
+	go l.renew()
 	return l, true, nil
 }
 
-// take takes the lock's advisory lock on the lock's connection, the session that will hold it;
-// then makes sure no merge begun by its previous holder is still running: a holder whose
-// session was terminated may be in the middle of one (it proved it held the lock when it began,
-// see prove). Such a merge holds the commit key until its transaction ends; until then the lock
-// is not taken over, and take gives it back and says false.
-func (l *advisoryLock) take(ctx context.Context, name string) (bool, error) {
-	var ok, free bool
-	if err := l.conn.QueryRowxContext(ctx, l.s.db.Rebind(`SELECT pg_try_advisory_lock(`+lockKey+`), pg_backend_pid(),
-    (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid())`), name).Scan(&ok, &l.pid, &l.backendStart); err != nil || !ok {
+// take takes the lease in one short transaction, unless a live holder has it. It locks the
+// lock's row without waiting: a merge under the lock holds that row until its transaction ends
+// (see prove), and its lease is not taken over until then, even when it expired meanwhile (its
+// holder proved it held the lock when the merge began): take says false at once, as when the
+// lease is live. A row that is gone or expired is taken with the next token.
+func (l *leaseLock) take(ctx context.Context) (ok bool, err error) {
+	tx, err := l.s.db.BeginTxx(ctx, nil)
+	if err != nil {
 		return false, err
 	}
-	if err := l.conn.QueryRowxContext(ctx, l.s.db.Rebind(`SELECT CASE WHEN pg_try_advisory_lock(`+commitKey+`)
-    THEN pg_advisory_unlock(`+commitKey+`) ELSE false END`), name, name).Scan(&free); err != nil || free {
-		return err == nil, err
+	defer func() { _ = tx.Rollback() }()
+	var free bool
+	if err := tx.QueryRowxContext(ctx, `SELECT `+olderHolder, l.name).Scan(&free); err != nil || !free {
+		return false, err // an older hrsync holds the lock
 	}
-	_, err := l.conn.ExecContext(ctx, l.s.db.Rebind(`SELECT pg_advisory_unlock(`+lockKey+`)`), name)
-	return false, err
+	var live bool
+	err = tx.QueryRowxContext(ctx, `SELECT expires_at > clock_timestamp() FROM locks WHERE name = $1 FOR UPDATE NOWAIT`, l.name).Scan(&live)
+	var pqErr *pq.Error
+	switch {
+	case errors.As(err, &pqErr) && pqErr.Code == pgLockBusy, err == nil && live:
+		return false, nil // a live holder, or a merge under the lock still running
+	case errors.Is(err, sql.ErrNoRows):
+		// Another taker may insert the row first: its insert wins, and this one takes nothing.
+		err = tx.QueryRowxContext(ctx, `INSERT INTO locks (name, holder, token, taken_at, expires_at)
+VALUES ($1, $2, 1, clock_timestamp(), clock_timestamp() + make_interval(secs => $3))
+ON CONFLICT (name) DO NOTHING RETURNING token`, l.name, holderName, l.ttl.Seconds()).Scan(&l.token)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+	case err == nil:
+		err = tx.QueryRowxContext(ctx, `UPDATE locks SET holder = $2, token = token + 1, taken_at = clock_timestamp(),
+    expires_at = clock_timestamp() + make_interval(secs => $3)
+WHERE name = $1 RETURNING token`, l.name, holderName, l.ttl.Seconds()).Scan(&l.token)
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
 }
 
-// check asks the server whether the lock's session (by pid and start time) still holds the
-// advisory lock.
-func (l *advisoryLock) check(ctx context.Context, q queryer, name string) error {
-	var held bool
-	err := q.QueryRowxContext(ctx, l.s.db.Rebind(`SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.pid = ? AND a.backend_start::text = ?
-    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-    AND ((l.classid::bigint << 32) | l.objid::bigint) = `+lockKey+`)`), l.pid, l.backendStart, name).Scan(&held)
-	if err != nil {
+// holderName says which process holds a lease, for an operator reading the locks table: host
+// and process id. (The token, not this, is what tells holders apart.)
+var holderName = func() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
+}()
+
+// renew renews the lease every third of its TTL until release, each time one short statement
+// on a pooled connection. A merge under the lock holds the lease's row (see prove) and extends
+// the lease itself as it commits: a renewal does not wait for it (SKIP LOCKED), it finds the
+// lease still its own and tries again at the next tick. A renewal that finds the lease expired
+// or taken over marks it lost, for good: check and prove fail from then on, and it is never
+// renewed again, so a lease that expired stays free for whoever takes it next. A renewal that
+// fails (the warehouse unreachable) is retried at the next tick; if none succeeds within the
+// TTL, the lease expires.
+func (l *leaseLock) renew() {
+	defer close(l.ended)
+	every := l.ttl / 3
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		var renewed, mine bool
+		err := l.s.db.QueryRowxContext(ctx, `WITH mine AS (
+    SELECT name FROM locks WHERE name = $1 AND token = $2 AND expires_at > clock_timestamp() FOR UPDATE SKIP LOCKED
+), renewed AS (
+    UPDATE locks SET expires_at = clock_timestamp() + make_interval(secs => $3) FROM mine WHERE locks.name = mine.name RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM renewed), EXISTS (SELECT 1 FROM locks WHERE name = $1 AND token = $2 AND expires_at > clock_timestamp())`,
+			l.name, l.token, l.ttl.Seconds()).Scan(&renewed, &mine)
+		cancel()
+		switch {
+		case err != nil:
+			l.s.log.Warn("renew lock: will retry; the lock is lost if no renewal succeeds before its lease expires",
+				"lock", l.name, "ttl", l.ttl, "err", err)
+		case !renewed && !mine:
+			l.lost.Store(true)
+			l.s.log.Warn("renew lock: its lease had expired or been taken over; the work under it will not commit", "lock", l.name)
+			return
+		}
+	}
+}
+
+// check asks the warehouse whether the lease is still this holder's and unexpired.
+func (l *leaseLock) check(ctx context.Context, q queryer, name string) error {
+	if l.lost.Load() {
+		return &LockLostError{Name: name, Why: "its lease expired or was taken over by another process"}
+	}
+	var token int64
+	var live bool
+	err := q.QueryRowxContext(ctx, `SELECT token, expires_at > clock_timestamp() FROM locks WHERE name = $1`, name).Scan(&token, &live)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("check the %s lock: %w", name, err)
 	}
-	if !held {
-		return &LockLostError{Name: name, Why: "its database session ended (terminated, or its connection dropped)"}
+	return l.verdict(name, err == nil && token == l.token, live)
+}
+
+// verdict is check's and prove's answer: nil while the lease is this holder's (its token) and
+// live.
+func (l *leaseLock) verdict(name string, ours, live bool) error {
+	switch {
+	case !ours:
+		return &LockLostError{Name: name, Why: "another process took its lease over"}
+	case !live:
+		return &LockLostError{Name: name, Why: fmt.Sprintf("its lease expired: not renewed within %s", l.ttl)}
 	}
 	return nil
 }
 
-// prove takes the lock's commit key (a transaction advisory lock, held until tx ends), then
-// checks that the holder's session still holds the lock. A process taking the lock over gets
-// it only after the old holder's session lost it, so after that check; and it then gives the
-// lock up at once while the commit key is taken (see take). So either the check fails, or tx
-// ends before anyone else holds the lock. (A check alone, or a lock on tx's own session, would
-// leave a window between the check and COMMIT, or could not see the holder's session die.)
-func (l *advisoryLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
-	if _, err := tx.ExecContext(ctx, tx.Rebind(`SELECT pg_advisory_xact_lock(`+commitKey+`)`), name); err != nil {
-		return fmt.Errorf("take the %s lock's commit key: %w", name, err)
+// prove locks the lease's row in tx (FOR UPDATE, held until tx ends) and checks that the lease
+// is still this holder's and unexpired, and that no older hrsync holds the lock (olderHolder),
+// extending the lease. A taker locks that row too (see take), so
+// either prove fails, or tx ends before anyone else holds the lock. The lease is extended again
+// as tx commits (see seal): nobody could take it meanwhile, however long the merge took.
+func (l *leaseLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
+	if l.lost.Load() {
+		return &LockLostError{Name: name, Why: "its lease expired or was taken over by another process"}
 	}
-	return l.check(ctx, tx, name)
+	var token int64
+	var live bool
+	err := tx.QueryRowxContext(ctx, `SELECT token, expires_at > clock_timestamp() FROM locks WHERE name = $1 FOR UPDATE`, name).Scan(&token, &live)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("prove the %s lock: %w", name, err)
+	}
+	var free bool
+	if err := tx.QueryRowxContext(ctx, `SELECT `+olderHolder, name).Scan(&free); err != nil {
+		return fmt.Errorf("prove the %s lock: %w", name, err)
+	} else if !free {
+		return &LockLostError{Name: name, Why: "an hrsync of an older version holds it (its session advisory lock)"}
+	}
+	if err := l.verdict(name, err == nil && token == l.token, live); err != nil {
+		return err
+	}
+	return l.seal(ctx, tx, name)
 }
 
-// release unlocks on a context of its own: the run's may be canceled, the lock must still go.
-// It is bounded: on a silent host, closing the connection ends the session, and the lock with
-// it, as soon as the server notices.
-func (l *advisoryLock) release(ctx context.Context, name string) {
+// seal extends the lease in tx, whose row lock (taken by prove) has kept it this holder's since
+// prove. Called last before COMMIT, it starts the lease afresh when the merge ends, so a merge
+// longer than the TTL does not leave it expired.
+func (l *leaseLock) seal(ctx context.Context, tx *sqlx.Tx, name string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE locks SET expires_at = clock_timestamp() + make_interval(secs => $3)
+WHERE name = $1 AND token = $2`, name, l.token, l.ttl.Seconds()); err != nil {
+		return fmt.Errorf("extend the %s lock's lease: %w", name, err)
+	}
+	return nil
+}
+
+// release stops the renewals and expires the lease at once (its row stays, so tokens never
+// repeat), on a context of its own: the run's may be canceled, the lock must still go. If that
+// fails, the lease expires within its TTL.
+func (l *leaseLock) release(ctx context.Context, name string) {
+	close(l.stop)
+	<-l.ended
 	uctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	if _, err := l.conn.ExecContext(uctx, l.s.db.Rebind(`SELECT pg_advisory_unlock(`+lockKey+`)`), name); err != nil && ctx.Err() == nil {
-		l.s.log.Warn("release lock: its session had ended, so the lock had gone with it", "lock", name, "err", err)
+	if _, err := l.s.db.ExecContext(uctx, `UPDATE locks SET expires_at = clock_timestamp() WHERE name = $1 AND token = $2`,
+		name, l.token); err != nil && ctx.Err() == nil {
+		l.s.log.Warn("release lock: it stays taken until its lease expires", "lock", name, "ttl", l.ttl, "err", err)
 	}
-	_ = l.conn.Close()
 }
 
 // historyTriggers are statement triggers of history_write (migration 0009), which copies the

@@ -33,6 +33,13 @@ type Options struct {
 	SkipSchemaCheck bool
 	// MaxOpenConns bounds the pool (default DefaultMaxOpenConns for Postgres).
 	MaxOpenConns int
+	// ConnMaxIdleTime is how long a Postgres connection stays open unused before the pool
+	// closes it (default DefaultConnMaxIdleTime), so an idle warehouse holds no session.
+	ConnMaxIdleTime time.Duration
+	// LockTTL is how long a Postgres lock's lease lasts unless its holder renews it (default
+	// DefaultLockTTL; see TryLock): the longest a holder may stall before it loses the lock,
+	// and how long the lock of a process that died stays taken.
+	LockTTL time.Duration
 	// StatementTimeout bounds every statement (default DefaultStatementTimeout). On Postgres the
 	// server enforces it (statement_timeout and idle_in_transaction_session_timeout on every
 	// connection), and the client closes a connection whose server sends nothing for that long
@@ -99,6 +106,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 	}
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if opts.ConnMaxIdleTime <= 0 {
+		opts.ConnMaxIdleTime = DefaultConnMaxIdleTime
+	}
+	if opts.LockTTL <= 0 {
+		opts.LockTTL = DefaultLockTTL
 	}
 	d, err := Classify(rawURL) // the one place a dialect is chosen: by the URL's form
 	if err != nil {

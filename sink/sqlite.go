@@ -189,6 +189,9 @@ func (l *fileLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
 	return l.check(ctx, tx, name)
 }
 
+// seal has nothing to renew: an flock lasts as long as its file is open.
+func (l *fileLock) seal(context.Context, *sqlx.Tx, string) error { return nil }
+
 // release closes the file, which releases the lock.
 func (l *fileLock) release(context.Context, string) { _ = l.file.Close() }
 

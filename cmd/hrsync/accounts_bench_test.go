@@ -16,6 +16,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -30,7 +31,9 @@ import (
 //
 //   - peak-conns: most Postgres sessions of the worker at once (pg_stat_activity by
 //     application_name, polled every 100 ms), and peak-busy-conns of them not idle;
-//   - end-conns: its sessions when the last run ended (idle ones stay open up to 5 minutes);
+//   - end-conns: its sessions when the last run ended; idle-conns: its sessions once the
+//     worker has been idle for twice the pools' idle time and a second (benchIdleWait), when
+//     every account is idle;
 //   - peak-rss-MB: the worker's VmHWM;
 //   - wall-s: from the start of the process to the last ok run (the schemas are migrated
 //     before the process starts);
@@ -61,6 +64,7 @@ func BenchmarkWorkerAccounts(b *testing.B) {
 				sum.peakConns += r.peakConns
 				sum.peakBusy += r.peakBusy
 				sum.endConns += r.endConns
+				sum.idleConns += r.idleConns
 				sum.rssMB += r.rssMB
 				sum.wall += r.wall
 				sum.cpu += r.cpu
@@ -70,6 +74,7 @@ func BenchmarkWorkerAccounts(b *testing.B) {
 			b.ReportMetric(float64(sum.peakConns)/n, "peak-conns")
 			b.ReportMetric(float64(sum.peakBusy)/n, "peak-busy-conns")
 			b.ReportMetric(float64(sum.endConns)/n, "end-conns")
+			b.ReportMetric(float64(sum.idleConns)/n, "idle-conns")
 			b.ReportMetric(sum.rssMB/n, "peak-rss-MB")
 			b.ReportMetric(sum.wall.Seconds()/n, "wall-s")
 			b.ReportMetric(sum.cpu.Seconds()/n, "cpu-s")
@@ -78,17 +83,22 @@ func BenchmarkWorkerAccounts(b *testing.B) {
 }
 
 // benchAccounts lists the unpaced sizes BenchmarkWorkerAccounts measures, besides 20 accounts
-// with worker.max_syncs 4 and 1 and 20 accounts paced at 60 a minute. Each account holds two
-// Postgres connections (three paced): 50 accounts need a server with max_connections above 100.
+// with worker.max_syncs 4 and 1 and 20 accounts paced at 60 a minute. Each account syncing holds
+// up to two Postgres connections (three paced): 50 unpaced accounts at once need a server with
+// max_connections above 100.
 var benchAccounts = flag.String("bench.accounts", "1,5,20,40", "BenchmarkWorkerAccounts: numbers of accounts of the unpaced runs, comma-separated")
+
+// benchIdleWait is how long after the last run idle-conns is counted: the pools close a
+// connection between one and two idle times after its last use.
+const benchIdleWait = 2*sink.DefaultConnMaxIdleTime + time.Second
 
 // benchAccountEmployees is the size of every account of BenchmarkWorkerAccounts.
 const benchAccountEmployees = 2000
 
 type benchWorkerResult struct {
-	peakConns, peakBusy, endConns int
-	rssMB                         float64
-	wall, cpu                     time.Duration
+	peakConns, peakBusy, endConns, idleConns int
+	rssMB                                    float64
+	wall, cpu                                time.Duration
 }
 
 func buildBench(b *testing.B) string {
@@ -194,6 +204,12 @@ func runWorkerAccounts(b *testing.B, bin string, up *sourcetest.Server, n, maxSy
 	}
 	r.cpu = procCPU(b, p.cmd.Process.Pid)
 	r.rssMB = procHWM(b, p.cmd.Process.Pid)
+	b.StopTimer()
+	time.Sleep(benchIdleWait)
+	if err := poll.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&r.idleConns); err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -376,8 +377,9 @@ func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
 // TestTwoWorkersShareFourAccounts: two `hrsync run` processes with one configuration of four
 // accounts share them: each account's lock lets one worker sync it at a time, both workers sync
 // some accounts; killed mid-run, one worker leaves its runs to the other, which takes them over
-// at its next ticks and closes the killed worker's ledger rows as abandoned. No account's ledger
-// ever shows two runs of a resource at once.
+// at its next ticks once their leases expire (sink.DefaultLockTTL, 30 s, inside waitFor's 60 s)
+// and closes the killed worker's ledger rows as abandoned. No account's ledger ever shows two
+// runs of a resource at once.
 func TestTwoWorkersShareFourAccounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes for several seconds")
@@ -407,7 +409,7 @@ func TestTwoWorkersShareFourAccounts(t *testing.T) {
 	}
 	defer db.Close()
 
-	// Each worker's sessions carry its name, so the lock holders can be told apart in pg_locks.
+	// Each worker's sessions carry its name; the holder of a lock's lease is its host and pid.
 	names := []string{"hrsync-a", "hrsync-b"}
 	begun := time.Now()
 	workers := make([]*process, len(names))
@@ -415,15 +417,15 @@ func TestTwoWorkersShareFourAccounts(t *testing.T) {
 		workers[i] = startRun(t, bin, []string{"PGAPPNAME=" + name}, "--config", cfg, "--now")
 	}
 
-	// holding is the accounts whose sync lock the worker named holds, its run's ledger row open.
-	holding := func(worker string) []string {
+	// holding is the accounts whose sync lock the worker holds (a live lease), its run's ledger
+	// row open.
+	holding := func(worker *process) []string {
 		var out []string
 		for _, acct := range accts {
 			var held bool
-			err := db.QueryRow(fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
-WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND s.application_name = $2
-    AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended('hrsync:' || $1 || ':sync', 0))
-AND EXISTS (SELECT 1 FROM %s.sync_runs WHERE status = 'running')`, acct.schema), acct.schema, worker).Scan(&held)
+			err := db.QueryRow(fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %[1]s.locks WHERE name = 'sync'
+    AND holder LIKE '%%:' || $1 AND expires_at > clock_timestamp())
+AND EXISTS (SELECT 1 FROM %[1]s.sync_runs WHERE status = 'running')`, acct.schema), strconv.Itoa(worker.cmd.Process.Pid)).Scan(&held)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -445,8 +447,8 @@ AND EXISTS (SELECT 1 FROM %s.sync_runs WHERE status = 'running')`, acct.schema),
 				return false
 			}
 		}
-		for i, name := range names {
-			if held = holding(name); len(held) > 0 {
+		for i, p := range workers {
+			if held = holding(p); len(held) > 0 {
 				victim = i
 				return true
 			}

@@ -5,14 +5,16 @@ import (
 	"database/sql"
 	"testing"
 	"time"
+
+	"github.com/lib/pq"
 )
 
-// TerminateLockHolder ends the Postgres session that holds the named hrsync lock of the
-// warehouse in schema (sink.Store.TryLock's advisory lock), from an admin connection of its own,
-// as an operator's `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'`
-// would; then it waits (up to 30 s) until the session is gone and the lock free. It returns how
-// many sessions it ended.
-func TerminateLockHolder(t testing.TB, url, schema, name string) int {
+// ExpireLock ends the lease of the named hrsync lock of the Postgres warehouse in schema
+// (sink.Store.TryLock's), from an admin connection of its own, as the database finds a lease
+// whose holder stalled longer than its TTL (a paused process, a network partition): expired,
+// its token unchanged, free for the next taker. Its holder's renewals then find it expired and
+// never renew it again. It returns how many live leases it ended (1 if the lock was held).
+func ExpireLock(t testing.TB, url, schema, name string) int {
 	t.Helper()
 	db, err := sql.Open("postgres", url)
 	if err != nil {
@@ -21,25 +23,14 @@ func TerminateLockHolder(t testing.TB, url, schema, name string) int {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// The lock's 64-bit key is split into classid (high half) and objid (low half).
-	const holders = `FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted
-    AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('hrsync:' || $1 || ':' || $2, 0)`
-	var ended int
-	if err := db.QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) `+holders, schema, name).Scan(&ended); err != nil {
-		t.Fatalf("terminate the %s lock's session: %v", name, err)
+	res, err := db.ExecContext(ctx, `UPDATE `+pq.QuoteIdentifier(schema)+`.locks SET expires_at = clock_timestamp() - interval '1 second'
+WHERE name = $1 AND expires_at > clock_timestamp()`, name)
+	if err != nil {
+		t.Fatalf("expire the %s lock's lease: %v", name, err)
 	}
-	for {
-		var left int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) `+holders, schema, name).Scan(&left); err != nil {
-			t.Fatalf("wait for the %s lock's session to end: %v", name, err)
-		}
-		if left == 0 {
-			return ended
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the %s lock's session did not end within 30 s", name)
-		case <-time.After(10 * time.Millisecond):
-		}
+	n, err := res.RowsAffected()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return int(n)
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/hrsync/hrsync/sync/walk"
 )
 
-// The lock's session is terminated while a sync walks (an operator's pg_terminate_backend);
-// a second process takes the lock and syncs. The first one must stop before it commits, saying
+// The lock's lease expires while a sync walks (as when its process stalls longer than the
+// lease's TTL); a second process takes the lock and syncs. The first one must stop before it commits, saying
 // why, and the ledger must never show two ok runs of one resource at once.
 func TestLostLockStopsTheSync(t *testing.T) {
 	ctx := context.Background()
@@ -60,8 +60,8 @@ func TestLostLockStopsTheSync(t *testing.T) {
 			t.Fatal("the first sync never reached employees page 3")
 		}
 	}
-	if n := sinktest.TerminateLockHolder(t, url, schema, walk.LockName); n != 1 {
-		t.Fatalf("terminated %d sessions holding the lock, want 1", n)
+	if n := sinktest.ExpireLock(t, url, schema, walk.LockName); n != 1 {
+		t.Fatalf("expired %d leases of the lock, want 1", n)
 	}
 	err := walk.WithLock(ctx, b, func(ctx context.Context) error {
 		_, err := walk.New(c2, b, walk.Options{}).Run(ctx, seeds)

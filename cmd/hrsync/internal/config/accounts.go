@@ -296,6 +296,9 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	if a.Warehouse.StatementTimeout < time.Second {
 		return nil, fail("warehouse.statement_timeout must be a duration of at least 1s, such as 5m")
 	}
+	if a.Warehouse.LockTTL < 3*time.Second || a.Warehouse.LockTTL > time.Hour {
+		return nil, fail("warehouse.lock_ttl must be a duration from 3s to 1h, such as 30s")
+	}
 	if a.Warehouse.URL == "" {
 		return nil, fail("warehouse.url is empty (a postgres:// URL or a SQLite file path)")
 	}
@@ -427,7 +430,8 @@ func (s Settings) Pick(flag string) ([]*Account, error) {
 // SinkOptions are the account's warehouse options.
 func (a *Account) SinkOptions() sink.Options {
 	return sink.Options{Schema: a.Warehouse.Schema, Account: a.Name, AccountID: a.AccountID,
-		StatementTimeout: a.Warehouse.StatementTimeout, MaxOpenConns: a.Warehouse.MaxConnections}
+		StatementTimeout: a.Warehouse.StatementTimeout, MaxOpenConns: a.Warehouse.MaxConnections,
+		LockTTL: a.Warehouse.LockTTL}
 }
 
 // Wrap names the account in err when it is one of accounts:.

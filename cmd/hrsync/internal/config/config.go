@@ -79,6 +79,9 @@ type WarehouseConfig struct {
 	StatementTimeout time.Duration `yaml:"statement_timeout"`
 	// MaxConnections bounds each account's pool of warehouse connections.
 	MaxConnections int `yaml:"max_connections"`
+	// LockTTL is how long a Postgres lock's lease lasts unrenewed: how soon another process
+	// takes over the syncs of one that died (see sink.Options.LockTTL).
+	LockTTL time.Duration `yaml:"lock_ttl"`
 }
 
 // ServeConfig is the /v1 replica.
@@ -272,7 +275,7 @@ func Defaults() Config {
 		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: walk.DefaultConcurrency, MaxWalks: walk.DefaultMaxWalks, MaxDeleteShare: sink.DefaultMaxDeleteShare,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
-		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns},
+		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns, LockTTL: sink.DefaultLockTTL},
 		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: server.DefaultIdempotencyTTL,
 			CacheBytes: 64 << 20},
 		Log: LogConfig{Format: "text", Level: "info"},

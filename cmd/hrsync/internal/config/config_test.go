@@ -163,6 +163,38 @@ func TestStatementTimeoutIsADuration(t *testing.T) {
 	}
 }
 
+// TestLockTTL: warehouse.lock_ttl reaches the warehouse's options, from the file or the
+// environment, and defaults to the sink's.
+func TestLockTTL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte("warehouse:\n  lock_ttl: 10s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		env        []string
+		want       time.Duration
+	}{
+		{"default", "", nil, sink.DefaultLockTTL},
+		{"file", path, nil, 10 * time.Second},
+		{"environment wins", path, []string{"HRSYNC_WAREHOUSE_LOCK_TTL=5s"}, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.path == "" {
+				t.Chdir(t.TempDir()) // no ./config.yaml
+			}
+			cfg, err := Load(tt.path, tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Accounts[0].SinkOptions().LockTTL; got != tt.want {
+				t.Errorf("lock ttl to the warehouse %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestConfigErrorsAreOneLine(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -194,6 +226,8 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		{"statement timeout not a duration", "", []string{"HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT=300"}, "HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT: want a duration"},
 		{"statement timeout too short", "warehouse:\n  statement_timeout: 10ms\n", nil, "warehouse.statement_timeout"},
 		{"statement timeout bad in file", "warehouse:\n  statement_timeout: soon\n", nil, "soon"},
+		{"lock ttl too short", "", []string{"HRSYNC_WAREHOUSE_LOCK_TTL=1s"}, "warehouse.lock_ttl must be a duration from 3s to 1h"},
+		{"lock ttl too long", "warehouse:\n  lock_ttl: 2h\n", nil, "warehouse.lock_ttl must be a duration from 3s to 1h"},
 		{"short etag secret", "", []string{"HRSYNC_SERVE_ETAG_SECRET=tooshort-secret"}, "serve.etag_secret is 15 bytes: want at least 32"},
 		{"etag secret twice", "serve:\n  etag_secret_file: /nonexistent\n", []string{"HRSYNC_SERVE_ETAG_SECRET=" + strings.Repeat("s", 32)}, "serve.etag_secret and serve.etag_secret_file are both set"},
 		{"missing etag secret file", "serve:\n  etag_secret_file: /nonexistent/etag\n", nil, "serve.etag_secret_file:"},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/hrsync/hrsync/schema"
 )
@@ -118,6 +119,34 @@ func (pgDialect) indexStaged(ctx context.Context, ex execer, table string) error
 	}
 	if _, err := ex.ExecContext(ctx, `ANALYZE `+table+` (id)`); err != nil {
 		return fmt.Errorf("analyze %s: %w", table, err)
+	}
+	return nil
+}
+
+// smallTable is the size under which a table's statistics are gathered after every merge that
+// writes it. Autovacuum analyzes a table once 50 rows plus a tenth of it have changed
+// (autovacuum_analyze_threshold, autovacuum_analyze_scale_factor): the reference data (eight
+// departments, four divisions) and meta's one row never get there, so a warehouse left to it has
+// no statistics of them at all, and the planner guesses hundreds of rows for each. Analyzing a
+// table this small reads all of it and takes about a millisecond.
+const smallTable = 1000
+
+// analyzeWritten analyzes, of tables, those that are small or have never been analyzed (a new
+// warehouse's first sync: autovacuum gets there, but the first pages are served before it does).
+// A large table is sampled (300 × default_statistics_target rows), so even the first ANALYZE of
+// 100,000 employees is bounded; after that autovacuum keeps the large tables' statistics.
+func (pgDialect) analyzeWritten(ctx context.Context, conn *sqlx.Conn, tables []string) error {
+	var stale []string
+	err := conn.SelectContext(ctx, &stale, `SELECT c.relname FROM pg_class c
+LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname = ANY($1)
+    AND (c.reltuples < $2 OR coalesce(s.last_analyze, s.last_autoanalyze) IS NULL)
+ORDER BY c.relname`, pq.Array(tables), smallTable)
+	if err != nil || len(stale) == 0 {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, `ANALYZE `+strings.Join(stale, ", ")); err != nil {
+		return fmt.Errorf("analyze %s: %w", strings.Join(stale, ", "), err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -27,6 +28,12 @@ const (
 // a sync's order (reference data, working patterns, employees, then the events), and no
 // statistics gathered but what the merges gather themselves.
 func fillAsSynced(t testing.TB, s *sink.Store) {
+	fillAsSyncedN(t, s, planEmployees, planRecords)
+}
+
+// fillAsSyncedN is fillAsSynced with employees employees and records records of each event
+// collection.
+func fillAsSyncedN(t testing.TB, s *sink.Store, employees, records int) {
 	t.Helper()
 	all := sink.Loadable()
 	for _, r := range all {
@@ -52,7 +59,7 @@ func fillAsSynced(t testing.TB, s *sink.Store) {
 			}
 			_ = l.Close()
 		case sink.Employees:
-			es := make([]v1.Employee, planEmployees)
+			es := make([]v1.Employee, employees)
 			for i := range es {
 				id := int64(i + 1)
 				raw := fmt.Sprintf(`{"id":%d,"first_name":"F%d","last_name":"L%d","email":"e%d@example.com","job_title":"Engineer",`+
@@ -74,13 +81,13 @@ func fillAsSynced(t testing.TB, s *sink.Store) {
 			if c == nil {
 				t.Fatalf("no wire collection %s", r)
 			}
-			n := planRecords
+			n := records
 			if !hasNestedField(c) {
 				n = planRefs
 			}
 			bodies := make([]string, n)
 			for i := range bodies {
-				bodies[i] = sampleRecord(c, int64(i+1))
+				bodies[i] = sampleRecord(c, int64(i+1), int64(employees))
 			}
 			sinktest.WalkRecords(t, s, c, sinktest.Records(t, c, bodies...), sink.MergeOptions{Complete: true})
 		}
@@ -98,15 +105,15 @@ func hasNestedField(c *v1.Collection) bool {
 
 // sampleRecord is a record of c with id id as the source would send it: every field set, each
 // nested reference pointing at a listed row of its target.
-func sampleRecord(c *v1.Collection, id int64) string {
+func sampleRecord(c *v1.Collection, id, employees int64) string {
 	members := []string{`"id":` + strconv.FormatInt(id, 10)}
 	for i, f := range c.Fields {
-		members = append(members, strconv.Quote(f.Name)+":"+sampleValue(f, id, i))
+		members = append(members, strconv.Quote(f.Name)+":"+sampleValue(f, id, i, employees))
 	}
 	return "{" + strings.Join(members, ",") + "}"
 }
 
-func sampleValue(f v1.Field, id int64, i int) string {
+func sampleValue(f v1.Field, id int64, i int, employees int64) string {
 	switch f.Kind {
 	case v1.String:
 		return strconv.Quote(fmt.Sprintf("%s %d", f.Name, id%7))
@@ -125,15 +132,66 @@ func sampleValue(f v1.Field, id int64, i int) string {
 	case v1.Nested:
 		target := int64(planRefs)
 		if f.Nested.Target == string(sink.Employees) {
-			target = planEmployees
+			target = employees
 		}
 		members := []string{`"id":` + strconv.FormatInt((id*7+int64(i))%target+1, 10)}
 		for j, cf := range f.Nested.Fields {
-			members = append(members, strconv.Quote(cf.Name)+":"+sampleValue(cf, id, j))
+			members = append(members, strconv.Quote(cf.Name)+":"+sampleValue(cf, id, j, employees))
 		}
 		return "{" + strings.Join(members, ",") + "}"
 	}
 	return "null"
+}
+
+// syncedPostgres is a Postgres warehouse filled as a sync fills it (fillAsSyncedN), with the
+// statistics autovacuum would leave, and a store on it whose pool has run nothing yet. Autovacuum
+// analyzes a table once 50 rows plus a tenth of it have changed since its last analysis (the
+// defaults); syncedPostgres does that itself for the tables past that mark, since a test server
+// may run without autovacuum, or not get there before the first pages are asked for. The
+// reference data and meta never pass it.
+func syncedPostgres(t testing.TB, employees, records int) *sink.Store {
+	t.Helper()
+	ctx := context.Background()
+	url, schemaName := sinktest.Postgres(t)
+	opts := sink.Options{Schema: schemaName, Now: func() time.Time { return fixedNow }}
+	if _, err := sink.Migrate(ctx, url, opts); err != nil {
+		t.Fatal(err)
+	}
+	fill, err := sink.Open(ctx, url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillAsSyncedN(t, fill, employees, records)
+	// Closing ends the filling sessions, which flush their statistics.
+	if err := fill.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sink.Open(ctx, url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	db := sinktest.DB(s)
+	var due []string
+	for range 50 {
+		err := db.SelectContext(ctx, &due, `SELECT relname::text FROM pg_stat_user_tables
+WHERE schemaname = current_schema() AND n_mod_since_analyze > 50 + 0.1 * greatest((SELECT reltuples FROM pg_class WHERE oid = relid), 0)
+ORDER BY relname`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(due) > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // the ended sessions' statistics not in yet
+	}
+	if len(due) > 0 {
+		if _, err := db.ExecContext(ctx, `ANALYZE `+strings.Join(due, ", ")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("analyzed as autovacuum would: %v", due)
+	return s
 }
 
 // readPlan is what EXPLAIN (ANALYZE, SUMMARY) said of one read statement: the median planning
@@ -147,7 +205,7 @@ type readPlan struct {
 // pool (the session serve's statements run in: its settings), runs it warm times with the
 // arguments of a first page (or an id of it), as clients start, then EXPLAINs runs more
 // executions.
-func readPlans(t *testing.T, s *sink.Store, warm, runs int) map[string]readPlan {
+func readPlans(t testing.TB, s *sink.Store, warm, runs int) map[string]readPlan {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := sinktest.DB(s).Connx(ctx)
@@ -217,8 +275,7 @@ var actualRows = regexp.MustCompile(`actual rows=(\d+)`)
 // step of it reads more rows than the page holds (no scan of a whole table of employees for the
 // managers of a page).
 func TestReadPlans(t *testing.T) {
-	s := openPostgres(t)
-	fillAsSynced(t, s)
+	s := syncedPostgres(t, planEmployees, planRecords)
 	plans := readPlans(t, s, 10, 5)
 	for _, st := range sink.ReadStatements(s) {
 		key := st.Table + " " + st.Name

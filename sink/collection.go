@@ -371,6 +371,12 @@ func (r *reader[T]) record(now time.Time) T {
 // selectList is the read query's select list and joins, without WHERE: the record's columns
 // as the reader scans them, its references' columns from their targets' rows, then the row's
 // origin, the warehouse's version and the collection's total.
+//
+// The version and the total are scalar subqueries of meta's one row, not a join: Postgres runs
+// them once per statement (an InitPlan) and plans them apart, where a join to meta is one more
+// relation in the join search, and, while meta has no statistics (a table of one row rarely
+// reaches autovacuum's analyze threshold), one the planner takes for hundreds of rows: enough
+// to turn a 100-row page into hash joins over whole tables.
 func (t *table) selectList(d dialect) string {
 	var sel []string
 	for _, c := range t.cols[:len(t.cols)-len(t.refs)] {
@@ -385,6 +391,6 @@ func (t *table) selectList(d dialect) string {
 		}
 		joins.WriteString("\nLEFT JOIN " + r.target + " " + a + " ON " + a + ".id = t." + r.column)
 	}
-	sel = append(sel, "t.origin", "m.version", "m."+t.name+"_total")
-	return strings.Join(sel, ", ") + "\nFROM " + t.name + " t\nCROSS JOIN meta m" + joins.String()
+	sel = append(sel, "t.origin", "(SELECT version FROM meta)", "(SELECT "+t.name+"_total FROM meta)")
+	return strings.Join(sel, ", ") + "\nFROM " + t.name + " t" + joins.String()
 }

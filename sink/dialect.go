@@ -39,6 +39,10 @@ type dialect interface {
 	// indexStaged readies a temporary table of staged rows for joins and lookups on its id; a
 	// second call for the same table does no harm.
 	indexStaged(ctx context.Context, ex execer, table string) error
+	// analyzeWritten, after a merge wrote rows of tables, gathers the planner's statistics of
+	// those the database would otherwise leave without, cheaply: it runs outside the merge's
+	// transaction, on conn, within the statement timeout.
+	analyzeWritten(ctx context.Context, conn *sqlx.Conn, tables []string) error
 	// snapshot are the options of a read-only transaction whose reads all see one snapshot.
 	snapshot() *sql.TxOptions
 	// tableExists reports whether the warehouse has the table.

@@ -217,3 +217,21 @@ func StopRenewing(held context.Context) {
 	l.ended = make(chan struct{})
 	close(l.ended)
 }
+
+// ReadStatement is a statement serve runs per request on a declared table, as the store
+// prepares it: a page (parameters: the first id, the last id, the count) or one record by id.
+type ReadStatement struct {
+	Table, Name, SQL string
+	ByID             bool
+}
+
+// ReadStatements are the per-request read statements of every declared table.
+func ReadStatements(s *Store) []ReadStatement {
+	var out []ReadStatement
+	for _, t := range tables {
+		r := s.reads[t.name]
+		out = append(out, ReadStatement{Table: t.name, Name: "page", SQL: r.pageQuery},
+			ReadStatement{Table: t.name, Name: "by id", SQL: r.byIDQuery, ByID: true})
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -328,7 +329,7 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 		opts.MaxDeleteShare = DefaultMaxDeleteShare
 	}
 	m := merger{d: l.s.d, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen", delta: l.table + "_delta",
-		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within()}
+		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within(), written: map[string]bool{}}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
@@ -359,7 +360,26 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	if err := tx.Commit(); err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: commit: %w", l.resource, busyErr(err))
 	}
+	l.analyze(ctx, m.written)
 	return res, nil
+}
+
+// analyze gives the planner statistics of the tables a merge wrote, where the database would
+// otherwise leave it without (dialect.analyzeWritten): the plans of serve's reads are made from
+// them. What it cannot do is only logged: the merge is committed, and the next one tries again.
+func (l *Load) analyze(ctx context.Context, written map[string]bool) {
+	if len(written) == 0 {
+		return
+	}
+	// The totals in meta move with the rows (triggers).
+	tables := []string{"meta"}
+	for t := range written {
+		tables = append(tables, t)
+	}
+	slices.Sort(tables)
+	if err := l.s.d.analyzeWritten(ctx, l.conn, tables); err != nil {
+		l.s.log.Warn("gather planner statistics after a merge", "resource", string(l.resource), "err", err)
+	}
 }
 
 // checkErasures fails with ErrErasedDuringLoad when an erasure was made since the load began:

@@ -24,6 +24,15 @@ type merger struct {
 	delta               string // the ids the merge writes, and why (classify)
 	unique              bool   // the stage holds each id once: no de-duplicated copy is needed
 	scope               string // "" or "\n AND <condition>": the rows the walk covered (Load.Within)
+	// written collects the tables the merge wrote rows of (for statistics, see Load.Merge).
+	written map[string]bool
+}
+
+// wrote notes that the merge wrote n rows of table.
+func (m merger) wrote(table string, n int64) {
+	if n > 0 && m.written != nil {
+		m.written[table] = true
+	}
 }
 
 // merge applies the staged walk of table t: nested references to other tables first, then the
@@ -147,17 +156,18 @@ func (m merger) upsert(ctx context.Context, tx *sqlx.Tx, t *table) error {
 		sCols = append(sCols, "s."+c.name)
 	}
 	now := m.d.now()
-	_, err := exec(ctx, tx, `UPDATE `+t.name+` SET `+strings.Join(set, ", ")+`, listed = true, origin = '`+originSource+`',
+	updated, err := exec(ctx, tx, `UPDATE `+t.name+` SET `+strings.Join(set, ", ")+`, listed = true, origin = '`+originSource+`',
     deleted_at = NULL, synced_at = `+now+`
 FROM `+m.latest+` s JOIN `+m.delta+` d ON d.id = s.id
 WHERE `+t.name+`.id = s.id AND d.need <> 'new'`)
 	if err != nil {
 		return err
 	}
-	_, err = exec(ctx, tx, `INSERT INTO `+t.name+` (`+strings.Join(colNames(t.cols), ", ")+`, listed, origin, deleted_at, synced_at)
+	inserted, err := exec(ctx, tx, `INSERT INTO `+t.name+` (`+strings.Join(colNames(t.cols), ", ")+`, listed, origin, deleted_at, synced_at)
 SELECT `+strings.Join(sCols, ", ")+`, true, '`+originSource+`', NULL, `+now+`
 FROM `+m.latest+` s JOIN `+m.delta+` d ON d.id = s.id
 WHERE d.need = 'new'`)
+	m.wrote(t.name, updated+inserted)
 	return err
 }
 
@@ -211,7 +221,7 @@ func (m merger) references(ctx context.Context, tx *sqlx.Tx, t *table, self bool
 			keep = append(keep, c.name+" = coalesce(excluded."+c.name+", "+target+"."+c.name+")")
 			kept = append(kept, m.d.comparable(c.kind, "coalesce(excluded."+c.name+", "+target+"."+c.name+")"))
 		}
-		_, err := exec(ctx, tx, `INSERT INTO `+target+` (id, `+strings.Join(names, ", ")+`, listed, origin, synced_at)
+		n, err := exec(ctx, tx, `INSERT INTO `+target+` (id, `+strings.Join(names, ", ")+`, listed, origin, synced_at)
 SELECT id, `+strings.Join(picks, ", ")+`, false, '`+originSource+`', `+m.d.now()+` FROM (
     `+strings.Join(union, "\n    UNION ALL\n    ")+`) p
 WHERE `+where+`
@@ -221,6 +231,7 @@ WHERE NOT `+target+`.listed AND (`+strings.Join(mine, ", ")+`) IS DISTINCT FROM 
 		if err != nil {
 			return fmt.Errorf("merge %s references: %w", target, err)
 		}
+		m.wrote(target, n)
 	}
 	return nil
 }
@@ -276,6 +287,7 @@ func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts 
 	if err != nil {
 		return err
 	}
+	m.wrote(table, deleted)
 	// The writes serialize (prepare): the rows counted are the rows retired.
 	res.Deleted, res.SeedRetired = fromSource, deleted-fromSource
 	return nil

@@ -84,6 +84,19 @@ func (sqliteDialect) indexStaged(ctx context.Context, ex execer, table string) e
 	return nil
 }
 
+// analyzeWritten runs PRAGMA optimize, as SQLite advises after changes to a database's content:
+// it analyzes the tables whose statistics it judges missing or out of date (the query planner
+// picks between indexes with them), each read only in part (analysis_limit), and otherwise does
+// nothing.
+func (sqliteDialect) analyzeWritten(ctx context.Context, conn *sqlx.Conn, _ []string) error {
+	for _, q := range []string{`PRAGMA analysis_limit = 1000`, `PRAGMA optimize`} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
 // snapshot: a SQLite read transaction sees one snapshot of the file (WAL).
 func (sqliteDialect) snapshot() *sql.TxOptions { return &sql.TxOptions{ReadOnly: true} }
 

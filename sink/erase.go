@@ -414,7 +414,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), e.Kind, e.Collection, e.SubjectID, 
 		if err != nil {
 			return err
 		}
-		x := &eraser{d: s.d, tx: tx, set: set, rows: res.Rows}
+		x := &eraser{d: s.d, tx: tx, set: set, decls: s.opts.Declarations, rows: res.Rows}
 		if es[0].Kind == ErasureEmployee {
 			for _, e := range es {
 				if err = x.employee(ctx, e.SubjectID, classes[i]); err != nil {
@@ -547,9 +547,10 @@ var personFields = sync.OnceValue(func() map[string]map[string]bool {
 
 // eraseStaged is the record t as a load stages it under the erasures in force: with the
 // classes erased of it (as a record, or as the person it is of) and of the people its nested
-// objects name taken out (v1.EraseJSON), then decoded again, so that every column staged says
-// the same. ok is false when nothing is erased of it: t is staged as it is.
-func eraseStaged[T any](c *collection[T], e *erasedSet, t *T) (out T, ok bool, err error) {
+// objects name taken out (decls.EraseJSON: the members the configuration classes by their
+// classes), then decoded again, so that every column staged says the same. ok is false when
+// nothing is erased of it: t is staged as it is.
+func eraseStaged[T any](c *collection[T], e *erasedSet, decls v1.Declarations, t *T) (out T, ok bool, err error) {
 	id := c.id(t)
 	own := e.records[c.name][id]
 	if c.table.name == string(Employees) {
@@ -571,7 +572,7 @@ func eraseStaged[T any](c *collection[T], e *erasedSet, t *T) (out T, ok bool, e
 	if !hit {
 		return out, false, nil
 	}
-	erased, err := v1.EraseJSON(c.name, c.json(t), own, e.nested(c.name))
+	erased, err := decls.EraseJSON(c.name, c.json(t), own, e.nested(c.name))
 	if err != nil {
 		return out, false, fmt.Errorf("erase %s %d: %w", c.name, id, err)
 	}
@@ -584,10 +585,12 @@ func eraseStaged[T any](c *collection[T], e *erasedSet, t *T) (out T, ok bool, e
 
 // eraser erases rows in one transaction, counting the rows it changes per table.
 type eraser struct {
-	d    dialect
-	tx   *sqlx.Tx
-	set  *erasedSet
-	rows map[string]int64
+	d   dialect
+	tx  *sqlx.Tx
+	set *erasedSet
+	// decls are what the JSON columns are erased by (Options.Declarations).
+	decls v1.Declarations
+	rows  map[string]int64
 }
 
 // employee erases the person id: their row, their events, every copy of them on other
@@ -661,7 +664,7 @@ UNION SELECT DISTINCT lower(email) FROM employees_history WHERE id = ? AND email
 
 // rowsWhere erases the classes own of the rows of t, and of every version in its history, where
 // cond holds, and the people erased (x.set) from the nested objects of each: a column of one of
-// own's classes is nulled; extra, nested and sent are erased member by member (v1.EraseJSON), as
+// own's classes is nulled; extra, nested and sent are erased member by member (x.decls.EraseJSON), as
 // a load erases what it stages, so the next sync finds them unchanged. The current rows go
 // first: their history triggers write the erased version, which the history's erasure then
 // finds already erased.
@@ -749,7 +752,7 @@ func (x *eraser) table(ctx context.Context, t *table, name, cond string, args []
 				continue
 			}
 			old := r.jsons[i].String
-			erased, err := v1.EraseJSON(t.name, []byte(old), own, nested)
+			erased, err := x.decls.EraseJSON(t.name, []byte(old), own, nested)
 			if err != nil {
 				// Not a JSON object (edited by hand): nothing in it can be told kept, so none of
 				// it is.
@@ -808,7 +811,7 @@ func (x *eraser) idempotency(ctx context.Context, id int64, classes []v1.Class) 
 		return fmt.Errorf("erase idempotency_keys: %w", err)
 	}
 	for _, k := range found {
-		body := eraseAnswer(k.body, id, classes, x.set.nested(string(Employees)))
+		body := eraseAnswer(x.decls, k.body, id, classes, x.set.nested(string(Employees)))
 		if string(body) == string(k.body) {
 			continue
 		}
@@ -822,8 +825,8 @@ func (x *eraser) idempotency(ctx context.Context, id int64, classes []v1.Class) 
 
 // eraseAnswer is a create's answer with the classes of the employee id erased: an envelope of
 // employees, each erased; an answer that is not one is replaced with the envelope of the bare id.
-func eraseAnswer(body []byte, id int64, classes []v1.Class, nested func(string, int64) []v1.Class) []byte {
-	out, err := eraseEnvelope(body, classes, nested)
+func eraseAnswer(decls v1.Declarations, body []byte, id int64, classes []v1.Class, nested func(string, int64) []v1.Class) []byte {
+	out, err := eraseEnvelope(decls, body, classes, nested)
 	if err != nil {
 		return append(strconv.AppendInt([]byte(`{"employees":[{"id":`), id, 10), "}]}\n"...)
 	}
@@ -831,15 +834,15 @@ func eraseAnswer(body []byte, id int64, classes []v1.Class, nested func(string, 
 }
 
 // eraseEnvelope is an answer's envelope of employees ({"employees":[…]}, as serve kept it) with
-// classes erased from each (v1.EraseJSON); an error when it is not one.
-func eraseEnvelope(body []byte, classes []v1.Class, nested func(string, int64) []v1.Class) ([]byte, error) {
+// classes erased from each (decls.EraseJSON); an error when it is not one.
+func eraseEnvelope(decls v1.Declarations, body []byte, classes []v1.Class, nested func(string, int64) []v1.Class) ([]byte, error) {
 	items, err := v1.Envelope(string(Employees), body)
 	if err != nil {
 		return nil, err
 	}
 	out := []byte(`{"employees":[`)
 	for i, item := range items {
-		erased, err := v1.EraseJSON(string(Employees), item, classes, nested)
+		erased, err := decls.EraseJSON(string(Employees), item, classes, nested)
 		if err != nil {
 			return nil, err
 		}

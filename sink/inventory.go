@@ -25,17 +25,25 @@ type InventoryItem struct {
 }
 
 // Inventory lists every column of every table of the warehouse: the collections first, in the
-// order a sync loads them, each followed by its history, then the warehouse's own tables.
-func Inventory() []InventoryItem {
+// order a sync loads them, each followed by its history, then the warehouse's own tables. It is
+// the inventory of the code's declarations alone (InventoryOf the zero v1.Declarations), one
+// item per column.
+func Inventory() []InventoryItem { return InventoryOf(v1.Declarations{}) }
+
+// InventoryOf is Inventory by decls: the members of records a configuration classes
+// (v1.Declarations.Configured) are listed after their collection's extra column, an item each,
+// as rows of that column with their class (their name in Holds), and the sent column, which
+// holds them too, is as sensitive as the most sensitive of them.
+func InventoryOf(decls v1.Declarations) []InventoryItem {
 	var out []InventoryItem
 	for _, t := range tables {
-		out = append(out, collectionInventory(t, t.name)...)
+		out = append(out, collectionInventory(t, t.name, decls)...)
 		if t.history {
 			h := t.name + "_history"
 			out = append(out,
 				InventoryItem{h, "valid_from", v1.NotPersonal, "when the warehouse wrote this version"},
 				InventoryItem{h, "valid_to", v1.NotPersonal, "when a later version (or the row's removal) replaced it; null for the current one"})
-			for _, it := range collectionInventory(t, h) {
+			for _, it := range collectionInventory(t, h, decls) {
 				if it.Column != "synced_at" {
 					it.Holds = "every version of " + t.name + "." + it.Column + joinHolds(it.Holds)
 					out = append(out, it)
@@ -47,8 +55,9 @@ func Inventory() []InventoryItem {
 }
 
 // collectionInventory is the inventory of a collection's table t, under the name table (t's
-// own, or its history's).
-func collectionInventory(t *table, table string) []InventoryItem {
+// own, or its history's), with the members decls classes.
+func collectionInventory(t *table, table string, decls v1.Declarations) []InventoryItem {
+	configured := decls.Configured(t.name)
 	var out []InventoryItem
 	refs := map[string]refDef{}
 	for _, r := range t.refs {
@@ -67,7 +76,17 @@ func collectionInventory(t *table, table string) []InventoryItem {
 		} else if c.kind == KindID && it.Holds == "" {
 			it.Holds = "the " + strings.TrimSuffix(c.name, "_id") + "'s id at the source"
 		}
+		if c.name == "sent" {
+			for _, f := range configured {
+				it.Class = mostSensitive(it.Class, f.Class)
+			}
+		}
 		out = append(out, it)
+		if c.name == "extra" {
+			for _, f := range configured {
+				out = append(out, InventoryItem{table, "extra", f.Class, "its member " + f.Name + ", classed by the configuration (personal_data.members)"})
+			}
+		}
 	}
 	return append(out,
 		InventoryItem{table, "listed", v1.NotPersonal, "whether the source lists the record (false: only known as a reference)"},

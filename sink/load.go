@@ -213,7 +213,7 @@ func addRecords[T any](ctx context.Context, l *Load, c *collection[T], recs []T)
 		if l.erased != nil {
 			// What is erased never reaches the staging table: neither the merge nor the
 			// history triggers write it again.
-			erased, ok, err := eraseStaged(c, l.erased, rec)
+			erased, ok, err := eraseStaged(c, l.erased, l.s.opts.Declarations, rec)
 			if err != nil {
 				return fmt.Errorf("stage %s: %w", c.name, err)
 			}

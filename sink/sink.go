@@ -17,6 +17,7 @@ import (
 
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink/internal/storedb"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Options configures a Store.
@@ -54,6 +55,11 @@ type Options struct {
 	// fails with ErrBusy (default 10 s).
 	BusyTimeout time.Duration
 	Logger      *slog.Logger
+	// Declarations are what erasure and retention take members out of records' JSON (extra,
+	// nested, sent) by: the code's declarations and the members of records the configuration
+	// classes (personal_data.members); the zero value is the code's alone, where every member no
+	// declaration names is identifying.
+	Declarations v1.Declarations
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

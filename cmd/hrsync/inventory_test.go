@@ -148,3 +148,60 @@ func TestInventoryShowsRetention(t *testing.T) {
 		t.Error("--account acme: no rule shown")
 	}
 }
+
+// TestInventoryConfiguredMembers: hrsync inventory lists the members personal_data.members
+// classes as rows of their collection's extra column (and history's), with their class and the
+// retention that reaches it; the sent column that holds a member classed health is health; the
+// accounts' members differing, it asks for --account.
+func TestInventoryConfiguredMembers(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("warehouse: {url: "+filepath.Join(dir, "w.db")+"}\n"+
+		"retention: {leavers: {health: 1y}}\n"+
+		"personal_data: {members: {employees: {cost_centre: employment, diagnosis_code: health}}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--format", "csv"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		if (r[0] == "employees" || r[0] == "employees_history") && (r[1] == "extra" || r[1] == "sent") {
+			got = append(got, strings.Join(r, " | "))
+		}
+	}
+	want := []string{
+		"employees | extra | identifying | kept: no retention rule reaches it | the members of the record no declaration names (JSON)",
+		"employees | extra | employment | kept | its member cost_centre, classed by the configuration (personal_data.members)",
+		"employees | extra | health | leavers: 1y after leaving | its member diagnosis_code, classed by the configuration (personal_data.members)",
+		"employees | sent | health | leavers: 1y after leaving | the whole record exactly as the source sent it, every member above included (JSON)",
+		"employees_history | extra | identifying | kept: no retention rule reaches it | every version of employees.extra: the members of the record no declaration names (JSON)",
+		"employees_history | extra | employment | kept | every version of employees.extra: its member cost_centre, classed by the configuration (personal_data.members)",
+		"employees_history | extra | health | leavers: 1y after leaving | every version of employees.extra: its member diagnosis_code, classed by the configuration (personal_data.members)",
+		"employees_history | sent | health | leavers: 1y after leaving | every version of employees.sent: the whole record exactly as the source sent it, every member above included (JSON)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("inventory rows\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+
+	if err := os.WriteFile(cfg, []byte("warehouse: {url: "+filepath.Join(dir, "w.db")+"}\naccounts:\n  - name: acme\n"+
+		"    personal_data: {members: {employees: {cost_centre: employment}}}\n  - name: globex\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), []string{"--config", cfg, "inventory"}, nil, io.Discard, io.Discard)
+	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "personal_data.members differ") {
+		t.Errorf("accounts with different members: %v, want a usage error asking for --account", err)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--account", "acme"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "its member cost_centre") {
+		t.Error("--account acme: the member is not listed")
+	}
+}

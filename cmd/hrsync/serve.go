@@ -114,7 +114,7 @@ func apiMux(cfg config.Settings, stores []accountStore, m *prom.Serve, log *slog
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: cfg.Serve.AllowedHosts, CORSOrigins: cfg.Serve.CORSOrigins,
 		IdempotencyTTL: cfg.Serve.IdempotencyTTL, CacheBytes: cfg.Serve.CacheBytes, ETagSalt: buildVersion(), ETagSecret: []byte(cfg.Serve.ETagSecret), Logger: log, Observe: m.Observe}
 	for _, s := range stores {
-		ac := server.Account{Name: s.acct.Name, Store: s.store, Writes: s.acct.Writes}
+		ac := server.Account{Name: s.acct.Name, Store: s.store, Writes: s.acct.Writes, Declarations: s.acct.Declarations}
 		if s.upstream != nil {
 			ac.Upstream = s.upstream
 		}

@@ -97,7 +97,7 @@ func (h *Handler) compileKeys(byName map[string]*account) error {
 		} else {
 			sum = sha256.Sum256([]byte(k.Key))
 		}
-		sc, err := compileScope(k.Scope, h.collections)
+		sc, err := compileScope(k.Scope, h.collections, a.decls)
 		if err != nil {
 			return fmt.Errorf("new handler: key %q: %w", k.Name, err)
 		}

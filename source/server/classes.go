@@ -14,13 +14,14 @@ import (
 // declared members of those classes are left out at every depth the declarations reach (the
 // record's members, those its nested objects carry), and so are the members no declaration
 // names when their class (v1.Collection.ExtraClass: identifying unless declared otherwise) is
-// denied. Where members no declaration names are denied, the answer keeps only what the
+// denied. The declarations are the account's (Account.Declarations): a member its configuration
+// classes is a declared member of its class. Where members no declaration names are denied, the answer keeps only what the
 // declarations allow (an allow list, so nothing unknown slips through, at any depth); where
 // they are not, it leaves out what they deny (a deny list of exact paths).
 
 // compileClasses compiles the denial of classes into a projection per served collection that
-// has anything to leave out, and the fingerprint of what they do to answers.
-func compileClasses(denied []v1.Class, served []string) (map[string]*projection, string, error) {
+// has anything to leave out, by decls, and the fingerprint of what they do to answers.
+func compileClasses(denied []v1.Class, served []string, decls v1.Declarations) (map[string]*projection, string, error) {
 	deny := map[v1.Class]bool{}
 	for _, c := range denied {
 		if !c.Valid() {
@@ -31,7 +32,7 @@ func compileClasses(denied []v1.Class, served []string) (map[string]*projection,
 	out := map[string]*projection{}
 	var texts []string
 	for _, name := range served {
-		fields, extra, ok := v1.Declared(name)
+		fields, extra, ok := decls.Declared(name)
 		if !ok {
 			continue
 		}
@@ -48,7 +49,8 @@ func compileClasses(denied []v1.Class, served []string) (map[string]*projection,
 	}
 	slices.Sort(names)
 	// The projections, not only the classes, are in the fingerprint: a build that declares a
-	// member's class otherwise never shares a tag with this one.
+	// member's class otherwise, or a configuration that classes a member otherwise, never
+	// shares a tag with this one.
 	sum := sha256.Sum256([]byte(strings.Join(texts, "\x00")))
 	return out, "classes:" + strings.Join(names, ",") + ":" + hex.EncodeToString(sum[:8]), nil
 }
@@ -87,6 +89,9 @@ func classProjection(fields []v1.Field, undeclared bool, deny map[v1.Class]bool)
 	}
 	root := &fieldNode{sub: map[string]*fieldNode{}}
 	for _, path := range withTwins(paths) {
+		if !undeclared {
+			path = strings.ToLower(path) // a deny list's lookup folds the names it reads
+		}
 		root.add(strings.Split(path, "."))
 	}
 	return &projection{deny: !undeclared, root: root, anywhere: map[string]bool{}}

@@ -1,6 +1,10 @@
 package server
 
-import "container/list"
+import (
+	"container/list"
+
+	"github.com/hrsync/hrsync/source/v1"
+)
 
 // SetConstantETag makes every ETag h computes tag, whatever the answer: a tag function that
 // ignores the account, the scope and the query, standing in for a collision of the MAC (or of
@@ -38,4 +42,14 @@ func PoisonCache(h *Handler) {
 			}
 		}
 	}
+}
+
+// ScopeFingerprint is what the scope s does to answers under decls (the account's
+// declarations), as ETags and the cache mix it in.
+func ScopeFingerprint(s Scope, decls v1.Declarations) (string, error) {
+	c, err := compileScope(s, Collections(), decls)
+	if err != nil || c == nil {
+		return "", err
+	}
+	return c.fingerprint, nil
 }

@@ -82,6 +82,7 @@ type account struct {
 	upstream Creator
 	writes   Writes // resolved: never ""
 	mux      *http.ServeMux
+	decls    v1.Declarations // Account.Declarations
 }
 
 // NewHandler builds the /v1 handler over one account's store, named "": Options.APIKeys and
@@ -161,7 +162,7 @@ func New(opts Options) (*Handler, error) {
 			}
 			return nil, fmt.Errorf("new handler: account %q: forward writes need an upstream", ac.Name)
 		}
-		a := &account{h: h, name: ac.Name, store: ac.Store, upstream: ac.Upstream, writes: w}
+		a := &account{h: h, name: ac.Name, store: ac.Store, upstream: ac.Upstream, writes: w, decls: ac.Declarations}
 		a.mux = a.routes()
 		byName[ac.Name] = a
 		h.accounts = append(h.accounts, a)

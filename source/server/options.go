@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // Writes says what the handler does with POST /v1/employees.
@@ -54,6 +56,10 @@ type Account struct {
 	// too, WritesForward for an account with an Upstream (a replica of a source: a create
 	// must reach it) and WritesLocal for one without (a standalone warehouse).
 	Writes Writes
+	// Declarations are what the account's keys denied classes (Scope.DenyClasses) act by: the
+	// code's declarations and the members its configuration classes (v1.Declarations); the
+	// zero value is the code's alone, where every member no declaration names is identifying.
+	Declarations v1.Declarations
 }
 
 // Options configures a Handler.

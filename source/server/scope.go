@@ -43,17 +43,11 @@ type Scope struct {
 
 // Collections are the names of the collections served, as a Scope names them: employees,
 // working_patterns and every v1.Collections name, in the index's order.
-func Collections() []string {
-	names := []string{"employees", "working_patterns"}
-	for _, c := range v1.Collections {
-		names = append(names, c.Name)
-	}
-	return names
-}
+func Collections() []string { return v1.DeclaredCollections() }
 
 // CheckScope reports what is wrong with s, as New would.
 func CheckScope(s Scope) error {
-	_, err := compileScope(s, Collections())
+	_, err := compileScope(s, Collections(), v1.Declarations{})
 	return err
 }
 
@@ -70,8 +64,9 @@ type scope struct {
 	fingerprint string
 }
 
-// compileScope checks s against the collections served and compiles it; nil for the zero Scope.
-func compileScope(s Scope, served []string) (*scope, error) {
+// compileScope checks s against the collections served and compiles it, the classes it denies by
+// decls (the account's declarations); nil for the zero Scope.
+func compileScope(s Scope, served []string, decls v1.Declarations) (*scope, error) {
 	if s.Collections == nil && s.Fields == nil && s.Deny == nil && len(s.DenyClasses) == 0 && !s.ReadOnly {
 		return nil, nil
 	}
@@ -125,7 +120,7 @@ func compileScope(s Scope, served []string) (*scope, error) {
 		c.fields = p
 	}
 	if len(s.DenyClasses) > 0 {
-		classes, fp, err := compileClasses(s.DenyClasses, served)
+		classes, fp, err := compileClasses(s.DenyClasses, served, decls)
 		if err != nil {
 			return nil, err
 		}

@@ -27,12 +27,11 @@ import (
 // again changes nothing. raw need not hold every member (a warehouse's nested column, the
 // nested objects alone keyed by field, is erased the same way). An error is JSON that is not
 // one object, or a collection nothing declares.
+//
+// It is the zero Declarations' EraseJSON: members classed by configuration are erased by their
+// classes with Declarations.EraseJSON.
 func EraseJSON(collection string, raw []byte, own []Class, nested func(field string, id int64) []Class) ([]byte, error) {
-	d, ok := erasureDecls()[collection]
-	if !ok {
-		return nil, fmt.Errorf("erase: no declared collection %q", collection)
-	}
-	return d.erase(raw, classSetOf(own), nested)
+	return Declarations{}.EraseJSON(collection, raw, own, nested)
 }
 
 // classSet is a set of classes, one bit each.
@@ -58,10 +57,7 @@ type erasureDecl struct {
 
 // erasureDecls are the erasure declarations of every collection Declared knows, by name.
 var erasureDecls = sync.OnceValue(func() map[string]erasureDecl {
-	names := []string{"employees", "working_patterns"}
-	for _, c := range Collections {
-		names = append(names, c.Name)
-	}
+	names := DeclaredCollections()
 	out := make(map[string]erasureDecl, len(names))
 	for _, name := range names {
 		fields, extra, _ := Declared(name)

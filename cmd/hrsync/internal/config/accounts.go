@@ -40,6 +40,9 @@ type AccountConfig struct {
 	Schedule         string           `yaml:"schedule"`
 	ScheduleTimezone string           `yaml:"schedule_timezone"`
 	Retention        RetentionConfig  `yaml:"retention"`
+	// PersonalData takes the top-level section's members, its own laid over them member by
+	// member: custom fields differ between HR accounts.
+	PersonalData PersonalDataConfig `yaml:"personal_data"`
 }
 
 // Account is one account as the commands run it: its settings parsed and validated once.
@@ -72,6 +75,9 @@ type Account struct {
 	// whether serve.Writes chose it.
 	Writes    server.Writes
 	WritesSet bool
+	// Declarations are the declarations with personal_data.members classed beside them: what
+	// the account's erasures, retention, replica and inventory act on classes by.
+	Declarations v1.Declarations
 }
 
 // ResolveWrites sets the account's write mode: serve.writes when it is set (set, "" when not),
@@ -117,7 +123,8 @@ func envName(name string) string {
 // sections, without what belongs to one account only.
 func (c Config) accountBase() AccountConfig {
 	a := AccountConfig{Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync, Onboarding: c.Onboarding,
-		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, Retention: c.Retention}
+		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, Retention: c.Retention,
+		PersonalData: PersonalDataConfig{Members: c.PersonalData.Members.clone()}}
 	a.Source.URL, a.Source.APIKey, a.Source.APIKeyFile = "", "", ""
 	a.Warehouse.Schema = ""
 	a.Onboarding.Dir = ""
@@ -169,7 +176,8 @@ func accountsNode(doc *yaml.Node) *yaml.Node {
 func (c Config) parseAccounts() ([]*Account, error) {
 	if len(c.AccountList) == 0 {
 		a := AccountConfig{Name: c.Source.Account, Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync,
-			Onboarding: c.Onboarding, Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, Retention: c.Retention}
+			Onboarding: c.Onboarding, Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, Retention: c.Retention,
+			PersonalData: c.PersonalData}
 		acct, err := a.parse("")
 		if err != nil {
 			return nil, err
@@ -311,6 +319,9 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	if acct.Retention, err = a.Retention.parse(a.Onboarding.Dir); err != nil {
 		return nil, fail("%v", err)
 	}
+	if acct.Declarations, err = a.PersonalData.parse(); err != nil {
+		return nil, fail("%v", err)
+	}
 	return acct, nil
 }
 
@@ -431,7 +442,7 @@ func (s Settings) Pick(flag string) ([]*Account, error) {
 func (a *Account) SinkOptions() sink.Options {
 	return sink.Options{Schema: a.Warehouse.Schema, Account: a.Name, AccountID: a.AccountID,
 		StatementTimeout: a.Warehouse.StatementTimeout, MaxOpenConns: a.Warehouse.MaxConnections,
-		LockTTL: a.Warehouse.LockTTL}
+		LockTTL: a.Warehouse.LockTTL, Declarations: a.Declarations}
 }
 
 // Wrap names the account in err when it is one of accounts:.

@@ -47,6 +47,8 @@ type Config struct {
 	Worker           WorkerConfig  `yaml:"worker"`
 	// Retention is how long personal data is kept: off (kept for ever) unless set.
 	Retention RetentionConfig `yaml:"retention"`
+	// PersonalData classes what the declarations leave unclassed (PersonalDataConfig).
+	PersonalData PersonalDataConfig `yaml:"personal_data"`
 	// AccountList are the upstream accounts one configuration syncs, each with its own source,
 	// warehouse schema, schedule, lock and request budget; none: the top-level sections are the
 	// one account. Read from the file only (its keys from HRSYNC_ACCOUNTS_<NAME>_… too).
@@ -567,6 +569,14 @@ func applyEnv(v reflect.Value, prefix string, env map[string]string) error {
 		}
 		s, ok := env[name]
 		if !ok {
+			continue
+		}
+		if f.Type == reflect.TypeFor[MemberClasses]() {
+			m, err := parseMemberClasses(s)
+			if err != nil {
+				return fmt.Errorf("config: %s: %w", name, err)
+			}
+			fv.Set(reflect.ValueOf(m))
 			continue
 		}
 		if f.Type == reflect.TypeFor[time.Duration]() {

@@ -35,7 +35,7 @@ func TestConfigFileDocumentsEveryKey(t *testing.T) {
 	walk = func(prefix string, m map[string]any) {
 		for k, v := range m {
 			name := prefix + "_" + strings.ToUpper(k)
-			if sub, ok := v.(map[string]any); ok {
+			if sub, ok := v.(map[string]any); ok && len(sub) > 0 { // {}: a key whose value is a map (personal_data.members)
 				walk(name, sub)
 				continue
 			}

@@ -19,9 +19,11 @@ var ErrFormat = errors.New("want text, csv or markdown")
 // WriteInventory writes the data inventory, every column of the warehouse (sink.Inventory) with
 // the class of personal data it holds, what happens to it over time under rules, and what it
 // holds, as format: "text" (aligned columns), "csv" or "markdown" (the table of
-// docs/personal-data.md). An unknown format is an error wrapping ErrFormat, nothing written.
-func WriteInventory(w io.Writer, format string, rules retention.Rules) error {
-	items := sink.Inventory()
+// docs/personal-data.md). The members decls classes beside the declarations are rows of their
+// collection's extra column (sink.InventoryOf). An unknown format is an error wrapping
+// ErrFormat, nothing written.
+func WriteInventory(w io.Writer, format string, rules retention.Rules, decls v1.Declarations) error {
+	items := sink.InventoryOf(decls)
 	header := []string{"table", "column", "class", "retention", "holds"}
 	row := func(it sink.InventoryItem) []string {
 		return []string{it.Table, it.Column, it.Class.String(), retentionRule(it, rules), it.Holds}

@@ -23,7 +23,7 @@ import (
 func TestWriteInventoryFormats(t *testing.T) {
 	items := sink.Inventory()
 	var b bytes.Buffer
-	if err := WriteInventory(&b, "markdown", retention.Rules{}); err != nil {
+	if err := WriteInventory(&b, "markdown", retention.Rules{}, v1.Declarations{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -34,7 +34,7 @@ func TestWriteInventoryFormats(t *testing.T) {
 		t.Errorf("markdown's first row %q, want %s.%s", lines[2], it.Table, it.Column)
 	}
 	b.Reset()
-	if err := WriteInventory(&b, "csv", retention.Rules{}); err != nil {
+	if err := WriteInventory(&b, "csv", retention.Rules{}, v1.Declarations{}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
@@ -42,7 +42,7 @@ func TestWriteInventoryFormats(t *testing.T) {
 		t.Fatalf("csv: %d rows, %v; want %d", len(rows), err, 1+len(items))
 	}
 	b.Reset()
-	err = WriteInventory(&b, "xml", retention.Rules{})
+	err = WriteInventory(&b, "xml", retention.Rules{}, v1.Declarations{})
 	if !errors.Is(err, ErrFormat) || err.Error() != `--format "xml": want text, csv or markdown` || b.Len() != 0 {
 		t.Errorf("xml: %v, wrote %d bytes", err, b.Len())
 	}

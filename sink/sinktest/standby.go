@@ -123,8 +123,10 @@ func (s *Standby) WaitReplay(t testing.TB) {
 	defer st.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// The insert position, not pg_current_wal_lsn (the write position): a commit made with
+	// synchronous_commit off may be inserted and not yet written, and must be waited for too.
 	var lsn string
-	if err := p.QueryRowContext(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
+	if err := p.QueryRowContext(ctx, `SELECT pg_current_wal_insert_lsn()::text`).Scan(&lsn); err != nil {
 		t.Fatalf("sinktest: primary's WAL position: %v", err)
 	}
 	poll(t, "the standby to replay the primary's WAL up to "+lsn, func(ctx context.Context) (bool, error) {

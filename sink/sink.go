@@ -138,6 +138,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 	}
 	if !opts.SkipSchemaCheck {
 		if err := checkSchema(ctx, s.db.DB, s.d); err != nil {
+			err = s.behindOnStandby(ctx, err)
 			_ = s.db.Close()
 			return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
 		}
@@ -189,6 +190,12 @@ func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
 		return nil, err
 	}
 	defer s.Close()
+	// A standby would fail at the first statement that writes ("cannot execute CREATE SCHEMA in
+	// a read-only transaction"), or, at this build's version, do nothing and say all is well:
+	// neither tells the operator that the primary is the one to migrate.
+	if err := s.Writable(ctx); err != nil {
+		return nil, fmt.Errorf("migrate: %w; the standby follows once it has replayed the migration", err)
+	}
 	if err := s.d.createSchema(ctx, s.db.DB, s.opts.Schema); err != nil {
 		return nil, fmt.Errorf("migrate %s: create schema %s: %w", s.location, s.opts.Schema, err)
 	}
@@ -202,6 +209,24 @@ func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
 		return applied, fmt.Errorf("migrate %s: %w", s.location, err)
 	}
 	return applied, nil
+}
+
+// behindOnStandby adds to a schema that is behind, on a read-only warehouse, where migrating
+// happens: `hrsync migrate` on the standby itself cannot write.
+func (s *Store) behindOnStandby(ctx context.Context, err error) error {
+	var behind *schema.BehindError
+	if !errors.As(err, &behind) {
+		return err
+	}
+	var ro *ReadOnlyError
+	if !errors.As(s.Writable(ctx), &ro) {
+		return err
+	}
+	what := "a read-only replica (hot standby)"
+	if !ro.Standby {
+		what = "read-only (default_transaction_read_only)"
+	}
+	return fmt.Errorf("%w against the primary: this warehouse is %s, and follows once it has replayed the migration", err, what)
 }
 
 // Dialect says which database the warehouse is.
@@ -245,7 +270,10 @@ func (s *Store) Ready(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("warehouse %s: %w", s.location, err)
 	}
-	return checkSchema(ctx, s.db.DB, s.d)
+	if err := checkSchema(ctx, s.db.DB, s.d); err != nil {
+		return s.behindOnStandby(ctx, err)
+	}
+	return nil
 }
 
 // Version identifies the warehouse's contents: triggers bump it with every change to a served

@@ -23,6 +23,21 @@ func openStore(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.
 	return store, nil
 }
 
+// openWritable is openStore for a command that writes: a warehouse that takes none (a Postgres
+// hot standby) is refused now, in one line naming it, rather than by the first statement that
+// writes, mid-way through a sync, a folder or an erasure.
+func openWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
+	store, err := openStore(ctx, a, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Writable(ctx); err != nil {
+		_ = store.Close()
+		return nil, a.Wrap(err)
+	}
+	return store, nil
+}
+
 // eachAccount runs one account's part of a command for each account in turn, going on past one
 // that fails, and returns every failure. Once ctx ends (the command is stopping) it starts no
 // more: the part that was running said why it stopped.

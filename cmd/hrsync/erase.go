@@ -60,7 +60,11 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 	if err != nil {
 		return err
 	}
-	store, err := openStore(ctx, a, a.Logger(cfg.Logger(stderr)))
+	open := openWritable
+	if c.list {
+		open = openStore // reads only: a standby can answer it
+	}
+	store, err := open(ctx, a, a.Logger(cfg.Logger(stderr)))
 	if err != nil {
 		return err
 	}

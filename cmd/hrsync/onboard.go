@@ -75,7 +75,7 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg config.Settings, a 
 		}
 		return fmt.Errorf("onboard: %w; hrsync onboard --dry-run checks files without a source", err)
 	}
-	store, err := openStore(ctx, a, log)
+	store, err := openWritable(ctx, a, log)
 	if err != nil {
 		return err
 	}

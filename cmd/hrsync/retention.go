@@ -38,7 +38,11 @@ func (c *retentionCommand) run(ctx context.Context, cfg config.Settings, stdout,
 			fmt.Fprintf(stdout, "%sno retention rule is configured (retention in config.yaml): nothing is erased\n", p)
 			return nil
 		}
-		store, err := openStore(ctx, a, a.Logger(log))
+		open := openWritable
+		if c.dryRun {
+			open = openStore // reads only: a standby can answer it
+		}
+		store, err := open(ctx, a, a.Logger(log))
 		if err != nil {
 			return err
 		}

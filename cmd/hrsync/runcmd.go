@@ -216,6 +216,13 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 		_ = store.Close()
 		return nil, err
 	}
+	// Every job writes (a sync, the onboarding ledger, retention's erasures): a worker with any
+	// is refused on a standby now, not at its first run. One with none is only served.
+	if a.Schedule != "" || a.Onboarding.Dir != "" || a.Retention.Any() {
+		if err := store.Writable(ctx); err != nil {
+			return fail(a.Wrap(err))
+		}
+	}
 	var trigger runner.Trigger
 	if a.Schedule != "" {
 		if trigger, err = runner.Cron(a.Schedule, a.Location); err != nil {

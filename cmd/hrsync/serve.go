@@ -50,6 +50,12 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 		}
 		s := accountStore{acct: a, store: store}
 		stores = append(stores, s)
+		if err := store.Writable(ctx); errors.Is(err, sink.ErrReadOnly) {
+			alog.Info("the warehouse is read-only (a hot standby): serving reads; creates are refused (405) while it is, whatever serve.writes says",
+				"warehouse", store.Location())
+		} else if err != nil {
+			return a.Wrap(err)
+		}
 		if a.Writes == server.WritesForward {
 			// A forwarded create holds a client's request open: one attempt, paced like every
 			// call to the account (on the shared budget, so a replica's creates take their turn
@@ -92,6 +98,16 @@ type accountStore struct {
 // readyAll is /readyz over every account's warehouse: ready when each is, otherwise the reasons
 // of those that are not, each naming its account.
 type readyAll []accountStore
+
+// ReadOnly reports whether any account's warehouse takes no writes now (a hot standby).
+func (r readyAll) ReadOnly(ctx context.Context) (bool, error) {
+	for _, s := range r {
+		if ro, err := s.store.ReadOnly(ctx); err != nil || ro {
+			return ro, err
+		}
+	}
+	return false, nil
+}
 
 func (r readyAll) Ready(ctx context.Context) error {
 	var errs []error

@@ -136,7 +136,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	if err := checkSource(a); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	store, err := openStore(ctx, a, log)
+	store, err := openWritable(ctx, a, log)
 	if err != nil {
 		return err
 	}

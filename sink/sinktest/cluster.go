@@ -51,12 +51,32 @@ func startThrowaway() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	c, err := newCluster(initdb, pgCtl, nil)
+	if err != nil {
+		return "", err
+	}
+	if err := c.start(); err != nil {
+		os.RemoveAll(c.dir)
+		return "", err
+	}
+
+	clusterMu.Lock()
+	cluster = c
+	clusterMu.Unlock()
+	stopOnSignal()
+	return c.url("postgres"), nil
+}
+
+// newCluster makes a temp dir (owned by the postgres OS user when we are root) and, unless
+// initdb is "", a cluster in its data/ subdirectory, configured for tests with extra appended
+// to postgresql.conf. On failure it removes what it made.
+func newCluster(initdb, pgCtl string, extra []string) (_ *throwaway, err error) {
 	c := &throwaway{pgCtl: pgCtl}
 	if os.Geteuid() == 0 {
 		// initdb and pg_ctl refuse to run as root.
 		u, err := lookupUser("postgres")
 		if err != nil {
-			return "", fmt.Errorf("running as root, so initdb must run as OS user postgres: %v", err)
+			return nil, fmt.Errorf("running as root, so initdb must run as OS user postgres: %v", err)
 		}
 		c.runAs = u
 	}
@@ -64,31 +84,33 @@ func startThrowaway() (string, error) {
 	if c.runAs != nil && !traversable(parent, c.runAs) {
 		// e.g. TMPDIR=/root/tmp: the postgres user could not get in.
 		if !traversable("/tmp", c.runAs) {
-			return "", fmt.Errorf("neither %s nor /tmp is accessible to OS user postgres", parent)
+			return nil, fmt.Errorf("neither %s nor /tmp is accessible to OS user postgres", parent)
 		}
 		parent = "/tmp"
 	}
 	c.dir, err = os.MkdirTemp(parent, "hrsync-pgtest-")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	ok := false
 	defer func() {
-		if !ok {
+		if err != nil {
 			os.RemoveAll(c.dir)
 		}
 	}()
 	if c.runAs != nil {
 		if err := os.Chown(c.dir, int(c.runAs.uid), int(c.runAs.gid)); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	c.data = filepath.Join(c.dir, "data")
+	if initdb == "" {
+		return c, nil
+	}
 
 	if out, err := c.run(initdb, "-D", c.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "-N"); err != nil {
-		return "", fmt.Errorf("%s: %v%s", initdb, err, lastLine(out))
+		return nil, fmt.Errorf("%s: %v%s", initdb, err, lastLine(out))
 	}
-	conf := strings.Join([]string{
+	conf := append([]string{
 		"",
 		"# added by sinktest",
 		"listen_addresses = '127.0.0.1'",
@@ -97,37 +119,39 @@ func startThrowaway() (string, error) {
 		"synchronous_commit = off",
 		"full_page_writes = off",
 		"max_connections = 200",
-		"",
-	}, "\n")
-	if err := appendFile(filepath.Join(c.data, "postgresql.conf"), conf); err != nil {
-		return "", err
+	}, extra...)
+	if err := appendFile(filepath.Join(c.data, "postgresql.conf"), strings.Join(conf, "\n")+"\n"); err != nil {
+		return nil, err
 	}
+	return c, nil
+}
 
+// start starts the cluster on a free port, waiting (bounded) until it accepts connections.
+func (c *throwaway) start() error {
 	// The free port may be taken by someone else before the server binds
 	// it (test processes start clusters in parallel): retry with another.
 	logFile := filepath.Join(c.dir, "postgres.log")
 	for attempt := 1; ; attempt++ {
-		c.port, err = freePort()
+		port, err := freePort()
 		if err != nil {
-			return "", err
+			return err
 		}
-		out, err := c.run(pgCtl, "-D", c.data, "-l", logFile, "-w", "-t", "60", "-o", "-p "+strconv.Itoa(c.port), "start")
+		c.port = port
+		out, err := c.run(c.pgCtl, "-D", c.data, "-l", logFile, "-w", "-t", "60", "-o", "-p "+strconv.Itoa(c.port), "start")
 		if err == nil {
-			break
+			return nil
 		}
 		log, _ := os.ReadFile(logFile)
 		if attempt < 5 && strings.Contains(string(log), "could not bind") {
 			continue
 		}
-		return "", fmt.Errorf("%s start: %v%s (log%s)", pgCtl, err, lastLine(out), lastLine(log))
+		return fmt.Errorf("%s start: %v%s (log%s)", c.pgCtl, err, lastLine(out), lastLine(log))
 	}
-	ok = true
+}
 
-	clusterMu.Lock()
-	cluster = c
-	clusterMu.Unlock()
-	stopOnSignal()
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port), nil
+// url is the libpq URL of database db on the cluster, as user postgres over TCP.
+func (c *throwaway) url(db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, db)
 }
 
 // shutdown closes the shared pool and stops the throwaway cluster, if any.

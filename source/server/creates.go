@@ -14,6 +14,10 @@ import (
 // forwardTimeout bounds a forwarded create, pacing included, within the server's write timeout.
 const forwardTimeout = 30 * time.Second
 
+// ReadOnlyMessage is the error of a create refused because the warehouse is a read-only
+// replica: it says why, and where creates go.
+const ReadOnlyMessage = "this replica serves a read-only copy of the warehouse (a Postgres hot standby) and takes no creates; send POST /v1/employees to a replica whose warehouse is the primary"
+
 func appendEnvelope(b []byte, e *v1.Employee, appendItem func(*v1.Employee, []byte) []byte) []byte {
 	b = append(b, `{"employees":[`...)
 	b = appendItem(e, b)
@@ -24,6 +28,18 @@ func (a *account) createEmployee(w http.ResponseWriter, r *http.Request) {
 	if a.writes == WritesOff {
 		w.Header().Set("Allow", "GET, HEAD")
 		WriteError(w, http.StatusMethodNotAllowed, "this replica does not accept writes (serve.writes is off)")
+		return
+	}
+	// Every create writes to the warehouse, local or forwarded alike: the employee, or the
+	// forwarded answer's copy, its Idempotency-Key and its slot of the shared request budget.
+	// A standby takes none of them, so it is refused before anything is sent upstream; asked
+	// per create (one short statement), so a standby promoted to primary takes creates at once.
+	if ro, err := a.store.ReadOnly(r.Context()); err != nil {
+		a.internal(w, r, "check the warehouse is writable", err)
+		return
+	} else if ro {
+		w.Header().Set("Allow", "GET, HEAD")
+		WriteError(w, http.StatusMethodNotAllowed, ReadOnlyMessage)
 		return
 	}
 	if s := scopeOf(r); s != nil && s.readOnly {

@@ -37,6 +37,10 @@ type Store interface {
 	// Totals reads the store's version and each collection's Total, by name.
 	Totals(ctx context.Context) (version int64, totals map[string]int64, err error)
 
+	// ReadOnly reports whether the store takes no writes now (a hot standby of the warehouse):
+	// creates are then refused, whatever serve.writes says, since each needs a local write.
+	ReadOnly(ctx context.Context) (bool, error)
+
 	// ReserveIdempotency claims an Idempotency-Key for a create: reserved, or the record found.
 	ReserveIdempotency(ctx context.Context, c v1.IdempotencyClaim) (v1.IdempotencyRecord, bool, error)
 	// CreateEmployeeOnce is CreateEmployee for a reserved key, noting the employee in its record

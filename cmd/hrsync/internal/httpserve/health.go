@@ -18,6 +18,12 @@ type Readier interface {
 	Ready(ctx context.Context) error
 }
 
+// ReadOnlyReporter is a Readier that can say its warehouse takes no writes now (a Postgres hot
+// standby): /readyz then says so beside "ok", since a read replica is ready for what it does.
+type ReadOnlyReporter interface {
+	ReadOnly(ctx context.Context) (bool, error)
+}
+
 // Health is /healthz (alive) and /readyz (warehouse reachable, schema current); they need no
 // key. With detail (the metrics port), a /readyz that fails says why; without (the API port,
 // open to whoever reaches the replica), only that it is not ready: the reason names warehouses,
@@ -30,7 +36,7 @@ func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handle
 	}
 	return map[string]http.Handler{
 		"/healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			writeHealth(w, http.StatusOK, "ok", "")
+			writeHealth(w, http.StatusOK, "ok", "", "")
 		}),
 		"/readyz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
@@ -41,10 +47,17 @@ func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handle
 				if detail {
 					reason = config.OneLine(err.Error())
 				}
-				writeHealth(w, http.StatusServiceUnavailable, "unavailable", reason)
+				writeHealth(w, http.StatusServiceUnavailable, "unavailable", reason, "")
 				return
 			}
-			writeHealth(w, http.StatusOK, "ok", "")
+			if ro, ok := store.(ReadOnlyReporter); ok {
+				// Ready already: a failure here is the next probe's to report.
+				if yes, err := ro.ReadOnly(rctx); err == nil && yes {
+					writeHealth(w, http.StatusOK, "ok", "", "read-only replica (hot standby): reads only, creates refused")
+					return
+				}
+			}
+			writeHealth(w, http.StatusOK, "ok", "", "")
 		}),
 	}
 }

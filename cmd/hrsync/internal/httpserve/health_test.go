@@ -12,7 +12,7 @@ import (
 func TestWriteHealthIsJSON(t *testing.T) {
 	for _, reason := range []string{"", "plain", `quote " and \ backslash`, "nul \x00 and escape \x1b[31m", "bad utf-8 \xff\xfe", "line\u2028separator", "<html>"} {
 		rec := httptest.NewRecorder()
-		writeHealth(rec, http.StatusServiceUnavailable, "unavailable", reason)
+		writeHealth(rec, http.StatusServiceUnavailable, "unavailable", reason, "")
 		body := rec.Body.Bytes()
 		var got struct {
 			Status string  `json:"status"`

@@ -172,11 +172,12 @@ func (c cutLines) Write(p []byte) (int, error) {
 
 // writeHealth answers a health check: {"status":…} and, when given, "reason", encoded by
 // encoding/json (a reason may hold any byte an error message does).
-func writeHealth(w http.ResponseWriter, status int, state, reason string) {
+func writeHealth(w http.ResponseWriter, status int, state, reason, warehouse string) {
 	body, err := json.Marshal(struct {
-		Status string `json:"status"`
-		Reason string `json:"reason,omitempty"`
-	}{state, reason})
+		Status    string `json:"status"`
+		Reason    string `json:"reason,omitempty"`
+		Warehouse string `json:"warehouse,omitempty"`
+	}{state, reason, warehouse})
 	if err != nil { // cannot happen: two strings
 		body = []byte(`{"status":"unavailable"}`)
 	}

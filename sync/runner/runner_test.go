@@ -567,7 +567,7 @@ func TestOffset(t *testing.T) {
 		t.Errorf("Offset with no window = %s, want 0", got)
 	}
 	// A change of the hash moves every account's runs: it must be deliberate.
-	if got, want := runner.Offset("acme", window), 15*time.Minute + 15249074705*time.Nanosecond; got != want {
+	if got, want := runner.Offset("acme", window), 15*time.Minute+15249074705*time.Nanosecond; got != want {
 		t.Errorf("Offset(acme, %s) = %s, want %s", window, got, want)
 	}
 	perMinute := make([]int, int(window/time.Minute))

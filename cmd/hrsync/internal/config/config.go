@@ -116,6 +116,10 @@ type ServeConfig struct {
 	// CacheBytes bounds the memory of encoded answers kept until the warehouse changes (all
 	// accounts); 0 keeps none.
 	CacheBytes int64 `yaml:"cache_bytes"`
+	// OpenAccounts bounds how many accounts' warehouses serve keeps open at once, each holding
+	// sessions of its pool: one is opened at its account's first request, and the least
+	// recently asked is closed to open another beyond the bound; 0: no bound.
+	OpenAccounts int `yaml:"open_accounts"`
 	// ETagSecret keys the MAC of ETags (at least 32 bytes): the same on every replica behind
 	// one address, so that they agree on tags; empty, a random one per process. Or
 	// ETagSecretFile, a file holding it. A secret: never printed or logged.
@@ -269,6 +273,11 @@ type Settings struct {
 	Accounts []*Account
 }
 
+// DefaultOpenAccounts is serve.open_accounts' default: the warehouses of 16 accounts, each
+// holding a session or two while its account is asked, leave most of a default
+// max_connections = 100 to the workers, whatever the number of accounts served.
+const DefaultOpenAccounts = 16
+
 // DefaultScheduleSpread is schedule_spread's default: modest, so that a nightly or hourly
 // schedule keeps its meaning (a run at most 10 minutes late), yet 1,000 accounts on one
 // schedule start at under two a second rather than all in one. It delays only accounts of
@@ -284,7 +293,7 @@ func Defaults() Config {
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns},
 		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: server.DefaultIdempotencyTTL,
-			CacheBytes: 64 << 20},
+			CacheBytes: 64 << 20, OpenAccounts: DefaultOpenAccounts},
 		Log: LogConfig{Format: "text", Level: "info"},
 
 		ScheduleTimezone: "UTC",
@@ -696,6 +705,9 @@ func (c Config) Parse() (Settings, error) {
 	}
 	if c.Serve.AccountID < 0 {
 		return Settings{}, errors.New("config: serve.account_id must not be negative")
+	}
+	if c.Serve.OpenAccounts < 0 {
+		return Settings{}, errors.New("config: serve.open_accounts must be 0 (no bound) or more")
 	}
 	if c.Serve.CacheBytes < 0 {
 		return Settings{}, errors.New("config: serve.cache_bytes must be 0 (no cache) or more")

@@ -53,7 +53,10 @@ var demoWiring = demo.Wiring{
 		return newOnboarder(a, src, store, nil, false, log)
 	},
 	Replica: func(cfg config.Settings, store *sink.Store, upstream *client.Client, log *slog.Logger) (http.Handler, error) {
-		as := accountStore{acct: cfg.Accounts[0], store: store, upstream: upstream}
+		as := accountStore{acct: cfg.Accounts[0], store: store}
+		if upstream != nil { // not a nil *client.Client in the interface
+			as.upstream = upstream
+		}
 		return apiMux(cfg, []accountStore{as}, prom.NewServe(newRegistry()), log)
 	},
 	OnboardSummary: func(w io.Writer, f onboard.FileResult) { onboardreport.PrintSummary(w, f, false) },

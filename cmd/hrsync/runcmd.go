@@ -228,6 +228,8 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 		if trigger, err = runner.Cron(a.Schedule, a.Location); err != nil {
 			return fail(a.Wrap(err))
 		}
+		// Spread: many accounts on one schedule start each at its own place in the window.
+		trigger = trigger.Delayed(a.Offset())
 	}
 	if w.client, err = newClient(a, log, store, as.reg, client.Options{Observe: as.syncMetrics.ObserveRequest}); err != nil {
 		return fail(err)
@@ -258,7 +260,11 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 	if a.Retention.Any() {
 		// Checked every hour, run once a day, under the sync's lock: see retention.Job.
 		log.Info("retention rules set: erased once a day", "rules", a.Retention.Describe())
-		jobs = append(jobs, retention.Job(store, a.Retention, as.retention, log))
+		// Its hourly checks are spread too: they take the sync's lock, and 1,000 accounts'
+		// checks at the same moment would each hold a warehouse session at once.
+		job := retention.Job(store, a.Retention, as.retention, log)
+		job.Trigger = job.Trigger.Delayed(a.Offset() % retention.Every)
+		jobs = append(jobs, job)
 	}
 	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: store, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
 		return fail(a.Wrap(err))

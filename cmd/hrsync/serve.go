@@ -37,35 +37,26 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 	log := cfg.Logger(stderr)
 	reg := newRegistry()
 	var stores []accountStore
-	defer func() {
-		for _, s := range stores {
-			_ = s.store.Close()
-		}
-	}()
+	open := &openStores{max: cfg.Serve.OpenAccounts}
+	defer open.Close()
 	for _, a := range cfg.Accounts {
-		alog := a.Logger(log)
-		store, err := openStore(ctx, a, alog)
+		// Each warehouse is checked now (it opens and its schema is current) and closed again,
+		// then opened at its account's first request: see openStores.
+		location, readOnly, err := checkStore(ctx, a, log)
 		if err != nil {
 			return err
 		}
-		s := accountStore{acct: a, store: store}
-		stores = append(stores, s)
-		if err := store.Writable(ctx); errors.Is(err, sink.ErrReadOnly) {
-			alog.Info("the warehouse is read-only (a hot standby): serving reads; creates are refused (405) while it is, whatever serve.writes says",
-				"warehouse", store.Location())
-		} else if err != nil {
-			return a.Wrap(err)
-		}
 		if a.Writes == server.WritesForward {
-			// A forwarded create holds a client's request open: one attempt, paced like every
-			// call to the account (on the shared budget, so a replica's creates take their turn
-			// beside a running sync); a 429 goes straight back to the client, who may retry.
-			areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg)
-			if stores[len(stores)-1].upstream, err = newClient(a, alog, store, areg,
-				client.Options{MaxAttempts: 1, CreateKind: budget.KindForward}); err != nil {
+			if err := checkSource(a); err != nil {
 				return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
 			}
 		}
+		l := &lazyStore{acct: a, set: open, open: serveOpener(ctx, a, log, reg), readOnly: readOnly}
+		s := accountStore{acct: a, store: l, location: location}
+		if a.Writes == server.WritesForward {
+			s.upstream = lazyCreator{l}
+		}
+		stores = append(stores, s)
 	}
 	mux, err := apiMux(cfg, stores, prom.NewServe(reg), log)
 	if err != nil {
@@ -73,7 +64,7 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 	}
 	var attrs []slog.Attr
 	if len(stores) == 1 {
-		attrs = append(attrs, slog.String("writes", string(stores[0].acct.Writes)), slog.String("warehouse", stores[0].store.Location()))
+		attrs = append(attrs, slog.String("writes", string(stores[0].acct.Writes)), slog.String("warehouse", stores[0].location))
 	} else {
 		attrs = append(attrs, slog.Any("accounts", config.Names(cfg.Accounts)), slog.String("writes", writesByAccount(cfg.Accounts)))
 	}
@@ -87,12 +78,66 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 	})
 }
 
-// accountStore is one account's warehouse as serve mode answers it, with the client its
-// creates are forwarded to (serve.writes: forward).
+// serveOpener opens an account's warehouse for serve and, when its creates are forwarded, its
+// client: a forwarded create holds a client's request open, so one attempt, paced like every
+// call to the account (on the shared budget, so a replica's creates take their turn beside a
+// running sync); a 429 goes straight back to the client, who may retry.
+// It opens the warehouse with serve's own ctx, not the request's: the warehouse outlives the
+// request, and is interrupted when serve stops (openStore).
+func serveOpener(serveCtx context.Context, a *config.Account, log *slog.Logger, reg prometheus.Registerer) func(context.Context) (*sink.Store, server.Creator, error) {
+	alog := a.Logger(log)
+	areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg)
+	var registered bool // the client's metrics: registered once, whatever the tries to open
+	return func(context.Context) (*sink.Store, server.Creator, error) {
+		store, err := openStore(serveCtx, a, alog)
+		if err != nil {
+			return nil, nil, err
+		}
+		if a.Writes != server.WritesForward {
+			return store, nil, nil
+		}
+		var r prometheus.Registerer
+		if !registered {
+			r = areg
+		}
+		c, err := newClient(a, alog, store, r, client.Options{MaxAttempts: 1, CreateKind: budget.KindForward})
+		if err != nil {
+			_ = store.Close()
+			return nil, nil, fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
+		}
+		registered = true
+		return store, c, nil
+	}
+}
+
+// checkStore opens the account's warehouse, which checks that it answers and that its schema
+// is current, and closes it again; where it is, without credentials, for the start's line, and
+// whether it takes writes (a hot standby takes none: its creates are refused, 405).
+func checkStore(ctx context.Context, a *config.Account, log *slog.Logger) (location string, readOnly bool, _ error) {
+	opts := a.SinkOptions()
+	opts.Logger = a.Logger(log)
+	store, err := sink.Open(ctx, a.Warehouse.URL, opts)
+	if err != nil {
+		return "", false, a.Wrap(err)
+	}
+	defer store.Close()
+	if err := store.Writable(ctx); errors.Is(err, sink.ErrReadOnly) {
+		opts.Logger.Info("the warehouse is read-only (a hot standby): serving reads; creates are refused (405) while it is, whatever serve.writes says",
+			"warehouse", store.Location())
+		return store.Location(), true, nil
+	} else if err != nil {
+		return "", false, a.Wrap(err)
+	}
+	return store.Location(), false, nil
+}
+
+// accountStore is one account's warehouse as serve mode answers it, with what its creates are
+// forwarded to (serve.writes: forward).
 type accountStore struct {
 	acct     *config.Account
-	store    *sink.Store
-	upstream *client.Client
+	store    servedStore
+	upstream server.Creator
+	location string // where the warehouse is, for the start's line (serve)
 }
 
 // readyAll is /readyz over every account's warehouse: ready when each is, otherwise the reasons

@@ -14,6 +14,7 @@ type Metrics struct {
 	jobRuns        *prometheus.CounterVec
 	jobDuration    *prometheus.HistogramVec
 	jobLastSuccess *prometheus.GaugeVec
+	jobNext        *prometheus.GaugeVec
 }
 
 // JobOutcomes are how a due run of a job ends, the outcome label of hrsync_job_runs_total: ran
@@ -41,8 +42,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		jobLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hrsync_job_last_success_timestamp_seconds", Help: "Unix time the last ok run of a job (task) finished.",
 		}, []string{"task"}),
+		jobNext: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hrsync_job_next_run_timestamp_seconds", Help: "Unix time the next run of a job (task) is due, its schedule's spread included.",
+		}, []string{"task"}),
 	}
-	reg.MustRegister(m.skipped, m.panics, m.jobRuns, m.jobDuration, m.jobLastSuccess)
+	reg.MustRegister(m.skipped, m.panics, m.jobRuns, m.jobDuration, m.jobLastSuccess, m.jobNext)
 	// Every series whose labels are known exists from the start, at zero, so increase() sees
 	// its first event.
 	for _, reason := range []string{"overlap", "locked"} {
@@ -90,5 +94,12 @@ func (m *Metrics) jobSkipped(task, reason string) {
 func (m *Metrics) panicked(task string) {
 	if m != nil {
 		m.panics.WithLabelValues(task).Inc()
+	}
+}
+
+// scheduled records when the next run of a job is due.
+func (m *Metrics) scheduled(task string, due time.Time) {
+	if m != nil {
+		m.jobNext.WithLabelValues(task).Set(float64(due.Unix()))
 	}
 }

@@ -5,9 +5,12 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -42,6 +45,10 @@ type Trigger struct {
 	schedule cron.Schedule
 	loc      *time.Location
 	every    time.Duration
+	// delay shifts every time the trigger fires (Delayed).
+	delay time.Duration
+	// period is an @every schedule's interval: its times count from the start, not the clock.
+	period time.Duration
 }
 
 // ParseSchedule checks a schedule spec.
@@ -71,29 +78,77 @@ func Cron(spec string, loc *time.Location) (Trigger, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	return Trigger{spec: spec, schedule: s, loc: loc}, nil
+	t := Trigger{spec: spec, schedule: s, loc: loc}
+	if cd, ok := s.(cron.ConstantDelaySchedule); ok {
+		t.period = cd.Delay
+	}
+	return t, nil
 }
 
 // Every is a trigger at a fixed interval: a run at start, then one every d from the start of
 // the previous run, or at once after a run that took longer than d.
 func Every(d time.Duration) Trigger { return Trigger{every: d} }
 
+// Delayed is t with every time it fires moved d later: a cron schedule's runs each d after
+// its times (its cadence unchanged), an interval's first run d after the start. Accounts on
+// one schedule are spread by delaying each by its own Offset. An @every schedule, whose times
+// count from the start, is delayed by d modulo its interval: a longer delay would only hold
+// back its first run.
+func (t Trigger) Delayed(d time.Duration) Trigger {
+	t.delay = max(d, 0)
+	if t.period > 0 {
+		t.delay %= t.period
+	}
+	return t
+}
+
+// Offset is key's place in [0, window): where within the window the runs of the account named
+// key start. It is a hash of the key, not a random draw, so that an account keeps its place
+// across restarts and on every worker, and the places of many keys are spread evenly over the
+// window (SHA-256's first 8 bytes, scaled to the window without the bias of a modulo). 0 when
+// the window is 0 or less.
+func Offset(key string, window time.Duration) time.Duration {
+	if window <= 0 {
+		return 0
+	}
+	sum := sha256.Sum256([]byte(key))
+	hi, _ := bits.Mul64(binary.BigEndian.Uint64(sum[:8]), uint64(window))
+	return time.Duration(hi)
+}
+
 // String says when the trigger fires, for logs.
 func (t Trigger) String() string {
+	s := "every " + t.every.String()
 	if t.schedule != nil {
-		return t.spec
+		s = t.spec
 	}
-	return "every " + t.every.String()
+	if t.delay > 0 {
+		s += " + " + t.delay.String()
+	}
+	return s
 }
 
 func (t Trigger) valid() bool { return t.schedule != nil || t.every > 0 }
 
-// next is the first time after prev the trigger fires.
+// next is the first time after prev the trigger fires: for a delayed schedule, the first of its
+// times after prev-delay, delayed.
 func (t Trigger) next(prev time.Time) time.Time {
 	if t.schedule != nil {
-		return t.schedule.Next(prev.In(t.loc))
+		return t.schedule.Next(prev.Add(-t.delay).In(t.loc)).Add(t.delay)
 	}
 	return prev.Add(t.every)
+}
+
+// first is the first time after the start at now the trigger fires, when the job does not run
+// at start.
+func (t Trigger) first(now time.Time) time.Time {
+	switch {
+	case t.every > 0:
+		return now.Add(t.delay)
+	case t.period > 0: // @every: counted from now, then delayed
+		return t.schedule.Next(now).Add(t.delay)
+	}
+	return t.next(now)
 }
 
 // Job is one named job of a Runner.
@@ -101,8 +156,8 @@ type Job struct {
 	// Name names the job in logs and in the task label of its metrics: "sync", "onboarding".
 	Name    string
 	Trigger Trigger
-	// RunAtStart runs the job once when the runner starts, then on its trigger. An Every
-	// trigger always runs at start.
+	// RunAtStart runs the job once when the runner starts, undelayed, then on its trigger. An
+	// Every trigger always runs at start (its delay after it, when Delayed).
 	RunAtStart bool
 	// Lock is the warehouse lock (RunnerOptions.Lock) each run takes first; a run is skipped,
 	// and counted, while another process holds it. "" takes none.
@@ -229,11 +284,14 @@ func (r *Runner) Start() {
 	r.started = true
 	now := time.Now()
 	for _, j := range r.jobs {
+		// RunAtStart is not delayed: the operator asked for a run now (Slots bound how many
+		// accounts' runs go on at once).
 		first := now
-		if j.Trigger.every == 0 && !j.RunAtStart {
-			first = j.Trigger.next(now)
+		if !j.RunAtStart {
+			first = j.Trigger.first(now)
 		}
 		r.log.Info("job scheduled", "task", j.Name, "trigger", j.Trigger.String(), "next", first)
+		r.opts.Metrics.scheduled(j.Name, first)
 		r.wg.Add(1)
 		go r.loop(j, first)
 	}
@@ -271,6 +329,7 @@ func (r *Runner) loop(j *runnerJob, due time.Time) {
 			}
 		}
 		due = next
+		r.opts.Metrics.scheduled(j.Name, due)
 	}
 }
 

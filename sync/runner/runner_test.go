@@ -203,6 +203,39 @@ func TestRunnerTriggers(t *testing.T) {
 			wantSuccess:  2 * h,
 		},
 		{
+			name:    "cron delayed: each run its delay after the schedule's time",
+			trigger: func(t *testing.T) runner.Trigger { return cronTrigger(t, "0 2 * * *").Delayed(7*m + 30*s) },
+			body:    ok, watch: 51 * h,
+			wantStarts:   []time.Duration{2*h + 7*m + 30*s, 26*h + 7*m + 30*s, 50*h + 7*m + 30*s},
+			wantOutcomes: map[string]float64{"ok": 3},
+			wantSuccess:  50*h + 7*m + 30*s,
+		},
+		{
+			// 00:40 is past 00:00's delayed time (00:20) and before 01:00's (01:20).
+			name:    "cron delayed: the next time is the delayed one after the start",
+			trigger: func(t *testing.T) runner.Trigger { return cronTrigger(t, "@hourly").Delayed(20 * m) },
+			body:    ok, watch: 3 * h,
+			wantStarts:   []time.Duration{20 * m, h + 20*m, 2*h + 20*m},
+			wantOutcomes: map[string]float64{"ok": 3},
+			wantSuccess:  2*h + 20*m,
+		},
+		{
+			name:    "cron @every delayed: the delay is taken within its interval",
+			trigger: func(t *testing.T) runner.Trigger { return cronTrigger(t, "@every 1h").Delayed(90 * m) },
+			body:    ok, watch: 4 * h,
+			wantStarts:   []time.Duration{h + 30*m, 2*h + 30*m, 3*h + 30*m},
+			wantOutcomes: map[string]float64{"ok": 3},
+			wantSuccess:  3*h + 30*m,
+		},
+		{
+			name:    "cron delayed, at start: the run at start is not delayed",
+			trigger: func(t *testing.T) runner.Trigger { return cronTrigger(t, "@hourly").Delayed(10 * m) },
+			atStart: true, body: ok, watch: 2*h + 30*m,
+			wantStarts:   []time.Duration{0, 10 * m, h + 10*m, 2*h + 10*m},
+			wantOutcomes: map[string]float64{"ok": 4},
+			wantSuccess:  2*h + 10*m,
+		},
+		{
 			name:    "cron: a run longer than the period skips the runs due meanwhile",
 			trigger: func(t *testing.T) runner.Trigger { return cronTrigger(t, "@every 1h") },
 			body: func(ctx context.Context, n int) error {
@@ -223,6 +256,14 @@ func TestRunnerTriggers(t *testing.T) {
 			wantStarts:   []time.Duration{0, 30 * s, 60 * s, 90 * s},
 			wantOutcomes: map[string]float64{"ok": 4},
 			wantSuccess:  90 * s,
+		},
+		{
+			name:    "poll delayed: the first run after the delay, then every interval",
+			trigger: func(*testing.T) runner.Trigger { return runner.Every(30 * s).Delayed(10 * s) },
+			body:    ok, watch: 75 * s,
+			wantStarts:   []time.Duration{10 * s, 40 * s, 70 * s},
+			wantOutcomes: map[string]float64{"ok": 3},
+			wantSuccess:  70 * s,
 		},
 		{
 			name:    "poll: after a run longer than the interval, the next at once",
@@ -485,5 +526,69 @@ func TestRunnerNotDue(t *testing.T) {
 	r.RunNow(runner.SyncJobName)
 	if got := counter(t, reg, "hrsync_job_runs_total", "outcome=ok,task=sync"); got != 1 {
 		t.Errorf("the run due counted ok %v, want 1", got)
+	}
+}
+
+// TestRunnerNextRunMetric: hrsync_job_next_run_timestamp_seconds is when the next run is due,
+// its delay included, from the start and after each run.
+func TestRunnerNextRunMetric(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		reg := prometheus.NewRegistry()
+		r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Metrics: runner.NewMetrics(reg)},
+			runner.Job{Name: "j", Trigger: cronTrigger(t, "0 2 * * *").Delayed(7 * time.Minute), Run: func(context.Context) error { return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := func() time.Duration {
+			return time.Unix(int64(counter(t, reg, "hrsync_job_next_run_timestamp_seconds", "task=j")), 0).Sub(start)
+		}
+		r.Start()
+		time.Sleep(time.Hour)
+		if got, want := next(), 2*time.Hour+7*time.Minute; got != want {
+			t.Errorf("next run at start+%s, want +%s", got, want)
+		}
+		time.Sleep(2 * time.Hour) // the run at 02:07 is done
+		if got, want := next(), 26*time.Hour+7*time.Minute; got != want {
+			t.Errorf("next run after the first at start+%s, want +%s", got, want)
+		}
+		if err := r.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestOffset: an account's place in the window is its own, the same at every call (a hash of
+// its name, not a draw), inside the window, and 1,000 accounts' places fill a 30-minute window
+// evenly: no minute of it holds more than about twice its share.
+func TestOffset(t *testing.T) {
+	const window = 30 * time.Minute
+	if got := runner.Offset("acme", 0); got != 0 {
+		t.Errorf("Offset with no window = %s, want 0", got)
+	}
+	// A change of the hash moves every account's runs: it must be deliberate.
+	if got, want := runner.Offset("acme", window), 15*time.Minute+15249074705*time.Nanosecond; got != want {
+		t.Errorf("Offset(acme, %s) = %s, want %s", window, got, want)
+	}
+	perMinute := make([]int, int(window/time.Minute))
+	perSecond := map[time.Duration]int{}
+	for i := range 1000 {
+		o := runner.Offset(fmt.Sprintf("acct-%04d", i), window)
+		if o < 0 || o >= window {
+			t.Fatalf("Offset(acct-%04d) = %s: outside [0, %s)", i, o, window)
+		}
+		perSecond[o.Truncate(time.Second)]++
+		perMinute[o/time.Minute]++
+	}
+	share := 1000 / len(perMinute) // 33
+	for m, n := range perMinute {
+		if n < share/2 || n > 2*share {
+			t.Errorf("minute %d of the window holds %d of 1,000 accounts, want about %d", m, n, share)
+		}
+	}
+	for sec, n := range perSecond {
+		if n > 5 { // 1,000 places drawn uniformly over 1,800 seconds: 5 in one is already rare
+			t.Errorf("%d of 1,000 accounts start in the second at %s", n, sec)
+		}
 	}
 }

@@ -39,6 +39,7 @@ type AccountConfig struct {
 	Onboarding       OnboardingConfig `yaml:"onboarding"`
 	Schedule         string           `yaml:"schedule"`
 	ScheduleTimezone string           `yaml:"schedule_timezone"`
+	ScheduleSpread   time.Duration    `yaml:"schedule_spread"`
 	Retention        RetentionConfig  `yaml:"retention"`
 	// PersonalData takes the top-level section's members, its own laid over them member by
 	// member: custom fields differ between HR accounts.
@@ -62,6 +63,9 @@ type Account struct {
 	AccountID int64
 	// Location is schedule_timezone.
 	Location *time.Location
+	// Spread is schedule_spread: the window the account's place (runner.Offset of its name)
+	// is in.
+	Spread time.Duration
 	// PollInterval and Settle are onboarding.poll_seconds and onboarding.settle_seconds.
 	PollInterval, Settle time.Duration
 	// Resources is sync.Resources, in the order a sync loads them.
@@ -107,6 +111,19 @@ func (a *Account) ResolveWrites(set server.Writes) {
 // Replica reports whether the account's warehouse is a Replica of a source.
 func (a *Account) Replica() bool { return a.Source.URL != "" }
 
+// MaxScheduleSpread bounds schedule_spread: a day, a nightly schedule's period.
+const MaxScheduleSpread = 24 * time.Hour
+
+// Offset is how long after each time of its schedule the account's sync runs: its place in
+// schedule_spread, for an account of accounts:. The one account of a configuration without
+// accounts: runs at its schedule's times: it has no other account to keep clear of.
+func (a *Account) Offset() time.Duration {
+	if !a.Listed {
+		return 0
+	}
+	return runner.Offset(a.Name, a.Spread)
+}
+
 // accountName is what an account may be called: it becomes a metrics label, a schema, part of a
 // file name and of variable names.
 var accountName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
@@ -123,7 +140,7 @@ func envName(name string) string {
 // sections, without what belongs to one account only.
 func (c Config) accountBase() AccountConfig {
 	a := AccountConfig{Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync, Onboarding: c.Onboarding,
-		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, Retention: c.Retention,
+		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, ScheduleSpread: c.ScheduleSpread, Retention: c.Retention,
 		PersonalData: PersonalDataConfig{Members: c.PersonalData.Members.clone()}}
 	a.Source.URL, a.Source.APIKey, a.Source.APIKeyFile = "", "", ""
 	a.Warehouse.Schema = ""
@@ -176,8 +193,8 @@ func accountsNode(doc *yaml.Node) *yaml.Node {
 func (c Config) parseAccounts() ([]*Account, error) {
 	if len(c.AccountList) == 0 {
 		a := AccountConfig{Name: c.Source.Account, Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync,
-			Onboarding: c.Onboarding, Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, Retention: c.Retention,
-			PersonalData: c.PersonalData}
+			Onboarding: c.Onboarding, Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, ScheduleSpread: c.ScheduleSpread,
+			Retention: c.Retention, PersonalData: c.PersonalData}
 		acct, err := a.parse("")
 		if err != nil {
 			return nil, err
@@ -268,6 +285,10 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 		return nil, fail("schedule_timezone %q: not a time zone (e.g. UTC, Europe/London)", a.ScheduleTimezone)
 	}
 	acct.Location = loc
+	if a.ScheduleSpread < 0 || a.ScheduleSpread > MaxScheduleSpread {
+		return nil, fail("schedule_spread %s: want a duration from 0 to %s, such as 30m", a.ScheduleSpread, MaxScheduleSpread)
+	}
+	acct.Spread = a.ScheduleSpread
 	if a.Onboarding.PollSeconds < 1 || a.Onboarding.SettleSeconds < 0 {
 		return nil, fail("onboarding.poll_seconds must be at least 1 and onboarding.settle_seconds not negative")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/sync/runner"
 )
 
 // An account takes the top-level sections' keys it leaves out (file, then environment), never
@@ -193,4 +194,63 @@ func TestPickAccounts(t *testing.T) {
 			t.Errorf("pick(%q) = %v, %v; want %v", tt.flag, Names(got), err, tt.want)
 		}
 	}
+}
+
+// schedule_spread: the top level's for every account (its default when unset), an account's own
+// over it, the variables over both; the place in it is the account's name's, and the one
+// account of a configuration without accounts: is never delayed.
+func TestScheduleSpread(t *testing.T) {
+	const accounts = `
+schedule: "0 2 * * *"
+accounts:
+  - {name: acme, source: {url: "http://acme.example"}}
+  - {name: globex, source: {url: "http://globex.example"}, schedule_spread: 0s}
+  - {name: initech, source: {url: "http://initech.example"}, schedule_spread: 1h}
+`
+	for _, tc := range []struct {
+		name, file string
+		env        []string
+		want       map[string]time.Duration // each account's spread
+		wantErr    string
+	}{
+		{name: "default, and each account's own", file: accounts,
+			want: map[string]time.Duration{"acme": DefaultScheduleSpread, "globex": 0, "initech": time.Hour}},
+		{name: "the top level's file key", file: "schedule_spread: 30m\n" + accounts,
+			want: map[string]time.Duration{"acme": 30 * time.Minute, "globex": 0, "initech": time.Hour}},
+		{name: "variables", file: accounts, env: []string{"HRSYNC_SCHEDULE_SPREAD=45m", "HRSYNC_ACCOUNTS_GLOBEX_SCHEDULE_SPREAD=5m"},
+			want: map[string]time.Duration{"acme": 45 * time.Minute, "globex": 5 * time.Minute, "initech": time.Hour}},
+		{name: "negative", file: "schedule_spread: -1m\n" + accounts, wantErr: "account acme: schedule_spread -1m0s: want a duration from 0 to 24h0m0s"},
+		{name: "over a day", file: accounts, env: []string{"HRSYNC_ACCOUNTS_INITECH_SCHEDULE_SPREAD=25h"}, wantErr: "account initech: schedule_spread"},
+		{name: "not a duration", file: accounts, env: []string{"HRSYNC_SCHEDULE_SPREAD=ten"}, wantErr: "HRSYNC_SCHEDULE_SPREAD: want a duration"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Load(sinktest.ConfigFile(t, tc.file), tc.env)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Load: %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range s.Accounts {
+				if a.Spread != tc.want[a.Name] {
+					t.Errorf("%s: spread %s, want %s", a.Name, a.Spread, tc.want[a.Name])
+				}
+				if got, want := a.Offset(), runner.Offset(a.Name, a.Spread); got != want || (a.Spread > 0 && got == 0) {
+					t.Errorf("%s: offset %s, want %s", a.Name, got, want)
+				}
+			}
+		})
+	}
+	t.Run("one account without accounts: never delayed", func(t *testing.T) {
+		s, err := Load(sinktest.ConfigFile(t, "schedule: \"0 2 * * *\"\nschedule_spread: 30m\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := s.Accounts[0]; a.Spread != 30*time.Minute || a.Offset() != 0 {
+			t.Errorf("spread %s, offset %s: want 30m, 0", a.Spread, a.Offset())
+		}
+	})
 }

@@ -40,11 +40,15 @@ type Config struct {
 	Onboarding OnboardingConfig `yaml:"onboarding"`
 	// Schedule is when run syncs: cron (five fields) or a descriptor (@daily, @every 5m), read
 	// in ScheduleTimezone.
-	Schedule         string        `yaml:"schedule"`
-	ScheduleTimezone string        `yaml:"schedule_timezone"`
-	Metrics          MetricsConfig `yaml:"metrics"`
-	Log              LogConfig     `yaml:"log"`
-	Worker           WorkerConfig  `yaml:"worker"`
+	Schedule         string `yaml:"schedule"`
+	ScheduleTimezone string `yaml:"schedule_timezone"`
+	// ScheduleSpread delays each listed account's scheduled syncs by its own amount within this
+	// window (a hash of its name: Account.Offset), so that many accounts on one schedule do not
+	// all start at once; 0 runs them at the schedule's times.
+	ScheduleSpread time.Duration `yaml:"schedule_spread"`
+	Metrics        MetricsConfig `yaml:"metrics"`
+	Log            LogConfig     `yaml:"log"`
+	Worker         WorkerConfig  `yaml:"worker"`
 	// Retention is how long personal data is kept: off (kept for ever) unless set.
 	Retention RetentionConfig `yaml:"retention"`
 	// PersonalData classes what the declarations leave unclassed (PersonalDataConfig).
@@ -117,6 +121,10 @@ type ServeConfig struct {
 	// CacheBytes bounds the memory of encoded answers kept until the warehouse changes (all
 	// accounts); 0 keeps none.
 	CacheBytes int64 `yaml:"cache_bytes"`
+	// OpenAccounts bounds how many accounts' warehouses serve keeps open at once, each holding
+	// sessions of its pool: one is opened at its account's first request, and the least
+	// recently asked is closed to open another beyond the bound; 0: no bound.
+	OpenAccounts int `yaml:"open_accounts"`
 	// ETagSecret keys the MAC of ETags (at least 32 bytes): the same on every replica behind
 	// one address, so that they agree on tags; empty, a random one per process. Or
 	// ETagSecretFile, a file holding it. A secret: never printed or logged.
@@ -270,6 +278,17 @@ type Settings struct {
 	Accounts []*Account
 }
 
+// DefaultOpenAccounts is serve.open_accounts' default: the warehouses of 16 accounts, each
+// holding a session or two while its account is asked, leave most of a default
+// max_connections = 100 to the workers, whatever the number of accounts served.
+const DefaultOpenAccounts = 16
+
+// DefaultScheduleSpread is schedule_spread's default: modest, so that a nightly or hourly
+// schedule keeps its meaning (a run at most 10 minutes late), yet 1,000 accounts on one
+// schedule start at under two a second rather than all in one. It delays only accounts of
+// accounts: (Account.Offset).
+const DefaultScheduleSpread = 10 * time.Minute
+
 // Defaults holds the defaults config.yaml documents.
 func Defaults() Config {
 	return Config{
@@ -279,10 +298,11 @@ func Defaults() Config {
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns, LockTTL: sink.DefaultLockTTL},
 		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: server.DefaultIdempotencyTTL,
-			CacheBytes: 64 << 20},
+			CacheBytes: 64 << 20, OpenAccounts: DefaultOpenAccounts},
 		Log: LogConfig{Format: "text", Level: "info"},
 
 		ScheduleTimezone: "UTC",
+		ScheduleSpread:   DefaultScheduleSpread,
 	}
 }
 
@@ -698,6 +718,9 @@ func (c Config) Parse() (Settings, error) {
 	}
 	if c.Serve.AccountID < 0 {
 		return Settings{}, errors.New("config: serve.account_id must not be negative")
+	}
+	if c.Serve.OpenAccounts < 0 {
+		return Settings{}, errors.New("config: serve.open_accounts must be 0 (no bound) or more")
 	}
 	if c.Serve.CacheBytes < 0 {
 		return Settings{}, errors.New("config: serve.cache_bytes must be 0 (no cache) or more")

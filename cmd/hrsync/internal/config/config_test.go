@@ -133,19 +133,27 @@ func TestLoadConfigParsesOnce(t *testing.T) {
 	}
 }
 
-func TestStatementTimeoutIsADuration(t *testing.T) {
+// TestWarehouseDurations: warehouse.statement_timeout and warehouse.lock_ttl are durations
+// that reach the warehouse's options, from the file or the environment, defaulting to sink's.
+func TestWarehouseDurations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yaml")
-	if err := os.WriteFile(path, []byte("warehouse:\n  statement_timeout: 90s\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("warehouse:\n  statement_timeout: 90s\n  lock_ttl: 10s\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	statement := func(o sink.Options) time.Duration { return o.StatementTimeout }
+	lock := func(o sink.Options) time.Duration { return o.LockTTL }
 	tests := []struct {
 		name, path string
 		env        []string
+		option     func(sink.Options) time.Duration
 		want       time.Duration
 	}{
-		{"default", "", nil, 5 * time.Minute},
-		{"file", path, nil, 90 * time.Second},
-		{"environment wins", path, []string{"HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT=2m30s"}, 150 * time.Second},
+		{"statement timeout default", "", nil, statement, 5 * time.Minute},
+		{"statement timeout file", path, nil, statement, 90 * time.Second},
+		{"statement timeout environment wins", path, []string{"HRSYNC_WAREHOUSE_STATEMENT_TIMEOUT=2m30s"}, statement, 150 * time.Second},
+		{"lock ttl default", "", nil, lock, sink.DefaultLockTTL},
+		{"lock ttl file", path, nil, lock, 10 * time.Second},
+		{"lock ttl environment wins", path, []string{"HRSYNC_WAREHOUSE_LOCK_TTL=5s"}, lock, 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,40 +164,9 @@ func TestStatementTimeoutIsADuration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Warehouse.StatementTimeout != tt.want || cfg.Accounts[0].SinkOptions().StatementTimeout != tt.want {
-				t.Errorf("statement timeout %s (to the warehouse %s), want %s", cfg.Warehouse.StatementTimeout, cfg.Accounts[0].SinkOptions().StatementTimeout, tt.want)
-			}
-		})
-	}
-}
-
-// TestLockTTL: warehouse.lock_ttl reaches the warehouse's options, from the file or the
-// environment, and defaults to the sink's.
-func TestLockTTL(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.yaml")
-	if err := os.WriteFile(path, []byte("warehouse:\n  lock_ttl: 10s\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name, path string
-		env        []string
-		want       time.Duration
-	}{
-		{"default", "", nil, sink.DefaultLockTTL},
-		{"file", path, nil, 10 * time.Second},
-		{"environment wins", path, []string{"HRSYNC_WAREHOUSE_LOCK_TTL=5s"}, 5 * time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.path == "" {
-				t.Chdir(t.TempDir()) // no ./config.yaml
-			}
-			cfg, err := Load(tt.path, tt.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := cfg.Accounts[0].SinkOptions().LockTTL; got != tt.want {
-				t.Errorf("lock ttl to the warehouse %s, want %s", got, tt.want)
+			section := sink.Options{StatementTimeout: cfg.Warehouse.StatementTimeout, LockTTL: cfg.Warehouse.LockTTL}
+			if got, sent := tt.option(section), tt.option(cfg.Accounts[0].SinkOptions()); got != tt.want || sent != tt.want {
+				t.Errorf("%s (to the warehouse %s), want %s", got, sent, tt.want)
 			}
 		})
 	}

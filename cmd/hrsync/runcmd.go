@@ -31,6 +31,8 @@ import (
 type runCommand struct {
 	serve bool
 	now   bool
+
+	probes probeGroups // the accounts' warehouses as /readyz asks them
 }
 
 func (c *runCommand) flags(fs *flag.FlagSet) {
@@ -179,6 +181,7 @@ type worker struct {
 	client *client.Client
 	runner *runner.Runner
 	log    *slog.Logger
+	probe  *probeGroup // how /readyz asks its warehouse
 }
 
 // Start starts the account's jobs.
@@ -192,8 +195,9 @@ func (w *worker) Start() {
 // Stop stops the account's jobs within ctx.
 func (w *worker) Stop(ctx context.Context) error { return w.acct.Wrap(w.runner.Stop(ctx)) }
 
-// Ready is nil when the account's warehouse answers and is current.
-func (w *worker) Ready(ctx context.Context) error { return w.acct.Wrap(w.store.Ready(ctx)) }
+// Ready is nil when the account's warehouse answers and is current, as its probe group last
+// found it (see probeGroup).
+func (w *worker) Ready(ctx context.Context) error { return w.acct.Wrap(w.probe.ready(ctx, w)) }
 
 // Close closes the account's warehouse.
 func (w *worker) Close() error { return w.store.Close() }
@@ -269,5 +273,6 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: store, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
 		return fail(a.Wrap(err))
 	}
+	c.probes.join(w)
 	return w, nil
 }

@@ -175,6 +175,36 @@ func TestLockWaitsForTheLastHoldersMerge(t *testing.T) {
 	release()
 }
 
+// CloseIdle closes the pool's unused Postgres connections at once, not after the idle time, and
+// the store goes on working (SQLite keeps its files open).
+func TestCloseIdle(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"postgres", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			a, _, _, _ := sinktest.TwoStores(t, backend, sink.Options{ConnMaxIdleTime: time.Hour})
+			for range 3 {
+				if _, err := a.Version(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := sinktest.DB(a).Stats().OpenConnections; n == 0 {
+				t.Fatal("no connection open after reading: nothing to close")
+			}
+			a.CloseIdle()
+			n := sinktest.DB(a).Stats().OpenConnections
+			if backend == "postgres" && n != 0 {
+				t.Errorf("%d connections open after CloseIdle, want 0", n)
+			}
+			if backend == "sqlite" && n == 0 {
+				t.Errorf("SQLite's connections closed by CloseIdle, want them kept")
+			}
+			if _, err := a.Version(ctx); err != nil {
+				t.Fatalf("read after CloseIdle: %v", err)
+			}
+		})
+	}
+}
+
 // A lease is renewed while it is held: another process never takes it, however many TTLs the
 // work lasts, and the holder's merges commit; holding it keeps no connection open.
 func TestLeaseIsRenewedAndPinsNoSession(t *testing.T) {

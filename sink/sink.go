@@ -252,6 +252,23 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
+// CloseIdle closes the Postgres connections the pool holds unused, now rather than after
+// Options.ConnMaxIdleTime: for a worker that has just opened an account it will not use until
+// its schedule comes (opening a thousand accounts one after another would otherwise hold a
+// session for every one opened in the last few seconds). The pool opens new ones when next
+// asked. SQLite's connections are files, not a server's sessions: kept.
+func (s *Store) CloseIdle() {
+	if s.pg == nil {
+		return
+	}
+	n := s.opts.MaxOpenConns
+	if n <= 0 {
+		n = DefaultMaxOpenConns
+	}
+	s.db.SetMaxIdleConns(0) // closes every idle connection
+	s.db.SetMaxIdleConns(n)
+}
+
 // ErrInterrupted is wrapped by the errors of the statements Interrupt ended.
 var ErrInterrupted = errors.New("warehouse connection closed: hrsync is stopping")
 

@@ -273,6 +273,8 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: store, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
 		return fail(a.Wrap(err))
 	}
+	// Nothing runs before its trigger: the sessions opening it took are not kept until then.
+	store.CloseIdle()
 	c.probes.join(w)
 	return w, nil
 }

@@ -48,6 +48,7 @@ CONTRACT=(
 	hrsync_job_runs_total
 	hrsync_job_duration_seconds
 	hrsync_job_last_success_timestamp_seconds
+	hrsync_job_next_run_timestamp_seconds
 	hrsync_source_requests_total
 	hrsync_source_retries_total
 	hrsync_source_rate_limit_wait_seconds_total

@@ -456,3 +456,43 @@ func TestLockHeldByAnOlderVersion(t *testing.T) {
 	}
 	rel()
 }
+
+// A newer hrsync's attempt to take a lock (which its lease then refuses) at the moment of the
+// holder's merge does not fail that merge: what they take of the older version's advisory lock
+// (see TestLockHeldByAnOlderVersion) they take shared. Two workers with --now over many accounts
+// lost merges this way ("an hrsync of an older version holds it").
+func TestLockTakeAttemptDoesNotFailTheHoldersMerge(t *testing.T) {
+	ctx := context.Background()
+	a, _, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
+	held, release, ok, err := a.TryLock(ctx, sink.SyncLock)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	defer release()
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Another newer process, in its take transaction, as it holds it there.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var got bool
+	if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock_shared(hashtextextended('hrsync:' || $1 || ':sync', 0))`, schema).Scan(&got); err != nil || !got {
+		t.Fatalf("the other's take: %v %v", got, err)
+	}
+	l, err := a.BeginLoad(held, sink.Employees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddEmployees(held, people(5)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); err != nil {
+		t.Errorf("merge while another newer hrsync tries to take the lock: %v", err)
+	}
+}

@@ -256,10 +256,13 @@ type leaseLock struct {
 
 // olderHolder is the session advisory lock hrsync took for a named lock before the leases
 // (migration 0019), keyed by schema and name. A process of an older version may still hold it
-// during a rolling upgrade, unaware of the leases: take and prove take it for their transaction
-// too (without waiting), so they fail while it holds it, and it cannot take it while they run.
-// So an older and a newer process never both commit under one lock. The ? is the lock's name.
-const olderHolder = `pg_try_advisory_xact_lock(hashtextextended('hrsync:' || current_schema() || ':' || $1, 0))`
+// during a rolling upgrade, unaware of the leases: take and prove take it, shared, for their
+// transaction too (without waiting), so they fail while it holds it, and it cannot take it
+// (exclusive) while they run. So an older and a newer process never both commit under one lock.
+// Shared, because newer processes must not stop each other: one's take attempt (which the
+// lease then refuses) ran at the moment of another's prove, and failed that one's merge as lost.
+// The $1 is the lock's name.
+const olderHolder = `pg_try_advisory_xact_lock_shared(hashtextextended('hrsync:' || current_schema() || ':' || $1, 0))`
 
 // pgLockBusy is Postgres's lock_not_available: a NOWAIT lock was taken by another transaction.
 const pgLockBusy = "55P03"

@@ -270,7 +270,7 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 		job.Trigger = job.Trigger.Delayed(a.Offset() % retention.Every)
 		jobs = append(jobs, job)
 	}
-	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: store, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
+	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: restingLocker{store}, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
 		return fail(a.Wrap(err))
 	}
 	// Nothing runs before its trigger: the sessions opening it took are not kept until then.

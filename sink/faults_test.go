@@ -412,17 +412,7 @@ func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
 // fails while the older one holds it.
 func TestLockHeldByAnOlderVersion(t *testing.T) {
 	ctx := context.Background()
-	a, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
-	held, release, ok, err := a.TryLock(ctx, sink.SyncLock)
-	if err != nil || !ok {
-		t.Fatalf("lock: %v %v", ok, err)
-	}
-	defer release()
-	db, err := sql.Open("postgres", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	a, b, held, release, db, schema := heldWithDB(t)
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -432,15 +422,7 @@ func TestLockHeldByAnOlderVersion(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(`+key+`)`, schema); err != nil {
 		t.Fatal(err)
 	}
-	l, err := a.BeginLoad(held, sink.Employees)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if err := l.AddEmployees(held, people(5)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); !errors.Is(err, sink.ErrLockLost) {
+	if err := mergeFive(t, a, held); !errors.Is(err, sink.ErrLockLost) {
 		t.Errorf("merge while an older hrsync holds the lock: %v, want ErrLockLost", err)
 	}
 	release()
@@ -463,17 +445,7 @@ func TestLockHeldByAnOlderVersion(t *testing.T) {
 // lost merges this way ("an hrsync of an older version holds it").
 func TestLockTakeAttemptDoesNotFailTheHoldersMerge(t *testing.T) {
 	ctx := context.Background()
-	a, _, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
-	held, release, ok, err := a.TryLock(ctx, sink.SyncLock)
-	if err != nil || !ok {
-		t.Fatalf("lock: %v %v", ok, err)
-	}
-	defer release()
-	db, err := sql.Open("postgres", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	a, _, held, _, db, schema := heldWithDB(t)
 	// Another newer process, in its take transaction, as it holds it there.
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -484,7 +456,33 @@ func TestLockTakeAttemptDoesNotFailTheHoldersMerge(t *testing.T) {
 	if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock_shared(hashtextextended('hrsync:' || $1 || ':sync', 0))`, schema).Scan(&got); err != nil || !got {
 		t.Fatalf("the other's take: %v %v", got, err)
 	}
-	l, err := a.BeginLoad(held, sink.Employees)
+	if err := mergeFive(t, a, held); err != nil {
+		t.Errorf("merge while another newer hrsync tries to take the lock: %v", err)
+	}
+}
+
+// heldWithDB is two stores of one Postgres warehouse, the sync lock held by a (released when
+// the test ends), and a plain connection pool to the warehouse's database with its schema.
+func heldWithDB(t *testing.T) (a, b *sink.Store, held context.Context, release func(), db *sql.DB, schema string) {
+	t.Helper()
+	a, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
+	held, release, ok, err := a.TryLock(context.Background(), sink.SyncLock)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	t.Cleanup(release)
+	db, err = sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return a, b, held, release, db, schema
+}
+
+// mergeFive loads five employees into s under held and merges them: the merge's error.
+func mergeFive(t *testing.T, s *sink.Store, held context.Context) error {
+	t.Helper()
+	l, err := s.BeginLoad(held, sink.Employees)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +490,6 @@ func TestLockTakeAttemptDoesNotFailTheHoldersMerge(t *testing.T) {
 	if err := l.AddEmployees(held, people(5)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); err != nil {
-		t.Errorf("merge while another newer hrsync tries to take the lock: %v", err)
-	}
+	_, err = l.Merge(held, sink.MergeOptions{Complete: true})
+	return err
 }

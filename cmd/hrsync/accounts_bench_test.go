@@ -145,15 +145,7 @@ func runWorkerAccounts(b *testing.B, bin string, up *sourcetest.Server, n, maxSy
 		b.Fatal(err)
 	}
 	// Done when every account has an ok run of both collections; a failed run fails the bench.
-	var q strings.Builder
-	q.WriteString("SELECT coalesce(sum(ok), 0), coalesce(sum(failed), 0) FROM (")
-	for i, s := range schemas {
-		if i > 0 {
-			q.WriteString(" UNION ALL ")
-		}
-		fmt.Fprintf(&q, "SELECT count(DISTINCT resource) FILTER (WHERE status = 'ok') AS ok, count(*) FILTER (WHERE status NOT IN ('ok', 'running')) AS failed FROM %s.sync_runs", pq.QuoteIdentifier(s))
-	}
-	q.WriteString(") r")
+	q := ledgersQuery(schemas, "coalesce(sum(ok), 0), coalesce(sum(failed), 0)")
 	connQ := `SELECT count(*), count(*) FILTER (WHERE state <> 'idle') FROM pg_stat_activity WHERE application_name = $1`
 
 	// Migrated beforehand, as an operator does: the measure is the worker's.
@@ -190,7 +182,7 @@ func runWorkerAccounts(b *testing.B, bin string, up *sourcetest.Server, n, maxSy
 		}
 		r.peakConns, r.peakBusy = max(r.peakConns, conns), max(r.peakBusy, busy)
 		var ok, failed int
-		if err := poll.QueryRowContext(ctx, q.String()).Scan(&ok, &failed); err != nil {
+		if err := poll.QueryRowContext(ctx, q).Scan(&ok, &failed); err != nil {
 			continue // a schema not migrated yet
 		}
 		if failed > 0 {
@@ -256,4 +248,19 @@ func procHWM(b *testing.B, pid int) float64 {
 	}
 	b.Fatalf("no VmHWM in /proc/%d/status", pid)
 	return 0
+}
+
+// ledgersQuery selects what over the sync ledgers of schemas, one row per schema: ok (the
+// resources with an ok run) and failed (runs neither ok nor running).
+func ledgersQuery(schemas []string, what string) string {
+	var q strings.Builder
+	q.WriteString("SELECT " + what + " FROM (")
+	for i, s := range schemas {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&q, "SELECT count(DISTINCT resource) FILTER (WHERE status = 'ok') AS ok, count(*) FILTER (WHERE status NOT IN ('ok', 'running')) AS failed FROM %s.sync_runs", pq.QuoteIdentifier(s))
+	}
+	q.WriteString(") r")
+	return q.String()
 }

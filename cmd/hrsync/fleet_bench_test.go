@@ -144,15 +144,7 @@ func runFleet(b *testing.B, bin string, n, maxSyncs int) {
 	b.Logf("%d schemas migrated in %s; max_connections %d", n, time.Since(migrated).Round(time.Second), maxConns)
 
 	// The ledgers: accounts with an ok run of both collections, and failed runs.
-	var q strings.Builder
-	q.WriteString("SELECT count(*) FILTER (WHERE ok = 2), coalesce(sum(failed), 0) FROM (")
-	for i, s := range schemas {
-		if i > 0 {
-			q.WriteString(" UNION ALL ")
-		}
-		fmt.Fprintf(&q, "SELECT count(DISTINCT resource) FILTER (WHERE status = 'ok') AS ok, count(*) FILTER (WHERE status NOT IN ('ok', 'running')) AS failed FROM %s.sync_runs", pq.QuoteIdentifier(s))
-	}
-	q.WriteString(") r")
+	q := ledgersQuery(schemas, "count(*) FILTER (WHERE ok = 2), coalesce(sum(failed), 0)")
 	sessions := func(app string) int {
 		var c int
 		if err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&c); err != nil {
@@ -218,7 +210,7 @@ workers:
 			continue
 		}
 		var failed int
-		if err := db.QueryRow(q.String()).Scan(&synced, &failed); err != nil {
+		if err := db.QueryRow(q).Scan(&synced, &failed); err != nil {
 			b.Fatal(err)
 		}
 		if failed > 0 {

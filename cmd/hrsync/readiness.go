@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"sync"
-
-	"github.com/hrsync/hrsync/sink"
 )
 
 // A worker of many accounts answers /readyz without a session for every account at every probe.
@@ -65,23 +63,4 @@ func (g *probeGroup) ready(ctx context.Context, w *worker) error {
 		g.last[o] = o.store.Ready(ctx)
 	}
 	return err
-}
-
-// restingLocker is the account's warehouse as its runner's lock: once a run is over (its lock
-// given back) or not begun (another process holds it), the sessions it used are closed at once
-// rather than after the pool's idle time, so a worker's sessions follow the runs going on, not
-// the accounts it went through in the last few seconds (with --now, or a schedule shared by
-// many accounts, it tries one after another).
-type restingLocker struct{ store *sink.Store }
-
-func (l restingLocker) TryLock(ctx context.Context, name string) (context.Context, func(), bool, error) {
-	held, release, ok, err := l.store.TryLock(ctx, name)
-	if !ok {
-		l.store.CloseIdle()
-		return held, release, ok, err
-	}
-	return held, func() {
-		release()
-		l.store.CloseIdle()
-	}, true, nil
 }

@@ -70,7 +70,7 @@ func registeredMetrics(t *testing.T) map[string][]string {
 	cfg := config.Defaults()
 	cfg.Serve.TLSCert, cfg.Serve.TLSKey = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	tlstest.NewCA(t).Issue(t, 2, cfg.Serve.TLSCert, cfg.Serve.TLSKey)
-	if _, err := apiServer(parsed(t, cfg), http.NotFoundHandler(), rec, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := apiServer(parsed(t, cfg), rec, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]string{}

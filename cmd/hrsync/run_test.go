@@ -94,6 +94,15 @@ var handedOut = struct {
 // name this package's tests give sinktest.Buffer.
 type syncBuffer = sinktest.Buffer
 
+// upWithin bounds a test's wait for a command to come up (answer /healthz or /metrics). A new
+// SQLite warehouse is migrated first, which under -race on a loaded two-core machine has taken
+// over ten seconds; a bound, not a measure: a command that is up ends the wait at once.
+const upWithin = time.Minute
+
+// reloadWithin bounds a test's wait for a running command to take a change (a certificate's
+// files, a signal) that it polls for every 50 ms.
+const reloadWithin = 30 * time.Second
+
 // startServe runs `hrsync [args] serve` in the background and waits for /healthz; the returned func
 // stops it the way a signal does and returns run's error.
 func startServe(t *testing.T, env []string, args ...string) (base string, logs *syncBuffer, stop func() error) {
@@ -105,7 +114,7 @@ func startServe(t *testing.T, env []string, args ...string) (base string, logs *
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append(args, "serve"), env, io.Discard, logs) }()
 	base = "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(upWithin)
 	for {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {

@@ -64,6 +64,13 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 		return errors.New("run: nothing to do: " + what)
 	}
 	reg := newRegistry()
+	var api httpserve.Server
+	if c.serve {
+		var err error
+		if api, err = apiServer(cfg, reg, log); err != nil {
+			return err
+		}
+	}
 	f := fleet.New[*worker](fleet.Options{RetryFirst: retryOpen.first, RetryMost: retryOpen.most, Logger: log})
 	defer f.Close() // last: after the runners and the servers
 	// One set of sync slots, shared by every account's sync.
@@ -101,10 +108,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 		if err != nil {
 			return err
 		}
-		api, err := apiServer(cfg, mux, reg, log)
-		if err != nil {
-			return err
-		}
+		api.Handler = mux
 		servers = append(servers, api)
 	}
 	srvCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))

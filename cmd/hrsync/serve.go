@@ -36,6 +36,10 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 	}
 	log := cfg.Logger(stderr)
 	reg := newRegistry()
+	api, err := apiServer(cfg, reg, log)
+	if err != nil {
+		return err
+	}
 	var stores []accountStore
 	open := &openStores{max: cfg.Serve.OpenAccounts}
 	defer open.Close()
@@ -62,15 +66,11 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 	if err != nil {
 		return err
 	}
-	var attrs []slog.Attr
+	api.Handler = mux
 	if len(stores) == 1 {
-		attrs = append(attrs, slog.String("writes", string(stores[0].acct.Writes)), slog.String("warehouse", stores[0].location))
+		api.Attrs = append(api.Attrs, slog.String("writes", string(stores[0].acct.Writes)), slog.String("warehouse", stores[0].location))
 	} else {
-		attrs = append(attrs, slog.Any("accounts", config.Names(cfg.Accounts)), slog.String("writes", writesByAccount(cfg.Accounts)))
-	}
-	api, err := apiServer(cfg, mux, reg, log, attrs...)
-	if err != nil {
-		return err
+		api.Attrs = append(api.Attrs, slog.Any("accounts", config.Names(cfg.Accounts)), slog.String("writes", writesByAccount(cfg.Accounts)))
 	}
 	return httpserve.ServeAll(ctx, log, []httpserve.Server{
 		api,

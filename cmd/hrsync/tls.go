@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
@@ -11,11 +10,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// apiServer is the /v1 server of serve and run --serve: on serve.addr, over HTTPS when
-// serve.tls_cert is set (its expiry in hrsync_serve_tls_cert_expiry_timestamp_seconds), with
-// cleartext HTTP/2 when serve.h2c is.
-func apiServer(cfg config.Settings, h http.Handler, reg prometheus.Registerer, log *slog.Logger, attrs ...slog.Attr) (httpserve.Server, error) {
-	s := httpserve.Server{Name: "serve", Addr: cfg.Serve.Addr, Handler: h, Attrs: attrs, H2C: cfg.Serve.H2C}
+// apiServer is the /v1 server of serve and run --serve, less its handler: on serve.addr, over
+// HTTPS when serve.tls_cert is set (its expiry in hrsync_serve_tls_cert_expiry_timestamp_seconds),
+// with cleartext HTTP/2 when serve.h2c is. It loads the certificate, so the commands make it
+// before they open any warehouse: a certificate that does not load stops them at once, not after
+// every account's warehouse was opened (and, new, migrated).
+func apiServer(cfg config.Settings, reg prometheus.Registerer, log *slog.Logger) (httpserve.Server, error) {
+	s := httpserve.Server{Name: "serve", Addr: cfg.Serve.Addr, H2C: cfg.Serve.H2C}
 	if cfg.Serve.TLSCert == "" {
 		return s, nil
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -68,7 +70,7 @@ func startTLSServe(t *testing.T, ca *tlstest.CA, env ...string) (base string, lo
 		scheme, client = "https", tlsClient(ca, true)
 	}
 	base = scheme + "://" + addr
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(upWithin)
 	for {
 		resp, err := client.Get(base + "/healthz")
 		if err == nil {
@@ -120,7 +122,7 @@ func TestServeTLS(t *testing.T) {
 	at := &base
 	waitSerial := func(what string, serial int64) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(reloadWithin)
 		for {
 			_, status, got := served(t, tlsClient(ca, true), *at+"/v1/employees")
 			if got == serial && status == 200 {
@@ -140,7 +142,7 @@ func TestServeTLS(t *testing.T) {
 	// A key that does not match the certificate: the previous pair keeps serving, an error says
 	// why; mended, the new pair is served.
 	ca.Issue(t, 4, certFile, filepath.Join(dir, "other.key"))
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(reloadWithin)
 	for !strings.Contains(logs.String(), "certificate not reloaded") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no error for a broken pair; logs:\n%s", logs)
@@ -228,13 +230,18 @@ func TestServeTLSConfigErrors(t *testing.T) {
 		{"h2c with tls", []string{"HRSYNC_SERVE_TLS_CERT=" + certFile, "HRSYNC_SERVE_TLS_KEY=" + keyFile, "HRSYNC_SERVE_H2C=true"}, "serve.h2c is cleartext HTTP/2"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			wh := filepath.Join(t.TempDir(), "wh.db")
 			env := append(tt.env, "HRSYNC_SERVE_ADDR="+freeAddr(t), "HRSYNC_SERVE_API_KEYS=k1-4f9a0c7e2b1d8e6f3a5c9b0d",
-				"HRSYNC_WAREHOUSE_URL="+filepath.Join(t.TempDir(), "wh.db"))
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				"HRSYNC_WAREHOUSE_URL="+wh)
+			ctx, cancel := context.WithTimeout(context.Background(), upWithin)
 			defer cancel()
 			err := run(ctx, []string{"serve"}, env, io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") || exitCode(err) == 0 {
 				t.Errorf("got %v, want one line with %q", err, tt.want)
+			}
+			// Refused before any warehouse was opened (and, new, made).
+			if _, err := os.Stat(wh); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the warehouse was opened before the certificate was checked (stat: %v)", err)
 			}
 		})
 	}

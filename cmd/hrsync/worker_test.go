@@ -88,7 +88,7 @@ func (p *process) stop(t *testing.T, within time.Duration) {
 
 func (p *process) scrape(t *testing.T) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(upWithin)
 	for {
 		resp, err := http.Get("http://" + p.metrics + "/metrics")
 		if err == nil {

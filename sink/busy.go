@@ -36,3 +36,15 @@ func busyErr(err error) error {
 	}
 	return err
 }
+
+// readOnlyFileErr says what to do about a SQLite file hrsync may not write: every command
+// writes it, serve included (the WAL journal's -shm file is made beside it, and a new or older
+// file is migrated), so a read-only copy is no warehouse; a replica that takes no writes is a
+// Postgres hot standby.
+func readOnlyFileErr(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_READONLY {
+		return fmt.Errorf("%w (the file or its folder is read-only to hrsync, which writes a SQLite warehouse whatever the command, serve included: make both writable by its user; to serve a copy that takes no writes, serve a Postgres hot standby)", err)
+	}
+	return err
+}

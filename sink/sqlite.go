@@ -151,12 +151,12 @@ func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
 	var mode string
 	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
 		_ = db.Close()
-		return fmt.Errorf("open warehouse %s: journal mode: %w", s.location, busyErr(err))
+		return fmt.Errorf("open warehouse %s: journal mode: %w", s.location, readOnlyFileErr(busyErr(err)))
 	}
 	if !strings.EqualFold(mode, "wal") {
 		if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
 			_ = db.Close()
-			return fmt.Errorf("open warehouse %s: set WAL journal mode: %w", s.location, busyErr(err))
+			return fmt.Errorf("open warehouse %s: set WAL journal mode: %w", s.location, readOnlyFileErr(busyErr(err)))
 		}
 	}
 	s.db, s.d = db, sqliteDialect{}

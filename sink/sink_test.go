@@ -52,8 +52,9 @@ func openPostgres(t testing.TB) *sink.Store {
 
 func openSQLite(t testing.TB) *sink.Store {
 	t.Helper()
-	s, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "hrsync.db"),
-		sink.Options{Now: func() time.Time { return fixedNow }})
+	path := filepath.Join(t.TempDir(), "hrsync.db")
+	sinktest.SQLiteFile(t, path)
+	s, err := sink.Open(context.Background(), path, sink.Options{Now: func() time.Time { return fixedNow }})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -12,7 +12,7 @@ import (
 var Backends = []string{"postgres", "sqlite"}
 
 // Store opens a migrated, empty warehouse of the named backend ("postgres": a fresh schema on
-// the test server; "sqlite": a file in the test's temp dir) and closes it when the test ends.
+// the test server; "sqlite": a file in the test's temp dir, a copy of one migrated: SQLiteFile) and closes it when the test ends.
 func Store(t testing.TB, backend string, opts sink.Options) *sink.Store {
 	t.Helper()
 	ctx := context.Background()
@@ -25,6 +25,7 @@ func Store(t testing.TB, backend string, opts sink.Options) *sink.Store {
 		}
 	case "sqlite":
 		url = filepath.Join(t.TempDir(), "hrsync.db")
+		SQLiteFile(t, url)
 	default:
 		t.Fatalf("unknown backend %q", backend)
 	}
@@ -49,6 +50,7 @@ func TwoStores(t testing.TB, backend string, opts sink.Options) (a, b *sink.Stor
 		}
 	} else {
 		url = filepath.Join(t.TempDir(), "w.db")
+		SQLiteFile(t, url)
 	}
 	var stores [2]*sink.Store
 	for i := range stores {

@@ -29,7 +29,7 @@ func TestOnboardKeepsFilesPrivateAndBounded(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db"), "HRSYNC_ONBOARDING_DIR=" + in,
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_ONBOARDING_DIR=" + in,
 		"HRSYNC_ONBOARDING_SETTLE_SECONDS=0", "HRSYNC_ONBOARDING_MAX_FILE_BYTES=1024"}
 	if err := os.MkdirAll(in, 0o755); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func TestWorkerTakesEveryDroppedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db"), "HRSYNC_ONBOARDING_DIR=" + in,
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_ONBOARDING_DIR=" + in,
 		"HRSYNC_ONBOARDING_POLL_SECONDS=1", "HRSYNC_ONBOARDING_SETTLE_SECONDS=0",
 		// Month first, as US files write dates: the UK export's are rejected.
 		"HRSYNC_ONBOARDING_DATE_LAYOUT=01/02/2006"}

@@ -41,7 +41,7 @@ func TestOnboardAUKExport(t *testing.T) {
 	defer up.Close()
 	dir := t.TempDir()
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db")}
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db"))}
 	path := filepath.Join(dir, "uk.csv")
 	writeFile(t, path, ukExport)
 	var out, logs bytes.Buffer
@@ -91,7 +91,7 @@ func TestOnboardPrintsTheRowsToActOn(t *testing.T) {
 	defer up.Close()
 	dir := t.TempDir()
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db")}
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db"))}
 	path := filepath.Join(dir, "us.csv")
 	writeFile(t, path, "First name,Last name,Email,Start date\n"+
 		"Ann,Lee,ann@example.com,2026-12-01\n"+

@@ -32,7 +32,7 @@ func TestOnboardAFolderAsANewUserWould(t *testing.T) {
 	defer up.Close()
 	dir := t.TempDir()
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db"), "HRSYNC_ONBOARDING_DIR=" + filepath.Join(dir, "in"),
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_ONBOARDING_DIR=" + filepath.Join(dir, "in"),
 		"HRSYNC_ONBOARDING_SETTLE_SECONDS=0"}
 	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
 		t.Fatal(err)
@@ -111,9 +111,10 @@ func TestOnboardAfterAnOutageAsAnOperatorWould(t *testing.T) {
 	if err := os.MkdirAll(in, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	wh := warehouseFile(t, filepath.Join(dir, "w.db"))
 	env := func(url string) []string {
 		return []string{"HRSYNC_SOURCE_URL=" + url, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-			"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db"), "HRSYNC_ONBOARDING_DIR=" + in, "HRSYNC_ONBOARDING_SETTLE_SECONDS=0"}
+			"HRSYNC_WAREHOUSE_URL=" + wh, "HRSYNC_ONBOARDING_DIR=" + in, "HRSYNC_ONBOARDING_SETTLE_SECONDS=0"}
 	}
 	const cohort = "First Name,Last Name,Email,Start Date\n" +
 		"Ana,Lima,ana@example.com,2026/12/01\n" +

@@ -77,7 +77,7 @@ func TestReadmeOnboardOutput(t *testing.T) {
 	defer up.Close()
 	dir := t.TempDir()
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db")}
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db"))}
 	writeFile(t, filepath.Join(dir, "cohort.csv"), "First name,Last name,Email,Department,Start date\n"+
 		"Ann,Lee,ann@example.com,Sales,25/12/2026\nBo,Ek,bo@example.com,Sales,12/25/2026\n")
 	t.Chdir(dir)

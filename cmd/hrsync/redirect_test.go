@@ -66,7 +66,7 @@ func TestSyncRefusesRedirectToAnotherOrigin(t *testing.T) {
 	trap := newKeyTrap(t)
 	src := redirectingSource(t, trap.URL, http.StatusFound)
 	env := []string{"HRSYNC_SOURCE_URL=" + src.URL, "HRSYNC_SOURCE_API_KEY=" + redirectTestKey,
-		"HRSYNC_SOURCE_RATE_LIMIT=0", "HRSYNC_WAREHOUSE_URL=" + filepath.Join(t.TempDir(), "wh.db")}
+		"HRSYNC_SOURCE_RATE_LIMIT=0", "HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(t.TempDir(), "wh.db"))}
 	var out, logs bytes.Buffer
 	err := run(context.Background(), []string{"sync"}, env, &out, &logs)
 	if err == nil {
@@ -95,7 +95,7 @@ func TestForwardedCreateRefusesRedirectToAnotherOrigin(t *testing.T) {
 	src := redirectingSource(t, trap.URL, http.StatusTemporaryRedirect)
 	const serveKey = "serve-key-0b8e2f6a4c1d9e7f3a5b"
 	env := []string{"HRSYNC_SOURCE_URL=" + src.URL, "HRSYNC_SOURCE_API_KEY=" + redirectTestKey,
-		"HRSYNC_SOURCE_RATE_LIMIT=0", "HRSYNC_WAREHOUSE_URL=" + filepath.Join(t.TempDir(), "wh.db"),
+		"HRSYNC_SOURCE_RATE_LIMIT=0", "HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(t.TempDir(), "wh.db")),
 		"HRSYNC_SERVE_WRITES=forward", "HRSYNC_SERVE_API_KEYS=" + serveKey}
 	if err := run(context.Background(), []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestOnboardRefusesRedirectedCreates(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"HRSYNC_SOURCE_URL=" + src.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db")}
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db"))}
 	var out, logs bytes.Buffer
 	err := run(context.Background(), []string{"onboard", csv}, env, &out, &logs)
 	if n, keys := trap.seen(); n > 0 || len(keys) > 0 {

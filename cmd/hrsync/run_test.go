@@ -103,6 +103,15 @@ const upWithin = time.Minute
 // files, a signal) that it polls for every 50 ms.
 const reloadWithin = 30 * time.Second
 
+// warehouseFile writes a migrated, empty SQLite warehouse at path (a copy: sinktest.SQLiteFile)
+// and returns path, for a test that is not about making one: migrating a new file takes seconds
+// under -race.
+func warehouseFile(t testing.TB, path string) string {
+	t.Helper()
+	sinktest.SQLiteFile(t, path)
+	return path
+}
+
 // startServe runs `hrsync [args] serve` in the background and waits for /healthz; the returned func
 // stops it the way a signal does and returns run's error.
 func startServe(t *testing.T, env []string, args ...string) (base string, logs *syncBuffer, stop func() error) {
@@ -222,7 +231,7 @@ func allVersions() []int {
 func TestServeGeneratesAKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "hrsync.key")
-	env := []string{"HRSYNC_WAREHOUSE_URL=" + filepath.Join(dir, "w.db"), "HRSYNC_SERVE_API_KEY_FILE=" + keyFile}
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_SERVE_API_KEY_FILE=" + keyFile}
 	base, logs, stop := startServe(t, env)
 	fi, err := os.Stat(keyFile)
 	if err != nil {

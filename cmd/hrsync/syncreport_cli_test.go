@@ -42,7 +42,7 @@ func TestSyncSaysWhatItWillDoAndDid(t *testing.T) {
 		}})
 	defer up.Close()
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=6000",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(t.TempDir(), "w.db"), "HRSYNC_SYNC_RESOURCES=departments,working_patterns,employees"}
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(t.TempDir(), "w.db")), "HRSYNC_SYNC_RESOURCES=departments,working_patterns,employees"}
 	ctx := context.Background()
 
 	var term fakeTerminal
@@ -106,7 +106,7 @@ func TestSyncWithARefusedKeyPlansNothing(t *testing.T) {
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(20, 4)})
 	defer up.Close()
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=not-the-key-the-source-knows", "HRSYNC_SOURCE_RATE_LIMIT=6000",
-		"HRSYNC_WAREHOUSE_URL=" + filepath.Join(t.TempDir(), "w.db"), "HRSYNC_SYNC_RESOURCES=departments,working_patterns,employees"}
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(t.TempDir(), "w.db")), "HRSYNC_SYNC_RESOURCES=departments,working_patterns,employees"}
 	var term fakeTerminal
 	err := run(context.Background(), []string{"sync"}, env, &term, &term)
 	if err == nil || !strings.Contains(err.Error(), "refused the API key") {

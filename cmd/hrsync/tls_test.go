@@ -52,7 +52,7 @@ func startTLSServe(t *testing.T, ca *tlstest.CA, env ...string) (base string, lo
 	t.Helper()
 	addr := freeAddr(t)
 	env = append(env, "HRSYNC_SERVE_ADDR="+addr, "HRSYNC_SERVE_API_KEYS=k1-4f9a0c7e2b1d8e6f3a5c9b0d",
-		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(t.TempDir(), "wh.db")))
+		"HRSYNC_WAREHOUSE_URL="+warehouseFile(t, filepath.Join(t.TempDir(), "wh.db")))
 	ctx, cancel := context.WithCancel(context.Background())
 	logs = &syncBuffer{}
 	done := make(chan error, 1)

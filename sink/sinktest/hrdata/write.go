@@ -91,6 +91,9 @@ func (f *firm) employeeRow(p *person, i int) []any {
 			leaving = &d
 		}
 	}
+	if i < len(p.versions)-1 {
+		end = v.from // the length of service the source sent when this version was synced
+	}
 	months := int((end - p.join) * 12 / 365)
 	fpt := "Full Time"
 	if Patterns[v.pattern].FTE < 1 {

@@ -301,7 +301,12 @@ func (f *firm) careers(p *person) {
 				n.loc = r.IntN(len(Locations))
 			}
 		case x < TransferRate+PatternRate:
-			n.pattern = (n.pattern + 1 + r.IntN(len(Patterns)-1)) % len(Patterns)
+			// Full-timers go part time; part-timers mostly back to full time.
+			if n.pattern == 0 || r.Float64() < 0.4 {
+				n.pattern = (n.pattern + 1 + r.IntN(len(Patterns)-1)) % len(Patterns)
+			} else {
+				n.pattern = 0
+			}
 		default:
 			if n.level == len(titles[n.dept])-1 {
 				continue

@@ -253,3 +253,53 @@ func where(table string) string {
 	}
 	return ""
 }
+
+// TestGenerateIsWhatLoadWrites: the in-memory firm a models' test reckons from is the warehouse
+// Load writes: headcount by department on a day five years ago, from employees_history, and
+// every person's versions.
+func TestGenerateIsWhatLoadWrites(t *testing.T) {
+	ctx := context.Background()
+	o := hrdata.Options{Employees: testEmployees}
+	s := sinktest.Store(t, "sqlite", sink.Options{})
+	if _, err := hrdata.Load(ctx, s, o); err != nil {
+		t.Fatal(err)
+	}
+	f := hrdata.Generate(o)
+	d := f.Today.AddDate(-5, 0, 0)
+	want := map[int64]int{}
+	versions := 0
+	for _, p := range f.People {
+		versions += len(p.Versions)
+		if v, ok := p.At(d); ok && v.Status == "Current employee" {
+			want[v.DepartmentID]++
+		}
+	}
+	rows, err := sinktest.DB(s).QueryContext(ctx, `SELECT department_id, count(*) FROM employees_history
+WHERE valid_from <= ? AND (valid_to IS NULL OR valid_to > ?) AND status = 'Current employee' GROUP BY 1`,
+		d.Format("2006-01-02T15:04:05.000Z"), d.Format("2006-01-02T15:04:05.000Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]int{}
+	for rows.Next() {
+		var dep int64
+		var n int
+		if err := rows.Scan(&dep, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[dep] = n
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+		t.Errorf("headcount by department on %s: warehouse %v, Generate %v", d.Format(time.DateOnly), got, want)
+	}
+	var n int
+	if err := sinktest.DB(s).QueryRowContext(ctx, `SELECT count(*) FROM employees_history`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != versions || len(f.People) != 450 {
+		t.Errorf("employees_history has %d versions, Generate %d (%d people)", n, versions, len(f.People))
+	}
+}

@@ -6,6 +6,10 @@
 //
 //	s := sinktest.Store(t, backend, sink.Options{})
 //	stats, err := hrdata.Load(ctx, s, hrdata.Options{Employees: 200})
+//	firm := hrdata.Generate(hrdata.Options{Employees: 200}) // the same firm, in memory
+//
+// Generate gives the people and their versions in memory, for a test to reckon what a model
+// should answer; Count what Load would write, without a warehouse.
 //
 // Load writes into an empty, migrated warehouse in one transaction, with the tables' own triggers
 // (history, meta's totals) off while it writes, then writes the history tables and meta's totals

@@ -186,7 +186,7 @@ func modelsStore(b *testing.B, backend string, o hrdata.Options) (s *sink.Store,
 
 // modelsPostgres makes the schema hrdata_models_v…_n… of the test database hold the generated
 // firm, unless it does already (its comment says so, with the generation's time), and drops
-// other versions' schemas.
+// the schemas of other versions.
 func modelsPostgres(b *testing.B, url string, o hrdata.Options) (took time.Duration, cached bool) {
 	ctx := context.Background()
 	schema := fmt.Sprintf("hrdata_models_v%d_n%d", hrdata.Version, o.Employees)
@@ -217,8 +217,12 @@ func modelsPostgres(b *testing.B, url string, o hrdata.Options) (took time.Durat
 		old = append(old, n)
 	}
 	rows.Close()
-	for _, n := range old {
-		if _, err := admin.ExecContext(ctx, `DROP SCHEMA `+pq.QuoteIdentifier(n)+` CASCADE`); err != nil {
+	current := fmt.Sprintf("hrdata_models_v%d_", hrdata.Version)
+	for _, n := range append(old, schema) {
+		if strings.HasPrefix(n, current) && n != schema {
+			continue // another size of this version
+		}
+		if _, err := admin.ExecContext(ctx, `DROP SCHEMA IF EXISTS `+pq.QuoteIdentifier(n)+` CASCADE`); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -249,7 +253,8 @@ func modelsPostgres(b *testing.B, url string, o hrdata.Options) (took time.Durat
 }
 
 // modelsSQLite makes a file in the user's cache directory hold the generated firm, unless it
-// does already (a file beside it has the generation's time), and returns its path.
+// does already (a file beside it has the generation's time), and returns its path; it removes
+// the files of other versions.
 func modelsSQLite(b *testing.B, key string, o hrdata.Options) (path string, took time.Duration, cached bool) {
 	ctx := context.Background()
 	dir, err := os.UserCacheDir()
@@ -269,7 +274,11 @@ func modelsSQLite(b *testing.B, key string, o hrdata.Options) (path string, took
 		}
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, "hrdata_models_*"))
+	current := fmt.Sprintf("hrdata_models_v%d_", hrdata.Version)
 	for _, f := range old {
+		if base := filepath.Base(f); strings.HasPrefix(base, current) && !strings.HasPrefix(base, key+".") {
+			continue // another size of this version
+		}
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			b.Fatal(err)
 		}

@@ -28,26 +28,29 @@ CREATE VIEW model_employment AS
 SELECT x.employee_id, x.start_date,
     CASE x.left_by
     WHEN 'leaving_date' THEN x.leaving_date
-    WHEN 'status' THEN (coalesce(x.last_current, x.first_seen) AT TIME ZONE 'UTC')::date
+    WHEN 'status' THEN (x.seen_left AT TIME ZONE 'UTC')::date
     WHEN 'disappeared' THEN (x.deleted_at AT TIME ZONE 'UTC')::date
     END AS end_date,
     x.left_by
 FROM (
-    SELECT e.*, CASE
+    SELECT e.id AS employee_id, e.company_join_date AS start_date, e.leaving_date, e.deleted_at,
+        -- the first sync that saw them as Ex-employee: when the last version that was not
+        -- stopped being current, else (never seen otherwise) when they were first seen
+        coalesce(h.last_current, h.first_seen) AS seen_left,
+        CASE
         WHEN e.leaving_date IS NOT NULL AND e.leaving_date <= (now() AT TIME ZONE 'UTC')::date
-            AND (e.status <> 'Current employee' OR e.deleted_at IS NOT NULL) THEN 'leaving_date'
-        WHEN e.status = 'Ex-employee' AND coalesce(e.last_current, e.first_seen) IS NOT NULL THEN 'status'
+            AND (coalesce(e.status, '') <> 'Current employee' OR e.deleted_at IS NOT NULL) THEN 'leaving_date'
+        WHEN e.status = 'Ex-employee' AND coalesce(h.last_current, h.first_seen) IS NOT NULL THEN 'status'
         WHEN e.deleted_at IS NOT NULL THEN 'disappeared'
         END AS left_by
-    FROM (
-        SELECT e.id AS employee_id, e.company_join_date AS start_date, e.leaving_date,
-            coalesce(e.status, '') AS status, e.deleted_at,
-            (SELECT max(h.valid_to) FROM employees_history h
-             WHERE h.id = e.id AND (h.status IS NULL OR h.status <> 'Ex-employee')) AS last_current,
-            (SELECT min(h.valid_from) FROM employees_history h WHERE h.id = e.id) AS first_seen
-        FROM employees e
-        WHERE e.listed AND e.origin <> 'seed' AND e.company_join_date IS NOT NULL
-    ) e
+    FROM employees e
+    LEFT JOIN (
+        SELECT id, max(CASE WHEN status IS NULL OR status <> 'Ex-employee' THEN valid_to END) AS last_current,
+            min(valid_from) AS first_seen
+        FROM employees_history
+        GROUP BY id
+    ) h ON h.id = e.id
+    WHERE e.listed AND e.origin <> 'seed' AND e.company_join_date IS NOT NULL
 ) x;
 
 -- Per employee, the periods over which their department, division, location and working
@@ -152,17 +155,18 @@ SELECT t.month, t.leavers, t.headcount_start, t.headcount_end,
     CASE WHEN sum(t.headcount_start + t.headcount_end) OVER w > 0
         THEN round(sum(t.leavers) OVER w * 24.0 / sum(t.headcount_start + t.headcount_end) OVER w, 4) END AS turnover_12m
 FROM (
-    SELECT c.month,
-        (SELECT count(*) FROM model_employment m
-         WHERE m.end_date >= c.month AND m.end_date <= c.month_end) AS leavers,
-        (SELECT count(*) FROM model_employment m
-         WHERE m.start_date <= c.month AND (m.end_date IS NULL OR m.end_date >= c.month)) AS headcount_start,
-        (SELECT count(*) FROM model_employment m
-         WHERE m.start_date <= least(c.month_end, (now() AT TIME ZONE 'UTC')::date)
-           AND (m.end_date IS NULL OR m.end_date >= least(c.month_end, (now() AT TIME ZONE 'UTC')::date))) AS headcount_end
-    FROM model_calendar c
-    WHERE c.day = c.month AND c.day <= (now() AT TIME ZONE 'UTC')::date
-        AND c.month >= (SELECT date_trunc('month', min(start_date))::date FROM model_employment)
+    SELECT mo.month,
+        sum(CASE WHEN m.end_date >= mo.month AND m.end_date <= mo.month_end THEN 1 ELSE 0 END) AS leavers,
+        sum(CASE WHEN m.start_date <= mo.month AND (m.end_date IS NULL OR m.end_date >= mo.month) THEN 1 ELSE 0 END) AS headcount_start,
+        sum(CASE WHEN m.start_date <= mo.last_day AND (m.end_date IS NULL OR m.end_date >= mo.last_day) THEN 1 ELSE 0 END) AS headcount_end
+    FROM (
+        SELECT c.month, c.month_end, least(c.month_end, (now() AT TIME ZONE 'UTC')::date) AS last_day
+        FROM model_calendar c
+        WHERE c.day = c.month AND c.day <= (now() AT TIME ZONE 'UTC')::date
+            AND c.month >= (SELECT date_trunc('month', min(start_date))::date FROM model_employment)
+    ) mo
+    LEFT JOIN model_employment m ON m.start_date <= mo.last_day AND (m.end_date IS NULL OR m.end_date >= mo.month)
+    GROUP BY mo.month
 ) t
 WINDOW w AS (ORDER BY t.month ROWS BETWEEN 11 PRECEDING AND CURRENT ROW);
 

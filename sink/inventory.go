@@ -135,12 +135,12 @@ var modelInventory = append([]InventoryItem{
 	{"model_calendar", "year", v1.NotPersonal, ""},
 	{"model_calendar", "month_day", v1.NotPersonal, ""},
 
-	{"model_employment", "employee_id", v1.Employment, "a view: an employee's employment"},
+	{"model_employment", "employee_id", v1.Employment, "a view of employees and their history (it follows them): an employee's employment"},
 	{"model_employment", "start_date", v1.Employment, "their join date"},
 	{"model_employment", "end_date", v1.Employment, "their leaving day, by the leavers' rule"},
 	{"model_employment", "left_by", v1.Employment, "where the leaving day comes from"},
 
-	{"model_employee_versions", "employee_id", v1.Employment, "a view: the periods of an employee's department, division, location and pattern"},
+	{"model_employee_versions", "employee_id", v1.Employment, "a view of employees' history (it follows it): the periods of their department, division, location and pattern"},
 	{"model_employee_versions", "valid_from", v1.Employment, ""},
 	{"model_employee_versions", "valid_to", v1.Employment, ""},
 	{"model_employee_versions", "department_id", v1.Employment, ""},

@@ -3,6 +3,8 @@ package sink_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -409,5 +411,87 @@ func TestModelsOnEveryWarehouse(t *testing.T) {
 				t.Errorf("%s: the calendar is not read by %s for %s:\n%s", tc.query, tc.index, tc.cond, text)
 			}
 		}
+	})
+}
+
+// modelsDocQuery is the SQL of docs/models.md's fenced block between "<!-- query: name -->" and
+// "<!-- end query -->", as a reader pastes it, with the schema's "hr." left out: the store's
+// connection finds the warehouse's tables (Postgres: its search_path; SQLite: no schema).
+func modelsDocQuery(t *testing.T, name string) string {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join("..", "docs", "models.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(page), "<!-- query: "+name+" -->\n")
+	block, _, closed := strings.Cut(rest, "<!-- end query -->")
+	if !ok || !closed {
+		t.Fatalf("docs/models.md has no query %q between its markers", name)
+	}
+	sql, ok := strings.CutPrefix(strings.TrimSpace(block), "```sql\n")
+	if !ok || !strings.HasSuffix(sql, "\n```") {
+		t.Fatalf("docs/models.md's query %q is not one ```sql block", name)
+	}
+	return strings.ReplaceAll(strings.TrimSuffix(sql, "\n```"), "hr.", "")
+}
+
+// TestModelsDocQueries runs docs/models.md's example queries as the page prints them on the
+// hand-made account (TestModels) and checks their answers, on both backends.
+func TestModelsDocQueries(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		loadModelsFixture(t, s)
+
+		// Nothing changes after 2024-09-02: every month since January 2025 has the groups of
+		// December 2024. Sales 1 2 7 13 = 4, FTE 4; Engineering 3 4 6 14 19 = 5, FTE
+		// 1+0.5+1+0.5+0.6 = 3.6; Support 5 12 20 21 = 4, FTE 0.6+1+1+1 = 3.6.
+		got := modelRows(t, s, modelsDocQuery(t, "monthly"))
+		if len(got) < 3*23 || len(got)%3 != 0 { // 2025-01 to at least 2026-11, three groups each
+			t.Fatalf("monthly since 2025: %d rows: %q", len(got), got)
+		}
+		month := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := 0; i < len(got); i += 3 {
+			m := month.Format(time.DateOnly)
+			checkRows(t, "monthly "+m, got[i:i+3], []string{
+				m + "|10|Sales|100|Commercial|1000|London|4|4",
+				m + "|20|Engineering|200|Product|2000|Leeds|5|3.6",
+				m + "|30|Support|100|Commercial|2000|Leeds|4|3.6",
+			})
+			month = month.AddDate(0, 1, 0)
+		}
+
+		// 2024-03-31, 8's last day: as model_headcount_monthly's March 2024 in TestModels.
+		checkRows(t, "on a day", modelRows(t, s, modelsDocQuery(t, "on-a-day")), []string{
+			"Engineering|4|3.5",
+			"Sales|5|4.6",
+			"Support|6|5.2",
+		})
+
+		// TestModels works out February…June, August, September and December 2024; the rest
+		// from the monthly sums of headcount at start and end there:
+		//   to 2024-01 (2023-02…): 28+27+26+26+27+28+28+28+28+29+30+30 = 335, 13.9583; 1 (17): 24/335 = 0.0716
+		//   to 2024-07: 344-28+26 = 342, 14.25; 3: 72/342 = 0.2105
+		//   to 2024-10: 336-28+26 = 334, 13.9167; 4: 96/334 = 0.2874
+		//   to 2024-11: 334-29+26 = 331, 13.7917; 4: 96/331 = 0.2900
+		checkRows(t, "turnover", modelRows(t, s, modelsDocQuery(t, "turnover")), []string{
+			"2024-01-01|1|13.9583|7.16",
+			"2024-02-01|2|14.125|14.16",
+			"2024-03-01|2|14.25|14.04",
+			"2024-04-01|2|14.3333|13.95",
+			"2024-05-01|3|14.375|20.87",
+			"2024-06-01|3|14.3333|20.93",
+			"2024-07-01|3|14.25|21.05",
+			"2024-08-01|4|14.125|28.32",
+			"2024-09-01|4|14|28.57",
+			"2024-10-01|4|13.9167|28.74",
+			"2024-11-01|4|13.7917|29",
+			"2024-12-01|4|13.625|29.36",
+		})
+
+		checkRows(t, "leavers", modelRows(t, s, modelsDocQuery(t, "leavers")), []string{
+			"11|2024-02-29|leaving_date|Sales",
+			"8|2024-03-31|leaving_date|Sales",
+			"9|2024-05-20|status|Support",
+			"10|2024-08-05|disappeared|Engineering",
+		})
 	})
 }

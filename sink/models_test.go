@@ -371,6 +371,22 @@ ORDER BY CASE band WHEN '<1y' THEN 1 WHEN '1-2y' THEN 2 WHEN '2-5y' THEN 3 WHEN 
 		})
 		checkRows(t, "10y+ around 21's leap-day anniversary", modelRows(t, s, `SELECT day, headcount FROM model_tenure_daily
 WHERE day IN ('2022-02-28', '2022-03-01') AND band = '10y+' ORDER BY day`), []string{"2022-03-01|1"})
+
+		// Without a default pattern (the retired seed's does not count), full time is the
+		// largest pattern's hours, 45 (53): on 2024-02-29 pattern 50 is 37.5/45 = 0.8333, 51
+		// 18.75/45 = 0.4167, 52 22.5/45 = 0.5, 53 1.
+		//   Sales 1 2 8 11 (50) 13 (none: 1) 19 (52): 4×0.8333+1+0.5 = 4.8333 → 4.83
+		//   Engineering 3 6 10 (50) 4 (51): 3×0.8333+0.4167 = 2.9167 → 2.92
+		//   Support 5 9 (52) 7 20 21 (50) 12 (53): 0.5+0.5+3×0.8333+1 = 4.5
+		if _, err := sinktest.DB(s).ExecContext(context.Background(), `UPDATE working_patterns SET is_default = FALSE WHERE id = 50`); err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, "FTE without a default pattern", modelRows(t, s, `SELECT department, headcount, fte FROM model_headcount_daily
+WHERE day = '2024-02-29' ORDER BY department_id`), []string{
+			"Sales|6|4.83",
+			"Engineering|4|2.92",
+			"Support|6|4.5",
+		})
 	})
 }
 
@@ -493,5 +509,26 @@ func TestModelsDocQueries(t *testing.T) {
 			"9|2024-05-20|status|Support",
 			"10|2024-08-05|disappeared|Engineering",
 		})
+	})
+}
+
+// TestModelEmploymentIsTheLeaversRule: model_employment's leaving days are those of
+// Store.Leavers, the rule retention counts from, leaver for leaver, on the hand-made account.
+func TestModelEmploymentIsTheLeaversRule(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		loadModelsFixture(t, s)
+		leavers, err := s.Leavers(context.Background(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := map[string]string{sink.LeftOnLeavingDate: "leaving_date", sink.LeftOnStatus: "status", sink.LeftOnUnlisted: "disappeared"}
+		var want []string
+		for _, l := range leavers {
+			want = append(want, fmt.Sprintf("%d|%s|%s", l.EmployeeID, l.Left.UTC().Format(time.DateOnly), from[l.From]))
+		}
+		if len(want) != 5 {
+			t.Fatalf("%d leavers, want the fixture's 5: %q", len(want), want)
+		}
+		checkRows(t, "leavers", modelRows(t, s, `SELECT employee_id, end_date, left_by FROM model_employment WHERE end_date IS NOT NULL ORDER BY employee_id`), want)
 	})
 }

@@ -169,9 +169,9 @@ func RemakeHistoryWith(ctx context.Context, s *Store, tableName, name string) er
 // InventoryMismatches compares the inventory (Inventory) with the tables the migrations made in
 // s, both ways: a migrated column not inventoried, or an inventoried one not migrated, is a line.
 func InventoryMismatches(ctx context.Context, s *Store) ([]string, error) {
-	q := `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+	q := `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type IN ('BASE TABLE', 'VIEW')`
 	if s.d.name() == schema.SQLite {
-		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
+		q = `SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'`
 	}
 	var names []string
 	if err := s.db.SelectContext(ctx, &names, q); err != nil {

@@ -122,7 +122,57 @@ func ownInventory() []InventoryItem {
 	for _, t := range tables {
 		totals = append(totals, InventoryItem{"meta", t.name + "_total", v1.NotPersonal, "the collection's Total"})
 	}
-	return slices.Concat(ownTables[:5], totals, ownTables[5:])
+	return slices.Concat(ownTables[:5], totals, ownTables[5:], modelInventory)
+}
+
+// modelInventory are the people models (docs/models.md): the calendar they report on, and views
+// computed from employees and their history, which hold nothing the tables do not. A person's
+// employment and versions are facts of their employment; the aggregates are counts of people.
+var modelInventory = append([]InventoryItem{
+	{"model_calendar", "day", v1.NotPersonal, "a day, 1990-01-01 to 2059-12-31"},
+	{"model_calendar", "month", v1.NotPersonal, ""},
+	{"model_calendar", "month_end", v1.NotPersonal, ""},
+	{"model_calendar", "year", v1.NotPersonal, ""},
+	{"model_calendar", "month_day", v1.NotPersonal, ""},
+
+	{"model_employment", "employee_id", v1.Employment, "a view of employees and their history (it follows them): an employee's employment"},
+	{"model_employment", "start_date", v1.Employment, "their join date"},
+	{"model_employment", "end_date", v1.Employment, "their leaving day, by the leavers' rule"},
+	{"model_employment", "left_by", v1.Employment, "where the leaving day comes from"},
+
+	{"model_employee_versions", "employee_id", v1.Employment, "a view of employees' history (it follows it): the periods of their department, division, location and pattern"},
+	{"model_employee_versions", "valid_from", v1.Employment, ""},
+	{"model_employee_versions", "valid_to", v1.Employment, ""},
+	{"model_employee_versions", "department_id", v1.Employment, ""},
+	{"model_employee_versions", "division_id", v1.Employment, ""},
+	{"model_employee_versions", "location_id", v1.Employment, ""},
+	{"model_employee_versions", "working_pattern_id", v1.Employment, ""},
+}, modelAggregateInventory()...)
+
+// modelAggregates are the models that count people, with their columns: counts, never a person.
+var modelAggregates = []struct {
+	view string
+	cols []string
+}{
+	{"model_headcount_daily", []string{"day", "department_id", "department", "division_id", "division", "location_id", "location", "headcount", "fte"}},
+	{"model_headcount_monthly", []string{"month", "department_id", "department", "division_id", "division", "location_id", "location", "headcount", "fte"}},
+	{"model_starters_leavers_monthly", []string{"month", "department_id", "department", "starters", "leavers"}},
+	{"model_turnover_monthly", []string{"month", "leavers", "headcount_start", "headcount_end", "average_headcount", "turnover", "leavers_12m", "average_headcount_12m", "turnover_12m"}},
+	{"model_tenure_daily", []string{"day", "band", "headcount"}},
+}
+
+func modelAggregateInventory() []InventoryItem {
+	var out []InventoryItem
+	for _, m := range modelAggregates {
+		for i, c := range m.cols {
+			holds := ""
+			if i == 0 {
+				holds = "a view: counts of people, never a person"
+			}
+			out = append(out, InventoryItem{m.view, c, v1.NotPersonal, holds})
+		}
+	}
+	return out
 }
 
 // ownTables are ownInventory without meta's totals, which follow its first five items.

@@ -195,6 +195,14 @@ const subjectEmail = "email"
 // (JSON): their nested persons are cut down like those of the person's own records.
 var employeeJSON = map[string]string{"idempotency_keys": "body"}
 
+// ownKinds are the kinds of the warehouse's own columns that a subject access reads through the
+// dialect (dialect.read), so that both backends give the same text; the others are read as they
+// are. The people models' dates (schema 0020) are dates on Postgres and text on SQLite.
+var ownKinds = map[string]map[string]Kind{
+	"model_employment":        {"start_date": KindDate, "end_date": KindDate},
+	"model_employee_versions": {"valid_from": KindDate, "valid_to": KindDate},
+}
+
 // subjectSources are what a subject access reads, in the order of its tables (SubjectExport).
 var subjectSources = func() []subjectSource {
 	inv := map[string][]InventoryItem{}
@@ -249,7 +257,7 @@ var subjectSources = func() []subjectSource {
 		src := subjectSource{name: name, table: name}
 		has := map[string]bool{}
 		for _, it := range inv[name] {
-			src.cols = append(src.cols, subjectCol{name: it.Column})
+			src.cols = append(src.cols, subjectCol{name: it.Column, kind: ownKinds[name][it.Column]})
 			has[it.Column] = true
 		}
 		if !has["employee_id"] {

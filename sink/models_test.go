@@ -38,7 +38,7 @@ import (
 //	 7  2021-06-01  Eng      50                                              Support from 2023-09-01T08:00Z, Sales from 2024-06-10T08:00Z
 //	 8  2020-03-01  Sales    50       leaving_date 2024-03-31 (Ex-employee)  Ex-employee from 2024-04-02
 //	 9  2022-04-04  Support  52 (0.6) status: Ex-employee from 2024-05-20T07:30Z
-//	10  2021-09-01  Eng      50       disappeared: deleted_at 2024-08-05T06:00Z
+//	10  2021-09-01  Eng      50       unlisted: deleted_at 2024-08-05T06:00Z
 //	11  2024-02-01  Sales    50       leaving_date 2024-02-29 (joins on a 1st, leaves on a month's last day, a leap day)
 //	                                                                         first seen 2024-01-20, Ex-employee from 2024-03-05
 //	12  2023-06-15  Support  53 (1)   leaving_date 2099-01-31, still current: employed
@@ -224,7 +224,7 @@ func TestModels(t *testing.T) {
 			"7|2021-06-01|NULL|NULL",
 			"8|2020-03-01|2024-03-31|leaving_date",
 			"9|2022-04-04|2024-05-20|status",
-			"10|2021-09-01|2024-08-05|disappeared",
+			"10|2021-09-01|2024-08-05|unlisted",
 			"11|2024-02-01|2024-02-29|leaving_date",
 			"12|2023-06-15|NULL|NULL",
 			"13|2018-01-08|NULL|NULL",
@@ -507,7 +507,7 @@ func TestModelsDocQueries(t *testing.T) {
 			"11|2024-02-29|leaving_date|Sales",
 			"8|2024-03-31|leaving_date|Sales",
 			"9|2024-05-20|status|Support",
-			"10|2024-08-05|disappeared|Engineering",
+			"10|2024-08-05|unlisted|Engineering",
 		})
 	})
 }
@@ -521,10 +521,9 @@ func TestModelEmploymentIsTheLeaversRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		from := map[string]string{sink.LeftOnLeavingDate: "leaving_date", sink.LeftOnStatus: "status", sink.LeftOnUnlisted: "disappeared"}
 		var want []string
 		for _, l := range leavers {
-			want = append(want, fmt.Sprintf("%d|%s|%s", l.EmployeeID, l.Left.UTC().Format(time.DateOnly), from[l.From]))
+			want = append(want, fmt.Sprintf("%d|%s|%s", l.EmployeeID, l.Left.UTC().Format(time.DateOnly), l.From))
 		}
 		if len(want) != 5 {
 			t.Fatalf("%d leavers, want the fixture's 5: %q", len(want), want)

@@ -29,7 +29,7 @@ SELECT x.employee_id, x.start_date,
     CASE x.left_by
     WHEN 'leaving_date' THEN x.leaving_date
     WHEN 'status' THEN (x.seen_left AT TIME ZONE 'UTC')::date
-    WHEN 'disappeared' THEN (x.deleted_at AT TIME ZONE 'UTC')::date
+    WHEN 'unlisted' THEN (x.deleted_at AT TIME ZONE 'UTC')::date
     END AS end_date,
     x.left_by
 FROM (
@@ -41,7 +41,7 @@ FROM (
         WHEN e.leaving_date IS NOT NULL AND e.leaving_date <= (now() AT TIME ZONE 'UTC')::date
             AND (coalesce(e.status, '') <> 'Current employee' OR e.deleted_at IS NOT NULL) THEN 'leaving_date'
         WHEN e.status = 'Ex-employee' AND coalesce(h.last_current, h.first_seen) IS NOT NULL THEN 'status'
-        WHEN e.deleted_at IS NOT NULL THEN 'disappeared'
+        WHEN e.deleted_at IS NOT NULL THEN 'unlisted'
         END AS left_by
     FROM employees e
     LEFT JOIN (

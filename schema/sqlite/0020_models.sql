@@ -28,7 +28,7 @@ SELECT x.employee_id, x.start_date,
     CASE x.left_by
     WHEN 'leaving_date' THEN x.leaving_date
     WHEN 'status' THEN substr(x.seen_left, 1, 10)
-    WHEN 'disappeared' THEN substr(x.deleted_at, 1, 10)
+    WHEN 'unlisted' THEN substr(x.deleted_at, 1, 10)
     END AS end_date,
     x.left_by
 FROM (
@@ -40,7 +40,7 @@ FROM (
         WHEN e.leaving_date IS NOT NULL AND e.leaving_date <= date('now')
             AND (coalesce(e.status, '') <> 'Current employee' OR e.deleted_at IS NOT NULL) THEN 'leaving_date'
         WHEN e.status = 'Ex-employee' AND coalesce(h.last_current, h.first_seen) IS NOT NULL THEN 'status'
-        WHEN e.deleted_at IS NOT NULL THEN 'disappeared'
+        WHEN e.deleted_at IS NOT NULL THEN 'unlisted'
         END AS left_by
     FROM employees e
     LEFT JOIN (

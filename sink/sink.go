@@ -77,7 +77,7 @@ type Store struct {
 	pg *pgConnector
 
 	// reads are the read paths of the declared tables, by name, made at the first read
-	// (readsOf): their statements' text is about 30 KB a warehouse, and only serve reads; a
+	// (readsOf): their statements' text is about 20 KB a warehouse, and only serve reads; a
 	// worker holds a warehouse open for each of its accounts and never does.
 	readsMu sync.Mutex
 	reads   map[string]*tableReads

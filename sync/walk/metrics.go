@@ -68,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.requests, m.retries, m.rateLimitWait)
 	// A collection's series start at zero when Configure names it, so increase() sees its
 	// first event; not for every collection the sync knows: a worker of 1,000 accounts held
-	// 176 series at zero for each (16 collections), about 70 KB of heap an account, most of
+	// 176 series at zero for each (16 collections), about 65 KB of heap an account, most of
 	// them for collections its sync never walks.
 	return m
 }

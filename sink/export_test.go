@@ -229,7 +229,7 @@ type ReadStatement struct {
 func ReadStatements(s *Store) []ReadStatement {
 	var out []ReadStatement
 	for _, t := range tables {
-		r := s.reads[t.name]
+		r := s.readsOf(t.name)
 		out = append(out, ReadStatement{Table: t.name, Name: "page", SQL: r.pageQuery},
 			ReadStatement{Table: t.name, Name: "by id", SQL: r.byIDQuery, ByID: true})
 	}

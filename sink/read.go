@@ -78,7 +78,7 @@ func (r *tableReads) close() {
 // listPage reads one page of a collection's served records, its Total and the version it was
 // read at, in one statement (one snapshot). See idCache for how the page is found.
 func listPage[T any](ctx context.Context, s *Store, c *collection[T], p v1.Page) (v1.List[T], error) {
-	r := s.reads[c.name]
+	r := s.readsOf(c.name)
 	if err := r.prepared(ctx, s); err != nil {
 		return v1.List[T]{}, err
 	}
@@ -154,7 +154,7 @@ func sameSlice(a, b []int64) bool {
 
 // getOne reads one served record of a collection and the version it was read at.
 func getOne[T any](ctx context.Context, s *Store, c *collection[T], id int64) (T, int64, error) {
-	r := s.reads[c.name]
+	r := s.readsOf(c.name)
 	if err := r.prepared(ctx, s); err != nil {
 		var zero T
 		return zero, 0, err

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -75,8 +76,11 @@ type Store struct {
 	// pg opens the Postgres connections (nil for SQLite)
 	pg *pgConnector
 
-	// reads are the read paths of the declared tables, by name.
-	reads map[string]*tableReads
+	// reads are the read paths of the declared tables, by name, made at the first read
+	// (readsOf): their statements' text is about 20 KB a warehouse, and only serve reads; a
+	// worker holds a warehouse open for each of its accounts and never does.
+	readsMu sync.Mutex
+	reads   map[string]*tableReads
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -143,24 +147,21 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 			return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
 		}
 	}
-	if opts.SkipSchemaCheck {
-		return s, nil // for migrate: the tables may not exist yet
-	}
-	if err := s.prepare(ctx); err != nil {
-		_ = s.db.Close()
-		return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
-	}
 	return s, nil
 }
 
-// prepare builds the read paths of every declared table (their statements are prepared on
-// first use).
-func (s *Store) prepare(context.Context) error {
-	s.reads = make(map[string]*tableReads, len(tables))
-	for _, t := range tables {
-		s.reads[t.name] = newTableReads(s, t)
+// readsOf is the read path of the declared table name; every table's are built at the first
+// call (their statements are prepared at their first use).
+func (s *Store) readsOf(name string) *tableReads {
+	s.readsMu.Lock()
+	defer s.readsMu.Unlock()
+	if s.reads == nil {
+		s.reads = make(map[string]*tableReads, len(tables))
+		for _, t := range tables {
+			s.reads[t.name] = newTableReads(s, t)
+		}
 	}
-	return nil
+	return s.reads[name]
 }
 
 // isPostgresURL reports whether rawURL names a Postgres warehouse (see Classify for the rest).
@@ -246,9 +247,11 @@ func init() { storedb.Of = func(s any) *sqlx.DB { return s.(*Store).db } }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.readsMu.Lock()
 	for _, r := range s.reads {
 		r.close()
 	}
+	s.readsMu.Unlock()
 	return s.db.Close()
 }
 

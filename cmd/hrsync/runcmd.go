@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"time"
@@ -33,6 +34,9 @@ type runCommand struct {
 	now   bool
 
 	probes probeGroups // the accounts' warehouses as /readyz asks them
+	// source is the HTTP client of every account's source client: one transport, so accounts
+	// of one source share its idle connections instead of each keeping its own after a run.
+	source *http.Client
 }
 
 func (c *runCommand) flags(fs *flag.FlagSet) {
@@ -64,6 +68,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 		return errors.New("run: nothing to do: " + what)
 	}
 	reg := newRegistry()
+	c.source = client.NewHTTPClient()
 	var api httpserve.Server
 	if c.serve {
 		var err error
@@ -239,7 +244,7 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 		// Spread: many accounts on one schedule start each at its own place in the window.
 		trigger = trigger.Delayed(a.Offset())
 	}
-	if w.client, err = newClient(a, log, store, as.reg, client.Options{Observe: as.syncMetrics.ObserveRequest}); err != nil {
+	if w.client, err = newClient(a, log, store, as.reg, client.Options{HTTPClient: c.source, Observe: as.syncMetrics.ObserveRequest}); err != nil {
 		return fail(err)
 	}
 	// One runner runs the sync and the onboarding alike: each on its trigger, under its own

@@ -99,11 +99,7 @@ func New(baseURL, apiKey string, opts Options) (*Client, error) {
 	u.RawQuery, u.Fragment, u.User = "", "", nil
 	hc := opts.HTTPClient
 	if hc == nil {
-		// Keep enough idle connections for a concurrent walk: the default transport keeps 2 a
-		// host, below sync.concurrency, so pages would keep reconnecting (a TLS handshake each).
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 16
-		hc = &http.Client{Timeout: 60 * time.Second, Transport: t}
+		hc = NewHTTPClient()
 	}
 	// The key goes to the source's origin only: a redirect elsewhere fails (RedirectError).
 	hc = guardRedirects(hc)
@@ -130,6 +126,19 @@ func New(baseURL, apiKey string, opts Options) (*Client, error) {
 		pacer:  newPacer(opts.RateLimit, opts.Budget, opts.clock),
 		log:    log,
 	}, nil
+}
+
+// NewHTTPClient is the HTTP client New uses when Options.HTTPClient is nil: a 60 s timeout, and
+// a transport of its own that keeps up to 16 idle connections a host. A process of many
+// accounts gives one to all their clients (Options.HTTPClient): the accounts of one source
+// share its host, so they share its idle connections (at most 16, each closed after 90 s
+// unused) rather than each keep its own, with their buffers and goroutines, after its walk.
+func NewHTTPClient() *http.Client {
+	// Keep enough idle connections for a concurrent walk: the default transport keeps 2 a host,
+	// below sync.concurrency, so pages would keep reconnecting (a TLS handshake each).
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 16
+	return &http.Client{Timeout: 60 * time.Second, Transport: t}
 }
 
 // PerPage is the page size the client asks for: the most the service gives.

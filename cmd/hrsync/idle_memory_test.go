@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"testing"
+
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/source/client"
+	"github.com/hrsync/hrsync/sync/runner"
+)
+
+// idleAccountHeap bounds the heap a worker keeps for an account that is not running: its
+// warehouse (opened, no session kept), its client, its runner and its metric series, in the
+// shape of BenchmarkFleet's accounts (a schedule, two collections). Measured: 31 KB; 109 KB
+// while the sync's series started at zero for all 16 collections (176 series an account), and
+// 52 KB after that while a warehouse built its read paths at open rather than at its first read
+// (a worker never reads). At 1,000 accounts that was most of a worker's memory.
+const idleAccountHeap = 48 << 10
+
+// TestIdleAccountsHoldLittleHeap builds the workers of many accounts as run does (newWorker),
+// none of them running, and bounds the heap they hold, per account.
+func TestIdleAccountsHoldLittleHeap(t *testing.T) {
+	const n = 100
+	url, schema := sinktest.Postgres(t)
+	path := sinktest.ConfigFile(t, fmt.Sprintf(`warehouse: {url: %q}
+schedule: '0 0 1 1 *'
+sync: {resources: [working_patterns, employees]}
+accounts:
+  - {name: a000, source: {url: "http://127.0.0.1:1/a000", api_key: k}, warehouse: {schema: %s}}
+`, url, schema))
+	if err := run(context.Background(), []string{"--config", path, "migrate"}, nil, io.Discard, io.Discard); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	c := &runCommand{source: client.NewHTTPClient()}
+	reg := newRegistry()
+	slots := runner.NewSlots(10)
+	log := slog.New(slog.DiscardHandler)
+	// The accounts share one schema: configuration refuses that, and nothing here runs.
+	accounts := make([]*config.Account, n)
+	for i := range accounts {
+		a := *cfg.Accounts[0]
+		a.Name, a.Source.URL = fmt.Sprintf("a%03d", i), fmt.Sprintf("http://127.0.0.1:1/a%03d", i)
+		accounts[i] = &a
+	}
+	open := func(a *config.Account) *worker {
+		w, err := c.newWorker(ctx, newAccountSetup(a, reg), slots, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	// One account first, so that what is made once a process (the driver's, the registry's)
+	// is not counted.
+	first := open(accounts[0])
+	defer first.Close()
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	workers := make([]*worker, 0, n-1)
+	for _, a := range accounts[1:] {
+		workers = append(workers, open(a))
+	}
+	after := heap()
+	for _, w := range workers {
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	per := (int64(after) - int64(before)) / int64(len(workers))
+	t.Logf("heap held per idle account: %d bytes (%d accounts)", per, len(workers))
+	if per > idleAccountHeap {
+		t.Errorf("an idle account holds %d KB of heap, want at most %d KB", per>>10, idleAccountHeap>>10)
+	}
+}

@@ -111,7 +111,7 @@ if [ "$PG_MODE" = private ]; then
 	as_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust >"$TMP/initdb.out" 2>&1 || fail "initdb: $(tail -n 3 "$TMP/initdb.out")"
 	PGPORT="$(free_port)"
 	as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w \
-		-o "-p $PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGDATA -c shared_preload_libraries=pg_stat_statements" start >/dev/null ||
+		-o "-p $PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGDATA -c shared_preload_libraries=pg_stat_statements -c track_activity_query_size=65536" start >/dev/null ||
 		fail "cannot start a private Postgres: $(tail -n 3 "$PGDATA/server.log")"
 	ADMIN="postgres://postgres@127.0.0.1:$PGPORT/postgres?sslmode=disable"
 else
@@ -345,7 +345,7 @@ echo "machine: $NCPU CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the 
 echo "postgres: $(psql "$DB" -Atc 'SHOW server_version') ($PG_MODE server), autovacuum $autovacuum; autoanalyzed: $STATS (waited ${waited}s)"
 echo "warehouse: $n employees, database $DBNAME, schema hr"
 echo "peer: gunicorn $("$PY" -c 'import gunicorn; print(gunicorn.__version__)') gthread, $PEER_WORKERS workers x $PEER_THREADS threads, Flask $("$PY" -c 'import importlib.metadata as m; print(m.version("flask"))'), psycopg2 $("$PY" -c 'import psycopg2; print(psycopg2.__version__.split()[0])'), Python $("$PY" -c 'import platform; print(platform.python_version())')"
-[ -n "${BEFORE_REV:-}" ] && echo "before: $(git log --oneline -1 "$BEFORE_REV"), cache off"
+[ -n "${BEFORE_REV:-}" ] && echo "before: $(git -C "$ROOT" log --oneline -1 "$BEFORE_REV"), cache off"
 echo "load: wrk -t1 -c8 -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved $SIDES"
 for side in $SIDES; do
 	echo "bytes of page 1 ($side): $(wc -c <"$TMP/page1-$side.json")"
@@ -390,7 +390,9 @@ ORDER BY r.rolname" | while read -r role calls mean sd rows; do
 		echo "  $role: $calls calls, mean $mean ms (sd $sd), $rows rows a call"
 		echo "$role $mean" >>"$TMP/dbtime"
 	done
-	PAGE_Q="$(psql "$DB" -qAtc "SELECT s.query FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = 'hr_nocache' AND s.query LIKE '%employees_total FROM meta)%BETWEEN%' ORDER BY s.calls DESC LIMIT 1")"
+	# The statement as serve sent it (pg_stat_statements' text has its constants as $n): the
+	# last one of an idle session of the cache-off server, its page statement.
+	PAGE_Q="$(psql "$DB" -qAtc "SELECT query FROM pg_stat_activity WHERE usename = 'hr_nocache' AND query LIKE '%employees_total FROM meta)%BETWEEN%' LIMIT 1")"
 	if [ -n "$PAGE_Q" ]; then
 		{
 			echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"

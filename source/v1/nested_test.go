@@ -21,7 +21,7 @@ func nestedReference(e *Employee, nested []byte) error {
 
 func employeeWithRefs() Employee {
 	return Employee{ID: 1,
-		WorkingPattern: &PatternRef{ID: 2, Raw: json.RawMessage(`{"id":2}`)},
+		WorkingPattern:   &PatternRef{ID: 2, Raw: json.RawMessage(`{"id":2}`)},
 		HolidayAllowance: &Ref{ID: 3}, Department: &Ref{ID: 4}, Division: &Ref{ID: 5},
 		LineManager: &PersonRef{ID: 7}, HolidayApprover: &PersonRef{ID: 8, Raw: json.RawMessage(`{"id":8}`)}}
 }

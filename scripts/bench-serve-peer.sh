@@ -362,6 +362,12 @@ for r in $(seq "$ROUNDS"); do
 		for side in $SIDES; do
 			[ "$side" = cache ] && read -r h0 m0 < <(cache_counts)
 			rps="$(run $side $c)"
+			if [ -n "$PGSS" ] && [ "$side" = nocache ] && [ ! -s "$TMP/page.sql" ]; then
+				# The page statement as serve sent it (pg_stat_statements' text has its
+				# constants as $n): the last one of a session of the cache-off server, read
+				# while its sessions are open.
+				psql "$DB" -qAtc "SELECT query FROM pg_stat_activity WHERE usename = 'hr_nocache' AND query LIKE '%employees_total FROM meta)%BETWEEN%' LIMIT 1" >"$TMP/page.sql" || true
+			fi
 			if [ "$side" = cache ] && [ "$c" = cold ]; then
 				read -r h1 m1 < <(cache_counts)
 				cold_hits=$((cold_hits + h1 - h0)) cold_misses=$((cold_misses + m1 - m0))
@@ -390,9 +396,7 @@ ORDER BY r.rolname" | while read -r role calls mean sd rows; do
 		echo "  $role: $calls calls, mean $mean ms (sd $sd), $rows rows a call"
 		echo "$role $mean" >>"$TMP/dbtime"
 	done
-	# The statement as serve sent it (pg_stat_statements' text has its constants as $n): the
-	# last one of an idle session of the cache-off server, its page statement.
-	PAGE_Q="$(psql "$DB" -qAtc "SELECT query FROM pg_stat_activity WHERE usename = 'hr_nocache' AND query LIKE '%employees_total FROM meta)%BETWEEN%' LIMIT 1")"
+	PAGE_Q="$(cat "$TMP/page.sql" 2>/dev/null || true)"
 	if [ -n "$PAGE_Q" ]; then
 		{
 			echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"

@@ -30,6 +30,14 @@
 #   private  a throwaway cluster of the installed PostgreSQL on its default settings (initdb,
 #            pg_ctl; as the postgres user when run as root), on a free port, removed at exit
 # BENCH_ANALYZE_WAIT=300: at most these seconds waited for autovacuum's analyze of employees.
+# BENCH_BEFORE=<git revision>: also serve, cache off, the hrsync built from that revision
+#   (side "before", in every round beside the others), to compare a change with its base in
+#   one run.
+#
+# Each server connects as its own role (hr_cache, hr_nocache, hr_before, peer), so that on a
+# private server (which loads pg_stat_statements) the script also prints each one's database
+# time per page statement (mean_exec_time: the executor, sending the rows included) against
+# the statement executed alone (EXPLAIN ANALYZE of hrsync's prepared page 1, generic plan).
 #
 # The peer's packages come from Debian only (python3-flask, python3-psycopg2, gunicorn), run by
 # /usr/bin/python3; as root the script installs them with apt-get when missing.
@@ -103,7 +111,7 @@ if [ "$PG_MODE" = private ]; then
 	as_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust >"$TMP/initdb.out" 2>&1 || fail "initdb: $(tail -n 3 "$TMP/initdb.out")"
 	PGPORT="$(free_port)"
 	as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w \
-		-o "-p $PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGDATA" start >/dev/null ||
+		-o "-p $PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGDATA -c shared_preload_libraries=pg_stat_statements -c track_activity_query_size=65536" start >/dev/null ||
 		fail "cannot start a private Postgres: $(tail -n 3 "$PGDATA/server.log")"
 	ADMIN="postgres://postgres@127.0.0.1:$PGPORT/postgres?sslmode=disable"
 else
@@ -115,6 +123,14 @@ DB="$("$PY" -c 'import sys,urllib.parse as u; p=u.urlsplit(sys.argv[1]); print(u
 cd "$ROOT"
 go build -o "$TMP/hrsync" ./cmd/hrsync || fail "cannot build the work tree"
 go build -o "$TMP/fakeupstream" ./source/fakeupstream/cmd/fakeupstream || fail "cannot build the fake upstream"
+SIDES="cache nocache peer"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	BEFORE_REV="$(git rev-parse --short "$BENCH_BEFORE")" || fail "BENCH_BEFORE: no revision $BENCH_BEFORE"
+	mkdir "$TMP/before-src"
+	git archive "$BEFORE_REV" | tar -x -C "$TMP/before-src" || fail "cannot export $BEFORE_REV"
+	(cd "$TMP/before-src" && go build -o "$TMP/hrsync-before" ./cmd/hrsync) || fail "cannot build $BEFORE_REV"
+	SIDES="cache nocache before peer"
+fi
 
 # The binaries run where no config.yaml is: settings come from the environment.
 cd "$TMP"
@@ -153,16 +169,29 @@ STATS="$(psql "$DB" -Atc "SELECT string_agg(relname || ' ' || CASE WHEN last_aut
 FROM pg_stat_user_tables WHERE schemaname = 'hr' AND relname IN
 ('employees','working_patterns','holiday_allowances','departments','divisions','locations','meta')")"
 
+# One role a server, so that pg_stat_statements tells their statements apart.
+for role in hr_cache hr_nocache hr_before peer; do
+	psql "$ADMIN" -qc "CREATE ROLE $role LOGIN SUPERUSER" >/dev/null 2>&1 || true
+done
+as_role() { "$PY" -c 'import sys,urllib.parse as u; p=u.urlsplit(sys.argv[1]); h=p.netloc.rsplit("@",1)[-1]; print(u.urlunsplit(p._replace(netloc=sys.argv[2]+"@"+h)))' "$DB" "$1"; }
+PGSS=
+if [ "$PG_MODE" = private ] && psql "$DB" -qc 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null 2>&1; then PGSS=1; fi
+
 KEY=bench-key-4f9a0c7e2b1d8e6f3a5c9b0d
 CACHE_ADDR="127.0.0.1:$(free_port)"
 CACHE_METRICS="127.0.0.1:$(free_port)"
 NOCACHE_ADDR="127.0.0.1:$(free_port)"
+BEFORE_ADDR="127.0.0.1:$(free_port)"
 PEER_ADDR="127.0.0.1:$(free_port)"
-HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_METRICS_ADDR=$CACHE_METRICS "$TMP/hrsync" serve --addr "$CACHE_ADDR" 2>"$TMP/cache.err" &
+HRSYNC_WAREHOUSE_URL="$(as_role hr_cache)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_METRICS_ADDR=$CACHE_METRICS "$TMP/hrsync" serve --addr "$CACHE_ADDR" 2>"$TMP/cache.err" &
 pids+=($!)
-HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_SERVE_CACHE_BYTES=0 "$TMP/hrsync" serve --addr "$NOCACHE_ADDR" 2>"$TMP/nocache.err" &
+HRSYNC_WAREHOUSE_URL="$(as_role hr_nocache)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_SERVE_CACHE_BYTES=0 "$TMP/hrsync" serve --addr "$NOCACHE_ADDR" 2>"$TMP/nocache.err" &
 pids+=($!)
-PEER_DATABASE_URL="$DB" PEER_SCHEMA=hr PEER_API_KEY=$KEY PEER_POOL_MAX="$PEER_THREADS" \
+if [ -n "${BEFORE_REV:-}" ]; then
+	HRSYNC_WAREHOUSE_URL="$(as_role hr_before)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_SERVE_CACHE_BYTES=0 "$TMP/hrsync-before" serve --addr "$BEFORE_ADDR" 2>"$TMP/before.err" &
+	pids+=($!)
+fi
+PEER_DATABASE_URL="$(as_role peer)" PEER_SCHEMA=hr PEER_API_KEY=$KEY PEER_POOL_MAX="$PEER_THREADS" \
 	"$PY" -m gunicorn --chdir "$ROOT/scripts/peer" --bind "$PEER_ADDR" \
 	--worker-class gthread --workers "$PEER_WORKERS" --threads "$PEER_THREADS" app:app 2>"$TMP/peer.err" &
 pids+=($!)
@@ -171,13 +200,14 @@ addr_of() {
 	case "$1" in
 	cache) echo "$CACHE_ADDR" ;;
 	nocache) echo "$NOCACHE_ADDR" ;;
+	before) echo "$BEFORE_ADDR" ;;
 	peer) echo "$PEER_ADDR" ;;
 	esac
 }
 # Each server's first request is page 1, as every client's is: which plan a pooled Postgres
 # connection settles on can depend on its first executions.
 PAGE1="/v1/employees?page=1&per_page=100"
-for side in cache nocache peer; do
+for side in $SIDES; do
 	ok=
 	for _ in $(seq 150); do
 		if [ "$(curl -s -o "$TMP/page1-$side.json" -D "$TMP/page1-$side.h" -w '%{http_code}' -H "X-API-KEY: $KEY" "http://$(addr_of $side)$PAGE1")" = 200 ]; then ok=1; break; fi
@@ -186,7 +216,8 @@ for side in cache nocache peer; do
 	[ -n "$ok" ] || fail "$side did not answer: $(tail -n 3 "$TMP/$side.err")"
 done
 LATER="/v1/employees?page=137&per_page=93"
-for side in nocache peer; do
+for side in $SIDES; do
+	[ "$side" = cache ] && continue
 	curl -sf -o "$TMP/later-$side.json" -D "$TMP/later-$side.h" -H "X-API-KEY: $KEY" "http://$(addr_of $side)$LATER" || fail "$side: $LATER failed"
 done
 
@@ -239,7 +270,15 @@ def key(e):
     )
 
 bad = 0
-for a, b in (("page1-cache", "page1-peer"), ("page1-nocache", "page1-peer"), ("later-nocache", "later-peer")):
+pairs = [("page1-cache", "page1-peer"), ("page1-nocache", "page1-peer"), ("later-nocache", "later-peer")]
+import os
+if os.path.exists(f"{tmp}/page1-before.json"):
+    # The change serves the same bytes as its base.
+    for name in ("page1", "later"):
+        if open(f"{tmp}/{name}-before.json", "rb").read() != open(f"{tmp}/{name}-nocache.json", "rb").read():
+            print(f"{name}: the work tree and BENCH_BEFORE answer different bytes"); sys.exit(1)
+        print(f"same bytes: {name}-nocache and {name}-before")
+for a, b in pairs:
     ra, ta, la = load(a)
     rb, tb, lb = load(b)
     if len(ra) == 0 or [e["id"] for e in ra] != [e["id"] for e in rb]:
@@ -306,21 +345,29 @@ echo "machine: $NCPU CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the 
 echo "postgres: $(psql "$DB" -Atc 'SHOW server_version') ($PG_MODE server), autovacuum $autovacuum; autoanalyzed: $STATS (waited ${waited}s)"
 echo "warehouse: $n employees, database $DBNAME, schema hr"
 echo "peer: gunicorn $("$PY" -c 'import gunicorn; print(gunicorn.__version__)') gthread, $PEER_WORKERS workers x $PEER_THREADS threads, Flask $("$PY" -c 'import importlib.metadata as m; print(m.version("flask"))'), psycopg2 $("$PY" -c 'import psycopg2; print(psycopg2.__version__.split()[0])'), Python $("$PY" -c 'import platform; print(platform.python_version())')"
-echo "load: wrk -t1 -c8 -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved cache, nocache, peer"
-for side in cache nocache peer; do
+[ -n "${BEFORE_REV:-}" ] && echo "before: $(git -C "$ROOT" log --oneline -1 "$BEFORE_REV"), cache off"
+echo "load: wrk -t1 -c8 -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved $SIDES"
+for side in $SIDES; do
 	echo "bytes of page 1 ($side): $(wc -c <"$TMP/page1-$side.json")"
 done
 echo
 
 # Warm all three (Postgres' buffers, the processes, the peer's workers) before anything counts.
-for side in cache nocache peer; do run $side page1 >/dev/null; run $side cold >/dev/null; done
+for side in $SIDES; do run $side page1 >/dev/null; run $side cold >/dev/null; done
+[ -n "$PGSS" ] && psql "$DB" -qAtc 'SELECT pg_stat_statements_reset()' >/dev/null
 : >"$TMP/results"
 cold_hits=0 cold_misses=0
 for r in $(seq "$ROUNDS"); do
 	for c in cold page1; do
-		for side in cache nocache peer; do
+		for side in $SIDES; do
 			[ "$side" = cache ] && read -r h0 m0 < <(cache_counts)
 			rps="$(run $side $c)"
+			if [ -n "$PGSS" ] && [ "$side" = nocache ] && [ ! -s "$TMP/page.sql" ]; then
+				# The page statement as serve sent it (pg_stat_statements' text has its
+				# constants as $n): the last one of a session of the cache-off server, read
+				# while its sessions are open.
+				psql "$DB" -qAtc "SELECT query FROM pg_stat_activity WHERE usename = 'hr_nocache' AND query LIKE '%employees_total FROM meta)%BETWEEN%' LIMIT 1" >"$TMP/page.sql" || true
+			fi
 			if [ "$side" = cache ] && [ "$c" = cold ]; then
 				read -r h1 m1 < <(cache_counts)
 				cold_hits=$((cold_hits + h1 - h0)) cold_misses=$((cold_misses + m1 - m0))
@@ -336,6 +383,31 @@ if [ $((cold_hits * 20)) -gt $((cold_hits + cold_misses)) ]; then
 	echo "WARNING: over 5% of the cache's cold requests were hits: its cold figure is not that of a cold page"
 fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "$PGSS" ]; then
+	# The database's time per page statement, by server (all rounds, cold and page 1), and
+	# hrsync's page statement executed alone: prepared as serve prepares it (generic plan),
+	# page 1 of 100, EXPLAIN ANALYZE without per-node timing, the median of 21 runs.
+	echo
+	echo "database time per page statement (pg_stat_statements, all the rounds):"
+	psql "$DB" -qAtF ' ' -c "SELECT r.rolname, s.calls, round(s.mean_exec_time::numeric, 3), round(s.stddev_exec_time::numeric, 3), s.rows / greatest(s.calls, 1)
+FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
+WHERE s.calls > 50 AND (s.query LIKE '%employees_total FROM meta)%BETWEEN%' OR s.query LIKE '%WITH page AS%')
+ORDER BY r.rolname" | while read -r role calls mean sd rows; do
+		echo "  $role: $calls calls, mean $mean ms (sd $sd), $rows rows a call"
+		echo "$role $mean" >>"$TMP/dbtime"
+	done
+	PAGE_Q="$(cat "$TMP/page.sql" 2>/dev/null || true)"
+	if [ -n "$PAGE_Q" ]; then
+		{
+			echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"
+			echo "PREPARE page AS $PAGE_Q;"
+			echo "SELECT min(id) AS lo, max(id) AS hi FROM (SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT 100) p \gset"
+			for _ in $(seq 21); do echo "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY) EXECUTE page(:lo, :hi, 100);"; done
+		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Execution Time: \([0-9.]*\) ms/\1/p' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}' >"$TMP/alone"
+		echo "hrsync's page statement executed alone (EXPLAIN ANALYZE, median of 21): $(cat "$TMP/alone") ms"
+		awk -v alone="$(cat "$TMP/alone")" '$1 ~ /^hr_/ && alone > 0 {printf "  %s: database time / statement alone = %.2f\n", $1, $2 / alone}' "$TMP/dbtime"
+	fi
+fi
 echo
 "$PY" - "$TMP/results" <<'PY'
 import sys, statistics
@@ -347,8 +419,15 @@ print("| case | hrsync, cache on | hrsync, cache off | peer | cache on / peer | 
 print("|---|---:|---:|---:|---:|---:|")
 names = {"cold": "cold 100-record page (91–100)", "page1": "page 1 repeated (100 records)"}
 for c in ("cold", "page1"):
-    m = {s: statistics.median(res[c][s]) for s in ("cache", "nocache", "peer")}
+    m = {s: statistics.median(v) for s, v in res[c].items()}
     print(f"| {names[c]} | {m['cache']:.0f} | {m['nocache']:.0f} | {m['peer']:.0f} | "
           f"**{m['cache'] / m['peer']:.2f}×** | **{m['nocache'] / m['peer']:.2f}×** |")
+if "before" in res["cold"]:
+    print("\n| case | before, cache off | after, cache off | peer | before / peer | after / peer |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for c in ("cold", "page1"):
+        m = {s: statistics.median(v) for s, v in res[c].items()}
+        print(f"| {names[c]} | {m['before']:.0f} | {m['nocache']:.0f} | {m['peer']:.0f} | "
+              f"{m['before'] / m['peer']:.2f}× | **{m['nocache'] / m['peer']:.2f}×** |")
 print("\nrequests/s, medians of the rounds")
 PY

@@ -147,6 +147,15 @@ var modelInventory = append([]InventoryItem{
 	{"model_employee_versions", "division_id", v1.Employment, ""},
 	{"model_employee_versions", "location_id", v1.Employment, ""},
 	{"model_employee_versions", "working_pattern_id", v1.Employment, ""},
+
+	{"model_employed_spans", "employee_id", v1.Employment, "a view of the versions cut to the days employed (it follows them): what the headcount models count"},
+	{"model_employed_spans", "department_id", v1.Employment, ""},
+	{"model_employed_spans", "division_id", v1.Employment, ""},
+	{"model_employed_spans", "location_id", v1.Employment, ""},
+	{"model_employed_spans", "working_pattern_id", v1.Employment, ""},
+	{"model_employed_spans", "fte", v1.Employment, "their full-time equivalent then"},
+	{"model_employed_spans", "lo", v1.Employment, "the first day of the span"},
+	{"model_employed_spans", "hi", v1.Employment, "its last day"},
 }, modelAggregateInventory()...)
 
 // modelAggregates are the models that count people, with their columns: counts, never a person.

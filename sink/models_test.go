@@ -391,7 +391,7 @@ WHERE day = '2024-02-29' ORDER BY department_id`), []string{
 }
 
 // modelRelations are the models migration 0020 makes: the calendar table and the views.
-var modelRelations = []string{"model_calendar", "model_employment", "model_employee_versions", "model_headcount_daily",
+var modelRelations = []string{"model_calendar", "model_employment", "model_employee_versions", "model_employed_spans", "model_headcount_daily",
 	"model_headcount_monthly", "model_starters_leavers_monthly", "model_turnover_monthly", "model_tenure_daily"}
 
 // TestModelsOnEveryWarehouse: a migrated warehouse of either backend has every model, the

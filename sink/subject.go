@@ -201,6 +201,7 @@ var employeeJSON = map[string]string{"idempotency_keys": "body"}
 var ownKinds = map[string]map[string]Kind{
 	"model_employment":        {"start_date": KindDate, "end_date": KindDate},
 	"model_employee_versions": {"valid_from": KindDate, "valid_to": KindDate},
+	"model_employed_spans":    {"lo": KindDate, "hi": KindDate},
 }
 
 // subjectSources are what a subject access reads, in the order of its tables (SubjectExport).

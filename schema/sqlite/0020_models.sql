@@ -85,57 +85,56 @@ FROM (
     WINDOW w AS (PARTITION BY c.employee_id ORDER BY c.day)
 ) p;
 
--- People employed on each day up to today, by the department, division and location they had
--- that day (names: the reference rows as they are now), with their FTE: their working
--- pattern's total_hours over the full-time hours (the default pattern's, else the largest
--- pattern's), at most 1, and 1 where either is unknown or 0; rounded to 2 decimals.
-CREATE VIEW model_headcount_daily AS
-SELECT c.day, s.department_id, dp.name AS department, s.division_id, dv.name AS division,
-    s.location_id, lc.name AS location, count(*) AS headcount,
-    round(sum(CASE WHEN CAST(wp.total_hours AS REAL) > 0 AND ft.hours > 0 THEN min(CAST(wp.total_hours AS REAL) / ft.hours, 1) ELSE 1 END), 2) AS fte
+-- Each employee's versions (model_employee_versions) cut to the days they were employed up to
+-- today, lo through hi (a version wholly outside them is no row), with the version's FTE: its
+-- working pattern's total_hours over the full-time hours (the default pattern's, else the
+-- largest pattern's), at most 1, and 1 where either is unknown or 0. The headcount models count
+-- these on the calendar's days.
+CREATE VIEW model_employed_spans AS
+SELECT x.employee_id, x.department_id, x.division_id, x.location_id, x.working_pattern_id,
+    x.fte, x.lo, x.hi
 FROM (
-    -- each employee's versions, cut to the days they were employed up to today: from lo through hi
-    SELECT v.department_id, v.division_id, v.location_id, v.working_pattern_id,
+    SELECT v.employee_id, v.department_id, v.division_id, v.location_id, v.working_pattern_id,
+        CASE WHEN CAST(wp.total_hours AS REAL) > 0 AND ft.hours > 0 THEN min(CAST(wp.total_hours AS REAL) / ft.hours, 1) ELSE 1 END AS fte,
         max(m.start_date, v.valid_from) AS lo,
         min(coalesce(m.end_date, date('now')), date(v.valid_to, '-1 day'), date('now')) AS hi
     FROM model_employment m
     JOIN model_employee_versions v ON v.employee_id = m.employee_id
-) s
+    LEFT JOIN working_patterns wp ON wp.id = v.working_pattern_id
+    CROSS JOIN (SELECT coalesce(
+        (SELECT max(CAST(total_hours AS REAL)) FROM working_patterns WHERE is_default = 1 AND deleted_at IS NULL AND CAST(total_hours AS REAL) > 0),
+        (SELECT max(CAST(total_hours AS REAL)) FROM working_patterns WHERE deleted_at IS NULL AND CAST(total_hours AS REAL) > 0)) AS hours) ft
+) x
+WHERE x.lo <= x.hi;
+
+-- People employed on each day up to today, by the department, division and location they had
+-- that day (names: the reference rows as they are now), with the sum of their FTEs
+-- (model_employed_spans) rounded to 2 decimals.
+CREATE VIEW model_headcount_daily AS
+SELECT c.day, s.department_id, dp.name AS department, s.division_id, dv.name AS division,
+    s.location_id, lc.name AS location, count(*) AS headcount,
+    round(sum(s.fte), 2) AS fte
+FROM model_employed_spans s
 JOIN model_calendar c ON c.day >= s.lo AND c.day <= s.hi
-LEFT JOIN working_patterns wp ON wp.id = s.working_pattern_id
 LEFT JOIN departments dp ON dp.id = s.department_id
 LEFT JOIN divisions dv ON dv.id = s.division_id
 LEFT JOIN locations lc ON lc.id = s.location_id
-CROSS JOIN (SELECT coalesce(
-    (SELECT max(CAST(total_hours AS REAL)) FROM working_patterns WHERE is_default = 1 AND deleted_at IS NULL AND CAST(total_hours AS REAL) > 0),
-    (SELECT max(CAST(total_hours AS REAL)) FROM working_patterns WHERE deleted_at IS NULL AND CAST(total_hours AS REAL) > 0)) AS hours) ft
 GROUP BY c.day, s.department_id, dp.name, s.division_id, dv.name, s.location_id, lc.name;
 
 -- model_headcount_daily on each month's last day (today, for the current month).
 CREATE VIEW model_headcount_monthly AS
 SELECT c.month, s.department_id, dp.name AS department, s.division_id, dv.name AS division,
     s.location_id, lc.name AS location, count(*) AS headcount,
-    round(sum(CASE WHEN CAST(wp.total_hours AS REAL) > 0 AND ft.hours > 0 THEN min(CAST(wp.total_hours AS REAL) / ft.hours, 1) ELSE 1 END), 2) AS fte
-FROM (
-    -- each employee's versions, cut to the days they were employed up to today: from lo through hi
-    SELECT v.department_id, v.division_id, v.location_id, v.working_pattern_id,
-        max(m.start_date, v.valid_from) AS lo,
-        min(coalesce(m.end_date, date('now')), date(v.valid_to, '-1 day'), date('now')) AS hi
-    FROM model_employment m
-    JOIN model_employee_versions v ON v.employee_id = m.employee_id
-) s
+    round(sum(s.fte), 2) AS fte
+FROM model_employed_spans s
 JOIN (
     SELECT day, month FROM model_calendar WHERE day = month_end AND day < date('now')
     UNION ALL
     SELECT day, month FROM model_calendar WHERE day = date('now')
 ) c ON c.day >= s.lo AND c.day <= s.hi
-LEFT JOIN working_patterns wp ON wp.id = s.working_pattern_id
 LEFT JOIN departments dp ON dp.id = s.department_id
 LEFT JOIN divisions dv ON dv.id = s.division_id
 LEFT JOIN locations lc ON lc.id = s.location_id
-CROSS JOIN (SELECT coalesce(
-    (SELECT max(CAST(total_hours AS REAL)) FROM working_patterns WHERE is_default = 1 AND deleted_at IS NULL AND CAST(total_hours AS REAL) > 0),
-    (SELECT max(CAST(total_hours AS REAL)) FROM working_patterns WHERE deleted_at IS NULL AND CAST(total_hours AS REAL) > 0)) AS hours) ft
 GROUP BY c.month, s.department_id, dp.name, s.division_id, dv.name, s.location_id, lc.name;
 
 -- Starters (by start_date) and leavers (by end_date) of each month up to today, by the

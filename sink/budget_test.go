@@ -172,11 +172,13 @@ func TestSharedBudgetCreateDuringWalk(t *testing.T) {
 			url, sopts := budgetWarehouse(t, backend)
 			up, srv := budgetUpstream(t)
 
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			// A bound, not a measure: a create queued behind the walk would wait all of it.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			walkCtx, stopWalk := context.WithCancel(ctx)
 			const concurrency = 6
-			walker := budgetClient(t, srv, openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: budgetRate}), "")
+			wb := openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: budgetRate})
+			walker := budgetClient(t, srv, wb, "")
 			var wg sync.WaitGroup
 			for range concurrency {
 				wg.Go(func() {
@@ -188,20 +190,22 @@ func TestSharedBudgetCreateDuringWalk(t *testing.T) {
 			time.Sleep(time.Second) // the walk is in full swing: every walker holds a slot
 			fb := openBudget(t, url, sopts, sink.BudgetOptions{PerMinute: budgetRate})
 			forwarder := budgetClient(t, srv, fb, budget.KindForward)
-			began := time.Now()
+			began, walked := time.Now(), wb.Waits()[budget.KindWalk].Granted
 			_, err := forwarder.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"})
-			took := time.Since(began)
+			took, ahead := time.Since(began), wb.Waits()[budget.KindWalk].Granted-walked
 			stopWalk()
 			wg.Wait()
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("the create waited %v behind %d walkers", took.Round(time.Millisecond), concurrency)
-			// The walk's slots ahead of it, one interval each, four more, and two seconds for a
-			// loaded machine: a create queued behind the walk itself would wait for as long as
-			// the walk runs (here, until the test stops it).
-			if limit := (concurrency+4)*budget.PacingInterval(budgetRate) + 2*time.Second; took > limit {
-				t.Errorf("the create waited %v, want at most %v", took.Round(time.Millisecond), limit)
+			t.Logf("the create waited %v behind %d walkers: %d walk slots began meanwhile", took.Round(time.Millisecond), concurrency, ahead)
+			// Counted in slots, not seconds (a loaded machine stretches every slot): the walk's
+			// slots reserved ahead of it (its concurrency), and as many again and four for those
+			// that begin while the create's answer travels back. A create queued behind the walk
+			// itself would see the walk's slots begin until the walk ends (here, never before
+			// the create does).
+			if limit := int64(2*concurrency + 4); ahead > limit {
+				t.Errorf("%d walk slots began while the create waited, want at most %d", ahead, limit)
 			}
 			if w := fb.Waits()[budget.KindForward]; w.Granted != 1 {
 				t.Errorf("forward slots %+v, want 1", w)

@@ -209,7 +209,11 @@ func TestCloseIdle(t *testing.T) {
 // work lasts, and the holder's merges commit; holding it keeps no connection open.
 func TestLeaseIsRenewedAndPinsNoSession(t *testing.T) {
 	ctx := context.Background()
-	opts := sink.Options{LockTTL: 1500 * time.Millisecond, ConnMaxIdleTime: 100 * time.Millisecond}
+	// Renewed every TTL/3 = 1.5 s; the pool's cleaner looks every second (database/sql's
+	// least), so it looks between two renewals at least every other time. With renewals at a
+	// multiple of its second (a TTL of 1.5 or 3 s), its looks could fall just after renewal after
+	// renewal and never find the connection idle for long enough.
+	opts := sink.Options{LockTTL: 4500 * time.Millisecond, ConnMaxIdleTime: 100 * time.Millisecond}
 	a, b, _, _ := sinktest.TwoStores(t, "postgres", opts)
 	held, release, ok, err := a.TryLock(ctx, sink.SyncLock)
 	if err != nil || !ok {
@@ -217,7 +221,8 @@ func TestLeaseIsRenewedAndPinsNoSession(t *testing.T) {
 	}
 	defer release()
 	open := 0
-	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	work := 2*opts.LockTTL + time.Second // over two TTLs
+	for deadline := time.Now().Add(work); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if _, rel, ok, err := b.TryLock(ctx, sink.SyncLock); ok || err != nil {
 			if ok {
 				rel()
@@ -226,9 +231,8 @@ func TestLeaseIsRenewedAndPinsNoSession(t *testing.T) {
 		}
 		open = max(open, sinktest.DB(a).Stats().OpenConnections)
 	}
-	// Renewals use a connection for a moment every TTL/3; the pool closes it between them (its
-	// cleaner looks every second), so none stays open. A bound, not a measure: on a loaded
-	// machine a tick of the cleaner can fall just after renewal after renewal.
+	// Renewals use a connection for a moment every TTL/3; the pool closes it between them, so
+	// none stays open. A bound, not a measure.
 	var idle bool
 	for deadline := time.Now().Add(30 * time.Second); !idle && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		idle = sinktest.DB(a).Stats().OpenConnections == 0
@@ -245,7 +249,7 @@ func TestLeaseIsRenewedAndPinsNoSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); err != nil {
-		t.Fatalf("merge after %s under a lease of %s: %v", 4*time.Second, opts.LockTTL, err)
+		t.Fatalf("merge after %s under a lease of %s: %v", work, opts.LockTTL, err)
 	}
 	t.Logf("most connections open while holding: %d", open)
 }

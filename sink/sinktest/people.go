@@ -41,6 +41,12 @@ INSERT INTO employees_history (id, valid_from, valid_to, status, department_id, 
   (107, '2023-04-03T06:00:00.000Z', NULL, 'Current employee', 20, 50, TRUE, 'source'),
   (108, '2024-11-04T06:00:00.000Z', NULL, 'Current employee', 30, 51, TRUE, 'source'),
   (109, '2025-04-01T06:00:00.000Z', NULL, 'Current employee', 10, 50, TRUE, 'source');
+INSERT INTO sicknesses (id, employee_id, start_date, end_date) VALUES
+  (1, 106, '2025-01-06', '2025-01-06'), (2, 106, '2025-02-03', '2025-02-03'), (3, 106, '2025-03-03', '2025-03-04'), (4, 106, '2025-05-12', '2025-05-13'),
+  (5, 103, '2025-02-10', '2025-02-10'), (6, 103, '2025-04-07', '2025-04-08'), (7, 103, '2025-06-02', '2025-06-03'),
+  (8, 104, '2025-03-10', '2025-03-10'), (9, 104, '2025-05-19', '2025-05-20');
+INSERT INTO absences (id, employee_id, type, start_date, end_date, cancelled) VALUES
+  (1, 101, 'Holiday', '2025-05-05', '2025-05-09', FALSE), (2, 108, 'OtherLeave', '2025-06-09', '2025-06-09', FALSE);
 INSERT INTO erasures (kind, collection, subject_id, classes, cause, reason, erased_at) VALUES
   ('employee', 'employees', 104, 'identifying,free_text', 'request', 'test', '2025-01-10T09:00:00.000Z')`
 

@@ -39,7 +39,7 @@ type PeopleReport struct {
 	// Absence sums model_absence_monthly's months shown, by department.
 	Absence []DepartmentAbsence
 	// BradfordAsOf is the day of the Bradford factors listed: the last of AsOf's month, or
-	// today in the current month.
+	// today in the current month; "" when nobody has one above 0.
 	BradfordAsOf string
 	Bradford     []BradfordEntry
 }
@@ -185,16 +185,9 @@ GROUP BY department_id, department ORDER BY department, department_id`, []any{fr
 	if err != nil {
 		return PeopleReport{}, fmt.Errorf("people report: absence: %w", err)
 	}
-	// The Bradford factors of AsOf's month: its last day's, or today's in the current month.
-	var asOfDay sql.NullString
-	err = tx.QueryRowxContext(ctx, tx.Rebind(`SELECT `+d.read(KindDate, "max(as_of)")+` FROM `+bradfordView+` WHERE as_of >= ? AND as_of <= ?`), to, end).Scan(&asOfDay)
-	if err != nil {
-		return PeopleReport{}, fmt.Errorf("people report: bradford: %w", err)
-	}
-	if !asOfDay.Valid {
-		return r, nil
-	}
-	r.BradfordAsOf = asOfDay.String
+	// The Bradford factors of AsOf's month: model_bradford has one day of each month, its last
+	// (today's in the current month), so the month's rows are that day's; read in one pass (the
+	// view is computed whole on each read).
 	// A name only where asked for, and never one whose identifying data an erasure (not
 	// lifted) took: the erasure nulls the names already; the check keeps it so should a name
 	// come back another way.
@@ -204,14 +197,21 @@ GROUP BY department_id, department ORDER BY department, department_id`, []any{fr
     AND x.lifted_at IS NULL AND ',' || x.classes || ',' LIKE '%,identifying,%') THEN ''
   ELSE trim(coalesce(e.first_name, '') || ' ' || coalesce(e.last_name, '')) END`
 	}
-	err = scanRows(ctx, tx, `SELECT b.employee_id, b.department_id, coalesce(b.department, ''), b.spells, b.days, b.bradford, `+name+`
+	err = scanRows(ctx, tx, `SELECT `+d.read(KindDate, "b.as_of")+`, b.employee_id, b.department_id, coalesce(b.department, ''), b.spells, b.days, b.bradford, `+name+`
 FROM `+bradfordView+` b LEFT JOIN employees e ON e.id = b.employee_id
-WHERE b.as_of = ? AND b.bradford > 0
-ORDER BY b.bradford DESC, b.employee_id LIMIT ?`, []any{asOfDay.String, o.BradfordTop},
+WHERE b.as_of >= ? AND b.as_of <= ? AND b.bradford > 0
+ORDER BY b.as_of DESC, b.bradford DESC, b.employee_id LIMIT ?`, []any{to, end, o.BradfordTop},
 		func(rows *sqlx.Rows) error {
 			var b BradfordEntry
-			err := rows.Scan(&b.EmployeeID, &b.DepartmentID, &b.Department, &b.Spells, &b.Days, &b.Bradford, &b.Name)
-			r.Bradford = append(r.Bradford, b)
+			var day string
+			err := rows.Scan(&day, &b.EmployeeID, &b.DepartmentID, &b.Department, &b.Spells, &b.Days, &b.Bradford, &b.Name)
+			day = day[:min(len(day), len(time.DateOnly))] // a date, whatever the driver made of it
+			if r.BradfordAsOf == "" {
+				r.BradfordAsOf = day
+			}
+			if day == r.BradfordAsOf { // one day's list, should the view ever hold more
+				r.Bradford = append(r.Bradford, b)
+			}
 			return err
 		})
 	if err != nil {

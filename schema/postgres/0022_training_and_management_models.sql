@@ -1,11 +1,20 @@
 -- Training and line-management models (docs/models.md), the same columns and answers as
 -- schema/sqlite/0022_training_and_management_models.sql. "Today" is the current date in UTC.
 
--- Completed training by month, department (as on the completion day) and training type. A course
--- counts as completed when its status is 'Completed' (any case) and its outcome is not 'Failed'
--- (any outcome else, none included, counts: 'Passed', 'Attended'), on its completion day: end_on,
--- else (a one-day course sent without one) start_on, on or before today. Only listed, not deleted
--- courses of employees who count (model_employment).
+-- The courses that count as completed, for the training models: status 'Completed' (any case)
+-- and an outcome other than 'Failed' (any outcome else, none included, counts: 'Passed',
+-- 'Attended'), listed and not deleted; the models keep those of employees who count
+-- (model_employment's: listed, with a join date, not a seed row). The models read every such
+-- course: the index holds what they read, not the wide rows.
+CREATE INDEX employee_training_courses_completed ON employee_training_courses
+    (employee_id, end_on, start_on, company_training_type_id, hours, expires_on, name)
+    WHERE listed AND deleted_at IS NULL AND lower(status) = 'completed' AND coalesce(lower(outcome), '') <> 'failed';
+
+-- Completed training by month, department (as on the completion day) and training type: the
+-- completed courses (above) on their completion day, end_on, else (a one-day course sent
+-- without one) start_on, on or before today; the department is model_employee_versions' on that
+-- day. (SQLite finds the same version by the history's primary key, course by course: its
+-- window functions over the whole history cost more there; here the hash join is cheaper.)
 CREATE VIEW model_training_completed_monthly AS
 SELECT date_trunc('month', t.day)::date AS month, v.department_id, dp.name AS department,
     t.company_training_type_id AS training_type_id, tt.name AS training_type,
@@ -13,7 +22,7 @@ SELECT date_trunc('month', t.day)::date AS month, v.department_id, dp.name AS de
 FROM (
     SELECT c.employee_id, c.company_training_type_id, c.hours, coalesce(c.end_on, c.start_on) AS day
     FROM employee_training_courses c
-    JOIN model_employment m ON m.employee_id = c.employee_id
+    JOIN employees e ON e.id = c.employee_id AND e.listed AND e.origin <> 'seed' AND e.company_join_date IS NOT NULL
     WHERE c.listed AND c.deleted_at IS NULL AND lower(c.status) = 'completed'
         AND coalesce(lower(c.outcome), '') <> 'failed' AND coalesce(c.end_on, c.start_on) <= (now() AT TIME ZONE 'UTC')::date
 ) t
@@ -23,9 +32,9 @@ LEFT JOIN company_training_types tt ON tt.id = t.company_training_type_id
 GROUP BY date_trunc('month', t.day)::date, v.department_id, dp.name, t.company_training_type_id, tt.name;
 
 -- The certificates of current staff (model_employment, end_date NULL) that expire from today to
--- today + 90 days: completed courses (as above) with an expires_on, where of an employee's
--- courses of the same training type and name only the one expiring last counts (a renewal
--- supersedes the certificate it renews).
+-- today + 90 days: completed courses (as above, done on or before today) with an expires_on,
+-- where of an employee's courses of the same training type and name only the one expiring last
+-- counts (a renewal supersedes the certificate it renews).
 CREATE VIEW model_certificates_expiring AS
 SELECT x.employee_id, x.course_id, x.name, x.training_type_id, tt.name AS training_type,
     x.expires_on, x.days_left,
@@ -71,7 +80,7 @@ SELECT employee_id, manager_id, levels, path FROM up;
 -- left is at the top of what they still manage), whether they left (not current staff), and
 -- whether their line runs round a cycle back to them.
 CREATE VIEW model_management_tree AS
-WITH r AS (SELECT employee_id, manager_id, levels FROM model_reporting_lines)
+WITH r AS MATERIALIZED (SELECT employee_id, manager_id, levels FROM model_reporting_lines)
 SELECT t.manager_id, t.direct_reports, t.total_reports, coalesce(a.depth, 0) AS depth,
     s.employee_id IS NULL AS manager_left,
     cy.employee_id IS NOT NULL AS in_cycle

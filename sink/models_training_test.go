@@ -289,3 +289,31 @@ FROM model_management_tree ORDER BY manager_id`), []string{
 		})
 	})
 }
+
+// TestTrainingModelsDocQueries runs docs/models.md's example queries of the training and
+// line-management models as the page prints them on the hand-made account above, on both
+// backends.
+func TestTrainingModelsDocQueries(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		loadTrainingFixture(t, s)
+
+		// 2024, from TestTrainingModels: Engineering Fire safety 217 (02) 101 102 110 (03) = 4,
+		// 3.75+15 = 18.75 h; Leadership 104, no hours; Sales Fire safety 107; First aid 103.
+		checkRows(t, "training", trainingRows(t, s, modelsDocQuery(t, "training")), []string{
+			"Engineering|Fire safety|4|18.75",
+			"Engineering|Leadership|1|0",
+			"Sales|Fire safety|1|3.75",
+			"Sales|First aid|1|22.5",
+		})
+		// 30: 209 201 207; 60: 202 212; 90: 213 203 214.
+		checkRows(t, "expiring", trainingRows(t, s, modelsDocQuery(t, "expiring")), []string{"30|3", "60|2", "90|3"})
+		// Below 2: 3 and 4, and 16 under 3.
+		checkRows(t, "below a manager", trainingRows(t, s, modelsDocQuery(t, "below-a-manager")), []string{
+			"3|1|2/3",
+			"16|2|2/3/16",
+			"4|1|2/4",
+		})
+		// 7 left (8 9, and 10 under 9); 20 was never listed (15).
+		checkRows(t, "managers who left", trainingRows(t, s, modelsDocQuery(t, "managers-who-left")), []string{"7|2|3", "20|1|1"})
+	})
+}

@@ -140,7 +140,7 @@ var modelInventory = append([]InventoryItem{
 	{"model_employment", "end_date", v1.Employment, "their leaving day, by the leavers' rule"},
 	{"model_employment", "left_by", v1.Employment, "where the leaving day comes from"},
 
-	{"model_employee_versions", "employee_id", v1.Employment, "a view of employees' history (it follows it): the periods of their department, division, location and pattern"},
+	{"model_employee_versions", "employee_id", v1.Employment, "a table kept from employees' history by its triggers (it follows it): the periods of their department, division, location and pattern"},
 	{"model_employee_versions", "valid_from", v1.Employment, ""},
 	{"model_employee_versions", "valid_to", v1.Employment, ""},
 	{"model_employee_versions", "department_id", v1.Employment, ""},

@@ -13,8 +13,7 @@ CREATE INDEX employee_training_courses_completed ON employee_training_courses
 -- Completed training by month, department (as on the completion day) and training type: the
 -- completed courses (above) on their completion day, end_on, else (a one-day course sent
 -- without one) start_on, on or before today; the department is model_employee_versions' on that
--- day. (SQLite finds the same version by the history's primary key, course by course: its
--- window functions over the whole history cost more there; here the hash join is cheaper.)
+-- day (a table kept from history, 0021).
 CREATE VIEW model_training_completed_monthly AS
 SELECT date_trunc('month', t.day)::date AS month, v.department_id, dp.name AS department,
     t.company_training_type_id AS training_type_id, tt.name AS training_type,

@@ -13,27 +13,22 @@ CREATE INDEX employee_training_courses_completed ON employee_training_courses
 -- Completed training by month, department (as on the completion day) and training type: the
 -- completed courses (above) on their completion day, end_on, else (a one-day course sent
 -- without one) start_on, on or before today. The department is model_employee_versions' on that
--- day, found here by the history's primary key course by course rather than by computing every
--- version (window functions over the whole history, dearer here than on Postgres, which joins
--- the view): that of the last version written on or before the day (UTC), else of the first.
+-- day (a table kept from history, 0021, read by its primary key).
 CREATE VIEW model_training_completed_monthly AS
-SELECT substr(t.day, 1, 7) || '-01' AS month, hv.department_id, dp.name AS department,
+SELECT substr(t.day, 1, 7) || '-01' AS month, v.department_id, dp.name AS department,
     t.company_training_type_id AS training_type_id, tt.name AS training_type,
     count(*) AS courses_completed, round(coalesce(sum(CAST(t.hours AS REAL)), 0), 2) AS hours
 FROM (
-    SELECT c.employee_id, c.company_training_type_id, c.hours, coalesce(c.end_on, c.start_on) AS day,
-        coalesce((SELECT max(h.valid_from) FROM employees_history h
-                  WHERE h.id = c.employee_id AND h.valid_from < date(coalesce(c.end_on, c.start_on), '+1 day')),
-                 (SELECT min(h.valid_from) FROM employees_history h WHERE h.id = c.employee_id)) AS version
+    SELECT c.employee_id, c.company_training_type_id, c.hours, coalesce(c.end_on, c.start_on) AS day
     FROM employee_training_courses c
     JOIN employees e ON e.id = c.employee_id AND e.listed AND e.origin <> 'seed' AND e.company_join_date IS NOT NULL
     WHERE c.listed AND c.deleted_at IS NULL AND lower(c.status) = 'completed'
         AND coalesce(lower(c.outcome), '') <> 'failed' AND coalesce(c.end_on, c.start_on) <= date('now')
 ) t
-LEFT JOIN employees_history hv ON hv.id = t.employee_id AND hv.valid_from = t.version
-LEFT JOIN departments dp ON dp.id = hv.department_id
+LEFT JOIN model_employee_versions v ON v.employee_id = t.employee_id AND v.valid_from <= t.day AND t.day < v.valid_to
+LEFT JOIN departments dp ON dp.id = v.department_id
 LEFT JOIN company_training_types tt ON tt.id = t.company_training_type_id
-GROUP BY substr(t.day, 1, 7) || '-01', hv.department_id, dp.name, t.company_training_type_id, tt.name;
+GROUP BY substr(t.day, 1, 7) || '-01', v.department_id, dp.name, t.company_training_type_id, tt.name;
 
 -- The certificates of current staff (model_employment, end_date NULL) that expire from today to
 -- today + 90 days: completed courses (as above, done on or before today) with an expires_on,

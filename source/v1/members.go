@@ -96,7 +96,7 @@ func NewDeclarations(members Members) (Declarations, error) {
 			}
 			d.members[collection][member] = class
 		}
-		d.erase[collection] = erasureDecl{fields: fields, extra: ed.extra}
+		d.erase[collection] = newErasureDecl(fields, ed.extra)
 	}
 	return d, nil
 }

@@ -16,7 +16,8 @@ var testMembers = Members{
 
 // TestDeclarationsEraseConfiguredMembers: a member classed by configuration is erased by its
 // class, not the extra class (identifying); the members nothing classes still are, and the zero
-// Declarations erase as EraseJSON does.
+// Declarations erase as EraseJSON does. A member named as a declared or configured one in
+// another case is erased by either class: its extra class, or the one serve hides it by.
 func TestDeclarationsEraseConfiguredMembers(t *testing.T) {
 	d, err := NewDeclarations(testMembers)
 	if err != nil {
@@ -44,6 +45,15 @@ func TestDeclarationsEraseConfiguredMembers(t *testing.T) {
 		{"an absence's approval code, not personal, stays; its other undeclared members go",
 			"absences", d, []Class{Identifying}, `{"id":1,"approval_code":"A-1","gp":"Dr X","notes":"n"}`,
 			`{"id":1,"approval_code":"A-1","notes":"n"}`},
+		{"health: a configured health member's name in another case goes too (serve leaves it out as that member)",
+			"employees", d, []Class{Health}, `{"id":42,"DIAGNOSIS_CODE":"J11","Cost_Centre":"CC-7","Dob":"1980"}`,
+			`{"id":42,"Cost_Centre":"CC-7","Dob":"1980"}`},
+		{"identifying: members named as configured or declared ones in another case are undeclared, and go",
+			"employees", d, []Class{Identifying}, `{"id":42,"DIAGNOSIS_CODE":"J11","Cost_Centre":"CC-7","Job_Title":"Chef"}`,
+			`{"id":42}`},
+		{"free text: a declared free-text member's name in another case goes, in the zero value too",
+			"absences", Declarations{}, []Class{FreeText}, `{"id":1,"NOTES":"n","Type":"holiday"}`,
+			`{"id":1,"Type":"holiday"}`},
 		{"a nested object's member of the same name is not the record's: the person's undeclared members go",
 			"employees", d, nil, `{"id":5,"line_manager":{"id":42,"first_name":"Ann","cost_centre":"CC-7"},"cost_centre":"CC-1"}`,
 			`{"id":5,"line_manager":{"id":42},"cost_centre":"CC-1"}`},

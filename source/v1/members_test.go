@@ -105,7 +105,8 @@ func TestDeclarationsDeclared(t *testing.T) {
 }
 
 // TestNewDeclarationsRefuses: a member the code declares (in any case, its twin, the id), an
-// unknown collection, no class or no name are refused, each with its own message.
+// unknown collection, no class or no name, one member in two cases classed apart are refused,
+// each with its own message.
 func TestNewDeclarationsRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		members  Members
@@ -121,12 +122,17 @@ func TestNewDeclarationsRefuses(t *testing.T) {
 		{Members{"absense": {"x": NotPersonal}}, 0, `no collection "absense"`},
 		{Members{"absences": {"x": 0}}, 0, "absences.x: no class"},
 		{Members{"absences": {" ": Employment}}, 0, "a member with no name"},
+		{Members{"employees": {"cost_centre": Employment, "Cost_Centre": Health}}, 0,
+			"employees.cost_centre: classed employment, and employees.Cost_Centre health: one member in two cases"},
 	} {
 		_, err := NewDeclarations(tc.members)
 		var me *MemberError
 		if !errors.As(err, &me) || me.Declared != tc.declared || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%v: %v (declared %v), want a MemberError saying %q", tc.members, err, tc.declared, tc.says)
 		}
+	}
+	if _, err := NewDeclarations(Members{"employees": {"cost_centre": Employment, "COST_CENTRE": Employment}}); err != nil {
+		t.Errorf("one member in two cases classed alike: %v", err)
 	}
 	if d, err := NewDeclarations(nil); err != nil || d.erase != nil {
 		t.Errorf("no members: %+v, %v; want the zero value", d, err)

@@ -177,3 +177,31 @@ WHERE (employee_id = 34 AND as_of IN ('2023-05-31', '2023-06-30', '2024-01-31', 
 		checkRows(t, "unlisted and deleted sicknesses", modelRows(t, s, `SELECT count(*) FROM model_bradford WHERE employee_id = 35`), []string{"0"})
 	})
 }
+
+// TestAbsenceModelsDocQueries runs docs/models.md's example queries of the absence models as the
+// page prints them on the hand-made account above and checks their answers, on both backends.
+func TestAbsenceModelsDocQueries(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		loadAbsenceFixture(t, s)
+
+		// March 2024 as TestAbsenceModels works it out, by name: 6 / 46 = 13.04 %, 4 / 50 = 8 %,
+		// 5 / 21 = 23.81 %.
+		checkRows(t, "sickness-rate", modelRows(t, s, modelsDocQuery(t, "sickness-rate")), []string{
+			"Engineering|6|46|13.04|2.31",
+			"Sales|4|50|8|2.25",
+			"Support|5|21|23.81|5",
+		})
+
+		// The 52 weeks ending 2024-03-31 begin 2023-04-03. 34: 2023-06-30 (1), 2024-01-08 (2),
+		// 2024-02-05 (3): 3 spells, 6 days, 54. 32: 2 spells, 3 days, 12. 33: 1, 5, 5. 36: the
+		// open sickness's weekdays from 03-25 to 03-29 inside the window: 1, 5, 5. 31: the
+		// sickness from 03-28, its 2 March working days: 1, 2, 2. 35: nothing.
+		checkRows(t, "bradford", modelRows(t, s, modelsDocQuery(t, "bradford")), []string{
+			"34|Engineering|3|6|54",
+			"32|Engineering|2|3|12",
+			"33|Engineering|1|5|5",
+			"36|Support|1|5|5",
+			"31|Sales|1|2|2",
+		})
+	})
+}

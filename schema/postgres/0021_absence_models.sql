@@ -52,6 +52,10 @@ WHERE ((p.week >> ((c.day - date '1900-01-01') % 7)) & 1) = 1;
 -- current month): each employed span and absence cut to each month it overlaps, its working days
 -- counted by arithmetic.
 CREATE VIEW model_absence_monthly AS
+-- the spans computed once each (the planner cannot count their rows ahead, and would read them
+-- again and again in a nested loop)
+WITH spans AS MATERIALIZED (SELECT * FROM model_employed_spans),
+absence AS MATERIALIZED (SELECT * FROM model_absence_spans)
 SELECT t.month, t.department_id, dp.name AS department,
     sum(t.sick) AS sick_days, sum(t.other) AS other_leave_days, sum(t.holiday) AS holiday_days,
     sum(t.sick) + sum(t.other) AS days_lost,
@@ -78,7 +82,7 @@ FROM (
             -- index range per span), the span's first month moved on by each
             SELECT s.department_id, s.lo, s.hi, s.fte, coalesce(pw.week, 31) AS week,
                 (date_trunc('month', s.lo) + (k.day - date '1990-01-01') * interval '1 month')::date AS month, (date_trunc('month', s.lo) + ((k.day - date '1990-01-01') + 1) * interval '1 month' - interval '1 day')::date AS month_end
-            FROM model_employed_spans s
+            FROM spans s
             JOIN model_calendar k ON k.day >= date '1990-01-01' AND k.day < date '1990-01-01' + ((extract(year FROM s.hi) - extract(year FROM s.lo)) * 12 + extract(month FROM s.hi) - extract(month FROM s.lo) + 1)::integer
             LEFT JOIN (
                 SELECT id, CASE WHEN w > 0 THEN w ELSE 31 END AS week
@@ -109,7 +113,7 @@ FROM (
                 (greatest(p.lo, p.month) - date '1900-01-01') AS a, (least(p.hi, p.month_end) - date '1900-01-01') AS b, (p.start_date - date '1900-01-01') AS s, (p.end_date - date '1900-01-01') AS e
             FROM (
                 SELECT p.*, (date_trunc('month', p.lo) + (k.day - date '1990-01-01') * interval '1 month')::date AS month, (date_trunc('month', p.lo) + ((k.day - date '1990-01-01') + 1) * interval '1 month' - interval '1 day')::date AS month_end
-                FROM model_absence_spans p
+                FROM absence p
                 JOIN model_calendar k ON k.day >= date '1990-01-01' AND k.day < date '1990-01-01' + ((extract(year FROM p.hi) - extract(year FROM p.lo)) * 12 + extract(month FROM p.hi) - extract(month FROM p.lo) + 1)::integer
             ) p
         ) x

@@ -52,6 +52,10 @@ WHERE ((p.week >> (CAST(julianday(c.day) - 2415020.5 AS INTEGER) % 7)) & 1) = 1;
 -- current month): each employed span and absence cut to each month it overlaps, its working days
 -- counted by arithmetic.
 CREATE VIEW model_absence_monthly AS
+-- the spans computed once each (the planner cannot count their rows ahead, and would read them
+-- again and again in a nested loop)
+WITH spans AS MATERIALIZED (SELECT * FROM model_employed_spans),
+absence AS MATERIALIZED (SELECT * FROM model_absence_spans)
 SELECT t.month, t.department_id, dp.name AS department,
     sum(t.sick) AS sick_days, sum(t.other) AS other_leave_days, sum(t.holiday) AS holiday_days,
     sum(t.sick) + sum(t.other) AS days_lost,
@@ -78,7 +82,7 @@ FROM (
             -- index range per span), the span's first month moved on by each
             SELECT s.department_id, s.lo, s.hi, s.fte, coalesce(pw.week, 31) AS week,
                 date(s.lo, 'start of month', '+' || CAST(julianday(k.day) - 2447892.5 AS INTEGER) || ' months') AS month, date(s.lo, 'start of month', '+' || (CAST(julianday(k.day) - 2447892.5 AS INTEGER) + 1) || ' months', '-1 day') AS month_end
-            FROM model_employed_spans s
+            FROM spans s
             JOIN model_calendar k ON k.day >= '1990-01-01' AND k.day < date('1990-01-01', '+' || ((CAST(substr(s.hi, 1, 4) AS INTEGER) - CAST(substr(s.lo, 1, 4) AS INTEGER)) * 12 + CAST(substr(s.hi, 6, 2) AS INTEGER) - CAST(substr(s.lo, 6, 2) AS INTEGER) + 1) || ' days')
             LEFT JOIN (
                 SELECT id, CASE WHEN w > 0 THEN w ELSE 31 END AS week
@@ -109,7 +113,7 @@ FROM (
                 CAST(julianday(max(p.lo, p.month)) - 2415020.5 AS INTEGER) AS a, CAST(julianday(min(p.hi, p.month_end)) - 2415020.5 AS INTEGER) AS b, CAST(julianday(p.start_date) - 2415020.5 AS INTEGER) AS s, CAST(julianday(p.end_date) - 2415020.5 AS INTEGER) AS e
             FROM (
                 SELECT p.*, date(p.lo, 'start of month', '+' || CAST(julianday(k.day) - 2447892.5 AS INTEGER) || ' months') AS month, date(p.lo, 'start of month', '+' || (CAST(julianday(k.day) - 2447892.5 AS INTEGER) + 1) || ' months', '-1 day') AS month_end
-                FROM model_absence_spans p
+                FROM absence p
                 JOIN model_calendar k ON k.day >= '1990-01-01' AND k.day < date('1990-01-01', '+' || ((CAST(substr(p.hi, 1, 4) AS INTEGER) - CAST(substr(p.lo, 1, 4) AS INTEGER)) * 12 + CAST(substr(p.hi, 6, 2) AS INTEGER) - CAST(substr(p.lo, 6, 2) AS INTEGER) + 1) || ' days')
             ) p
         ) x

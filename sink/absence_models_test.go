@@ -9,7 +9,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 )
 
-// The absence models (schema 0021, docs/models.md) are checked against an account of their own,
+// The absence models (schema 0023, docs/models.md) are checked against an account of their own,
 // made by hand, whose every figure below is worked out by hand in the comments.
 //
 // Reference data as in the people models' account: departments 10 Sales (division 100, location

@@ -128,7 +128,7 @@ func ownInventory() []InventoryItem {
 // modelInventory are the people models (docs/models.md): the calendar they report on, and views
 // computed from employees and their history, which hold nothing the tables do not. A person's
 // employment and versions are facts of their employment, and so are when they were off and for
-// how many days (the absence models, schema 0021: as sicknesses' dates are, not their reasons);
+// how many days (the absence models, schema 0023: as sicknesses' dates are, not their reasons);
 // the aggregates are counts of people and of days.
 var modelInventory = append([]InventoryItem{
 	{"model_calendar", "day", v1.NotPersonal, "a day, 1990-01-01 to 2059-12-31"},

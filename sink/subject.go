@@ -197,7 +197,7 @@ var employeeJSON = map[string]string{"idempotency_keys": "body"}
 
 // ownKinds are the kinds of the warehouse's own columns that a subject access reads through the
 // dialect (dialect.read), so that both backends give the same text; the others are read as they
-// are. The people models' dates (schemas 0020, 0021) are dates on Postgres and text on SQLite.
+// are. The people models' dates (schemas 0020, 0023) are dates on Postgres and text on SQLite.
 var ownKinds = map[string]map[string]Kind{
 	"model_employment":        {"start_date": KindDate, "end_date": KindDate},
 	"model_employee_versions": {"valid_from": KindDate, "valid_to": KindDate},

@@ -1,5 +1,5 @@
 -- Absence models (docs/models.md): sickness, holiday and other leave by working day, by department
--- and month, and the Bradford factor, the same columns and answers as schema/postgres/0021_absence_models.sql.
+-- and month, and the Bradford factor, the same columns and answers as schema/postgres/0023_absence_models.sql.
 -- They build on 0020's model_employed_spans: absence is counted on the days someone was employed,
 -- up to today (UTC), in the department they were in that day, on the days their working pattern
 -- then marks as worked. Working days are counted by arithmetic over a date range (how many

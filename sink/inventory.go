@@ -142,7 +142,7 @@ var modelInventory = append([]InventoryItem{
 	{"model_employment", "end_date", v1.Employment, "their leaving day, by the leavers' rule"},
 	{"model_employment", "left_by", v1.Employment, "where the leaving day comes from"},
 
-	{"model_employee_versions", "employee_id", v1.Employment, "a view of employees' history (it follows it): the periods of their department, division, location and pattern"},
+	{"model_employee_versions", "employee_id", v1.Employment, "a table kept from employees' history by its triggers (it follows it): the periods of their department, division, location and pattern"},
 	{"model_employee_versions", "valid_from", v1.Employment, ""},
 	{"model_employee_versions", "valid_to", v1.Employment, ""},
 	{"model_employee_versions", "department_id", v1.Employment, ""},
@@ -189,6 +189,26 @@ var modelInventory = append([]InventoryItem{
 	{"model_bradford", "spells", v1.Employment, ""},
 	{"model_bradford", "days", v1.Employment, ""},
 	{"model_bradford", "bradford", v1.Employment, "spells × spells × days"},
+	{"model_certificates_expiring", "employee_id", v1.Employment, "a view of training courses (it follows them): a current employee's certificate expiring within 90 days"},
+	{"model_certificates_expiring", "course_id", v1.Employment, ""},
+	{"model_certificates_expiring", "name", v1.Employment, "the course's name"},
+	{"model_certificates_expiring", "training_type_id", v1.Employment, ""},
+	{"model_certificates_expiring", "training_type", v1.Employment, "the training type's name"},
+	{"model_certificates_expiring", "expires_on", v1.Employment, ""},
+	{"model_certificates_expiring", "days_left", v1.Employment, ""},
+	{"model_certificates_expiring", "window_days", v1.Employment, ""},
+
+	{"model_reporting_lines", "employee_id", v1.Employment, "a view of employees (it follows them): each manager above a current employee"},
+	{"model_reporting_lines", "manager_id", v1.Employment, ""},
+	{"model_reporting_lines", "levels", v1.Employment, ""},
+	{"model_reporting_lines", "path", v1.Employment, "the ids from the manager down to the employee"},
+
+	{"model_management_tree", "manager_id", v1.Employment, "a view of employees (it follows them): a line manager, with counts of the people below them"},
+	{"model_management_tree", "direct_reports", v1.Employment, ""},
+	{"model_management_tree", "total_reports", v1.Employment, ""},
+	{"model_management_tree", "depth", v1.Employment, ""},
+	{"model_management_tree", "manager_left", v1.Employment, ""},
+	{"model_management_tree", "in_cycle", v1.Employment, ""},
 }, modelAggregateInventory()...)
 
 // modelAggregates are the models that count people, with their columns: counts, never a person.
@@ -202,6 +222,7 @@ var modelAggregates = []struct {
 	{"model_turnover_monthly", []string{"month", "leavers", "headcount_start", "headcount_end", "average_headcount", "turnover", "leavers_12m", "average_headcount_12m", "turnover_12m"}},
 	{"model_tenure_daily", []string{"day", "band", "headcount"}},
 	{"model_absence_monthly", []string{"month", "department_id", "department", "sick_days", "other_leave_days", "holiday_days", "days_lost", "days_due", "fte", "days_lost_per_fte", "sickness_rate"}},
+	{"model_training_completed_monthly", []string{"month", "department_id", "department", "training_type_id", "training_type", "courses_completed", "hours"}},
 }
 
 func modelAggregateInventory() []InventoryItem {

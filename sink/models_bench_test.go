@@ -22,13 +22,15 @@ import (
 var (
 	modelsEmployees = flag.Int("bench.models.employees", 20_000, "BenchmarkModels: current employees of the generated firm")
 	modelsFresh     = flag.Bool("bench.models.fresh", false, "BenchmarkModels: generate the firm again rather than use the one cached")
+	modelsWhole     = flag.Bool("bench.models.whole", false, "BenchmarkModels: also count the daily views whole (every day of ten years: minutes)")
 )
 
 // BenchmarkModels runs every view whose name starts with model_ (found in the warehouse, so a
 // new model is benchmarked without editing this) over a generated firm (hrdata: 20,000 current
 // employees and ten years of leavers, versions and events) on both backends: count(*) of the
-// whole view, and, for a view with a day column, its rows of a day five years before the data's
-// today. Before them, the generation's time and two plain queries (headcount today, and as it
+// whole view or, for a view with a day column, its rows of a day five years before the data's
+// today and of that day's month (a daily view is read for the days a chart shows; ten years of
+// days take minutes: -bench.models.whole counts it whole too). Before them, the generation's time and two plain queries (headcount today, and as it
 // was five years ago, from employees and their history). The firm is generated once and kept
 // (a schema of the test database; a file in the user's cache directory), keyed by the
 // generator's version and size; the statistics are those a deployment would have (see
@@ -63,12 +65,18 @@ WHERE valid_from <= '` + histDay + `' AND (valid_to IS NULL OR valid_to > '` + h
   AND listed AND deleted_at IS NULL AND status = 'Current employee'`},
 			}
 			views := modelViews(b, db.DB, backend)
+			month := time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)
 			for _, v := range views {
-				queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/count",
-					`SELECT count(*) FROM (SELECT * FROM ` + v.name + `) s`})
+				if !v.day || *modelsWhole {
+					queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/count",
+						`SELECT count(*) FROM (SELECT * FROM ` + v.name + `) s`})
+				}
 				if v.day {
 					queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/day",
 						`SELECT * FROM ` + v.name + ` WHERE day = '` + day.Format(time.DateOnly) + `'`})
+					queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/month",
+						`SELECT * FROM ` + v.name + ` WHERE day >= '` + month.Format(time.DateOnly) +
+							`' AND day <= '` + month.AddDate(0, 1, -1).Format(time.DateOnly) + `'`})
 				}
 			}
 			if len(views) == 0 {

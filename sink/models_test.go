@@ -390,13 +390,16 @@ WHERE day = '2024-02-29' ORDER BY department_id`), []string{
 	})
 }
 
-// modelRelations are the models migration 0020 makes: the calendar table and the views.
+// modelRelations are the models migrations 0020 and 0021 make: the calendar and versions tables
+// and the views.
 var modelRelations = []string{"model_calendar", "model_employment", "model_employee_versions", "model_employed_spans", "model_headcount_daily",
 	"model_headcount_monthly", "model_starters_leavers_monthly", "model_turnover_monthly", "model_tenure_daily"}
 
 // TestModelsOnEveryWarehouse: a migrated warehouse of either backend has every model, the
-// calendar filled from 1990-01-01 to 2059-12-31, and on Postgres a model asked for one day (or one
-// month) reads the calendar by its index, that day's row alone, not every day the calendar holds.
+// calendar filled from 1990-01-01 to 2059-12-31, and on Postgres a daily model asked for one day
+// reads the calendar by its index, that day's row alone, not every day the calendar holds. (The
+// monthly headcount is a running sum over all months since 0021: asked for one month it counts
+// them all, about a second at 20,000 employees, docs/benchmarks.md.)
 func TestModelsOnEveryWarehouse(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		for _, name := range modelRelations {
@@ -415,7 +418,6 @@ func TestModelsOnEveryWarehouse(t *testing.T) {
 		for _, tc := range []struct{ query, index, cond string }{
 			{`SELECT * FROM model_headcount_daily WHERE day = '2024-03-31'`, "model_calendar_pkey", "(day = '2024-03-31'::date)"},
 			{`SELECT * FROM model_tenure_daily WHERE day = '2024-03-31'`, "model_calendar_pkey", "(day = '2024-03-31'::date)"},
-			{`SELECT * FROM model_headcount_monthly WHERE month = '2024-03-01'`, "model_calendar_month", "(month = '2024-03-01'::date)"},
 		} {
 			var plan []string
 			if err := sinktest.DB(s).Select(&plan, `EXPLAIN `+tc.query); err != nil {

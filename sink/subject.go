@@ -197,12 +197,22 @@ var employeeJSON = map[string]string{"idempotency_keys": "body"}
 
 // ownKinds are the kinds of the warehouse's own columns that a subject access reads through the
 // dialect (dialect.read), so that both backends give the same text; the others are read as they
-// are. The people models' dates (schema 0020) are dates on Postgres and text on SQLite.
+// are. The people models' dates (schemas 0020, 0023) are dates on Postgres and text on SQLite.
 var ownKinds = map[string]map[string]Kind{
 	"model_employment":        {"start_date": KindDate, "end_date": KindDate},
 	"model_employee_versions": {"valid_from": KindDate, "valid_to": KindDate},
 	"model_employed_spans":    {"lo": KindDate, "hi": KindDate},
+	"model_absence_spans":     {"start_date": KindDate, "end_date": KindDate, "lo": KindDate, "hi": KindDate, "half_start": KindBool, "half_end": KindBool},
+	"model_absence_days":      {"day": KindDate},
+	"model_bradford":          {"as_of": KindDate},
+	// schema 0022
+	"model_certificates_expiring": {"expires_on": KindDate},
+	"model_management_tree":       {"manager_left": KindBool, "in_cycle": KindBool},
 }
+
+// ownSubjects are the columns naming the person a row of a warehouse's own table is about where
+// it is not employee_id: a manager's row of the management tree is theirs.
+var ownSubjects = map[string]string{"model_management_tree": "manager_id"}
 
 // subjectSources are what a subject access reads, in the order of its tables (SubjectExport).
 var subjectSources = func() []subjectSource {
@@ -261,10 +271,14 @@ var subjectSources = func() []subjectSource {
 			src.cols = append(src.cols, subjectCol{name: it.Column, kind: ownKinds[name][it.Column]})
 			has[it.Column] = true
 		}
-		if !has["employee_id"] {
+		subject := "employee_id"
+		if c, ok := ownSubjects[name]; ok {
+			subject = c
+		}
+		if !has[subject] {
 			continue
 		}
-		src.where = "employee_id = ?"
+		src.where = subject + " = ?"
 		if has[subjectEmail] {
 			src.where += " OR lower(" + subjectEmail + ") IN (SELECT lower(" + subjectEmail + ") FROM " + string(Employees) +
 				" WHERE id = ? UNION SELECT lower(" + subjectEmail + ") FROM " + string(Employees) + "_history WHERE id = ?)"

@@ -76,6 +76,9 @@ func collectionInventory(t *table, table string, decls v1.Declarations) []Invent
 		} else if c.kind == KindID && it.Holds == "" {
 			it.Holds = "the " + strings.TrimSuffix(c.name, "_id") + "'s id at the source"
 		}
+		if c.name == "extra" && len(configured) > 0 {
+			it.Holds = "the members of the record no declaration names but those the configuration classes (the rows below) (JSON)"
+		}
 		if c.name == "sent" {
 			for _, f := range configured {
 				it.Class = mostSensitive(it.Class, f.Class)

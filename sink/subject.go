@@ -494,9 +494,10 @@ type theirsColumn struct {
 
 // onlyTheirs is raw, a JSON value of the person id's own (col), with every nested person that is
 // not them cut down to its id: what v1.EraseJSON leaves of a nested person whose every erasable
-// class is erased. Nothing of the record's own members is erased, so the members a configuration
-// classes (Options.Declarations) change nothing here: the code's declarations are enough. That their leave was approved by employee 7 is a fact of their record;
-// employee 7's names are not theirs. A value that is not what col holds is kept as stored.
+// class is erased. That their leave was approved by employee 7 is a fact of their record;
+// employee 7's names are not theirs. Nothing of the record's own members is erased, so the
+// members a configuration classes (Options.Declarations, a record's own only) change nothing
+// here: the code's declarations are enough. A value that is not what col holds is kept as stored.
 func onlyTheirs(col theirsColumn, raw string, id int64) string {
 	fields, _, _ := v1.Declared(col.collection)
 	var people []string

@@ -76,6 +76,9 @@ func collectionInventory(t *table, table string, decls v1.Declarations) []Invent
 		} else if c.kind == KindID && it.Holds == "" {
 			it.Holds = "the " + strings.TrimSuffix(c.name, "_id") + "'s id at the source"
 		}
+		if c.name == "extra" && len(configured) > 0 {
+			it.Holds = "the members of the record no declaration names but those the configuration classes (the rows below) (JSON)"
+		}
 		if c.name == "sent" {
 			for _, f := range configured {
 				it.Class = mostSensitive(it.Class, f.Class)
@@ -127,7 +130,9 @@ func ownInventory() []InventoryItem {
 
 // modelInventory are the people models (docs/models.md): the calendar they report on, and views
 // computed from employees and their history, which hold nothing the tables do not. A person's
-// employment and versions are facts of their employment; the aggregates are counts of people.
+// employment and versions are facts of their employment, and so are when they were off and for
+// how many days (the absence models, schema 0023: as sicknesses' dates are, not their reasons);
+// the aggregates are counts of people and of days.
 var modelInventory = append([]InventoryItem{
 	{"model_calendar", "day", v1.NotPersonal, "a day, 1990-01-01 to 2059-12-31"},
 	{"model_calendar", "month", v1.NotPersonal, ""},
@@ -157,6 +162,36 @@ var modelInventory = append([]InventoryItem{
 	{"model_employed_spans", "lo", v1.Employment, "the first day of the span"},
 	{"model_employed_spans", "hi", v1.Employment, "its last day"},
 
+	{"model_absence_spans", "employee_id", v1.Employment, "a view of absences and sicknesses cut to the employed spans (it follows them): when someone was off, not why"},
+	{"model_absence_spans", "kind", v1.Employment, "sickness, holiday or other"},
+	{"model_absence_spans", "id", v1.Employment, "the absence's or sickness's id"},
+	{"model_absence_spans", "start_date", v1.Employment, ""},
+	{"model_absence_spans", "end_date", v1.Employment, ""},
+	{"model_absence_spans", "half_start", v1.Employment, ""},
+	{"model_absence_spans", "half_end", v1.Employment, ""},
+	{"model_absence_spans", "lo", v1.Employment, "the first day of the piece"},
+	{"model_absence_spans", "hi", v1.Employment, "its last day"},
+	{"model_absence_spans", "department_id", v1.Employment, ""},
+	{"model_absence_spans", "division_id", v1.Employment, ""},
+	{"model_absence_spans", "location_id", v1.Employment, ""},
+	{"model_absence_spans", "working_pattern_id", v1.Employment, ""},
+	{"model_absence_spans", "week", v1.Employment, "the days the pattern works"},
+
+	{"model_absence_days", "employee_id", v1.Employment, "a view (it follows absences and sicknesses): a working day someone was off, and as what"},
+	{"model_absence_days", "day", v1.Employment, ""},
+	{"model_absence_days", "kind", v1.Employment, "sickness, holiday or other"},
+	{"model_absence_days", "days", v1.Employment, "1, or 0.5 for a half day"},
+	{"model_absence_days", "department_id", v1.Employment, ""},
+	{"model_absence_days", "division_id", v1.Employment, ""},
+	{"model_absence_days", "location_id", v1.Employment, ""},
+
+	{"model_bradford", "as_of", v1.Employment, "a view (it follows sicknesses): an employee's sickness spells and days over 52 weeks"},
+	{"model_bradford", "employee_id", v1.Employment, ""},
+	{"model_bradford", "department_id", v1.Employment, ""},
+	{"model_bradford", "department", v1.Employment, ""},
+	{"model_bradford", "spells", v1.Employment, ""},
+	{"model_bradford", "days", v1.Employment, ""},
+	{"model_bradford", "bradford", v1.Employment, "spells × spells × days"},
 	{"model_certificates_expiring", "employee_id", v1.Employment, "a view of training courses (it follows them): a current employee's certificate expiring within 90 days"},
 	{"model_certificates_expiring", "course_id", v1.Employment, ""},
 	{"model_certificates_expiring", "name", v1.Employment, "the course's name"},
@@ -189,6 +224,7 @@ var modelAggregates = []struct {
 	{"model_starters_leavers_monthly", []string{"month", "department_id", "department", "starters", "leavers"}},
 	{"model_turnover_monthly", []string{"month", "leavers", "headcount_start", "headcount_end", "average_headcount", "turnover", "leavers_12m", "average_headcount_12m", "turnover_12m"}},
 	{"model_tenure_daily", []string{"day", "band", "headcount"}},
+	{"model_absence_monthly", []string{"month", "department_id", "department", "sick_days", "other_leave_days", "holiday_days", "days_lost", "days_due", "fte", "days_lost_per_fte", "sickness_rate"}},
 	{"model_training_completed_monthly", []string{"month", "department_id", "department", "training_type_id", "training_type", "courses_completed", "hours"}},
 }
 

@@ -99,3 +99,48 @@ func TestEraseConfiguredMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestEraseConfiguredMemberInAnotherCase: a member sent in another case than the configuration
+// names it (DIAGNOSIS_CODE for diagnosis_code: health) is erased by a health erasure too, in the
+// row and every version, as serve hides it from a key denied health; the person's names, which a
+// health erasure does not take, stay. Without the configuration it stays (identifying).
+func TestEraseConfiguredMemberInAnotherCase(t *testing.T) {
+	decls, err := v1.NewDeclarations(v1.Members{"employees": {"diagnosis_code": v1.Health}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		health = "DX-case-6620"  // employees' DIAGNOSIS_CODE
+		name   = "Anwen-kept-55" // first_name: identifying
+	)
+	person := `{"id":42,"first_name":"` + name + `","job_title":"Chef","DIAGNOSIS_CODE":"` + health + `"}`
+	all := []string{"employees.extra: " + health, "employees.first_name: " + name, "employees.sent: " + name, "employees.sent: " + health,
+		"employees_history.extra: " + health, "employees_history.first_name: " + name, "employees_history.sent: " + name, "employees_history.sent: " + health}
+	for _, backend := range sinktest.Backends {
+		for _, tc := range []struct {
+			name  string
+			decls v1.Declarations
+			want  []string
+		}{
+			{"configured", decls, []string{"employees.first_name: " + name, "employees.sent: " + name,
+				"employees_history.first_name: " + name, "employees_history.sent: " + name}},
+			{"plain", v1.Declarations{}, all},
+		} {
+			t.Run(backend+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := sinktest.Store(t, backend, sink.Options{Declarations: tc.decls, Now: func() time.Time { return fixedNow }})
+				sinktest.WalkEmployees(t, s, sinktest.Employees(t, person), 10, sink.MergeOptions{})
+				markers := []string{health, name}
+				if found := markersIn(t, s, markers); !slices.Equal(found, all) {
+					t.Fatalf("before the erasure, found\n %s\nwant\n %s", strings.Join(found, "\n "), strings.Join(all, "\n "))
+				}
+				if _, err := s.EraseEmployee(context.Background(), 42, []v1.Class{v1.Health}, "request"); err != nil {
+					t.Fatal(err)
+				}
+				if found := markersIn(t, s, markers); !slices.Equal(found, tc.want) {
+					t.Errorf("after a health erasure, found\n %s\nwant\n %s", strings.Join(found, "\n "), strings.Join(tc.want, "\n "))
+				}
+			})
+		}
+	}
+}

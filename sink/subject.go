@@ -197,11 +197,14 @@ var employeeJSON = map[string]string{"idempotency_keys": "body"}
 
 // ownKinds are the kinds of the warehouse's own columns that a subject access reads through the
 // dialect (dialect.read), so that both backends give the same text; the others are read as they
-// are. The people models' dates (schema 0020) are dates on Postgres and text on SQLite.
+// are. The people models' dates (schemas 0020, 0023) are dates on Postgres and text on SQLite.
 var ownKinds = map[string]map[string]Kind{
 	"model_employment":        {"start_date": KindDate, "end_date": KindDate},
 	"model_employee_versions": {"valid_from": KindDate, "valid_to": KindDate},
 	"model_employed_spans":    {"lo": KindDate, "hi": KindDate},
+	"model_absence_spans":     {"start_date": KindDate, "end_date": KindDate, "lo": KindDate, "hi": KindDate, "half_start": KindBool, "half_end": KindBool},
+	"model_absence_days":      {"day": KindDate},
+	"model_bradford":          {"as_of": KindDate},
 	// schema 0022
 	"model_certificates_expiring": {"expires_on": KindDate},
 	"model_management_tree":       {"manager_left": KindBool, "in_cycle": KindBool},
@@ -491,9 +494,10 @@ type theirsColumn struct {
 
 // onlyTheirs is raw, a JSON value of the person id's own (col), with every nested person that is
 // not them cut down to its id: what v1.EraseJSON leaves of a nested person whose every erasable
-// class is erased. Nothing of the record's own members is erased, so the members a configuration
-// classes (Options.Declarations) change nothing here: the code's declarations are enough. That their leave was approved by employee 7 is a fact of their record;
-// employee 7's names are not theirs. A value that is not what col holds is kept as stored.
+// class is erased. That their leave was approved by employee 7 is a fact of their record;
+// employee 7's names are not theirs. Nothing of the record's own members is erased, so the
+// members a configuration classes (Options.Declarations, a record's own only) change nothing
+// here: the code's declarations are enough. A value that is not what col holds is kept as stored.
 func onlyTheirs(col theirsColumn, raw string, id int64) string {
 	fields, _, _ := v1.Declared(col.collection)
 	var people []string

@@ -176,11 +176,11 @@ func TestInventoryConfiguredMembers(t *testing.T) {
 		}
 	}
 	want := []string{
-		"employees | extra | identifying | kept: no retention rule reaches it | the members of the record no declaration names (JSON)",
+		"employees | extra | identifying | kept: no retention rule reaches it | the members of the record no declaration names but those the configuration classes (the rows below) (JSON)",
 		"employees | extra | employment | kept | its member cost_centre, classed by the configuration (personal_data.members)",
 		"employees | extra | health | leavers: 1y after leaving | its member diagnosis_code, classed by the configuration (personal_data.members)",
 		"employees | sent | health | leavers: 1y after leaving | the whole record exactly as the source sent it, every member above included (JSON)",
-		"employees_history | extra | identifying | kept: no retention rule reaches it | every version of employees.extra: the members of the record no declaration names (JSON)",
+		"employees_history | extra | identifying | kept: no retention rule reaches it | every version of employees.extra: the members of the record no declaration names but those the configuration classes (the rows below) (JSON)",
 		"employees_history | extra | employment | kept | every version of employees.extra: its member cost_centre, classed by the configuration (personal_data.members)",
 		"employees_history | extra | health | leavers: 1y after leaving | every version of employees.extra: its member diagnosis_code, classed by the configuration (personal_data.members)",
 		"employees_history | sent | health | leavers: 1y after leaving | every version of employees.sent: the whole record exactly as the source sent it, every member above included (JSON)",

@@ -15,9 +15,11 @@ import (
 // record's members, those its nested objects carry), and so are the members no declaration
 // names when their class (v1.Collection.ExtraClass: identifying unless declared otherwise) is
 // denied. The declarations are the account's (Account.Declarations): a member its configuration
-// classes is a declared member of its class. Where members no declaration names are denied, the answer keeps only what the
-// declarations allow (an allow list, so nothing unknown slips through, at any depth); where
-// they are not, it leaves out what they deny (a deny list of exact paths).
+// classes is a declared member of its class. Where members no declaration names are denied, the
+// answer keeps only what the declarations allow (an allow list of exact names, so nothing
+// unknown slips through, at any depth); where they are not, it leaves out what they deny (a
+// deny list whose lookup folds names: a member named as a denied one in another case is left
+// out too, as v1.Declarations.EraseJSON erases it by that one's class).
 
 // compileClasses compiles the denial of classes into a projection per served collection that
 // has anything to leave out, by decls, and the fingerprint of what they do to answers.

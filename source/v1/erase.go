@@ -2,6 +2,7 @@ package v1
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -16,7 +17,8 @@ import (
 //
 //   - the record's own members whose class is in own go: a declared member by its class (the
 //     join_date twin of company_join_date by that one's), a member no declaration names by the
-//     collection's extra class (Collection.ExtraClass), whole, whatever it holds;
+//     collection's extra class (Collection.ExtraClass), whole, whatever it holds, and so is one
+//     named as a declared member in another case (DIAGNOSIS_CODE) by that member's class too;
 //   - in each declared nested object (a person, a named reference) that stays, the members it
 //     carries whose class is in own or in nested(field, id) (the classes erased of the record
 //     it points at, by its id; nested may be nil) go, and so do its undeclared members when
@@ -53,6 +55,20 @@ func (s classSet) has(c Class) bool { return s&(1<<c) != 0 }
 type erasureDecl struct {
 	fields map[string]Field
 	extra  Class
+	// folded are the classes of the fields by their names in lower case: a member whose name
+	// is a field's in another case (DIAGNOSIS_CODE) is not that field to the decoder, but serve
+	// leaves it out as that field (a deny list folds the names it reads), so erasure takes it by
+	// either class (newErasureDecl).
+	folded map[string]classSet
+}
+
+// newErasureDecl is the erasure declaration of fields (by name) and the extra class.
+func newErasureDecl(fields map[string]Field, extra Class) erasureDecl {
+	d := erasureDecl{fields: fields, extra: extra, folded: make(map[string]classSet, len(fields))}
+	for name, f := range fields {
+		d.folded[strings.ToLower(name)] |= classSetOf([]Class{f.Class})
+	}
+	return d
 }
 
 // erasureDecls are the erasure declarations of every collection Declared knows, by name.
@@ -61,19 +77,19 @@ var erasureDecls = sync.OnceValue(func() map[string]erasureDecl {
 	out := make(map[string]erasureDecl, len(names))
 	for _, name := range names {
 		fields, extra, _ := Declared(name)
-		d := erasureDecl{fields: make(map[string]Field, len(fields)+1), extra: extra}
+		byName := make(map[string]Field, len(fields)+1)
 		for _, f := range fields {
-			d.fields[f.Name] = f
+			byName[f.Name] = f
 		}
 		// Real records were seen with join_date where the docs say company_join_date: the same
 		// member, of the same class.
-		if f, ok := d.fields["company_join_date"]; ok {
-			if _, twin := d.fields["join_date"]; !twin {
+		if f, ok := byName["company_join_date"]; ok {
+			if _, twin := byName["join_date"]; !twin {
 				f.Name = "join_date"
-				d.fields["join_date"] = f
+				byName["join_date"] = f
 			}
 		}
-		out[name] = d
+		out[name] = newErasureDecl(byName, extra)
 	}
 	return out
 })
@@ -130,7 +146,9 @@ func (d erasureDecl) erase(raw []byte, own classSet, nested func(string, int64) 
 		switch {
 		case m.name == "id":
 		case !declared:
-			if own.has(d.extra) {
+			// Undeclared by its exact name; a declared member's name in another case is taken
+			// by that member's class too.
+			if own.has(d.extra) || own&d.folded[strings.ToLower(m.name)] != 0 {
 				changed = true
 				continue
 			}

@@ -55,8 +55,9 @@ func (e *MemberError) Error() string { return e.msg }
 // NewDeclarations declares members beside the code's declarations. It refuses a collection
 // Declared does not know, a member with no name or no valid class, and a member that is
 // declared already (its id, a declared field or its twin, in any case: declarations are code,
-// and a configuration that classed them otherwise would say two things of one member). No
-// members: the zero value.
+// and a configuration that classed them otherwise would say two things of one member), and two
+// members whose names differ only in case classed apart (serve's deny lists fold names, so
+// each would be served and hidden by the other's class too). No members: the zero value.
 func NewDeclarations(members Members) (Declarations, error) {
 	if len(members) == 0 {
 		return Declarations{}, nil
@@ -72,6 +73,7 @@ func NewDeclarations(members Members) (Declarations, error) {
 			return Declarations{}, &MemberError{Collection: collection, msg: fmt.Sprintf("no collection %q", collection)}
 		}
 		fields := maps.Clone(ed.fields)
+		folded := map[string]string{} // a configured member's name in lower case → its name
 		for _, member := range slices.Sorted(maps.Keys(members[collection])) {
 			class := members[collection][member]
 			bad := func(declared Class, format string, args ...any) error {
@@ -90,13 +92,18 @@ func NewDeclarations(members Members) (Declarations, error) {
 					return Declarations{}, bad(f.Class, "%s.%s: declared as %s already (declarations are code; configure only members no declaration names)", collection, member, f.Class)
 				}
 			}
+			if other, ok := folded[strings.ToLower(member)]; ok && members[collection][other] != class {
+				return Declarations{}, bad(0, "%s.%s: classed %s, and %s.%s %s: one member in two cases, classed apart (class both alike, or one)",
+					collection, member, class, collection, other, members[collection][other])
+			}
+			folded[strings.ToLower(member)] = member
 			fields[member] = Field{Name: member, Kind: Opaque, Class: class}
 			if d.members[collection] == nil {
 				d.members[collection] = map[string]Class{}
 			}
 			d.members[collection][member] = class
 		}
-		d.erase[collection] = erasureDecl{fields: fields, extra: ed.extra}
+		d.erase[collection] = newErasureDecl(fields, ed.extra)
 	}
 	return d, nil
 }

@@ -16,7 +16,8 @@ var testMembers = Members{
 
 // TestDeclarationsEraseConfiguredMembers: a member classed by configuration is erased by its
 // class, not the extra class (identifying); the members nothing classes still are, and the zero
-// Declarations erase as EraseJSON does.
+// Declarations erase as EraseJSON does. A member named as a declared or configured one in
+// another case is erased by either class: its extra class, or the one serve hides it by.
 func TestDeclarationsEraseConfiguredMembers(t *testing.T) {
 	d, err := NewDeclarations(testMembers)
 	if err != nil {
@@ -44,6 +45,15 @@ func TestDeclarationsEraseConfiguredMembers(t *testing.T) {
 		{"an absence's approval code, not personal, stays; its other undeclared members go",
 			"absences", d, []Class{Identifying}, `{"id":1,"approval_code":"A-1","gp":"Dr X","notes":"n"}`,
 			`{"id":1,"approval_code":"A-1","notes":"n"}`},
+		{"health: a configured health member's name in another case goes too (serve leaves it out as that member)",
+			"employees", d, []Class{Health}, `{"id":42,"DIAGNOSIS_CODE":"J11","Cost_Centre":"CC-7","Dob":"1980"}`,
+			`{"id":42,"Cost_Centre":"CC-7","Dob":"1980"}`},
+		{"identifying: members named as configured or declared ones in another case are undeclared, and go",
+			"employees", d, []Class{Identifying}, `{"id":42,"DIAGNOSIS_CODE":"J11","Cost_Centre":"CC-7","Job_Title":"Chef"}`,
+			`{"id":42}`},
+		{"free text: a declared free-text member's name in another case goes, in the zero value too",
+			"absences", Declarations{}, []Class{FreeText}, `{"id":1,"NOTES":"n","Type":"holiday"}`,
+			`{"id":1,"Type":"holiday"}`},
 		{"a nested object's member of the same name is not the record's: the person's undeclared members go",
 			"employees", d, nil, `{"id":5,"line_manager":{"id":42,"first_name":"Ann","cost_centre":"CC-7"},"cost_centre":"CC-1"}`,
 			`{"id":5,"line_manager":{"id":42},"cost_centre":"CC-1"}`},
@@ -95,7 +105,8 @@ func TestDeclarationsDeclared(t *testing.T) {
 }
 
 // TestNewDeclarationsRefuses: a member the code declares (in any case, its twin, the id), an
-// unknown collection, no class or no name are refused, each with its own message.
+// unknown collection, no class or no name, one member in two cases classed apart are refused,
+// each with its own message.
 func TestNewDeclarationsRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		members  Members
@@ -111,12 +122,17 @@ func TestNewDeclarationsRefuses(t *testing.T) {
 		{Members{"absense": {"x": NotPersonal}}, 0, `no collection "absense"`},
 		{Members{"absences": {"x": 0}}, 0, "absences.x: no class"},
 		{Members{"absences": {" ": Employment}}, 0, "a member with no name"},
+		{Members{"employees": {"cost_centre": Employment, "Cost_Centre": Health}}, 0,
+			"employees.cost_centre: classed employment, and employees.Cost_Centre health: one member in two cases"},
 	} {
 		_, err := NewDeclarations(tc.members)
 		var me *MemberError
 		if !errors.As(err, &me) || me.Declared != tc.declared || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%v: %v (declared %v), want a MemberError saying %q", tc.members, err, tc.declared, tc.says)
 		}
+	}
+	if _, err := NewDeclarations(Members{"employees": {"cost_centre": Employment, "COST_CENTRE": Employment}}); err != nil {
+		t.Errorf("one member in two cases classed alike: %v", err)
 	}
 	if d, err := NewDeclarations(nil); err != nil || d.erase != nil {
 		t.Errorf("no members: %+v, %v; want the zero value", d, err)

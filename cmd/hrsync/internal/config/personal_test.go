@@ -95,6 +95,8 @@ func TestPersonalDataMembersRefused(t *testing.T) {
 			"personal_data.members.employees.first_name: declared as identifying already (declarations are code"},
 		{"personal_data: {members: {sicknesses: {reason: employment}}}\n", nil,
 			"personal_data.members.sicknesses.reason: declared as health already"},
+		{"personal_data: {members: {employees: {cost_centre: employment}}}\naccounts:\n  - name: acme\n    personal_data: {members: {employees: {Cost_Centre: health}}}\n", nil,
+			"account acme: personal_data.members.employees.cost_centre: classed employment, and employees.Cost_Centre health: one member in two cases"},
 		{"personal_data: {member: {}}\n", nil, "unknown key personal_data.member (did you mean personal_data.members?)"},
 		{"", []string{"HRSYNC_PERSONAL_DATA_MEMBERS=employees.x=employment,cost_centre:employment"}, "HRSYNC_PERSONAL_DATA_MEMBERS: item 2: want collection.member=class"},
 		{"", []string{"HRSYNC_PERSONAL_DATA_MEMBER=x"}, "did you mean HRSYNC_PERSONAL_DATA_MEMBERS?"},

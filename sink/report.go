@@ -91,7 +91,7 @@ type BradfordEntry struct {
 	Name         string // only with PeopleReportOptions.Names, and never an erased person's
 }
 
-// The absence models' views, made by migration 0021: without them, the report leaves out
+// The absence models' views, made by migration 0023: without them, the report leaves out
 // absence.
 const (
 	absenceMonthlyView = "model_absence_monthly"

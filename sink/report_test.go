@@ -11,7 +11,7 @@ import (
 )
 
 // TestReportPeople: the people report's figures of sinktest.People (worked out in its
-// comments below) on both backends, with the absence models (or, before migration 0021, their
+// comments below) on both backends, with the absence models (or, before migration 0023, their
 // stand-ins of the same columns) and without them.
 //
 // On 2025-06-15, the last six months: at each month's end Engineering has 101, 102 (0.5) and
@@ -38,7 +38,7 @@ func TestReportPeople(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.AbsenceModels {
-			t.Log("the warehouse has absence models: migration 0021 is in")
+			t.Log("the warehouse has absence models: migration 0023 is in")
 		} else if len(r.Absence)+len(r.Bradford) != 0 {
 			t.Errorf("no absence models, yet absence %v bradford %v", r.Absence, r.Bradford)
 		}
@@ -68,7 +68,7 @@ func TestReportPeople(t *testing.T) {
 		}
 
 		if !sinktest.AbsenceContract(t, s) {
-			// The real models (migration 0021): the people account's sicknesses.
+			// The real models (migration 0023): the people account's sicknesses.
 			o.Names = true
 			r, err := s.PeopleReport(ctx, o)
 			if err != nil {

@@ -66,7 +66,7 @@ func psqlScript(t *testing.T, url, script string) {
 // migratedWarehouse is a schema of the server migrated by the repository's migrations
 // (schema/postgres, in order, as hrsync migrate applies them), with a small account: two
 // departments, three people from 2023, a leaver in February 2025. Where the absence models are
-// not there yet (migration 0021), tables of their columns stand in for them.
+// not there yet (migration 0023), tables of their columns stand in for them.
 func migratedWarehouse(t *testing.T, url string) string {
 	t.Helper()
 	schema := fmt.Sprintf("deploycheck_hr_%d", time.Now().UnixNano())

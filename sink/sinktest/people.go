@@ -56,7 +56,7 @@ func People(t testing.TB, s *sink.Store) {
 	execAll(t, s, peopleAccount)
 }
 
-// absenceContract stands in for the absence models of migration 0021 where the warehouse has
+// absenceContract stands in for the absence models of migration 0023 where the warehouse has
 // none yet: tables of the views' columns (model_absence_monthly, model_bradford), with a few
 // rows of the people account.
 const absenceContract = `

@@ -95,7 +95,7 @@ func TestReportPages(t *testing.T) {
 }
 
 // TestReportWithoutAbsenceModels: a warehouse without the absence models (before migration
-// 0021) gets the rest of the report and says so.
+// 0023) gets the rest of the report and says so.
 func TestReportWithoutAbsenceModels(t *testing.T) {
 	r := sink.PeopleReport{AsOf: "2025-06-15", Months: []string{"2025-05-01", "2025-06-01"}, Employees: 1,
 		Headcount: []sink.DepartmentMonth{{Month: "2025-06-01", Department: "Sales", Headcount: 1, FTE: 1}}}

@@ -353,6 +353,20 @@ fi
 echo "not checked here: starting the stack (no Docker engine on this machine)"
 
 # ---------------------------------------------------------------------------------------------
+section "dashboard deploy/grafana/hr-dashboard.json (the warehouse's people models) and its provisioning"
+# Its queries run on a migrated warehouse in scripts/deploycheck's TestGrafanaHRQueries (above).
+if have_deploycheck; then
+	if "$DEPLOYCHECK" grafana -sql "$TMP/hr-dashboard.sql" -provisioning "$DEPLOY/grafana/provisioning" \
+		-compose "$DEPLOY/compose.yaml" "$DEPLOY/grafana/hr-dashboard.json"; then
+		pass "ids and grid, \${DS_POSTGRES} and \${schema} on every query, no names read, Grafana's macros known, provisioning"
+	else
+		fail "HR dashboard or provisioning (above)"
+	fi
+else
+	fail "HR dashboard: no deploycheck"
+fi
+
+# ---------------------------------------------------------------------------------------------
 section "dashboard deploy/grafana/hrsync-dashboard.json and Grafana provisioning"
 if have_deploycheck; then
 	if "$DEPLOYCHECK" grafana -queries "$TMP/dashboard-queries.yml" -provisioning "$DEPLOY/grafana/provisioning" \

@@ -45,7 +45,7 @@ type dialect interface {
 	analyzeWritten(ctx context.Context, conn *sqlx.Conn, tables []string) error
 	// snapshot are the options of a read-only transaction whose reads all see one snapshot.
 	snapshot() *sql.TxOptions
-	// tableExists reports whether the warehouse has the table.
+	// tableExists reports whether the warehouse has the table (or view).
 	tableExists(ctx context.Context, db *sql.DB, name string) (bool, error)
 	// columnsQuery lists a table's columns (the one parameter) and their declared types, as
 	// columnType names them, as rows of (name, type).

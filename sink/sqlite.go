@@ -102,7 +102,7 @@ func (sqliteDialect) snapshot() *sql.TxOptions { return &sql.TxOptions{ReadOnly:
 
 func (sqliteDialect) tableExists(ctx context.Context, db *sql.DB, name string) (bool, error) {
 	var ok bool
-	err := db.QueryRowContext(ctx, `SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&ok)
+	err := db.QueryRowContext(ctx, `SELECT count(*) > 0 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?`, name).Scan(&ok)
 	return ok, err
 }
 

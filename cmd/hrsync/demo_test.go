@@ -41,6 +41,7 @@ func wantDemoLines(n int) []string {
 		"department", "Engineering",
 		"Days of absence by department this year (2026", "department", "absences", "days",
 		"absences: ok — ", "sicknesses: ok — ", "leave_requests: ok — ", "employee_training_courses: ok — ",
+		"The people report (hrsync report: headcount, starters and leavers, absence, Bradford): ",
 	}
 }
 
@@ -84,6 +85,24 @@ func TestDemoSQLite(t *testing.T) {
 		t.Errorf("the warehouse serves %d employees (%v), want 156", list.Total, err)
 	}
 	checkDemoPrivacy(t, store, dir, lastOut)
+	checkDemoReport(t, filepath.Join(dir, demo.ReportName), lastOut)
+}
+
+// checkDemoReport: the demo says where its people report is, and it is there, private, with
+// the headcount chart of the generated employees.
+func checkDemoReport(t *testing.T, path, out string) {
+	t.Helper()
+	if !strings.Contains(out, "Bradford): "+path+"\n") {
+		t.Errorf("the demo does not say its report is at %s:\n%s", path, out)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("report %s: %v (mode %v), want a 0600 file", path, err, info)
+	}
+	b, _ := os.ReadFile(path)
+	if !bytes.Contains(b, []byte(`id="chart-headcount"`)) || !bytes.Contains(b, []byte("Engineering")) {
+		t.Errorf("the demo's report has no headcount chart of its departments:\n%.2000s", b)
+	}
 }
 
 // checkDemoPrivacy checks the demo's step 6 over its warehouse and the folder beside it: the

@@ -101,6 +101,10 @@ var commands = []commandSpec{
 	{name: "retention", summary: "apply the retention rules now: erase what is past its period (leavers' data by\n" +
 		"class, old sicknesses' details, old onboarding files) (--dry-run, --account)",
 		new: func() command { return &retentionCommand{} }},
+	{name: "report", summary: "write the people models' pictures as one self-contained HTML file: headcount,\n" +
+		"starters and leavers, turnover, absence, the Bradford list (--out FILE, --as-of DATE,\n" +
+		"--months N, --top N, --names, --account)",
+		new: func() command { return &reportCommand{} }},
 	{name: "version", summary: "print the version",
 		new: func() command { return versionCommand{} }},
 }

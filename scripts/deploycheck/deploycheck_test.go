@@ -14,7 +14,9 @@ import (
 
 const repo = "../.."
 
-func init() { out = io.Discard }
+var discard = io.Discard
+
+func init() { out = discard }
 
 // wrong starts the variable names hrsync does not read that the cases below write on purpose,
 // in two parts so that cmd/hrsync's TestEveryHRSYNCNameIsKnown, which reads every file of the
@@ -293,7 +295,7 @@ func TestGrafana(t *testing.T) {
 		{"not JSON", []edit{{dash, `"id": 2,`, `"id": 2,,`}}, "invalid character", false},
 	}, func(t *testing.T, dst string, p *problems) error {
 		queries := filepath.Join(dst, "queries.yml")
-		err := checkGrafana(filepath.Join(dst, dash), filepath.Join(dst, "deploy/grafana/provisioning"), filepath.Join(dst, "deploy/compose.yaml"), queries, p)
+		err := checkGrafana(filepath.Join(dst, dash), filepath.Join(dst, "deploy/grafana/provisioning"), filepath.Join(dst, "deploy/compose.yaml"), queries, sqlRun{}, p)
 		if err == nil && !p.any() { // a clean dashboard: every query written out
 			rules, err := os.ReadFile(queries)
 			if err != nil {

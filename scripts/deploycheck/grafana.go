@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -74,15 +75,42 @@ func grafanaCmd(args []string, p *problems) error {
 	queries := fs.String("queries", "", "write every query, variables replaced, as a Prometheus rules file here (for promtool check rules)")
 	provisioning := fs.String("provisioning", "", "Grafana's provisioning directory (datasources/, dashboards/)")
 	compose := fs.String("compose", "", "the compose file that mounts the dashboard")
+	sqlOut := fs.String("sql", "", "a SQL dashboard's: write every query, macros and variables replaced, as a SQL script here")
+	database := fs.String("database", "", "a SQL dashboard's: run every query on this postgres:// warehouse with psql")
+	schema := fs.String("schema", "hr", "a SQL dashboard's: the warehouse schema ${schema} stands for")
+	from := fs.String("from", "", "a SQL dashboard's: the time range's start, YYYY-MM-DD or RFC 3339 (default: -to less 2 years)")
+	to := fs.String("to", "", "a SQL dashboard's: the time range's end (default: now)")
 	file := oneArg(fs, args)
-	return checkGrafana(file, *provisioning, *compose, *queries, p)
+	r := sqlRun{database: *database, schema: *schema, sqlOut: *sqlOut, to: time.Now().UTC()}
+	for _, t := range []struct {
+		flag string
+		v    *time.Time
+	}{{*to, &r.to}, {*from, &r.from}} {
+		if t.flag == "" {
+			continue
+		}
+		v, err := time.Parse(time.RFC3339, t.flag)
+		if err != nil {
+			if v, err = time.Parse(time.DateOnly, t.flag); err != nil {
+				return fmt.Errorf("-from/-to %q: want YYYY-MM-DD or RFC 3339", t.flag)
+			}
+		}
+		*t.v = v
+	}
+	if r.from.IsZero() {
+		r.from = r.to.AddDate(-2, 0, 0)
+	}
+	return checkGrafana(file, *provisioning, *compose, *queries, r, p)
 }
 
-func checkGrafana(file, provisioning, compose, queriesOut string, p *problems) error {
+func checkGrafana(file, provisioning, compose, queriesOut string, r sqlRun, p *problems) error {
 	name := filepath.Base(file)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
+	}
+	if isSQLDashboard(data) {
+		return checkSQLDashboard(file, data, provisioning, compose, r, p)
 	}
 	var d dashboard
 	if err := json.Unmarshal(data, &d); err != nil {

@@ -17,6 +17,9 @@
 //	deploycheck grafana [-queries OUT] [-provisioning DIR -compose FILE] DASHBOARD
 //	    the dashboard's datasource, account variable and filters, its queries written as rules
 //	    for promtool, and the compose stack's Grafana provisioning
+//	deploycheck grafana [-sql OUT] [-database URL -schema S -from T -to T] [-provisioning DIR -compose FILE] SQL-DASHBOARD
+//	    a Postgres dashboard (hr-dashboard.json): its datasource, ${schema} variable, no names
+//	    read; its queries, Grafana's macros replaced, written out and run on a warehouse (psql)
 //	deploycheck k8s-sd-as-static IN OUT
 //	    IN's kubernetes_sd_configs replaced by a static target, for Debian's promtool
 //	deploycheck systemd [-hrsync BIN] -defaults config.yaml -env-file hrsync.env.example UNIT
@@ -95,6 +98,7 @@ usage: deploycheck kube [-hrsync BIN] -defaults config.yaml DIR
        deploycheck invocations [-hrsync BIN] -defaults config.yaml < invocations.json
        deploycheck dockerfile -root DIR [-file deploy/Dockerfile] [-export DIR] [-script FILE]
        deploycheck grafana [-queries OUT] [-provisioning DIR -compose FILE] dashboard.json
+       deploycheck grafana [-sql OUT] [-database URL -schema S -from T -to T] [-provisioning DIR -compose FILE] hr-dashboard.json
        deploycheck k8s-sd-as-static prometheus-kubernetes.yml OUT
        deploycheck systemd [-hrsync BIN] -defaults config.yaml -env-file FILE hrsync.service
        deploycheck static BIN`))

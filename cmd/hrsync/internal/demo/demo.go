@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/hrreport"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/syncreport"
@@ -286,6 +287,14 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 	}
 	w.absenceDays(absence)
 
+	// The pictures: hrsync report's page, as of the generated data's today.
+	page, err := peopleReport(ctx, store, wh, today, f.Version)
+	if err != nil {
+		return err
+	}
+	w.line("")
+	w.line("The people report (hrsync report: headcount, starters and leavers, absence, Bradford): %s", page)
+
 	if f.NoServe {
 		w.line("")
 		w.line("Not serving (--no-serve). To serve this warehouse as /v1:")
@@ -355,6 +364,28 @@ func personalData(ctx context.Context, a *config.Account, store *sink.Store, wh 
 		syncreport.Plural(rows, "row"), tables)
 	w.more("included; their department, dates and days stay, and later syncs keep them erased (hrsync erase --list)")
 	return nil
+}
+
+// ReportName is the file name of the demo's people report.
+const ReportName = "hrsync-report.html"
+
+// peopleReport writes hrsync report's page of the demo's warehouse as of asOf (the last 24
+// months, ids and departments only) beside a SQLite warehouse, in the temporary folder for a
+// Postgres one, replacing the previous run's, and returns its path.
+func peopleReport(ctx context.Context, store *sink.Store, wh demoWarehouseSpec, asOf time.Time, version string) (string, error) {
+	r, err := store.PeopleReport(ctx, sink.PeopleReportOptions{AsOf: asOf, Months: 24, BradfordTop: 20})
+	if err != nil {
+		return "", fmt.Errorf("demo: report: %w", err)
+	}
+	dir := os.TempDir()
+	if !wh.schemas {
+		dir = filepath.Dir(absPath(wh.url))
+	}
+	path := filepath.Join(dir, ReportName)
+	if err := hrreport.WriteFile(path, r, hrreport.Options{Generated: time.Now(), Version: version}); err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	return path, nil
 }
 
 // serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing

@@ -1,0 +1,247 @@
+package sink
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// PeopleReportOptions say what PeopleReport reads.
+type PeopleReportOptions struct {
+	// AsOf is the report's day (its date in UTC); the last month shown is its month.
+	AsOf time.Time
+	// Months is how many months the trends show, AsOf's the last (at least 1).
+	Months int
+	// BradfordTop is how many employees the Bradford list keeps, highest factor first.
+	BradfordTop int
+	// Names adds the Bradford list's names (identifying). Someone whose identifying data is
+	// erased (an erasure not lifted) has none either way.
+	Names bool
+}
+
+// PeopleReport is what hrsync report draws, read from the people models (docs/models.md) in
+// one snapshot. Dates are YYYY-MM-DD; a month is its first day. Everything is a count or an
+// employee's id and department, unless Names was asked for.
+type PeopleReport struct {
+	AsOf   string
+	Months []string // the months shown, oldest first
+	// Employees is how many rows model_employment has: 0 is a warehouse with nothing to show.
+	Employees int64
+	Headcount []DepartmentMonth
+	Movements []Movement
+	Turnover  []TurnoverMonth
+	// AbsenceModels is false when the warehouse has no absence models (model_absence_monthly,
+	// model_bradford): Absence and Bradford are then empty.
+	AbsenceModels bool
+	// Absence sums model_absence_monthly's months shown, by department.
+	Absence []DepartmentAbsence
+	// BradfordAsOf is the day of the Bradford factors listed: the last of AsOf's month, or
+	// today in the current month; "" when nobody has one above 0.
+	BradfordAsOf string
+	Bradford     []BradfordEntry
+}
+
+// DepartmentMonth is a department's headcount and FTE at a month's end (today, in the
+// current month).
+type DepartmentMonth struct {
+	Month        string
+	DepartmentID sql.NullInt64
+	Department   string // "" for none
+	Headcount    int64
+	FTE          float64
+}
+
+// Movement is a department's starters and leavers of a month.
+type Movement struct {
+	Month             string
+	DepartmentID      sql.NullInt64
+	Department        string
+	Starters, Leavers int64
+}
+
+// TurnoverMonth is the account's turnover of the 12 months ending with Month.
+type TurnoverMonth struct {
+	Month      string
+	Leavers12m int64
+	// Turnover12m is a fraction (0.05 is 5 %); not Valid when nobody was employed.
+	Turnover12m sql.NullFloat64
+}
+
+// DepartmentAbsence is a department's days of absence over the months shown.
+type DepartmentAbsence struct {
+	DepartmentID                                    sql.NullInt64
+	Department                                      string
+	SickDays, OtherLeaveDays, HolidayDays, DaysLost float64
+	DaysDue                                         float64
+	// SicknessRate is DaysLost over DaysDue; not Valid when no days were due.
+	SicknessRate sql.NullFloat64
+}
+
+// BradfordEntry is one employee of the Bradford list.
+type BradfordEntry struct {
+	EmployeeID   int64
+	DepartmentID sql.NullInt64
+	Department   string
+	Spells       int64
+	Days         float64
+	Bradford     float64
+	Name         string // only with PeopleReportOptions.Names, and never an erased person's
+}
+
+// The absence models' views, made by migration 0023: without them, the report leaves out
+// absence.
+const (
+	absenceMonthlyView = "model_absence_monthly"
+	bradfordView       = "model_bradford"
+)
+
+// PeopleReport reads the report's figures (PeopleReport) from the models.
+func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (PeopleReport, error) {
+	if o.Months < 1 {
+		return PeopleReport{}, fmt.Errorf("people report: months %d: want at least 1", o.Months)
+	}
+	asOf := o.AsOf.UTC()
+	monthStart := time.Date(asOf.Year(), asOf.Month(), 1, 0, 0, 0, 0, time.UTC)
+	first := monthStart.AddDate(0, -(o.Months - 1), 0)
+	monthEnd := monthStart.AddDate(0, 1, -1)
+	r := PeopleReport{AsOf: asOf.Format(time.DateOnly)}
+	for m := first; !m.After(monthStart); m = m.AddDate(0, 1, 0) {
+		r.Months = append(r.Months, m.Format(time.DateOnly))
+	}
+	from, to, end := first.Format(time.DateOnly), monthStart.Format(time.DateOnly), monthEnd.Format(time.DateOnly)
+
+	var err error
+	r.AbsenceModels, err = s.hasRelations(ctx, absenceMonthlyView, bradfordView)
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
+	}
+	tx, err := s.db.BeginTxx(ctx, s.d.snapshot())
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
+	}
+	defer tx.Rollback()
+	d := s.d
+	month := d.read(KindDate, "month")
+
+	if err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM model_employment`).Scan(&r.Employees); err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: employment: %w", err)
+	}
+	err = scanRows(ctx, tx, `SELECT `+month+`, department_id, coalesce(department, ''), sum(headcount), sum(fte)
+FROM model_headcount_monthly WHERE month >= ? AND month <= ?
+GROUP BY month, department_id, department ORDER BY month, department, department_id`, []any{from, to},
+		func(rows *sqlx.Rows) error {
+			var m DepartmentMonth
+			err := rows.Scan(&m.Month, &m.DepartmentID, &m.Department, &m.Headcount, &m.FTE)
+			r.Headcount = append(r.Headcount, m)
+			return err
+		})
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: headcount: %w", err)
+	}
+	err = scanRows(ctx, tx, `SELECT `+month+`, department_id, coalesce(department, ''), starters, leavers
+FROM model_starters_leavers_monthly WHERE month >= ? AND month <= ?
+ORDER BY month, department, department_id`, []any{from, to},
+		func(rows *sqlx.Rows) error {
+			var m Movement
+			err := rows.Scan(&m.Month, &m.DepartmentID, &m.Department, &m.Starters, &m.Leavers)
+			r.Movements = append(r.Movements, m)
+			return err
+		})
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: starters and leavers: %w", err)
+	}
+	err = scanRows(ctx, tx, `SELECT `+month+`, leavers_12m, turnover_12m
+FROM model_turnover_monthly WHERE month >= ? AND month <= ? ORDER BY month`, []any{from, to},
+		func(rows *sqlx.Rows) error {
+			var m TurnoverMonth
+			err := rows.Scan(&m.Month, &m.Leavers12m, &m.Turnover12m)
+			r.Turnover = append(r.Turnover, m)
+			return err
+		})
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: turnover: %w", err)
+	}
+	if !r.AbsenceModels {
+		return r, nil
+	}
+	err = scanRows(ctx, tx, `SELECT department_id, coalesce(department, ''),
+  coalesce(sum(sick_days), 0), coalesce(sum(other_leave_days), 0), coalesce(sum(holiday_days), 0),
+  coalesce(sum(days_lost), 0), coalesce(sum(days_due), 0)
+FROM model_absence_monthly WHERE month >= ? AND month <= ?
+GROUP BY department_id, department ORDER BY department, department_id`, []any{from, to},
+		func(rows *sqlx.Rows) error {
+			var a DepartmentAbsence
+			err := rows.Scan(&a.DepartmentID, &a.Department, &a.SickDays, &a.OtherLeaveDays, &a.HolidayDays,
+				&a.DaysLost, &a.DaysDue)
+			if a.DaysDue > 0 {
+				a.SicknessRate = sql.NullFloat64{Float64: a.DaysLost / a.DaysDue, Valid: true}
+			}
+			r.Absence = append(r.Absence, a)
+			return err
+		})
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: absence: %w", err)
+	}
+	// The Bradford factors of AsOf's month: model_bradford has one day of each month, its last
+	// (today's in the current month), so the month's rows are that day's; read in one pass (the
+	// view is computed whole on each read).
+	// A name only where asked for, and never one whose identifying data an erasure (not
+	// lifted) took: the erasure nulls the names already; the check keeps it so should a name
+	// come back another way.
+	name := `''`
+	if o.Names {
+		name = `CASE WHEN EXISTS (SELECT 1 FROM erasures x WHERE x.kind = 'employee' AND x.subject_id = b.employee_id
+    AND x.lifted_at IS NULL AND ',' || x.classes || ',' LIKE '%,identifying,%') THEN ''
+  ELSE trim(coalesce(e.first_name, '') || ' ' || coalesce(e.last_name, '')) END`
+	}
+	err = scanRows(ctx, tx, `SELECT `+d.read(KindDate, "b.as_of")+`, b.employee_id, b.department_id, coalesce(b.department, ''), b.spells, b.days, b.bradford, `+name+`
+FROM `+bradfordView+` b LEFT JOIN employees e ON e.id = b.employee_id
+WHERE b.as_of >= ? AND b.as_of <= ? AND b.bradford > 0
+ORDER BY b.as_of DESC, b.bradford DESC, b.employee_id LIMIT ?`, []any{to, end, o.BradfordTop},
+		func(rows *sqlx.Rows) error {
+			var b BradfordEntry
+			var day string
+			err := rows.Scan(&day, &b.EmployeeID, &b.DepartmentID, &b.Department, &b.Spells, &b.Days, &b.Bradford, &b.Name)
+			day = day[:min(len(day), len(time.DateOnly))] // a date, whatever the driver made of it
+			if r.BradfordAsOf == "" {
+				r.BradfordAsOf = day
+			}
+			if day == r.BradfordAsOf { // one day's list, should the view ever hold more
+				r.Bradford = append(r.Bradford, b)
+			}
+			return err
+		})
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: bradford: %w", err)
+	}
+	return r, nil
+}
+
+// hasRelations reports whether the warehouse has every one of the tables or views named.
+func (s *Store) hasRelations(ctx context.Context, names ...string) (bool, error) {
+	for _, n := range names {
+		ok, err := s.d.tableExists(ctx, s.db.DB, n)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// scanRows runs query (? placeholders) in tx and calls scan on each row.
+func scanRows(ctx context.Context, tx *sqlx.Tx, query string, args []any, scan func(*sqlx.Rows) error) error {
+	rows, err := tx.QueryxContext(ctx, tx.Rebind(query), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

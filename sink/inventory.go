@@ -153,6 +153,14 @@ var modelInventory = append([]InventoryItem{
 	{"model_employee_versions", "location_id", v1.Employment, ""},
 	{"model_employee_versions", "working_pattern_id", v1.Employment, ""},
 
+	{"model_employee_versions_derived", "employee_id", v1.Employment, "a view of employees' history (it follows it): model_employee_versions as history gives it, what the table's triggers read"},
+	{"model_employee_versions_derived", "valid_from", v1.Employment, ""},
+	{"model_employee_versions_derived", "valid_to", v1.Employment, ""},
+	{"model_employee_versions_derived", "department_id", v1.Employment, ""},
+	{"model_employee_versions_derived", "division_id", v1.Employment, ""},
+	{"model_employee_versions_derived", "location_id", v1.Employment, ""},
+	{"model_employee_versions_derived", "working_pattern_id", v1.Employment, ""},
+
 	{"model_employed_spans", "employee_id", v1.Employment, "a view of the versions cut to the days employed (it follows them): what the headcount models count"},
 	{"model_employed_spans", "department_id", v1.Employment, ""},
 	{"model_employed_spans", "division_id", v1.Employment, ""},

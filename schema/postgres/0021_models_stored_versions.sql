@@ -58,6 +58,10 @@ FROM (
 ) p
 $$;
 
+-- All of them, as a view: what the table must always equal (TestModelVersionsFollowHistory), the
+-- same name as SQLite's.
+CREATE VIEW model_employee_versions_derived AS SELECT * FROM model_versions_of(NULL);
+
 INSERT INTO model_employee_versions SELECT * FROM model_versions_of(NULL);
 
 -- Statement-level, with transition tables: one pass per statement for all the employees it

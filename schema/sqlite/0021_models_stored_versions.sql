@@ -26,11 +26,14 @@ CREATE TABLE model_employee_versions (
 -- The periods, from history: a version holds from the day (UTC) the warehouse wrote it (the last
 -- version written on a day is that day's) until the day the next different one was written. The
 -- warehouse did not exist before its first sync, so the first version is taken to have held since
--- always, and the current one holds on. The same statement, for one employee, in each trigger.
-INSERT INTO model_employee_versions
+-- always, and the current one holds on. Read for one employee (WHERE employee_id = …), SQLite
+-- pushes the filter down through the window functions (they are partitioned by the employee) to
+-- a search of the history's primary key: the triggers below read it so, a row at a time
+-- (TestModelVersionsDerivedReadsOneEmployee holds the plan).
+CREATE VIEW model_employee_versions_derived AS
 SELECT p.employee_id,
-    CASE WHEN p.n = 1 THEN '0001-01-01' ELSE p.day END,
-    coalesce(p.next_day, '9999-12-31'),
+    CASE WHEN p.n = 1 THEN '0001-01-01' ELSE p.day END AS valid_from,
+    coalesce(p.next_day, '9999-12-31') AS valid_to,
     p.department_id, p.division_id, p.location_id, p.working_pattern_id
 FROM (
     SELECT c.*, row_number() OVER w AS n, lead(c.day) OVER w AS next_day
@@ -54,99 +57,23 @@ FROM (
     WINDOW w AS (PARTITION BY c.employee_id ORDER BY c.day)
 ) p;
 
+INSERT INTO model_employee_versions SELECT * FROM model_employee_versions_derived;
+
 CREATE TRIGGER model_versions_ins AFTER INSERT ON employees_history BEGIN
     DELETE FROM model_employee_versions WHERE employee_id = NEW.id;
-    INSERT INTO model_employee_versions
-    SELECT p.employee_id,
-        CASE WHEN p.n = 1 THEN '0001-01-01' ELSE p.day END,
-        coalesce(p.next_day, '9999-12-31'),
-        p.department_id, p.division_id, p.location_id, p.working_pattern_id
-    FROM (
-        SELECT c.*, row_number() OVER w AS n, lead(c.day) OVER w AS next_day
-        FROM (
-            SELECT d.*, (lag(d.day) OVER w IS NULL
-                OR d.department_id IS NOT lag(d.department_id) OVER w
-                OR d.division_id IS NOT lag(d.division_id) OVER w
-                OR d.location_id IS NOT lag(d.location_id) OVER w
-                OR d.working_pattern_id IS NOT lag(d.working_pattern_id) OVER w) AS changed
-            FROM (
-                SELECT h.id AS employee_id, substr(h.valid_from, 1, 10) AS day,
-                    h.department_id, h.division_id, h.location_id, h.working_pattern_id,
-                    row_number() OVER (PARTITION BY h.id, substr(h.valid_from, 1, 10)
-                                       ORDER BY h.valid_from DESC) AS last_of_day
-                FROM employees_history h
-                WHERE h.id = NEW.id
-            ) d
-            WHERE d.last_of_day = 1
-            WINDOW w AS (PARTITION BY d.employee_id ORDER BY d.day)
-        ) c
-        WHERE c.changed
-        WINDOW w AS (PARTITION BY c.employee_id ORDER BY c.day)
-    ) p;
+    INSERT INTO model_employee_versions SELECT * FROM model_employee_versions_derived WHERE employee_id = NEW.id;
 END;
 
 -- Closing a version (valid_to) or an erasure's nulls change none of what the versions read.
 CREATE TRIGGER model_versions_upd AFTER UPDATE OF id, valid_from, department_id, division_id, location_id, working_pattern_id
 ON employees_history BEGIN
     DELETE FROM model_employee_versions WHERE employee_id IN (OLD.id, NEW.id);
-    INSERT INTO model_employee_versions
-    SELECT p.employee_id,
-        CASE WHEN p.n = 1 THEN '0001-01-01' ELSE p.day END,
-        coalesce(p.next_day, '9999-12-31'),
-        p.department_id, p.division_id, p.location_id, p.working_pattern_id
-    FROM (
-        SELECT c.*, row_number() OVER w AS n, lead(c.day) OVER w AS next_day
-        FROM (
-            SELECT d.*, (lag(d.day) OVER w IS NULL
-                OR d.department_id IS NOT lag(d.department_id) OVER w
-                OR d.division_id IS NOT lag(d.division_id) OVER w
-                OR d.location_id IS NOT lag(d.location_id) OVER w
-                OR d.working_pattern_id IS NOT lag(d.working_pattern_id) OVER w) AS changed
-            FROM (
-                SELECT h.id AS employee_id, substr(h.valid_from, 1, 10) AS day,
-                    h.department_id, h.division_id, h.location_id, h.working_pattern_id,
-                    row_number() OVER (PARTITION BY h.id, substr(h.valid_from, 1, 10)
-                                       ORDER BY h.valid_from DESC) AS last_of_day
-                FROM employees_history h
-                WHERE h.id IN (OLD.id, NEW.id)
-            ) d
-            WHERE d.last_of_day = 1
-            WINDOW w AS (PARTITION BY d.employee_id ORDER BY d.day)
-        ) c
-        WHERE c.changed
-        WINDOW w AS (PARTITION BY c.employee_id ORDER BY c.day)
-    ) p;
+    INSERT INTO model_employee_versions SELECT * FROM model_employee_versions_derived WHERE employee_id IN (OLD.id, NEW.id);
 END;
 
 CREATE TRIGGER model_versions_del AFTER DELETE ON employees_history BEGIN
     DELETE FROM model_employee_versions WHERE employee_id = OLD.id;
-    INSERT INTO model_employee_versions
-    SELECT p.employee_id,
-        CASE WHEN p.n = 1 THEN '0001-01-01' ELSE p.day END,
-        coalesce(p.next_day, '9999-12-31'),
-        p.department_id, p.division_id, p.location_id, p.working_pattern_id
-    FROM (
-        SELECT c.*, row_number() OVER w AS n, lead(c.day) OVER w AS next_day
-        FROM (
-            SELECT d.*, (lag(d.day) OVER w IS NULL
-                OR d.department_id IS NOT lag(d.department_id) OVER w
-                OR d.division_id IS NOT lag(d.division_id) OVER w
-                OR d.location_id IS NOT lag(d.location_id) OVER w
-                OR d.working_pattern_id IS NOT lag(d.working_pattern_id) OVER w) AS changed
-            FROM (
-                SELECT h.id AS employee_id, substr(h.valid_from, 1, 10) AS day,
-                    h.department_id, h.division_id, h.location_id, h.working_pattern_id,
-                    row_number() OVER (PARTITION BY h.id, substr(h.valid_from, 1, 10)
-                                       ORDER BY h.valid_from DESC) AS last_of_day
-                FROM employees_history h
-                WHERE h.id = OLD.id
-            ) d
-            WHERE d.last_of_day = 1
-            WINDOW w AS (PARTITION BY d.employee_id ORDER BY d.day)
-        ) c
-        WHERE c.changed
-        WINDOW w AS (PARTITION BY c.employee_id ORDER BY c.day)
-    ) p;
+    INSERT INTO model_employee_versions SELECT * FROM model_employee_versions_derived WHERE employee_id = OLD.id;
 END;
 
 -- model_employed_spans and model_headcount_daily read the table as they read the view: SQLite

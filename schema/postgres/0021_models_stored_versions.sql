@@ -27,9 +27,10 @@ CREATE TABLE model_employee_versions (
 -- from the day (UTC) the warehouse wrote it (the last version written on a day is that day's)
 -- until the day the next different one was written. The warehouse did not exist before its
 -- first sync, so the first version is taken to have held since always, and the current one
--- holds on.
+-- holds on. (SET search_path FROM CURRENT pins this and the trigger functions below to this
+-- schema whatever the caller's path, as 0001's.)
 CREATE FUNCTION model_versions_of(ids bigint[]) RETURNS SETOF model_employee_versions
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SET search_path FROM CURRENT AS $$
 SELECT p.employee_id,
     CASE WHEN p.n = 1 THEN date '0001-01-01' ELSE p.day END,
     coalesce(p.next_day, date '9999-12-31'),
@@ -67,7 +68,7 @@ INSERT INTO model_employee_versions SELECT * FROM model_versions_of(NULL);
 -- Statement-level, with transition tables: one pass per statement for all the employees it
 -- touched. An update that changes none of the columns the versions read (closing a version's
 -- valid_to, an erasure's nulls) costs a join of the two transition tables and nothing more.
-CREATE FUNCTION model_versions_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION model_versions_follow() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     ids bigint[];
 BEGIN
@@ -97,7 +98,7 @@ BEGIN
     RETURN NULL;
 END
 $$;
-CREATE FUNCTION model_versions_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION model_versions_truncated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     TRUNCATE model_employee_versions;
     RETURN NULL;

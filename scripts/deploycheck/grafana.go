@@ -239,18 +239,9 @@ func checkProvisioning(dir, compose string, p *problems) {
 			Volumes []string `json:"volumes"`
 		} `json:"services"`
 	}
-	for _, f := range []struct {
-		path string
-		v    any
-	}{{filepath.Join(dir, "datasources", "prometheus.yaml"), &ds}, {filepath.Join(dir, "dashboards", "hrsync.yaml"), &prov}, {compose, &stack}} {
-		data, err := os.ReadFile(f.path)
-		if err == nil {
-			err = yaml.Unmarshal(data, f.v)
-		}
-		if err != nil {
-			p.addf("grafana provisioning: %v", err)
-			return
-		}
+	if err := readYAMLFiles([]yamlFile{{filepath.Join(dir, "datasources", "prometheus.yaml"), &ds}, {filepath.Join(dir, "dashboards", "hrsync.yaml"), &prov}, {compose, &stack}}); err != nil {
+		p.addf("grafana provisioning: %v", err)
+		return
 	}
 	found := false
 	for _, d := range ds.Datasources {
@@ -308,4 +299,25 @@ func kubernetesSDAsStatic(args []string, p *problems) error {
 		return err
 	}
 	return os.WriteFile(args[1], out, 0o644)
+}
+
+// yamlFile is a file read into v by readYAMLFiles.
+type yamlFile struct {
+	path string
+	v    any
+}
+
+// readYAMLFiles reads each file into its value, stopping at the first that cannot be read or
+// parsed (the provisioning checks of both dashboards read theirs so).
+func readYAMLFiles(files []yamlFile) error {
+	for _, f := range files {
+		data, err := os.ReadFile(f.path)
+		if err == nil {
+			err = yaml.Unmarshal(data, f.v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

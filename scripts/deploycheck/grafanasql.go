@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/yaml"
 )
 
 // The HR overview dashboard (deploy/grafana/hr-dashboard.json) reads the warehouse's people
@@ -248,18 +246,9 @@ func checkWarehouseProvisioning(dashboard, dir, compose string, p *problems) {
 			Environment map[string]string `json:"environment"`
 		} `json:"services"`
 	}
-	for _, f := range []struct {
-		path string
-		v    any
-	}{{filepath.Join(dir, "datasources", "warehouse.yaml"), &ds}, {filepath.Join(dir, "dashboards", "hrsync.yaml"), &prov}, {compose, &stack}} {
-		data, err := os.ReadFile(f.path)
-		if err == nil {
-			err = yaml.Unmarshal(data, f.v)
-		}
-		if err != nil {
-			p.addf("grafana provisioning: %v", err)
-			return
-		}
+	if err := readYAMLFiles([]yamlFile{{filepath.Join(dir, "datasources", "warehouse.yaml"), &ds}, {filepath.Join(dir, "dashboards", "hrsync.yaml"), &prov}, {compose, &stack}}); err != nil {
+		p.addf("grafana provisioning: %v", err)
+		return
 	}
 	found := false
 	for _, d := range ds.Datasources {

@@ -185,6 +185,30 @@ var modelInventory = append([]InventoryItem{
 	{"model_absence_spans", "working_pattern_id", v1.Employment, ""},
 	{"model_absence_spans", "week", v1.Employment, "the days the pattern works"},
 
+	{"model_absences", "employee_id", v1.Employment, "a view of absences (it follows them): those the absence models count; when someone was off, not why"},
+	{"model_absences", "kind", v1.Employment, "holiday or other"},
+	{"model_absences", "id", v1.Employment, ""},
+	{"model_absences", "start_date", v1.Employment, ""},
+	{"model_absences", "end_date", v1.Employment, ""},
+	{"model_absences", "half_start", v1.Employment, ""},
+	{"model_absences", "half_end", v1.Employment, ""},
+
+	{"model_sicknesses", "employee_id", v1.Employment, "a view of sicknesses (it follows them): those the absence models count, an open one to today; when someone was off sick, not why"},
+	{"model_sicknesses", "id", v1.Employment, ""},
+	{"model_sicknesses", "start_date", v1.Employment, ""},
+	{"model_sicknesses", "end_date", v1.Employment, ""},
+	{"model_sicknesses", "half_start", v1.Employment, ""},
+	{"model_sicknesses", "half_end", v1.Employment, ""},
+
+	{"model_pattern_weeks", "id", v1.NotPersonal, "a view of working patterns: the days each works"},
+	{"model_pattern_weeks", "week", v1.NotPersonal, ""},
+
+	{"model_refreshes", "model", v1.NotPersonal, "a model kept as a table: when it was last written"},
+	{"model_refreshes", "refreshed_at", v1.NotPersonal, ""},
+	{"model_refreshes", "version", v1.NotPersonal, "the warehouse's version it was written from"},
+	{"model_refreshes", "today", v1.NotPersonal, ""},
+	{"model_refreshes", "took_ms", v1.NotPersonal, ""},
+
 	{"model_absence_days", "employee_id", v1.Employment, "a view (it follows absences and sicknesses): a working day someone was off, and as what"},
 	{"model_absence_days", "day", v1.Employment, ""},
 	{"model_absence_days", "kind", v1.Employment, "sickness, holiday or other"},
@@ -223,6 +247,7 @@ var modelInventory = append([]InventoryItem{
 }, modelAggregateInventory()...)
 
 // modelAggregates are the models that count people, with their columns: counts, never a person.
+// A model kept as a table (RefreshedModels) has its derived view beside it, with the same columns.
 var modelAggregates = []struct {
 	view string
 	cols []string
@@ -239,12 +264,24 @@ var modelAggregates = []struct {
 func modelAggregateInventory() []InventoryItem {
 	var out []InventoryItem
 	for _, m := range modelAggregates {
-		for i, c := range m.cols {
-			holds := ""
-			if i == 0 {
-				holds = "a view: counts of people, never a person"
+		views := []string{m.view}
+		if slices.Contains(RefreshedModels, m.view) {
+			views = append(views, m.view+"_derived")
+		}
+		for _, v := range views {
+			for i, c := range m.cols {
+				holds := ""
+				switch {
+				case i > 0:
+				case v != m.view:
+					holds = "a view: counts of people, never a person; what " + m.view + " is refreshed from"
+				case len(views) > 1:
+					holds = "a table refreshed after each sync: counts of people, never a person"
+				default:
+					holds = "a view: counts of people, never a person"
+				}
+				out = append(out, InventoryItem{v, c, v1.NotPersonal, holds})
 			}
-			out = append(out, InventoryItem{m.view, c, v1.NotPersonal, holds})
 		}
 	}
 	return out

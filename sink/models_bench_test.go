@@ -22,19 +22,22 @@ import (
 var (
 	modelsEmployees = flag.Int("bench.models.employees", 20_000, "BenchmarkModels: current employees of the generated firm")
 	modelsFresh     = flag.Bool("bench.models.fresh", false, "BenchmarkModels: generate the firm again rather than use the one cached")
-	modelsWhole     = flag.Bool("bench.models.whole", false, "BenchmarkModels: also count the daily views whole (every day of ten years: minutes)")
+	modelsWhole     = flag.Bool("bench.models.whole", false, "BenchmarkModels: also count the views read by day or as_of whole (every day of ten years: minutes)")
 )
 
 // BenchmarkModels runs every view whose name starts with model_ (found in the warehouse, so a
 // new model is benchmarked without editing this) over a generated firm (hrdata: 20,000 current
 // employees and ten years of leavers, versions and events) on both backends: count(*) of the
-// whole view or, for a view with a day column, its rows of a day five years before the data's
-// today and of that day's month (a daily view is read for the days a chart shows; ten years of
-// days take minutes: -bench.models.whole counts it whole too). Before them, the generation's time and two plain queries (headcount today, and as it
-// was five years ago, from employees and their history). The firm is generated once and kept
-// (a schema of the test database; a file in the user's cache directory), keyed by the
-// generator's version and size; the statistics are those a deployment would have (see
-// modelsStatistics). See docs/benchmarks.md.
+// whole view; for a view with a day column, its rows of a day five years before the data's
+// today and of that day's month instead (a daily view is read for the days a chart shows);
+// for one with an as_of column (a month end), its rows of that month's end and of the twelve
+// month ends of the year to it. -bench.models.whole counts those whole too (ten years of days:
+// minutes). The models kept as tables (sink.RefreshedModels) are read whole, and refreshed
+// (refresh: what a sync's end costs). Before them, the generation's time and two plain queries
+// (headcount today, and as it was five years ago, from employees and their history). The firm
+// is generated once and kept (a schema of the test database; a file in the user's cache
+// directory), keyed by the generator's version and size; the statistics are those a
+// deployment would have (see modelsStatistics). See docs/benchmarks.md.
 func BenchmarkModels(b *testing.B) {
 	opts := hrdata.Options{Employees: *modelsEmployees}
 	day := hrdata.DefaultToday.AddDate(-5, 0, 0)
@@ -66,22 +69,49 @@ WHERE valid_from <= '` + histDay + `' AND (valid_to IS NULL OR valid_to > '` + h
 			}
 			views := modelViews(b, db.DB, backend)
 			month := time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)
+			monthEnd := month.AddDate(0, 1, -1)
 			for _, v := range views {
-				if !v.day || *modelsWhole {
+				if v.slice == "" || *modelsWhole {
 					queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/count",
 						`SELECT count(*) FROM (SELECT * FROM ` + v.name + `) s`})
 				}
-				if v.day {
+				switch v.slice {
+				case "day":
 					queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/day",
 						`SELECT * FROM ` + v.name + ` WHERE day = '` + day.Format(time.DateOnly) + `'`})
 					queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/month",
 						`SELECT * FROM ` + v.name + ` WHERE day >= '` + month.Format(time.DateOnly) +
-							`' AND day <= '` + month.AddDate(0, 1, -1).Format(time.DateOnly) + `'`})
+							`' AND day <= '` + monthEnd.Format(time.DateOnly) + `'`})
+				case "as_of":
+					// One month end (a list of that day, as the report draws), and the twelve of the year
+					// before it.
+					queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/as_of",
+						`SELECT * FROM ` + v.name + ` WHERE as_of = '` + monthEnd.Format(time.DateOnly) + `'`})
+					var ends []string
+					for i := range 12 {
+						ends = append(ends, "'"+month.AddDate(0, -i, 0).AddDate(0, 1, -1).Format(time.DateOnly)+"'")
+					}
+					queries = append(queries, struct{ name, sql string }{"view=" + v.name + "/year",
+						`SELECT * FROM ` + v.name + ` WHERE as_of IN (` + strings.Join(ends, ", ") + `)`})
 				}
+			}
+			// The models kept as tables: read whole, as their views were.
+			for _, m := range sink.RefreshedModels {
+				queries = append(queries, struct{ name, sql string }{"table=" + m + "/count",
+					`SELECT count(*) FROM (SELECT * FROM ` + m + `) s`})
 			}
 			if len(views) == 0 {
 				b.Logf("no model_ views in the warehouse yet")
 			}
+			// What keeps them: a refresh, as a sync's end does (forced: the warehouse has not changed).
+			b.Run("refresh", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := s.RefreshModels(context.Background(), true); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+			})
 			for _, q := range queries {
 				b.Run(q.name, func(b *testing.B) {
 					var rows int
@@ -126,18 +156,18 @@ func modelsQuery(b *testing.B, db *sql.DB, query string) int {
 }
 
 type modelView struct {
-	name string
-	day  bool // has a column day
+	name  string
+	slice string // its column day, or as_of (a month end), when it has one: it is read by that
 }
 
 // modelViews are the warehouse's views named model_…, by name.
 func modelViews(b *testing.B, db *sql.DB, backend string) []modelView {
 	ctx := context.Background()
-	q := `SELECT table_name::text, EXISTS (SELECT 1 FROM information_schema.columns c
-  WHERE c.table_schema = v.table_schema AND c.table_name = v.table_name AND c.column_name = 'day')
+	q := `SELECT table_name::text, coalesce((SELECT min(c.column_name::text) FROM information_schema.columns c
+  WHERE c.table_schema = v.table_schema AND c.table_name = v.table_name AND c.column_name IN ('day', 'as_of')), '')
 FROM information_schema.views v WHERE table_schema = current_schema() AND table_name LIKE 'model\_%' ORDER BY 1`
 	if backend == "sqlite" {
-		q = `SELECT name, EXISTS (SELECT 1 FROM pragma_table_info(m.name) WHERE name = 'day')
+		q = `SELECT name, coalesce((SELECT min(name) FROM pragma_table_info(m.name) WHERE name IN ('day', 'as_of')), '')
 FROM sqlite_master m WHERE type = 'view' AND name LIKE 'model\_%' ESCAPE '\' ORDER BY 1`
 	}
 	rows, err := db.QueryContext(ctx, q)
@@ -148,7 +178,7 @@ FROM sqlite_master m WHERE type = 'view' AND name LIKE 'model\_%' ESCAPE '\' ORD
 	var out []modelView
 	for rows.Next() {
 		var v modelView
-		if err := rows.Scan(&v.name, &v.day); err != nil {
+		if err := rows.Scan(&v.name, &v.slice); err != nil {
 			b.Fatal(err)
 		}
 		out = append(out, v)

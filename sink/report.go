@@ -91,8 +91,8 @@ type BradfordEntry struct {
 	Name         string // only with PeopleReportOptions.Names, and never an erased person's
 }
 
-// The absence models' views, made by migration 0023: without them, the report leaves out
-// absence.
+// The absence models, made by migration 0023 (model_absence_monthly a table since 0024): without
+// them, the report leaves out absence.
 const (
 	absenceMonthlyView = "model_absence_monthly"
 	bradfordView       = "model_bradford"
@@ -117,6 +117,17 @@ func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (People
 	r.AbsenceModels, err = s.hasRelations(ctx, absenceMonthlyView, bradfordView)
 	if err != nil {
 		return PeopleReport{}, fmt.Errorf("people report: %w", err)
+	}
+	// The models kept as tables are refreshed first when the warehouse changed since (a write:
+	// a replica's are as its primary last wrote them).
+	ro, err := s.ReadOnly(ctx)
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
+	}
+	if !ro {
+		if _, err := s.RefreshModels(ctx, false); err != nil {
+			return PeopleReport{}, fmt.Errorf("people report: %w", err)
+		}
 	}
 	tx, err := s.db.BeginTxx(ctx, s.d.snapshot())
 	if err != nil {

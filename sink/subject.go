@@ -197,7 +197,7 @@ var employeeJSON = map[string]string{"idempotency_keys": "body"}
 
 // ownKinds are the kinds of the warehouse's own columns that a subject access reads through the
 // dialect (dialect.read), so that both backends give the same text; the others are read as they
-// are. The people models' dates (schemas 0020, 0023) are dates on Postgres and text on SQLite.
+// are. The people models' dates (schemas 0020, 0023, 0024) are dates on Postgres and text on SQLite.
 var ownKinds = map[string]map[string]Kind{
 	"model_employment":                {"start_date": KindDate, "end_date": KindDate},
 	"model_employee_versions":         {"valid_from": KindDate, "valid_to": KindDate},
@@ -206,6 +206,9 @@ var ownKinds = map[string]map[string]Kind{
 	"model_absence_spans":             {"start_date": KindDate, "end_date": KindDate, "lo": KindDate, "hi": KindDate, "half_start": KindBool, "half_end": KindBool},
 	"model_absence_days":              {"day": KindDate},
 	"model_bradford":                  {"as_of": KindDate},
+	// schema 0024
+	"model_absences":   {"start_date": KindDate, "end_date": KindDate, "half_start": KindBool, "half_end": KindBool},
+	"model_sicknesses": {"start_date": KindDate, "end_date": KindDate, "half_start": KindBool, "half_end": KindBool},
 	// schema 0022
 	"model_certificates_expiring": {"expires_on": KindDate},
 	"model_management_tree":       {"manager_left": KindBool, "in_cycle": KindBool},

@@ -31,6 +31,12 @@ type Source interface {
 	SameOrigin(target string) bool
 }
 
+// ModelRefresher is a Warehouse that keeps models as tables (sink.RefreshedModels): a run
+// that loaded a collection refreshes them once, at its end. *sink.Store is one.
+type ModelRefresher interface {
+	RefreshModels(ctx context.Context, force bool) (sink.ModelRefresh, error)
+}
+
 // Warehouse is where a sync loads; *sink.Store is one.
 type Warehouse interface {
 	BeginLoad(ctx context.Context, r sink.Resource) (*sink.Load, error)
@@ -242,12 +248,28 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 			break // another process may be syncing now: leave the rest to it
 		}
 	}
+	if err := s.refreshModels(ctx, results); err != nil {
+		errs = append(errs, err)
+	}
 	if len(results) > 0 && !slices.ContainsFunc(results, func(r Result) bool { return r.Status != sink.RunUnavailable }) {
 		// Each collection said it was skipped; that all of them were is the run's failure.
 		s.log.Error("sync failed", "run_id", runID, "err", ErrNothingOffered)
 		errs = append(errs, ErrNothingOffered)
 	}
 	return results, errors.Join(errs...)
+}
+
+// refreshModels refreshes the warehouse's models (ModelRefresher) after a run that loaded at
+// least one collection, unless it wrote nothing (DryRun) or was stopped; a failure is the run's
+// error (the data loaded stays: the models are as they were).
+func (s *Syncer) refreshModels(ctx context.Context, results []Result) error {
+	mr, ok := s.wh.(ModelRefresher)
+	if !ok || s.opts.DryRun || ctx.Err() != nil ||
+		!slices.ContainsFunc(results, func(r Result) bool { return r.Err == nil && r.Status == sink.RunOK }) {
+		return nil
+	}
+	_, err := mr.RefreshModels(ctx, false)
+	return err
 }
 
 func newRunID() string {

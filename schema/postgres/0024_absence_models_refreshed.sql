@@ -9,8 +9,8 @@
 --    working days from its first month to its last, less the days before its first day and
 --    after its last), not by cutting every span and absence to every month it overlaps.
 -- 2. model_bradford starts from the month ends, so a query of one as_of (the Bradford list of a
---    day) reads the sicknesses of that window only, through model_sicknesses; and
---    model_absence_days from the calendar, so a query of one day reads that day's records.
+--    day) reads the sicknesses of that window only, through model_sicknesses (and SQLite's
+--    model_absence_days from the calendar, so a query of one day reads that day's records).
 -- model_refreshes says when each refreshed model was last written, and from which version of
 -- the warehouse.
 
@@ -57,27 +57,16 @@ FROM (
 JOIN model_employed_spans s ON s.employee_id = r.employee_id AND s.lo <= r.end_date AND r.start_date <= s.hi
 LEFT JOIN model_pattern_weeks pw ON pw.id = s.working_pattern_id;
 
--- As in 0023, from the calendar: a query of one day reads the records of that day (by their
--- dates' index) and the spans of their employees only, where 0023 cut every record to every
--- span first. (Each kind of record is a branch of its own, which a day's filter reaches.)
+-- As in 0023 (dropped with the spans). SQLite's reads a day from the calendar instead; here the
+-- planner does as well with this shape (a day 1.0 s, a month 1.9 s at 20,000 employees, where
+-- the calendar's shape took 0.7 s and 2.8 s).
 CREATE VIEW model_absence_days AS
-SELECT r.employee_id, c.day, r.kind,
-    CASE WHEN (c.day = r.start_date AND r.half_start) OR (c.day = r.end_date AND r.half_end) THEN 0.5 ELSE 1 END AS days,
-    s.department_id, s.division_id, s.location_id
-FROM model_calendar c
-JOIN model_absences r ON r.start_date <= c.day AND c.day <= r.end_date
-JOIN model_employed_spans s ON s.employee_id = r.employee_id AND s.lo <= c.day AND c.day <= s.hi
-LEFT JOIN model_pattern_weeks pw ON pw.id = s.working_pattern_id
-WHERE ((coalesce(pw.week, 31) >> ((c.day - date '1900-01-01') % 7)) & 1) = 1
-UNION ALL
-SELECT r.employee_id, c.day, 'sickness',
-    CASE WHEN (c.day = r.start_date AND r.half_start) OR (c.day = r.end_date AND r.half_end) THEN 0.5 ELSE 1 END,
-    s.department_id, s.division_id, s.location_id
-FROM model_calendar c
-JOIN model_sicknesses r ON r.start_date <= c.day AND c.day <= r.end_date
-JOIN model_employed_spans s ON s.employee_id = r.employee_id AND s.lo <= c.day AND c.day <= s.hi
-LEFT JOIN model_pattern_weeks pw ON pw.id = s.working_pattern_id
-WHERE ((coalesce(pw.week, 31) >> ((c.day - date '1900-01-01') % 7)) & 1) = 1;
+SELECT p.employee_id, c.day, p.kind,
+    CASE WHEN (c.day = p.start_date AND p.half_start) OR (c.day = p.end_date AND p.half_end) THEN 0.5 ELSE 1 END AS days,
+    p.department_id, p.division_id, p.location_id
+FROM model_absence_spans p
+JOIN model_calendar c ON c.day >= p.lo AND c.day <= p.hi
+WHERE ((p.week >> ((c.day - date '1900-01-01') % 7)) & 1) = 1;
 
 -- 0023's model_absence_monthly, counted by running sums, in half days (integers) until the end.
 -- Each employed span (kind 'due') and each absence piece adds, in half days: in its first month,

@@ -82,7 +82,7 @@ ON CONFLICT (model) DO UPDATE SET refreshed_at = excluded.refreshed_at, version 
 	}
 	r.Took = time.Since(start)
 	if len(r.Models) > 0 {
-		s.log.Info("models refreshed", "models", r.Models, "took", r.Took.Round(time.Millisecond))
+		s.log.Debug("models refreshed", "models", r.Models, "took", r.Took.Round(time.Millisecond))
 	}
 	return r, nil
 }

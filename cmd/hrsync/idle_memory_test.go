@@ -71,18 +71,20 @@ accounts:
 		return m.HeapAlloc
 	}
 	before := heap()
+	goBefore := runtime.NumGoroutine()
 	workers := make([]*worker, 0, n-1)
 	for _, a := range accounts[1:] {
 		workers = append(workers, open(a))
 	}
 	after := heap()
+	goAfter := runtime.NumGoroutine()
 	for _, w := range workers {
 		if err := w.Close(); err != nil {
 			t.Error(err)
 		}
 	}
 	per := (int64(after) - int64(before)) / int64(len(workers))
-	t.Logf("heap held per idle account: %d bytes (%d accounts)", per, len(workers))
+	t.Logf("heap held per idle account: %d bytes (%d accounts); goroutines %d -> %d", per, len(workers), goBefore, goAfter)
 	if per > idleAccountHeap {
 		t.Errorf("an idle account holds %d KB of heap, want at most %d KB", per>>10, idleAccountHeap>>10)
 	}

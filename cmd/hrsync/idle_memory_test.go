@@ -25,12 +25,15 @@ import (
 const idleAccountHeap = 28 << 10
 
 // idleGoroutines bounds the goroutines a worker keeps for its idle accounts: a few in all (the
-// scheduler's), not some for every account. Measured: none; 2 an account while each kept its
-// warehouse's sql.DB open (its connection opener and its pool's cleaner).
+// scheduler's), not some for every account. Measured: none beyond the first account's (the
+// scheduler's goroutine); 1 an account while each runner had a goroutine for each job's
+// trigger, 3 while each account also kept its warehouse's sql.DB open (its connection opener
+// and its pool's cleaner).
 func idleGoroutines(accounts int) int { return 4 + accounts/10 }
 
-// TestIdleAccountsHoldLittleHeap builds the workers of many accounts as run does (newWorker),
-// none of them running, and bounds the heap they hold, per account, and their goroutines.
+// TestIdleAccountsHoldLittleHeap builds the workers of many accounts as run does (newWorker)
+// and starts them, none of them due for months, and bounds the heap they hold, per account,
+// and their goroutines.
 func TestIdleAccountsHoldLittleHeap(t *testing.T) {
 	const n = 100
 	url, schema := sinktest.Postgres(t)
@@ -48,7 +51,7 @@ accounts:
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	c := &runCommand{source: client.NewHTTPClient()}
+	c := &runCommand{source: client.NewHTTPClient(), sched: runner.NewScheduler()}
 	reg := newRegistry()
 	slots := runner.NewSlots(10)
 	log := slog.New(slog.DiscardHandler)
@@ -64,12 +67,21 @@ accounts:
 		if err != nil {
 			t.Fatal(err)
 		}
+		w.Start() // its schedule's next time is months away
 		return w
+	}
+	stop := func(w *worker) {
+		if err := w.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
 	}
 	// One account first, so that what is made once a process (the driver's, the registry's)
 	// is not counted.
 	first := open(accounts[0])
-	defer first.Close()
+	defer stop(first)
 	heap := func() uint64 {
 		runtime.GC()
 		runtime.GC()
@@ -86,9 +98,7 @@ accounts:
 	after := heap()
 	goAfter := runtime.NumGoroutine()
 	for _, w := range workers {
-		if err := w.Close(); err != nil {
-			t.Error(err)
-		}
+		stop(w)
 	}
 	per := (int64(after) - int64(before)) / int64(len(workers))
 	t.Logf("heap held per idle account: %d bytes (%d accounts); goroutines %d -> %d", per, len(workers), goBefore, goAfter)

@@ -37,6 +37,9 @@ type runCommand struct {
 	// source is the HTTP client of every account's source client: one transport, so accounts
 	// of one source share its idle connections instead of each keeping its own after a run.
 	source *http.Client
+	// sched wakes every account's jobs: one goroutine and one timer for all their triggers,
+	// not one for each job of each account.
+	sched *runner.Scheduler
 }
 
 func (c *runCommand) flags(fs *flag.FlagSet) {
@@ -69,6 +72,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 	}
 	reg := newRegistry()
 	c.source = client.NewHTTPClient()
+	c.sched = runner.NewScheduler()
 	var api httpserve.Server
 	if c.serve {
 		var err error
@@ -288,7 +292,7 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 			return retention.Job(run.store, a.Retention, as.retention, log)
 		}))
 	}
-	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: runLocker{w.runs}, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
+	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: runLocker{w.runs}, Metrics: as.jobMetrics, Logger: log, Scheduler: c.sched}, jobs...); err != nil {
 		return nil, a.Wrap(err)
 	}
 	c.probes.join(w)

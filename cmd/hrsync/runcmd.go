@@ -56,9 +56,12 @@ const stopTimeout = 30 * time.Second
 // by the account's warehouse locks); the metrics and health endpoints when metrics.addr is set,
 // and with --serve the /v1 replica of every account. Accounts run side by side, each on its own
 // schedule, lock and budget: one failing never stops the others, not even at start (see
-// fleet). It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it
-// stops fetching (open transactions roll back, or commit if they were committing), stops the
-// runners, then the servers, then closes the warehouses, and exits 0.
+// fleet). An account's warehouse and client are open only while one of its runs goes on
+// (accountRuns), and one scheduler wakes every account's jobs: an account waiting for its
+// schedule holds its runner and its metric series, nothing else. It runs until SIGTERM or
+// SIGINT, with or without servers. On SIGTERM or SIGINT it stops fetching (open transactions
+// roll back, or commit if they were committing), stops the runners (each run closes its
+// warehouse as it ends), then the servers, then closes the replica's warehouses, and exits 0.
 func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.Writer) error {
 	log := cfg.Logger(stderr)
 	if !slices.ContainsFunc(cfg.Accounts, func(a *config.Account) bool {

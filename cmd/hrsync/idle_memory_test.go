@@ -14,16 +14,26 @@ import (
 	"github.com/hrsync/hrsync/sync/runner"
 )
 
-// idleAccountHeap bounds the heap a worker keeps for an account that is not running: its
-// warehouse (opened, no session kept), its client, its runner and its metric series, in the
-// shape of BenchmarkFleet's accounts (a schedule, two collections). Measured: 31 KB; 109 KB
+// idleAccountHeap bounds the heap a worker keeps for an account that is not running: its runner
+// and its metric series, in the shape of BenchmarkFleet's accounts (a schedule, two
+// collections); its warehouse and client are opened only for its runs. Measured: 26-27 KB, nearly
+// all of it the account's metric series; 31 KB while every account kept its warehouse (a
+// *sink.Store with no session, its sql.DB), its client and its budget open between runs; 109 KB
 // while the sync's series started at zero for all 16 collections (176 series an account), and
 // 52 KB after that while a warehouse built its read paths at open rather than at its first read
 // (a worker never reads). At 1,000 accounts that was most of a worker's memory.
-const idleAccountHeap = 48 << 10
+const idleAccountHeap = 28 << 10
 
-// TestIdleAccountsHoldLittleHeap builds the workers of many accounts as run does (newWorker),
-// none of them running, and bounds the heap they hold, per account.
+// idleGoroutines bounds the goroutines a worker keeps for its idle accounts: a few in all (the
+// scheduler's), not some for every account. Measured: none beyond the first account's (the
+// scheduler's goroutine); 1 an account while each runner had a goroutine for each job's
+// trigger, 3 while each account also kept its warehouse's sql.DB open (its connection opener
+// and its pool's cleaner).
+func idleGoroutines(accounts int) int { return 4 + accounts/10 }
+
+// TestIdleAccountsHoldLittleHeap builds the workers of many accounts as run does (newWorker)
+// and starts them, none of them due for months, and bounds the heap they hold, per account,
+// and their goroutines.
 func TestIdleAccountsHoldLittleHeap(t *testing.T) {
 	const n = 100
 	url, schema := sinktest.Postgres(t)
@@ -41,7 +51,7 @@ accounts:
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	c := &runCommand{source: client.NewHTTPClient()}
+	c := &runCommand{source: client.NewHTTPClient(), sched: runner.NewScheduler()}
 	reg := newRegistry()
 	slots := runner.NewSlots(10)
 	log := slog.New(slog.DiscardHandler)
@@ -57,12 +67,21 @@ accounts:
 		if err != nil {
 			t.Fatal(err)
 		}
+		w.Start() // its schedule's next time is months away
 		return w
+	}
+	stop := func(w *worker) {
+		if err := w.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
 	}
 	// One account first, so that what is made once a process (the driver's, the registry's)
 	// is not counted.
 	first := open(accounts[0])
-	defer first.Close()
+	defer stop(first)
 	heap := func() uint64 {
 		runtime.GC()
 		runtime.GC()
@@ -71,19 +90,22 @@ accounts:
 		return m.HeapAlloc
 	}
 	before := heap()
+	goBefore := runtime.NumGoroutine()
 	workers := make([]*worker, 0, n-1)
 	for _, a := range accounts[1:] {
 		workers = append(workers, open(a))
 	}
 	after := heap()
+	goAfter := runtime.NumGoroutine()
 	for _, w := range workers {
-		if err := w.Close(); err != nil {
-			t.Error(err)
-		}
+		stop(w)
 	}
 	per := (int64(after) - int64(before)) / int64(len(workers))
-	t.Logf("heap held per idle account: %d bytes (%d accounts)", per, len(workers))
+	t.Logf("heap held per idle account: %d bytes (%d accounts); goroutines %d -> %d", per, len(workers), goBefore, goAfter)
 	if per > idleAccountHeap {
 		t.Errorf("an idle account holds %d KB of heap, want at most %d KB", per>>10, idleAccountHeap>>10)
+	}
+	if n := goAfter - goBefore; n > idleGoroutines(len(workers)) {
+		t.Errorf("%d idle accounts hold %d goroutines, want at most %d", len(workers), n, idleGoroutines(len(workers)))
 	}
 }

@@ -12,8 +12,8 @@ import (
 	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
-// servedStore is an account's warehouse as the /v1 replica reads it: a *sink.Store (run
-// --serve, whose worker holds it open anyway) or a lazyStore (serve).
+// servedStore is an account's warehouse as the /v1 replica reads it: a lazyStore (serve, and
+// run --serve, whose worker holds no warehouse open between its runs).
 type servedStore interface {
 	server.Store
 	Ready(ctx context.Context) error
@@ -40,12 +40,14 @@ type openStores struct {
 type lazyStore struct {
 	acct *config.Account
 	set  *openStores
-	// open opens the warehouse and, for an account whose creates are forwarded, its client.
-	open func(ctx context.Context) (*sink.Store, server.Creator, error)
+	// open opens the warehouse and, for an account whose creates are forwarded, its client;
+	// and how to close what it opened.
+	open func(ctx context.Context) (*sink.Store, server.Creator, func(), error)
 
 	// Under set.mu:
 	store    *sink.Store
 	upstream server.Creator
+	done     func()    // closes store (and what open opened with it)
 	busy     int       // requests using store
 	lastUse  time.Time // when the last of them ended
 	opening  chan struct{}
@@ -76,18 +78,18 @@ func (l *lazyStore) acquire(ctx context.Context) (_ *sink.Store, release func(),
 				}
 			}
 		}
-		var old *sink.Store
+		var old func()
 		if evict != nil {
-			old = evict.store
-			evict.store, evict.upstream = nil, nil
+			old = evict.done
+			evict.store, evict.upstream, evict.done = nil, nil, nil
 			set.remove(evict)
 		}
 		l.opening = make(chan struct{})
 		set.mu.Unlock()
 		if old != nil {
-			_ = old.Close()
+			old()
 		}
-		store, up, err := l.open(ctx)
+		store, up, done, err := l.open(ctx)
 		set.mu.Lock()
 		close(l.opening)
 		l.opening = nil
@@ -95,7 +97,7 @@ func (l *lazyStore) acquire(ctx context.Context) (_ *sink.Store, release func(),
 			set.mu.Unlock()
 			return nil, nil, err
 		}
-		l.store, l.upstream = store, up
+		l.store, l.upstream, l.done = store, up, done
 		set.open = append(set.open, l)
 	}
 	l.busy++
@@ -165,8 +167,8 @@ func (s *openStores) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range s.open {
-		_ = l.store.Close()
-		l.store, l.upstream = nil, nil
+		l.done()
+		l.store, l.upstream, l.done = nil, nil, nil
 	}
 	s.open = nil
 }

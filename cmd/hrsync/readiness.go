@@ -56,11 +56,21 @@ func (g *probeGroup) ready(ctx context.Context, w *worker) error {
 	if w != g.members[0] {
 		return g.last[w]
 	}
-	err := w.store.Ready(ctx)
+	err := w.runs.ready(ctx)
 	if others := g.members[1:]; err == nil && len(others) > 0 {
 		o := others[g.next%len(others)]
 		g.next = (g.next + 1) % len(others)
-		g.last[o] = o.store.Ready(ctx)
+		g.last[o] = o.runs.ready(ctx)
 	}
 	return err
+}
+
+// saw records what opening w's warehouse for a run found: for an account other than the
+// group's first (asked at every probe), its readiness until the next look, a probe's or a run's.
+func (g *probeGroup) saw(w *worker, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.members) > 0 && w != g.members[0] {
+		g.last[w] = err
+	}
 }

@@ -37,6 +37,9 @@ type runCommand struct {
 	// source is the HTTP client of every account's source client: one transport, so accounts
 	// of one source share its idle connections instead of each keeping its own after a run.
 	source *http.Client
+	// sched wakes every account's jobs: one goroutine and one timer for all their triggers,
+	// not one for each job of each account.
+	sched *runner.Scheduler
 }
 
 func (c *runCommand) flags(fs *flag.FlagSet) {
@@ -53,9 +56,12 @@ const stopTimeout = 30 * time.Second
 // by the account's warehouse locks); the metrics and health endpoints when metrics.addr is set,
 // and with --serve the /v1 replica of every account. Accounts run side by side, each on its own
 // schedule, lock and budget: one failing never stops the others, not even at start (see
-// fleet). It runs until SIGTERM or SIGINT, with or without servers. On SIGTERM or SIGINT it
-// stops fetching (open transactions roll back, or commit if they were committing), stops the
-// runners, then the servers, then closes the warehouses, and exits 0.
+// fleet). An account's warehouse and client are open only while one of its runs goes on
+// (accountRuns), and one scheduler wakes every account's jobs: an account waiting for its
+// schedule holds its runner and its metric series, nothing else. It runs until SIGTERM or
+// SIGINT, with or without servers. On SIGTERM or SIGINT it stops fetching (open transactions
+// roll back, or commit if they were committing), stops the runners (each run closes its
+// warehouse as it ends), then the servers, then closes the replica's warehouses, and exits 0.
 func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.Writer) error {
 	log := cfg.Logger(stderr)
 	if !slices.ContainsFunc(cfg.Accounts, func(a *config.Account) bool {
@@ -69,6 +75,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 	}
 	reg := newRegistry()
 	c.source = client.NewHTTPClient()
+	c.sched = runner.NewScheduler()
 	var api httpserve.Server
 	if c.serve {
 		var err error
@@ -81,8 +88,10 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 	// One set of sync slots, shared by every account's sync.
 	slots := runner.NewSlots(cfg.Worker.MaxSyncs)
 	var failed []fleet.Account[*worker]
+	setups := make(map[string]*accountSetup, len(cfg.Accounts))
 	for _, a := range cfg.Accounts {
 		as := newAccountSetup(a, reg)
+		setups[a.Name] = as
 		fa := fleet.Account[*worker]{Name: a.Name, Logger: a.Logger(log),
 			Open: func(ctx context.Context) (*worker, error) { return c.newWorker(ctx, as, slots, log) }}
 		if _, err := f.Open(ctx, fa); err != nil {
@@ -99,11 +108,18 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 		return fmt.Errorf("run: %w", f.Reason(failed[0].Name))
 	}
 
+	// The replica reads each account's warehouse through a lazy store, as serve does: opened at
+	// its account's first request, closed again when serve.open_accounts are open.
+	open := &openStores{max: cfg.Serve.OpenAccounts}
+	defer open.Close() // after the servers, before the fleet
 	var stores []accountStore
 	for _, w := range f.Members() {
-		s := accountStore{acct: w.acct, store: w.store}
+		as := setups[w.acct.Name]
+		copts := client.Options{HTTPClient: c.source, Observe: as.syncMetrics.ObserveRequest}
+		l := &lazyStore{acct: w.acct, set: open, open: serveOpener(ctx, w.acct, log, as.waits, copts), readOnly: w.readOnly}
+		s := accountStore{acct: w.acct, store: l, location: w.location}
 		if w.acct.Writes == server.WritesForward {
-			s.upstream = w.client // one budget for the account
+			s.upstream = lazyCreator{l} // on the account's budget
 		}
 		stores = append(stores, s)
 	}
@@ -160,6 +176,9 @@ type accountSetup struct {
 	jobMetrics  *runner.Metrics
 	onboard     *onboard.Metrics
 	retention   *retention.Metrics
+	// waits are the account's shared budget's, across the runs (and the replica's forwarded
+	// creates) that each open one; nil without a shared budget.
+	waits *budgetWaits
 }
 
 func newAccountSetup(a *config.Account, reg prometheus.Registerer) *accountSetup {
@@ -176,21 +195,28 @@ func newAccountSetup(a *config.Account, reg prometheus.Registerer) *accountSetup
 	if a.Retention.Any() {
 		as.retention = retention.NewMetrics(as.reg)
 	}
+	if sharesBudget(a) {
+		as.waits = &budgetWaits{}
+		as.reg.MustRegister(prom.NewBudgetCollector(as.waits))
+	}
 	return as
 }
 
 // retryOpen bounds the waits between tries to open an account's warehouse (fleet.Options).
 var retryOpen = struct{ first, most time.Duration }{fleet.DefaultRetryFirst, fleet.DefaultRetryMost}
 
-// worker is one account's part of hrsync run: its warehouse, its client (its budget), and the
-// runner of its jobs.
+// worker is one account's part of hrsync run: the runner of its jobs, and what opens its
+// warehouse and client for each run (accountRuns); between runs it holds neither.
 type worker struct {
 	acct   *config.Account
-	store  *sink.Store
-	client *client.Client
+	runs   *accountRuns
 	runner *runner.Runner
 	log    *slog.Logger
 	probe  *probeGroup // how /readyz asks its warehouse
+	// location and readOnly are what the warehouse said at start (serve's lazy stores start
+	// from them).
+	location string
+	readOnly bool
 }
 
 // Start starts the account's jobs.
@@ -208,101 +234,104 @@ func (w *worker) Stop(ctx context.Context) error { return w.acct.Wrap(w.runner.S
 // found it (see probeGroup).
 func (w *worker) Ready(ctx context.Context) error { return w.acct.Wrap(w.probe.ready(ctx, w)) }
 
-// Close closes the account's warehouse.
-func (w *worker) Close() error { return w.store.Close() }
+// Close releases what the account holds: nothing once its runs are over (Stop).
+func (w *worker) Close() error { return nil }
 
-// newWorker opens the account's warehouse and builds its jobs, their metrics labelled with the
-// account. An account with neither a schedule nor a folder gets a worker with no jobs (serve
-// still answers for it).
+// newWorker checks the account's warehouse (it opens, its schema is current, it takes writes
+// when the account has jobs) and closes it again, then builds its jobs, their metrics labelled
+// with the account: each run opens the warehouse and client it uses (accountRuns). An account
+// with neither a schedule nor a folder gets a worker with no jobs (serve still answers for it).
 func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *runner.Slots, log *slog.Logger) (*worker, error) {
 	a := as.acct
 	log = a.Logger(log)
 	if err := checkSource(a); err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, a, log)
-	if err != nil {
+	copts := client.Options{HTTPClient: c.source, Observe: as.syncMetrics.ObserveRequest}
+	w := &worker{acct: a, log: log}
+	if err := c.checkWorker(ctx, w, copts); err != nil {
 		return nil, err
 	}
-	w := &worker{acct: a, store: store, log: log}
-	fail := func(err error) (*worker, error) { // err names the account (a.wrap) already
-		_ = store.Close()
-		return nil, err
-	}
-	// Every job writes (a sync, the onboarding ledger, retention's erasures): a worker with any
-	// is refused on a standby now, not at its first run. One with none is only served.
-	if a.Schedule != "" || a.Onboarding.Dir != "" || a.Retention.Any() {
-		if err := store.Writable(ctx); err != nil {
-			return fail(a.Wrap(err))
-		}
-	}
+	w.runs = &accountRuns{acct: a, ctx: ctx, log: log, copts: copts, waits: as.waits}
 	var trigger runner.Trigger
+	var err error
 	if a.Schedule != "" {
 		if trigger, err = runner.Cron(a.Schedule, a.Location); err != nil {
-			return fail(a.Wrap(err))
+			return nil, a.Wrap(err)
 		}
 		// Spread: many accounts on one schedule start each at its own place in the window.
 		trigger = trigger.Delayed(a.Offset())
-	}
-	if w.client, err = newClient(a, log, store, as.reg, client.Options{HTTPClient: c.source, Observe: as.syncMetrics.ObserveRequest}); err != nil {
-		return fail(err)
 	}
 	// One runner runs the sync and the onboarding alike: each on its trigger, under its own
 	// warehouse lock, never overlapping itself, a panic recovered and counted, the same metrics.
 	var jobs []runner.Job
 	if a.Schedule != "" {
-		// Ledger rows a killed process left "running" are closed now, unless a replica is syncing.
-		if _, err := store.CloseAbandonedRuns(ctx); err != nil {
-			log.Warn("close abandoned sync runs", "err", err)
-		}
-		syncer := walk.New(w.client, store, walk.Options{Concurrency: a.Sync.Concurrency, MaxWalks: a.Sync.MaxWalks,
-			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.Window, Metrics: as.syncMetrics, Logger: log})
-		job := syncer.Job(trigger, a.Resources)
+		wopts := walk.Options{Concurrency: a.Sync.Concurrency, MaxWalks: a.Sync.MaxWalks,
+			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.Window, Metrics: as.syncMetrics, Logger: log}
+		syncer := func(run *accountRun) *walk.Syncer { return walk.New(run.client, run.store, wopts) }
+		job := syncer(&accountRun{}).Job(trigger, a.Resources)
 		job.RunAtStart = c.now || a.Sync.RunAtStart
 		job.Slots = slots
-		jobs = append(jobs, job)
+		jobs = append(jobs, w.runs.job(job, func(run *accountRun) runner.Job { return syncer(run).Job(trigger, a.Resources) }))
 	} else if a.Onboarding.Dir != "" {
 		log.Info("no schedule: the worker only watches the onboarding folder")
 	} else if !a.Retention.Any() {
 		log.Info("neither a schedule nor an onboarding folder: the account is only served")
 	}
 	if a.Onboarding.Dir != "" {
-		o := newOnboarder(a, w.client, store, as.onboard, false, log)
-		jobs = append(jobs, o.Job(a.PollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle}))
+		// The account's for as long as the worker runs, on each run's warehouse and client.
+		o := onboard.New(runUpstream{w.runs}, runLedger{w.runs}, onboardOptions(a, as.onboard, false, log))
+		job := o.Job(a.PollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle, Retries: &onboard.FailedRetries{}})
+		jobs = append(jobs, w.runs.job(job, func(*accountRun) runner.Job { return job }))
 	}
 	if a.Retention.Any() {
 		// Checked every hour, run once a day, under the sync's lock: see retention.Job.
 		log.Info("retention rules set: erased once a day", "rules", a.Retention.Describe())
 		// Its hourly checks are spread too: they take the sync's lock, and 1,000 accounts'
 		// checks at the same moment would each hold a warehouse session at once.
-		job := retention.Job(store, a.Retention, as.retention, log)
+		job := retention.Job(nil, a.Retention, as.retention, log)
 		job.Trigger = job.Trigger.Delayed(a.Offset() % retention.Every)
-		jobs = append(jobs, job)
+		jobs = append(jobs, w.runs.job(job, func(run *accountRun) runner.Job {
+			return retention.Job(run.store, a.Retention, as.retention, log)
+		}))
 	}
-	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: restingLocker{store}, Metrics: as.jobMetrics, Logger: log}, jobs...); err != nil {
-		return fail(a.Wrap(err))
+	if w.runner, err = runner.NewRunner(ctx, runner.RunnerOptions{Lock: runLocker{w.runs}, Metrics: as.jobMetrics, Logger: log, Scheduler: c.sched}, jobs...); err != nil {
+		return nil, a.Wrap(err)
 	}
-	// Nothing runs before its trigger: the sessions opening it took are not kept until then.
-	store.CloseIdle()
 	c.probes.join(w)
+	w.runs.seen = func(err error) { w.probe.saw(w, err) }
 	return w, nil
 }
 
-// restingLocker is the account's warehouse as its runner's lock: once a run is over (its lock
-// given back) or not begun (another process holds it), the sessions it used are closed at once
-// rather than after the pool's idle time, so a worker's sessions follow the runs going on, not
-// the accounts it went through in the last few seconds (with --now, or a schedule shared by
-// many accounts, it tries one after another).
-type restingLocker struct{ store *sink.Store }
-
-func (l restingLocker) TryLock(ctx context.Context, name string) (context.Context, func(), bool, error) {
-	held, release, ok, err := l.store.TryLock(ctx, name)
-	if !ok {
-		l.store.CloseIdle()
-		return held, release, ok, err
+// checkWorker opens the account's warehouse once, as the worker starts, and closes it again:
+// it answers and its schema is current; it takes writes, for an account with jobs (every job
+// writes: one is refused on a standby now, not at its first run); the ledger rows a killed
+// process left "running" are closed, for an account with a schedule; and its client can be
+// built. Where it is and whether it takes writes are kept for serve.
+func (c *runCommand) checkWorker(ctx context.Context, w *worker, copts client.Options) error {
+	a := w.acct
+	opts := a.SinkOptions()
+	opts.Logger = w.log
+	store, err := sink.Open(ctx, a.Warehouse.URL, opts)
+	if err != nil {
+		return a.Wrap(err)
 	}
-	return held, func() {
-		release()
-		l.store.CloseIdle()
-	}, true, nil
+	defer store.Close()
+	w.location = store.Location()
+	if err := store.Writable(ctx); err != nil {
+		if a.Schedule != "" || a.Onboarding.Dir != "" || a.Retention.Any() || !errors.Is(err, sink.ErrReadOnly) {
+			return a.Wrap(err)
+		}
+		w.readOnly = true
+	}
+	if a.Schedule != "" {
+		// Unless a replica is syncing.
+		if _, err := store.CloseAbandonedRuns(ctx); err != nil {
+			w.log.Warn("close abandoned sync runs", "err", err)
+		}
+	}
+	if _, _, err := newBudgetedClient(a, w.log, store, copts); err != nil {
+		return err
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -57,7 +58,7 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 				return fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
 			}
 		}
-		l := &lazyStore{acct: a, set: open, open: serveOpener(ctx, a, log, reg), readOnly: readOnly}
+		l := &lazyStore{acct: a, set: open, open: serveOpener(ctx, a, log, serveWaits(a, reg), forwardClientOptions), readOnly: readOnly}
 		s := accountStore{acct: a, store: l, location: location}
 		if a.Writes == server.WritesForward {
 			s.upstream = lazyCreator{l}
@@ -81,35 +82,55 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 }
 
 // serveOpener opens an account's warehouse for serve and, when its creates are forwarded, its
-// client: a forwarded create holds a client's request open, so one attempt, paced like every
-// call to the account (on the shared budget, so a replica's creates take their turn beside a
-// running sync); a 429 goes straight back to the client, who may retry.
+// client with copts: serve's forwards a create in one attempt, paced like every call to the
+// account (on the shared budget, so a replica's creates take their turn beside a running sync);
+// a 429 goes straight back to the client, who may retry. The budget's waits are added to waits
+// (the account's budget metrics, registered once), whatever the tries to open.
 // It opens the warehouse with serve's own ctx, not the request's: the warehouse outlives the
-// request, and is interrupted when serve stops (openStore).
-func serveOpener(serveCtx context.Context, a *config.Account, log *slog.Logger, reg prometheus.Registerer) func(context.Context) (*sink.Store, server.Creator, error) {
+// request, and is interrupted when serve stops (see openStore). The function it returns with
+// them closes what it opened.
+func serveOpener(serveCtx context.Context, a *config.Account, log *slog.Logger, waits *budgetWaits, copts client.Options) func(context.Context) (*sink.Store, server.Creator, func(), error) {
 	alog := a.Logger(log)
-	areg := prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg)
-	var registered bool // the client's metrics: registered once, whatever the tries to open
-	return func(context.Context) (*sink.Store, server.Creator, error) {
-		store, err := openStore(serveCtx, a, alog)
+	return func(context.Context) (*sink.Store, server.Creator, func(), error) {
+		opts := a.SinkOptions()
+		opts.Logger = alog
+		store, err := sink.Open(serveCtx, a.Warehouse.URL, opts)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, a.Wrap(err)
+		}
+		stop := context.AfterFunc(serveCtx, func() { time.AfterFunc(stopGrace, store.Interrupt) })
+		var b *sink.Budget
+		done := func() {
+			stop()
+			waits.retire(b)
+			_ = store.Close()
 		}
 		if a.Writes != server.WritesForward {
-			return store, nil, nil
+			return store, nil, done, nil
 		}
-		var r prometheus.Registerer
-		if !registered {
-			r = areg
-		}
-		c, err := newClient(a, alog, store, r, client.Options{MaxAttempts: 1, CreateKind: budget.KindForward})
+		c, b2, err := newBudgetedClient(a, alog, store, copts)
 		if err != nil {
-			_ = store.Close()
-			return nil, nil, fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
+			done()
+			return nil, nil, nil, fmt.Errorf("serve.writes is forward, which needs the source: %w", err)
 		}
-		registered = true
-		return store, c, nil
+		b = b2
+		waits.add(b)
+		return store, c, done, nil
 	}
+}
+
+// forwardClientOptions are the options of serve's client that forwards creates.
+var forwardClientOptions = client.Options{MaxAttempts: 1, CreateKind: budget.KindForward}
+
+// serveWaits is the account's budget waits for serve's metrics: registered now, for an account
+// whose creates are forwarded on a shared budget; nil otherwise.
+func serveWaits(a *config.Account, reg prometheus.Registerer) *budgetWaits {
+	if a.Writes != server.WritesForward || !sharesBudget(a) {
+		return nil
+	}
+	w := &budgetWaits{}
+	prometheus.WrapRegistererWith(prometheus.Labels{"account": a.Name}, reg).MustRegister(prom.NewBudgetCollector(w))
+	return w
 }
 
 // checkParallel is how many warehouses serve checks at once as it starts: a thousand accounts'

@@ -75,26 +75,45 @@ func checkSource(a *config.Account) error {
 // store (demo) or with shared_budget off, the process paces itself alone. reg, when not nil,
 // gets the shared budget's metrics.
 func newClient(a *config.Account, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts client.Options) (*client.Client, error) {
-	if err := checkSource(a); err != nil {
+	c, b, err := newBudgetedClient(a, log, store, opts)
+	if err != nil {
 		return nil, err
 	}
-	opts.RateLimit, opts.Logger = a.Source.RateLimit, log
-	if store != nil && a.Source.SharedBudget && a.Source.RateLimit > 0 {
-		b, err := store.NewBudget(sink.BudgetOptions{Account: a.Source.Account, PerMinute: a.Source.RateLimit,
-			Share: a.Source.BudgetShare, Logger: log})
-		if err != nil {
-			return nil, a.Wrap(err)
-		}
-		opts.Budget = b
-		if reg != nil {
-			if err := reg.Register(prom.NewBudgetCollector(b)); err != nil {
-				return nil, fmt.Errorf("register the request budget's metrics: %w", err)
-			}
+	if b != nil && reg != nil {
+		if err := reg.Register(prom.NewBudgetCollector(b)); err != nil {
+			return nil, fmt.Errorf("register the request budget's metrics: %w", err)
 		}
 	}
-	c, err := client.New(a.Source.URL, a.Source.APIKey, opts)
-	return c, a.Wrap(err)
+	return c, nil
 }
+
+// newBudgetedClient is newClient without the metrics: the client, and its shared budget when
+// it has one (nil otherwise), whose waits the caller exports (the worker adds up those of its
+// runs').
+func newBudgetedClient(a *config.Account, log *slog.Logger, store *sink.Store, opts client.Options) (*client.Client, *sink.Budget, error) {
+	if err := checkSource(a); err != nil {
+		return nil, nil, err
+	}
+	opts.RateLimit, opts.Logger = a.Source.RateLimit, log
+	var b *sink.Budget
+	if sharesBudget(a) && store != nil {
+		var err error
+		b, err = store.NewBudget(sink.BudgetOptions{Account: a.Source.Account, PerMinute: a.Source.RateLimit,
+			Share: a.Source.BudgetShare, Logger: log})
+		if err != nil {
+			return nil, nil, a.Wrap(err)
+		}
+		opts.Budget = b
+	}
+	c, err := client.New(a.Source.URL, a.Source.APIKey, opts)
+	if err != nil {
+		return nil, nil, a.Wrap(err)
+	}
+	return c, b, nil
+}
+
+// sharesBudget is whether the account's clients pace on its budget in the warehouse.
+func sharesBudget(a *config.Account) bool { return a.Source.SharedBudget && a.Source.RateLimit > 0 }
 
 // resourcesOf is what --resource names: nothing, sync.resources (configured); otherwise the
 // collections it lists, comma-separated, all standing for every one the sync knows but the

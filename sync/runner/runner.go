@@ -211,6 +211,9 @@ type RunnerOptions struct {
 	Lock    Locker
 	Metrics *Metrics
 	Logger  *slog.Logger
+	// Scheduler wakes the jobs when they are due: one shared by many runners (a worker of many
+	// accounts) runs one goroutine for all their triggers. Nil gives the runner its own.
+	Scheduler *Scheduler
 }
 
 // Runner runs named jobs, each on its trigger and with the same guarantees: never two runs of a
@@ -235,7 +238,12 @@ type Runner struct {
 
 type runnerJob struct {
 	Job
+	r       *Runner
 	running atomic.Bool
+	// Under the scheduler's mu: when the job is next due, and its place in the scheduler's
+	// heap (-1 while it is not there: running, or stopped).
+	due time.Time
+	idx int
 }
 
 // runFailed marks an error the job returned, and so has already reported.
@@ -253,6 +261,9 @@ func NewRunner(ctx context.Context, opts RunnerOptions, jobs ...Job) (*Runner, e
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Scheduler == nil {
+		opts.Scheduler = NewScheduler()
+	}
 	r := &Runner{byName: make(map[string]*runnerJob, len(jobs)), opts: opts, log: opts.Logger, stopping: make(chan struct{})}
 	for _, j := range jobs {
 		switch {
@@ -265,12 +276,14 @@ func NewRunner(ctx context.Context, opts RunnerOptions, jobs ...Job) (*Runner, e
 		case j.Run == nil:
 			return nil, fmt.Errorf("job runner: job %q has nothing to run", j.Name)
 		}
-		rj := &runnerJob{Job: j}
+		rj := &runnerJob{Job: j, r: r, idx: -1}
 		r.jobs = append(r.jobs, rj)
 		r.byName[j.Name] = rj
 		opts.Metrics.jobAdded(j.Name)
 	}
 	r.ctx, r.cancel = context.WithCancel(ctx)
+	// A runner whose context ends runs nothing more: its jobs leave the scheduler.
+	context.AfterFunc(r.ctx, r.unschedule)
 	return r, nil
 }
 
@@ -292,44 +305,45 @@ func (r *Runner) Start() {
 		}
 		r.log.Info("job scheduled", "task", j.Name, "trigger", j.Trigger.String(), "next", first)
 		r.opts.Metrics.scheduled(j.Name, first)
-		r.wg.Add(1)
-		go r.loop(j, first)
+		r.opts.Scheduler.add(j, first)
 	}
 }
 
-// loop runs j at due, then on its trigger, until the runner stops.
-func (r *Runner) loop(j *runnerJob, due time.Time) {
-	defer r.wg.Done()
-	for {
-		t := time.NewTimer(time.Until(due))
-		select {
-		case <-r.stopping:
-			t.Stop()
-			return
-		case <-r.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
+// fire is j's run at its due time, called by the scheduler; then j is due again on its trigger,
+// unless the runner stopped.
+func (r *Runner) fire(j *runnerJob, due time.Time) {
+	r.run(j)
+	now := time.Now()
+	next := j.Trigger.next(due)
+	if j.Trigger.every > 0 {
+		if next.Before(now) {
+			next = now // after a long run, the next at once: nothing is missed
 		}
-		r.run(j)
-		now := time.Now()
-		next := j.Trigger.next(due)
-		if j.Trigger.every > 0 {
-			if next.Before(now) {
-				next = now // after a long run, the next at once: nothing is missed
-			}
-		} else {
-			missed := 0
-			for ; !next.After(now); next = j.Trigger.next(next) {
-				r.opts.Metrics.jobSkipped(j.Name, "overlap") // due while the run went on
-				missed++
-			}
-			if missed > 0 {
-				r.log.Warn("job skipped: the previous run went on past its next times", "task", j.Name, "times", missed)
-			}
+	} else {
+		missed := 0
+		for ; !next.After(now); next = j.Trigger.next(next) {
+			r.opts.Metrics.jobSkipped(j.Name, "overlap") // due while the run went on
+			missed++
 		}
-		due = next
-		r.opts.Metrics.scheduled(j.Name, due)
+		if missed > 0 {
+			r.log.Warn("job skipped: the previous run went on past its next times", "task", j.Name, "times", missed)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || r.ctx.Err() != nil {
+		return
+	}
+	r.opts.Metrics.scheduled(j.Name, next)
+	r.opts.Scheduler.add(j, next)
+}
+
+// unschedule takes the runner's jobs out of the scheduler: it is stopped, or its context ended.
+func (r *Runner) unschedule() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, j := range r.jobs {
+		r.opts.Scheduler.remove(j)
 	}
 }
 
@@ -435,6 +449,7 @@ func (r *Runner) Stop(ctx context.Context) error {
 		close(r.stopping)
 	}
 	r.mu.Unlock()
+	r.unschedule()
 	finished := make(chan struct{})
 	go func() { r.wg.Wait(); close(finished) }()
 	select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -591,4 +592,62 @@ func TestOffset(t *testing.T) {
 			t.Errorf("%d of 1,000 accounts start in the second at %s", n, sec)
 		}
 	}
+}
+
+// TestSchedulerSharedByRunners: runners sharing one Scheduler (a worker's accounts) each run at
+// their own times, their spread (Offset) kept, a slow run of one holding back none of the
+// others; while they wait, they add one goroutine in all, not one a job; stopped, they run no
+// more and the scheduler's goroutine ends (synctest fails a bubble left with one).
+func TestSchedulerSharedByRunners(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 50
+		const window = 30 * time.Minute
+		start := time.Now() // midnight UTC, in the bubble
+		sched := runner.NewScheduler()
+		var mu sync.Mutex
+		starts := map[string][]time.Duration{}
+		var runners []*runner.Runner
+		before := runtime.NumGoroutine()
+		for i := range n {
+			name := fmt.Sprintf("acct-%02d", i)
+			job := runner.Job{Name: "sync", Trigger: cronTrigger(t, "@hourly").Delayed(runner.Offset(name, window)), Lock: "sync",
+				Run: func(context.Context) error {
+					mu.Lock()
+					starts[name] = append(starts[name], time.Since(start))
+					mu.Unlock()
+					if name == "acct-00" {
+						time.Sleep(20 * time.Minute) // the others run meanwhile
+					}
+					return nil
+				}}
+			poll := runner.Job{Name: "onboarding", Trigger: runner.Every(time.Hour).Delayed(runner.Offset(name, window)), Lock: "onboarding",
+				Run: func(context.Context) error { return nil }}
+			r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: &fakeLock{}, Scheduler: sched}, job, poll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Start()
+			runners = append(runners, r)
+		}
+		synctest.Wait()
+		if got := runtime.NumGoroutine() - before; got > 1 {
+			t.Errorf("%d runners of 2 jobs waiting hold %d goroutines, want at most 1", n, got)
+		}
+		time.Sleep(2*time.Hour + 50*time.Minute)
+		for _, r := range runners {
+			if err := r.Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(2 * time.Hour) // stopped: nothing more runs
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range n {
+			name := fmt.Sprintf("acct-%02d", i)
+			o := runner.Offset(name, window)
+			if want := []time.Duration{o, time.Hour + o, 2*time.Hour + o}; !slices.Equal(starts[name], want) {
+				t.Errorf("%s ran at %v, want %v (its offset %s after each hour)", name, starts[name], want, o)
+			}
+		}
+	})
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/server"
 )
 
@@ -104,13 +105,19 @@ func Mux(reg *prometheus.Registry, store httpserve.Readier, log *slog.Logger) ht
 // budgetCollector exports the shared request budget's waits per kind of request (walk, create,
 // forward): how long each kind waits for its turn on the account's budget.
 type budgetCollector struct {
-	budget  *sink.Budget
+	budget  BudgetWaits
 	waited  *prometheus.Desc
 	granted *prometheus.Desc
 }
 
+// BudgetWaits is what the budget's metrics read: a *sink.Budget, or the waits of an account's
+// budgets one after another (a worker opens one for each run).
+type BudgetWaits interface {
+	Waits() map[budget.Kind]sink.KindWaits
+}
+
 // NewBudgetCollector exports the waits of b (sink.Store.NewBudget); nil only describes them.
-func NewBudgetCollector(b *sink.Budget) prometheus.Collector {
+func NewBudgetCollector(b BudgetWaits) prometheus.Collector {
 	return &budgetCollector{
 		budget: b,
 		waited: prometheus.NewDesc("hrsync_source_budget_wait_seconds_total",
@@ -126,6 +133,9 @@ func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.budget == nil {
+		return
+	}
 	for kind, w := range c.budget.Waits() {
 		ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, w.Waited.Seconds(), string(kind))
 		ch <- prometheus.MustNewConstMetric(c.granted, prometheus.CounterValue, float64(w.Granted), string(kind))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -189,50 +190,92 @@ func (l runLocker) TryLock(ctx context.Context, name string) (context.Context, f
 // of is said once), its warehouse and client each run's.
 type runLedger struct{ runs *accountRuns }
 
-func (l runLedger) store() *sink.Store {
+// errNoRun is what onboarding's warehouse and source answer outside a run (a bug: onboarding
+// runs as a job, which holds them), rather than a nil dereference.
+var errNoRun = errors.New("the account's warehouse and source are open only during a run, and none is going on")
+
+func (l runLedger) store() (*sink.Store, error) {
 	l.runs.mu.Lock()
 	defer l.runs.mu.Unlock()
-	return l.runs.cur.store // a run is going on: its job holds the warehouse (accountRuns.job)
+	if l.runs.cur == nil || l.runs.cur.store == nil {
+		return nil, errNoRun
+	}
+	return l.runs.cur.store, nil // a run is going on: its job holds the warehouse (accountRuns.job)
 }
 
 func (l runLedger) OnboardingRows(ctx context.Context, fileHash string) (map[int]sink.OnboardingRow, error) {
-	return l.store().OnboardingRows(ctx, fileHash)
+	st, err := l.store()
+	if err != nil {
+		return nil, err
+	}
+	return st.OnboardingRows(ctx, fileHash)
 }
 
 func (l runLedger) CreatedByEmail(ctx context.Context, email string) (sink.OnboardingRow, error) {
-	return l.store().CreatedByEmail(ctx, email)
+	st, err := l.store()
+	if err != nil {
+		return sink.OnboardingRow{}, err
+	}
+	return st.CreatedByEmail(ctx, email)
 }
 
 func (l runLedger) PutOnboardingRow(ctx context.Context, row sink.OnboardingRow) error {
-	return l.store().PutOnboardingRow(ctx, row)
+	st, err := l.store()
+	if err != nil {
+		return err
+	}
+	return st.PutOnboardingRow(ctx, row)
 }
 
 func (l runLedger) ConfirmSending(ctx context.Context, email string, employeeID int64, reason string) error {
-	return l.store().ConfirmSending(ctx, email, employeeID, reason)
+	st, err := l.store()
+	if err != nil {
+		return err
+	}
+	return st.ConfirmSending(ctx, email, employeeID, reason)
 }
 
 func (l runLedger) EmailTaken(ctx context.Context, email string) (bool, error) {
-	return l.store().EmailTaken(ctx, email)
+	st, err := l.store()
+	if err != nil {
+		return false, err
+	}
+	return st.EmailTaken(ctx, email)
 }
 
 func (l runLedger) PutEmployee(ctx context.Context, e v1.Employee) error {
-	return l.store().PutEmployee(ctx, e)
+	st, err := l.store()
+	if err != nil {
+		return err
+	}
+	return st.PutEmployee(ctx, e)
 }
 
 type runUpstream struct{ runs *accountRuns }
 
-func (u runUpstream) client() *client.Client {
+func (u runUpstream) client() (*client.Client, error) {
 	u.runs.mu.Lock()
 	defer u.runs.mu.Unlock()
-	return u.runs.cur.client
+	if u.runs.cur == nil || u.runs.cur.client == nil {
+		return nil, errNoRun
+	}
+	return u.runs.cur.client, nil
 }
 
 func (u runUpstream) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
-	return u.client().CreateEmployee(ctx, ne)
+	c, err := u.client()
+	if err != nil {
+		return v1.Employee{}, err
+	}
+	return c.CreateEmployee(ctx, ne)
 }
 
 func (u runUpstream) ListEmployees(ctx context.Context, page int64) ([]v1.Employee, *client.Response, error) {
-	return u.client().ListEmployees(ctx, page)
+	c, err := u.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.ListEmployees(ctx, page)
 }
 
 var (

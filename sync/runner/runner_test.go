@@ -28,6 +28,30 @@ func (l *fakeLock) TryLock(ctx context.Context, _ string) (context.Context, func
 	return ctx, func() { l.held.Store(false) }, true, nil
 }
 
+// namedLocks is fakeLock per lock name: jobs of different locks of one runner do not exclude
+// each other, as the warehouse's locks do not.
+type namedLocks struct {
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+func (l *namedLocks) TryLock(ctx context.Context, name string) (context.Context, func(), bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[name] {
+		return ctx, nil, false, nil
+	}
+	if l.held == nil {
+		l.held = map[string]bool{}
+	}
+	l.held[name] = true
+	return ctx, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.held, name)
+	}, true, nil
+}
+
 func cronTrigger(t *testing.T, spec string) runner.Trigger {
 	t.Helper()
 	tr, err := runner.Cron(spec, nil)
@@ -622,7 +646,9 @@ func TestSchedulerSharedByRunners(t *testing.T) {
 				}}
 			poll := runner.Job{Name: "onboarding", Trigger: runner.Every(time.Hour).Delayed(runner.Offset(name, window)), Lock: "onboarding",
 				Run: func(context.Context) error { return nil }}
-			r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: &fakeLock{}, Scheduler: sched}, job, poll)
+			// Its two jobs are due at the same times, under locks of their own: one runner's
+			// single fakeLock would let whichever took it first skip the other.
+			r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: &namedLocks{}, Scheduler: sched}, job, poll)
 			if err != nil {
 				t.Fatal(err)
 			}

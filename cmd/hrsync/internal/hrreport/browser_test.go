@@ -146,14 +146,14 @@ func TestReportBrowser(t *testing.T) {
 	}
 
 	dom := string(run("--dump-dom"))
-	for _, want := range []string{"Headcount at each month's end", "FTE by department at each month's end", "Starters and leavers per month",
+	for _, want := range []string{"Headcount at each month's end", "Headcount by department at each month's end", "FTE by department at each month's end", "Starters and leavers per month",
 		"Turnover over the last 12 months", "Absence by department", `id="bradford"`, "<polyline", "<rect"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the DOM lacks %s", want)
 		}
 	}
-	if n := strings.Count(dom, "<svg"); n != 5 {
-		t.Errorf("%d charts in the DOM, want 5", n)
+	if n := strings.Count(dom, "<svg"); n != 6 {
+		t.Errorf("%d charts in the DOM, want 6", n)
 	}
 
 	shot := filepath.Join(dir, "report.png")

@@ -14,6 +14,15 @@ import (
 // chosen to stay apart for the common kinds of colour blindness.
 var palette = []string{"#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#999999"}
 
+// dashes tell apart the series that share a colour once the palette has cycled: the first
+// round solid, the second dashed, the third dotted, and so on around again.
+var dashes = []string{"", "8 4", "2 3", "8 3 2 3"}
+
+// seriesStyle is the colour and dash of a chart's i-th series.
+func seriesStyle(i int) (colour, dash string) {
+	return palette[i%len(palette)], dashes[(i/len(palette))%len(dashes)]
+}
+
 // totalColour draws the total of a line chart.
 const totalColour = "#222222"
 
@@ -40,6 +49,7 @@ type gridLine struct {
 type series struct {
 	Name   string
 	Colour string
+	Dash   string // stroke-dasharray; empty: solid
 	Width  float64
 	Points string // a polyline's "x,y x,y …"
 	Dots   []label
@@ -54,6 +64,7 @@ type rect struct {
 type legendItem struct {
 	X, Y   float64
 	Colour string
+	Dash   string // a line's: drawn as a short dashed stroke, not a swatch
 	Name   string
 }
 
@@ -157,13 +168,13 @@ func (f *frame) x(i int) float64 { return marginLeft + f.slot*(float64(i)+0.5) }
 // y is value v's height.
 func (f *frame) y(v float64) float64 { return marginTop + f.plotH*(1-v/f.top) }
 
-func (f *frame) legend(i int, colour, name string) {
-	f.c.Legend = append(f.c.Legend, legendItem{X: chartWidth - marginRight + 16, Y: float64(marginTop + 8 + 20*i), Colour: colour, Name: name})
+func (f *frame) legend(i int, colour, dash, name string) {
+	f.c.Legend = append(f.c.Legend, legendItem{X: chartWidth - marginRight + 16, Y: float64(marginTop + 8 + 20*i), Colour: colour, Dash: dash, Name: name})
 }
 
-// line adds a series of values by month (NaN: no point).
-func (f *frame) line(name, colour string, width float64, values []float64) {
-	s := series{Name: name, Colour: colour, Width: width}
+// line adds a series of values by month (NaN: no point), dashed as dash (empty: solid).
+func (f *frame) line(name, colour, dash string, width float64, values []float64) {
+	s := series{Name: name, Colour: colour, Dash: dash, Width: width}
 	var pts []string
 	for i, v := range values {
 		if math.IsNaN(v) {
@@ -178,7 +189,7 @@ func (f *frame) line(name, colour string, width float64, values []float64) {
 		s.Dots = append(s.Dots, label{X: x, Y: y, Text: name + ", " + monthLabel(f.months[i]) + ": " + text})
 	}
 	s.Points = strings.Join(pts, " ")
-	f.legend(len(f.c.Series), colour, name)
+	f.legend(len(f.c.Series), colour, dash, name)
 	f.c.Series = append(f.c.Series, s)
 }
 
@@ -196,7 +207,7 @@ func (f *frame) bars(groups []barGroup) {
 			f.c.Bars = append(f.c.Bars, rect{X: x, Y: y, W: w, H: marginTop + f.plotH - y, Colour: grp.colour,
 				Title: grp.name + ", " + monthLabel(f.months[i]) + ": " + number(v)})
 		}
-		f.legend(g, grp.colour, grp.name)
+		f.legend(g, grp.colour, "", grp.name)
 	}
 }
 

@@ -43,7 +43,8 @@ type view struct {
 	Title, Account, AsOf, Generated, Version string
 	First, Last                              string // the months shown
 	Empty                                    bool
-	Headcount, FTE, Movements, Turnover      *chart
+	Headcount, HeadcountDepartments, FTE     *chart
+	Movements, Turnover                      *chart
 	Departments                              []departmentRow
 	Total                                    departmentRow
 	Absence                                  *chart
@@ -141,16 +142,23 @@ func build(r sink.PeopleReport, o Options) view {
 		totalFTE[i] += h.FTE
 	}
 	slices.Sort(names)
+	// The total on a chart of its own: on one axis with the departments it would flatten them.
+	// The departments' charts are scaled to the largest department.
 	hc := newFrame("headcount", "Headcount at each month's end", "people", r.Months, maxOf(total), false, true)
-	hc.line("All", totalColour, 3, total)
-	for i, n := range names {
-		hc.line(n, palette[i%len(palette)], 2, heads[n])
-	}
+	hc.line("All", totalColour, "", 3, total)
 	v.Headcount = hc.c
-	fte := newFrame("fte", "FTE by department at each month's end", "FTE", r.Months, maxOf(totalFTE), false, false)
-	for i, n := range names {
-		fte.line(n, palette[i%len(palette)], 2, ftes[n])
+	deptMax, deptFTEMax := 0.0, 0.0
+	for _, n := range names {
+		deptMax, deptFTEMax = max(deptMax, maxOf(heads[n])), max(deptFTEMax, maxOf(ftes[n]))
 	}
+	hd := newFrame("headcount-departments", "Headcount by department at each month's end", "people", r.Months, deptMax, false, true)
+	fte := newFrame("fte", "FTE by department at each month's end", "FTE", r.Months, deptFTEMax, false, false)
+	for i, n := range names {
+		colour, dash := seriesStyle(i)
+		hd.line(n, colour, dash, 2, heads[n])
+		fte.line(n, colour, dash, 2, ftes[n])
+	}
+	v.HeadcountDepartments = hd.c
 	v.FTE = fte.c
 
 	// Starters and leavers, the account's by month; each department's over the months shown.
@@ -185,7 +193,7 @@ func build(r sink.PeopleReport, o Options) view {
 		}
 	}
 	to := newFrame("turnover", "Turnover over the last 12 months", "", r.Months, maxOf(turnover), true, false)
-	to.line("Turnover 12m", palette[0], 2, turnover)
+	to.line("Turnover 12m", palette[0], "", 2, turnover)
 	v.Turnover = to.c
 
 	// The table: each department at the last month's end, and its movements.

@@ -3,6 +3,7 @@ package hrreport_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -73,7 +74,7 @@ func TestReportPages(t *testing.T) {
 	if !strings.Contains(empty, `id="no-data"`) || strings.Contains(empty, "<svg") {
 		t.Errorf("empty warehouse: no 'no data yet' section, or charts:\n%s", empty)
 	}
-	for _, want := range []string{`id="chart-headcount"`, `id="chart-fte"`, `id="chart-movements"`, `id="chart-turnover"`, `id="chart-absence"`,
+	for _, want := range []string{`id="chart-headcount"`, `id="chart-headcount-departments"`, `id="chart-fte"`, `id="chart-movements"`, `id="chart-turnover"`, `id="chart-absence"`,
 		`<td>106</td>`, `<td class="text">Support</td>`, "Barbara Liskov"} {
 		if !strings.Contains(names, want) {
 			t.Errorf("the page with names lacks %s", want)
@@ -137,5 +138,52 @@ func TestReportWriteFile(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("files left in the folder: %v", entries)
+	}
+}
+
+// TestReportDepartmentScales: the total has a chart of its own; the departments' headcount and
+// FTE charts are scaled to the largest department, not to the total (which flattened them);
+// past the palette's eight colours a department's line is dashed, and its legend says so.
+func TestReportDepartmentScales(t *testing.T) {
+	r := sink.PeopleReport{AsOf: "2025-06-15", Months: []string{"2025-05-01", "2025-06-01"}, Employees: 100}
+	for i := range 10 {
+		for _, m := range r.Months {
+			r.Headcount = append(r.Headcount, sink.DepartmentMonth{Month: m, Department: fmt.Sprintf("Dept %02d", i),
+				Headcount: 10, FTE: 9})
+		}
+	}
+	var b bytes.Buffer
+	if err := hrreport.Render(&b, r, hrreport.Options{Generated: generated}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	charts := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?s)<figure id="chart-([a-z-]+)">(.*?)</figure>`).FindAllStringSubmatch(page, -1) {
+		charts[m[1]] = m[2]
+	}
+	// The top of the y axis: the last grid label (they run from 0 up).
+	top := func(chart string) string {
+		labels := regexp.MustCompile(`<text class="axis-y"[^>]*>([^<]+)</text>`).FindAllStringSubmatch(charts[chart], -1)
+		if len(labels) == 0 {
+			t.Fatalf("chart %s: no y axis labels", chart)
+		}
+		return labels[len(labels)-1][1]
+	}
+	for chart, want := range map[string]string{"headcount": "100", "headcount-departments": "10", "fte": "10"} {
+		if got := top(chart); got != want {
+			t.Errorf("chart %s's scale tops at %s, want %s", chart, got, want)
+		}
+	}
+	if strings.Contains(charts["headcount"], "Dept 00") || !strings.Contains(charts["headcount"], ">All<") {
+		t.Errorf("the total's chart should draw the total only:\n%s", charts["headcount"])
+	}
+	for _, chart := range []string{"headcount-departments", "fte"} {
+		if n := strings.Count(charts[chart], "<polyline"); n != 10 {
+			t.Errorf("chart %s: %d lines, want 10", chart, n)
+		}
+		// Dept 00..07 solid, Dept 08 and 09 (the palette's first two colours again) dashed.
+		if n := strings.Count(charts[chart], `stroke-dasharray="8 4"`); n != 4 { // two lines, two legend strokes
+			t.Errorf("chart %s: %d dashed strokes, want 4 (two lines and their legend)", chart, n)
+		}
 	}
 }

@@ -62,8 +62,8 @@ func registeredMetrics(t *testing.T) map[string][]string {
 	a := &config.Account{Name: "default"}
 	a.Schedule, a.Onboarding.Dir = "@daily", t.TempDir()
 	a.Retention = retention.Rules{SicknessDetails: retention.Period{Years: 1}}
-	as := newAccountSetup(a, rec) // the sync's, the job runner's, onboarding's and retention's
-	_ = as.reg.Register(prom.NewBudgetCollector(nil))
+	// The sync's, the job runner's, onboarding's and retention's, and the shared budget's.
+	newAccountSetup(a, newMetricSets(rec))
 	sm := prom.NewServe(rec)
 	_ = sm.RegisterCache(nil)
 	dir := t.TempDir()

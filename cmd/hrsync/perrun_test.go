@@ -32,7 +32,7 @@ source: {url: "http://127.0.0.1:1", api_key: k, rate_limit: 6000, shared_budget:
 	}
 	ctx := t.Context()
 	reg := newRegistry()
-	as := newAccountSetup(cfg.Accounts[0], reg)
+	as := newAccountSetup(cfg.Accounts[0], newMetricSets(reg))
 	c := &runCommand{source: client.NewHTTPClient(), sched: runner.NewScheduler()}
 	w, err := c.newWorker(ctx, as, nil, slog.New(slog.DiscardHandler))
 	if err != nil {

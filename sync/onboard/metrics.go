@@ -1,42 +1,67 @@
 package onboard
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
 
-// Metrics are onboarding's Prometheus metrics, registered on the registry given to NewMetrics.
-// A nil *Metrics records nothing.
-type Metrics struct {
-	rows  *prometheus.CounterVec
-	files *prometheus.CounterVec
+	"github.com/hrsync/hrsync/internal/promset"
+)
+
+// Metrics are onboarding's Prometheus metrics, of one account of a MetricSet. A nil *Metrics
+// records nothing.
+type Metrics struct{ a *promset.Account }
+
+// Onboarding's families, in the order of families.
+const (
+	famRows = iota
+	famFiles
+)
+
+var families = []promset.Family{
+	famRows: {Name: "hrsync_onboarding_rows_total", Kind: promset.Counter, Labels: []string{"outcome"},
+		Help: "Onboarding CSV rows by outcome (created, already-done, skipped, rejected, unresolved)."},
+	famFiles: {Name: "hrsync_onboarding_files_total", Kind: promset.Counter, Labels: []string{"outcome"},
+		Help: "Onboarding files taken from the drop folder or failed/ (and named ones) by outcome (done, partly-rejected; to failed/: rejected, unreadable, unresolved)."},
 }
 
-// NewMetrics creates the metrics and registers them on reg. Every outcome's series exists from
-// the start, at zero, so increase() sees its first event.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{rows: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "hrsync_onboarding_rows_total", Help: "Onboarding CSV rows by outcome (created, already-done, skipped, rejected, unresolved).",
-	}, []string{"outcome"}), files: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "hrsync_onboarding_files_total", Help: "Onboarding files taken from the drop folder or failed/ (and named ones) by outcome (done, partly-rejected; to failed/: rejected, unreadable, unresolved).",
-	}, []string{"outcome"})}
-	reg.MustRegister(m.rows, m.files)
+// MetricSet is onboarding's metrics of every account of a worker: one collector for each
+// family, each account's series plain numbers of its own (promset), labelled with its name.
+type MetricSet struct{ s *promset.Set }
+
+// NewMetricSet registers onboarding's families on reg, each series labelled label (e.g.
+// "account") with its account's name.
+func NewMetricSet(reg prometheus.Registerer, label string) *MetricSet {
+	s := promset.New(label, families...)
+	s.Register(reg)
+	return &MetricSet{s}
+}
+
+// Account is the metrics of the account name, added to the set. Every outcome's series exists
+// from the start, at zero, so increase() sees its first event.
+func (ms *MetricSet) Account(name string) *Metrics {
+	m := &Metrics{ms.s.Account(name)}
 	for _, o := range outcomes {
-		m.rows.WithLabelValues(o)
+		m.a.Vec(famRows).Start(o)
 	}
 	for _, o := range FileOutcomes {
-		m.files.WithLabelValues(o)
+		m.a.Vec(famFiles).Start(o)
 	}
 	return m
 }
 
+// NewMetrics creates the metrics of one account, without an account label, and registers them
+// on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics { return NewMetricSet(reg, "").Account("") }
+
 // row counts one row by its outcome.
 func (m *Metrics) row(outcome string) {
 	if m != nil {
-		m.rows.WithLabelValues(outcome).Inc()
+		m.a.Vec(famRows).Inc(outcome)
 	}
 }
 
 // file counts one file by its outcome.
 func (m *Metrics) file(outcome string) {
 	if m != nil {
-		m.files.WithLabelValues(outcome).Inc()
+		m.a.Vec(famFiles).Inc(outcome)
 	}
 }

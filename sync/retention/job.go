@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/internal/promset"
 	"github.com/hrsync/hrsync/source/v1"
 	"github.com/hrsync/hrsync/sync/runner"
 	"github.com/hrsync/hrsync/sync/walk"
@@ -63,39 +64,55 @@ func Job(store JobStore, rules Rules, m *Metrics, log *slog.Logger) runner.Job {
 	}}
 }
 
-// Metrics are retention's Prometheus metrics (the account's label added by the registerer). A
-// nil *Metrics records nothing.
-type Metrics struct {
-	erasedTotal *prometheus.CounterVec
-	files       prometheus.Counter
-	lastSuccess prometheus.Gauge
+// Metrics are retention's Prometheus metrics, of one account of a MetricSet. A nil *Metrics
+// records nothing.
+type Metrics struct{ a *promset.Account }
+
+// Retention's families, in the order of families.
+const (
+	famErased = iota
+	famFiles
+	famLastSuccess
+)
+
+var families = []promset.Family{
+	famErased: {Name: "hrsync_retention_erased_total", Kind: promset.Counter, Labels: []string{"class"},
+		Help: "Subjects whose values of a class retention erased: people (leavers), sicknesses (health) and onboarding ledger rows (identifying)."},
+	famFiles: {Name: "hrsync_retention_files_deleted_total", Kind: promset.Counter,
+		Help: "Onboarding files retention deleted from processed/ and failed/."},
+	famLastSuccess: {Name: "hrsync_retention_last_success_timestamp_seconds", Kind: promset.Gauge,
+		Help: "Unix time the last successful retention run ended, as the warehouse's erasure log records it; 0 until one has."},
 }
 
-// NewMetrics registers retention's metrics on reg: for an account with a rule set.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		erasedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_retention_erased_total",
-			Help: "Subjects whose values of a class retention erased: people (leavers), sicknesses (health) and onboarding ledger rows (identifying).",
-		}, []string{"class"}),
-		files: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "hrsync_retention_files_deleted_total", Help: "Onboarding files retention deleted from processed/ and failed/.",
-		}),
-		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "hrsync_retention_last_success_timestamp_seconds",
-			Help: "Unix time the last successful retention run ended, as the warehouse's erasure log records it; 0 until one has.",
-		}),
-	}
-	reg.MustRegister(m.erasedTotal, m.files, m.lastSuccess)
+// MetricSet is retention's metrics of every account of a worker with a rule set: one collector
+// for each family, each account's series plain numbers of its own (promset), labelled with its
+// name.
+type MetricSet struct{ s *promset.Set }
+
+// NewMetricSet registers retention's families on reg, each series labelled label (e.g.
+// "account") with its account's name.
+func NewMetricSet(reg prometheus.Registerer, label string) *MetricSet {
+	s := promset.New(label, families...)
+	s.Register(reg)
+	return &MetricSet{s}
+}
+
+// Account is the metrics of the account name (one with a rule set), added to the set.
+func (ms *MetricSet) Account(name string) *Metrics {
+	m := &Metrics{ms.s.Account(name)}
 	for _, c := range LeaverClasses {
-		m.erasedTotal.WithLabelValues(c.String())
+		m.a.Vec(famErased).Start(c.String())
 	}
 	return m
 }
 
+// NewMetrics creates the metrics of one account, without an account label, and registers them
+// on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics { return NewMetricSet(reg, "").Account("") }
+
 func (m *Metrics) succeeded(at time.Time) {
 	if m != nil {
-		m.lastSuccess.Set(float64(at.Unix()))
+		m.a.Vec(famLastSuccess).Set(float64(at.Unix()))
 	}
 }
 
@@ -110,8 +127,8 @@ func (m *Metrics) erased(res Result) {
 			if len(rr.Classes) > 0 {
 				class = rr.Classes[0]
 			}
-			m.erasedTotal.WithLabelValues(class.String()).Add(float64(rr.Subjects))
+			m.a.Vec(famErased).Add(float64(rr.Subjects), class.String())
 		}
-		m.files.Add(float64(rr.Files))
+		m.a.Vec(famFiles).Add(float64(rr.Files))
 	}
 }

@@ -4,17 +4,38 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hrsync/hrsync/internal/promset"
 )
 
-// Metrics are the job runner's Prometheus metrics, registered on the registry given to
-// NewMetrics (the sync's own are walk.Metrics). A nil *Metrics records nothing.
-type Metrics struct {
-	skipped        *prometheus.CounterVec
-	panics         *prometheus.CounterVec
-	jobRuns        *prometheus.CounterVec
-	jobDuration    *prometheus.HistogramVec
-	jobLastSuccess *prometheus.GaugeVec
-	jobNext        *prometheus.GaugeVec
+// Metrics are the job runner's Prometheus metrics, of one account of a MetricSet (the sync's own
+// are walk.Metrics). A nil *Metrics records nothing.
+type Metrics struct{ a *promset.Account }
+
+// The runner's families, in the order of families.
+const (
+	famSkipped = iota
+	famPanics
+	famJobRuns
+	famJobDuration
+	famJobLastSuccess
+	famJobNext
+)
+
+var families = []promset.Family{
+	famSkipped: {Name: "hrsync_sync_skipped_total", Kind: promset.Counter, Labels: []string{"reason"},
+		Help: "Scheduled syncs skipped: the previous still running (overlap) or another replica syncing (locked)."},
+	famPanics: {Name: "hrsync_job_panics_total", Kind: promset.Counter, Labels: []string{"task"}, // not "job": Prometheus gives every target that label
+		Help: "Scheduled jobs that panicked (recovered)."},
+	famJobRuns: {Name: "hrsync_job_runs_total", Kind: promset.Counter, Labels: []string{"task", "outcome"},
+		Help: "Due runs of the worker's jobs by job (task) and outcome (ok, failed, panicked, stopped; skipped: locked, overlap)."},
+	famJobDuration: {Name: "hrsync_job_duration_seconds", Kind: promset.Histogram, Labels: []string{"task"},
+		Help:    "Wall time of the worker's job runs (not skipped ones) by job (task).",
+		Buckets: []float64{.01, .1, .5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600}},
+	famJobLastSuccess: {Name: "hrsync_job_last_success_timestamp_seconds", Kind: promset.Gauge, Labels: []string{"task"},
+		Help: "Unix time the last ok run of a job (task) finished."},
+	famJobNext: {Name: "hrsync_job_next_run_timestamp_seconds", Kind: promset.Gauge, Labels: []string{"task"},
+		Help: "Unix time the next run of a job (task) is due, its schedule's spread included."},
 }
 
 // JobOutcomes are how a due run of a job ends, the outcome label of hrsync_job_runs_total: ran
@@ -23,37 +44,31 @@ type Metrics struct {
 // going (overlap).
 var JobOutcomes = []string{"ok", "failed", "panicked", "stopped", "locked", "overlap"}
 
-// NewMetrics creates the metrics and registers them on reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_sync_skipped_total", Help: "Scheduled syncs skipped: the previous still running (overlap) or another replica syncing (locked).",
-		}, []string{"reason"}),
-		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_job_panics_total", Help: "Scheduled jobs that panicked (recovered).",
-		}, []string{"task"}), // not "job": Prometheus gives every target that label
-		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_job_runs_total", Help: "Due runs of the worker's jobs by job (task) and outcome (ok, failed, panicked, stopped; skipped: locked, overlap).",
-		}, []string{"task", "outcome"}),
-		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "hrsync_job_duration_seconds", Help: "Wall time of the worker's job runs (not skipped ones) by job (task).",
-			Buckets: []float64{.01, .1, .5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
-		}, []string{"task"}),
-		jobLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hrsync_job_last_success_timestamp_seconds", Help: "Unix time the last ok run of a job (task) finished.",
-		}, []string{"task"}),
-		jobNext: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hrsync_job_next_run_timestamp_seconds", Help: "Unix time the next run of a job (task) is due, its schedule's spread included.",
-		}, []string{"task"}),
-	}
-	reg.MustRegister(m.skipped, m.panics, m.jobRuns, m.jobDuration, m.jobLastSuccess, m.jobNext)
-	// Every series whose labels are known exists from the start, at zero, so increase() sees
-	// its first event.
+// MetricSet is the runner's metrics of every account of a worker: one collector for each
+// family, each account's series plain numbers of its own (promset), labelled with its name.
+type MetricSet struct{ s *promset.Set }
+
+// NewMetricSet registers the runner's families on reg, each series labelled label (e.g.
+// "account") with its account's name.
+func NewMetricSet(reg prometheus.Registerer, label string) *MetricSet {
+	s := promset.New(label, families...)
+	s.Register(reg)
+	return &MetricSet{s}
+}
+
+// Account is the metrics of the account name, added to the set. Every series whose labels are
+// known exists from the start, at zero, so increase() sees its first event.
+func (ms *MetricSet) Account(name string) *Metrics {
+	m := &Metrics{ms.s.Account(name)}
 	for _, reason := range []string{"overlap", "locked"} {
-		m.skipped.WithLabelValues(reason)
+		m.a.Vec(famSkipped).Start(reason)
 	}
 	return m
 }
+
+// NewMetrics creates the metrics of one account, without an account label, and registers them
+// on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics { return NewMetricSet(reg, "").Account("") }
 
 // jobAdded starts the series of a Runner's job at zero, so increase() sees their first event.
 func (m *Metrics) jobAdded(task string) {
@@ -61,9 +76,9 @@ func (m *Metrics) jobAdded(task string) {
 		return
 	}
 	for _, o := range JobOutcomes {
-		m.jobRuns.WithLabelValues(task, o)
+		m.a.Vec(famJobRuns).Start(task, o)
 	}
-	m.panics.WithLabelValues(task)
+	m.a.Vec(famPanics).Start(task)
 }
 
 // jobRan records a run of a job that started and ended, by its outcome.
@@ -71,10 +86,10 @@ func (m *Metrics) jobRan(task, outcome string, started, finished time.Time) {
 	if m == nil {
 		return
 	}
-	m.jobRuns.WithLabelValues(task, outcome).Inc()
-	m.jobDuration.WithLabelValues(task).Observe(finished.Sub(started).Seconds())
+	m.a.Vec(famJobRuns).Inc(task, outcome)
+	m.a.Vec(famJobDuration).Observe(finished.Sub(started).Seconds(), task)
 	if outcome == "ok" {
-		m.jobLastSuccess.WithLabelValues(task).Set(float64(finished.Unix()))
+		m.a.Vec(famJobLastSuccess).Set(float64(finished.Unix()), task)
 	}
 }
 
@@ -85,21 +100,21 @@ func (m *Metrics) jobSkipped(task, reason string) {
 	if m == nil {
 		return
 	}
-	m.jobRuns.WithLabelValues(task, reason).Inc()
+	m.a.Vec(famJobRuns).Inc(task, reason)
 	if task == SyncJobName {
-		m.skipped.WithLabelValues(reason).Inc()
+		m.a.Vec(famSkipped).Inc(reason)
 	}
 }
 
 func (m *Metrics) panicked(task string) {
 	if m != nil {
-		m.panics.WithLabelValues(task).Inc()
+		m.a.Vec(famPanics).Inc(task)
 	}
 }
 
 // scheduled records when the next run of a job is due.
 func (m *Metrics) scheduled(task string, due time.Time) {
 	if m != nil {
-		m.jobNext.WithLabelValues(task).Set(float64(due.Unix()))
+		m.a.Vec(famJobNext).Set(float64(due.Unix()), task)
 	}
 }

@@ -5,72 +5,80 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/internal/promset"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/client"
 )
 
-// Metrics are the sync's Prometheus metrics and those of its requests to the source, registered
-// on the registry given to NewMetrics (the job runner's are runner.Metrics). A nil *Metrics
-// records nothing.
-type Metrics struct {
-	runs             *prometheus.CounterVec
-	duration         *prometheus.HistogramVec
-	records          *prometheus.CounterVec
-	lastSuccess      *prometheus.GaugeVec
-	configured       *prometheus.GaugeVec
-	inconsistencies  *prometheus.CounterVec
-	deletionsRefused *prometheus.CounterVec
-	requests         *prometheus.CounterVec
-	retries          prometheus.Counter
-	rateLimitWait    prometheus.Counter
+// Metrics are the sync's Prometheus metrics and those of its requests to the source, of one
+// account of a MetricSet (the job runner's are runner.Metrics). A nil *Metrics records nothing.
+type Metrics struct{ a *promset.Account }
+
+// The sync's families, in the order of families.
+const (
+	famRuns = iota
+	famDuration
+	famRecords
+	famLastSuccess
+	famConfigured
+	famInconsistencies
+	famDeletionsRefused
+	famRequests
+	famRetries
+	famRateLimitWait
+)
+
+var families = []promset.Family{
+	famRuns: {Name: "hrsync_sync_runs_total", Kind: promset.Counter, Labels: []string{"resource", "status"},
+		Help: "Sync runs by resource and final status (ok, failed, inconsistent, guarded; unavailable: the account does not offer the collection)."},
+	famDuration: {Name: "hrsync_sync_duration_seconds", Kind: promset.Histogram, Labels: []string{"resource"},
+		Help: "Wall time of sync runs by resource.", Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600}},
+	famRecords: {Name: "hrsync_sync_records_total", Kind: promset.Counter, Labels: []string{"resource", "outcome"},
+		Help: "Records merged by resource and outcome (inserted, updated, unchanged, deleted)."},
+	famLastSuccess: {Name: "hrsync_sync_last_success_timestamp_seconds", Kind: promset.Gauge, Labels: []string{"resource"},
+		Help: "Unix time the last successful sync of a resource finished."},
+	famConfigured: {Name: "hrsync_sync_resource_configured", Kind: promset.Gauge, Labels: []string{"resource"},
+		Help: "1 for each collection the worker's scheduled sync walks (sync.resources)."},
+	famInconsistencies: {Name: "hrsync_sync_walk_inconsistencies_total", Kind: promset.Counter, Labels: []string{"resource"},
+		Help: "Walks that found the source's collection changed under them."},
+	famDeletionsRefused: {Name: "hrsync_sync_deletions_refused_total", Kind: promset.Counter, Labels: []string{"resource"},
+		Help: "Soft deletes the deletion guard refused."},
+	famRequests: {Name: "hrsync_source_requests_total", Kind: promset.Counter, Labels: []string{"route", "method", "code"},
+		Help: "Requests to the source by route, method and status code (0: no answer)."},
+	famRetries: {Name: "hrsync_source_retries_total", Kind: promset.Counter,
+		Help: "Requests to the source that were retries."},
+	famRateLimitWait: {Name: "hrsync_source_rate_limit_wait_seconds_total", Kind: promset.Counter,
+		Help: "Seconds spent waiting on the source's rate limit (pacing and 429 windows)."},
 }
 
 // runStatuses are the final statuses of a resource's run, the status label of
 // hrsync_sync_runs_total. Unavailable is no failure: the account does not offer the collection.
 var runStatuses = []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded, sink.RunUnavailable}
 
-// NewMetrics creates the metrics and registers them on reg.
+// recordOutcomes are the outcome label of hrsync_sync_records_total.
+var recordOutcomes = []string{"inserted", "updated", "unchanged", "deleted"}
+
+// MetricSet is the sync's metrics of every account of a worker: one collector for each family,
+// each account's series plain numbers of its own (promset), labelled with its name.
+type MetricSet struct{ s *promset.Set }
+
+// NewMetricSet registers the sync's families on reg, each series labelled label (e.g.
+// "account") with its account's name.
+func NewMetricSet(reg prometheus.Registerer, label string) *MetricSet {
+	s := promset.New(label, families...)
+	s.Register(reg)
+	return &MetricSet{s}
+}
+
+// Account is the metrics of the account name, added to the set.
+func (ms *MetricSet) Account(name string) *Metrics { return &Metrics{ms.s.Account(name)} }
+
+// NewMetrics creates the metrics of one account, without an account label, and registers them
+// on reg. A collection's series start at zero when Configure names it, so increase() sees its
+// first event; not for every collection the sync knows: a worker of 1,000 accounts held 176
+// series at zero for each (16 collections), most of them for collections its sync never walks.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_sync_runs_total", Help: "Sync runs by resource and final status (ok, failed, inconsistent, guarded; unavailable: the account does not offer the collection).",
-		}, []string{"resource", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "hrsync_sync_duration_seconds", Help: "Wall time of sync runs by resource.",
-			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
-		}, []string{"resource"}),
-		records: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_sync_records_total", Help: "Records merged by resource and outcome (inserted, updated, unchanged, deleted).",
-		}, []string{"resource", "outcome"}),
-		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hrsync_sync_last_success_timestamp_seconds", Help: "Unix time the last successful sync of a resource finished.",
-		}, []string{"resource"}),
-		configured: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hrsync_sync_resource_configured", Help: "1 for each collection the worker's scheduled sync walks (sync.resources).",
-		}, []string{"resource"}),
-		inconsistencies: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_sync_walk_inconsistencies_total", Help: "Walks that found the source's collection changed under them.",
-		}, []string{"resource"}),
-		deletionsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_sync_deletions_refused_total", Help: "Soft deletes the deletion guard refused.",
-		}, []string{"resource"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hrsync_source_requests_total", Help: "Requests to the source by route, method and status code (0: no answer).",
-		}, []string{"route", "method", "code"}),
-		retries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "hrsync_source_retries_total", Help: "Requests to the source that were retries.",
-		}),
-		rateLimitWait: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "hrsync_source_rate_limit_wait_seconds_total", Help: "Seconds spent waiting on the source's rate limit (pacing and 429 windows).",
-		}),
-	}
-	reg.MustRegister(m.runs, m.duration, m.records, m.lastSuccess, m.configured, m.inconsistencies, m.deletionsRefused,
-		m.requests, m.retries, m.rateLimitWait)
-	// A collection's series start at zero when Configure names it, so increase() sees its
-	// first event; not for every collection the sync knows: a worker of 1,000 accounts held
-	// 176 series at zero for each (16 collections), about 65 KB of heap an account, most of
-	// them for collections its sync never walks.
-	return m
+	return NewMetricSet(reg, "").Account("")
 }
 
 // Configure says which collections the scheduled sync walks: hrsync_sync_resource_configured is
@@ -80,9 +88,9 @@ func (m *Metrics) Configure(rs []sink.Resource) {
 	if m == nil {
 		return
 	}
-	m.configured.Reset()
+	m.a.Vec(famConfigured).Reset()
 	for _, r := range rs {
-		m.configured.WithLabelValues(string(r)).Set(1)
+		m.a.Vec(famConfigured).Set(1, string(r))
 		m.startResource(r)
 	}
 }
@@ -91,13 +99,13 @@ func (m *Metrics) Configure(rs []sink.Resource) {
 func (m *Metrics) startResource(r sink.Resource) {
 	res := string(r)
 	for _, st := range runStatuses {
-		m.runs.WithLabelValues(res, st)
+		m.a.Vec(famRuns).Start(res, st)
 	}
-	for _, o := range []string{"inserted", "updated", "unchanged", "deleted"} {
-		m.records.WithLabelValues(res, o)
+	for _, o := range recordOutcomes {
+		m.a.Vec(famRecords).Start(res, o)
 	}
-	m.inconsistencies.WithLabelValues(res)
-	m.deletionsRefused.WithLabelValues(res)
+	m.a.Vec(famInconsistencies).Start(res)
+	m.a.Vec(famDeletionsRefused).Start(res)
 }
 
 func (m *Metrics) observeRun(r Result) {
@@ -105,20 +113,20 @@ func (m *Metrics) observeRun(r Result) {
 		return
 	}
 	res := string(r.Resource)
-	m.runs.WithLabelValues(res, r.Status).Inc()
-	m.duration.WithLabelValues(res).Observe(r.FinishedAt.Sub(r.StartedAt).Seconds())
-	for outcome, n := range map[string]int64{"inserted": r.Inserted, "updated": r.Updated, "unchanged": r.Unchanged, "deleted": r.Deleted} {
-		m.records.WithLabelValues(res, outcome).Add(float64(n))
+	m.a.Vec(famRuns).Inc(res, r.Status)
+	m.a.Vec(famDuration).Observe(r.FinishedAt.Sub(r.StartedAt).Seconds(), res)
+	for i, n := range []int64{r.Inserted, r.Updated, r.Unchanged, r.Deleted} {
+		m.a.Vec(famRecords).Add(float64(n), res, recordOutcomes[i])
 	}
-	m.deletionsRefused.WithLabelValues(res).Add(float64(r.DeletionsRefused))
+	m.a.Vec(famDeletionsRefused).Add(float64(r.DeletionsRefused), res)
 	if r.Status == sink.RunOK {
-		m.lastSuccess.WithLabelValues(res).Set(float64(r.FinishedAt.Unix()))
+		m.a.Vec(famLastSuccess).Set(float64(r.FinishedAt.Unix()), res)
 	}
 }
 
 func (m *Metrics) observeInconsistentWalk(r sink.Resource) {
 	if m != nil {
-		m.inconsistencies.WithLabelValues(string(r)).Inc()
+		m.a.Vec(famInconsistencies).Inc(string(r))
 	}
 }
 
@@ -127,9 +135,9 @@ func (m *Metrics) ObserveRequest(e client.RequestEvent) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(e.Route, e.Method, strconv.Itoa(e.Status)).Inc()
+	m.a.Vec(famRequests).Inc(e.Route, e.Method, strconv.Itoa(e.Status))
 	if e.Retried {
-		m.retries.Inc()
+		m.a.Vec(famRetries).Inc()
 	}
-	m.rateLimitWait.Add(e.Waited.Seconds())
+	m.a.Vec(famRateLimitWait).Add(e.Waited.Seconds())
 }

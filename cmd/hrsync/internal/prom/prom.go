@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -103,11 +104,20 @@ func Mux(reg *prometheus.Registry, store httpserve.Readier, log *slog.Logger) ht
 }
 
 // budgetCollector exports the shared request budget's waits per kind of request (walk, create,
-// forward): how long each kind waits for its turn on the account's budget.
+// forward): how long each kind waits for its turn on the account's budget; of one account, or
+// with the account label of many (Budgets).
 type budgetCollector struct {
-	budget  BudgetWaits
-	waited  *prometheus.Desc
-	granted *prometheus.Desc
+	waited   *prometheus.Desc
+	granted  *prometheus.Desc
+	labelled bool // the account label first
+
+	mu       sync.Mutex
+	accounts []budgetAccount
+}
+
+type budgetAccount struct {
+	name   string
+	budget BudgetWaits
 }
 
 // BudgetWaits is what the budget's metrics read: a *sink.Budget, or the waits of an account's
@@ -116,15 +126,45 @@ type BudgetWaits interface {
 	Waits() map[budget.Kind]sink.KindWaits
 }
 
+func newBudgetCollector(labelled bool) *budgetCollector {
+	labels := []string{"kind"}
+	if labelled {
+		labels = []string{"account", "kind"}
+	}
+	return &budgetCollector{
+		waited: prometheus.NewDesc("hrsync_source_budget_wait_seconds_total",
+			"Seconds requests to the source waited for their slot of the shared request budget, by kind.", labels, nil),
+		granted: prometheus.NewDesc("hrsync_source_budget_granted_total",
+			"Slots of the shared request budget granted to requests to the source, by kind.", labels, nil),
+		labelled: labelled,
+	}
+}
+
 // NewBudgetCollector exports the waits of b (sink.Store.NewBudget); nil only describes them.
 func NewBudgetCollector(b BudgetWaits) prometheus.Collector {
-	return &budgetCollector{
-		budget: b,
-		waited: prometheus.NewDesc("hrsync_source_budget_wait_seconds_total",
-			"Seconds requests to the source waited for their slot of the shared request budget, by kind.", []string{"kind"}, nil),
-		granted: prometheus.NewDesc("hrsync_source_budget_granted_total",
-			"Slots of the shared request budget granted to requests to the source, by kind.", []string{"kind"}, nil),
+	c := newBudgetCollector(false)
+	if b != nil {
+		c.accounts = []budgetAccount{{budget: b}}
 	}
+	return c
+}
+
+// Budgets exports the waits of the shared budgets of many accounts, each labelled account with
+// its name: one collector for all the accounts of a process.
+type Budgets struct{ c *budgetCollector }
+
+// NewBudgets registers the budgets' metrics on reg, for the accounts Add adds.
+func NewBudgets(reg prometheus.Registerer) *Budgets {
+	c := newBudgetCollector(true)
+	reg.MustRegister(c)
+	return &Budgets{c}
+}
+
+// Add exports the waits of the account's budget b.
+func (bs *Budgets) Add(account string, b BudgetWaits) {
+	bs.c.mu.Lock()
+	defer bs.c.mu.Unlock()
+	bs.c.accounts = append(bs.c.accounts, budgetAccount{account, b})
 }
 
 func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -133,11 +173,19 @@ func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
-	if c.budget == nil {
-		return
-	}
-	for kind, w := range c.budget.Waits() {
-		ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, w.Waited.Seconds(), string(kind))
-		ch <- prometheus.MustNewConstMetric(c.granted, prometheus.CounterValue, float64(w.Granted), string(kind))
+	c.mu.Lock()
+	accounts := c.accounts[:len(c.accounts):len(c.accounts)]
+	c.mu.Unlock()
+	lvs := make([]string, 0, 2)
+	for _, a := range accounts {
+		for kind, w := range a.budget.Waits() {
+			lvs = lvs[:0]
+			if c.labelled {
+				lvs = append(lvs, a.name)
+			}
+			lvs = append(lvs, string(kind))
+			ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, w.Waited.Seconds(), lvs...)
+			ch <- prometheus.MustNewConstMetric(c.granted, prometheus.CounterValue, float64(w.Granted), lvs...)
+		}
 	}
 }

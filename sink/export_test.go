@@ -15,7 +15,7 @@ import (
 // on it, so they never drift from what the store runs.
 func PostgresEmployeeSelect() string {
 	t := employeeCollection.table
-	return "SELECT " + t.selectList(pgDialect{}) + "\nWHERE " + t.visible("t")
+	return "SELECT " + t.selectList(pgDialect{}, false) + "\nWHERE " + t.visible("t")
 }
 
 // MigrateDB runs the migration runner on a database handle of the named dialect: for tests of
@@ -219,7 +219,8 @@ func StopRenewing(held context.Context) {
 }
 
 // ReadStatement is a statement serve runs per request on a declared table, as the store
-// prepares it: a page (parameters: the first id, the last id, the count) or one record by id.
+// prepares it: a page (parameters: the first id, the last id, the count), of either shape, or
+// one record by id.
 type ReadStatement struct {
 	Table, Name, SQL string
 	ByID             bool
@@ -231,6 +232,7 @@ func ReadStatements(s *Store) []ReadStatement {
 	for _, t := range tables {
 		r := s.readsOf(t.name)
 		out = append(out, ReadStatement{Table: t.name, Name: "page", SQL: r.pageQuery},
+			ReadStatement{Table: t.name, Name: "page, every column", SQL: r.pageFullQuery},
 			ReadStatement{Table: t.name, Name: "by id", SQL: r.byIDQuery, ByID: true})
 	}
 	return out

@@ -37,7 +37,8 @@
 # Each server connects as its own role (hr_cache, hr_nocache, hr_before, peer), so that on a
 # private server (which loads pg_stat_statements) the script also prints each one's database
 # time per page statement (mean_exec_time: the executor, sending the rows included) against
-# the statement executed alone (EXPLAIN ANALYZE of hrsync's prepared page 1, generic plan).
+# the statement executed alone (EXPLAIN ANALYZE of hrsync's prepared page 1, generic plan; with
+# BENCH_BEFORE, before's own statement too, each server's time against its own statement).
 #
 # The peer's packages come from Debian only (python3-flask, python3-psycopg2, gunicorn), run by
 # /usr/bin/python3; as root the script installs them with apt-get when missing.
@@ -362,11 +363,11 @@ for r in $(seq "$ROUNDS"); do
 		for side in $SIDES; do
 			[ "$side" = cache ] && read -r h0 m0 < <(cache_counts)
 			rps="$(run $side $c)"
-			if [ -n "$PGSS" ] && [ "$side" = nocache ] && [ ! -s "$TMP/page.sql" ]; then
+			if [ -n "$PGSS" ] && { [ "$side" = nocache ] || [ "$side" = before ]; } && [ ! -s "$TMP/page-$side.sql" ]; then
 				# The page statement as serve sent it (pg_stat_statements' text has its
-				# constants as $n): the last one of a session of the cache-off server, read
-				# while its sessions are open.
-				psql "$DB" -qAtc "SELECT query FROM pg_stat_activity WHERE usename = 'hr_nocache' AND query LIKE '%employees_total FROM meta)%BETWEEN%' LIMIT 1" >"$TMP/page.sql" || true
+				# constants as $n): the last one of a session of the cache-off server (and of
+				# before's), read while its sessions are open.
+				psql "$DB" -qAtc "SELECT query FROM pg_stat_activity WHERE usename = 'hr_$side' AND query LIKE '%employees_total FROM meta)%BETWEEN%' LIMIT 1" >"$TMP/page-$side.sql" || true
 			fi
 			if [ "$side" = cache ] && [ "$c" = cold ]; then
 				read -r h1 m1 < <(cache_counts)
@@ -396,17 +397,22 @@ ORDER BY r.rolname" | while read -r role calls mean sd rows; do
 		echo "  $role: $calls calls, mean $mean ms (sd $sd), $rows rows a call"
 		echo "$role $mean" >>"$TMP/dbtime"
 	done
-	PAGE_Q="$(cat "$TMP/page.sql" 2>/dev/null || true)"
-	if [ -n "$PAGE_Q" ]; then
+	# Each hrsync's own statement (the cache-on server runs the cache-off one's; before, its
+	# own when BENCH_BEFORE is set).
+	for side in nocache before; do
+		PAGE_Q="$(cat "$TMP/page-$side.sql" 2>/dev/null || true)"
+		[ -n "$PAGE_Q" ] || continue
 		{
 			echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"
 			echo "PREPARE page AS $PAGE_Q;"
 			echo "SELECT min(id) AS lo, max(id) AS hi FROM (SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT 100) p \gset"
 			for _ in $(seq 21); do echo "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY) EXECUTE page(:lo, :hi, 100);"; done
-		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Execution Time: \([0-9.]*\) ms/\1/p' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}' >"$TMP/alone"
-		echo "hrsync's page statement executed alone (EXPLAIN ANALYZE, median of 21): $(cat "$TMP/alone") ms"
-		awk -v alone="$(cat "$TMP/alone")" '$1 ~ /^hr_/ && alone > 0 {printf "  %s: database time / statement alone = %.2f\n", $1, $2 / alone}' "$TMP/dbtime"
-	fi
+		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Execution Time: \([0-9.]*\) ms/\1/p' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}' >"$TMP/alone-$side"
+		echo "$side's page statement executed alone (EXPLAIN ANALYZE, median of 21): $(cat "$TMP/alone-$side") ms"
+		roles="hr_cache hr_nocache"
+		[ "$side" = before ] && roles=hr_before
+		awk -v alone="$(cat "$TMP/alone-$side")" -v roles=" $roles " 'index(roles, " " $1 " ") && alone > 0 {printf "  %s: database time / statement alone = %.2f\n", $1, $2 / alone}' "$TMP/dbtime"
+	done
 fi
 echo
 "$PY" - "$TMP/results" <<'PY'

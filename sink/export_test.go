@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hrsync/hrsync/schema"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // PostgresEmployeeSelect is the store's own employee statement on Postgres (the employees
@@ -236,4 +237,25 @@ func ReadStatements(s *Store) []ReadStatement {
 			ReadStatement{Table: t.name, Name: "by id", SQL: r.byIDQuery, ByID: true})
 	}
 	return out
+}
+
+// FullPages is a store whose pages are read with every column of every row (pageFullQuery), as
+// they were read before a page sent only sent where a row keeps it: serve's answers over it are
+// what the answers over the store must be.
+type FullPages struct{ *Store }
+
+func (f FullPages) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error) {
+	return listPageOf(ctx, f.Store, employeeCollection, p, true)
+}
+
+func (f FullPages) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
+	return listPageOf(ctx, f.Store, patternCollection, p, true)
+}
+
+func (f FullPages) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
+	c, ok := wireCollections[collection]
+	if !ok {
+		return v1.List[v1.Record]{}, ErrUnknownCollection
+	}
+	return listPageOf(ctx, f.Store, c, p, true)
 }

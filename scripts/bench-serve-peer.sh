@@ -9,7 +9,7 @@
 #   nocache   hrsync serve, serve.cache_bytes: 0 (HRSYNC_SERVE_CACHE_BYTES=0)
 #   peer      gunicorn, gthread, 2 x cores + 1 workers (PEER_WORKERS), PEER_THREADS threads each
 # checks that page 1 and a later page of hrsync and of the peer are the same records, and loads
-# each with wrk (8 connections, 1 thread), interleaved cache, nocache, peer, round after round, for:
+# each with wrk (8 connections, BENCH_CONNECTIONS, 1 thread), interleaved cache, nocache, peer, round after round, for:
 #   cold      every request a 100-record (91 to 100) page the server has not just answered:
 #             page 1 to the last full page of per_page 100, 99 … 91 in turn (about 2,100
 #             answers, more than the answer cache keeps), each run of a server going on where
@@ -29,6 +29,8 @@
 #   shared   that server, whatever its settings
 #   private  a throwaway cluster of the installed PostgreSQL on its default settings (initdb,
 #            pg_ctl; as the postgres user when run as root), on a free port, removed at exit
+# BENCH_CONNECTIONS=8: wrk's connections (1: the database's time per page without statements
+#   queued behind each other on the cores).
 # BENCH_ANALYZE_WAIT=300: at most these seconds waited for autovacuum's analyze of employees.
 # BENCH_BEFORE=<git revision>: also serve, cache off, the hrsync built from that revision
 #   (side "before", in every round beside the others), to compare a change with its base in
@@ -46,6 +48,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS_EACH="${BENCH_SECONDS:-10}"
 ROUNDS="${BENCH_ROUNDS:-3}"
+CONNS="${BENCH_CONNECTIONS:-8}"
 PG_MODE="${BENCH_PG:-auto}"
 ANALYZE_WAIT="${BENCH_ANALYZE_WAIT:-300}"
 NCPU="$(nproc)"
@@ -330,7 +333,7 @@ run() {
 		;;
 	esac
 	local out
-	out="$(wrk -t1 -c8 -d"${SECONDS_EACH}s" -H "X-API-KEY: $KEY" "${extra[@]}")" || fail "wrk: $out"
+	out="$(wrk -t1 -c"$CONNS" -d"${SECONDS_EACH}s" -H "X-API-KEY: $KEY" "${extra[@]}")" || fail "wrk: $out"
 	if grep -q "Non-2xx" <<<"$out"; then fail "$1 $2: non-2xx answers: $out"; fi
 	if [ "$2" = cold ]; then
 		echo $((at + $(awk '/ requests in / {print $1}' <<<"$out"))) >"$TMP/cold-at-$1"
@@ -347,7 +350,7 @@ echo "postgres: $(psql "$DB" -Atc 'SHOW server_version') ($PG_MODE server), auto
 echo "warehouse: $n employees, database $DBNAME, schema hr"
 echo "peer: gunicorn $("$PY" -c 'import gunicorn; print(gunicorn.__version__)') gthread, $PEER_WORKERS workers x $PEER_THREADS threads, Flask $("$PY" -c 'import importlib.metadata as m; print(m.version("flask"))'), psycopg2 $("$PY" -c 'import psycopg2; print(psycopg2.__version__.split()[0])'), Python $("$PY" -c 'import platform; print(platform.python_version())')"
 [ -n "${BEFORE_REV:-}" ] && echo "before: $(git -C "$ROOT" log --oneline -1 "$BEFORE_REV"), cache off"
-echo "load: wrk -t1 -c8 -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved $SIDES"
+echo "load: wrk -t1 -c$CONNS -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved $SIDES"
 for side in $SIDES; do
 	echo "bytes of page 1 ($side): $(wc -c <"$TMP/page1-$side.json")"
 done

@@ -395,7 +395,7 @@ func (r *reader[T]) unserved(t *T) bool {
 //
 // sentOnly is the shape of a page (pageQuery): a row that keeps sent, which is all serve answers
 // from, sends its id and sent and NULL in every other column of the record (its references'
-// included), so that a page sends the database's client about half the bytes it would; a row
+// included), so that a page sends its client little more than the answer's bytes; a row
 // without sent (created here, or stored before sent was kept) sends every column, as in the
 // other shape, and is answered from them.
 func (t *table) selectList(d dialect, sentOnly bool) string {

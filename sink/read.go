@@ -243,7 +243,10 @@ func (c *idCache) set(ids []int64, version int64) {
 	}
 }
 
-// ListEmployees reads one page of the served employees.
+// ListEmployees reads one page of the served employees: what serve answers from. An employee
+// kept as the source sent it has its ID and Sent only (and AppendJSON writes it whole); one
+// without Sent (created here, or stored before Sent was kept) has every field. Employee reads
+// every field of one.
 func (s *Store) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error) {
 	list, err := listPage(ctx, s, employeeCollection, p)
 	if err != nil {
@@ -264,7 +267,8 @@ func (s *Store) Employee(ctx context.Context, id int64) (v1.Employee, int64, err
 	return e, v, nil
 }
 
-// ListWorkingPatterns reads one page of the served working patterns.
+// ListWorkingPatterns reads one page of the served working patterns: as ListEmployees, one kept
+// as sent has its ID and Sent only.
 func (s *Store) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
 	list, err := listPage(ctx, s, patternCollection, p)
 	if err != nil {
@@ -273,7 +277,8 @@ func (s *Store) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.
 	return list, nil
 }
 
-// ListRecords reads one page of the served records of a collection the wire declares.
+// ListRecords reads one page of the served records of a collection the wire declares: as
+// ListEmployees, one kept as sent has its ID and Sent only; Record reads every field of one.
 func (s *Store) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
 	c, ok := wireCollections[collection]
 	if !ok {

@@ -9,7 +9,7 @@
 #   nocache   hrsync serve, serve.cache_bytes: 0 (HRSYNC_SERVE_CACHE_BYTES=0)
 #   peer      gunicorn, gthread, 2 x cores + 1 workers (PEER_WORKERS), PEER_THREADS threads each
 # checks that page 1 and a later page of hrsync and of the peer are the same records, and loads
-# each with wrk (8 connections, 1 thread), interleaved cache, nocache, peer, round after round, for:
+# each with wrk (8 connections, BENCH_CONNECTIONS, 1 thread), interleaved cache, nocache, peer, round after round, for:
 #   cold      every request a 100-record (91 to 100) page the server has not just answered:
 #             page 1 to the last full page of per_page 100, 99 … 91 in turn (about 2,100
 #             answers, more than the answer cache keeps), each run of a server going on where
@@ -29,6 +29,8 @@
 #   shared   that server, whatever its settings
 #   private  a throwaway cluster of the installed PostgreSQL on its default settings (initdb,
 #            pg_ctl; as the postgres user when run as root), on a free port, removed at exit
+# BENCH_CONNECTIONS=8: wrk's connections (1: the database's time per page without statements
+#   queued behind each other on the cores).
 # BENCH_ANALYZE_WAIT=300: at most these seconds waited for autovacuum's analyze of employees.
 # BENCH_BEFORE=<git revision>: also serve, cache off, the hrsync built from that revision
 #   (side "before", in every round beside the others), to compare a change with its base in
@@ -37,7 +39,8 @@
 # Each server connects as its own role (hr_cache, hr_nocache, hr_before, peer), so that on a
 # private server (which loads pg_stat_statements) the script also prints each one's database
 # time per page statement (mean_exec_time: the executor, sending the rows included) against
-# the statement executed alone (EXPLAIN ANALYZE of hrsync's prepared page 1, generic plan).
+# the statement executed alone (EXPLAIN ANALYZE of hrsync's prepared page 1, generic plan; with
+# BENCH_BEFORE, before's own statement too, each server's time against its own statement).
 #
 # The peer's packages come from Debian only (python3-flask, python3-psycopg2, gunicorn), run by
 # /usr/bin/python3; as root the script installs them with apt-get when missing.
@@ -45,6 +48,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS_EACH="${BENCH_SECONDS:-10}"
 ROUNDS="${BENCH_ROUNDS:-3}"
+CONNS="${BENCH_CONNECTIONS:-8}"
 PG_MODE="${BENCH_PG:-auto}"
 ANALYZE_WAIT="${BENCH_ANALYZE_WAIT:-300}"
 NCPU="$(nproc)"
@@ -329,7 +333,7 @@ run() {
 		;;
 	esac
 	local out
-	out="$(wrk -t1 -c8 -d"${SECONDS_EACH}s" -H "X-API-KEY: $KEY" "${extra[@]}")" || fail "wrk: $out"
+	out="$(wrk -t1 -c"$CONNS" -d"${SECONDS_EACH}s" -H "X-API-KEY: $KEY" "${extra[@]}")" || fail "wrk: $out"
 	if grep -q "Non-2xx" <<<"$out"; then fail "$1 $2: non-2xx answers: $out"; fi
 	if [ "$2" = cold ]; then
 		echo $((at + $(awk '/ requests in / {print $1}' <<<"$out"))) >"$TMP/cold-at-$1"
@@ -346,7 +350,7 @@ echo "postgres: $(psql "$DB" -Atc 'SHOW server_version') ($PG_MODE server), auto
 echo "warehouse: $n employees, database $DBNAME, schema hr"
 echo "peer: gunicorn $("$PY" -c 'import gunicorn; print(gunicorn.__version__)') gthread, $PEER_WORKERS workers x $PEER_THREADS threads, Flask $("$PY" -c 'import importlib.metadata as m; print(m.version("flask"))'), psycopg2 $("$PY" -c 'import psycopg2; print(psycopg2.__version__.split()[0])'), Python $("$PY" -c 'import platform; print(platform.python_version())')"
 [ -n "${BEFORE_REV:-}" ] && echo "before: $(git -C "$ROOT" log --oneline -1 "$BEFORE_REV"), cache off"
-echo "load: wrk -t1 -c8 -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved $SIDES"
+echo "load: wrk -t1 -c$CONNS -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved $SIDES"
 for side in $SIDES; do
 	echo "bytes of page 1 ($side): $(wc -c <"$TMP/page1-$side.json")"
 done
@@ -362,11 +366,11 @@ for r in $(seq "$ROUNDS"); do
 		for side in $SIDES; do
 			[ "$side" = cache ] && read -r h0 m0 < <(cache_counts)
 			rps="$(run $side $c)"
-			if [ -n "$PGSS" ] && [ "$side" = nocache ] && [ ! -s "$TMP/page.sql" ]; then
+			if [ -n "$PGSS" ] && { [ "$side" = nocache ] || [ "$side" = before ]; } && [ ! -s "$TMP/page-$side.sql" ]; then
 				# The page statement as serve sent it (pg_stat_statements' text has its
-				# constants as $n): the last one of a session of the cache-off server, read
-				# while its sessions are open.
-				psql "$DB" -qAtc "SELECT query FROM pg_stat_activity WHERE usename = 'hr_nocache' AND query LIKE '%employees_total FROM meta)%BETWEEN%' LIMIT 1" >"$TMP/page.sql" || true
+				# constants as $n): the last one of a session of the cache-off server (and of
+				# before's), read while its sessions are open.
+				psql "$DB" -qAtc "SELECT query FROM pg_stat_activity WHERE usename = 'hr_$side' AND query LIKE '%employees_total FROM meta)%BETWEEN%' LIMIT 1" >"$TMP/page-$side.sql" || true
 			fi
 			if [ "$side" = cache ] && [ "$c" = cold ]; then
 				read -r h1 m1 < <(cache_counts)
@@ -396,17 +400,33 @@ ORDER BY r.rolname" | while read -r role calls mean sd rows; do
 		echo "  $role: $calls calls, mean $mean ms (sd $sd), $rows rows a call"
 		echo "$role $mean" >>"$TMP/dbtime"
 	done
-	PAGE_Q="$(cat "$TMP/page.sql" 2>/dev/null || true)"
-	if [ -n "$PAGE_Q" ]; then
+	# Each hrsync's own statement (the cache-on server runs the cache-off one's; before, its
+	# own when BENCH_BEFORE is set).
+	for side in nocache before; do
+		PAGE_Q="$(cat "$TMP/page-$side.sql" 2>/dev/null || true)"
+		[ -n "$PAGE_Q" ] || continue
 		{
 			echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"
 			echo "PREPARE page AS $PAGE_Q;"
 			echo "SELECT min(id) AS lo, max(id) AS hi FROM (SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT 100) p \gset"
 			for _ in $(seq 21); do echo "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY) EXECUTE page(:lo, :hi, 100);"; done
-		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Execution Time: \([0-9.]*\) ms/\1/p' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}' >"$TMP/alone"
-		echo "hrsync's page statement executed alone (EXPLAIN ANALYZE, median of 21): $(cat "$TMP/alone") ms"
-		awk -v alone="$(cat "$TMP/alone")" '$1 ~ /^hr_/ && alone > 0 {printf "  %s: database time / statement alone = %.2f\n", $1, $2 / alone}' "$TMP/dbtime"
-	fi
+		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Execution Time: \([0-9.]*\) ms/\1/p' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}' >"$TMP/alone-$side"
+		echo "$side's page statement executed alone (EXPLAIN ANALYZE, median of 21): $(cat "$TMP/alone-$side") ms"
+		# The same, its rows sent: psql's round trip (\timing) of the prepared page, the rows
+		# read by psql and thrown away, median of 21.
+		{
+			echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"
+			echo "PREPARE page AS $PAGE_Q;"
+			echo "SELECT min(id) AS lo, max(id) AS hi FROM (SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT 100) p \gset"
+			echo "EXECUTE page(:lo, :hi, 100) \g /dev/null"
+			echo "\timing on"
+			for _ in $(seq 21); do echo "EXECUTE page(:lo, :hi, 100) \g /dev/null"; done
+		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}' >"$TMP/sent-$side"
+		echo "$side's page statement alone, its rows sent to psql (round trip, median of 21): $(cat "$TMP/sent-$side") ms"
+		roles="hr_cache hr_nocache"
+		[ "$side" = before ] && roles=hr_before
+		awk -v alone="$(cat "$TMP/alone-$side")" -v roles=" $roles " 'index(roles, " " $1 " ") && alone > 0 {printf "  %s: database time / statement alone = %.2f\n", $1, $2 / alone}' "$TMP/dbtime"
+	done
 fi
 echo
 "$PY" - "$TMP/results" <<'PY'

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"database/sql"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -274,6 +275,8 @@ type collection[T any] struct {
 	id     func(t *T) int64
 	json   func(t *T) []byte
 	decode func(b []byte) (T, error)
+	// sent is where the record keeps its sent column's value (sentColumn), nil when it has none.
+	sent func(t *T) *json.RawMessage
 }
 
 // declare builds a collection's declaration from its columns (id first) and references.
@@ -321,10 +324,12 @@ type reader[T any] struct {
 	// origin, version and total follow the record's columns in every read query.
 	origin         sql.NullString
 	version, total int64
+	// sentAt is the cell of the sent column, -1 when the collection has none.
+	sentAt int
 }
 
 func (c *collection[T]) newReader() *reader[T] {
-	r := &reader[T]{c: c}
+	r := &reader[T]{c: c, sentAt: -1}
 	n := len(c.plain)
 	for _, rf := range c.refs {
 		n += 1 + len(rf.cols)
@@ -332,6 +337,9 @@ func (c *collection[T]) newReader() *reader[T] {
 	r.cells = make([]cell, n)
 	i := 0
 	for _, col := range c.plain {
+		if col.name == "sent" && c.sent != nil {
+			r.sentAt = i
+		}
 		r.dest = append(r.dest, r.cells[i].dest(col.kind))
 		i++
 	}
@@ -368,6 +376,13 @@ func (r *reader[T]) record(now time.Time) T {
 	return t
 }
 
+// unserved reports whether the row last scanned keeps a sent that t, the record built from it,
+// could not take (not a JSON object: edited by hand). A row of selectList's sentOnly shape that
+// keeps sent has its other columns NULL: such a record must be read again with them.
+func (r *reader[T]) unserved(t *T) bool {
+	return r.sentAt >= 0 && r.cells[r.sentAt].s.Valid && len(*r.c.sent(t)) == 0
+}
+
 // selectList is the read query's select list and joins, without WHERE: the record's columns
 // as the reader scans them, its references' columns from their targets' rows, then the row's
 // origin, the warehouse's version and the collection's total.
@@ -377,20 +392,49 @@ func (r *reader[T]) record(now time.Time) T {
 // relation in the join search, and, while meta has no statistics (a table of one row rarely
 // reaches autovacuum's analyze threshold), one the planner takes for hundreds of rows: enough
 // to turn a 100-row page into hash joins over whole tables.
-func (t *table) selectList(d dialect) string {
+//
+// sentOnly is the shape of a page (pageQuery): a row that keeps sent, which is all serve answers
+// from, sends its id and sent and NULL in every other column of the record (its references'
+// included), so that a page sends its client little more than the answer's bytes; a row
+// without sent (created here, or stored before sent was kept) sends every column, as in the
+// other shape, and is answered from them.
+func (t *table) selectList(d dialect, sentOnly bool) string {
 	var sel []string
+	sentOnly = sentOnly && t.keepsSent()
+	// unlessSent is a column's expression in the shape: NULL where the row keeps sent.
+	unlessSent := func(expr string) string {
+		if !sentOnly {
+			return expr
+		}
+		return "CASE WHEN t.sent IS NULL THEN " + expr + " END"
+	}
 	for _, c := range t.cols[:len(t.cols)-len(t.refs)] {
-		sel = append(sel, d.read(c.kind, "t."+c.name))
+		switch c.name {
+		case "id", "sent":
+			sel = append(sel, d.read(c.kind, "t."+c.name))
+		default:
+			sel = append(sel, unlessSent(d.read(c.kind, "t."+c.name)))
+		}
 	}
 	var joins strings.Builder
 	for i, r := range t.refs {
 		a := "r" + strconv.Itoa(i)
-		sel = append(sel, "t."+r.column)
+		sel = append(sel, unlessSent("t."+r.column))
 		for _, c := range r.cols {
-			sel = append(sel, d.read(c.kind, a+"."+c.name))
+			sel = append(sel, unlessSent(d.read(c.kind, a+"."+c.name)))
 		}
 		joins.WriteString("\nLEFT JOIN " + r.target + " " + a + " ON " + a + ".id = t." + r.column)
 	}
 	sel = append(sel, "t.origin", "(SELECT version FROM meta)", "(SELECT "+t.name+"_total FROM meta)")
 	return strings.Join(sel, ", ") + "\nFROM " + t.name + " t" + joins.String()
+}
+
+// keepsSent reports whether the table has a sent column (every declared table has).
+func (t *table) keepsSent() bool {
+	for _, c := range t.cols {
+		if c.name == "sent" {
+			return true
+		}
+	}
+	return false
 }

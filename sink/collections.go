@@ -90,6 +90,7 @@ var employeeCollection = func() *collection[v1.Employee] {
 		refTo("holiday_approver", "holiday_approver_id", string(Employees), personShape, func(e *E) **v1.PersonRef { return &e.HolidayApprover }),
 	)
 	c.json = func(e *E) []byte { return e.AppendJSON(nil) }
+	c.sent = func(e *E) *json.RawMessage { return &e.Sent }
 	c.decode = func(b []byte) (e E, err error) { err = e.UnmarshalJSON(b); return e, err }
 	// A record created here ages: its length of service is reckoned at read time, as the
 	// service reckons it, not frozen at creation.
@@ -116,6 +117,7 @@ var patternCollection = func() *collection[v1.WorkingPattern] {
 		sentColumn(func(w *W) *json.RawMessage { return &w.Sent }).as(v1.Identifying))
 	c := declare(string(WorkingPatterns), cols)
 	c.json = func(w *W) []byte { return w.AppendJSON(nil) }
+	c.sent = func(w *W) *json.RawMessage { return &w.Sent }
 	c.decode = func(b []byte) (w W, err error) { err = w.UnmarshalJSON(b); return w, err }
 	return c
 }()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hrsync/hrsync/schema"
+	"github.com/hrsync/hrsync/source/v1"
 )
 
 // PostgresEmployeeSelect is the store's own employee statement on Postgres (the employees
@@ -15,7 +16,7 @@ import (
 // on it, so they never drift from what the store runs.
 func PostgresEmployeeSelect() string {
 	t := employeeCollection.table
-	return "SELECT " + t.selectList(pgDialect{}) + "\nWHERE " + t.visible("t")
+	return "SELECT " + t.selectList(pgDialect{}, false) + "\nWHERE " + t.visible("t")
 }
 
 // MigrateDB runs the migration runner on a database handle of the named dialect: for tests of
@@ -219,7 +220,8 @@ func StopRenewing(held context.Context) {
 }
 
 // ReadStatement is a statement serve runs per request on a declared table, as the store
-// prepares it: a page (parameters: the first id, the last id, the count) or one record by id.
+// prepares it: a page (parameters: the first id, the last id, the count), of either shape, or
+// one record by id.
 type ReadStatement struct {
 	Table, Name, SQL string
 	ByID             bool
@@ -231,7 +233,29 @@ func ReadStatements(s *Store) []ReadStatement {
 	for _, t := range tables {
 		r := s.readsOf(t.name)
 		out = append(out, ReadStatement{Table: t.name, Name: "page", SQL: r.pageQuery},
+			ReadStatement{Table: t.name, Name: "page, every column", SQL: r.pageFullQuery},
 			ReadStatement{Table: t.name, Name: "by id", SQL: r.byIDQuery, ByID: true})
 	}
 	return out
+}
+
+// FullPages is a store whose pages are read with every column of every row (pageFullQuery), as
+// they were read before a page sent only sent where a row keeps it: serve's answers over it are
+// what the answers over the store must be.
+type FullPages struct{ *Store }
+
+func (f FullPages) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error) {
+	return listPageOf(ctx, f.Store, employeeCollection, p, true)
+}
+
+func (f FullPages) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
+	return listPageOf(ctx, f.Store, patternCollection, p, true)
+}
+
+func (f FullPages) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
+	c, ok := wireCollections[collection]
+	if !ok {
+		return v1.List[v1.Record]{}, ErrUnknownCollection
+	}
+	return listPageOf(ctx, f.Store, c, p, true)
 }

@@ -18,13 +18,15 @@ import (
 // cost more than running a page), and a process pays only for the tables it reads.
 type tableReads struct {
 	t *table
-	// pageQuery reads the served rows with ids in [?, ?], at most ? of them; byIDQuery one
-	// served row; totalsQuery the warehouse's version and the table's Total; visibleIDs the
-	// served ids in order (read in a snapshot with totals).
-	pageQuery, byIDQuery, totalsQuery, visibleIDs string
+	// pageQuery reads the served rows with ids in [?, ?], at most ? of them, a row that keeps
+	// sent as its id and sent only (selectList's sentOnly); pageFullQuery the same rows with
+	// every column, read only for a page with a sent that cannot be served (hand-edited);
+	// byIDQuery one served row, every column; totalsQuery the warehouse's version and the
+	// table's Total; visibleIDs the served ids in order (read in a snapshot with totals).
+	pageQuery, pageFullQuery, byIDQuery, totalsQuery, visibleIDs string
 
-	mu                 sync.Mutex
-	page, byID, totals *sqlx.Stmt
+	mu                           sync.Mutex
+	page, pageFull, byID, totals *sqlx.Stmt
 
 	ids idCache
 	// loadMu makes one goroutine reload the id cache after a write while the others wait and
@@ -33,12 +35,14 @@ type tableReads struct {
 }
 
 func newTableReads(s *Store, t *table) *tableReads {
-	sel := "SELECT " + t.selectList(s.d) + "\nWHERE " + t.visible("t")
+	sel := "SELECT " + t.selectList(s.d, false) + "\nWHERE " + t.visible("t")
+	const page = ` AND t.id BETWEEN ? AND ? ORDER BY t.id LIMIT ?`
 	return &tableReads{t: t,
-		pageQuery:   s.db.Rebind(sel + ` AND t.id BETWEEN ? AND ? ORDER BY t.id LIMIT ?`),
-		byIDQuery:   s.db.Rebind(sel + ` AND t.id = ?`),
-		totalsQuery: `SELECT version, ` + t.name + `_total FROM meta`,
-		visibleIDs:  `SELECT id FROM ` + t.name + ` t WHERE ` + t.visible("t") + ` ORDER BY id`,
+		pageQuery:     s.db.Rebind("SELECT " + t.selectList(s.d, true) + "\nWHERE " + t.visible("t") + page),
+		pageFullQuery: s.db.Rebind(sel + page),
+		byIDQuery:     s.db.Rebind(sel + ` AND t.id = ?`),
+		totalsQuery:   `SELECT version, ` + t.name + `_total FROM meta`,
+		visibleIDs:    `SELECT id FROM ` + t.name + ` t WHERE ` + t.visible("t") + ` ORDER BY id`,
 	}
 }
 
@@ -49,8 +53,8 @@ func (r *tableReads) prepared(ctx context.Context, s *Store) error {
 	if r.totals != nil {
 		return nil
 	}
-	var stmts [3]*sqlx.Stmt
-	for i, q := range []string{r.pageQuery, r.byIDQuery, r.totalsQuery} {
+	var stmts [4]*sqlx.Stmt
+	for i, q := range []string{r.pageQuery, r.pageFullQuery, r.byIDQuery, r.totalsQuery} {
 		st, err := s.db.PreparexContext(ctx, q)
 		if err != nil {
 			for _, p := range stmts[:i] {
@@ -60,24 +64,30 @@ func (r *tableReads) prepared(ctx context.Context, s *Store) error {
 		}
 		stmts[i] = st
 	}
-	r.page, r.byID, r.totals = stmts[0], stmts[1], stmts[2]
+	r.page, r.pageFull, r.byID, r.totals = stmts[0], stmts[1], stmts[2], stmts[3]
 	return nil
 }
 
 func (r *tableReads) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, st := range []*sqlx.Stmt{r.page, r.byID, r.totals} {
+	for _, st := range []*sqlx.Stmt{r.page, r.pageFull, r.byID, r.totals} {
 		if st != nil {
 			_ = st.Close()
 		}
 	}
-	r.page, r.byID, r.totals = nil, nil, nil
+	r.page, r.pageFull, r.byID, r.totals = nil, nil, nil, nil
 }
 
 // listPage reads one page of a collection's served records, its Total and the version it was
 // read at, in one statement (one snapshot). See idCache for how the page is found.
 func listPage[T any](ctx context.Context, s *Store, c *collection[T], p v1.Page) (v1.List[T], error) {
+	return listPageOf(ctx, s, c, p, false)
+}
+
+// listPageOf is listPage, every column of every row read when full (the page as it was read
+// before pages sent only sent: what tests compare answers with).
+func listPageOf[T any](ctx context.Context, s *Store, c *collection[T], p v1.Page, full bool) (v1.List[T], error) {
 	r := s.readsOf(c.name)
 	if err := r.prepared(ctx, s); err != nil {
 		return v1.List[T]{}, err
@@ -103,7 +113,15 @@ func listPage[T any](ctx context.Context, s *Store, c *collection[T], p v1.Page)
 			continue
 		}
 		end := min(off+p.Size, int64(len(ids)))
-		list, err := readRows(ctx, s, c, r.page, ids[off], ids[end-1], end-off)
+		stmt := r.page
+		if full {
+			stmt = r.pageFull
+		}
+		list, err := readRows(ctx, s, c, stmt, !full, ids[off], ids[end-1], end-off)
+		if errors.Is(err, errSentUnserved) {
+			// A row keeps a sent that cannot be served: the page with every column.
+			list, err = readRows(ctx, s, c, r.pageFull, false, ids[off], ids[end-1], end-off)
+		}
 		if err != nil {
 			return v1.List[T]{}, err
 		}
@@ -159,7 +177,7 @@ func getOne[T any](ctx context.Context, s *Store, c *collection[T], id int64) (T
 		var zero T
 		return zero, 0, err
 	}
-	list, err := readRows(ctx, s, c, r.byID, id)
+	list, err := readRows(ctx, s, c, r.byID, false, id)
 	if err != nil {
 		var zero T
 		return zero, 0, err
@@ -171,8 +189,14 @@ func getOne[T any](ctx context.Context, s *Store, c *collection[T], id int64) (T
 	return list.Items[0], list.Version, nil
 }
 
-// readRows runs a read statement of the collection and builds its records.
-func readRows[T any](ctx context.Context, s *Store, c *collection[T], stmt *sqlx.Stmt, args ...any) (v1.List[T], error) {
+// errSentUnserved is readRows' error for a row that keeps a sent its record could not take (not
+// a JSON object: edited by hand), which a page's statement sent without the other columns the
+// record is then built from.
+var errSentUnserved = errors.New("a row's sent cannot be served")
+
+// readRows runs a read statement of the collection and builds its records; sentOnly says the
+// statement is of selectList's sentOnly shape.
+func readRows[T any](ctx context.Context, s *Store, c *collection[T], stmt *sqlx.Stmt, sentOnly bool, args ...any) (v1.List[T], error) {
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return v1.List[T]{}, err
@@ -185,7 +209,11 @@ func readRows[T any](ctx context.Context, s *Store, c *collection[T], stmt *sqlx
 		if err := rows.Scan(rd.dest...); err != nil {
 			return list, err
 		}
-		list.Items = append(list.Items, rd.record(now))
+		item := rd.record(now)
+		if sentOnly && rd.unserved(&item) {
+			return list, errSentUnserved
+		}
+		list.Items = append(list.Items, item)
 		list.Version, list.Total = rd.version, rd.total
 	}
 	return list, rows.Err()
@@ -215,7 +243,10 @@ func (c *idCache) set(ids []int64, version int64) {
 	}
 }
 
-// ListEmployees reads one page of the served employees.
+// ListEmployees reads one page of the served employees: what serve answers from. An employee
+// kept as the source sent it has its ID and Sent only (and AppendJSON writes it whole); one
+// without Sent (created here, or stored before Sent was kept) has every field. Employee reads
+// every field of one.
 func (s *Store) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error) {
 	list, err := listPage(ctx, s, employeeCollection, p)
 	if err != nil {
@@ -236,7 +267,8 @@ func (s *Store) Employee(ctx context.Context, id int64) (v1.Employee, int64, err
 	return e, v, nil
 }
 
-// ListWorkingPatterns reads one page of the served working patterns.
+// ListWorkingPatterns reads one page of the served working patterns: as ListEmployees, one kept
+// as sent has its ID and Sent only.
 func (s *Store) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
 	list, err := listPage(ctx, s, patternCollection, p)
 	if err != nil {
@@ -245,7 +277,8 @@ func (s *Store) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.
 	return list, nil
 }
 
-// ListRecords reads one page of the served records of a collection the wire declares.
+// ListRecords reads one page of the served records of a collection the wire declares: as
+// ListEmployees, one kept as sent has its ID and Sent only; Record reads every field of one.
 func (s *Store) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
 	c, ok := wireCollections[collection]
 	if !ok {

@@ -48,6 +48,7 @@ func recordCollection(wire *v1.Collection, held func(string) bool) *collection[v
 	c := declare(wire.Name, cols, refs...)
 	c.init = func(r *v1.Record) { r.Values = make([]v1.Value, len(wire.Fields)) }
 	c.json = func(r *v1.Record) []byte { return wire.AppendJSON(nil, r) }
+	c.sent = func(r *v1.Record) *json.RawMessage { return &r.Sent }
 	c.decode = wire.Decode
 	return c
 }

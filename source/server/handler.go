@@ -16,6 +16,8 @@ import (
 type Store interface {
 	// Version identifies the store's current contents; it changes whenever they do.
 	Version(ctx context.Context) (int64, error)
+	// ListEmployees reads a page of listed employees; one kept as the source sent it may carry
+	// its ID and Sent only, which is all the handler answers from (AppendJSON).
 	ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error)
 	// Employee returns one listed employee, or an error wrapping ErrNotFound.
 	Employee(ctx context.Context, id int64) (v1.Employee, int64, error)
@@ -27,7 +29,8 @@ type Store interface {
 	CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error)
 	// PutEmployee stores an employee as the source answered it.
 	PutEmployee(ctx context.Context, e v1.Employee) error
-	// ListRecords reads a page of a collection the wire declares (v1.Collections).
+	// ListRecords reads a page of a collection the wire declares (v1.Collections); as
+	// ListEmployees, a record kept as sent may carry its ID and Sent only.
 	ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error)
 	// Record reads one listed record of such a collection, or an error wrapping ErrNotFound.
 	Record(ctx context.Context, collection string, id int64) (v1.Record, int64, error)

@@ -228,6 +228,7 @@ func checkWarehouseProvisioning(dashboard, dir, compose string, p *problems) {
 		Datasources []struct {
 			Type     string            `json:"type"`
 			URL      string            `json:"url"`
+			User     string            `json:"user"`
 			JSONData map[string]any    `json:"jsonData"`
 			Secure   map[string]string `json:"secureJsonData"`
 		} `json:"datasources"`
@@ -254,6 +255,9 @@ func checkWarehouseProvisioning(dashboard, dir, compose string, p *problems) {
 	for _, d := range ds.Datasources {
 		found = found || (d.Type == postgresPlugin && d.URL == "postgres:5432" && d.JSONData["database"] == "warehouse" &&
 			strings.HasPrefix(d.Secure["password"], "$") && stack.Services["grafana"].Environment[strings.TrimPrefix(d.Secure["password"], "$")] != "")
+		if owner := stack.Services["postgres"].Environment["POSTGRES_USER"]; d.Type == postgresPlugin && (d.User == "" || d.User == owner) {
+			p.addf("grafana provisioning: datasources/warehouse.yaml logs in as %q, the warehouse's owner: give Grafana the read-only role of deploy/compose/grafana-reader.sql", owner)
+		}
 	}
 	if ds.APIVersion != 1 || !found {
 		p.addf("grafana provisioning: datasources/warehouse.yaml: want a %s datasource at postgres:5432, database warehouse, its password from a variable the compose file gives grafana", postgresPlugin)

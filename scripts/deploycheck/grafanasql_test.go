@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -26,7 +28,8 @@ func TestGrafanaHR(t *testing.T) {
 		{"a query reading names", []edit{{hrDashboard, `SELECT employee_id AS \"Employee id\"`, `SELECT employee_id AS \"Employee id\", (SELECT last_name FROM ${schema}.employees e WHERE e.id = employee_id) AS n`}}, "reads last_name: the dashboard shows ids and departments, no names", false},
 		{"a table named without the schema variable", []edit{{hrDashboard, `FROM ${schema}.model_turnover_monthly`, `FROM model_turnover_monthly`}}, "a table not named through ${schema}", false},
 		{"a macro Grafana does not have", []edit{{hrDashboard, `WHERE $__timeFilter(month)\nORDER BY month`, `WHERE $__timeFilters(month)\nORDER BY month`}}, "unknown macro or variable $__timeFilters(month)", false},
-		{"a datasource password compose does not give", []edit{{ds, "password: $POSTGRES_PASSWORD", "password: $WAREHOUSE_PASSWORD"}}, "its password from a variable the compose file gives grafana", false},
+		{"a datasource password compose does not give", []edit{{ds, "password: $GRAFANA_DB_PASSWORD", "password: $WAREHOUSE_PASSWORD"}}, "its password from a variable the compose file gives grafana", false},
+		{"the warehouse owner's login", []edit{{ds, "user: grafana_hr", "user: hrsync"}}, `logs in as "hrsync", the warehouse's owner`, false},
 		{"the dashboard not mounted", []edit{{"deploy/compose.yaml", "      - ./grafana/hr-dashboard.json:/var/lib/grafana/dashboards/hrsync/hr-dashboard.json:ro\n", ""}}, "the compose file mounts hr-dashboard.json", false},
 	}, func(t *testing.T, dst string, p *problems) error {
 		return checkGrafana(filepath.Join(dst, hrDashboard), filepath.Join(dst, "deploy/grafana/provisioning"), filepath.Join(dst, "deploy/compose.yaml"), "",
@@ -141,4 +144,56 @@ func TestGrafanaHRQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantProblems(t, &p, nil, `panel "Headcount trend" query A: does not run on the warehouse`)
+}
+
+// TestGrafanaReaderRole: deploy/compose/grafana-reader.sql, run twice as compose runs it (after
+// each migrate), gives Grafana a role under which every query of the HR overview dashboard runs,
+// and which cannot read the warehouse's tables of people; without the password it refuses.
+func TestGrafanaReaderRole(t *testing.T) {
+	url := testDatabase(t)
+	schema := migratedWarehouse(t, url)
+	t.Cleanup(func() {
+		_ = exec.Command("psql", "-X", "-q", "-d", url, "-c", "DROP OWNED BY grafana_hr; DROP ROLE IF EXISTS grafana_hr").Run()
+	})
+	script := filepath.Join(repo, "deploy/compose/grafana-reader.sql")
+	reader := func(password string) ([]byte, error) {
+		cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", "schema="+schema, "-d", url, "-f", script)
+		cmd.Env = append(os.Environ(), "GRAFANA_DB_PASSWORD="+password)
+		if password == "" {
+			cmd.Env = slices.DeleteFunc(cmd.Env, func(e string) bool { return strings.HasPrefix(e, "GRAFANA_DB_PASSWORD=") })
+		}
+		return cmd.CombinedOutput()
+	}
+	if out, err := reader(""); err == nil || !strings.Contains(string(out), "GRAFANA_DB_PASSWORD is not set") {
+		t.Errorf("without GRAFANA_DB_PASSWORD: %v %s, want refused", err, out)
+	}
+	password := fmt.Sprintf("pw%d", time.Now().UnixNano())
+	for range 2 { // idempotent
+		if out, err := reader(password); err != nil {
+			t.Fatalf("grafana-reader.sql: %v\n%s", err, out)
+		}
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.UserPassword("grafana_hr", password)
+	asReader := u.String()
+
+	run := sqlRun{database: asReader, schema: schema, from: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), to: time.Date(2025, 6, 15, 0, 0, 0, 0, time.UTC)}
+	var said bytes.Buffer
+	out = &said
+	defer func() { out = discard }()
+	var p problems
+	if err := checkGrafana(filepath.Join(repo, hrDashboard), "", "", "", run, &p); err != nil || p.any() {
+		t.Fatalf("the dashboard's queries as grafana_hr: %v %q\n%s", err, p.list, said.String())
+	}
+	if !strings.Contains(said.String(), `panel "Headcount trend" query A: 13 rows`) {
+		t.Errorf("as grafana_hr, the headcount has no rows:\n%s", said.String())
+	}
+	for _, table := range []string{"employees", "sicknesses", "employees_history"} {
+		if _, err := psqlCount(asReader, "SELECT * FROM "+schema+"."+table); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("grafana_hr reads %s: %v, want permission denied", table, err)
+		}
+	}
 }

@@ -31,6 +31,9 @@
 #            pg_ctl; as the postgres user when run as root), on a free port, removed at exit
 # BENCH_CONNECTIONS=8: wrk's connections (1: the database's time per page without statements
 #   queued behind each other on the cores).
+# BENCH_PIN=1 (with BENCH_PG=private, on 2 or more CPUs): the private Postgres on CPU 0, the
+#   servers, the peer and wrk on the others (taskset), so that the database's time per page is
+#   not time its backends waited for a core the load generator or a server held.
 # BENCH_ANALYZE_WAIT=300: at most these seconds waited for autovacuum's analyze of employees.
 # BENCH_BEFORE=<git revision>: also serve, cache off, the hrsync built from that revision
 #   (side "before", in every round beside the others), to compare a change with its base in
@@ -52,6 +55,13 @@ CONNS="${BENCH_CONNECTIONS:-8}"
 PG_MODE="${BENCH_PG:-auto}"
 ANALYZE_WAIT="${BENCH_ANALYZE_WAIT:-300}"
 NCPU="$(nproc)"
+PIN_DB=() PIN_APP=()
+if [ "${BENCH_PIN:-}" = 1 ]; then
+	[ "$PG_MODE" = private ] || { echo "bench-serve-peer: BENCH_PIN=1 needs BENCH_PG=private (a server of its own to pin)" >&2; exit 2; }
+	[ "$NCPU" -ge 2 ] || { echo "bench-serve-peer: BENCH_PIN=1 needs 2 CPUs or more" >&2; exit 2; }
+	command -v taskset >/dev/null || { echo "bench-serve-peer: BENCH_PIN=1 needs taskset (util-linux)" >&2; exit 2; }
+	PIN_DB=(taskset -c 0) PIN_APP=(taskset -c "1-$((NCPU - 1))")
+fi
 PEER_WORKERS="${PEER_WORKERS:-$((2 * NCPU + 1))}"
 PEER_THREADS="${PEER_THREADS:-2}"
 PY=/usr/bin/python3
@@ -114,7 +124,7 @@ if [ "$PG_MODE" = private ]; then
 	[ "$(id -u)" = 0 ] && chown postgres: "$PGDATA"
 	as_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust >"$TMP/initdb.out" 2>&1 || fail "initdb: $(tail -n 3 "$TMP/initdb.out")"
 	PGPORT="$(free_port)"
-	as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w \
+	as_pg "${PIN_DB[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w \
 		-o "-p $PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGDATA -c shared_preload_libraries=pg_stat_statements -c track_activity_query_size=65536" start >/dev/null ||
 		fail "cannot start a private Postgres: $(tail -n 3 "$PGDATA/server.log")"
 	ADMIN="postgres://postgres@127.0.0.1:$PGPORT/postgres?sslmode=disable"
@@ -187,16 +197,16 @@ CACHE_METRICS="127.0.0.1:$(free_port)"
 NOCACHE_ADDR="127.0.0.1:$(free_port)"
 BEFORE_ADDR="127.0.0.1:$(free_port)"
 PEER_ADDR="127.0.0.1:$(free_port)"
-HRSYNC_WAREHOUSE_URL="$(as_role hr_cache)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_METRICS_ADDR=$CACHE_METRICS "$TMP/hrsync" serve --addr "$CACHE_ADDR" 2>"$TMP/cache.err" &
+HRSYNC_WAREHOUSE_URL="$(as_role hr_cache)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_METRICS_ADDR=$CACHE_METRICS "${PIN_APP[@]}" "$TMP/hrsync" serve --addr "$CACHE_ADDR" 2>"$TMP/cache.err" &
 pids+=($!)
-HRSYNC_WAREHOUSE_URL="$(as_role hr_nocache)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_SERVE_CACHE_BYTES=0 "$TMP/hrsync" serve --addr "$NOCACHE_ADDR" 2>"$TMP/nocache.err" &
+HRSYNC_WAREHOUSE_URL="$(as_role hr_nocache)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_SERVE_CACHE_BYTES=0 "${PIN_APP[@]}" "$TMP/hrsync" serve --addr "$NOCACHE_ADDR" 2>"$TMP/nocache.err" &
 pids+=($!)
 if [ -n "${BEFORE_REV:-}" ]; then
-	HRSYNC_WAREHOUSE_URL="$(as_role hr_before)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_SERVE_CACHE_BYTES=0 "$TMP/hrsync-before" serve --addr "$BEFORE_ADDR" 2>"$TMP/before.err" &
+	HRSYNC_WAREHOUSE_URL="$(as_role hr_before)" HRSYNC_SERVE_API_KEYS=$KEY HRSYNC_SERVE_CACHE_BYTES=0 "${PIN_APP[@]}" "$TMP/hrsync-before" serve --addr "$BEFORE_ADDR" 2>"$TMP/before.err" &
 	pids+=($!)
 fi
 PEER_DATABASE_URL="$(as_role peer)" PEER_SCHEMA=hr PEER_API_KEY=$KEY PEER_POOL_MAX="$PEER_THREADS" \
-	"$PY" -m gunicorn --chdir "$ROOT/scripts/peer" --bind "$PEER_ADDR" \
+	"${PIN_APP[@]}" "$PY" -m gunicorn --chdir "$ROOT/scripts/peer" --bind "$PEER_ADDR" \
 	--worker-class gthread --workers "$PEER_WORKERS" --threads "$PEER_THREADS" app:app 2>"$TMP/peer.err" &
 pids+=($!)
 
@@ -333,7 +343,7 @@ run() {
 		;;
 	esac
 	local out
-	out="$(wrk -t1 -c"$CONNS" -d"${SECONDS_EACH}s" -H "X-API-KEY: $KEY" "${extra[@]}")" || fail "wrk: $out"
+	out="$("${PIN_APP[@]}" wrk -t1 -c"$CONNS" -d"${SECONDS_EACH}s" -H "X-API-KEY: $KEY" "${extra[@]}")" || fail "wrk: $out"
 	if grep -q "Non-2xx" <<<"$out"; then fail "$1 $2: non-2xx answers: $out"; fi
 	if [ "$2" = cold ]; then
 		echo $((at + $(awk '/ requests in / {print $1}' <<<"$out"))) >"$TMP/cold-at-$1"
@@ -350,7 +360,7 @@ echo "postgres: $(psql "$DB" -Atc 'SHOW server_version') ($PG_MODE server), auto
 echo "warehouse: $n employees, database $DBNAME, schema hr"
 echo "peer: gunicorn $("$PY" -c 'import gunicorn; print(gunicorn.__version__)') gthread, $PEER_WORKERS workers x $PEER_THREADS threads, Flask $("$PY" -c 'import importlib.metadata as m; print(m.version("flask"))'), psycopg2 $("$PY" -c 'import psycopg2; print(psycopg2.__version__.split()[0])'), Python $("$PY" -c 'import platform; print(platform.python_version())')"
 [ -n "${BEFORE_REV:-}" ] && echo "before: $(git -C "$ROOT" log --oneline -1 "$BEFORE_REV"), cache off"
-echo "load: wrk -t1 -c$CONNS -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved $SIDES"
+echo "load: wrk -t1 -c$CONNS -d${SECONDS_EACH}s, $ROUNDS rounds, interleaved $SIDES${PIN_APP[*]:+; Postgres pinned to CPU 0, servers, peer and wrk to ${PIN_APP[2]}}"
 for side in $SIDES; do
 	echo "bytes of page 1 ($side): $(wc -c <"$TMP/page1-$side.json")"
 done

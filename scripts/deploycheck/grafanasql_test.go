@@ -121,14 +121,8 @@ END $$;`)
 func TestGrafanaHRQueries(t *testing.T) {
 	url := testDatabase(t)
 	schema := migratedWarehouse(t, url)
-	run := sqlRun{database: url, schema: schema, from: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), to: time.Date(2025, 6, 15, 0, 0, 0, 0, time.UTC)}
-	var said bytes.Buffer
-	out = &said
-	defer func() { out = discard }()
-	var p problems
-	if err := checkGrafana(filepath.Join(repo, hrDashboard), "", "", "", run, &p); err != nil || p.any() {
-		t.Fatalf("%v %q\n%s", err, p.list, said.String())
-	}
+	run := hrRun(url, schema)
+	said := runHRDashboard(t, run)
 	for _, want := range []string{`panel "Headcount trend" query A: 13 rows`, `panel "Starters and leavers" query A: 2 rows`, `panel "Bradford factor, top 20" query A: `} {
 		if !strings.Contains(said.String(), want) {
 			t.Errorf("the run does not say %q:\n%s", want, said.String())
@@ -139,7 +133,7 @@ func TestGrafanaHRQueries(t *testing.T) {
 	dst := t.TempDir()
 	copyTree(t, "deploy/grafana", dst)
 	apply(t, dst, edit{hrDashboard, `sum(headcount) AS \"All\"`, `sum(head_count) AS \"All\"`})
-	p = problems{}
+	var p problems
 	if err := checkGrafana(filepath.Join(dst, hrDashboard), "", "", "", run, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -180,14 +174,7 @@ func TestGrafanaReaderRole(t *testing.T) {
 	u.User = neturl.UserPassword("grafana_hr", password)
 	asReader := u.String()
 
-	run := sqlRun{database: asReader, schema: schema, from: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), to: time.Date(2025, 6, 15, 0, 0, 0, 0, time.UTC)}
-	var said bytes.Buffer
-	out = &said
-	defer func() { out = discard }()
-	var p problems
-	if err := checkGrafana(filepath.Join(repo, hrDashboard), "", "", "", run, &p); err != nil || p.any() {
-		t.Fatalf("the dashboard's queries as grafana_hr: %v %q\n%s", err, p.list, said.String())
-	}
+	said := runHRDashboard(t, hrRun(asReader, schema))
 	if !strings.Contains(said.String(), `panel "Headcount trend" query A: 13 rows`) {
 		t.Errorf("as grafana_hr, the headcount has no rows:\n%s", said.String())
 	}
@@ -196,4 +183,24 @@ func TestGrafanaReaderRole(t *testing.T) {
 			t.Errorf("grafana_hr reads %s: %v, want permission denied", table, err)
 		}
 	}
+}
+
+// hrRun runs the HR dashboard's queries on database in schema, over the months of
+// migratedWarehouse's account.
+func hrRun(database, schema string) sqlRun {
+	return sqlRun{database: database, schema: schema, from: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), to: time.Date(2025, 6, 15, 0, 0, 0, 0, time.UTC)}
+}
+
+// runHRDashboard runs every query of the HR overview dashboard as run says, failing the test on
+// any problem, and returns what the check said.
+func runHRDashboard(t *testing.T, run sqlRun) *bytes.Buffer {
+	t.Helper()
+	var said bytes.Buffer
+	out = &said
+	defer func() { out = discard }()
+	var p problems
+	if err := checkGrafana(filepath.Join(repo, hrDashboard), "", "", "", run, &p); err != nil || p.any() {
+		t.Fatalf("the dashboard's queries on %s: %v %q\n%s", redact(run.database), err, p.list, said.String())
+	}
+	return &said
 }

@@ -195,10 +195,13 @@ ORDER BY relname`)
 }
 
 // readPlan is what EXPLAIN (ANALYZE, SUMMARY) said of one read statement: the median planning
-// and execution times (ms) and the last plan.
+// and execution times (ms), the least of each (noise — a timer tick, a page fault, another
+// process on the core — only ever adds time, so the least is nearest the statement's own cost),
+// and the last plan.
 type readPlan struct {
-	planning, execution float64
-	plan                []string
+	planning, execution           float64
+	leastPlanning, leastExecution float64
+	plan                          []string
 }
 
 // readPlans prepares each read statement serve runs per request on a connection of the store's
@@ -255,13 +258,23 @@ func readPlans(t testing.TB, s *sink.Store, warm, runs int) map[string]readPlan 
 		}
 		slices.Sort(ps)
 		slices.Sort(es)
-		out[st.Table+" "+st.Name] = readPlan{planning: ps[runs/2], execution: es[runs/2], plan: plan}
+		out[st.Table+" "+st.Name] = readPlan{
+			planning: ps[runs/2], execution: es[runs/2],
+			leastPlanning: ps[0], leastExecution: es[0],
+			plan: plan,
+		}
 	}
 	return out
 }
 
 // boundParam finds a condition on a parameter: a generic plan's (a custom plan's have values).
 var boundParam = regexp.MustCompile(`(Cond|Filter): .*\$[1-9]`)
+
+// planNoiseMS is the planning time under which planning cannot be said to dominate: a lookup by
+// id in a table of eight rows plans and runs in about 0.01-0.02 ms each, where which of the two
+// is larger is chance (CI once saw medians of 0.024 ms planning against 0.021 ms execution).
+// The regression the test guards against planned in 12-18 ms.
+const planNoiseMS = 0.1
 
 // actualRows finds the rows a plan node returned per loop.
 var actualRows = regexp.MustCompile(`actual rows=(\d+)`)
@@ -270,8 +283,9 @@ var actualRows = regexp.MustCompile(`actual rows=(\d+)`)
 // on Postgres on its cached plan, and that plan is a good one, on a warehouse as a sync leaves it
 // (statistics as its merges and autovacuum left them) and on a connection whose first pages were
 // page 1, as every client's are. The plan is the generic one (its conditions name the parameters,
-// $1…, where a custom plan's have the values); planning takes less time than executing (a custom plan
-// of the employees' nine-relation page took 12-18 ms to plan, 20 times its execution); and no
+// $1…, where a custom plan's have the values); planning takes less time than executing, once it
+// takes long enough to tell (planNoiseMS; a custom plan of the employees' nine-relation page took
+// 12-18 ms to plan, 20 times its execution); and no
 // step of it reads more rows than the page holds (no scan of a whole table of employees for the
 // managers of a page).
 func TestReadPlans(t *testing.T) {
@@ -285,8 +299,9 @@ func TestReadPlans(t *testing.T) {
 		if !boundParam.MatchString(text) {
 			t.Errorf("%s: not on the cached generic plan (no parameter in it):\n%s", key, text)
 		}
-		if p.planning >= p.execution {
-			t.Errorf("%s: planning %.3f ms, execution %.3f ms: planning dominates:\n%s", key, p.planning, p.execution, text)
+		if p.leastPlanning >= p.leastExecution && p.leastPlanning >= planNoiseMS {
+			t.Errorf("%s: planning %.3f ms, execution %.3f ms (the least of each of the runs): planning dominates:\n%s",
+				key, p.leastPlanning, p.leastExecution, text)
 		}
 		for _, m := range actualRows.FindAllStringSubmatch(text, -1) {
 			if n, _ := strconv.Atoi(m[1]); n > 100 {

@@ -8,6 +8,13 @@
 #   bash scripts/bench-idle-worker.sh 20,200,1000                    # this work tree's hrsync
 #   bash scripts/bench-idle-worker.sh 20,200,1000 /tmp/hrsync-main   # and other builds, interleaved
 #   bash scripts/bench-idle-worker.sh drop 1000                      # drop the schemas again
+#   BENCH_ONBOARDING=1 bash scripts/bench-idle-worker.sh 200          # each account an empty drop folder
+#
+# With BENCH_ONBOARDING=1 each account also watches an empty onboarding folder of its own (polled
+# every 30 s, the default), and the wait before measuring is 60 s (BENCH_WAIT sets it; 10 s
+# otherwise); every run also prints the Postgres sessions the database saw established during
+# that wait (pg_stat_database.sessions: other clients of the same database count too, and so may
+# the script's own two psql queries).
 #
 # Postgres from HRSYNC_TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres. The
 # accounts' schemas (idlebench_m0000, ...; IDLEBENCH_PREFIX names others) are migrated by the
@@ -51,9 +58,18 @@ log: {level: warn}
 accounts:
 EOF
 	for ((i = 0; i < $1; i++)); do
-		printf '  - {name: m%04d, source: {url: "http://127.0.0.1:1/m%04d", api_key: km%04d}, warehouse: {schema: %s_m%04d}}\n' "$i" "$i" "$i" "$PREFIX" "$i"
+		folder=
+		if [[ -n "${BENCH_ONBOARDING:-}" ]]; then
+			mkdir -p "$TMP/drop/m$(printf %04d "$i")"
+			folder=$(printf ', onboarding: {dir: "%s/drop/m%04d"}' "$TMP" "$i")
+		fi
+		printf '  - {name: m%04d, source: {url: "http://127.0.0.1:1/m%04d", api_key: km%04d}, warehouse: {schema: %s_m%04d}%s}\n' "$i" "$i" "$i" "$PREFIX" "$i" "$folder"
 	done
 }
+WAIT="${BENCH_WAIT:-10}"
+[[ -n "${BENCH_ONBOARDING:-}" && -z "${BENCH_WAIT:-}" ]] && WAIT=60
+# sessions: how many sessions the database has seen established (PostgreSQL 14 and later).
+sessions() { psql "$DB" -Atc 'SELECT sessions FROM pg_stat_database WHERE datname = current_database()'; }
 
 for n in "${NS[@]}"; do
 	config "$n" 0 >"$TMP/migrate.yaml"
@@ -69,11 +85,13 @@ for n in "${NS[@]}"; do
 			sleep 0.2
 		done
 		ready=$(echo "$(date +%s.%N) - $start" | bc)
-		sleep 10
+		before=$(sessions)
+		sleep "$WAIT"
+		opened=$(($(sessions) - before)) # the script's own psql sessions may count one or two
 		rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
 		page="$(curl -s "http://127.0.0.1:$port/metrics")"
-		printf '%s\taccounts=%d\trss=%.1fMB\tgoroutines=%s\thrsync_series=%d\tready=%.1fs\n' "$bin" "$n" "$(echo "$rss / 1024" | bc -l)" \
-			"$(awk '/^go_goroutines/ {print $2}' <<<"$page")" "$(grep -c '^hrsync_' <<<"$page")" "$ready"
+		printf '%s\taccounts=%d\trss=%.1fMB\tgoroutines=%s\thrsync_series=%d\tready=%.1fs\tsessions_opened_in_%ss=%d\n' "$bin" "$n" "$(echo "$rss / 1024" | bc -l)" \
+			"$(awk '/^go_goroutines/ {print $2}' <<<"$page")" "$(grep -c '^hrsync_' <<<"$page")" "$ready" "$WAIT" "$opened"
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
 		pid=

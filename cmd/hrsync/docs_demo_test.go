@@ -139,7 +139,7 @@ func TestDemoCtrlCExitsZero(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	waitServing(t, &out, &errs, done, 2*time.Minute)
+	waitServing(t, &out, &errs, done, 3*time.Minute) // a bound on a hang, as in TestDemoServesUntilCanceled
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

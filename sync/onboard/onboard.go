@@ -243,6 +243,13 @@ func (o *Onboarder) onboard(ctx context.Context, name, hash string, f HireFile, 
 	return run.res
 }
 
+// hasWarned reports whether warnOnce has met name.
+func (o *Onboarder) hasWarned(name string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.warned[name]
+}
+
 // warnOnce logs msg at WARN the first time this Onboarder meets name.
 func (o *Onboarder) warnOnce(name, msg string, args ...any) {
 	o.mu.Lock()

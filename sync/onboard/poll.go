@@ -3,6 +3,7 @@ package onboard
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -74,6 +75,60 @@ func (o *Onboarder) Pass(ctx context.Context, opts PassOptions) ([]FileResult, e
 	return append(results, retried...), err
 }
 
+// Idle reports whether a Pass with opts would find nothing to do: no entry of the drop folder
+// to take (every one a folder, a name IgnoredName leaves alone, a file still settling, or a
+// link already warned of) and, for the files in failed/, no retry due (RetryAll retries every
+// one). It reads the folder's names and dates, nothing of the files, and never the warehouse:
+// the worker asks it before a pass takes the warehouse's lock, so that an empty folder polled
+// every 30 s costs the warehouse nothing. A folder it cannot read is not idle: the pass says
+// why. Like Pass, it starts the backoff of a file first seen in failed/ (Retries.Due), so it
+// is not safe beside a Pass with the same Retries.
+func (o *Onboarder) Idle(opts PassOptions) bool {
+	if opts.RetryAll {
+		return false
+	}
+	if err := checkFolders(opts.Dir); err != nil {
+		return false
+	}
+	entries, err := os.ReadDir(opts.Dir)
+	if err != nil {
+		return false
+	}
+	for _, ent := range entries {
+		name := ent.Name()
+		if ent.IsDir() || IgnoredName(name) {
+			continue
+		}
+		info, err := ent.Info()
+		if err != nil {
+			continue // gone since it was listed; ProcessDir passes it over too
+		}
+		if !info.Mode().IsRegular() {
+			if !o.hasWarned(name) {
+				return false // the pass says it is left alone, once
+			}
+			continue
+		}
+		if time.Since(info.ModTime()) >= opts.Settle {
+			return false
+		}
+	}
+	if opts.Retries == nil {
+		return true
+	}
+	names, err := FailedFiles(opts.Dir)
+	if err != nil {
+		return false
+	}
+	opts.Retries.Forget(names)
+	for _, name := range names {
+		if opts.Retries.Due(name) {
+			return false
+		}
+	}
+	return true
+}
+
 // Job is the worker's onboarding as a job of a runner.Runner: named jobName, under LockName, a
 // Pass every interval (a file still being written waits for opts.Settle), retrying the files in
 // failed/ with backoff kept from pass to pass (opts.Retries; nil starts a new one). A pass logs
@@ -85,7 +140,8 @@ func (o *Onboarder) Job(interval time.Duration, opts PassOptions) runner.Job {
 	if opts.Retries == nil && !opts.RetryAll {
 		opts.Retries = &FailedRetries{}
 	}
-	return runner.Job{Name: jobName, Trigger: runner.Every(interval), Lock: LockName, Run: func(ctx context.Context) error {
+	idle := func() bool { return o.Idle(opts) }
+	return runner.Job{Name: jobName, Trigger: runner.Every(interval), Lock: LockName, Idle: idle, Run: func(ctx context.Context) error {
 		results, err := o.Pass(ctx, opts)
 		if err != nil {
 			if ctx.Err() == nil {

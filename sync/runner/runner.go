@@ -166,6 +166,12 @@ type Job struct {
 	// (a worker of many accounts: its syncs). A run waits for a slot before it tries its lock,
 	// so while this process is full, another process with room takes the lock first.
 	Slots *Slots
+	// Idle, when set, is asked at each firing before the run takes its slot and its lock: true
+	// when the run would find nothing to do (onboarding: no file waiting in the folder, no
+	// retry due). The run is then counted ok, as it would have ended, without its slot, its
+	// lock (and so, in a worker, its warehouse: a session) or Run. It runs in the job's turn:
+	// never beside a run of the same job.
+	Idle func() bool
 	// Run is one run; its context carries the lock (see Locker) and ends when the runner is
 	// stopped. It logs its own outcome (a sync logs each collection's result, onboarding each
 	// file's); the runner logs only what happens around it: a run skipped, the lock, a panic.
@@ -375,6 +381,12 @@ func (r *Runner) run(j *runnerJob) {
 		return
 	}
 	defer j.running.Store(false)
+	m := r.opts.Metrics
+	if looked := time.Now(); j.Idle != nil && j.Idle() {
+		m.jobRan(j.Name, "ok", looked, time.Now())
+		r.log.Debug("job had nothing to do", "task", j.Name)
+		return
+	}
 	release, ok := j.Slots.take(r.ctx, r.stopping, func() {
 		r.log.Info("job waits: this process runs as many as it may at once", "task", j.Name)
 	})
@@ -382,7 +394,6 @@ func (r *Runner) run(j *runnerJob) {
 		return // stopping
 	}
 	defer release()
-	m := r.opts.Metrics
 	started := time.Now()
 	err := r.guard(r.ctx, j)
 	var reported runFailed

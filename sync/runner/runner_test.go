@@ -554,6 +554,59 @@ func TestRunnerNotDue(t *testing.T) {
 	}
 }
 
+// countingLock is a Locker that counts the locks taken.
+type countingLock struct{ taken atomic.Int64 }
+
+func (l *countingLock) TryLock(ctx context.Context, _ string) (context.Context, func(), bool, error) {
+	l.taken.Add(1)
+	return ctx, func() {}, true, nil
+}
+
+// TestRunnerIdle: a run whose job says it is idle takes neither its slot nor its lock (in a
+// worker: the warehouse) and does not call Run, and is counted ok, its last success set; a run
+// that is not idle runs as any other.
+func TestRunnerIdle(t *testing.T) {
+	lock := &countingLock{}
+	slots := runner.NewSlots(1)
+	idle, ran := true, 0
+	started, finish := make(chan struct{}), make(chan struct{})
+	reg := prometheus.NewRegistry()
+	r, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: lock, Metrics: runner.NewMetrics(reg)},
+		runner.Job{Name: "onboarding", Trigger: cronTrigger(t, "@daily"), Lock: "onboarding", Slots: slots,
+			Idle: func() bool { return idle },
+			Run:  func(context.Context) error { ran++; return nil }},
+		// The sync holds the one slot while the idle runs happen: they do not wait for it.
+		runner.Job{Name: runner.SyncJobName, Trigger: cronTrigger(t, "@daily"), Slots: slots,
+			Run: func(context.Context) error { close(started); <-finish; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncDone := make(chan struct{})
+	go func() { r.RunNow(runner.SyncJobName); close(syncDone) }()
+	<-started
+	r.RunNow("onboarding")
+	r.RunNow("onboarding")
+	close(finish)
+	<-syncDone
+	if ran != 0 || lock.taken.Load() != 0 {
+		t.Errorf("idle runs: Run called %d times, the lock taken %d times; want neither", ran, lock.taken.Load())
+	}
+	if got := counter(t, reg, "hrsync_job_runs_total", "outcome=ok,task=onboarding"); got != 2 {
+		t.Errorf("idle runs counted ok %v times, want 2", got)
+	}
+	if got := counter(t, reg, "hrsync_job_last_success_timestamp_seconds", "task=onboarding"); got == 0 {
+		t.Error("an idle run set no last success")
+	}
+	idle = false
+	r.RunNow("onboarding")
+	if ran != 1 || lock.taken.Load() != 1 {
+		t.Errorf("a run with work: Run called %d times, the lock taken %d times; want 1 and 1", ran, lock.taken.Load())
+	}
+	if got := counter(t, reg, "hrsync_job_runs_total", "outcome=ok,task=onboarding"); got != 3 {
+		t.Errorf("runs counted ok %v times, want 3", got)
+	}
+}
+
 // TestRunnerNextRunMetric: hrsync_job_next_run_timestamp_seconds is when the next run is due,
 // its delay included, from the start and after each run.
 func TestRunnerNextRunMetric(t *testing.T) {

@@ -137,6 +137,34 @@ func IgnoredName(name string) bool {
 	return false
 }
 
+// entryKind is what a pass of the drop folder does with one of its entries (dropEntry).
+type entryKind int
+
+const (
+	entryLeft     entryKind = iota // a folder, a name IgnoredName leaves alone, or gone since listed
+	entryNotAFile                  // a link or another non-regular entry: left alone, said once
+	entrySettling                  // changed within the settle period: a later pass takes it
+	entryComplete                  // a regular file unchanged for the settle period: taken
+)
+
+// dropEntry says what a pass does with ent, an entry of the drop folder, and its information
+// (nil for entryLeft). ProcessDir acts on it; Idle asks whether any entry is for a pass.
+func dropEntry(ent os.DirEntry, settle time.Duration) (entryKind, os.FileInfo) {
+	if ent.IsDir() || IgnoredName(ent.Name()) {
+		return entryLeft, nil
+	}
+	info, err := ent.Info()
+	switch {
+	case err != nil:
+		return entryLeft, nil
+	case !info.Mode().IsRegular():
+		return entryNotAFile, info
+	case time.Since(info.ModTime()) < settle:
+		return entrySettling, info
+	}
+	return entryComplete, info
+}
+
 // ProcessDir onboards the complete files in dir: every regular file but those IgnoredName
 // leaves alone, unchanged for settle (a file still being written is left for the next pass). A
 // file that is not a CSV of new hires (a workbook, UTF-16 text, anything else) is taken too: it
@@ -157,19 +185,12 @@ func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Dura
 	var results []FileResult
 	for _, ent := range entries {
 		name := ent.Name()
-		if ent.IsDir() || IgnoredName(name) {
-			continue
-		}
-		info, err := ent.Info()
-		if err != nil {
-			continue
-		}
-		if !info.Mode().IsRegular() {
+		kind, info := dropEntry(ent, settle)
+		if kind == entryNotAFile {
 			o.warnOnce(name, "onboarding: an entry of the drop folder is not a regular file (a symbolic link?) and is left alone: hrsync follows no links there; copy the file itself in",
 				"file", name, "mode", info.Mode().Type().String())
-			continue
 		}
-		if time.Since(info.ModTime()) < settle {
+		if kind != entryComplete {
 			continue
 		}
 		if ctx.Err() != nil {

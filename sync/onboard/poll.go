@@ -95,22 +95,13 @@ func (o *Onboarder) Idle(opts PassOptions) bool {
 		return false
 	}
 	for _, ent := range entries {
-		name := ent.Name()
-		if ent.IsDir() || IgnoredName(name) {
-			continue
-		}
-		info, err := ent.Info()
-		if err != nil {
-			continue // gone since it was listed; ProcessDir passes it over too
-		}
-		if !info.Mode().IsRegular() {
-			if !o.hasWarned(name) {
+		switch kind, _ := dropEntry(ent, opts.Settle); kind {
+		case entryComplete:
+			return false
+		case entryNotAFile:
+			if !o.hasWarned(ent.Name()) {
 				return false // the pass says it is left alone, once
 			}
-			continue
-		}
-		if time.Since(info.ModTime()) >= opts.Settle {
-			return false
 		}
 	}
 	if opts.Retries == nil {

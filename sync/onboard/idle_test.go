@@ -101,8 +101,8 @@ func TestIdle(t *testing.T) {
 }
 
 // TestIdleFollowsTheBackoff: a file in failed/ makes the folder busy when its retry is due, and
-// not before; a file this process failed for its content is never due again, and a link once
-// warned of is left alone, so the folder is idle again.
+// not before, and idle again once it is gone; a link makes it busy until a pass has warned of
+// it, and idle after.
 func TestIdleFollowsTheBackoff(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "failed"), 0o700); err != nil {

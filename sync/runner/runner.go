@@ -382,7 +382,7 @@ func (r *Runner) run(j *runnerJob) {
 	}
 	defer j.running.Store(false)
 	m := r.opts.Metrics
-	if looked := time.Now(); j.Idle != nil && j.Idle() {
+	if looked := time.Now(); r.idle(j) {
 		m.jobRan(j.Name, "ok", looked, time.Now())
 		r.log.Debug("job had nothing to do", "task", j.Name)
 		return
@@ -421,6 +421,21 @@ func (r *Runner) run(j *runnerJob) {
 	default:
 		m.jobRan(j.Name, "ok", started, time.Now())
 	}
+}
+
+// idle asks j.Idle, if set; one that panics is logged and the run goes ahead, where its own
+// panic, if it has one, is recovered and counted.
+func (r *Runner) idle(j *runnerJob) (idle bool) {
+	if j.Idle == nil {
+		return false
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("job's check for work panicked; it runs", "task", j.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			idle = false
+		}
+	}()
+	return j.Idle()
 }
 
 func (r *Runner) skipOverlap(j *runnerJob) {

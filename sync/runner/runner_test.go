@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -601,6 +602,18 @@ func TestRunnerIdle(t *testing.T) {
 	r.RunNow("onboarding")
 	if ran != 1 || lock.taken.Load() != 1 {
 		t.Errorf("a run with work: Run called %d times, the lock taken %d times; want 1 and 1", ran, lock.taken.Load())
+	}
+	// A check that panics does not take the worker down: the run goes ahead.
+	r2, err := runner.NewRunner(context.Background(), runner.RunnerOptions{Lock: lock, Logger: slog.New(slog.DiscardHandler)},
+		runner.Job{Name: "onboarding", Trigger: cronTrigger(t, "@daily"), Lock: "onboarding",
+			Idle: func() bool { panic("boom") },
+			Run:  func(context.Context) error { ran++; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.RunNow("onboarding")
+	if ran != 2 {
+		t.Errorf("after a check that panicked, Run called %d times in all, want 2", ran)
 	}
 	if got := counter(t, reg, "hrsync_job_runs_total", "outcome=ok,task=onboarding"); got != 3 {
 		t.Errorf("runs counted ok %v times, want 3", got)

@@ -55,25 +55,7 @@ onboarding: {dir: %q}
 	saw := w.runs.seen
 	w.runs.seen = func(err error) { opens.Add(1); saw(err) }
 	okRuns := func() float64 {
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() != "hrsync_job_runs_total" {
-				continue
-			}
-			for _, m := range mf.GetMetric() {
-				labels := map[string]string{}
-				for _, l := range m.GetLabel() {
-					labels[l.GetName()] = l.GetValue()
-				}
-				if labels["task"] == "onboarding" && labels["outcome"] == "ok" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-		return 0
+		return gathered(t, reg, "hrsync_job_runs_total", "task=onboarding", "outcome=ok")
 	}
 	waitFor := func(what string, done func() bool) {
 		t.Helper()

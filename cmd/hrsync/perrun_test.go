@@ -43,23 +43,7 @@ source: {url: "http://127.0.0.1:1", api_key: k, rate_limit: 6000, shared_budget:
 		t.Fatal("the warehouse is open before any run")
 	}
 	granted := func() float64 {
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() != "hrsync_source_budget_granted_total" {
-				continue
-			}
-			for _, m := range mf.GetMetric() {
-				for _, l := range m.GetLabel() {
-					if l.GetName() == "kind" && l.GetValue() == string(budget.KindWalk) {
-						return m.GetCounter().GetValue()
-					}
-				}
-			}
-		}
-		return 0
+		return gathered(t, reg, "hrsync_source_budget_granted_total", "kind="+string(budget.KindWalk))
 	}
 	for i := range 2 {
 		first, err := w.runs.acquire(ctx)

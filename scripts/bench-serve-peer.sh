@@ -410,28 +410,32 @@ ORDER BY r.rolname" | while read -r role calls mean sd rows; do
 		echo "  $role: $calls calls, mean $mean ms (sd $sd), $rows rows a call"
 		echo "$role $mean" >>"$TMP/dbtime"
 	done
+	# page_prelude: psql input preparing $PAGE_Q as "page" on hrsync's session settings, with
+	# :lo and :hi the first page's ids. median: the median of the numbers on its input.
+	page_prelude() {
+		echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"
+		echo "PREPARE page AS $PAGE_Q;"
+		echo "SELECT min(id) AS lo, max(id) AS hi FROM (SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT 100) p \gset"
+	}
+	median() { sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
 	# Each hrsync's own statement (the cache-on server runs the cache-off one's; before, its
 	# own when BENCH_BEFORE is set).
 	for side in nocache before; do
 		PAGE_Q="$(cat "$TMP/page-$side.sql" 2>/dev/null || true)"
 		[ -n "$PAGE_Q" ] || continue
 		{
-			echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"
-			echo "PREPARE page AS $PAGE_Q;"
-			echo "SELECT min(id) AS lo, max(id) AS hi FROM (SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT 100) p \gset"
+			page_prelude
 			for _ in $(seq 21); do echo "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY) EXECUTE page(:lo, :hi, 100);"; done
-		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Execution Time: \([0-9.]*\) ms/\1/p' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}' >"$TMP/alone-$side"
+		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Execution Time: \([0-9.]*\) ms/\1/p' | median >"$TMP/alone-$side"
 		echo "$side's page statement executed alone (EXPLAIN ANALYZE, median of 21): $(cat "$TMP/alone-$side") ms"
 		# The same, its rows sent: psql's round trip (\timing) of the prepared page, the rows
 		# read by psql and thrown away, median of 21.
 		{
-			echo "SET search_path = hr; SET plan_cache_mode = force_generic_plan;"
-			echo "PREPARE page AS $PAGE_Q;"
-			echo "SELECT min(id) AS lo, max(id) AS hi FROM (SELECT id FROM employees WHERE listed AND deleted_at IS NULL ORDER BY id LIMIT 100) p \gset"
+			page_prelude
 			echo "EXECUTE page(:lo, :hi, 100) \g /dev/null"
 			echo "\timing on"
 			for _ in $(seq 21); do echo "EXECUTE page(:lo, :hi, 100) \g /dev/null"; done
-		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}' >"$TMP/sent-$side"
+		} | psql "$DB" -qAt 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | median >"$TMP/sent-$side"
 		echo "$side's page statement alone, its rows sent to psql (round trip, median of 21): $(cat "$TMP/sent-$side") ms"
 		roles="hr_cache hr_nocache"
 		[ "$side" = before ] && roles=hr_before

@@ -227,8 +227,8 @@ type RetentionConfig struct {
 	// SicknessDetails is how long after a sickness ended its health details are kept, the
 	// person a leaver or not.
 	SicknessDetails string `yaml:"sickness_details"`
-	// OnboardingFiles is how long the onboarding folder's processed/ and failed/ files, and the
-	// onboarding ledger's rows, are kept.
+	// OnboardingFiles is how long the onboarding folder's processed/, failed/ and reports/
+	// files, and the onboarding ledger's rows, are kept.
 	OnboardingFiles string `yaml:"onboarding_files"`
 }
 

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agnivade/levenshtein"
@@ -811,9 +812,15 @@ func (s Settings) Logger(w io.Writer) *slog.Logger {
 var unquotedAnyDepth = regexp.MustCompile(`(?m)(^\s*-|[\[,])\s*\*`)
 
 // OneLine folds a message onto one line, for the operator: its lines joined by "; ", its runs
-// of white space one space. Every message hrsync prints or logs for a person goes through it.
+// of white space one space, and any other control character (a terminal's escape, from a file's
+// name) a '?'. Every message hrsync prints or logs for a person goes through it.
 func OneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " "))
 }
 
 // parsePrefix reads a trusted proxy: a CIDR (10.0.0.0/8) or one address (10.1.2.3, ::1).

@@ -261,8 +261,9 @@ func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileR
 }
 
 // processPath is ProcessPath; settle, when not negative, is the drop folder's: a file that
-// changes while it is read, or ends inside its last row and has not been unchanged for twice
-// settle, is left where it is, untouched (held).
+// changed within settle when it is opened (saved again since the folder was listed), changes
+// while it is read, or ends inside its last row and has not been unchanged for twice settle, is
+// left where it is, untouched (held).
 func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle time.Duration) (r FileResult, held bool, err error) {
 	name := filepath.Base(path)
 	var root *os.Root // moveTo, when set
@@ -293,6 +294,11 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 	if !before.Mode().IsRegular() {
 		err := fmt.Errorf("%s is not a regular file", name)
 		return FileResult{Name: name, Err: err}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	if settle >= 0 && time.Since(before.ModTime()) < settle {
+		// Saved again since the folder was listed (a new version renamed over it, or written
+		// in place): it settles first.
+		return FileResult{Name: name}, true, nil
 	}
 	file, hash, rerr := o.read(f, before.Size())
 	if settle >= 0 {

@@ -1,9 +1,11 @@
 package onboard
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestMoveReadPutsBackAReplacement: a new version renamed over a file after the check that its
@@ -46,5 +48,24 @@ func TestMoveReadPutsBackAReplacement(t *testing.T) {
 	}
 	if b, err := root.ReadFile("x.csv"); err != nil || string(b) != "saved" {
 		t.Errorf("x.csv: %q %v, want the new version put back", b, err)
+	}
+}
+
+// TestProcessPathHoldsAFileSavedSinceListed: a file of the drop folder changed within the settle
+// period when it is opened (saved again since the pass listed it as settled) is held for a later
+// pass, unread.
+func TestProcessPathHoldsAFileSavedSinceListed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.csv")
+	if err := os.WriteFile(path, []byte("First name,Last name,Join date,Email\nAnn,Lee,2026-12-01,ann@example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := New(nil, nil, Options{DryRun: true})
+	r, held, err := o.processPath(context.Background(), path, dir, time.Hour)
+	if err != nil || !held || len(r.Rows) != 0 {
+		t.Errorf("processPath: %+v held %v, %v; want it held unread", r, held, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the file is not left in place: %v", err)
 	}
 }

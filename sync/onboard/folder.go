@@ -340,7 +340,7 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 	// for the next pass.
 	change := changeOf(root, rel, f, before)
 	if change == rewritten {
-		return o.reportAside(root, moveTo, r)
+		return o.reportAside(root, moveTo, r, "rewritten in place")
 	}
 	if from == dest && change == unchanged { // retried from failed/ and still not finished
 		r.movedTo = rel
@@ -352,6 +352,13 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 		return r, false, err
 	}
 	target := freeName(root, dest, name)
+	if change == replaced {
+		// Its name is another file's now, or nobody's: what was read is filed from the file
+		// still open.
+		if err := copyRead(root, f, before, target); err != nil {
+			return o.reportAside(root, moveTo, r, err.Error())
+		}
+	}
 	r.Report = filepath.Join(moveTo, reportPath(target))
 	if err := writeReport(root, reportPath(target), r); err != nil {
 		return r, false, err
@@ -368,14 +375,15 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 		if change, err = moveRead(root, f, rel, target); err != nil {
 			return r, false, fmt.Errorf("move %s: %w", name, err)
 		}
-	}
-	if change != unchanged {
-		// Its name is another file's now, or nobody's: what was read is filed from the file
-		// still open.
-		if err := copyRead(root, f, before, target); err != nil {
-			o.log.Warn("onboarding: a file changed while it was onboarded, and the version read cannot be filed; its report is", "file", name, "report", reportPath(target), "err", err)
-			return r, false, nil
+		// A new version renamed over it as it moved went back: what was read is filed from
+		// the file still open, beside its report.
+		if change == replaced {
+			if err := copyRead(root, f, before, target); err != nil {
+				return r, false, fmt.Errorf("file %s as it was read: %w", name, err)
+			}
 		}
+	}
+	if change == replaced {
 		o.log.Info("onboarding: a file changed while it was onboarded (a new version renamed over it, or it was removed): the version read is filed with its report; a new version in its place waits for the next pass",
 			"file", name, "filed", target)
 	}
@@ -465,10 +473,10 @@ func copyRead(root *os.Root, f *os.File, before os.FileInfo, target string) erro
 	})
 }
 
-// reportAside writes the report of a file rewritten in place while it was onboarded into the
-// drop folder's reports/ (the version read is gone), and leaves the file as it is now for the
-// next pass.
-func (o *Onboarder) reportAside(root *os.Root, moveTo string, r FileResult) (FileResult, bool, error) {
+// reportAside writes the report of a file that changed while it was onboarded, and whose
+// version read cannot be filed (how says why: rewritten in place, or what its copy met), into
+// the drop folder's reports/, and leaves the file as it is now for the next pass.
+func (o *Onboarder) reportAside(root *os.Root, moveTo string, r FileResult, how string) (FileResult, bool, error) {
 	if err := privateFolderIn(root, reportsDir); err != nil {
 		return r, false, err
 	}
@@ -478,8 +486,8 @@ func (o *Onboarder) reportAside(root *os.Root, moveTo string, r FileResult) (Fil
 		return r, false, err
 	}
 	o.logFile(r, report)
-	o.log.Info("onboarding: a file changed while it was onboarded (rewritten in place): the version read cannot be filed, its report is in reports/; the file as it is now waits for the next pass",
-		"file", r.Name, "report", report)
+	o.log.Info("onboarding: a file changed while it was onboarded: the version read cannot be filed, its report is in reports/; the file as it is now waits for the next pass",
+		"file", r.Name, "how", how, "report", report)
 	return r, false, nil
 }
 

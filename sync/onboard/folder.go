@@ -173,7 +173,10 @@ func dropEntry(ent os.DirEntry, settle time.Duration) (entryKind, os.FileInfo) {
 // period, in case its writer is not done: then the rows before go ahead and that row is
 // rejected. Each goes to processed/ (or failed/, when a row is unresolved or the file could not
 // be read) with its report beside it; a file stopped by a refused key or a canceled run stays
-// where it is.
+// where it is. What goes there is the file read: one saved again while it was onboarded (a new
+// version renamed over it) is filed as read, from the file still open, and the new version
+// waits in its place for the next pass; one rewritten in place stays for the next pass, the
+// report of the version read in reports/.
 func (o *Onboarder) ProcessDir(ctx context.Context, dir string, settle time.Duration) ([]FileResult, error) {
 	if err := checkFolders(dir); err != nil {
 		return nil, err
@@ -250,15 +253,17 @@ const (
 // file where it is. A last row the file ends inside is rejected at once. The folders it makes
 // are private (0700) and so are the reports and the files it moves (0600); a processed/,
 // failed/ or reports/ folder that is a symbolic link is refused (LinkedFolderError), and nothing
-// it does in moveTo follows a link out of it.
+// it does in moveTo follows a link out of it. A file that changed while it was onboarded is
+// filed as read, or left for the next pass (see ProcessDir).
 func (o *Onboarder) ProcessPath(ctx context.Context, path, moveTo string) (FileResult, error) {
 	r, _, err := o.processPath(ctx, path, moveTo, -1)
 	return r, err
 }
 
 // processPath is ProcessPath; settle, when not negative, is the drop folder's: a file that
-// changes while it is read, or ends inside its last row and has not been unchanged for twice
-// settle, is left where it is, untouched (held).
+// changed within settle when it is opened (saved again since the folder was listed), changes
+// while it is read, or ends inside its last row and has not been unchanged for twice settle, is
+// left where it is, untouched (held).
 func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle time.Duration) (r FileResult, held bool, err error) {
 	name := filepath.Base(path)
 	var root *os.Root // moveTo, when set
@@ -289,6 +294,11 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 	if !before.Mode().IsRegular() {
 		err := fmt.Errorf("%s is not a regular file", name)
 		return FileResult{Name: name, Err: err}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	if settle >= 0 && time.Since(before.ModTime()) < settle {
+		// Saved again since the folder was listed (a new version renamed over it, or written
+		// in place): it settles first.
+		return FileResult{Name: name}, true, nil
 	}
 	file, hash, rerr := o.read(f, before.Size())
 	if settle >= 0 {
@@ -324,7 +334,15 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 		dest = failedDir
 	}
 	from := filepath.Dir(rel)
-	if from == dest { // retried from failed/ and still not finished
+	// What is filed is the file read, never a version saved since: Excel and sync clients save
+	// by writing a new file and renaming it over the old one, other programs rewrite it in
+	// place. The version read was sent: its result is kept, and the new one waits in its place
+	// for the next pass.
+	change := changeOf(root, rel, f, before)
+	if change == rewritten {
+		return o.reportAside(root, moveTo, r, "rewritten in place")
+	}
+	if from == dest && change == unchanged { // retried from failed/ and still not finished
 		r.movedTo = rel
 		r.Report = filepath.Join(moveTo, reportPath(rel))
 		o.logFile(r, reportPath(rel))
@@ -334,25 +352,142 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 		return r, false, err
 	}
 	target := freeName(root, dest, name)
+	if change == replaced {
+		// Its name is another file's now, or nobody's: what was read is filed from the file
+		// still open.
+		if err := copyRead(root, f, before, target); err != nil {
+			return o.reportAside(root, moveTo, r, err.Error())
+		}
+	}
 	r.Report = filepath.Join(moveTo, reportPath(target))
 	if err := writeReport(root, reportPath(target), r); err != nil {
 		return r, false, err
 	}
 	r.movedTo = target
 	o.logFile(r, reportPath(target))
-	// The file keeps its mode when it moves: it is made private first (on the file opened, so
-	// no link is followed). A file of another account's cannot be: processed/ and failed/ are.
-	if err := f.Chmod(privateFile); err != nil {
-		o.log.Warn("onboarding: a file's mode cannot be made private (0600); the folder it moves to is", "file", name, "err", err)
+	if change == unchanged {
+		// The file keeps its mode when it moves: it is made private first (on the file
+		// opened, so no link is followed). A file of another account's cannot be: processed/
+		// and failed/ are.
+		if err := f.Chmod(privateFile); err != nil {
+			o.log.Warn("onboarding: a file's mode cannot be made private (0600); the folder it moves to is", "file", name, "err", err)
+		}
+		if change, err = moveRead(root, f, rel, target); err != nil {
+			return r, false, fmt.Errorf("move %s: %w", name, err)
+		}
+		// A new version renamed over it as it moved went back: what was read is filed from
+		// the file still open, beside its report.
+		if change == replaced {
+			if err := copyRead(root, f, before, target); err != nil {
+				return r, false, fmt.Errorf("file %s as it was read: %w", name, err)
+			}
+		}
 	}
-	if err := root.Rename(rel, target); err != nil {
-		return r, false, fmt.Errorf("move %s: %w", name, err)
+	if change == replaced {
+		o.log.Info("onboarding: a file changed while it was onboarded (a new version renamed over it, or it was removed): the version read is filed with its report; a new version in its place waits for the next pass",
+			"file", name, "filed", target)
 	}
-	if from == failedDir { // finished from failed/: its old report goes
+	if from == failedDir && from != dest { // finished from failed/: its old report goes
 		if err := root.Remove(reportPath(rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return r, false, fmt.Errorf("remove the old report of %s: %w", name, err)
 		}
 	}
+	return r, false, nil
+}
+
+// fileChange is how a file of the drop folder changed since it was opened and read.
+type fileChange int
+
+const (
+	unchanged fileChange = iota // its name names it still, its size and time as read
+	replaced                    // its name names another file now (one renamed over it), or none
+	rewritten                   // written to since it was read (in place): what was read is gone
+)
+
+// changeOf says how the file f, at rel in root and of information before when it was read, has
+// changed since.
+func changeOf(root *os.Root, rel string, f *os.File, before os.FileInfo) fileChange {
+	now, err := f.Stat()
+	if err != nil || now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
+		return rewritten
+	}
+	at, err := root.Lstat(rel)
+	if err != nil || !os.SameFile(at, now) {
+		return replaced
+	}
+	return unchanged
+}
+
+// moveRead renames rel in root, the file f, to target, and makes sure the file moved is f: one
+// renamed over it in between goes back (beside, under a free name, when its name is taken
+// again), and it reports replaced.
+func moveRead(root *os.Root, f *os.File, rel, target string) (fileChange, error) {
+	if err := root.Rename(rel, target); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return replaced, nil // removed in between
+		}
+		return unchanged, err
+	}
+	read, err := f.Stat()
+	if err != nil {
+		return unchanged, err
+	}
+	moved, err := root.Lstat(target)
+	if err == nil && os.SameFile(moved, read) {
+		return unchanged, nil
+	}
+	if err == nil {
+		back := rel
+		if _, err := root.Lstat(rel); err == nil {
+			back = freeName(root, filepath.Dir(rel), filepath.Base(rel))
+		}
+		if err := root.Rename(target, back); err != nil {
+			return replaced, fmt.Errorf("a new version was renamed over the file as it moved, and cannot be put back: %w", err)
+		}
+	}
+	return replaced, nil
+}
+
+// errChangedWhileFiled is a file that changed while copyRead copied it.
+var errChangedWhileFiled = errors.New("the file changed while it was filed")
+
+// copyRead writes to target in root, private, what the open file f holds, unchanged since
+// before: the version read of a file whose name is another's now.
+func copyRead(root *os.Root, f *os.File, before os.FileInfo, target string) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return writePrivate(root, target, func(w io.Writer) error {
+		n, err := io.Copy(w, io.LimitReader(f, before.Size()+1))
+		if err != nil {
+			return err
+		}
+		now, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if n != before.Size() || now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
+			return errChangedWhileFiled
+		}
+		return nil
+	})
+}
+
+// reportAside writes the report of a file that changed while it was onboarded, and whose
+// version read cannot be filed (how says why: rewritten in place, or what its copy met), into
+// the drop folder's reports/, and leaves the file as it is now for the next pass.
+func (o *Onboarder) reportAside(root *os.Root, moveTo string, r FileResult, how string) (FileResult, bool, error) {
+	if err := privateFolderIn(root, reportsDir); err != nil {
+		return r, false, err
+	}
+	report := reportPath(freeName(root, reportsDir, r.Name))
+	r.Report = filepath.Join(moveTo, report)
+	if err := writeReport(root, report, r); err != nil {
+		return r, false, err
+	}
+	o.logFile(r, report)
+	o.log.Info("onboarding: a file changed while it was onboarded: the version read cannot be filed, its report is in reports/; the file as it is now waits for the next pass",
+		"file", r.Name, "how", how, "report", report)
 	return r, false, nil
 }
 

@@ -79,7 +79,7 @@ var families = []promset.Family{
 	famErased: {Name: "hrsync_retention_erased_total", Kind: promset.Counter, Labels: []string{"class"},
 		Help: "Subjects whose values of a class retention erased: people (leavers), sicknesses (health) and onboarding ledger rows (identifying)."},
 	famFiles: {Name: "hrsync_retention_files_deleted_total", Kind: promset.Counter,
-		Help: "Onboarding files retention deleted from processed/ and failed/."},
+		Help: "Onboarding files retention deleted from processed/, failed/ and reports/."},
 	famLastSuccess: {Name: "hrsync_retention_last_success_timestamp_seconds", Kind: promset.Gauge,
 		Help: "Unix time the last successful retention run ended, as the warehouse's erasure log records it; 0 until one has."},
 }

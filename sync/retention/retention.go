@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -37,9 +38,9 @@ type Rules struct {
 	// SicknessDetails is how long after a sickness ended (its end_date, else its start_date)
 	// its health members are kept, the person a leaver or not.
 	SicknessDetails Period
-	// OnboardingFiles is how long the files of the onboarding folder's processed/ and failed/
-	// (by their modification time) and the onboarding ledger's rows (by their last change)
-	// are kept.
+	// OnboardingFiles is how long the files of the onboarding folder's processed/, failed/ and
+	// reports/ (by their modification time) and the onboarding ledger's rows (by their last
+	// change) are kept. A folder of these that is a symbolic link is never followed.
 	OnboardingFiles Period
 	// OnboardingDir is the onboarding folder; "" has no files to delete.
 	OnboardingDir string
@@ -110,6 +111,9 @@ type Due struct {
 	Sicknesses       []int64
 	Files            []string
 	OnboardingBefore time.Time
+	// Refused are the onboarding folder's processed/, failed/ and reports/ that are symbolic
+	// links, or not folders (LinkedFolderError): nothing in them is due, nor deleted.
+	Refused []*LinkedFolderError
 }
 
 // A Plan is what is due at Now, rule by rule, in the rules' order.
@@ -196,11 +200,11 @@ func MakePlan(ctx context.Context, store Store, rules Rules, now time.Time) (Pla
 	if p := rules.OnboardingFiles; !p.IsZero() {
 		d := Due{Rule: RuleOnboardingFiles, OnboardingBefore: before(p, now)}
 		if rules.OnboardingDir != "" {
-			files, err := oldFiles(rules.OnboardingDir, d.OnboardingBefore)
+			files, refused, err := oldFiles(rules.OnboardingDir, d.OnboardingBefore)
 			if err != nil {
 				return Plan{}, err
 			}
-			d.Files = files
+			d.Files, d.Refused = files, refused
 		}
 		plan.Due = append(plan.Due, d)
 	}
@@ -213,34 +217,155 @@ func before(p Period, now time.Time) time.Time {
 }
 
 // onboardingFolders are the folders of the onboarding folder whose files retention deletes:
-// the files done with (processed/) and given up on (failed/), and their reports (.result.csv).
-var onboardingFolders = []string{"processed", "failed"}
+// the files done with (processed/) and given up on (failed/) with their reports (.result.csv),
+// and the reports of the files named to hrsync onboard that lie in the folder (reports/).
+var onboardingFolders = []string{"processed", "failed", "reports"}
 
-// oldFiles are the regular files of dir's processed/ and failed/ last modified before cut.
-func oldFiles(dir string, cut time.Time) ([]string, error) {
-	var out []string
+// LinkedFolderError is a folder of the onboarding folder (processed/, failed/, reports/) that is
+// a symbolic link, or not a folder: retention deletes nothing through it (onboarding refuses it
+// too), so no file is ever deleted where a link points.
+type LinkedFolderError struct {
+	Path string
+	Link bool // a symbolic link; else something that is not a folder
+}
+
+func (e *LinkedFolderError) Error() string {
+	if e.Link {
+		return fmt.Sprintf("retention: onboarding folder %s is a symbolic link; hrsync deletes nothing through a link: make it a real folder", e.Path)
+	}
+	return fmt.Sprintf("retention: onboarding folder %s is not a folder; hrsync deletes nothing in it: move it away", e.Path)
+}
+
+// openFolder opens sub of the onboarding folder root for retention: nil when there is none; a
+// LinkedFolderError when it is a symbolic link (to anywhere, inside the folder too) or not a
+// folder. What it returns is the folder Lstat found, not one put in its place since, and
+// nothing opened through it leaves it.
+func openFolder(root *os.Root, sub string) (*os.Root, error) {
+	fi, err := root.Lstat(sub)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), sub), Link: true}
+	case !fi.IsDir():
+		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), sub)}
+	}
+	r, err := root.OpenRoot(sub)
+	if err != nil {
+		return nil, err
+	}
+	if at, err := r.Stat("."); err != nil || !os.SameFile(at, fi) { // made a link meanwhile
+		r.Close()
+		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), sub), Link: true}
+	}
+	return r, nil
+}
+
+// oldFiles are the regular .csv files of dir's processed/, failed/ and reports/ last modified
+// before cut; refused are the folders among them that are links, or not folders (openFolder).
+func oldFiles(dir string, cut time.Time) (files []string, refused []*LinkedFolderError, err error) {
+	root, err := os.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("retention: onboarding files: %w", err)
+	}
+	defer root.Close()
 	for _, sub := range onboardingFolders {
-		entries, err := os.ReadDir(filepath.Join(dir, sub))
-		if errors.Is(err, os.ErrNotExist) {
+		folder, err := openFolder(root, sub)
+		var linked *LinkedFolderError
+		if errors.As(err, &linked) {
+			refused = append(refused, linked)
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("retention: onboarding files: %w", err)
+			return nil, nil, fmt.Errorf("retention: onboarding files: %w", err)
 		}
-		for _, e := range entries {
-			if !e.Type().IsRegular() || !strings.HasSuffix(strings.ToLower(e.Name()), ".csv") {
-				continue
-			}
-			info, err := e.Info()
-			if err != nil {
-				continue // gone meanwhile
-			}
-			if info.ModTime().Before(cut) {
-				out = append(out, filepath.Join(dir, sub, e.Name()))
-			}
+		if folder == nil {
+			continue
+		}
+		names, err := csvFiles(folder, cut)
+		folder.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("retention: onboarding files: %w", err)
+		}
+		for _, name := range names {
+			files = append(files, filepath.Join(dir, sub, name))
+		}
+	}
+	return files, refused, nil
+}
+
+// csvFiles are the names of the regular .csv files of folder last modified before cut.
+func csvFiles(folder *os.Root, cut time.Time) ([]string, error) {
+	f, err := folder.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(strings.ToLower(e.Name()), ".csv") {
+			continue
+		}
+		info, err := folder.Lstat(e.Name())
+		if err != nil || !info.Mode().IsRegular() {
+			continue // gone, or replaced, meanwhile
+		}
+		if info.ModTime().Before(cut) {
+			out = append(out, e.Name())
 		}
 	}
 	return out, nil
+}
+
+// removeFiles deletes the files of dir's folders named (paths oldFiles listed), each in the
+// folder openFolder opens again: a folder made a link since is refused (its files are not
+// deleted), and a file made a link since is removed, not followed. deleted is told of each file
+// deleted.
+func removeFiles(dir string, files []string, deleted func(path string)) (refused []*LinkedFolderError, err error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("retention: delete an onboarding file: %w", err)
+	}
+	defer root.Close()
+	folders := map[string]*os.Root{}
+	defer func() {
+		for _, f := range folders {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	for _, path := range files {
+		sub, name := filepath.Base(filepath.Dir(path)), filepath.Base(path)
+		folder, opened := folders[sub]
+		if !opened {
+			folder, err = openFolder(root, sub)
+			var linked *LinkedFolderError
+			if errors.As(err, &linked) {
+				refused = append(refused, linked)
+			} else if err != nil {
+				return refused, fmt.Errorf("retention: delete an onboarding file: %w", err)
+			}
+			folders[sub] = folder
+		}
+		if folder == nil {
+			continue
+		}
+		if err := folder.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return refused, fmt.Errorf("retention: delete an onboarding file: %w", err)
+		}
+		deleted(path)
+	}
+	return refused, nil
 }
 
 // RuleResult is what one rule erased (or, in a dry run, would have).
@@ -275,7 +400,8 @@ func (r Result) Erased() int {
 // Options shape a Run.
 type Options struct {
 	// DryRun changes nothing: the erasures are made in a transaction rolled back, the files are
-	// only listed, and nothing is logged; the result says what a run would do.
+	// only listed, and nothing is logged but an onboarding folder refused (LinkedFolderError, at
+	// WARN); the result says what a run would do.
 	DryRun bool
 	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
@@ -347,14 +473,22 @@ func Run(ctx context.Context, store Store, rules Rules, opts Options) (Result, e
 		if n > 0 {
 			rr.Rows["onboarding_rows"] = n
 		}
-		for _, f := range d.Files {
-			if !opts.DryRun {
-				if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return res, fmt.Errorf("retention: delete an onboarding file: %w", err)
-				}
+		refused := d.Refused
+		if opts.DryRun {
+			rr.Files = len(d.Files)
+		} else if len(d.Files) > 0 {
+			more, err := removeFiles(rules.OnboardingDir, d.Files, func(f string) {
 				log.Info("retention: deleted an onboarding file", "rule", d.Rule, "file", filepath.Join(filepath.Base(filepath.Dir(f)), filepath.Base(f)))
+				rr.Files++
+			})
+			refused = append(refused, more...)
+			if err != nil {
+				return res, err
 			}
-			rr.Files++
+		}
+		for _, linked := range refused {
+			log.Warn("retention: an onboarding folder is a symbolic link, or not a folder: nothing in it is deleted; make it a real folder (onboarding refuses it too)",
+				"rule", d.Rule, "folder", linked.Path, "link", linked.Link)
 		}
 	}
 	if opts.DryRun {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agnivade/levenshtein"
@@ -227,8 +228,8 @@ type RetentionConfig struct {
 	// SicknessDetails is how long after a sickness ended its health details are kept, the
 	// person a leaver or not.
 	SicknessDetails string `yaml:"sickness_details"`
-	// OnboardingFiles is how long the onboarding folder's processed/ and failed/ files, and the
-	// onboarding ledger's rows, are kept.
+	// OnboardingFiles is how long the onboarding folder's processed/, failed/ and reports/
+	// files, and the onboarding ledger's rows, are kept.
 	OnboardingFiles string `yaml:"onboarding_files"`
 }
 
@@ -811,9 +812,15 @@ func (s Settings) Logger(w io.Writer) *slog.Logger {
 var unquotedAnyDepth = regexp.MustCompile(`(?m)(^\s*-|[\[,])\s*\*`)
 
 // OneLine folds a message onto one line, for the operator: its lines joined by "; ", its runs
-// of white space one space. Every message hrsync prints or logs for a person goes through it.
+// of white space one space, and any other control character (a terminal's escape, from a file's
+// name) a '?'. Every message hrsync prints or logs for a person goes through it.
 func OneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " "))
 }
 
 // parsePrefix reads a trusted proxy: a CIDR (10.0.0.0/8) or one address (10.1.2.3, ::1).

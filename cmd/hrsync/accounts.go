@@ -13,9 +13,33 @@ import (
 // openStore opens the account's warehouse, refusing one whose schema is behind. Once ctx ends
 // (SIGTERM), whatever is still waiting on the warehouse stopGrace later is interrupted.
 func openStore(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
+	return openWith(ctx, sink.Open, a, log)
+}
+
+// openExisting is openStore for a command about what a warehouse already holds (erase,
+// subject-access, retention): where there is none it makes none (sink.OpenExisting), and says
+// so in one line.
+func openExisting(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
+	return openWith(ctx, sink.OpenExisting, a, log)
+}
+
+// openExistingWritable is openExisting for such a command that writes (see openWritable).
+func openExistingWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
+	store, err := openExisting(ctx, a, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Writable(ctx); err != nil {
+		_ = store.Close()
+		return nil, a.Wrap(err)
+	}
+	return store, nil
+}
+
+func openWith(ctx context.Context, open func(context.Context, string, sink.Options) (*sink.Store, error), a *config.Account, log *slog.Logger) (*sink.Store, error) {
 	opts := a.SinkOptions()
 	opts.Logger = log
-	store, err := sink.Open(ctx, a.Warehouse.URL, opts)
+	store, err := open(ctx, a.Warehouse.URL, opts)
 	if err != nil {
 		return nil, a.Wrap(err)
 	}

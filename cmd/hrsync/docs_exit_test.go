@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,10 @@ func TestExitStatusAsDocumented(t *testing.T) {
 		{"an unknown variable", []string{"sync"}, []string{"HRSYNC_SOURCE_APIKEY=x"}, 1, "config: ", ops, "`config: …` (exit status `1`)"},
 		{"an unknown flag", []string{"sync", "--bogus"}, nil, 2, "", troubleshooting, "`2` (a command line hrsync cannot act on)"},
 		{"an unknown command", []string{"bogus"}, nil, 2, "", troubleshooting, "`2` (a command line hrsync cannot act on)"},
+		{"no warehouse", []string{"erase", "--list"}, []string{"HRSYNC_WAREHOUSE_URL=" + filepath.Join(t.TempDir(), "missing.db")}, 1, "no warehouse at ",
+			troubleshooting, "**`no warehouse at …`** (from `erase`, `subject-access`, `retention`)"},
+		{"an id the warehouse does not hold", []string{"erase", "--employee", "7", "--reason", "r"}, []string{"HRSYNC_WAREHOUSE_URL=" + warehouseOf(t)}, 1,
+			"erase: employee 7 is not in the warehouse", troubleshooting, "**`erase: employee N is not in the warehouse`**"},
 	} {
 		err := run(context.Background(), tc.args, tc.env, io.Discard, io.Discard)
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 
@@ -23,6 +24,9 @@ type eraseCommand struct {
 	classes  string
 	list     bool
 	lift     int64
+	// preEmptive erases an id the warehouse does not hold (yet): the erasure holds for when a
+	// sync brings them. Without it such an id is refused, as a mistyped one would be.
+	preEmptive bool
 }
 
 func (c *eraseCommand) flags(fs *flag.FlagSet) {
@@ -32,6 +36,7 @@ func (c *eraseCommand) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.classes, "classes", "", "the classes to erase, comma-separated (default: every erasable one: identifying,free_text,financial,health)")
 	fs.BoolVar(&c.list, "list", false, "list the erasures, lifted ones included")
 	fs.Int64Var(&c.lift, "lift", 0, "lift the erasure of this id (from --list): the next sync brings the source's values back")
+	fs.BoolVar(&c.preEmptive, "pre-emptive", false, "with --employee: erase an id the warehouse does not hold (yet), so that the erasure holds when a sync brings them (without it, such an id is refused)")
 }
 
 func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
@@ -50,6 +55,8 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 		return &usageError{"erase: --reason is needed (why; it is kept and logged, so do not name the person)"}
 	case c.classes != "" && c.employee == 0:
 		return &usageError{"erase: --classes goes with --employee"}
+	case c.preEmptive && c.employee == 0:
+		return &usageError{"erase: --pre-emptive goes with --employee"}
 	}
 	classes, err := personal.ParseErasable(c.classes)
 	if err != nil {
@@ -60,9 +67,9 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 	if err != nil {
 		return err
 	}
-	open := openWritable
+	open := openExistingWritable // makes no warehouse where there is none
 	if c.list {
-		open = openStore // reads only: a standby can answer it
+		open = openExisting // reads only: a standby can answer it
 	}
 	store, err := open(ctx, a, a.Logger(cfg.Logger(stderr)))
 	if err != nil {
@@ -84,6 +91,15 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 		personal.PrintLifted(stdout, a.LinePrefix(), e)
 		return nil
 	}
+	if !c.preEmptive {
+		held, err := store.HoldsEmployee(ctx, c.employee)
+		if err != nil {
+			return a.Wrap(fmt.Errorf("erase: %w", err))
+		}
+		if !held {
+			return a.Wrap(fmt.Errorf("erase: %w", &notHeldError{c.employee}))
+		}
+	}
 	res, err := store.EraseEmployee(ctx, c.employee, classes, strings.TrimSpace(c.reason))
 	if err != nil && !errors.Is(err, sink.ErrNotScrubbed) {
 		return a.Wrap(err)
@@ -92,6 +108,14 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 		return perr
 	}
 	return a.Wrap(err)
+}
+
+// notHeldError is erase --employee of an id the warehouse does not hold, without --pre-emptive:
+// most likely a mistyped id, whose erasure would erase nobody now and someone else later.
+type notHeldError struct{ id int64 }
+
+func (e *notHeldError) Error() string {
+	return fmt.Sprintf("employee %d is not in the warehouse: check the id, or pass --pre-emptive to record an erasure that holds when a sync brings them", e.id)
 }
 
 // personAccount is the one account a command about one person acts on (an employee's id is an

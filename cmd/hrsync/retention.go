@@ -38,9 +38,9 @@ func (c *retentionCommand) run(ctx context.Context, cfg config.Settings, stdout,
 			fmt.Fprintf(stdout, "%sno retention rule is configured (retention in config.yaml): nothing is erased\n", p)
 			return nil
 		}
-		open := openWritable
+		open := openExistingWritable // makes no warehouse where there is none
 		if c.dryRun {
-			open = openStore // reads only: a standby can answer it
+			open = openExisting // reads only: a standby can answer it
 		}
 		store, err := open(ctx, a, a.Logger(log))
 		if err != nil {

@@ -96,7 +96,8 @@ var commands = []commandSpec{
 		"Art. 15) as JSON and CSV files (--employee ID, --out DIR, --force, --account)",
 		new: func() command { return &subjectAccessCommand{} }},
 	{name: "erase", summary: "erase a person's personal data from the warehouse and keep it erased across syncs\n" +
-		"(--employee ID --reason TEXT [--classes], --list, --lift ERASURE_ID --reason TEXT)",
+		"(--employee ID --reason TEXT [--classes] [--pre-emptive], --list, --lift ERASURE_ID\n" +
+		"--reason TEXT)",
 		new: func() command { return &eraseCommand{} }},
 	{name: "retention", summary: "apply the retention rules now: erase what is past its period (leavers' data by\n" +
 		"class, old sicknesses' details, old onboarding files) (--dry-run, --account)",

@@ -48,7 +48,7 @@ func (c *subjectAccessCommand) run(ctx context.Context, cfg config.Settings, std
 			return fmt.Errorf("subject-access: %w", err)
 		}
 	}
-	store, err := openStore(ctx, a, a.Logger(cfg.Logger(stderr)))
+	store, err := openExisting(ctx, a, a.Logger(cfg.Logger(stderr))) // makes no warehouse where there is none
 	if err != nil {
 		return err
 	}

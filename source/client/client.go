@@ -247,22 +247,46 @@ type Response struct {
 }
 
 // ErrorResponse is an answer the client does not expect: a status other than success.
+//
+// Its text names the status and the body's length, never the body: a source (or a gateway
+// before it) may echo the request into its error body, the API key and a new hire's name and
+// email with it, and the text of an error is logged. Body is the body as parsed, for a caller
+// that keeps it somewhere private.
 type ErrorResponse struct {
 	Status    int
 	Body      v1.ParsedError
+	BodyBytes int // the body's length as read (at most 64 KiB)
 	RequestID string
 }
 
 func (e *ErrorResponse) Error() string {
-	msg := e.Body.Type
-	if e.Body.Message != "" {
-		msg += ": " + e.Body.Message
-	}
+	msg := http.StatusText(e.Status)
 	if msg == "" {
-		msg = http.StatusText(e.Status)
+		msg = "status " + strconv.Itoa(e.Status)
+	}
+	if e.BodyBytes > 0 {
+		msg += fmt.Sprintf(", a body of %d bytes, not shown", e.BodyBytes)
 	}
 	return fmt.Sprintf("source answered %d (%s)", e.Status, msg)
 }
+
+// RefusedError is a 400 or 422 whose body names fields and their problems (Record Invalid):
+// errors.As finds the *v1.ValidationError, whose reasons are the source's own words and may
+// quote the values sent (a name, an email), for a private report (onboarding's). Its text, which
+// is logged, counts the fields only.
+type RefusedError struct {
+	Status     int
+	Validation *v1.ValidationError
+	BodyBytes  int
+	RequestID  string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("source answered %d (%s: the record is invalid in %d field(s); a body of %d bytes, not shown)",
+		e.Status, http.StatusText(e.Status), len(e.Validation.Problems), e.BodyBytes)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Validation }
 
 // NotOfferedError is a collection's first page answered 403 or 404: how an account answers a
 // collection whose module it does not have, where an empty collection answers 200 with an empty
@@ -328,8 +352,8 @@ func newResponse(resp *http.Response) *Response {
 	return r
 }
 
-// checkResponse maps a non-success status to a typed error: *ValidationError for a refused
-// record, ErrUnauthorized, *RateLimitError, and *ErrorResponse for the rest.
+// checkResponse maps a non-success status to a typed error: *RefusedError (a *ValidationError)
+// for a refused record, ErrUnauthorized, *RateLimitError, and *ErrorResponse for the rest.
 func checkResponse(r *Response) error {
 	if r.StatusCode >= 200 && r.StatusCode < 300 {
 		return nil
@@ -356,10 +380,10 @@ func checkResponse(r *Response) error {
 					v.Add(k, reason)
 				}
 			}
-			return v
+			return &RefusedError{Status: r.StatusCode, Validation: v, BodyBytes: len(body), RequestID: r.RequestID}
 		}
 	}
-	return &ErrorResponse{Status: r.StatusCode, Body: parsed, RequestID: r.RequestID}
+	return &ErrorResponse{Status: r.StatusCode, Body: parsed, BodyBytes: len(body), RequestID: r.RequestID}
 }
 
 // maxRetryAfter caps the wait a server may ask for.

@@ -287,8 +287,8 @@ func TestCreateEmployeeErrorMapping(t *testing.T) {
 				{Field: "employee[join_date]", Reasons: []string{"is not a date"}},
 			})},
 		{"400 without fields", http.StatusBadRequest, reqID, `{"error":{"type":"Bad Request","message":"unreadable body"}}`,
-			wantErrorResponse(ErrorResponse{Status: 400, Body: v1.ParsedError{Type: "Bad Request", Message: "unreadable body"}, RequestID: "req-123"},
-				"source answered 400 (Bad Request: unreadable body)")},
+			wantErrorResponse(ErrorResponse{Status: 400, Body: v1.ParsedError{Type: "Bad Request", Message: "unreadable body"}, BodyBytes: 60, RequestID: "req-123"},
+				"source answered 400 (Bad Request, a body of 60 bytes, not shown)")},
 		{"401 string body", http.StatusUnauthorized, reqID, `{"error":"401 Unauthorized"}`, wantUnauthorized},
 		{"401 empty body", http.StatusUnauthorized, nil, ``, wantUnauthorized},
 		{"403", http.StatusForbidden, nil, `<html>Forbidden</html>`, wantUnauthorized},
@@ -303,12 +303,12 @@ func TestCreateEmployeeErrorMapping(t *testing.T) {
 		{"429 Retry-After unreadable", http.StatusTooManyRequests, withID("Retry-After", "soon"), ``,
 			wantRateLimit(func(d time.Duration) bool { return d == 0 }, "req-123")},
 		{"404", http.StatusNotFound, nil, `{"error":{"type":"Not Found"}}`,
-			wantErrorResponse(ErrorResponse{Status: 404, Body: v1.ParsedError{Type: "Not Found"}}, "source answered 404 (Not Found)")},
+			wantErrorResponse(ErrorResponse{Status: 404, Body: v1.ParsedError{Type: "Not Found"}, BodyBytes: 30}, "source answered 404 (Not Found, a body of 30 bytes, not shown)")},
 		{"500 with a body", http.StatusInternalServerError, reqID, `{"error":{"type":"Internal Server Error","message":"boom"}}`,
-			wantErrorResponse(ErrorResponse{Status: 500, Body: v1.ParsedError{Type: "Internal Server Error", Message: "boom"}, RequestID: "req-123"},
-				"source answered 500 (Internal Server Error: boom)")},
+			wantErrorResponse(ErrorResponse{Status: 500, Body: v1.ParsedError{Type: "Internal Server Error", Message: "boom"}, BodyBytes: 59, RequestID: "req-123"},
+				"source answered 500 (Internal Server Error, a body of 59 bytes, not shown)")},
 		{"502 HTML", http.StatusBadGateway, nil, `<html>Bad Gateway</html>`,
-			wantErrorResponse(ErrorResponse{Status: 502}, "source answered 502 (Bad Gateway)")},
+			wantErrorResponse(ErrorResponse{Status: 502, BodyBytes: 24}, "source answered 502 (Bad Gateway, a body of 24 bytes, not shown)")},
 	}
 	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"}
 	for _, tt := range tests {
@@ -481,8 +481,13 @@ func TestClientErrorMessages(t *testing.T) {
 		{&v1.RateLimitError{}, "source rate limit reached"},
 		{&v1.RateLimitError{RetryAfter: 90 * time.Second}, "source rate limit reached (retry after 1m30s)"},
 		{&ErrorResponse{Status: 503}, "source answered 503 (Service Unavailable)"},
-		{&ErrorResponse{Status: 500, Body: v1.ParsedError{Type: "Oops"}}, "source answered 500 (Oops)"},
-		{&ErrorResponse{Status: 400, Body: v1.ParsedError{Type: "Bad Request", Message: "x"}}, "source answered 400 (Bad Request: x)"},
+		// The body is the source's text, which may echo the request (the key, a hire's values):
+		// never in the error's text, which is logged.
+		{&ErrorResponse{Status: 500, Body: v1.ParsedError{Type: "Oops"}, BodyBytes: 20}, "source answered 500 (Internal Server Error, a body of 20 bytes, not shown)"},
+		{&ErrorResponse{Status: 400, Body: v1.ParsedError{Type: "Bad Request", Message: "x"}}, "source answered 400 (Bad Request)"},
+		{&ErrorResponse{Status: 599}, "source answered 599 (status 599)"},
+		{&RefusedError{Status: 422, Validation: &v1.ValidationError{Problems: []v1.FieldProblem{{Field: "employee[email]", Reasons: []string{"a@b.example is taken"}}}}, BodyBytes: 70},
+			"source answered 422 (Unprocessable Entity: the record is invalid in 1 field(s); a body of 70 bytes, not shown)"},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {

@@ -799,12 +799,15 @@ func HTTPURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// Logger is the process's logger, writing to w in log.format at log.level, every configured
+// secret redacted from every line (RedactingHandler).
 func (s Settings) Logger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: s.LogLevel}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if s.Log.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(RedactingHandler(h, s.Secrets()))
 }
 
 // unquotedAnyDepth finds a list item that starts with an unquoted * (fields: [**.email]), which

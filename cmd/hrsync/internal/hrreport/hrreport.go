@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hrsync/hrsync/sink"
 )
@@ -70,11 +72,13 @@ type absenceRow struct {
 type bradfordRow struct {
 	Rank       int
 	EmployeeID int64
-	Name       string
-	Department string
-	Spells     int64
-	Days       string
-	Bradford   string
+	// Name is the name as shown (shortName); NameTitle the whole of it when Name is cut, for
+	// the cell's title.
+	Name, NameTitle string
+	Department      string
+	Spells          int64
+	Days            string
+	Bradford        string
 }
 
 // Render writes the page of r.
@@ -88,11 +92,11 @@ func Render(w io.Writer, r sink.PeopleReport, o Options) error {
 	return err
 }
 
-// departmentName is how a department is shown: its name, else its id, else none.
+// departmentName is how a department is shown: its name (plainText), else its id, else none.
 func departmentName(id int64, valid bool, name string) string {
 	switch {
-	case name != "":
-		return name
+	case plainText(name) != "":
+		return plainText(name)
 	case valid:
 		return "Department " + strconv.FormatInt(id, 10)
 	}
@@ -233,12 +237,42 @@ func build(r sink.PeopleReport, o Options) view {
 			v.Absence = hbars("absence", "Absence by department, "+v.First+" to "+v.Last, []string{"Sickness", "Other leave", "Holiday"}, rows)
 		}
 		for i, b := range r.Bradford {
-			v.Bradford = append(v.Bradford, bradfordRow{Rank: i + 1, EmployeeID: b.EmployeeID, Name: b.Name,
+			name, title := shortName(b.Name)
+			v.Bradford = append(v.Bradford, bradfordRow{Rank: i + 1, EmployeeID: b.EmployeeID, Name: name, NameTitle: title,
 				Department: departmentName(b.DepartmentID.Int64, b.DepartmentID.Valid, b.Department),
 				Spells:     b.Spells, Days: number(b.Days), Bradford: number(b.Bradford)})
 		}
 	}
 	return v
+}
+
+// maxNameRunes is the most of a name the Bradford list shows: a longer one (a data-entry slip,
+// or a name meant to push the table off the page) is cut, with an ellipsis.
+const maxNameRunes = 60
+
+// shortName is how a name is shown in the Bradford list: plainText, cut to maxNameRunes with an
+// ellipsis; title is the whole of it when it is cut, "" otherwise.
+func shortName(name string) (shown, title string) {
+	name = plainText(name)
+	if utf8.RuneCountInString(name) <= maxNameRunes {
+		return name, ""
+	}
+	runes := []rune(name)
+	return strings.TrimRightFunc(string(runes[:maxNameRunes]), unicode.IsSpace) + "…", name
+}
+
+// plainText is s without the characters that reorder the text after them (bidirectional
+// embeddings, overrides, isolates and marks): a name holding U+202E would show the cells after
+// it backwards. The page isolates each name too (<bdi>), so a right-to-left name still reads
+// right.
+func plainText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f', '\u061c':
+			return -1
+		}
+		return r
+	}, s)
 }
 
 func maxOf(vs []float64) float64 {

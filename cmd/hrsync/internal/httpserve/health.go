@@ -2,14 +2,19 @@ package httpserve
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/schema"
+	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
 )
 
@@ -25,15 +30,16 @@ type ReadOnlyReporter interface {
 }
 
 // Health is /healthz (alive) and /readyz (warehouse reachable, schema current); they need no
-// key. With detail (the metrics port), a /readyz that fails says why; without (the API port,
-// open to whoever reaches the replica), only that it is not ready: the reason names warehouses,
-// accounts and drivers' errors, which are the operator's to read, in the log and on the metrics
-// port.
+// key. With detail (the metrics port), a /readyz that fails says why in general words (Reason):
+// the port needs no key either, and a driver's error names the warehouse's host, port, database,
+// user or file. Without (the API port, open to whoever reaches the replica), only that it is not
+// ready. The error itself, which the operator needs, is logged, once per change of state.
 func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handler {
 	level := slog.LevelWarn
 	if !detail {
 		level = slog.LevelDebug // the metrics port's probe logs it at warn; a client cannot fill the log
 	}
+	var st readyState
 	return map[string]http.Handler{
 		"/healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			writeHealth(w, http.StatusOK, "ok", "", "")
@@ -42,13 +48,18 @@ func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handle
 			rctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 			defer cancel()
 			if err := store.Ready(rctx); err != nil {
-				log.Log(r.Context(), level, "not ready", "err", err)
-				reason := ""
-				if detail {
-					reason = config.OneLine(err.Error())
+				reason := Reason(err)
+				if st.change(reason) {
+					log.Log(r.Context(), level, "not ready", "reason", reason, "err", config.OneLine(err.Error()))
+				}
+				if !detail {
+					reason = ""
 				}
 				writeHealth(w, http.StatusServiceUnavailable, "unavailable", reason, "")
 				return
+			}
+			if st.change("") {
+				log.Log(r.Context(), level, "ready again")
 			}
 			if ro, ok := store.(ReadOnlyReporter); ok {
 				// Ready already: a failure here is the next probe's to report.
@@ -60,6 +71,59 @@ func Health(store Readier, log *slog.Logger, detail bool) map[string]http.Handle
 			writeHealth(w, http.StatusOK, "ok", "", "")
 		}),
 	}
+}
+
+// readyState is what /readyz last said: "" ready, otherwise its reason.
+type readyState struct {
+	mu     sync.Mutex
+	reason string
+}
+
+// change records reason and reports whether it differs from the last one.
+func (s *readyState) change(reason string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := s.reason != reason
+	s.reason = reason
+	return changed
+}
+
+// accountPrefix is how an account's error is named ("account acme: ", "account acme: not
+// started: "); account names are of config's accountName form.
+var accountPrefix = regexp.MustCompile(`^account [a-z][a-z0-9_-]{0,39}: (not started: )?`)
+
+// Reason is why a warehouse is not ready, for /readyz: the accounts named, each one's cause in
+// words that name no host, port, database, user, schema or file (a driver's error names them:
+// it goes to the log). For several failures, joined (errors.Join), each is said, "; " between.
+func Reason(err error) string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var parts []string
+		for _, e := range j.Unwrap() {
+			if e != nil {
+				parts = append(parts, Reason(e))
+			}
+		}
+		return strings.Join(parts, "; ")
+	}
+	return accountPrefix.FindString(err.Error()) + cause(err)
+}
+
+// cause is what the warehouse's error is, in general words.
+func cause(err error) string {
+	var behind *schema.BehindError
+	switch {
+	case errors.As(err, &behind) && behind.Current == 0:
+		return "the warehouse schema is not set up: run `hrsync migrate`"
+	case errors.As(err, &behind):
+		return "the warehouse schema is behind: run `hrsync migrate`"
+	case errors.Is(err, schema.ErrAhead):
+		return "the warehouse schema is newer than this build: upgrade hrsync"
+	case errors.Is(err, sink.ErrBadURL):
+		return "the warehouse URL cannot be used (the log says why)"
+	case errors.Is(err, sink.ErrNoAnswer), errors.Is(err, context.DeadlineExceeded):
+		return "the warehouse did not answer in time (the log says more)"
+	}
+	return "the warehouse cannot be reached (the log says why)"
 }
 
 // GetRoutes answers GET and HEAD on exactly the paths of routes, and hands every other path to

@@ -143,3 +143,47 @@ FROM locks WHERE name = $1 ORDER BY token DESC LIMIT 1`, sink.SyncLock).Scan(&l.
 		})
 	}
 }
+
+// A merge that proved the lease holds its row, so no other process can take the lease while it
+// runs: it is not stopped for the lease, however long it runs (here, waiting for another
+// session's lock on the table for two TTLs), and it commits; the lease its seal extended goes
+// on, and so does the work under it.
+func TestMergeLongerThanTheLeaseCommits(t *testing.T) {
+	ctx := context.Background()
+	const ttl = 1500 * time.Millisecond
+	a, _, held, _, db, schema := heldWithDB(t, sink.Options{LockTTL: ttl})
+	l, err := a.BeginLoad(held, sink.Employees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.AddEmployees(held, people(5)); err != nil {
+		t.Fatal(err)
+	}
+	blocker, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback()
+	if _, err := blocker.ExecContext(ctx, `LOCK TABLE `+schema+`.employees IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(2*ttl, func() { _ = blocker.Rollback() })
+	start := time.Now()
+	if _, err := l.Merge(held, sink.MergeOptions{Complete: true}); err != nil {
+		t.Fatalf("merge of %s under a lease of %s: %v", time.Since(start).Round(time.Millisecond), ttl, err)
+	}
+	if d := time.Since(start); d < 2*ttl {
+		t.Fatalf("the merge took %s: it did not wait for the table, the test proves nothing", d)
+	}
+	if err := held.Err(); err != nil {
+		t.Fatalf("the work under the lease was stopped by a merge that held it: %v", context.Cause(held))
+	}
+	time.Sleep(ttl) // a renewal or two after the merge: the lease is still this holder's
+	if err := held.Err(); err != nil {
+		t.Fatalf("the work under the lease stopped after the merge: %v", context.Cause(held))
+	}
+	if got := served(t, a); len(got) != 5 {
+		t.Errorf("served %d employees after the merge, want 5", len(got))
+	}
+}

@@ -455,6 +455,9 @@ SELECT EXISTS (SELECT 1 FROM renewed), EXISTS (SELECT 1 FROM locks WHERE name = 
 			l.mu.Unlock()
 			l.s.log.Warn("renew lock: will retry; the lock is lost if no renewal succeeds before its lease expires",
 				"lock", l.name, "ttl", l.ttl, "err", err)
+		case !renewed && !mine && l.pinned():
+			// A merge of this holder's holds the lease's row (see prove): no taker can lock it
+			// until that merge ends, and its seal extends the lease as it commits.
 		case !renewed && !mine:
 			l.mu.Lock()
 			l.lost.Store(true)
@@ -528,6 +531,13 @@ func (l *leaseLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
 	l.pins[tx] = time.Time{} // the row is locked until tx ends: see settle
 	l.mu.Unlock()
 	return l.seal(ctx, tx, name)
+}
+
+// pinned says whether a transaction that proved the lease is still open: it holds the row.
+func (l *leaseLock) pinned() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pins) > 0
 }
 
 // settle is told that tx, which prove began, has ended. A committed seal confirmed the lease

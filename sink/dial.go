@@ -60,6 +60,10 @@ const (
 	// statement timeout to give its transaction back, and a silent warehouse cannot hold it
 	// longer.
 	cleanupTimeout = 10 * time.Second
+	// afterSilenceTimeout bounds what is still tried once the warehouse was found silent (a
+	// statement unanswered: ErrNoAnswer): giving a lock back. A host that answers at all
+	// answers that at once.
+	afterSilenceTimeout = time.Second
 )
 
 // ErrNoAnswer is wrapped by the error of a statement whose warehouse host stopped answering:
@@ -78,6 +82,9 @@ type pgConnector struct {
 	pq       *pq.Connector
 	silence  time.Duration
 	stmtWait time.Duration // the statement timeout, for messages
+	// silenced, when set, is told each time a connection finds the server silent (the error
+	// wraps ErrNoAnswer): the Store's, which stops the work under its locks.
+	silenced func(error)
 
 	mu   sync.Mutex
 	live map[*netConn]struct{} // open sockets, for interrupt
@@ -279,8 +286,8 @@ func (c *netConn) Write(b []byte) (int, error) {
 // *net.OpError form, so that lib/pq marks the connection bad and reports the error as it is.
 func (c *netConn) explain(op string, err error, user func() time.Time) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	var cause error
+	silent := false
 	switch {
 	case c.err != nil:
 		cause = c.err
@@ -293,9 +300,15 @@ func (c *netConn) explain(op string, err error, user func() time.Time) error {
 				ErrNoAnswer, allowed.Round(time.Millisecond), c.stmtWait)
 		}
 		c.err = cause
+		silent = true
 		_ = c.Conn.Close() // half a protocol exchange: never reused
 	default:
+		c.mu.Unlock()
 		return err
+	}
+	c.mu.Unlock()
+	if silent && c.owner.silenced != nil {
+		c.owner.silenced(cause) // the host is silent: what else waits on it stops now
 	}
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: cause}
 }

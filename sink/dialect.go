@@ -93,6 +93,11 @@ type processLock interface {
 	// seal runs last in a transaction prove began, before COMMIT: it renews what a long
 	// transaction may have let run out (a lease).
 	seal(ctx context.Context, tx *sqlx.Tx, name string) error
+	// settle is told that a transaction prove began has ended, committed or not.
+	settle(tx *sqlx.Tx, committed bool)
+	// watch is given what stops the work under the lock, with its cause: called when this
+	// process can no longer be sure it holds the lock.
+	watch(stop context.CancelCauseFunc)
 	// release gives it back.
 	release(ctx context.Context, name string)
 }

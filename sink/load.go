@@ -143,6 +143,9 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 		l.cols = append(l.cols, c.name)
 		defs = append(defs, c.name+" "+s.d.columnType(c.kind))
 	}
+	if err := stopped(ctx); err != nil {
+		return nil, fmt.Errorf("begin load %s: %w", r, err)
+	}
 	if l.lock = s.heldBy(ctx); l.lock != nil {
 		// A lock lost before the load begins: stop before walking for nothing.
 		if err := l.lock.check(ctx, s.db); err != nil {
@@ -230,6 +233,9 @@ func addRecords[T any](ctx context.Context, l *Load, c *collection[T], recs []T)
 func (l *Load) stage(ctx context.Context, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
+	}
+	if err := stopped(ctx); err != nil {
+		return fmt.Errorf("stage %s: %w", l.resource, err)
 	}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
@@ -330,9 +336,16 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	}
 	m := merger{d: l.s.d, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen", delta: l.table + "_delta",
 		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within(), written: map[string]bool{}}
+	if err := stopped(ctx); err != nil {
+		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
+	}
 	tx, err := l.conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
+	}
+	committed := false
+	if l.lock != nil && !opts.DryRun {
+		defer func() { l.lock.settle(tx, committed) }() // once tx has ended (deferred first)
 	}
 	defer func() { _ = tx.Rollback() }()
 	if l.lock != nil && !opts.DryRun {
@@ -360,6 +373,7 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	if err := tx.Commit(); err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: commit: %w", l.resource, busyErr(err))
 	}
+	committed = true
 	l.analyze(ctx, m.written)
 	return res, nil
 }

@@ -42,6 +42,8 @@ type heldLock struct {
 	name     string
 	released atomic.Bool
 	lock     processLock // the dialect's: a lease (Postgres), or a lock file
+	// stop ends the context TryLock returned, with its cause: the work under the lock stops.
+	stop context.CancelCauseFunc
 }
 
 type heldKey struct{}
@@ -67,6 +69,13 @@ func (s *Store) heldBy(ctx context.Context) *heldLock {
 // 30 s by default), where a session's lock went with its session at once. On SQLite it is an
 // flock on the file beside the database, released by the kernel when the process dies.
 //
+// The returned context also ends, at once and with its cause (context.Cause), when the work
+// under the lock must stop: when this process can no longer be sure it holds the lock (a
+// *LockLostError: on Postgres, its lease was found expired or taken over, or no renewal was
+// confirmed and the lease is about to end: the work stops before it does), or when the
+// warehouse stopped answering (an error wrapping ErrNoAnswer). Nothing is written under the
+// lock after that.
+//
 // release gives the lock back; call it once the work is done (later calls do nothing).
 func (s *Store) TryLock(ctx context.Context, name string) (held context.Context, release func(), ok bool, err error) {
 	l, ok, err := s.d.tryLock(ctx, s, name)
@@ -76,12 +85,66 @@ func (s *Store) TryLock(ctx context.Context, name string) (held context.Context,
 	if !ok {
 		return ctx, nil, false, nil
 	}
-	h := &heldLock{store: s, name: name, lock: l}
-	return context.WithValue(ctx, heldKey{}, h), func() {
+	hctx, stop := context.WithCancelCause(ctx)
+	h := &heldLock{store: s, name: name, lock: l, stop: stop}
+	s.holding(h, true)
+	l.watch(stop)
+	return context.WithValue(hctx, heldKey{}, h), func() {
 		if !h.released.Swap(true) { // once: a second call gives back nothing
+			s.holding(h, false)
 			l.release(ctx, name)
+			stop(errReleased)
 		}
 	}, true, nil
+}
+
+// stopped is why the work under a lock was stopped (see TryLock): the lock lost or the
+// warehouse silent, from the context that carries the lock; nil while it goes on, or when ctx
+// ended otherwise (the process is stopping). Work under the lock that finds it stopped fails
+// with it, not with the context's "context canceled".
+func stopped(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrLockLost) || errors.Is(cause, ErrNoAnswer) {
+		return cause
+	}
+	return nil
+}
+
+// errReleased ends the context of work under a lock once the lock is given back.
+var errReleased = errors.New("the lock was released")
+
+// holding adds h to the locks the store holds (the warehouse's silence stops the work under
+// them: see silenced), or takes it out.
+func (s *Store) holding(h *heldLock, held bool) {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	if !held {
+		delete(s.held, h)
+		return
+	}
+	if s.held == nil {
+		s.held = map[*heldLock]struct{}{}
+	}
+	s.held[h] = struct{}{}
+}
+
+// silenced is told that a connection of the warehouse found it silent (cause wraps
+// ErrNoAnswer): the work under every lock the store holds stops now, naming it, rather than
+// each of its next statements waiting for the same silence; the locks' releases wait only
+// afterSilenceTimeout.
+func (s *Store) silenced(cause error) {
+	s.silences.Add(1)
+	s.heldMu.Lock()
+	held := make([]*heldLock, 0, len(s.held))
+	for h := range s.held {
+		held = append(held, h)
+	}
+	s.heldMu.Unlock()
+	for _, h := range held {
+		h.stop(cause)
+	}
 }
 
 // queryer runs a query on the pool or in a transaction.
@@ -100,12 +163,18 @@ func (h *heldLock) check(ctx context.Context, q queryer) error {
 
 // prove runs first in a merge transaction under the lock and fails it (*LockLostError) unless
 // this process still holds the lock. It is race-free, so two merges under one lock never both
-// commit (see the dialects' locks: leaseLock.prove, fileLock.prove).
+// commit (see the dialects' locks: leaseLock.prove, fileLock.prove). Once tx ends, settle must
+// be called with it, whatever prove returned.
 func (h *heldLock) prove(ctx context.Context, tx *sqlx.Tx) error {
 	if h.released.Load() {
 		return &LockLostError{Name: h.name, Why: "it was released before the work under it was done"}
 	}
 	return h.lock.prove(ctx, tx, h.name)
+}
+
+// settle is told that tx, which prove began, has ended: committed or not.
+func (h *heldLock) settle(tx *sqlx.Tx, committed bool) {
+	h.lock.settle(tx, committed)
 }
 
 // seal runs last before COMMIT in a transaction prove began (a merge): it renews what the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -223,6 +224,7 @@ func (s *Store) openPostgres(rawURL string) error {
 	}
 	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
 	s.pg = connector
+	connector.silenced = s.silenced
 	n := s.opts.MaxOpenConns
 	if n <= 0 {
 		n = DefaultMaxOpenConns
@@ -244,15 +246,41 @@ func (s *Store) openPostgres(rawURL string) error {
 // database's clock, so the hosts' clocks do not matter). A holder that stops renewing (it
 // died, stalled, or lost the warehouse for longer than the lease) loses the lock when it
 // expires; another process may then take it over, and the old holder's merges fail (see prove).
+//
+// The holder also keeps, by its own clock, until when the lease is surely its own: the time it
+// sent its last confirmed take or renewal (or a merge's seal that committed) plus the TTL. The
+// database's lease ends no earlier, as it counts from when the statement ran. Unless another
+// confirmation comes, the work under the lock is stopped (see TryLock) leaseMargin before
+// that: a holder that cannot renew (the warehouse silent, or unreachable) stops writing
+// before its lease ends and another process may take it. A merge that proved the lease holds
+// its row, which no taker can lock meanwhile: its lease cannot change hands, so it is not
+// stopped for the lease; its end is the confirmation (see settle).
 type leaseLock struct {
 	s     *Store
 	name  string
 	token int64
 	ttl   time.Duration
-	lost  atomic.Bool   // a renewal found the lease expired or taken over
+	lost  atomic.Bool   // a renewal found the lease expired or taken over, or it ran out
 	stop  chan struct{} // closed by release: the renewals end
 	ended chan struct{} // closed when they have
+	// renewing is the renewals' context, canceled by release: one in flight ends at once.
+	renewing context.Context
+	quit     context.CancelFunc
+	// silences is the store's count of silences when the lease was taken (see release).
+	silences int64
+
+	mu        sync.Mutex
+	confirmed time.Time              // the lease is surely this holder's until confirmed+ttl
+	pins      map[*sqlx.Tx]time.Time // open transactions that proved it: when their last seal began
+	timer     *time.Timer            // stops the work at the confirmed lease's end, less leaseMargin
+	stopWork  context.CancelCauseFunc
+	failed    error // the last renewal's error, for the message
 }
+
+// leaseMargin is how long before its confirmed lease ends a holder stops the work under it:
+// time for the work's statements to be aborted (their sockets closed) before the lease ends,
+// and for clocks that do not run at quite the same rate.
+func (l *leaseLock) leaseMargin() time.Duration { return l.ttl / 6 }
 
 // olderHolder is the session advisory lock hrsync took for a named lock before the leases
 // (migration 0019), keyed by schema and name. A process of an older version may still hold it
@@ -268,12 +296,68 @@ const olderHolder = `pg_try_advisory_xact_lock_shared(hashtextextended('hrsync:'
 const pgLockBusy = "55P03"
 
 func (pgDialect) tryLock(ctx context.Context, s *Store, name string) (processLock, bool, error) {
-	l := &leaseLock{s: s, name: name, ttl: s.opts.LockTTL, stop: make(chan struct{}), ended: make(chan struct{})}
+	l := &leaseLock{s: s, name: name, ttl: s.opts.LockTTL, stop: make(chan struct{}), ended: make(chan struct{}),
+		pins: map[*sqlx.Tx]time.Time{}, silences: s.silences.Load()}
+	sent := time.Now()
 	if ok, err := l.take(ctx); err != nil || !ok {
 		return nil, false, err
 	}
+	l.confirmed = sent
+	l.renewing, l.quit = context.WithCancel(context.Background())
 	go l.renew()
 	return l, true, nil
+}
+
+// watch arms the stop of the work under the lock at the confirmed lease's end (see leaseLock).
+func (l *leaseLock) watch(stop context.CancelCauseFunc) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopWork = stop
+	l.timer = time.AfterFunc(l.until(), l.expire)
+}
+
+// until is how long from now the work may go on, unless another confirmation comes (l.mu held).
+func (l *leaseLock) until() time.Duration {
+	return time.Until(l.confirmed.Add(l.ttl - l.leaseMargin()))
+}
+
+// confirm records that the lease was this holder's at least until sent+ttl (sent: when the
+// statement that said so was sent), and moves the stop later.
+func (l *leaseLock) confirm(sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sent.After(l.confirmed) {
+		l.confirmed = sent
+	}
+	if l.timer != nil && !l.lost.Load() {
+		l.timer.Reset(l.until())
+	}
+}
+
+// expire is the timer's: the confirmed lease is about to end. Unless a merge holds the lease's
+// row (it stops the work when it ends: settle), or a confirmation came meanwhile, the lease is
+// lost and the work under it stops.
+func (l *leaseLock) expire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pins) > 0 || l.lost.Load() {
+		return
+	}
+	if d := l.until(); d > 0 {
+		l.timer.Reset(d)
+		return
+	}
+	l.lost.Store(true)
+	err := l.lostError()
+	l.s.log.Warn("lock lost: no renewal of its lease was confirmed in time; the work under it stops before the lease ends",
+		"lock", l.name, "ttl", l.ttl, "err", l.failed)
+	l.stopWork(err)
+}
+
+// lostError says why the lease is lost when it ran out unconfirmed (l.mu held).
+func (l *leaseLock) lostError() error {
+	return &LockLostError{Name: l.name, Err: l.failed, Why: fmt.Sprintf(
+		"no renewal of its lease was confirmed before it was about to end (it lasts %s unrenewed): the warehouse did not answer in time", l.ttl)}
 }
 
 // take takes the lease in one short transaction, unless a live holder has it. It locks the
@@ -334,6 +418,9 @@ var holderName = func() string {
 // renewed again, so a lease that expired stays free for whoever takes it next. A renewal that
 // fails (the warehouse unreachable) is retried at the next tick; if none succeeds within the
 // TTL, the lease expires.
+//
+// A renewal confirmed moves the stop of the work under the lock later (see leaseLock); one that
+// finds the lease lost stops that work at once.
 func (l *leaseLock) renew() {
 	defer close(l.ended)
 	every := l.ttl / 3
@@ -345,7 +432,11 @@ func (l *leaseLock) renew() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
+		if l.lost.Load() { // it ran out unconfirmed: never renewed again
+			return
+		}
+		ctx, cancel := context.WithTimeout(l.renewing, every)
+		sent := time.Now()
 		var renewed, mine bool
 		err := l.s.db.QueryRowxContext(ctx, `WITH mine AS (
     SELECT name FROM locks WHERE name = $1 AND token = $2 AND expires_at > clock_timestamp() FOR UPDATE SKIP LOCKED
@@ -356,13 +447,32 @@ SELECT EXISTS (SELECT 1 FROM renewed), EXISTS (SELECT 1 FROM locks WHERE name = 
 			l.name, l.token, l.ttl.Seconds()).Scan(&renewed, &mine)
 		cancel()
 		switch {
+		case err != nil && l.renewing.Err() != nil:
+			return // released
 		case err != nil:
+			l.mu.Lock()
+			l.failed = err
+			l.mu.Unlock()
 			l.s.log.Warn("renew lock: will retry; the lock is lost if no renewal succeeds before its lease expires",
 				"lock", l.name, "ttl", l.ttl, "err", err)
+		case !renewed && !mine && l.pinned():
+			// A merge of this holder's holds the lease's row (see prove): no taker can lock it
+			// until that merge ends, and its seal extends the lease as it commits.
 		case !renewed && !mine:
+			l.mu.Lock()
 			l.lost.Store(true)
-			l.s.log.Warn("renew lock: its lease had expired or been taken over; the work under it will not commit", "lock", l.name)
+			if l.timer != nil {
+				l.timer.Stop()
+			}
+			stop := l.stopWork
+			l.mu.Unlock()
+			l.s.log.Warn("renew lock: its lease had expired or been taken over; the work under it stops", "lock", l.name)
+			if stop != nil {
+				stop(&LockLostError{Name: l.name, Why: "its lease expired or was taken over by another process"})
+			}
 			return
+		case renewed:
+			l.confirm(sent)
 		}
 	}
 }
@@ -417,13 +527,49 @@ func (l *leaseLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
 	if err := l.verdict(name, err == nil && token == l.token, live); err != nil {
 		return err
 	}
+	l.mu.Lock()
+	l.pins[tx] = time.Time{} // the row is locked until tx ends: see settle
+	l.mu.Unlock()
 	return l.seal(ctx, tx, name)
+}
+
+// pinned says whether a transaction that proved the lease is still open: it holds the row.
+func (l *leaseLock) pinned() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pins) > 0
+}
+
+// settle is told that tx, which prove began, has ended. A committed seal confirmed the lease
+// from when it was sent; then, unless another merge still holds the row, the stop of the work
+// is where the confirmations put it (at once, if the lease ran out meanwhile).
+func (l *leaseLock) settle(tx *sqlx.Tx, committed bool) {
+	l.mu.Lock()
+	sealed, pinned := l.pins[tx]
+	delete(l.pins, tx)
+	l.mu.Unlock()
+	if !pinned {
+		return
+	}
+	if committed && !sealed.IsZero() {
+		l.confirm(sealed)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.timer != nil && len(l.pins) == 0 && !l.lost.Load() {
+		l.timer.Reset(max(l.until(), 0))
+	}
 }
 
 // seal extends the lease in tx, whose row lock (taken by prove) has kept it this holder's since
 // prove. Called last before COMMIT, it starts the lease afresh when the merge ends, so a merge
 // longer than the TTL does not leave it expired.
 func (l *leaseLock) seal(ctx context.Context, tx *sqlx.Tx, name string) error {
+	l.mu.Lock()
+	if _, ok := l.pins[tx]; ok {
+		l.pins[tx] = time.Now()
+	}
+	l.mu.Unlock()
 	if _, err := tx.ExecContext(ctx, `UPDATE locks SET expires_at = clock_timestamp() + make_interval(secs => $3)
 WHERE name = $1 AND token = $2`, name, l.token, l.ttl.Seconds()); err != nil {
 		return fmt.Errorf("extend the %s lock's lease: %w", name, err)
@@ -431,13 +577,29 @@ WHERE name = $1 AND token = $2`, name, l.token, l.ttl.Seconds()); err != nil {
 	return nil
 }
 
-// release stops the renewals and expires the lease at once (its row stays, so tokens never
-// repeat), on a context of its own: the run's may be canceled, the lock must still go. If that
-// fails, the lease expires within its TTL.
+// release stops the renewals (one in flight ends at once) and expires the lease at once (its
+// row stays, so tokens never repeat), on a context of its own: the run's may be canceled, the
+// lock must still go. If that fails, the lease expires within its TTL. A lease already lost
+// is left as it is: nothing is written for a lock this process no longer holds. After the
+// warehouse was found silent while the lock was held, the release waits only
+// afterSilenceTimeout for it: a silent host would hold a stopping run for nothing.
 func (l *leaseLock) release(ctx context.Context, name string) {
 	close(l.stop)
+	l.quit()
 	<-l.ended
-	uctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	l.mu.Lock()
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.mu.Unlock()
+	if l.lost.Load() {
+		return
+	}
+	wait := cleanupTimeout
+	if l.s.silences.Load() != l.silences {
+		wait = afterSilenceTimeout
+	}
+	uctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if _, err := l.s.db.ExecContext(uctx, `UPDATE locks SET expires_at = clock_timestamp() WHERE name = $1 AND token = $2`,
 		name, l.token); err != nil && ctx.Err() == nil {

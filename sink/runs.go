@@ -67,6 +67,9 @@ const AbandonedError = "abandoned: the process running it stopped before it fini
 // lock (ctx from TryLock(ctx, SyncLock)), it first closes the rows of other runs still marked
 // running: no other sync can be running while this one holds the lock (see CloseAbandonedRuns).
 func (s *Store) StartRun(ctx context.Context, runID string, r Resource, started time.Time) (int64, error) {
+	if err := stopped(ctx); err != nil {
+		return 0, fmt.Errorf("start run: %w", err)
+	}
 	if h := s.heldBy(ctx); h != nil && h.name == SyncLock {
 		if _, err := s.closeAbandoned(ctx, h, runID); err != nil {
 			return 0, fmt.Errorf("start run: %w", err)
@@ -107,6 +110,8 @@ func (s *Store) closeAbandoned(ctx context.Context, h *heldLock, runID string) (
 	if err != nil {
 		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
 	}
+	committed := false
+	defer func() { h.settle(tx, committed) }() // once tx has ended (deferred first)
 	defer func() { _ = tx.Rollback() }()
 	if err := h.prove(ctx, tx); err != nil {
 		return 0, fmt.Errorf("close abandoned runs: %w", err)
@@ -124,6 +129,7 @@ WHERE status = 'running' AND run_id <> ?`), RunAbandoned, now, AbandonedError, r
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("close abandoned runs: %w", busyErr(err))
 	}
+	committed = true
 	if n > 0 {
 		s.log.Warn("closed abandoned sync runs: their process stopped before they finished", "runs", n)
 	}

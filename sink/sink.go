@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -75,6 +76,11 @@ type Store struct {
 	location string
 	// pg opens the Postgres connections (nil for SQLite)
 	pg *pgConnector
+	// held are the locks this store holds (TryLock), whose work stops when the warehouse is
+	// found silent; silences counts how often it was (see silenced).
+	heldMu   sync.Mutex
+	held     map[*heldLock]struct{}
+	silences atomic.Int64
 
 	// reads are the read paths of the declared tables, by name, made at the first read
 	// (readsOf): their statements' text is about 20 KB a warehouse, and only serve reads; a

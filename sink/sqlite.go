@@ -205,6 +205,13 @@ func (l *fileLock) prove(ctx context.Context, tx *sqlx.Tx, name string) error {
 // seal has nothing to renew: an flock lasts as long as its file is open.
 func (l *fileLock) seal(context.Context, *sqlx.Tx, string) error { return nil }
 
+// settle has nothing to do: the flock does not depend on the transaction.
+func (l *fileLock) settle(*sqlx.Tx, bool) {}
+
+// watch has nothing to watch: an flock lasts as long as its file is open, and check finds a
+// file removed or replaced.
+func (l *fileLock) watch(context.CancelCauseFunc) {}
+
 // release closes the file, which releases the lock.
 func (l *fileLock) release(context.Context, string) { _ = l.file.Close() }
 

@@ -176,8 +176,26 @@ var (
 var errNotOffered = errors.New("the account does not offer this collection")
 
 // finishTimeout bounds writing a run's end to the ledger once the run is over (its own context
-// may have ended).
-const finishTimeout = 10 * time.Second
+// may have ended); finishSilentTimeout bounds it when the warehouse was found silent: it is
+// tried once, shortly, and otherwise left to the next run (which closes a run left running:
+// sink.Store.StartRun).
+const (
+	finishTimeout       = 10 * time.Second
+	finishSilentTimeout = time.Second
+)
+
+// stopCause is why ctx ended when it ended for a cause other than a stop (context.Canceled,
+// context.DeadlineExceeded: the process is stopping): a lost lock, a silent warehouse (see
+// sink.Store.TryLock); nil otherwise.
+func stopCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if cause := context.Cause(ctx); cause != ctx.Err() {
+		return cause
+	}
+	return nil
+}
 
 // Known are the collections the sync knows, in the order it loads them (sink.Loadable): the
 // reference data, then working patterns (so the employees' patterns are listed ones), employees,
@@ -213,9 +231,15 @@ func Ordered(rs []sink.Resource) []sink.Resource {
 
 // Run syncs the resources in order and returns each one's result; the error joins the results'
 // errors. A failed resource does not stop the next one, except a refused API key (401), which
-// would refuse them all. A resource the account does not offer (the source answers its first
-// page 403 or 404) is skipped with status unavailable and is no error, unless no resource of
-// the run was available (ErrNothingOffered).
+// would refuse them all, a lock lost (sink.ErrLockLost: another process may be syncing now),
+// and a warehouse that stopped answering (sink.ErrNoAnswer), whose every statement would wait
+// for the same silence: the run stops at once, naming that cause, and attempts no further
+// collection. A resource the account does not offer (the source answers its first page 403 or
+// 404) is skipped with status unavailable and is no error, unless no resource of the run was
+// available (ErrNothingOffered).
+//
+// ctx, under the sync lock, is the one sink.Store.TryLock returned: it ends with its cause when
+// the lock's lease is lost or the warehouse is found silent, and the run then stops as above.
 func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, error) {
 	runID := newRunID()
 	var results []Result
@@ -226,9 +250,10 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 		p, probes = s.plan(ctx, resources)
 		s.opts.Planned(p)
 	}
+	stopped := false // the warehouse or the lock stopped the run: nothing more is tried
 	for i, r := range resources {
 		if ctx.Err() != nil {
-			errs = append(errs, ctx.Err())
+			errs = append(errs, context.Cause(ctx))
 			break
 		}
 		res := s.runResource(ctx, runID, r, place{i + 1, len(resources)}, probes[r])
@@ -244,12 +269,19 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 			// and saying so once is enough.
 			break
 		}
-		if errors.Is(res.Err, sink.ErrLockLost) {
-			break // another process may be syncing now: leave the rest to it
+		if errors.Is(res.Err, sink.ErrLockLost) || errors.Is(res.Err, sink.ErrNoAnswer) {
+			// The lock lost: another process may be syncing now, leave the rest to it. The
+			// warehouse silent: each collection would wait for the same silence.
+			stopped = true
+			s.log.Error("sync stopped: no further collection is attempted", "run_id", runID, "err", res.Err,
+				"not_attempted", len(resources)-i-1)
+			break
 		}
 	}
-	if err := s.refreshModels(ctx, results); err != nil {
-		errs = append(errs, err)
+	if !stopped {
+		if err := s.refreshModels(ctx, results); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(results) > 0 && !slices.ContainsFunc(results, func(r Result) bool { return r.Status != sink.RunUnavailable }) {
 		// Each collection said it was skipped; that all of them were is the run's failure.
@@ -314,8 +346,15 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 		res.RateLimited += pr.stats.RateLimited
 	}
 	res.FinishedAt = s.opts.Now()
+	if cause := stopCause(ctx); err != nil && cause != nil && !errors.Is(err, cause) &&
+		!errors.Is(err, sink.ErrLockLost) && !errors.Is(err, sink.ErrNoAnswer) {
+		// The run's context ended for a cause (its lock lost, the warehouse silent) and what
+		// failed here is its consequence ("context canceled", a statement abandoned): the
+		// cause is the error.
+		err = cause
+	}
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil && stopCause(ctx) == nil:
 		// Asked to stop: the open transaction was rolled back; the next run converges.
 		res.Status, res.Err, res.Error = sink.RunFailed, err, "interrupted: hrsync was stopping; nothing of this run was written"
 	case errors.Is(err, errNotOffered):
@@ -341,7 +380,7 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 		"inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged, "deleted", res.Deleted,
 		"duration", res.FinishedAt.Sub(start).Round(time.Millisecond)}
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil && stopCause(ctx) == nil:
 		// A clean stop, said once, as what it is.
 		log.Info("sync interrupted: hrsync is stopping; nothing of this run was written", attrs...)
 	case res.Err != nil:
@@ -351,12 +390,27 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 	default:
 		log.Info("sync finished", attrs...)
 	}
-	if !s.opts.DryRun {
+	switch {
+	case s.opts.DryRun:
+	case errors.Is(err, sink.ErrLockLost):
+		// Nothing is written once the lock is lost, the ledger included: the next process that
+		// holds the lock closes the row (sink.RunAbandoned).
+		log.Warn("the ledger row is left running: the lock was lost; the next sync closes it", "ledger_id", res.ID)
+	default:
 		// The ledger is written even when the run was canceled, within a bound of its own: a
-		// warehouse that stopped answering must not hold a stopping process.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-		if err := s.wh.FinishRun(fctx, res.Run); err != nil {
-			res.Err = errors.Join(res.Err, err)
+		// warehouse that stopped answering must not hold a stopping process. One found silent
+		// is tried once, shortly; the next sync closes the row it could not.
+		wait := finishTimeout
+		if errors.Is(err, sink.ErrNoAnswer) {
+			wait = finishSilentTimeout
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+		if ferr := s.wh.FinishRun(fctx, res.Run); ferr != nil {
+			if errors.Is(err, sink.ErrNoAnswer) {
+				log.Warn("the ledger row is left running: the warehouse is silent; the next sync closes it", "ledger_id", res.ID, "err", ferr)
+			} else {
+				res.Err = errors.Join(res.Err, ferr)
+			}
 		}
 		cancel()
 	}

@@ -221,6 +221,7 @@ func (s *Store) Scrub(ctx context.Context, tables []string) error {
 	if err := s.d.scrub(ctx, conn, tables); err != nil {
 		return fmt.Errorf("scrub: %w", err)
 	}
+	s.scrubStatistics(ctx, conn)
 	return nil
 }
 
@@ -379,6 +380,7 @@ func (s *Store) eraseBatches(ctx context.Context, groups [][]Erasure, opt EraseO
 	if err := s.d.scrub(ctx, conn, tables); err != nil {
 		return results, fmt.Errorf("erase %s: %w: %w", subject, ErrNotScrubbed, err)
 	}
+	s.scrubStatistics(ctx, conn)
 	return results, nil
 }
 

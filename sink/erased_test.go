@@ -2,8 +2,11 @@ package sink_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -320,4 +323,72 @@ FROM pg_stats WHERE schemaname = current_schema()`
 			t.Errorf("after retention, the statistics hold %q", found)
 		}
 	})
+}
+
+// TestErasureSaysOnceWhenStatisticsStay: a warehouse role that is not pg_statistic's owner (nor
+// granted MAINTAIN) cannot rewrite it; its erasures still gather the statistics again (pg_stats
+// shows no erased value), succeed, and say once, at WARN and without a value, what remains where.
+func TestErasureSaysOnceWhenStatisticsStay(t *testing.T) {
+	ctx := context.Background()
+	admin, schemaName := sinktest.Postgres(t)
+	db, err := sql.Open("postgres", admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	role := "r_" + schemaName
+	for _, q := range []string{`CREATE ROLE ` + role + ` LOGIN`, `GRANT CREATE ON DATABASE ` + sinktest.Database + ` TO ` + role,
+		`CREATE SCHEMA ` + schemaName + ` AUTHORIZATION ` + role} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, q := range []string{`DROP OWNED BY ` + role + ` CASCADE`, `DROP ROLE ` + role} {
+			if _, err := db.ExecContext(context.Background(), q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+	})
+	u, err := neturl.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role) // the test server trusts local connections
+	var logs sinktest.Buffer
+	opts := sink.Options{Schema: schemaName, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+	if _, err := sink.Migrate(ctx, u.String(), opts); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sink.Open(ctx, u.String(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var people []string
+	for i := 1; i <= 100; i++ {
+		people = append(people, fmt.Sprintf(`{"id":%d,"first_name":"First%03d","email":"p%03d@example.com"}`, i, i, i))
+	}
+	people[0] = `{"id":1,"first_name":"Aaazorblax","email":"aaa-zq@marker.example"}`
+	sinktest.WalkEmployees(t, s, decodeEmployees(t, people...), 100, sink.MergeOptions{})
+	if _, err := sinktest.DB(s).ExecContext(ctx, `ANALYZE employees`); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{1, 2} {
+		if _, err := s.EraseEmployee(ctx, id, nil, "ticket"); err != nil {
+			t.Fatalf("erase %d as a role that may not rewrite pg_statistic: %v", id, err)
+		}
+	}
+	var held int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stats WHERE schemaname = $1
+AND (coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '')) ILIKE '%aaa%'`, schemaName).Scan(&held); err != nil || held != 0 {
+		t.Errorf("pg_stats holds the erased values in %d rows (%v)", held, err)
+	}
+	out := logs.String()
+	if n := strings.Count(out, `"level":"WARN"`); n != 1 || !strings.Contains(out, "pg_catalog.pg_statistic") {
+		t.Errorf("want one WARN naming pg_catalog.pg_statistic, logged:\n%s", out)
+	}
+	if strings.Contains(strings.ToLower(out), "aaa") {
+		t.Errorf("the log holds an erased value:\n%s", out)
+	}
 }

@@ -173,3 +173,61 @@ func TestOnboardingDoesNotResolveErasedPeople(t *testing.T) {
 		})
 	}
 }
+
+// racedLedger is the warehouse as an onboarding run meets it when an erasure is made while a
+// create is on its way: the first question about an email, the plan's, is answered as before the
+// erasure (none); every later one as the warehouse answers it.
+type racedLedger struct {
+	*sink.Store
+	asked map[string]bool
+}
+
+func (l *racedLedger) ErasedEmail(ctx context.Context, email string) (int64, error) {
+	if !l.asked[email] {
+		l.asked[email] = true
+		return 0, nil
+	}
+	return l.Store.ErasedEmail(ctx, email)
+}
+
+// TestOnboardingConfirmsErasedPeopleWithoutTheirEmail: a person erased while their create was
+// on its way is recorded as created (they were, under a new id), but their email is neither
+// written back to the ledger nor their record kept in the warehouse, and the report says to
+// erase the new id too.
+func TestOnboardingConfirmsErasedPeopleWithoutTheirEmail(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			up := newUpstream(t, 5, fakeupstream.Options{})
+			store := sinktest.Store(t, backend, sink.Options{})
+			// The person as the warehouse held them (an earlier id), erased.
+			sinktest.WalkEmployees(t, store, sinktest.Employees(t, `{"id":900,"first_name":"Zorblax","email":"zq-mail@marker.example"}`), 10, sink.MergeOptions{})
+			res, err := store.EraseEmployee(ctx, 900, nil, "ticket")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := onboard.New(fastClient(t, up, client.Options{}), &racedLedger{Store: store, asked: map[string]bool{}}, onboard.Options{})
+			r := o.ProcessFile(ctx, "cohort.csv", []byte(erasedCohort))
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			var got onboard.RowResult
+			for _, x := range r.Rows {
+				if x.Line == 3 {
+					got = x
+				}
+			}
+			want := fmt.Sprintf("but this person's data was erased meanwhile (erasure %d)", res.IDs[0])
+			if got.Outcome != onboard.OutcomeCreated || got.EmployeeID == 0 || !strings.Contains(got.Reason, want) ||
+				!strings.Contains(got.Reason, fmt.Sprintf("erase employee %d too", got.EmployeeID)) {
+				t.Errorf("the row created meanwhile: %+v", got)
+			}
+			if row := sinktest.QueryString(t, store, `SELECT status || '|' || email || '|' || employee_id FROM onboarding_rows WHERE line = 3`); row != fmt.Sprintf("created||%d", got.EmployeeID) {
+				t.Errorf("the ledger's row: %s", row)
+			}
+			if found := sinktest.MarkersIn(t, store, []string{"zq-mail@marker.example", "Zorblax", "Quendrith"}); len(found) > 0 {
+				t.Errorf("the warehouse holds %q", found)
+			}
+		})
+	}
+}

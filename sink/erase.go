@@ -201,7 +201,17 @@ func (s *Store) LiftErasure(ctx context.Context, id int64, reason string) (Erasu
 	if e.Classes, err = parseClasses(classes); err != nil {
 		return Erasure{}, fmt.Errorf("lift erasure %d: %w", id, err)
 	}
-	if err := logErasure(ctx, tx, now, "lift", e.Cause, reason, e.Subject(), classes, map[string]int64{"erasures": 1}); err != nil {
+	// The fingerprints of the person's emails (erased.go) held them back from onboarding; lifted,
+	// they have no use, and are not kept.
+	lifted := map[string]int64{"erasures": 1}
+	res, err = tx.ExecContext(ctx, tx.Rebind(`DELETE FROM erased_identities WHERE erasure_id = ?`), id)
+	if err != nil {
+		return Erasure{}, fmt.Errorf("lift erasure %d: %w", id, busyErr(err))
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		lifted["erased_identities"] = n
+	}
+	if err := logErasure(ctx, tx, now, "lift", e.Cause, reason, e.Subject(), classes, lifted); err != nil {
 		return Erasure{}, fmt.Errorf("lift erasure %d: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -221,6 +231,7 @@ func (s *Store) Scrub(ctx context.Context, tables []string) error {
 	if err := s.d.scrub(ctx, conn, tables); err != nil {
 		return fmt.Errorf("scrub: %w", err)
 	}
+	s.scrubStatistics(ctx, conn)
 	return nil
 }
 
@@ -379,6 +390,7 @@ func (s *Store) eraseBatches(ctx context.Context, groups [][]Erasure, opt EraseO
 	if err := s.d.scrub(ctx, conn, tables); err != nil {
 		return results, fmt.Errorf("erase %s: %w: %w", subject, ErrNotScrubbed, err)
 	}
+	s.scrubStatistics(ctx, conn)
 	return results, nil
 }
 
@@ -416,8 +428,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), e.Kind, e.Collection, e.SubjectID, 
 		}
 		x := &eraser{d: s.d, tx: tx, set: set, decls: s.opts.Declarations, rows: res.Rows}
 		if es[0].Kind == ErasureEmployee {
-			for _, e := range es {
-				if err = x.employee(ctx, e.SubjectID, classes[i]); err != nil {
+			for j, e := range es {
+				if err = x.employee(ctx, res.IDs[j], e.SubjectID, classes[i]); err != nil {
 					break
 				}
 			}
@@ -593,12 +605,19 @@ type eraser struct {
 	rows  map[string]int64
 }
 
-// employee erases the person id: their row, their events, every copy of them on other
-// records, the answers to their creates and their onboarding rows.
-func (x *eraser) employee(ctx context.Context, id int64, classes []v1.Class) error {
+// employee erases the person id (the erasure erasureID): their row, their events, every copy
+// of them on other records, the answers to their creates and their onboarding rows; when their
+// identifying data goes, the fingerprints of their emails are kept first (erased.go), so that
+// onboarding does not create them again.
+func (x *eraser) employee(ctx context.Context, erasureID, id int64, classes []v1.Class) error {
 	emails, err := x.emails(ctx, id)
 	if err != nil {
 		return err
+	}
+	if slices.Contains(classes, v1.Identifying) {
+		if err := x.fingerprint(ctx, erasureID, id, emails); err != nil {
+			return err
+		}
 	}
 	// Their own row and its versions, then their events'.
 	if err := x.rowsWhere(ctx, tableOf(string(Employees)), "id = ?", []any{id}, classes); err != nil {
@@ -785,22 +804,25 @@ func (x *eraser) table(ctx context.Context, t *table, name, cond string, args []
 }
 
 // idempotency erases the person from the answers kept for their creates (idempotency_keys.body,
-// an envelope {"employees":[…]}): what a retry is given back loses the same members. The rest
-// (the request's hash, the status, the address, the id) is what a retry is told apart and
-// answered by, and names no one.
+// an envelope {"employees":[…]}): what a retry is given back loses the same members. When their
+// identifying data goes, so does the request's hash: an unsalted SHA-256 of their name, email,
+// job title and join date, which would confirm a guess of who they were offline. It is replaced
+// with v1.ErasedRequestHash, which no request hashes to, rather than keyed with a secret: a
+// retry of a create of an erased person is not one to be answered with the person again, and is
+// told so (source/server). The rest (the status, the address, the id) names no one.
 func (x *eraser) idempotency(ctx context.Context, id int64, classes []v1.Class) error {
 	type key struct {
-		client, idem string
-		body         []byte
+		client, idem, hash string
+		body               []byte
 	}
 	var found []key
-	rows, err := x.tx.QueryContext(ctx, x.tx.Rebind(`SELECT client, idem_key, body FROM idempotency_keys WHERE employee_id = ? AND body IS NOT NULL`), id)
+	rows, err := x.tx.QueryContext(ctx, x.tx.Rebind(`SELECT client, idem_key, request_hash, body FROM idempotency_keys WHERE employee_id = ?`), id)
 	if err != nil {
 		return fmt.Errorf("erase idempotency_keys: %w", err)
 	}
 	for rows.Next() {
 		var k key
-		if err := rows.Scan(&k.client, &k.idem, &k.body); err != nil {
+		if err := rows.Scan(&k.client, &k.idem, &k.hash, &k.body); err != nil {
 			rows.Close()
 			return fmt.Errorf("erase idempotency_keys: %w", err)
 		}
@@ -810,12 +832,19 @@ func (x *eraser) idempotency(ctx context.Context, id int64, classes []v1.Class) 
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("erase idempotency_keys: %w", err)
 	}
+	identifying := slices.Contains(classes, v1.Identifying)
 	for _, k := range found {
-		body := eraseAnswer(x.decls, k.body, id, classes, x.set.nested(string(Employees)))
-		if string(body) == string(k.body) {
+		body, hash := k.body, k.hash
+		if body != nil {
+			body = eraseAnswer(x.decls, k.body, id, classes, x.set.nested(string(Employees)))
+		}
+		if identifying {
+			hash = v1.ErasedRequestHash
+		}
+		if string(body) == string(k.body) && hash == k.hash {
 			continue
 		}
-		if _, err := x.tx.ExecContext(ctx, x.tx.Rebind(`UPDATE idempotency_keys SET body = ? WHERE client = ? AND idem_key = ?`), body, k.client, k.idem); err != nil {
+		if _, err := x.tx.ExecContext(ctx, x.tx.Rebind(`UPDATE idempotency_keys SET body = ?, request_hash = ? WHERE client = ? AND idem_key = ?`), body, hash, k.client, k.idem); err != nil {
 			return fmt.Errorf("erase idempotency_keys: %w", err)
 		}
 		x.rows["idempotency_keys"]++
@@ -871,11 +900,16 @@ func (x *eraser) onboarding(ctx context.Context, id int64, emails []string, clas
 	if len(set) == 0 {
 		return nil
 	}
+	// A row that names an employee is theirs by that id alone: an address the person once had
+	// may since be another's (recycled), whose rows are not theirs. A row that names none (sent
+	// without an answer, refused) is theirs by email.
 	where := "employee_id = ?"
 	args := []any{id}
-	for _, e := range emails {
-		where += " OR email = ?"
-		args = append(args, e)
+	if len(emails) > 0 {
+		where += " OR (employee_id IS NULL AND email IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(emails)), ", ") + "))"
+		for _, e := range emails {
+			args = append(args, e)
+		}
 	}
 	res, err := x.tx.ExecContext(ctx, x.tx.Rebind(`UPDATE onboarding_rows SET `+strings.Join(set, ", ")+
 		` WHERE (`+where+`) AND (`+strings.Join(changed, " OR ")+`)`), args...)

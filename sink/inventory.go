@@ -363,6 +363,10 @@ var ownTables = []InventoryItem{
 	{"erasure_log", "subject", v1.Employment, "whose: employee 42, or a collection's record ids"},
 	{"erasure_log", "classes", v1.NotPersonal, "the classes erased, comma-separated"},
 	{"erasure_log", "rows", v1.NotPersonal, "the rows changed per table (JSON)"},
+	{"erased_identities", "erasure_id", v1.NotPersonal, "the erasure of a person whose emails onboarding refuses until it is lifted"},
+	{"erased_identities", "email_key", v1.Identifying, "a keyed fingerprint (HMAC-SHA256) of an email the erased person had: confirms a guess only with the secret, never read back; deleted with the lift"},
+	{"erasure_secret", "id", v1.NotPersonal, "the one row"},
+	{"erasure_secret", "secret", v1.NotPersonal, "the fingerprints' key: 32 random bytes, never exported or logged"},
 	{"locks", "name", v1.NotPersonal, "a named lock (sync, onboarding), held as a lease"},
 	{"locks", "holder", v1.NotPersonal, "the host and process id that took it"},
 	{"locks", "token", v1.NotPersonal, "raised at every take: which holding it is"},
@@ -373,13 +377,13 @@ var ownTables = []InventoryItem{
 // ErasedWithEmployee reports whether erasing an employee (EraseEmployee, EraseEmployees) reaches
 // the column of table: the columns of an erasable class of their employees row and of their
 // events' tables (a collection with an employee reference), every version included; the answers
-// kept for their creates (idempotency_keys.body); their onboarding rows' email, request hash and
-// reason. The file name of an onboarding row, the erasures' and the log's reasons, and the
+// kept for their creates and their requests' hashes (idempotency_keys.body, request_hash); their
+// onboarding rows' email, request hash and reason. The file name of an onboarding row, the erasures' and the log's reasons, and the
 // reference data's tables are not theirs, and are not reached.
 func ErasedWithEmployee(table, column string) bool {
 	switch table {
 	case "idempotency_keys":
-		return column == "body"
+		return column == "body" || column == "request_hash"
 	case "onboarding_rows":
 		return column == "email" || column == "request_hash" || column == "reason"
 	}

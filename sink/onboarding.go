@@ -67,14 +67,23 @@ ORDER BY CASE status WHEN 'created' THEN 0 ELSE 1 END, id LIMIT 1`), strings.ToL
 	return r, nil
 }
 
-// PutOnboardingRow writes a row's state; it is durable when it returns.
+// PutOnboardingRow writes a row's state; it is durable when it returns. The email of a person an
+// erasure in force was made of (ErasedEmail) is never kept: the row is written without it, and
+// without the hash of its request, whatever wrote it.
 func (s *Store) PutOnboardingRow(ctx context.Context, r OnboardingRow) error {
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
+	erased, err := s.ErasedEmail(ctx, r.Email)
+	if err != nil {
+		return fmt.Errorf("write onboarding ledger: %w", err)
+	}
+	if erased > 0 {
+		r.Email, r.RequestHash = "", ""
+	}
 	var id any
 	if r.EmployeeID > 0 {
 		id = r.EmployeeID
 	}
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO onboarding_rows (file_hash, file_name, line, email, status, employee_id, reason, request_hash, created_at, updated_at)
+	_, err = s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO onboarding_rows (file_hash, file_name, line, email, status, employee_id, reason, request_hash, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (file_hash, line) DO UPDATE SET file_name = excluded.file_name, email = excluded.email,
     status = excluded.status, employee_id = excluded.employee_id, reason = excluded.reason,

@@ -648,8 +648,47 @@ func (pgDialect) scrub(ctx context.Context, conn *sqlx.Conn, tables []string) er
 	if len(tables) == 0 {
 		return nil
 	}
-	if _, err := conn.ExecContext(ctx, `VACUUM (FULL) `+strings.Join(tables, ", ")); err != nil {
-		return fmt.Errorf("vacuum (full): %w", err)
+	// ANALYZE with it: the planner's statistics of a table (pg_statistic, read through
+	// pg_stats by any role that may read the table) keep its most common values and histogram
+	// bounds, erased names and emails among them, until the table is analyzed again, which
+	// replaces its rows there. scrubStatistics then reclaims the rows replaced.
+	if _, err := conn.ExecContext(ctx, `VACUUM (FULL, ANALYZE) `+strings.Join(tables, ", ")); err != nil {
+		return fmt.Errorf("vacuum (full, analyze): %w", err)
 	}
 	return nil
+}
+
+// scrubStatistics, after a scrub analyzed the tables an erase changed, rewrites the catalog of
+// the planner's statistics (VACUUM (FULL) pg_catalog.pg_statistic): the rows the ANALYZE
+// replaced, with the erased values among their samples, stay in its file as dead rows until
+// then (a plain VACUUM frees their space but leaves their bytes). Only the catalog's owner (a
+// superuser) may, or from Postgres 16 a role granted MAINTAIN on it; a warehouse role that is
+// neither leaves them to autovacuum, which frees their space, and this says so once, at WARN,
+// with no value. It holds pg_statistic's lock for the rewrite (well under a second for a
+// warehouse's catalog): queries planned meanwhile wait for it.
+func (s *Store) scrubStatistics(ctx context.Context, conn *sqlx.Conn) {
+	if s.pg == nil {
+		return
+	}
+	var may bool
+	err := conn.QueryRowxContext(ctx, `SELECT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false)
+    OR pg_has_role(current_user, c.relowner, 'USAGE')
+    OR CASE WHEN current_setting('server_version_num')::int >= 160000 THEN has_table_privilege(c.oid, 'MAINTAIN') ELSE false END
+FROM pg_class c WHERE c.oid = 'pg_catalog.pg_statistic'::regclass`).Scan(&may)
+	if err == nil && may {
+		if _, err = conn.ExecContext(ctx, `VACUUM (FULL) pg_catalog.pg_statistic`); err == nil {
+			return
+		}
+	}
+	if s.statsWarned.Swap(true) {
+		return
+	}
+	args := []any{"why", "the warehouse's role is neither pg_statistic's owner nor granted MAINTAIN on it (Postgres 16 and later)"}
+	if err != nil {
+		args = []any{"err", err}
+	}
+	s.log.Warn("erase: the planner statistics were gathered again without the erased values, "+
+		"but their old rows may stay in the file of pg_catalog.pg_statistic until autovacuum reclaims them; "+
+		"run VACUUM (FULL) pg_catalog.pg_statistic as a superuser to remove them now (docs/personal-data.md)",
+		args...)
 }

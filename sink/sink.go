@@ -87,6 +87,10 @@ type Store struct {
 	// worker holds a warehouse open for each of its accounts and never does.
 	readsMu sync.Mutex
 	reads   map[string]*tableReads
+
+	// statsWarned: an erase has said once that it could not reclaim the planner statistics'
+	// old rows (scrubStatistics).
+	statsWarned atomic.Bool
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)

@@ -263,7 +263,34 @@ func (sqliteDialect) beginErase(ctx context.Context, conn *sqlx.Conn) (func(), e
 // the old values' frames are gone from the -wal file too. A reader still on an older snapshot
 // (a serve request) holds the log: the checkpoint waits for it up to the busy timeout, and an
 // error says so if it still cannot.
-func (sqliteDialect) scrub(ctx context.Context, conn *sqlx.Conn, _ []string) error {
+//
+// First, the tables' statistics: this build of SQLite keeps sampled index keys in sqlite_stat4
+// (SQLITE_ENABLE_STAT4), erased names and emails among them, until the table is analyzed again.
+// Each table of tables with samples there is analyzed again, which deletes its samples (and,
+// outside an analysis_limit, takes new ones of what the table holds now); the VACUUM after it
+// leaves no page with the old ones.
+func (sqliteDialect) scrub(ctx context.Context, conn *sqlx.Conn, tables []string) error {
+	var sampled []string
+	if len(tables) > 0 {
+		q, args, err := sqlx.In(`SELECT DISTINCT tbl FROM sqlite_stat4 WHERE tbl IN (?) ORDER BY tbl`, tables)
+		if err != nil {
+			return fmt.Errorf("statistics: %w", err)
+		}
+		var has bool
+		if err := conn.QueryRowxContext(ctx, `SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_stat4'`).Scan(&has); err != nil {
+			return fmt.Errorf("statistics: %w", busyErr(err))
+		}
+		if has {
+			if err := conn.SelectContext(ctx, &sampled, q, args...); err != nil {
+				return fmt.Errorf("statistics: %w", busyErr(err))
+			}
+		}
+	}
+	for _, t := range sampled {
+		if _, err := conn.ExecContext(ctx, `ANALYZE "`+strings.ReplaceAll(t, `"`, `""`)+`"`); err != nil {
+			return fmt.Errorf("analyze %s: %w", t, busyErr(err))
+		}
+	}
 	if _, err := conn.ExecContext(ctx, `VACUUM`); err != nil {
 		return fmt.Errorf("vacuum: %w", busyErr(err))
 	}

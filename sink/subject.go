@@ -26,8 +26,9 @@ import (
 //     version) of each collection whose records belong to an employee (a reference named
 //     "employee"), every column of the inventory in its order;
 //   - the warehouse's own tables with an employee_id column (the onboarding ledger, the
-//     idempotency records), by that id, and, where they have an email column, by any email the
-//     person's employees row or its history ever had (case ignored);
+//     idempotency records), by that id, and, where they have an email column and the row names
+//     no employee, by any email the person's employees row or its history ever had (case
+//     ignored);
 //   - the records of other people that name the person in another reference (a line manager, a
 //     holiday approver, an approver of an absence): only what is about the person, the record's
 //     table and id, the field naming them and the nested object as stored in the record's
@@ -284,8 +285,10 @@ var subjectSources = func() []subjectSource {
 		}
 		src.where = subject + " = ?"
 		if has[subjectEmail] {
-			src.where += " OR lower(" + subjectEmail + ") IN (SELECT lower(" + subjectEmail + ") FROM " + string(Employees) +
-				" WHERE id = ? UNION SELECT lower(" + subjectEmail + ") FROM " + string(Employees) + "_history WHERE id = ?)"
+			// By email only where the row names no one: a row that names an employee is theirs
+			// by that id, and an address the person once had may since be another's.
+			src.where += " OR (" + subject + " IS NULL AND lower(" + subjectEmail + ") IN (SELECT lower(" + subjectEmail + ") FROM " + string(Employees) +
+				" WHERE id = ? UNION SELECT lower(" + subjectEmail + ") FROM " + string(Employees) + "_history WHERE id = ?))"
 		}
 		src.order = "id"
 		if !has["id"] { // every column, by position: the same order on both backends

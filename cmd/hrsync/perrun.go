@@ -243,6 +243,14 @@ func (l runLedger) EmailTaken(ctx context.Context, email string) (bool, error) {
 	return st.EmailTaken(ctx, email)
 }
 
+func (l runLedger) ErasedEmail(ctx context.Context, email string) (int64, error) {
+	st, err := l.store()
+	if err != nil {
+		return 0, err
+	}
+	return st.ErasedEmail(ctx, email)
+}
+
 func (l runLedger) PutEmployee(ctx context.Context, e v1.Employee) error {
 	st, err := l.store()
 	if err != nil {

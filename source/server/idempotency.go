@@ -60,6 +60,8 @@ func (a *account) createOnce(w http.ResponseWriter, r *http.Request, ne v1.NewEm
 // replay answers a retry under an Idempotency-Key already claimed.
 func (a *account) replay(w http.ResponseWriter, r *http.Request, c v1.IdempotencyClaim, rec v1.IdempotencyRecord) {
 	switch {
+	case rec.Hash == v1.ErasedRequestHash:
+		WriteError(w, http.StatusUnprocessableEntity, "the person this Idempotency-Key created was erased since, so this request can no longer be matched to it; send it with a new key if it should be created again")
 	case rec.Hash != c.Hash:
 		WriteError(w, http.StatusUnprocessableEntity, "this Idempotency-Key was used with a different request")
 	case rec.Status != 0:

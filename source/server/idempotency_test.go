@@ -256,3 +256,39 @@ func TestIdempotencyKeyStalled(t *testing.T) {
 		})
 	}
 }
+
+// TestIdempotencyKeyOfAnErasedPerson: once the person a keyed create made is erased, the record
+// keeps no hash of their request (issue 41, 6a), and a retry under the key is told plainly why it
+// cannot be matched: a 422 naming the erasure, no replay of the person, nothing created.
+func TestIdempotencyKeyOfAnErasedPerson(t *testing.T) {
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			f, _ := clockedFixture(t, backend, server.Options{APIKeys: []string{testKey}, IdempotencyTTL: time.Hour})
+			body, ct := hire("ida-erased@example.com")
+			post := func() (*http.Response, []byte) {
+				return send(t, "POST", f.srv.URL+"/v1/employees", testKey, strings.NewReader(body), "Content-Type", ct, "Idempotency-Key", "onboard-7")
+			}
+			resp, b := post()
+			assertStatus(t, resp, b, 201)
+			var created struct {
+				Employees []struct {
+					ID int64 `json:"id"`
+				} `json:"employees"`
+			}
+			if err := json.Unmarshal(b, &created); err != nil || len(created.Employees) != 1 {
+				t.Fatalf("created %s: %v", b, err)
+			}
+			if _, err := f.store.EraseEmployee(context.Background(), created.Employees[0].ID, nil, "ticket"); err != nil {
+				t.Fatal(err)
+			}
+			resp, b = post()
+			assertStatus(t, resp, b, 422)
+			if !json.Valid(b) || !strings.Contains(string(b), "was erased since") || resp.Header.Get("Idempotent-Replayed") != "" {
+				t.Errorf("a retry after the erasure: %s %q", b, resp.Header.Get("Idempotent-Replayed"))
+			}
+			if n := employeesNamed(t, f.store, "ida-erased@example.com"); n != 0 {
+				t.Errorf("%d employees with the erased email", n)
+			}
+		})
+	}
+}

@@ -25,6 +25,12 @@ type IdempotencyRecord struct {
 	EmployeeID int64
 }
 
+// ErasedRequestHash is the request hash of a create whose person was erased since: the hash of
+// their name, email, job title and join date, unsalted, would let a guess of who they were be
+// confirmed, so the erasure replaces it with this, which no hash (hex) equals. A retry under
+// that Idempotency-Key cannot be told the same request any more, and is told so.
+const ErasedRequestHash = "erased"
+
 // Hash is the create's canonical form, hashed: two requests hash alike exactly when they
 // create the same employee, whether sent as a form or as JSON.
 func (ne NewEmployee) Hash() string {

@@ -32,6 +32,9 @@ type Ledger interface {
 	ConfirmSending(ctx context.Context, email string, employeeID int64, reason string) error
 	EmailTaken(ctx context.Context, email string) (bool, error)
 	PutEmployee(ctx context.Context, e v1.Employee) error
+	// ErasedEmail is the id of an erasure in force of a person who had the email, or 0: such a
+	// person is not onboarded again until it is lifted.
+	ErasedEmail(ctx context.Context, email string) (int64, error)
 }
 
 // Row outcomes in a report. A row is done when it is created, already done, skipped or rejected;

@@ -138,3 +138,4 @@ func (memLedger) PutOnboardingRow(context.Context, sink.OnboardingRow) error  { 
 func (memLedger) ConfirmSending(context.Context, string, int64, string) error { return nil }
 func (memLedger) EmailTaken(context.Context, string) (bool, error)            { return false, nil }
 func (memLedger) PutEmployee(context.Context, v1.Employee) error              { return nil }
+func (memLedger) ErasedEmail(context.Context, string) (int64, error)          { return 0, nil }

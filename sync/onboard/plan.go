@@ -69,10 +69,41 @@ func (fr *fileRun) rejected(ctx context.Context, problems []RowProblem) error {
 	return nil
 }
 
+// erasedReason is a report's reason for a hire not sent because an erasure in force was made
+// of the person (sink.Store.ErasedEmail).
+func erasedReason(erasure int64) string {
+	return fmt.Sprintf("this person's data was erased (erasure %d); lift the erasure (hrsync erase --lift %d --reason ...) to onboard them again", erasure, erasure)
+}
+
 // plan settles one hire from the ledger, or sends it; an error stops the file.
 func (fr *fileRun) plan(ctx context.Context, h Hire) error {
 	o := fr.o
 	email := h.Employee.Email
+	prevRow, seen := fr.done[h.Line]
+	// A person erased is not onboarded again, from this file, a re-export or another, until the
+	// erasure is lifted: asked before anything could send or look them up. The ledger keeps the
+	// row skipped, without their email or request; a row of this line that created or sent
+	// them stays as it is, so that once the erasure is lifted they are still not sent twice.
+	erasure, err := o.st.ErasedEmail(ctx, email)
+	if err != nil {
+		return err
+	}
+	if erasure > 0 {
+		r := RowResult{Line: h.Line, Email: email, Outcome: OutcomeSkipped, Reason: erasedReason(erasure)}
+		fr.results[h.Line] = r
+		if o.opts.DryRun || (seen && (prevRow.Status == sink.RowCreated || prevRow.Status == sink.RowSending)) {
+			return nil
+		}
+		return o.st.PutOnboardingRow(ctx, sink.OnboardingRow{FileHash: fr.res.Hash, FileName: fr.res.Name, Line: h.Line,
+			Status: sink.RowSkipped, Reason: r.Reason})
+	}
+	// This very row (the file's bytes, its line) created someone before: done, whatever its
+	// email says now (an erasure lifted since blanked it).
+	if seen && prevRow.Status == sink.RowCreated {
+		fr.results[h.Line] = RowResult{Line: h.Line, Email: email, Outcome: OutcomeAlreadyDone, EmployeeID: prevRow.EmployeeID,
+			Reason: "onboarded by an earlier run"}
+		return nil
+	}
 	// The person, by email, in the whole ledger: confirmed, or sent without an answer.
 	prev, err := o.st.CreatedByEmail(ctx, email)
 	switch {

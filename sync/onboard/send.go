@@ -67,8 +67,18 @@ func notSent(err error) bool {
 }
 
 // confirmed records a hire whose person is at the source as e, and settles every other row of
-// theirs still sending, in any file.
+// theirs still sending, in any file. A person erased meanwhile (an erase while the answer was
+// awaited) is recorded created, as they were, but without their email, nor kept in the
+// warehouse's employees: the erasure covers the id it was made of, not this one.
 func (o *Onboarder) confirmed(ctx context.Context, h Hire, e v1.Employee, reason string, record func(RowResult, string) error) error {
+	erasure, err := o.st.ErasedEmail(ctx, h.Employee.Email)
+	if err != nil {
+		return err
+	}
+	if erasure > 0 {
+		return record(RowResult{Line: h.Line, Outcome: OutcomeCreated, EmployeeID: e.ID,
+			Reason: fmt.Sprintf("created at the source (employee %d), but this person's data was erased meanwhile (erasure %d): the warehouse keeps neither their email nor their record; erase employee %d too", e.ID, erasure, e.ID)}, sink.RowCreated)
+	}
 	if perr := o.st.PutEmployee(ctx, e); perr != nil {
 		o.log.Warn("store a created employee; the next sync brings it", "employee_id", e.ID, "err", perr)
 	}
@@ -179,6 +189,8 @@ func (fileOnly) CreatedByEmail(context.Context, string) (sink.OnboardingRow, err
 }
 
 func (fileOnly) EmailTaken(context.Context, string) (bool, error) { return false, nil }
+
+func (fileOnly) ErasedEmail(context.Context, string) (int64, error) { return 0, nil }
 
 func (fileOnly) PutOnboardingRow(context.Context, sink.OnboardingRow) error { return errNoLedger }
 

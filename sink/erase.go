@@ -428,8 +428,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), e.Kind, e.Collection, e.SubjectID, 
 		}
 		x := &eraser{d: s.d, tx: tx, set: set, decls: s.opts.Declarations, rows: res.Rows}
 		if es[0].Kind == ErasureEmployee {
+			// Only a person who asked to be erased is held back from onboarding (fingerprints): a
+			// retention rule ends the keeping of a leaver's data, not the right to hire them
+			// again, and lifting a retention erasure would bring the old record back.
+			keep := es[0].Cause == ErasureCauseRequest
 			for j, e := range es {
-				if err = x.employee(ctx, res.IDs[j], e.SubjectID, classes[i]); err != nil {
+				if err = x.employee(ctx, res.IDs[j], e.SubjectID, classes[i], keep); err != nil {
 					break
 				}
 			}
@@ -607,14 +611,14 @@ type eraser struct {
 
 // employee erases the person id (the erasure erasureID): their row, their events, every copy
 // of them on other records, the answers to their creates and their onboarding rows; when their
-// identifying data goes, the fingerprints of their emails are kept first (erased.go), so that
-// onboarding does not create them again.
-func (x *eraser) employee(ctx context.Context, erasureID, id int64, classes []v1.Class) error {
+// identifying data goes and fingerprint is set (an erasure they asked for), the fingerprints of
+// their emails are kept first (erased.go), so that onboarding does not create them again.
+func (x *eraser) employee(ctx context.Context, erasureID, id int64, classes []v1.Class, fingerprint bool) error {
 	emails, err := x.emails(ctx, id)
 	if err != nil {
 		return err
 	}
-	if slices.Contains(classes, v1.Identifying) {
+	if fingerprint && slices.Contains(classes, v1.Identifying) {
 		if err := x.fingerprint(ctx, erasureID, id, emails); err != nil {
 			return err
 		}

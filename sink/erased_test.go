@@ -392,3 +392,31 @@ AND (coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, ''
 		t.Errorf("the log holds an erased value:\n%s", out)
 	}
 }
+
+// TestRetentionKeepsNoFingerprints: a retention rule that erases a leaver's identifying data ends
+// the keeping of it, not the right to hire them again: no fingerprint is kept, so a rehire under
+// the same email is onboarded as anyone else (lifting the rule's erasure instead would bring the
+// old record back).
+func TestRetentionKeepsNoFingerprints(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		sinktest.WalkEmployees(t, s, decodeEmployees(t,
+			`{"id":42,"first_name":"Zorblax","last_name":"Quendrith","email":"zq-mail@marker.example"}`), 10, sink.MergeOptions{})
+		res, err := s.EraseEmployees(ctx, []int64{42}, nil, sink.ErasureCauseRetention+"leavers", "nightly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.IDs) != 1 {
+			t.Fatalf("erasures %v, want one", res.IDs)
+		}
+		if got := sinktest.QueryString(t, s, `SELECT count(*) FROM erased_identities`); got != "0" {
+			t.Errorf("a retention erasure kept %s fingerprints, want 0", got)
+		}
+		if got, err := s.ErasedEmail(ctx, "zq-mail@marker.example"); err != nil || got != 0 {
+			t.Errorf("ErasedEmail after retention = %d, %v; want 0", got, err)
+		}
+		if found := markersIn(t, s, []string{"zq-mail@marker.example", "Zorblax"}); len(found) > 0 {
+			t.Errorf("after the retention erasure, found %q", found)
+		}
+	})
+}

@@ -4,6 +4,7 @@
 package walk
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -184,14 +185,15 @@ const (
 	finishSilentTimeout = time.Second
 )
 
-// stopCause is why ctx ended when it ended for a cause other than a stop (context.Canceled,
-// context.DeadlineExceeded: the process is stopping): a lost lock, a silent warehouse (see
-// sink.Store.TryLock); nil otherwise.
+// stopCause is why ctx ended when the work under the sync lock was stopped (see
+// sink.Store.TryLock): a lost lock, a silent warehouse; nil while it goes on, or when it ended
+// because the process is stopping (context.Canceled, or the cause signal.NotifyContext gives:
+// "terminated signal received").
 func stopCause(ctx context.Context) error {
 	if ctx.Err() == nil {
 		return nil
 	}
-	if cause := context.Cause(ctx); cause != ctx.Err() {
+	if cause := context.Cause(ctx); errors.Is(cause, sink.ErrLockLost) || errors.Is(cause, sink.ErrNoAnswer) {
 		return cause
 	}
 	return nil
@@ -253,7 +255,7 @@ func (s *Syncer) Run(ctx context.Context, resources []sink.Resource) ([]Result, 
 	stopped := false // the warehouse or the lock stopped the run: nothing more is tried
 	for i, r := range resources {
 		if ctx.Err() != nil {
-			errs = append(errs, context.Cause(ctx))
+			errs = append(errs, cmp.Or(stopCause(ctx), ctx.Err()))
 			break
 		}
 		res := s.runResource(ctx, runID, r, place{i + 1, len(resources)}, probes[r])

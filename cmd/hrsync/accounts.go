@@ -26,14 +26,7 @@ func openExisting(ctx context.Context, a *config.Account, log *slog.Logger) (*si
 // openExistingWritable is openExisting for such a command that writes (see openWritable).
 func openExistingWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
 	store, err := openExisting(ctx, a, log)
-	if err != nil {
-		return nil, err
-	}
-	if err := store.Writable(ctx); err != nil {
-		_ = store.Close()
-		return nil, a.Wrap(err)
-	}
-	return store, nil
+	return writable(ctx, a, store, err)
 }
 
 func openWith(ctx context.Context, open func(context.Context, string, sink.Options) (*sink.Store, error), a *config.Account, log *slog.Logger) (*sink.Store, error) {
@@ -52,6 +45,12 @@ func openWith(ctx context.Context, open func(context.Context, string, sink.Optio
 // writes, mid-way through a sync, a folder or an erasure.
 func openWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
 	store, err := openStore(ctx, a, log)
+	return writable(ctx, a, store, err)
+}
+
+// writable passes on a store just opened (store, err) when the warehouse takes writes, and
+// otherwise closes it and says so (sink.Store.Writable).
+func writable(ctx context.Context, a *config.Account, store *sink.Store, err error) (*sink.Store, error) {
 	if err != nil {
 		return nil, err
 	}

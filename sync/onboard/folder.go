@@ -49,9 +49,9 @@ func writePrivate(root *os.Root, name string, write func(io.Writer) error) error
 	return err
 }
 
-// LinkedFolderError is a folder onboarding writes to (processed/, failed/, reports/) that is a
-// symbolic link, or not a folder: hrsync does not follow it, so personal data never lands where
-// a link points.
+// LinkedFolderError is a folder onboarding writes to (processed/, failed/, reports/: Folders)
+// that is a symbolic link, or not a folder: hrsync does not follow it, so personal data never
+// lands where a link points, and retention deletes nothing through it.
 type LinkedFolderError struct {
 	Path string
 	Link bool // a symbolic link; else something that is not a folder
@@ -64,21 +64,53 @@ func (e *LinkedFolderError) Error() string {
 	return fmt.Sprintf("onboarding folder: %s is not a folder: move it away", e.Path)
 }
 
-// checkFolder refuses name in root when it exists and is a link or not a folder; exists tells
-// whether it does.
-func checkFolder(root *os.Root, name string) (exists bool, err error) {
+// Folders are the folders of a drop folder that onboarding writes to: the files done with
+// (processed/) and given up on (failed/) with their reports, and the reports of the files named
+// to hrsync onboard that lie in the drop folder (reports/).
+var Folders = []string{processedDir, failedDir, reportsDir}
+
+// folderInfo is what Lstat finds at name in root: nil when there is nothing; a
+// LinkedFolderError when it is a symbolic link (to anywhere, inside the folder too) or not a
+// folder.
+func folderInfo(root *os.Root, name string) (fs.FileInfo, error) {
 	fi, err := root.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
+		return nil, nil
 	case err != nil:
-		return false, fmt.Errorf("onboarding folder: %w", err)
+		return nil, fmt.Errorf("onboarding folder: %w", err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return true, &LinkedFolderError{Path: filepath.Join(root.Name(), name), Link: true}
+		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), name), Link: true}
 	case !fi.IsDir():
-		return true, &LinkedFolderError{Path: filepath.Join(root.Name(), name)}
+		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), name)}
 	}
-	return true, nil
+	return fi, nil
+}
+
+// checkFolder refuses name in root when it exists and is a link or not a folder; exists tells
+// whether it does.
+func checkFolder(root *os.Root, name string) (exists bool, err error) {
+	fi, err := folderInfo(root, name)
+	return fi != nil, err
+}
+
+// OpenFolder opens name, one of Folders, in the drop folder root: nil when there is none; a
+// LinkedFolderError when it is a symbolic link or not a folder. What it returns is the folder
+// Lstat found, not one put in its place since, and nothing opened through it leaves it.
+func OpenFolder(root *os.Root, name string) (*os.Root, error) {
+	fi, err := folderInfo(root, name)
+	if err != nil || fi == nil {
+		return nil, err
+	}
+	r, err := root.OpenRoot(name)
+	if err != nil {
+		return nil, fmt.Errorf("onboarding folder: %w", err)
+	}
+	if at, err := r.Stat("."); err != nil || !os.SameFile(at, fi) { // made a link meanwhile
+		r.Close()
+		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), name), Link: true}
+	}
+	return r, nil
 }
 
 // privateFolderIn makes sure name in root is a folder, not a link: one that is missing is made

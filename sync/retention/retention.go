@@ -14,6 +14,7 @@ import (
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/v1"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // The rules' names: in the configuration (retention.<name>), in the erasures' cause
@@ -113,7 +114,7 @@ type Due struct {
 	OnboardingBefore time.Time
 	// Refused are the onboarding folder's processed/, failed/ and reports/ that are symbolic
 	// links, or not folders (LinkedFolderError): nothing in them is due, nor deleted.
-	Refused []*LinkedFolderError
+	Refused []*onboard.LinkedFolderError
 }
 
 // A Plan is what is due at Now, rule by rule, in the rules' order.
@@ -216,56 +217,9 @@ func before(p Period, now time.Time) time.Time {
 	return now.AddDate(-p.Years, -p.Months, -p.Days)
 }
 
-// onboardingFolders are the folders of the onboarding folder whose files retention deletes:
-// the files done with (processed/) and given up on (failed/) with their reports (.result.csv),
-// and the reports of the files named to hrsync onboard that lie in the folder (reports/).
-var onboardingFolders = []string{"processed", "failed", "reports"}
-
-// LinkedFolderError is a folder of the onboarding folder (processed/, failed/, reports/) that is
-// a symbolic link, or not a folder: retention deletes nothing through it (onboarding refuses it
-// too), so no file is ever deleted where a link points.
-type LinkedFolderError struct {
-	Path string
-	Link bool // a symbolic link; else something that is not a folder
-}
-
-func (e *LinkedFolderError) Error() string {
-	if e.Link {
-		return fmt.Sprintf("retention: onboarding folder %s is a symbolic link; hrsync deletes nothing through a link: make it a real folder", e.Path)
-	}
-	return fmt.Sprintf("retention: onboarding folder %s is not a folder; hrsync deletes nothing in it: move it away", e.Path)
-}
-
-// openFolder opens sub of the onboarding folder root for retention: nil when there is none; a
-// LinkedFolderError when it is a symbolic link (to anywhere, inside the folder too) or not a
-// folder. What it returns is the folder Lstat found, not one put in its place since, and
-// nothing opened through it leaves it.
-func openFolder(root *os.Root, sub string) (*os.Root, error) {
-	fi, err := root.Lstat(sub)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), sub), Link: true}
-	case !fi.IsDir():
-		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), sub)}
-	}
-	r, err := root.OpenRoot(sub)
-	if err != nil {
-		return nil, err
-	}
-	if at, err := r.Stat("."); err != nil || !os.SameFile(at, fi) { // made a link meanwhile
-		r.Close()
-		return nil, &LinkedFolderError{Path: filepath.Join(root.Name(), sub), Link: true}
-	}
-	return r, nil
-}
-
 // oldFiles are the regular .csv files of dir's processed/, failed/ and reports/ last modified
-// before cut; refused are the folders among them that are links, or not folders (openFolder).
-func oldFiles(dir string, cut time.Time) (files []string, refused []*LinkedFolderError, err error) {
+// before cut; refused are the folders among them that are links, or not folders (onboard.OpenFolder).
+func oldFiles(dir string, cut time.Time) (files []string, refused []*onboard.LinkedFolderError, err error) {
 	root, err := os.OpenRoot(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -274,9 +228,9 @@ func oldFiles(dir string, cut time.Time) (files []string, refused []*LinkedFolde
 		return nil, nil, fmt.Errorf("retention: onboarding files: %w", err)
 	}
 	defer root.Close()
-	for _, sub := range onboardingFolders {
-		folder, err := openFolder(root, sub)
-		var linked *LinkedFolderError
+	for _, sub := range onboard.Folders {
+		folder, err := onboard.OpenFolder(root, sub)
+		var linked *onboard.LinkedFolderError
 		if errors.As(err, &linked) {
 			refused = append(refused, linked)
 			continue
@@ -327,10 +281,10 @@ func csvFiles(folder *os.Root, cut time.Time) ([]string, error) {
 }
 
 // removeFiles deletes the files of dir's folders named (paths oldFiles listed), each in the
-// folder openFolder opens again: a folder made a link since is refused (its files are not
+// folder onboard.OpenFolder opens again: a folder made a link since is refused (its files are not
 // deleted), and a file made a link since is removed, not followed. deleted is told of each file
 // deleted.
-func removeFiles(dir string, files []string, deleted func(path string)) (refused []*LinkedFolderError, err error) {
+func removeFiles(dir string, files []string, deleted func(path string)) (refused []*onboard.LinkedFolderError, err error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("retention: delete an onboarding file: %w", err)
@@ -348,8 +302,8 @@ func removeFiles(dir string, files []string, deleted func(path string)) (refused
 		sub, name := filepath.Base(filepath.Dir(path)), filepath.Base(path)
 		folder, opened := folders[sub]
 		if !opened {
-			folder, err = openFolder(root, sub)
-			var linked *LinkedFolderError
+			folder, err = onboard.OpenFolder(root, sub)
+			var linked *onboard.LinkedFolderError
 			if errors.As(err, &linked) {
 				refused = append(refused, linked)
 			} else if err != nil {

@@ -70,28 +70,31 @@ func emailKey(secret []byte, email string) string {
 
 // ErasedEmail is the id of the oldest erasure in force that holds the email's fingerprint (the
 // person it was erased of had it), or 0: onboarding refuses to create such a person again until
-// the erasure is lifted. An empty email is no one's.
+// the erasure is lifted. An empty email is no one's. Onboarding asks it of every row, and the
+// ledger of every write of one, so the secret, once read, is kept: it never changes.
 func (s *Store) ErasedEmail(ctx context.Context, email string) (int64, error) {
-	id, err := erasedEmail(ctx, s.db, email)
-	if err != nil {
-		return 0, fmt.Errorf("check the erasures: %w", busyErr(err))
-	}
-	return id, nil
-}
-
-func erasedEmail(ctx context.Context, q sqlx.ExtContext, email string) (int64, error) {
 	if normalEmail(email) == "" {
 		return 0, nil
 	}
-	secret, err := erasureSecret(ctx, q, false)
-	if err != nil || secret == nil {
-		return 0, err
+	secret := s.erasureKey.Load()
+	if secret == nil {
+		// Read outside any transaction: what is kept is a committed secret, never the one a
+		// dry run's erase made and rolled back.
+		read, err := erasureSecret(ctx, s.db, false)
+		if err != nil {
+			return 0, fmt.Errorf("check the erasures: %w", busyErr(err))
+		}
+		if read == nil {
+			return 0, nil // no erasure has kept a fingerprint yet
+		}
+		s.erasureKey.Store(&read)
+		secret = &read
 	}
 	var id sql.NullInt64
-	err = q.QueryRowxContext(ctx, q.Rebind(`SELECT min(e.id) FROM erased_identities i JOIN erasures e ON e.id = i.erasure_id
-WHERE i.email_key = ? AND e.lifted_at IS NULL`), emailKey(secret, email)).Scan(&id)
+	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT min(e.id) FROM erased_identities i JOIN erasures e ON e.id = i.erasure_id
+WHERE i.email_key = ? AND e.lifted_at IS NULL`), emailKey(*secret, email)).Scan(&id)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("check the erasures: %w", busyErr(err))
 	}
 	return id.Int64, nil
 }

@@ -91,6 +91,8 @@ type Store struct {
 	// statsWarned: an erase has said once that it could not reclaim the planner statistics'
 	// old rows (scrubStatistics).
 	statsWarned atomic.Bool
+	// erasureKey is the fingerprints' secret once ErasedEmail has read it (erased.go).
+	erasureKey atomic.Pointer[[]byte]
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)

@@ -120,14 +120,15 @@ FROM sicknesses k
 WHERE k.listed AND k.deleted_at IS NULL AND k.start_date <= coalesce(k.end_date, date('now'));
 
 -- Each working pattern's week as a mask: bit 0 Monday … bit 6 Sunday; a zero-hours pattern (no
--- total_hours and no hours on any day): 0, no working day; a pattern that marks no day: Monday to
+-- total_hours and no hours on any day, the hours text here: read as numbers): 0, no working day; a pattern that marks no day: Monday to
 -- Friday, 31 (as for no pattern).
 CREATE VIEW model_pattern_weeks AS
 SELECT id, CASE WHEN zero_hours THEN 0 WHEN w > 0 THEN w ELSE 31 END AS week, zero_hours
 FROM (SELECT id, coalesce(mon, 0) + 2 * coalesce(tue, 0) + 4 * coalesce(wed, 0) + 8 * coalesce(thu, 0)
     + 16 * coalesce(fri, 0) + 32 * coalesce(sat, 0) + 64 * coalesce(sun, 0) AS w,
-    coalesce(total_hours, 0) = 0 AND coalesce(mon_hr, 0) + coalesce(tue_hr, 0) + coalesce(wed_hr, 0) + coalesce(thu_hr, 0)
-        + coalesce(fri_hr, 0) + coalesce(sat_hr, 0) + coalesce(sun_hr, 0) = 0 AS zero_hours
+    CAST(coalesce(total_hours, 0) AS REAL) = 0 AND CAST(coalesce(mon_hr, 0) AS REAL) + CAST(coalesce(tue_hr, 0) AS REAL)
+        + CAST(coalesce(wed_hr, 0) AS REAL) + CAST(coalesce(thu_hr, 0) AS REAL) + CAST(coalesce(fri_hr, 0) AS REAL)
+        + CAST(coalesce(sat_hr, 0) AS REAL) + CAST(coalesce(sun_hr, 0) AS REAL) = 0 AS zero_hours
     FROM working_patterns) x;
 
 -- As in 0024, with the employee's calendar.

@@ -20,6 +20,9 @@ type PeopleReportOptions struct {
 	// Names adds the Bradford list's names (identifying). Someone whose identifying data is
 	// erased (an erasure not lifted) has none either way.
 	Names bool
+	// Models, when set, are the models section's settings, written into the warehouse
+	// (ApplyModelSettings) before the refresh, on a warehouse that takes writes.
+	Models *ModelSettings
 }
 
 // PeopleReport is what hrsync report draws, read from the people models (docs/models.md) in
@@ -125,6 +128,11 @@ func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (People
 		return PeopleReport{}, fmt.Errorf("people report: %w", err)
 	}
 	if !ro {
+		if o.Models != nil {
+			if _, err := s.ApplyModelSettings(ctx, *o.Models); err != nil {
+				return PeopleReport{}, fmt.Errorf("people report: %w", err)
+			}
+		}
 		if _, err := s.RefreshModels(ctx, false); err != nil {
 			return PeopleReport{}, fmt.Errorf("people report: %w", err)
 		}

@@ -88,28 +88,33 @@ WITH pieces AS MATERIALIZED (
         ) p
     ) x
 ), events AS (
-    -- an absence within one month: its working days, in half days, less its halves
-    SELECT department_id, kind, week, m0 AS month, 0 AS n, 0 AS fte,
-        2 * @WD[a|b|week] - halves_first - halves_last AS adj
-    FROM (SELECT p.*, p.lo AS a, p.hi AS b FROM pieces p WHERE p.kind <> 'due' AND p.m0 = p.m1) w
+    -- pieces is read once here (and once for the days off): each reference to a CTE in SQLite
+    -- copies the views under it, and a statement reading this view twice would pass SQLite's
+    -- bound on a statement's tables. Each piece gives events by t:
+    --   0: an absence within one month: its working days, in half days, less its halves;
+    --   1: a span, or an absence over more than one month: its first month (one more to the
+    --      group's count, less its working days before its first day and a half day);
+    --   2: its last month (less its working days after its last day and a half day);
+    --   3: the month after (one less to the count).
+    SELECT department_id, kind, week,
+        CASE t WHEN 2 THEN m1 WHEN 3 THEN m2 ELSE m0 END AS month,
+        CASE t WHEN 1 THEN 1 WHEN 3 THEN -1 ELSE 0 END AS n,
+        CASE t WHEN 1 THEN fte WHEN 2 THEN CASE WHEN reaches_end THEN 0 ELSE -fte END
+            WHEN 3 THEN CASE WHEN reaches_end THEN -fte ELSE 0 END ELSE 0 END AS fte,
+        CASE t WHEN 3 THEN 0
+            ELSE (CASE t WHEN 0 THEN 2 ELSE -2 END) * @WD[a|b|week]
+                - CASE t WHEN 0 THEN halves_first + halves_last WHEN 1 THEN halves_first ELSE halves_last END
+        END AS adj
+    FROM (
+        SELECT p.*, e.t,
+            CASE e.t WHEN 0 THEN p.lo WHEN 1 THEN CAST(julianday(p.m0) - 2415020.5 AS INTEGER) ELSE p.hi + 1 END AS a,
+            CASE e.t WHEN 0 THEN p.hi WHEN 1 THEN p.lo - 1 ELSE CAST(julianday(p.m2) - 2415020.5 AS INTEGER) - 1 END AS b
+        FROM pieces p
+        JOIN (SELECT 0 AS t UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) e
+            ON (e.t = 0) = (p.kind <> 'due' AND p.m0 = p.m1)
+    ) w
     UNION ALL
-    -- a span, or an absence over more than one month: its first month
-    SELECT department_id, kind, week, m0, 1, fte,
-        -2 * @WD[a|b|week] - halves_first
-    FROM (SELECT p.*, CAST(julianday(p.m0) - 2415020.5 AS INTEGER) AS a, p.lo - 1 AS b FROM pieces p WHERE p.kind = 'due' OR p.m0 < p.m1) w
-    UNION ALL
-    -- its last month
-    SELECT department_id, kind, week, m1, 0, CASE WHEN reaches_end THEN 0 ELSE -fte END,
-        -2 * @WD[a|b|week] - halves_last
-    FROM (SELECT p.*, p.hi + 1 AS a, CAST(julianday(p.m2) - 2415020.5 AS INTEGER) - 1 AS b FROM pieces p WHERE p.kind = 'due' OR p.m0 < p.m1) w
-    UNION ALL
-    -- the month after
-    SELECT department_id, kind, week, m2, -1, CASE WHEN reaches_end THEN -fte ELSE 0 END, 0
-    FROM pieces WHERE kind = 'due' OR m0 < m1
-    UNION ALL
-    -- its days off on days of its week (Postgres's view reads those of pieces within one month
-    -- apart, for its hash join; one branch here, where a second reference to pieces would take
-    -- a statement reading this view twice past SQLite's limit of nested subqueries)
+    -- its days off on days of its week: a working day (2 half days) less, in their month
     SELECT p.department_id, p.kind, p.week, o.month, 0, 0,
         -2 + CASE WHEN o.dn = p.lo THEN p.halves_first ELSE 0 END + CASE WHEN o.dn = p.hi THEN p.halves_last ELSE 0 END
     FROM pieces p

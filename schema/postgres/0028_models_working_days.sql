@@ -161,10 +161,12 @@ JOIN model_calendar c ON c.day >= p.lo AND c.day <= p.hi
 WHERE ((p.week >> ((c.day - date '1900-01-01') % 7)) & 1) = 1
     AND NOT EXISTS (SELECT 1 FROM model_days_off o WHERE o.calendar = p.calendar AND o.day = c.day);
 
--- 0024's running sums, with days off: each day off of a piece's calendar within it, on a day of
--- its week, takes a working day (2 half days) away in its month (giving back a half day
--- already taken for a half_start or half_end on it). Zero-hours people's absences are kinds
--- of their own (zero_hours_…), counted on every day (week 127) and no calendar.
+-- 0024's running sums, with days off: a group (department, kind, week, and now calendar) counts
+-- in each month its count times the month's working days less its calendar's days off on them;
+-- a piece's first and last months give back the days off outside it, and an absence within one
+-- month (no count) takes its own days off away. A half day on a day off is given back. Zero-hours
+-- people's absences are kinds of their own (zero_hours_…), counted on every day (week 127) and
+-- no calendar.
 CREATE VIEW model_absence_monthly_derived AS
 WITH pieces AS MATERIALIZED (
     SELECT x.department_id, x.kind, x.week, x.calendar, x.fte, x.halves_first, x.halves_last,
@@ -193,7 +195,7 @@ WITH pieces AS MATERIALIZED (
     ) x
 ), events AS (
     -- an absence within one month: its working days, in half days, less its halves
-    SELECT department_id, kind, week, m0 AS month, 0 AS n, 0 AS fte,
+    SELECT department_id, kind, week, calendar, m0 AS month, 0 AS n, 0 AS fte,
         2 * (((week) & 1) * ((b + 7) / 7 - (a + 6) / 7) + (((week) >> 1) & 1) * ((b + 6) / 7 - (a + 5) / 7)
         + (((week) >> 2) & 1) * ((b + 5) / 7 - (a + 4) / 7) + (((week) >> 3) & 1) * ((b + 4) / 7 - (a + 3) / 7)
         + (((week) >> 4) & 1) * ((b + 3) / 7 - (a + 2) / 7) + (((week) >> 5) & 1) * ((b + 2) / 7 - (a + 1) / 7)
@@ -201,7 +203,7 @@ WITH pieces AS MATERIALIZED (
     FROM (SELECT p.*, p.lo AS a, p.hi AS b FROM pieces p WHERE p.kind <> 'due' AND p.m0 = p.m1) w
     UNION ALL
     -- a span, or an absence over more than one month: its first month
-    SELECT department_id, kind, week, m0, 1, fte,
+    SELECT department_id, kind, week, calendar, m0, 1, fte,
         -2 * (((week) & 1) * ((b + 7) / 7 - (a + 6) / 7) + (((week) >> 1) & 1) * ((b + 6) / 7 - (a + 5) / 7)
         + (((week) >> 2) & 1) * ((b + 5) / 7 - (a + 4) / 7) + (((week) >> 3) & 1) * ((b + 4) / 7 - (a + 3) / 7)
         + (((week) >> 4) & 1) * ((b + 3) / 7 - (a + 2) / 7) + (((week) >> 5) & 1) * ((b + 2) / 7 - (a + 1) / 7)
@@ -209,7 +211,7 @@ WITH pieces AS MATERIALIZED (
     FROM (SELECT p.*, p.m0 - date '1900-01-01' AS a, p.lo - 1 AS b FROM pieces p WHERE p.kind = 'due' OR p.m0 < p.m1) w
     UNION ALL
     -- its last month
-    SELECT department_id, kind, week, m1, 0, CASE WHEN reaches_end THEN 0 ELSE -fte END,
+    SELECT department_id, kind, week, calendar, m1, 0, CASE WHEN reaches_end THEN 0 ELSE -fte END,
         -2 * (((week) & 1) * ((b + 7) / 7 - (a + 6) / 7) + (((week) >> 1) & 1) * ((b + 6) / 7 - (a + 5) / 7)
         + (((week) >> 2) & 1) * ((b + 5) / 7 - (a + 4) / 7) + (((week) >> 3) & 1) * ((b + 4) / 7 - (a + 3) / 7)
         + (((week) >> 4) & 1) * ((b + 3) / 7 - (a + 2) / 7) + (((week) >> 5) & 1) * ((b + 2) / 7 - (a + 1) / 7)
@@ -217,44 +219,60 @@ WITH pieces AS MATERIALIZED (
     FROM (SELECT p.*, p.hi + 1 AS a, p.m2 - date '1900-01-01' - 1 AS b FROM pieces p WHERE p.kind = 'due' OR p.m0 < p.m1) w
     UNION ALL
     -- the month after
-    SELECT department_id, kind, week, m2, -1, CASE WHEN reaches_end THEN -fte ELSE 0 END, 0
+    SELECT department_id, kind, week, calendar, m2, -1, CASE WHEN reaches_end THEN -fte ELSE 0 END, 0
     FROM pieces WHERE kind = 'due' OR m0 < m1
     UNION ALL
-    -- its days off on days of its week (a piece within one month: that month's only)
-    SELECT p.department_id, p.kind, p.week, o.month, 0, 0,
+    -- days off (on days of the piece's week). An absence within one month: each of its days
+    -- off is a working day (2 half days) less, giving back a half day taken for a half_start
+    -- or half_end on it.
+    SELECT p.department_id, p.kind, p.week, p.calendar, o.month, 0, 0,
         -2 + CASE WHEN o.dn = p.lo THEN p.halves_first ELSE 0 END + CASE WHEN o.dn = p.hi THEN p.halves_last ELSE 0 END
     FROM pieces p
     JOIN model_days_off o ON o.calendar = p.calendar AND o.month = p.m0 AND o.dn >= p.lo AND o.dn <= p.hi
-    WHERE p.m0 = p.m1 AND ((p.week >> o.dow) & 1) = 1
+    WHERE p.kind <> 'due' AND p.m0 = p.m1 AND ((p.week >> o.dow) & 1) = 1
     UNION ALL
-    SELECT p.department_id, p.kind, p.week, o.month, 0, 0,
-        -2 + CASE WHEN o.dn = p.lo THEN p.halves_first ELSE 0 END + CASE WHEN o.dn = p.hi THEN p.halves_last ELSE 0 END
+    -- A span or a longer absence counts its months' days off with its group's count (counted,
+    -- below); here its first month gives back the days off before its first day (and the half
+    -- day taken for a half_start on a day off) …
+    SELECT p.department_id, p.kind, p.week, p.calendar, o.month, 0, 0,
+        CASE WHEN o.dn < p.lo THEN 2 ELSE p.halves_first END
     FROM pieces p
-    JOIN model_days_off o ON o.calendar = p.calendar AND o.dn >= p.lo AND o.dn <= p.hi
-    WHERE p.m0 < p.m1 AND ((p.week >> o.dow) & 1) = 1
+    JOIN model_days_off o ON o.calendar = p.calendar AND o.month = p.m0 AND o.dn <= p.lo
+    WHERE (p.kind = 'due' OR p.m0 < p.m1) AND ((p.week >> o.dow) & 1) = 1
+    UNION ALL
+    -- … and its last month those after its last day (and a half_end's half day on a day off).
+    SELECT p.department_id, p.kind, p.week, p.calendar, o.month, 0, 0,
+        CASE WHEN o.dn > p.hi THEN 2 ELSE p.halves_last END
+    FROM pieces p
+    JOIN model_days_off o ON o.calendar = p.calendar AND o.month = p.m1 AND o.dn >= p.hi
+    WHERE (p.kind = 'due' OR p.m0 < p.m1) AND ((p.week >> o.dow) & 1) = 1
 ), changes AS MATERIALIZED (
-    SELECT department_id, kind, week, month, sum(n) AS n, sum(fte) AS fte, sum(adj) AS adj
+    SELECT department_id, kind, week, calendar, month, sum(n) AS n, sum(fte) AS fte, sum(adj) AS adj
     FROM events
-    GROUP BY department_id, kind, week, month
+    GROUP BY department_id, kind, week, calendar, month
 ), counted AS (
+    -- a group's working days in a month: its count times the month's days of its week less the
+    -- month's days off of its calendar on them, plus the month's adjustments
     SELECT r.month, r.department_id, r.kind, r.n, r.fte,
-        r.adj + 2 * r.n * (((r.week) & 1) * ((b + 7) / 7 - (a + 6) / 7) + (((r.week) >> 1) & 1) * ((b + 6) / 7 - (a + 5) / 7)
+        r.adj + 2 * r.n * ((((r.week) & 1) * ((b + 7) / 7 - (a + 6) / 7) + (((r.week) >> 1) & 1) * ((b + 6) / 7 - (a + 5) / 7)
         + (((r.week) >> 2) & 1) * ((b + 5) / 7 - (a + 4) / 7) + (((r.week) >> 3) & 1) * ((b + 4) / 7 - (a + 3) / 7)
         + (((r.week) >> 4) & 1) * ((b + 3) / 7 - (a + 2) / 7) + (((r.week) >> 5) & 1) * ((b + 2) / 7 - (a + 1) / 7)
-        + (((r.week) >> 6) & 1) * ((b + 1) / 7 - (a) / 7)) AS halves
+        + (((r.week) >> 6) & 1) * ((b + 1) / 7 - (a) / 7))
+            - CASE WHEN r.n = 0 THEN 0 ELSE (SELECT count(*) FROM model_days_off o
+                WHERE o.calendar = r.calendar AND o.month = r.month AND ((r.week >> o.dow) & 1) = 1) END) AS halves
     FROM (
-        SELECT x.month, x.department_id, x.kind, x.week,
+        SELECT x.month, x.department_id, x.kind, x.week, x.calendar,
             sum(sum(x.n)) OVER w AS n, sum(sum(x.fte)) OVER w AS fte, sum(x.adj) AS adj,
             x.month - date '1900-01-01' AS a, (x.month + interval '1 month')::date - date '1900-01-01' - 1 AS b
         FROM (
-            SELECT month, department_id, kind, week, n, fte, adj FROM changes
+            SELECT month, department_id, kind, week, calendar, n, fte, adj FROM changes
             UNION ALL -- every month of every group, so that a month without changes has its row
-            SELECT c.month, g.department_id, g.kind, g.week, 0, 0, 0
-            FROM (SELECT department_id, kind, week, min(month) AS since FROM changes GROUP BY department_id, kind, week) g
+            SELECT c.month, g.department_id, g.kind, g.week, g.calendar, 0, 0, 0
+            FROM (SELECT department_id, kind, week, calendar, min(month) AS since FROM changes GROUP BY department_id, kind, week, calendar) g
             JOIN model_calendar c ON c.day = c.month AND c.day > g.since AND c.day <= (now() AT TIME ZONE 'UTC')::date
         ) x
-        GROUP BY x.month, x.department_id, x.kind, x.week
-        WINDOW w AS (PARTITION BY x.department_id, x.kind, x.week ORDER BY x.month)
+        GROUP BY x.month, x.department_id, x.kind, x.week, x.calendar
+        WINDOW w AS (PARTITION BY x.department_id, x.kind, x.week, x.calendar ORDER BY x.month)
     ) r
 ), monthly AS (
     SELECT month, department_id,

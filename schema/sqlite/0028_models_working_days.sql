@@ -171,10 +171,12 @@ WHERE r.start_date <= c.day AND c.day <= r.end_date AND ((coalesce(pw.week, 31) 
     AND NOT EXISTS (SELECT 1 FROM model_days_off o WHERE o.day = c.day
         AND o.calendar = coalesce((SELECT ec.calendar FROM model_employee_calendars ec WHERE ec.employee_id = r.employee_id), 'none'));
 
--- 0024's running sums, with days off: each day off of a piece's calendar within it, on a day of
--- its week, takes a working day (2 half days) away in its month (giving back a half day
--- already taken for a half_start or half_end on it). Zero-hours people's absences are kinds
--- of their own (zero_hours_…), counted on every day (week 127) and no calendar.
+-- 0024's running sums, with days off (the rules: schema/postgres/0028_models_working_days.sql): a
+-- group (department, kind, week, and now calendar) counts in each month its count times the
+-- month's working days less its calendar's days off on them; a piece's first and last months
+-- give back the days off outside it, and an absence within one month (no count) takes its own
+-- days off away. Zero-hours people's absences are kinds of their own (zero_hours_…), counted on
+-- every day (week 127) and no calendar.
 CREATE VIEW model_absence_monthly_derived AS
 WITH pieces AS MATERIALIZED (
     SELECT x.department_id, x.kind, x.week, x.calendar, x.fte, x.halves_first, x.halves_last,
@@ -209,7 +211,7 @@ WITH pieces AS MATERIALIZED (
     --      group's count, less its working days before its first day and a half day);
     --   2: its last month (less its working days after its last day and a half day);
     --   3: the month after (one less to the count).
-    SELECT department_id, kind, week,
+    SELECT department_id, kind, week, calendar,
         CASE t WHEN 2 THEN m1 WHEN 3 THEN m2 ELSE m0 END AS month,
         CASE t WHEN 1 THEN 1 WHEN 3 THEN -1 ELSE 0 END AS n,
         CASE t WHEN 1 THEN fte WHEN 2 THEN CASE WHEN reaches_end THEN 0 ELSE -fte END
@@ -230,36 +232,50 @@ WITH pieces AS MATERIALIZED (
             ON (e.t = 0) = (p.kind <> 'due' AND p.m0 = p.m1)
     ) w
     UNION ALL
-    -- its days off on days of its week: a working day (2 half days) less, in their month
-    SELECT p.department_id, p.kind, p.week, o.month, 0, 0,
-        -2 + CASE WHEN o.dn = p.lo THEN p.halves_first ELSE 0 END + CASE WHEN o.dn = p.hi THEN p.halves_last ELSE 0 END
+    -- days off in a piece's first and last months (on days of its week): an absence within one
+    -- month takes each of its days off away (2 half days, giving back a half day taken for a
+    -- half_start or half_end on it); a span or a longer absence counts its months' days off
+    -- with its group's count (counted, below), and its first and last months give back the
+    -- days off before its first day and after its last (and a half day taken on a day off)
+    SELECT p.department_id, p.kind, p.week, p.calendar, o.month, 0, 0,
+        CASE WHEN p.kind <> 'due' AND p.m0 = p.m1 THEN
+            CASE WHEN o.dn >= p.lo AND o.dn <= p.hi THEN
+                -2 + CASE WHEN o.dn = p.lo THEN p.halves_first ELSE 0 END + CASE WHEN o.dn = p.hi THEN p.halves_last ELSE 0 END
+            ELSE 0 END
+        ELSE CASE WHEN o.month = p.m0 AND o.dn < p.lo THEN 2 WHEN o.month = p.m0 AND o.dn = p.lo THEN p.halves_first ELSE 0 END
+            + CASE WHEN o.month = p.m1 AND o.dn > p.hi THEN 2 WHEN o.month = p.m1 AND o.dn = p.hi THEN p.halves_last ELSE 0 END
+        END
     FROM pieces p
-    JOIN model_days_off o ON o.calendar = p.calendar AND o.dn >= p.lo AND o.dn <= p.hi
+    JOIN model_days_off o ON o.calendar = p.calendar AND o.month IN (p.m0, p.m1)
     WHERE ((p.week >> o.dow) & 1) = 1
 ), changes AS MATERIALIZED (
-    SELECT department_id, kind, week, month, sum(n) AS n, sum(fte) AS fte, sum(adj) AS adj
+    SELECT department_id, kind, week, calendar, month, sum(n) AS n, sum(fte) AS fte, sum(adj) AS adj
     FROM events
-    GROUP BY department_id, kind, week, month
+    GROUP BY department_id, kind, week, calendar, month
 ), counted AS (
+    -- a group's working days in a month: its count times the month's days of its week less the
+    -- month's days off of its calendar on them, plus the month's adjustments
     SELECT r.month, r.department_id, r.kind, r.n, r.fte,
-        r.adj + 2 * r.n * (((r.week) & 1) * ((b + 7) / 7 - (a + 6) / 7) + (((r.week) >> 1) & 1) * ((b + 6) / 7 - (a + 5) / 7)
+        r.adj + 2 * r.n * ((((r.week) & 1) * ((b + 7) / 7 - (a + 6) / 7) + (((r.week) >> 1) & 1) * ((b + 6) / 7 - (a + 5) / 7)
         + (((r.week) >> 2) & 1) * ((b + 5) / 7 - (a + 4) / 7) + (((r.week) >> 3) & 1) * ((b + 4) / 7 - (a + 3) / 7)
         + (((r.week) >> 4) & 1) * ((b + 3) / 7 - (a + 2) / 7) + (((r.week) >> 5) & 1) * ((b + 2) / 7 - (a + 1) / 7)
-        + (((r.week) >> 6) & 1) * ((b + 1) / 7 - (a) / 7)) AS halves
+        + (((r.week) >> 6) & 1) * ((b + 1) / 7 - (a) / 7))
+            - CASE WHEN r.n = 0 THEN 0 ELSE (SELECT count(*) FROM model_days_off o
+                WHERE o.calendar = r.calendar AND o.month = r.month AND ((r.week >> o.dow) & 1) = 1) END) AS halves
     FROM (
-        SELECT x.month, x.department_id, x.kind, x.week,
+        SELECT x.month, x.department_id, x.kind, x.week, x.calendar,
             sum(sum(x.n)) OVER w AS n, sum(sum(x.fte)) OVER w AS fte, sum(x.adj) AS adj,
             CAST(julianday(x.month) - 2415020.5 AS INTEGER) AS a,
             CAST(julianday(x.month, '+1 month') - 2415020.5 AS INTEGER) - 1 AS b
         FROM (
-            SELECT month, department_id, kind, week, n, fte, adj FROM changes
+            SELECT month, department_id, kind, week, calendar, n, fte, adj FROM changes
             UNION ALL -- every month of every group, so that a month without changes has its row
-            SELECT c.month, g.department_id, g.kind, g.week, 0, 0, 0
-            FROM (SELECT department_id, kind, week, min(month) AS since FROM changes GROUP BY department_id, kind, week) g
+            SELECT c.month, g.department_id, g.kind, g.week, g.calendar, 0, 0, 0
+            FROM (SELECT department_id, kind, week, calendar, min(month) AS since FROM changes GROUP BY department_id, kind, week, calendar) g
             JOIN model_calendar c ON c.day = c.month AND c.day > g.since AND c.day <= date('now')
         ) x
-        GROUP BY x.month, x.department_id, x.kind, x.week
-        WINDOW w AS (PARTITION BY x.department_id, x.kind, x.week ORDER BY x.month)
+        GROUP BY x.month, x.department_id, x.kind, x.week, x.calendar
+        WINDOW w AS (PARTITION BY x.department_id, x.kind, x.week, x.calendar ORDER BY x.month)
     ) r
 ), monthly AS (
     SELECT month, department_id,

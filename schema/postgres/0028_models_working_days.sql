@@ -311,7 +311,9 @@ WHERE model = 'model_absence_monthly';
 --     days off of their calendar; half days as in model_absence_days), excluded types left out;
 --   spells: runs of those sicknesses with a working day in the window, a run broken only by a
 --     working day without sickness between them (a sickness wholly on days that are not working
---     days is no spell; Friday and the Monday after are one);
+--     days is no spell; Friday and the Monday after are one); the days between two sicknesses
+--     are read by the later one's pattern and calendar, and a sickness that ended more than 31
+--     days before another's start joins it to nothing (a month without a working day);
 --   bradford = spells² × days; band: how many of model_bradford_bands' thresholds it reaches;
 --   spells_raw, days_raw, bradford_raw: every sickness record in the window a spell (those of
 --     no working day and of excluded types included), days_raw their working days, all types.
@@ -325,34 +327,49 @@ FROM (
         sum(z.starts) AS spells, sum(CASE WHEN z.counted THEN z.days ELSE 0 END) AS days,
         count(DISTINCT z.id) AS spells_raw, sum(z.days) AS days_raw
     FROM (
+        -- a piece starts a spell when it counts and nothing before it joins it: an earlier part
+        -- of its own sickness with a working day in the window, or an earlier sickness (not of
+        -- an excluded type) with a working day in the window and no working day between its
+        -- end and this piece's start; working days by this piece's pattern and calendar
         SELECT y.as_of, y.ws, y.employee_id, y.id, y.counted, y.days,
-            CASE WHEN NOT y.counted THEN 0
-                WHEN y.prev IS NULL THEN 1
-                WHEN y.prev >= y.a - 1 THEN 0
-                WHEN (((y.week) & 1) * ((y.a - 1 + 7) / 7 - (y.prev + 1 + 6) / 7) + (((y.week) >> 1) & 1) * ((y.a - 1 + 6) / 7 - (y.prev + 1 + 5) / 7)
-        + (((y.week) >> 2) & 1) * ((y.a - 1 + 5) / 7 - (y.prev + 1 + 4) / 7) + (((y.week) >> 3) & 1) * ((y.a - 1 + 4) / 7 - (y.prev + 1 + 3) / 7)
-        + (((y.week) >> 4) & 1) * ((y.a - 1 + 3) / 7 - (y.prev + 1 + 2) / 7) + (((y.week) >> 5) & 1) * ((y.a - 1 + 2) / 7 - (y.prev + 1 + 1) / 7)
-        + (((y.week) >> 6) & 1) * ((y.a - 1 + 1) / 7 - (y.prev + 1) / 7)) - (SELECT count(*) FROM model_days_off o WHERE o.calendar = y.calendar AND o.dn >= y.prev + 1 AND o.dn <= y.a - 1 AND ((y.week >> o.dow) & 1) = 1) > 0 THEN 1
-                ELSE 0 END AS starts
+            CASE WHEN y.counted AND NOT EXISTS (
+                SELECT 1 FROM (
+                    SELECT greatest(k2.start_date - date '1900-01-01', y.wn, y.ms) AS a2,
+                        CASE WHEN k2.id = y.id THEN y.a - 1 ELSE least(k2.end_date - date '1900-01-01', y.an) END AS b2
+                    FROM model_sicknesses k2
+                    WHERE k2.employee_id = y.employee_id AND k2.end_date >= y.ws AND k2.start_date <= y.sd
+                        AND (k2.id = y.id OR k2.end_date >= y.sd - 31)
+                        AND (k2.id = y.id OR k2.start_date < y.sd OR (k2.start_date = y.sd AND k2.id < y.id))
+                        AND (k2.id = y.id OR NOT EXISTS (SELECT 1 FROM model_bradford_excluded_types)
+                            OR NOT coalesce(lower(k2.sickness_type) IN (SELECT name FROM model_bradford_excluded_types), false))
+                ) g
+                WHERE g.a2 <= g.b2 AND (((y.week) & 1) * ((g.b2 + 7) / 7 - (g.a2 + 6) / 7) + (((y.week) >> 1) & 1) * ((g.b2 + 6) / 7 - (g.a2 + 5) / 7)
+        + (((y.week) >> 2) & 1) * ((g.b2 + 5) / 7 - (g.a2 + 4) / 7) + (((y.week) >> 3) & 1) * ((g.b2 + 4) / 7 - (g.a2 + 3) / 7)
+        + (((y.week) >> 4) & 1) * ((g.b2 + 3) / 7 - (g.a2 + 2) / 7) + (((y.week) >> 5) & 1) * ((g.b2 + 2) / 7 - (g.a2 + 1) / 7)
+        + (((y.week) >> 6) & 1) * ((g.b2 + 1) / 7 - (g.a2) / 7)) - (SELECT count(*) FROM model_days_off o WHERE o.calendar = y.calendar AND o.dn >= g.a2 AND o.dn <= g.b2 AND ((y.week >> o.dow) & 1) = 1) > 0
+                    AND (g.b2 >= y.a - 1 OR (((y.week) & 1) * ((y.a - 1 + 7) / 7 - (g.b2 + 1 + 6) / 7) + (((y.week) >> 1) & 1) * ((y.a - 1 + 6) / 7 - (g.b2 + 1 + 5) / 7)
+        + (((y.week) >> 2) & 1) * ((y.a - 1 + 5) / 7 - (g.b2 + 1 + 4) / 7) + (((y.week) >> 3) & 1) * ((y.a - 1 + 4) / 7 - (g.b2 + 1 + 3) / 7)
+        + (((y.week) >> 4) & 1) * ((y.a - 1 + 3) / 7 - (g.b2 + 1 + 2) / 7) + (((y.week) >> 5) & 1) * ((y.a - 1 + 2) / 7 - (g.b2 + 1 + 1) / 7)
+        + (((y.week) >> 6) & 1) * ((y.a - 1 + 1) / 7 - (g.b2 + 1) / 7)) - (SELECT count(*) FROM model_days_off o WHERE o.calendar = y.calendar AND o.dn >= g.b2 + 1 AND o.dn <= y.a - 1 AND ((y.week >> o.dow) & 1) = 1) = 0)
+            ) THEN 1 ELSE 0 END AS starts
         FROM (
-            SELECT x.*, max(CASE WHEN x.counted THEN x.b END) OVER (PARTITION BY x.as_of, x.employee_id
-                ORDER BY x.a, x.b, x.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev
-            FROM (
-                SELECT q.*, NOT q.excluded AND q.full_days > 0 AS counted,
-                    q.full_days
-                    - CASE WHEN q.half_start AND q.s >= q.a AND q.s <= q.b AND ((q.week >> (q.s % 7)) & 1) = 1
-                        AND NOT EXISTS (SELECT 1 FROM model_days_off o WHERE o.calendar = q.calendar AND o.dn = q.s) THEN 0.5 ELSE 0 END
-                    - CASE WHEN q.half_end AND q.e >= q.a AND q.e <= q.b AND ((q.week >> (q.e % 7)) & 1) = 1 AND NOT (q.s = q.e AND q.half_start)
-                        AND NOT EXISTS (SELECT 1 FROM model_days_off o WHERE o.calendar = q.calendar AND o.dn = q.e) THEN 0.5 ELSE 0 END AS days
+            SELECT q.*, NOT q.excluded AND q.full_days > 0 AS counted,
+                q.full_days
+                - CASE WHEN q.half_start AND q.s >= q.a AND q.s <= q.b AND ((q.week >> (q.s % 7)) & 1) = 1
+                    AND NOT EXISTS (SELECT 1 FROM model_days_off o WHERE o.calendar = q.calendar AND o.dn = q.s) THEN 0.5 ELSE 0 END
+                - CASE WHEN q.half_end AND q.e >= q.a AND q.e <= q.b AND ((q.week >> (q.e % 7)) & 1) = 1 AND NOT (q.s = q.e AND q.half_start)
+                    AND NOT EXISTS (SELECT 1 FROM model_days_off o WHERE o.calendar = q.calendar AND o.dn = q.e) THEN 0.5 ELSE 0 END AS days
                 FROM (
                     SELECT p.*, (((p.week) & 1) * ((p.b + 7) / 7 - (p.a + 6) / 7) + (((p.week) >> 1) & 1) * ((p.b + 6) / 7 - (p.a + 5) / 7)
         + (((p.week) >> 2) & 1) * ((p.b + 5) / 7 - (p.a + 4) / 7) + (((p.week) >> 3) & 1) * ((p.b + 4) / 7 - (p.a + 3) / 7)
         + (((p.week) >> 4) & 1) * ((p.b + 3) / 7 - (p.a + 2) / 7) + (((p.week) >> 5) & 1) * ((p.b + 2) / 7 - (p.a + 1) / 7)
         + (((p.week) >> 6) & 1) * ((p.b + 1) / 7 - (p.a) / 7)) - (SELECT count(*) FROM model_days_off o WHERE o.calendar = p.calendar AND o.dn >= p.a AND o.dn <= p.b AND ((p.week >> o.dow) & 1) = 1) AS full_days
                     FROM (
-                        SELECT me.as_of, me.ws, k.employee_id, k.id, coalesce(pw.week, 31) AS week,
+                        SELECT me.as_of, me.ws, me.as_of - date '1900-01-01' AS an, me.ws - date '1900-01-01' AS wn,
+                            em.start_date - date '1900-01-01' AS ms, k.start_date AS sd, k.employee_id, k.id, coalesce(pw.week, 31) AS week,
                             coalesce(ec.calendar, 'none') AS calendar, k.half_start, k.half_end,
-                            coalesce(lower(k.sickness_type) IN (SELECT name FROM model_bradford_excluded_types), false) AS excluded,
+                            EXISTS (SELECT 1 FROM model_bradford_excluded_types)
+                                AND coalesce(lower(k.sickness_type) IN (SELECT name FROM model_bradford_excluded_types), false) AS excluded,
                             greatest(k.start_date, s.lo, me.ws) - date '1900-01-01' AS a,
                             least(k.end_date, s.hi, me.as_of) - date '1900-01-01' AS b,
                             k.start_date - date '1900-01-01' AS s, k.end_date - date '1900-01-01' AS e
@@ -368,12 +385,12 @@ FROM (
                         JOIN model_sicknesses k ON k.start_date <= me.as_of AND k.end_date >= me.ws
                         JOIN model_employed_spans s ON s.employee_id = k.employee_id
                             AND s.lo <= least(k.end_date, me.as_of) AND greatest(k.start_date, me.ws) <= s.hi
+                        JOIN model_employment em ON em.employee_id = k.employee_id
                         LEFT JOIN model_pattern_weeks pw ON pw.id = s.working_pattern_id
                         LEFT JOIN model_employee_calendars ec ON ec.employee_id = k.employee_id
                     ) p
                 ) q
-            ) x
-        ) y
+            ) y
     ) z
     GROUP BY z.as_of, z.employee_id
 ) b

@@ -521,6 +521,12 @@ func TestModelsDocQueries(t *testing.T) {
 			"9|2024-05-20|status|Support",
 			"10|2024-08-05|unlisted|Engineering",
 		})
+
+		// Left out: 16 (no join date) and 17 (left, never seen employed, no leaving date).
+		checkRows(t, "left out", modelRows(t, s, modelsDocQuery(t, "left-out")), []string{
+			"no_join_date|1",
+			"no_leaving_date|1",
+		})
 	})
 }
 

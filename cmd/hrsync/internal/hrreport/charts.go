@@ -151,6 +151,9 @@ func (f *frame) tickText(v float64) string {
 func newFrame(id, title, unit string, height int, months []string, max float64, percent, whole bool) *frame {
 	c := &chart{ID: id, Title: title, Width: chartWidth, Height: height, Unit: unit, GridClass: "axis-y"}
 	f := &frame{c: c, months: months, percent: percent, plotH: float64(height - marginTop - marginBottom)}
+	if percent && !(max > 0) {
+		max = 0.05 // nothing to show: a scale of 0 to 5 %, not to 100 %
+	}
 	top, step := niceScale(max, whole)
 	f.top = top
 	var ticks []float64

@@ -245,3 +245,33 @@ func TestTextFits(t *testing.T) {
 		t.Errorf("cut %q, want Sales", got)
 	}
 }
+
+// TestBradfordList: the list names its window (the models' 52 weeks, or the one set) to the
+// report's day; the raw score has a column only where one differs from the factor, a cell only
+// where it does; the band a column where one is given; how to read it says the bands and the
+// types left out.
+func TestBradfordList(t *testing.T) {
+	r := departmentReport(map[string]int64{"Sales": 3})
+	r.Bradford = []sink.BradfordEntry{
+		{EmployeeID: 1, Spells: 3, Days: 4, Bradford: 36, Raw: sql.NullFloat64{Float64: 64, Valid: true}, Band: "Medium"},
+		{EmployeeID: 2, Spells: 1, Days: 2, Bradford: 2, Raw: sql.NullFloat64{Float64: 2, Valid: true}},
+	}
+	v := build(r, Options{})
+	if v.BradfordWindow != "sickness in the 52 weeks to 30 Jun 2026" || !v.BradfordRaw || !v.BradfordBand {
+		t.Errorf("window %q, raw column %v, band column %v", v.BradfordWindow, v.BradfordRaw, v.BradfordBand)
+	}
+	if v.Bradford[0].Raw != "64" || v.Bradford[1].Raw != "" || v.Bradford[0].Band != "Medium" {
+		t.Errorf("rows %+v", v.Bradford)
+	}
+	r.BradfordWindowWeeks, r.BradfordBands, r.BradfordExcludedTypes = 26, []float64{51, 201, 401, 601}, []string{"Disability-related"}
+	r.Bradford[0].Raw, r.Bradford[0].Band = sql.NullFloat64{}, ""
+	v = build(r, Options{})
+	if v.BradfordWindow != "sickness in the 26 weeks to 30 Jun 2026" || v.BradfordRaw || v.BradfordBand {
+		t.Errorf("window %q, raw column %v, band column %v", v.BradfordWindow, v.BradfordRaw, v.BradfordBand)
+	}
+	want := "S × S × D, where S is a person's spells of sickness and D their working days of sickness in the 26 weeks to 30 Jun 2026." +
+		" The bands start at 51, 201, 401 and 601. Sickness of the type Disability-related is left out. A prompt for a conversation, never a verdict."
+	if got := v.Terms[len(v.Terms)-1]; got.Name != "Bradford factor" || got.Text != want {
+		t.Errorf("how to read the Bradford factor:\n%q\nwant\n%q", got.Text, want)
+	}
+}

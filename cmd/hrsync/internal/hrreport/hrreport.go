@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -396,7 +397,10 @@ func howToRead(r sink.PeopleReport, asOf string) ([]term, []string) {
 		}
 		bradford += " Sickness of " + pick(int64(len(types)), "the type ", "the types ") + joinAnd(types) + " is left out."
 	}
-	bradford += " The raw score, before any adjustment, is shown where it differs. A prompt for a conversation, never a verdict."
+	if slices.ContainsFunc(r.Bradford, func(b sink.BradfordEntry) bool { return b.Raw.Valid && number(b.Raw.Float64) != number(b.Bradford) }) {
+		bradford += " The raw score, before any adjustment, is shown where it differs."
+	}
+	bradford += " A prompt for a conversation, never a verdict."
 	terms := []term{
 		{"Headcount", "People employed on the day (joined on or before it and not yet left), each counted once, in the department they were in that day. A month's figure is at its last day; the last month's at " + asOf + "."},
 		{"FTE", "Full-time equivalent: each person's contracted weekly hours over the account's full-time hours (its default working pattern's), at most 1, added up."},
@@ -410,9 +414,6 @@ func howToRead(r sink.PeopleReport, asOf string) ([]term, []string) {
 	}
 	caveats := []string{
 		"Departments are named as they are now: a renamed department shows its new name in past months.",
-	}
-	if r.HolidayCalendar == "" {
-		caveats = append(caveats, "Bank holidays count as days due, so rates over a bank holiday read lower than payroll's.")
 	}
 	return terms, caveats
 }

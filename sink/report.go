@@ -202,28 +202,31 @@ func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (People
 	if err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM model_employment`).Scan(&r.Employees); err != nil {
 		return PeopleReport{}, fmt.Errorf("people report: employment: %w", err)
 	}
-	// Who the counts leave out: the people model_employment does not count for want of a join
-	// date, and those who start after the report's day.
-	var noJoinDate int64
-	err = tx.QueryRowxContext(ctx, `SELECT count(*) FROM employees
-WHERE listed AND origin <> 'seed' AND company_join_date IS NULL`).Scan(&noJoinDate)
+	// Who the counts leave out, and why (model_left_out, migration 0027: a leaver whose leaving
+	// day is unknown, someone with no join date), and who starts after today: counted from
+	// their first day, so only a report of today says so.
+	employment0027, err := s.hasRelations(ctx, "model_left_out", "model_starting_soon")
 	if err != nil {
-		return PeopleReport{}, fmt.Errorf("people report: join dates: %w", err)
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
 	}
-	if noJoinDate > 0 {
-		r.LeftOut = append(r.LeftOut, LeftOutCount{Reason: LeftOutNoJoinDate, People: noJoinDate})
+	if err := leftOut(ctx, tx, &r, employment0027, day.Equal(today)); err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
 	}
-	err = tx.QueryRowxContext(ctx, tx.Rebind(`SELECT count(*) FROM model_employment WHERE start_date > ?`), r.AsOf).Scan(&r.StartingSoon)
-	if err != nil {
-		return PeopleReport{}, fmt.Errorf("people report: starting soon: %w", err)
+	zeroHours := `0`
+	if employment0027 { // the column came with model_left_out
+		zeroHours = `sum(zero_hours)`
 	}
-	err = scanRows(ctx, tx, `SELECT `+month+`, department_id, coalesce(department, ''), sum(headcount), sum(fte)
+	err = scanRows(ctx, tx, `SELECT `+month+`, department_id, coalesce(department, ''), sum(headcount), sum(fte), `+zeroHours+`
 FROM model_headcount_monthly WHERE month >= ? AND month <= ?
 GROUP BY month, department_id, department ORDER BY month, department, department_id`, []any{from, to},
 		func(rows *sqlx.Rows) error {
 			var m DepartmentMonth
-			err := rows.Scan(&m.Month, &m.DepartmentID, &m.Department, &m.Headcount, &m.FTE)
+			var zero int64
+			err := rows.Scan(&m.Month, &m.DepartmentID, &m.Department, &m.Headcount, &m.FTE, &zero)
 			r.Headcount = append(r.Headcount, m)
+			if m.Month[:min(len(m.Month), len(time.DateOnly))] == to {
+				r.ZeroHours += zero
+			}
 			return err
 		})
 	if err != nil {
@@ -349,4 +352,39 @@ func scanRows(ctx context.Context, tx *sqlx.Tx, query string, args []any, scan f
 		}
 	}
 	return rows.Err()
+}
+
+// leftOut fills r's LeftOut from model_left_out (grouped by reason, in the report's order), and
+// its StartingSoon from model_starting_soon when the report is of today. A warehouse before
+// migration 0027 (has0027 false) has neither view: its people with no join date are counted
+// from employees.
+func leftOut(ctx context.Context, tx *sqlx.Tx, r *PeopleReport, has0027, ofToday bool) error {
+	if !has0027 {
+		var n int64
+		err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM employees
+WHERE listed AND origin <> 'seed' AND company_join_date IS NULL`).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("join dates: %w", err)
+		}
+		if n > 0 {
+			r.LeftOut = append(r.LeftOut, LeftOutCount{Reason: LeftOutNoJoinDate, People: n})
+		}
+		return nil
+	}
+	err := scanRows(ctx, tx, `SELECT reason, count(*) FROM model_left_out GROUP BY reason ORDER BY reason DESC`, nil,
+		func(rows *sqlx.Rows) error {
+			var c LeftOutCount
+			err := rows.Scan(&c.Reason, &c.People)
+			r.LeftOut = append(r.LeftOut, c)
+			return err
+		})
+	if err != nil {
+		return fmt.Errorf("left out: %w", err)
+	}
+	if ofToday {
+		if err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM model_starting_soon`).Scan(&r.StartingSoon); err != nil {
+			return fmt.Errorf("starting soon: %w", err)
+		}
+	}
+	return nil
 }

@@ -142,19 +142,27 @@ func TestReportPeople(t *testing.T) {
 // but in no count yet); 112 has no join date but is a seed row (never counted: not said).
 func leftOut(t *testing.T, s *sink.Store, o sink.PeopleReportOptions) {
 	t.Helper()
-	_, err := sinktest.DB(s).ExecContext(context.Background(), `INSERT INTO employees (id, first_name, status, company_join_date, department_id, listed, origin) VALUES
+	ctx := context.Background()
+	// 110 has no join date; 113 is an Ex-employee with no leaving date whom the warehouse never
+	// saw employed (their one version is Ex-employee): both left out of every count. 111 starts
+	// a month after today: starting soon in a report of today, not in one of June 2025. 112 is
+	// a seed row: not the account's.
+	soon := time.Now().UTC().AddDate(0, 1, 0).Format(time.DateOnly)
+	_, err := sinktest.DB(s).ExecContext(ctx, `INSERT INTO employees (id, first_name, status, company_join_date, department_id, listed, origin) VALUES
   (110, 'No', 'Current employee', NULL, 10, TRUE, 'source'),
-  (111, 'Soon', 'Current employee', '2025-07-01', 10, TRUE, 'source'),
-  (112, 'Seed', 'Current employee', NULL, 10, TRUE, 'seed')`)
+  (111, 'Soon', 'Current employee', '`+soon+`', 10, TRUE, 'source'),
+  (112, 'Seed', 'Current employee', NULL, 10, TRUE, 'seed'),
+  (113, 'Gone', 'Ex-employee', '2019-05-01', 10, TRUE, 'source')`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.PeopleReport(context.Background(), o)
+	r, err := s.PeopleReport(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []sink.LeftOutCount{{Reason: sink.LeftOutNoJoinDate, People: 1}}; !slices.Equal(r.LeftOut, want) || r.StartingSoon != 1 {
-		t.Errorf("left out %+v, starting soon %d; want %+v and 1", r.LeftOut, r.StartingSoon, want)
+	want := []sink.LeftOutCount{{Reason: sink.LeftOutNoLeavingDate, People: 1}, {Reason: sink.LeftOutNoJoinDate, People: 1}}
+	if !slices.Equal(r.LeftOut, want) || r.StartingSoon != 0 {
+		t.Errorf("as of %s: left out %+v, starting soon %d; want %+v and 0", r.AsOf, r.LeftOut, r.StartingSoon, want)
 	}
 	var last int64
 	for _, h := range r.Headcount {
@@ -164,5 +172,13 @@ func leftOut(t *testing.T, s *sink.Store, o sink.PeopleReportOptions) {
 	}
 	if last != 7 {
 		t.Errorf("headcount on 2025-06-30: %d, want the 7 of before", last)
+	}
+	o.AsOf = time.Now()
+	r, err = s.PeopleReport(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.LeftOut, want) || r.StartingSoon != 1 {
+		t.Errorf("as of today (%s): left out %+v, starting soon %d; want %+v and 1", r.AsOf, r.LeftOut, r.StartingSoon, want)
 	}
 }

@@ -76,6 +76,17 @@ func number(v float64) string {
 	return sign + b.String()
 }
 
+// fixed writes v with exactly places decimals and its thousands grouped ("26.10", "1,806.12"),
+// for a table's column, whose decimals line up.
+func fixed(v float64, places int) string {
+	s := number(v)
+	whole, frac, _ := strings.Cut(s, ".")
+	if places == 0 {
+		return number(math.Round(v))
+	}
+	return whole + "." + (frac + strings.Repeat("0", places))[:places]
+}
+
 // count writes a whole number with its thousands grouped.
 func count(n int64) string { return number(float64(n)) }
 

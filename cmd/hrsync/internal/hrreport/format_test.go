@@ -69,6 +69,8 @@ func TestNumbers(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{number(0), "0"}, {number(-0.001), "0"}, {number(12.5), "12.5"}, {number(1806.123), "1,806.12"},
 		{number(1234567), "1,234,567"}, {number(-2500), "-2,500"}, {number(999.999), "1,000"},
+		{fixed(26.1, 2), "26.10"}, {fixed(1806.123, 2), "1,806.12"}, {fixed(3, 1), "3.0"}, {fixed(2.5, 1), "2.5"},
+		{fixed(1234.5, 2), "1,234.50"}, {fixed(0, 2), "0.00"}, {fixed(-0.001, 1), "0.0"},
 		{count(2076), "2,076"}, {percent(0.02083, true), "2.1 %"}, {percent(0, false), "–"}, {percent(math.NaN(), true), "–"},
 		{plural(1, "person", "people"), "1 person"}, {plural(1200, "person", "people"), "1,200 people"},
 	} {
@@ -168,10 +170,10 @@ func TestTopAndOther(t *testing.T) {
 	if want := []string{"Dept 0|50", "Dept 1|40", "Dept 2|30", "Dept 3|30", "Dept 4|30", "Dept 5|20", "Dept 6|20", "Dept 7|10", "Dept 8|10", "Dept 9|5"}; !slices.Equal(rows, want) {
 		t.Errorf("table %q, want %q", rows, want)
 	}
-	if want := (departmentRow{Name: "All departments", Headcount: "245", FTE: "122.5", Starters: "25", Leavers: "10"}); v.Total != want {
+	if want := (departmentRow{Name: "All departments", Headcount: "245", FTE: "122.50", Starters: "25", Leavers: "10"}); v.Total != want {
 		t.Errorf("totals %+v, want %+v", v.Total, want)
 	}
-	if want := (absenceRow{Name: "All departments", Due: "4,900", Sick: "245", Rate: "5.0 %", Other: "10", Lost: "255", Holiday: "20"}); v.AbsenceTotal != want {
+	if want := (absenceRow{Name: "All departments", Due: "4,900.0", Sick: "245.0", Rate: "5.0 %", Other: "10.0", Lost: "255.0", Holiday: "20.0"}); v.AbsenceTotal != want {
 		t.Errorf("absence totals %+v, want %+v", v.AbsenceTotal, want)
 	}
 	if len(v.AbsenceRows) != 10 || v.AbsenceRows[9].Name != "Dept 9" {

@@ -200,11 +200,11 @@ func build(r sink.PeopleReport, o Options) view {
 	var tot department
 	for _, d := range ranked {
 		v.Departments = append(v.Departments, departmentRow{Name: d.name, Headcount: number(lastOf(d.heads)),
-			FTE: number(lastOf(d.ftes)), Starters: count(d.starters), Leavers: count(d.leavers)})
+			FTE: fixed(lastOf(d.ftes), 2), Starters: count(d.starters), Leavers: count(d.leavers)})
 		tot.starters += d.starters
 		tot.leavers += d.leavers
 	}
-	v.Total = departmentRow{Name: "All departments", Headcount: number(lastOf(total)), FTE: number(lastOf(totalFTE)),
+	v.Total = departmentRow{Name: "All departments", Headcount: number(lastOf(total)), FTE: fixed(lastOf(totalFTE), 2),
 		Starters: count(tot.starters), Leavers: count(tot.leavers)}
 	v.Figures = []figure{
 		{"Headcount", number(lastOf(total)), "on " + v.AsOf},
@@ -261,8 +261,8 @@ func absence(v *view, ranked, top, other []*department) {
 		return a, any
 	}
 	row := func(name string, a sink.DepartmentAbsence) absenceRow {
-		return absenceRow{Name: name, Due: number(a.DaysDue), Sick: number(a.SickDays), Rate: percent(rate(a)),
-			Other: number(a.OtherLeaveDays), Lost: number(a.DaysLost), Holiday: number(a.HolidayDays)}
+		return absenceRow{Name: name, Due: fixed(a.DaysDue, 1), Sick: fixed(a.SickDays, 1), Rate: percent(rate(a)),
+			Other: fixed(a.OtherLeaveDays, 1), Lost: fixed(a.DaysLost, 1), Holiday: fixed(a.HolidayDays, 1)}
 	}
 	for _, d := range ranked {
 		if d.inAbsence {

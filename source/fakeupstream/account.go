@@ -40,10 +40,16 @@ type AccountOptions struct {
 // other. Serve it with New(a.Options()) (setting the other Options fields as needed).
 type Account struct {
 	// Employees are Generate's records for the same count and seed, except that location is
-	// the nested {id, name} of a record of locations and that each carries a division (nested,
-	// null or "").
+	// the nested {id, name} of a record of locations; that each carries a division (nested,
+	// null or ""), a statutory_holiday_country ({id, name} of a record of
+	// statutory_holiday_countries, or null) and a leaving_date (YYYY-MM-DD or null: see
+	// employment.go); that a few work the zero-hours pattern (full_or_part_time "Part time"
+	// where set); and that a few current employees are future starters, their join date within
+	// two months after the data's today (and their length of service 0, their record made
+	// before that day).
 	Employees []json.RawMessage
-	// WorkingPatterns are WorkingPatterns().
+	// WorkingPatterns are WorkingPatterns() and the zero-hours pattern (id 36: total_hours
+	// "0.0", no day marked).
 	WorkingPatterns []json.RawMessage
 	// Collections holds the records of every other collection, by name: the reference data
 	// (departments, divisions, locations, holiday_allowances, other_leave_reasons,
@@ -135,7 +141,7 @@ func GenerateAccount(opts AccountOptions) Account {
 	}
 	return Account{
 		Employees:       emps,
-		WorkingPatterns: WorkingPatterns(),
+		WorkingPatterns: accountPatterns(),
 		Collections: map[string][]json.RawMessage{
 			"departments":                 references(departments, true),
 			"divisions":                   references(divisions, true),
@@ -213,7 +219,12 @@ func (g *eventGen) employee(p *staff) {
 		from = p.join
 	}
 	until := reference.AddDate(0, 6, 0)
-	if p.leaver {
+	switch {
+	case !p.left.IsZero():
+		// Nothing is booked after the leaving day (booked drops what would end after it).
+		until = p.left.AddDate(0, 0, 1)
+	case p.leaver:
+		// Someone outside the collection: gone about a year ago.
 		until = reference.AddDate(0, 0, -g.rng.IntN(400))
 		if until.Before(from.AddDate(0, 3, 0)) {
 			until = from.AddDate(0, 3, 0)
@@ -423,6 +434,9 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 		o.set("updated_at", stamps[1])
 	}
 	reqStamps := g.stamps(created, updated)
+	if !p.booked(end) {
+		return end // it would run past their leaving day: never booked
+	}
 	// A leave request carries no approved_by, leave_reason or am/pm of its half days: those
 	// members are absent from its record, not null (its absence has them).
 	g.requests = append(g.requests, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
@@ -468,8 +482,11 @@ func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
 	}
 	start, end := span(t, workdays)
 	hs, he := g.half(10), g.half(0)
-	// Still off sick at the data's today: no end date yet.
+	// Still off sick at the data's today: no end date yet. Not someone who has left by then.
 	ongoing := end.After(reference) || (reference.Sub(start) < 45*24*time.Hour && chance(rng, 40))
+	if !p.left.IsZero() && p.left.Before(reference) {
+		ongoing = false
+	}
 	deducted := float64(workdays)
 	if hs.on {
 		deducted -= 0.5
@@ -489,6 +506,9 @@ func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
 		fitNote = workdays > 5
 	}
 	created := start.Add(time.Duration(8*3600+rng.IntN(4*3600)) * time.Second)
+	if !p.booked(end) {
+		return end // it would run past their leaving day
+	}
 	g.sicknesses = append(g.sicknesses, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 		o.set("employee", idOnly(p.id))
 		o.set("company_sicknesstype", st)
@@ -568,7 +588,11 @@ func (g *eventGen) course(p *staff, t time.Time) time.Time {
 	}
 	currency := c.currencyID
 	notes := pick(rng, []string{"", "", "", "Manager approved", "Remote attendance"})
-	g.courses = append(g.courses, event{created: g.createdBefore(start), who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
+	created := g.createdBefore(start)
+	if !p.booked(end) {
+		return end // it would run past their leaving day
+	}
+	g.courses = append(g.courses, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 		o.set("name", c.name)
 		o.set("start_on", start.Format(time.DateOnly))
 		o.set("end_on", endOn)

@@ -30,8 +30,8 @@ type AccountOptions struct {
 	// AbsenceYears is how many years before the data's today (2026-06-01) absences, leave
 	// requests, sicknesses and training courses go back (default 1); bookings also run half a
 	// year ahead. An employee's events start no earlier than the employee's join date (join
-	// dates spread over 2012-2026). Ten years of 2,000 employees is about 94,000 absences,
-	// 100,000 leave requests, 16,000 sicknesses and 13,000 training courses: a few seconds to
+	// dates spread over 2012-2026) and end no later than their leaving day. Ten years of 2,000 employees is about 91,000 absences,
+	// 97,000 leave requests, 15,000 sicknesses and 13,000 training courses: a few seconds to
 	// make, and as many for New to read.
 	AbsenceYears int
 }

@@ -30,9 +30,10 @@ type AccountOptions struct {
 	// AbsenceYears is how many years before the data's today (2026-06-01) absences, leave
 	// requests, sicknesses and training courses go back (default 1); bookings also run half a
 	// year ahead. An employee's events start no earlier than the employee's join date (join
-	// dates spread over 2012-2026) and end no later than their leaving day. Ten years of 2,000 employees is about 91,000 absences,
-	// 97,000 leave requests, 15,000 sicknesses and 13,000 training courses: a few seconds to
-	// make, and as many for New to read.
+	// dates spread over 2012-2026) and end no later than their leaving day (about a third of
+	// the employees have left, most in the last three years). Ten years of 2,000 employees is
+	// about 74,000 absences, 79,000 leave requests, 12,500 sicknesses and 10,500 training
+	// courses: a few seconds to make, and as many for New to read.
 	AbsenceYears int
 }
 
@@ -44,9 +45,14 @@ type Account struct {
 	// null or ""), a statutory_holiday_country ({id, name} of a record of
 	// statutory_holiday_countries, or null) and a leaving_date (YYYY-MM-DD or null: see
 	// employment.go); that a few work the zero-hours pattern (full_or_part_time "Part time"
-	// where set); and that a few current employees are future starters, their join date within
+	// where set); that a few current employees are future starters, their join date within
 	// two months after the data's today (and their length of service 0, their record made
-	// before that day).
+	// before that day); that about a sixth joined in the three years before the data's today
+	// (their join date, job start date and timestamps moved with it), so starters come
+	// steadily through those years, 2026 included; and that about a third of the Current
+	// employees who had joined by then left in those three years (status Ex-employee, a
+	// leaving_date but for about a tenth, their length of service to it): a 12-month turnover
+	// of 10-13 %.
 	Employees []json.RawMessage
 	// WorkingPatterns are WorkingPatterns() and the zero-hours pattern (id 36: total_hours
 	// "0.0", no day marked).

@@ -2,8 +2,10 @@ package fakeupstream_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/v1"
@@ -87,6 +89,12 @@ func TestAccountEmployment(t *testing.T) {
 			}
 			left[e.ID] = *e.LeavingDate
 			leaversByYear[(*e.LeavingDate)[:4]]++
+			// Their length of service runs to the leaving day: whole calendar months from the
+			// join's month to the leaving day's.
+			j, l := day(t, join), day(t, *e.LeavingDate)
+			if want := 12*(l.Year()-j.Year()) + int(l.Month()-j.Month()); e.LengthOfServiceInMonths.String() != strconv.Itoa(want) {
+				t.Errorf("leaver %d joined %s, left %s: %s months' service, want %d", e.ID, join, *e.LeavingDate, e.LengthOfServiceInMonths, want)
+			}
 		case "Pending leaver":
 			pending++
 			if e.LeavingDate == nil || *e.LeavingDate < "2026-07-01" || *e.LeavingDate > "2026-09-01" {
@@ -129,9 +137,11 @@ func TestAccountEmployment(t *testing.T) {
 			byCountry["(not recorded)"]++
 		}
 	}
-	// Shares: about 4 % leave (Generate's statuses), a tenth of them undated; the new members
+	// Shares: about a third have left (4 % Generate's Ex-employees, and 32 % of its Current
+	// employees who joined before their quit day), a tenth of them undated; the new members
 	// are a few percent each.
-	if exes < 50 || undated == 0 || undated*5 > exes || pending < 50 || future == 0 || future > 75 || zero < 25 || zero > 150 {
+	t.Logf("%d leavers (%d without a date), %d pending leavers, %d future starters, %d on zero hours", exes, undated, pending, future, zero)
+	if exes < 600 || exes > 1000 || undated*20 < exes || undated*7 > exes || pending < 50 || future == 0 || future > 75 || zero < 25 || zero > 150 {
 		t.Errorf("%d leavers (%d without a date), %d pending leavers, %d future starters, %d on zero hours", exes, undated, pending, future, zero)
 	}
 	// Leavers of many years, more of them in the last five than in the first five.
@@ -192,4 +202,95 @@ func TestAccountEmployment(t *testing.T) {
 	if !strings.Contains(joined(a.Employees), `"leaving_date":null`) {
 		t.Error("no employee has leaving_date null")
 	}
+}
+
+// TestAccountTurnover holds GenerateAccount's 2,500-person account to the movements of a real
+// one over the three years before the data's today (2026-06-01), counted as the warehouse's
+// models count them (docs/models.md: employed from the join date to the leaving date, both
+// included; a leaver without a leaving date left out; a future starter not yet employed):
+// starters and leavers in every month from June 2023 to May 2026, 2026's included, and a
+// 12-month turnover (the 12 months' leavers over the mean of their months' average headcount)
+// of 10 to 14 % at the end of every month from May 2024 (the first whose 12 months all lie in
+// those three years) to June 2026.
+func TestAccountTurnover(t *testing.T) {
+	a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 2500, Seed: 42})
+	type span struct{ start, end string } // end "" while employed
+	var spans []span
+	for _, raw := range a.Employees {
+		var e accountEmployee
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		s := span{start: joinOf(t, raw)}
+		if e.LeavingDate != nil {
+			s.end = *e.LeavingDate
+		} else if e.Status == "Ex-employee" {
+			continue // no leaving date: left out
+		}
+		spans = append(spans, s)
+	}
+	employed := func(day string) (n int) {
+		for _, s := range spans {
+			if s.start <= day && (s.end == "" || s.end >= day) {
+				n++
+			}
+		}
+		return n
+	}
+	const today = "2026-06-01"
+	type month struct {
+		first                     string
+		starters, leavers, hs, he int
+		avg                       float64
+	}
+	var months []month
+	for m := time.Date(2023, 6, 1, 0, 0, 0, 0, time.UTC); !m.After(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)); m = m.AddDate(0, 1, 0) {
+		first, last := m.Format(time.DateOnly), m.AddDate(0, 1, -1).Format(time.DateOnly)
+		if last > today {
+			last = today
+		}
+		mo := month{first: first, hs: employed(first), he: employed(last)}
+		for _, s := range spans {
+			if s.start >= first && s.start <= last {
+				mo.starters++
+			}
+			if s.end != "" && s.end >= first && s.end <= last {
+				mo.leavers++
+			}
+		}
+		mo.avg = float64(mo.hs+mo.he) / 2
+		months = append(months, mo)
+	}
+	byYear := map[string]int{}
+	for i, mo := range months {
+		byYear[mo.first[:4]] += mo.leavers
+		if mo.first < "2026-06-01" && (mo.starters == 0 || mo.leavers == 0) {
+			t.Errorf("%s: %d starters, %d leavers; want some of each", mo.first[:7], mo.starters, mo.leavers)
+		}
+		if i < 11 {
+			continue
+		}
+		var leavers int
+		var avg float64
+		for _, w := range months[i-11 : i+1] {
+			leavers += w.leavers
+			avg += w.avg / 12
+		}
+		turnover := float64(leavers) / avg
+		t.Logf("%s: headcount %d → %d, %d starters, %d leavers; 12 months: %d leavers, average headcount %.1f, turnover %.2f %%",
+			mo.first[:7], mo.hs, mo.he, mo.starters, mo.leavers, leavers, avg, 100*turnover)
+		if turnover < 0.10 || turnover > 0.14 {
+			t.Errorf("12-month turnover to %s: %d leavers over %.1f, %.2f %%; want 10-14 %%", mo.first[:7], leavers, avg, 100*turnover)
+		}
+	}
+	t.Logf("leavers by year (2023 from June, 2026 to June): %v; headcount on %s: %d", byYear, today, employed(today))
+}
+
+func day(t *testing.T, s string) time.Time {
+	t.Helper()
+	d, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -132,9 +132,10 @@ func TestGenerateAccountIsDeterministic(t *testing.T) {
 	}
 	// The employees are Generate's but for a nested location, the members Generate does not
 	// write (division, statutory_holiday_country, leaving_date), a leaver's length of service
-	// (to their leaving day), the zero-hours staff's pattern and a future starter's dates.
+	// (to their leaving day), the zero-hours staff's pattern, a future starter's and a recent
+	// hire's dates, and the status of a Current employee who has left in the last three years.
 	plain := fakeupstream.Generate(200, 42)
-	var zero, future int
+	var zero, future, recent, quit int
 	for i := range plain {
 		var p, q map[string]json.RawMessage
 		if err := json.Unmarshal(plain[i], &p); err != nil {
@@ -158,6 +159,11 @@ func TestGenerateAccountIsDeterministic(t *testing.T) {
 			delete(p, "length_of_service_in_months")
 			delete(q, "length_of_service_in_months")
 		}
+		if string(q["status"]) == `"Ex-employee"` && string(p["status"]) == `"Current employee"` {
+			quit++
+			delete(p, "status")
+			delete(q, "status")
+		}
 		if nestedIDOf(t, a.Employees[i], "working_pattern") == 36 {
 			zero++
 			if string(p["full_or_part_time"]) == "null" && string(q["full_or_part_time"]) != "null" ||
@@ -169,8 +175,12 @@ func TestGenerateAccountIsDeterministic(t *testing.T) {
 				delete(q, member)
 			}
 		}
-		if joinOf(t, a.Employees[i]) > "2026-06-01" {
-			future++
+		if join := joinOf(t, a.Employees[i]); join != joinOf(t, plain[i]) {
+			if join > "2026-06-01" {
+				future++
+			} else if recent++; join < "2023-06-01" {
+				t.Errorf("employee %d joins %s, not Generate's %s: want only future starters and recent hires (from 2023-06-01) re-dated", i, join, joinOf(t, plain[i]))
+			}
 			for _, member := range []string{"company_join_date", "join_date", "job_start_date", "length_of_service_in_months", "created_at", "updated_at"} {
 				delete(p, member)
 				delete(q, member)
@@ -180,8 +190,9 @@ func TestGenerateAccountIsDeterministic(t *testing.T) {
 			t.Fatalf("employee %d differs from Generate's beyond what GenerateAccount adds:\n%s\n%s", i, plain[i], a.Employees[i])
 		}
 	}
-	if zero == 0 || future == 0 {
-		t.Errorf("of 200 employees %d work zero hours and %d start after the data's today; want some of each", zero, future)
+	if zero == 0 || future == 0 || recent == 0 || quit == 0 {
+		t.Errorf("of 200 employees %d work zero hours, %d start after the data's today, %d joined lately and %d left lately; want some of each",
+			zero, future, recent, quit)
 	}
 }
 

@@ -9,7 +9,10 @@ import (
 
 // What GenerateAccount's employees carry beyond Generate's, as the real service sends it where
 // an account records it (UPSTREAM.md): a leaving date, a statutory holiday country, and among
-// them a few zero-hours staff and a few future starters. Each employee draws the same number of
+// them a few zero-hours staff and a few future starters; and the movements of a real account
+// over the last three years, which Generate's statuses and join dates lack (its leavers are
+// 4 %, its joins end in December 2025): recent hires, and Current employees who have left
+// since. Each employee draws the same number of
 // values from aux (drawAccount) whatever its record says, so one employee's members never shift
 // another's.
 const (
@@ -33,6 +36,24 @@ const (
 	// recordedWithoutPercent of those who do not.
 	recordedPercent        = 95
 	recordedWithoutPercent = 40
+	// quitPercent of the Current employees (not future starters) are drawn a day of the
+	// quitYears before the data's today: those who had joined by then left on it, as
+	// Ex-employees. Leavers of every month of those years, in step with the headcount: on a
+	// 2,500-person account about 190 a year, a 12-month turnover of 10.5 to 13 % (UK employers
+	// lose 10-15 % a year), with the Ex-employees of before (leftAfter) mostly years earlier.
+	quitPercent = 32
+	quitYears   = 3
+	// recentHirePercent of the employees joined in the quitYears before the data's today, not
+	// when Generate says (recentJoin), so that starters join at one steady rate through those
+	// years, 2026 included, about as many as leave.
+	recentHirePercent = 16
+)
+
+// joinsFrom and joinsUntil bound Generate's join dates: 2012-01-01 plus up to 14·365 − 1 days,
+// the last 2025-12-27.
+var (
+	joinsFrom  = date(2012, 1, 1, 0, 0, 0)
+	joinsUntil = joinsFrom.AddDate(0, 0, 14*365)
 )
 
 // accountDraws are one employee's draws from aux for the members GenerateAccount adds.
@@ -46,6 +67,10 @@ type accountDraws struct {
 	region    int     // [0, 100): the UK country of someone not in an office abroad
 	recorded  int     // [0, 100): whether the record names the statutory holiday country
 	made      int     // hours before the data's today (beyond a day) a future starter's record was made
+	quit      bool    // a Current employee has left in the last quitYears, if they had joined by then
+	quitAt    float64 // [0, 1): where in those years
+	hired     bool    // joined in the last quitYears (recentJoin)
+	hiredAt   float64 // [0, 1): when in those years
 }
 
 func drawAccount(aux *rand.Rand) *accountDraws {
@@ -59,26 +84,75 @@ func drawAccount(aux *rand.Rand) *accountDraws {
 	x.region = aux.IntN(100)
 	x.recorded = aux.IntN(100)
 	x.made = aux.IntN(45 * 24)
+	x.quit = chance(aux, quitPercent)
+	x.quitAt = aux.Float64()
+	x.hired = chance(aux, recentHirePercent)
+	x.hiredAt = aux.Float64()
 	return x
 }
 
-// dates are the join date and the leaving day of an employee of status who joined on join in
-// Generate's record: a future starter's join date moves after the data's today; an
-// Ex-employee left after joining and before the data's today; a Pending leaver leaves within
-// the next one to three months.
-func (x *accountDraws) dates(status string, join time.Time) (time.Time, time.Time) {
+// dates are the status, the join date and the leaving day of an employee of status who joined
+// on join in Generate's record. A recent hire's join date moves into the last quitYears
+// (recentJoin); a future starter's after the data's today. A Current employee drawn to quit
+// becomes an Ex-employee who left on their quit day (quitDay), when that is after joining; an
+// Ex-employee left after joining and before the data's today (leftAfter); a Pending leaver
+// leaves within the next one to three months.
+func (x *accountDraws) dates(status string, join time.Time) (string, time.Time, time.Time) {
+	if x.hired {
+		join = recentJoin(x.hiredAt)
+	}
 	switch status {
 	case "Current employee":
 		if x.future {
-			return reference.AddDate(0, 0, x.startsIn), time.Time{}
+			return status, reference.AddDate(0, 0, x.startsIn), time.Time{}
+		}
+		if left := quitDay(x.quitAt); x.quit && left.After(join) {
+			return "Ex-employee", join, left
 		}
 	case "Ex-employee":
-		return join, leftAfter(join, x.tenure)
+		return status, join, leftAfter(join, x.tenure)
 	case "Pending leaver":
-		return join, reference.AddDate(0, 1, x.notice)
+		return status, join, reference.AddDate(0, 1, x.notice)
 	}
-	return join, time.Time{}
+	return status, join, time.Time{}
 }
+
+// quitDay is the day u (in [0, 1)) of the way through the quitYears before the data's today:
+// from 2023-06-01 (u = 0) to 2026-05-31.
+func quitDay(u float64) time.Time {
+	from := reference.AddDate(-quitYears, 0, 0)
+	return from.AddDate(0, 0, int(u*float64(days(from, reference))))
+}
+
+// recentJoin is a recent hire's join date, u (in [0, 1)) of the way through the last quitYears
+// split in two: below recentGapShare, the days from joinsUntil (2025-12-28) to the day before
+// the data's today (the gap after Generate's joins); above it, the days from quitYears before
+// the data's today (2023-06-01) to joinsUntil's eve.
+func recentJoin(u float64) time.Time {
+	from, g := reference.AddDate(-quitYears, 0, 0), recentGapShare()
+	if u < g {
+		return joinsUntil.AddDate(0, 0, int(u/g*float64(days(joinsUntil, reference))))
+	}
+	return from.AddDate(0, 0, int((u-g)/(1-g)*float64(days(from, joinsUntil))))
+}
+
+// recentGapShare is the share g of the recent hires who join in the gap after Generate's joins,
+// such that every day of the quitYears has as many starters: with h the recent hires' share,
+// Generate's other joins are (1 − h)/(14·365) of the employees a day; the recent hires before
+// the gap h(1 − g)/before, those in it hg/gap. Their sum before the gap equals the rate in it
+// when g = ((1 − h)/(14·365) + h/before) / (h/gap + h/before). With h = 0.16, gap = 155 days
+// (28 December 2025 to 31 May 2026) and before = 941 (1 June 2023 to 27 December 2025):
+// (0.0001644 + 0.0001700) / (0.0010323 + 0.0001700) = 0.278, a rate of 0.00029 of the
+// employees a day: about 260 starters a year on a 2,500-person account.
+func recentGapShare() float64 {
+	h := float64(recentHirePercent) / 100
+	gap := float64(days(joinsUntil, reference))
+	before := float64(days(reference.AddDate(-quitYears, 0, 0), joinsUntil))
+	return ((1-h)/(14*365) + h/before) / (h/gap + h/before)
+}
+
+// days is the whole days from a to b.
+func days(a, b time.Time) int { return int(b.Sub(a).Hours() / 24) }
 
 // leftAfter is the last day employed of someone who joined on join and has left by the data's
 // today: one of the n days from the day after joining to the day before today, the day after

@@ -21,30 +21,57 @@ func TestAccountDates(t *testing.T) {
 		status             string
 		x                  accountDraws
 		join               string
+		wantStatus         string // "" for status
 		wantJoin, wantLeft string // "" for none
 	}{
 		// A future starter starts startsIn days after today: 1 → 2 June, 60 → 31 July.
-		{"future starter, next day", "Current employee", accountDraws{future: true, startsIn: 1}, "2019-04-02", "2026-06-02", ""},
-		{"future starter, two months", "Current employee", accountDraws{future: true, startsIn: 60}, "2019-04-02", "2026-07-31", ""},
-		{"current employee", "Current employee", accountDraws{startsIn: 60}, "2019-04-02", "2019-04-02", ""},
+		{"future starter, next day", "Current employee", accountDraws{future: true, startsIn: 1}, "2019-04-02", "", "2026-06-02", ""},
+		{"future starter, two months", "Current employee", accountDraws{future: true, startsIn: 60}, "2019-04-02", "", "2026-07-31", ""},
+		{"current employee", "Current employee", accountDraws{startsIn: 60}, "2019-04-02", "", "2019-04-02", ""},
 		// A Pending leaver leaves a month after today (1 July) plus notice days: 0 → 1 July,
 		// 61 (the most noticeDays draws) → 31 August.
-		{"pending leaver, a month", "Pending leaver", accountDraws{notice: 0}, "2019-04-02", "2019-04-02", "2026-07-01"},
-		{"pending leaver, three months", "Pending leaver", accountDraws{notice: noticeDays - 1}, "2019-04-02", "2019-04-02", "2026-08-31"},
+		{"pending leaver, a month", "Pending leaver", accountDraws{notice: 0}, "2019-04-02", "", "2019-04-02", "2026-07-01"},
+		{"pending leaver, three months", "Pending leaver", accountDraws{notice: noticeDays - 1}, "2019-04-02", "", "2019-04-02", "2026-08-31"},
 		// An Ex-employee at u = 0 left the day after joining.
-		{"leaver, earliest", "Ex-employee", accountDraws{tenure: 0}, "2019-04-02", "2019-04-02", "2019-04-03"},
+		{"leaver, earliest", "Ex-employee", accountDraws{tenure: 0}, "2019-04-02", "", "2019-04-02", "2019-04-03"},
 		// A future starter's draw means nothing to a leaver.
-		{"leaver drawn a future start", "Ex-employee", accountDraws{future: true, startsIn: 9}, "2019-04-02", "2019-04-02", "2019-04-03"},
-		{"other status", "Suspended", accountDraws{future: true, startsIn: 9}, "2019-04-02", "2019-04-02", ""},
+		{"leaver drawn a future start", "Ex-employee", accountDraws{future: true, startsIn: 9}, "2019-04-02", "", "2019-04-02", "2019-04-03"},
+		{"other status", "Suspended", accountDraws{future: true, startsIn: 9}, "2019-04-02", "", "2019-04-02", ""},
+		// A Current employee drawn to quit at u = 0.5 of the 1,096 days from 2023-06-01 to
+		// 2026-06-01 (2024 a leap year): 548 days on, 366 to 2024-06-01 and 182 more
+		// (30+31+31+30+31 = 153 to 1 November, 29 more) = 2024-11-30.
+		{"quits", "Current employee", accountDraws{quit: true, quitAt: 0.5}, "2019-04-02", "Ex-employee", "2019-04-02", "2024-11-30"},
+		// u = 0 is 2023-06-01; u just below 1 is day 1,095, 2026-05-31.
+		{"quits first day", "Current employee", accountDraws{quit: true}, "2019-04-02", "Ex-employee", "2019-04-02", "2023-06-01"},
+		{"quits last day", "Current employee", accountDraws{quit: true, quitAt: 0.99999}, "2019-04-02", "Ex-employee", "2019-04-02", "2026-05-31"},
+		// Not before joining, nor on the day: they stay.
+		{"quit day before joining", "Current employee", accountDraws{quit: true, quitAt: 0.5}, "2025-01-10", "", "2025-01-10", ""},
+		{"quit day the join day", "Current employee", accountDraws{quit: true, quitAt: 0.5}, "2024-11-30", "", "2024-11-30", ""},
+		// A quit day means nothing to a future starter, a Pending leaver or an Ex-employee.
+		{"future starter drawn to quit", "Current employee", accountDraws{future: true, startsIn: 1, quit: true, quitAt: 0.5}, "2019-04-02", "", "2026-06-02", ""},
+		{"pending leaver drawn to quit", "Pending leaver", accountDraws{quit: true, quitAt: 0.5}, "2019-04-02", "", "2019-04-02", "2026-07-01"},
+		{"leaver drawn to quit", "Ex-employee", accountDraws{quit: true, quitAt: 0.5}, "2019-04-02", "", "2019-04-02", "2019-04-03"},
+		// A recent hire at u = 0 joins on the first day of the gap after Generate's joins,
+		// 2025-12-28; at u just above the gap's share (0.278), on 2023-06-01; then as above.
+		{"recent hire, the gap", "Current employee", accountDraws{hired: true}, "2014-09-09", "", "2025-12-28", ""},
+		{"recent hire, three years ago", "Current employee", accountDraws{hired: true, hiredAt: 0.2785}, "2014-09-09", "", "2023-06-01", ""},
+		// u = 0.9999 of the 940 days from 2023-06-01 to 2025-12-27 (941 − 1) is day 939 of
+		// them (0.9999−0.278)/(1−0.278)·941 = 940.87 → 940: 2025-12-27; a quit day of
+		// 2026-05-31 comes after it.
+		{"recent hire who quits", "Current employee", accountDraws{hired: true, hiredAt: 0.9999, quit: true, quitAt: 0.99999}, "2014-09-09", "Ex-employee", "2025-12-27", "2026-05-31"},
+		{"recent hire, a pending leaver", "Pending leaver", accountDraws{hired: true}, "2014-09-09", "", "2025-12-28", "2026-07-01"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			join, left := tt.x.dates(tt.status, day(tt.join))
+			status, join, left := tt.x.dates(tt.status, day(tt.join))
 			var gotLeft string
 			if !left.IsZero() {
 				gotLeft = left.Format(time.DateOnly)
 			}
-			if join.Format(time.DateOnly) != tt.wantJoin || gotLeft != tt.wantLeft {
-				t.Errorf("join %s, left %q; want %s, %q", join.Format(time.DateOnly), gotLeft, tt.wantJoin, tt.wantLeft)
+			if tt.wantStatus == "" {
+				tt.wantStatus = tt.status
+			}
+			if status != tt.wantStatus || join.Format(time.DateOnly) != tt.wantJoin || gotLeft != tt.wantLeft {
+				t.Errorf("%s, join %s, left %q; want %s, %s, %q", status, join.Format(time.DateOnly), gotLeft, tt.wantStatus, tt.wantJoin, tt.wantLeft)
 			}
 		})
 	}

@@ -200,14 +200,13 @@ func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (j
 		status = "Current employee"
 	case r < 96:
 		status = "Pending leaver"
-	default:
-		who.leaver = true
 	}
-	o.set("status", status)
-	join := date(2012, 1, 1, 0, 0, 0).AddDate(0, 0, rng.IntN(14*365))
+	join := joinsFrom.AddDate(0, 0, rng.IntN(14*365))
 	if x != nil {
-		join, who.left = x.dates(status, join)
+		status, join, who.left = x.dates(status, join)
 	}
+	who.leaver = status == "Ex-employee"
+	o.set("status", status)
 	who.join = join
 	switch r := rng.IntN(100); {
 	case r < 80:

@@ -52,7 +52,7 @@ type Account struct {
 	// steadily through those years, 2026 included; and that about a third of the Current
 	// employees who had joined by then left in those three years (status Ex-employee, a
 	// leaving_date but for about a tenth, their length of service to it): a 12-month turnover
-	// of 10-13 %.
+	// of 11-14 %.
 	Employees []json.RawMessage
 	// WorkingPatterns are WorkingPatterns() and the zero-hours pattern (id 36: total_hours
 	// "0.0", no day marked).

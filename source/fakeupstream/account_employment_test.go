@@ -137,7 +137,7 @@ func TestAccountEmployment(t *testing.T) {
 			byCountry["(not recorded)"]++
 		}
 	}
-	// Shares: about a third have left (4 % Generate's Ex-employees, and 32 % of its Current
+	// Shares: about a third have left (4 % Generate's Ex-employees, and 34 % of its Current
 	// employees who joined before their quit day), a tenth of them undated; the new members
 	// are a few percent each.
 	t.Logf("%d leavers (%d without a date), %d pending leavers, %d future starters, %d on zero hours", exes, undated, pending, future, zero)

@@ -39,9 +39,10 @@ const (
 	// quitPercent of the Current employees (not future starters) are drawn a day of the
 	// quitYears before the data's today: those who had joined by then left on it, as
 	// Ex-employees. Leavers of every month of those years, in step with the headcount: on a
-	// 2,500-person account about 190 a year, a 12-month turnover of 10.5 to 13 % (UK employers
-	// lose 10-15 % a year), with the Ex-employees of before (leftAfter) mostly years earlier.
-	quitPercent = 32
+	// 2,500-person account about 200 a year, a 12-month turnover of 11 to 14 % (UK employers
+	// lose 10-15 % a year; 10.5 to 13 % where the undated tenth count as still employed), with
+	// the Ex-employees of before (leftAfter) mostly years earlier.
+	quitPercent = 34
 	quitYears   = 3
 	// recentHirePercent of the employees joined in the quitYears before the data's today, not
 	// when Generate says (recentJoin), so that starters join at one steady rate through those

@@ -254,7 +254,10 @@ func nestedIDOf(t *testing.T, raw json.RawMessage, key string) int64 {
 }
 
 func TestAccountReferencesAndQuirks(t *testing.T) {
-	a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 300, Seed: 7})
+	// Two years of events: the five people outside the list left within the last 400 days, so
+	// in a single year some have three months of events or none, and the few sicknesses
+	// expected of them (two or three) can come to none.
+	a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 300, Seed: 7, AbsenceYears: 2})
 	emps := ids(t, a.Employees)
 	refs := map[string]map[int64]bool{}
 	for name, raws := range a.Collections {

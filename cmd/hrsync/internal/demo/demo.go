@@ -269,11 +269,12 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 		aboutDuration(syncreport.Paced(requests, realRateLimit)))
 
 	// The example query, and its answer: the command prints headcountByDepartmentQuery, which
-	// headcountByDepartment runs.
+	// headcountByDepartment runs, on the generated data's today.
 	w.line("")
-	w.line("Query the warehouse (%s; this is its answer):", wh.shellName())
-	w.line("  %s", wh.command(f.Schema, headcountByDepartmentQuery))
-	counts, err := headcountByDepartment(ctx, store)
+	w.line("Query the warehouse (%s; this is its answer): the headcount by department on %s,", wh.shellName(), today.Format("2 January 2006"))
+	w.line("the people employed that day as the people models count them (docs/models.md):")
+	w.line("  %s", wh.command(f.Schema, headcountByDepartmentQuery(today.Format(time.DateOnly))))
+	counts, err := headcountByDepartment(ctx, store, today)
 	if err != nil {
 		return fmt.Errorf("demo: example query: %w", err)
 	}
@@ -723,13 +724,13 @@ func (d *demoWriter) absenceDays(days []departmentAbsence) {
 }
 
 // headcount writes the example query's answer as a table, under the query's column names (a
-// test holds them to department and employees).
+// test holds them to department and headcount).
 func (d *demoWriter) headcount(counts []departmentCount) {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  department\temployees\n")
+	fmt.Fprintf(tw, "  department\theadcount\n")
 	for _, c := range counts {
-		fmt.Fprintf(tw, "  %s\t%d\n", c.Department, c.Employees)
+		fmt.Fprintf(tw, "  %s\t%d\n", c.Department, c.Headcount)
 	}
 	_ = tw.Flush()
 	for l := range strings.Lines(b.String()) {

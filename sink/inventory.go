@@ -145,6 +145,26 @@ var modelInventory = append([]InventoryItem{
 	{"model_employment", "end_date", v1.Employment, "their leaving day, by the leavers' rule"},
 	{"model_employment", "left_by", v1.Employment, "where the leaving day comes from"},
 
+	{"model_people", "employee_id", v1.Employment, "a view of employees and their history (it follows them): what the employment rule makes of each person (schema 0027)"},
+	{"model_people", "status", v1.Employment, "their status as the source sends it"},
+	{"model_people", "start_date", v1.Employment, "their join date"},
+	{"model_people", "end_date", v1.Employment, "their leaving day, where it is known"},
+	{"model_people", "left_by", v1.Employment, "where the leaving day comes from, or unknown"},
+	{"model_people", "first_seen", v1.Employment, "the day the warehouse first saw them"},
+
+	{"model_left_out", "employee_id", v1.Employment, "a view of employees and their history (it follows them): a person the models leave out, and why (schema 0027)"},
+	{"model_left_out", "reason", v1.Employment, "no_join_date or no_leaving_date"},
+	{"model_left_out", "status", v1.Employment, ""},
+	{"model_left_out", "start_date", v1.Employment, ""},
+	{"model_left_out", "end_date", v1.Employment, ""},
+	{"model_left_out", "first_seen", v1.Employment, ""},
+
+	{"model_starting_soon", "employee_id", v1.Employment, "a view of employees (it follows them): a person whose start date is still to come (schema 0027)"},
+	{"model_starting_soon", "start_date", v1.Employment, ""},
+	{"model_starting_soon", "department_id", v1.Employment, ""},
+	{"model_starting_soon", "department", v1.Employment, "the department's name"},
+	{"model_starting_soon", "line_manager_id", v1.Employment, ""},
+
 	{"model_employee_versions", "employee_id", v1.Employment, "a table kept from employees' history by its triggers (it follows it): the periods of their department, division, location and pattern"},
 	{"model_employee_versions", "valid_from", v1.Employment, ""},
 	{"model_employee_versions", "valid_to", v1.Employment, ""},
@@ -169,6 +189,7 @@ var modelInventory = append([]InventoryItem{
 	{"model_employed_spans", "fte", v1.Employment, "their full-time equivalent then"},
 	{"model_employed_spans", "lo", v1.Employment, "the first day of the span"},
 	{"model_employed_spans", "hi", v1.Employment, "its last day"},
+	{"model_employed_spans", "zero_hours", v1.Employment, "1 when their pattern then has no contracted hours (FTE 0)"},
 
 	{"model_absence_spans", "employee_id", v1.Employment, "a view of absences and sicknesses cut to the employed spans (it follows them): when someone was off, not why"},
 	{"model_absence_spans", "kind", v1.Employment, "sickness, holiday or other"},
@@ -252,8 +273,8 @@ var modelAggregates = []struct {
 	view string
 	cols []string
 }{
-	{"model_headcount_daily", []string{"day", "department_id", "department", "division_id", "division", "location_id", "location", "headcount", "fte"}},
-	{"model_headcount_monthly", []string{"month", "department_id", "department", "division_id", "division", "location_id", "location", "headcount", "fte"}},
+	{"model_headcount_daily", []string{"day", "department_id", "department", "division_id", "division", "location_id", "location", "headcount", "fte", "zero_hours"}},
+	{"model_headcount_monthly", []string{"month", "department_id", "department", "division_id", "division", "location_id", "location", "headcount", "fte", "zero_hours"}},
 	{"model_starters_leavers_monthly", []string{"month", "department_id", "department", "starters", "leavers"}},
 	{"model_turnover_monthly", []string{"month", "leavers", "headcount_start", "headcount_end", "average_headcount", "turnover", "leavers_12m", "average_headcount_12m", "turnover_12m"}},
 	{"model_tenure_daily", []string{"day", "band", "headcount"}},

@@ -46,7 +46,8 @@ import (
 //	14  2024-09-02  Eng      51 (0.5)                                        first seen 2024-08-20
 //	15  2015-01-01  Sales    50       unlisted (a reference only): not counted
 //	16  no join date                  not counted
-//	17  2019-04-01  Sales    50       status, never seen current: left the day first seen, 2023-03-01
+//	17  2019-04-01  Sales    50       Ex-employee, no leaving_date, never seen employed (first seen
+//	                                  2023-03-01 already Ex): leaving day unknown, left out (model_left_out)
 //	19  2023-11-20  Sales    52 (0.6)                                        Support 2024-04-10T08:00Z, Eng 2024-04-10T15:00Z (the day's last: Eng from 2024-04-10)
 //	20  2022-10-03  Support  50                                              a second version 2023-07-01 changing the job title only (one period)
 //	21  2012-02-29  Support  50       (tenure 10y+ from 2022-03-01)
@@ -54,7 +55,8 @@ import (
 //
 // Employed (start through end, inclusive): 1 2 3 4 5 6 7 12 13 19 20 21 throughout 2024 (19
 // from 2023-11-20, 12 from 2023-06-15), 8 to 2024-03-31, 9 to 2024-05-20, 10 to 2024-08-05, 11
-// in February 2024, 14 from 2024-09-02, 17 to 2023-03-01.
+// in February 2024, 14 from 2024-09-02; 17 never (left out: when they left is not known, so
+// they are in no count on any day, migration 0027).
 
 const modelsFixture = `
 INSERT INTO departments (id, name) VALUES (10, 'Sales'), (20, 'Engineering'), (30, 'Support');
@@ -210,10 +212,11 @@ func TestModels(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadModelsFixture(t, s)
 
-		// Employment: 15 (unlisted), 16 (no join date) and 22 (seed) are not there. 8 and 11
-		// left on their leaving_date; 9 the day the sync first saw Ex-employee (the version
-		// that was current ended 2024-05-20T07:30Z); 17 the day first seen, already so; 10 the
-		// day deleted_at says. 12's leaving date is to come and 13 is current again: employed.
+		// Employment: 15 (unlisted), 16 (no join date), 22 (seed) and 17 (Ex-employee, never
+		// seen employed, no leaving_date: the day they left is not known) are not there. 8 and
+		// 11 left on their leaving_date; 9 the day the sync first saw Ex-employee (the version
+		// that was current ended 2024-05-20T07:30Z); 10 the day deleted_at says. 12's leaving
+		// date is to come and 13 is current again: employed.
 		checkRows(t, "model_employment", modelRows(t, s, `SELECT employee_id, start_date, end_date, left_by FROM model_employment ORDER BY employee_id`), []string{
 			"1|2020-05-10|NULL|NULL",
 			"2|2021-02-01|NULL|NULL",
@@ -229,10 +232,15 @@ func TestModels(t *testing.T) {
 			"12|2023-06-15|NULL|NULL",
 			"13|2018-01-08|NULL|NULL",
 			"14|2024-09-02|NULL|NULL",
-			"17|2019-04-01|2023-03-01|status",
 			"19|2023-11-20|NULL|NULL",
 			"20|2022-10-03|NULL|NULL",
 			"21|2012-02-29|NULL|NULL",
+		})
+		// Left out, and why: 16 has no join date; 17 left on a day hrsync cannot know. 15 (a
+		// reference only) and 22 (seed) are no people of the account: not there either.
+		checkRows(t, "model_left_out", modelRows(t, s, `SELECT employee_id, reason, status, start_date, end_date, first_seen FROM model_left_out ORDER BY employee_id`), []string{
+			"16|no_join_date|Current employee|NULL|NULL|2023-03-01",
+			"17|no_leaving_date|Ex-employee|2019-04-01|NULL|2023-03-01",
 		})
 
 		// Versions: the first reaches back to 0001-01-01, the current on to 9999-12-31; 19's
@@ -256,8 +264,9 @@ FROM model_employee_versions WHERE employee_id IN (6, 7, 9, 19, 20) ORDER BY emp
 		//   Engineering 3 4 6 (moved 02-15) 10 = 4, FTE 1+0.5+1+1 = 3.5
 		//   Support 5 7 9 12 20 21 = 6, FTE 0.6+1+0.6+1 (45 h, capped)+1+1 = 5.2
 		// 2024-03-01: 11 gone: Sales 5, FTE 4.6.
-		// 2023-03-01: 17's last day: Sales 1 2 6 8 13 17 = 6, 6.0; Engineering 3 4 7 10 = 4,
-		// 3.5; Support 5 9 20 21 = 4, 0.6+0.6+1+1 = 3.2.
+		// 2023-03-01 (the first sync; 17, first seen then already Ex-employee, is in no count):
+		// Sales 1 2 6 8 13 = 5, 5.0; Engineering 3 4 7 10 = 4, 3.5; Support 5 9 20 21 = 4,
+		// 0.6+0.6+1+1 = 3.2.
 		daily := `SELECT day, department_id, department, division_id, division, location_id, location, headcount, fte
 FROM model_headcount_daily WHERE day = ? ORDER BY department_id`
 		checkRows(t, "headcount on 2024-02-29", modelRows(t, s, daily, "2024-02-29"), []string{
@@ -271,12 +280,12 @@ FROM model_headcount_daily WHERE day = ? ORDER BY department_id`
 			"2024-03-01|30|Support|100|Commercial|2000|Leeds|6|5.2",
 		})
 		checkRows(t, "headcount on 2023-03-01", modelRows(t, s, daily, "2023-03-01"), []string{
-			"2023-03-01|10|Sales|100|Commercial|1000|London|6|6",
+			"2023-03-01|10|Sales|100|Commercial|1000|London|5|5",
 			"2023-03-01|20|Engineering|200|Product|2000|Leeds|4|3.5",
 			"2023-03-01|30|Support|100|Commercial|2000|Leeds|4|3.2",
 		})
 
-		// Month ends: 2023-03-31 as 2023-03-01 without 17 (Sales 5, 5.0).
+		// Month ends: 2023-03-31 as 2023-03-01 (Sales 5, 5.0).
 		// 2024-02 is the leap day above; 2024-03-31 is 8's last day: as 2024-03-01.
 		// 2024-04-30: 8 gone, 19 in Engineering since 04-10: Sales 1 2 13 = 3, 3.0;
 		//   Engineering 3 4 6 10 19 = 5, 1+0.5+1+1+0.6 = 4.1; Support 5 7 9 12 20 21 = 6, 5.2.
@@ -305,13 +314,12 @@ WHERE month = '2023-03-01' OR (month >= '2024-02-01' AND month <= '2024-06-01') 
 		})
 
 		// Starters by the department on their first day, leavers by the one on their last:
-		// 5 (2023-01, Support), 17 left (2023-03, Sales), 12 (2023-06, Support), 19 (2023-11,
-		// Sales), 11 joined and left (2024-02, Sales), 8 left (2024-03, Sales), 9 left (2024-05,
-		// Support), 10 left (2024-08, Engineering), 14 (2024-09, Engineering).
+		// 5 (2023-01, Support), 12 (2023-06, Support), 19 (2023-11, Sales), 11 joined and left
+		// (2024-02, Sales), 8 left (2024-03, Sales), 9 left (2024-05, Support), 10 left (2024-08,
+		// Engineering), 14 (2024-09, Engineering). 17, left out, neither started nor left.
 		checkRows(t, "model_starters_leavers_monthly", modelRows(t, s, `SELECT month, department_id, department, starters, leavers
 FROM model_starters_leavers_monthly WHERE month >= '2023-01-01' ORDER BY month, department_id`), []string{
 			"2023-01-01|30|Support|1|0",
-			"2023-03-01|10|Sales|0|1",
 			"2023-06-01|30|Support|1|0",
 			"2023-11-01|10|Sales|1|0",
 			"2024-02-01|10|Sales|1|1",
@@ -322,20 +330,20 @@ FROM model_starters_leavers_monthly WHERE month >= '2023-01-01' ORDER BY month, 
 		})
 
 		// Turnover. Headcount on the first and the last day of each month, their sum (twice the
-		// average), and leavers (none before 2023-03):
-		//   2022-04 10 11 (9 joins 04-04) 21; 2022-05, 2022-06 11 11 22; 2022-07…09 12 12 24 (3 joins
-		//   on 07-01); 2022-10 12 13 25 (20); 2022-11, 2022-12 13 13 26; 2023-01, 2023-02 14 14 28
-		//   (5 joins on 01-01); 2023-03 14 13 27, 1 leaver (17, counted on the 1st, its last day);
+		// average), and leavers (none before 2024-02; 17, left out, is in none of them):
+		//   2022-04 9 10 (9 joins 04-04) 19; 2022-05, 2022-06 10 10 20; 2022-07…09 11 11 22 (3 joins
+		//   on 07-01); 2022-10 11 12 23 (20); 2022-11, 2022-12 12 12 24; 2023-01, 2023-02 13 13 26
+		//   (5 joins on 01-01); 2023-03 13 13 26, no leaver;
 		//   2023-04, 2023-05 13 13 26; 2023-06 13 14 27 (12); 2023-07…10 14 14 28; 2023-11 14 15 29
 		//   (19); 2023-12, 2024-01 15 15 30; 2024-02 16 16 32, 1 (11); 2024-03 15 15 30, 1 (8);
 		//   2024-04 14 14 28; 2024-05 14 13 27, 1 (9); 2024-06, 2024-07 13 13 26; 2024-08 13 12 25,
 		//   1 (10); 2024-09 12 13 25 (14 joins 09-02); 2024-10…12 13 13 26.
-		// A month's turnover: leavers / (sum / 2): 2023-03 1/13.5 = 0.0741; 2024-02 1/16 = 0.0625;
+		// A month's turnover: leavers / (sum / 2): 2023-03 0/13 = 0; 2024-02 1/16 = 0.0625;
 		// 2024-03 1/15 = 0.0667; 2024-05 1/13.5 = 0.0741; 2024-08 1/12.5 = 0.08.
 		// 12 months: leavers over the window, over (the window's sums / 24):
-		//   to 2023-03 (2022-04…): 21+22+22+24+24+24+25+26+26+28+28+27 = 297, 12.375; 1: 24/297 = 0.0808
-		//   to 2024-02 (2023-03…): 27+26+26+27+28+28+28+28+29+30+30+32 = 339, 14.125; 2 (17, 11): 48/339 = 0.1416
-		//   to 2024-03: 339-27+30 = 342, 14.25; 2 (11, 8; 17's month left the window): 48/342 = 0.1404
+		//   to 2023-03 (2022-04…): 19+20+20+22+22+22+23+24+24+26+26+26 = 274, 11.4167; 0: 0
+		//   to 2024-02 (2023-03…): 26+26+26+27+28+28+28+28+29+30+30+32 = 338, 14.0833; 1 (11): 24/338 = 0.071
+		//   to 2024-03: 338-26+30 = 342, 14.25; 2 (11, 8): 48/342 = 0.1404
 		//   to 2024-04: 342-26+28 = 344, 14.3333; 2: 48/344 = 0.1395
 		//   to 2024-05: 344-26+27 = 345, 14.375; 3: 72/345 = 0.2087
 		//   to 2024-06: 345-27+26 = 344, 14.3333; 3: 72/344 = 0.2093
@@ -346,8 +354,8 @@ FROM model_starters_leavers_monthly WHERE month >= '2023-01-01' ORDER BY month, 
 		turnover := `SELECT month, leavers, headcount_start, headcount_end, average_headcount, turnover, leavers_12m, average_headcount_12m, turnover_12m
 FROM model_turnover_monthly WHERE month IN ('2023-03-01', '2024-02-01', '2024-03-01', '2024-04-01', '2024-05-01', '2024-06-01', '2024-08-01', '2024-09-01', '2024-12-01') ORDER BY month`
 		checkRows(t, "model_turnover_monthly", modelRows(t, s, turnover), []string{
-			"2023-03-01|1|14|13|13.5|0.0741|1|12.375|0.0808",
-			"2024-02-01|1|16|16|16|0.0625|2|14.125|0.1416",
+			"2023-03-01|0|13|13|13|0|0|11.4167|0",
+			"2024-02-01|1|16|16|16|0.0625|1|14.0833|0.071",
 			"2024-03-01|1|15|15|15|0.0667|2|14.25|0.1404",
 			"2024-04-01|0|14|14|14|0|2|14.3333|0.1395",
 			"2024-05-01|1|14|13|13.5|0.0741|3|14.375|0.2087",
@@ -390,10 +398,11 @@ WHERE day = '2024-02-29' ORDER BY department_id`), []string{
 	})
 }
 
-// modelRelations are the models migrations 0020 and 0021 make: the calendar and versions tables
-// and the views.
+// modelRelations are the models migrations 0020, 0021 and 0027 make: the calendar and versions
+// tables and the views.
 var modelRelations = []string{"model_calendar", "model_employment", "model_employee_versions", "model_employed_spans", "model_headcount_daily",
-	"model_headcount_monthly", "model_starters_leavers_monthly", "model_turnover_monthly", "model_tenure_daily"}
+	"model_headcount_monthly", "model_starters_leavers_monthly", "model_turnover_monthly", "model_tenure_daily",
+	"model_people", "model_left_out", "model_starting_soon"}
 
 // TestModelsOnEveryWarehouse: a migrated warehouse of either backend has every model, the
 // calendar filled from 1990-01-01 to 2059-12-31, and on Postgres a daily model asked for one day
@@ -461,7 +470,8 @@ func TestModelsDocQueries(t *testing.T) {
 
 		// Nothing changes after 2024-09-02: every month since January 2025 has the groups of
 		// December 2024. Sales 1 2 7 13 = 4, FTE 4; Engineering 3 4 6 14 19 = 5, FTE
-		// 1+0.5+1+0.5+0.6 = 3.6; Support 5 12 20 21 = 4, FTE 0.6+1+1+1 = 3.6.
+		// 1+0.5+1+0.5+0.6 = 3.6; Support 5 12 20 21 = 4, FTE 0.6+1+1+1 = 3.6. No one is on a
+		// pattern without hours: zero_hours 0.
 		got := modelRows(t, s, modelsDocQuery(t, "monthly"))
 		if len(got) < 3*23 || len(got)%3 != 0 { // 2025-01 to at least 2026-11, three groups each
 			t.Fatalf("monthly since 2025: %d rows: %q", len(got), got)
@@ -470,9 +480,9 @@ func TestModelsDocQueries(t *testing.T) {
 		for i := 0; i < len(got); i += 3 {
 			m := month.Format(time.DateOnly)
 			checkRows(t, "monthly "+m, got[i:i+3], []string{
-				m + "|10|Sales|100|Commercial|1000|London|4|4",
-				m + "|20|Engineering|200|Product|2000|Leeds|5|3.6",
-				m + "|30|Support|100|Commercial|2000|Leeds|4|3.6",
+				m + "|10|Sales|100|Commercial|1000|London|4|4|0",
+				m + "|20|Engineering|200|Product|2000|Leeds|5|3.6|0",
+				m + "|30|Support|100|Commercial|2000|Leeds|4|3.6|0",
 			})
 			month = month.AddDate(0, 1, 0)
 		}
@@ -486,13 +496,13 @@ func TestModelsDocQueries(t *testing.T) {
 
 		// TestModels works out February…June, August, September and December 2024; the rest
 		// from the monthly sums of headcount at start and end there:
-		//   to 2024-01 (2023-02…): 28+27+26+26+27+28+28+28+28+29+30+30 = 335, 13.9583; 1 (17): 24/335 = 0.0716
+		//   to 2024-01 (2023-02…): 26+26+26+26+27+28+28+28+28+29+30+30 = 332, 13.8333; 0 (17 is left out): 0
 		//   to 2024-07: 344-28+26 = 342, 14.25; 3: 72/342 = 0.2105
 		//   to 2024-10: 336-28+26 = 334, 13.9167; 4: 96/334 = 0.2874
 		//   to 2024-11: 334-29+26 = 331, 13.7917; 4: 96/331 = 0.2900
 		checkRows(t, "turnover", modelRows(t, s, modelsDocQuery(t, "turnover")), []string{
-			"2024-01-01|1|13.9583|7.16",
-			"2024-02-01|2|14.125|14.16",
+			"2024-01-01|0|13.8333|0",
+			"2024-02-01|1|14.0833|7.1",
 			"2024-03-01|2|14.25|14.04",
 			"2024-04-01|2|14.3333|13.95",
 			"2024-05-01|3|14.375|20.87",
@@ -511,11 +521,20 @@ func TestModelsDocQueries(t *testing.T) {
 			"9|2024-05-20|status|Support",
 			"10|2024-08-05|unlisted|Engineering",
 		})
+
+		// Left out: 16 (no join date) and 17 (left, never seen employed, no leaving date).
+		checkRows(t, "left out", modelRows(t, s, modelsDocQuery(t, "left-out")), []string{
+			"no_join_date|1",
+			"no_leaving_date|1",
+		})
 	})
 }
 
 // TestModelEmploymentIsTheLeaversRule: model_employment's leaving days are those of
-// Store.Leavers, the rule retention counts from, leaver for leaver, on the hand-made account.
+// Store.Leavers, the rule retention counts from, leaver for leaver, on the hand-made account —
+// except a leaver hrsync never saw employed and given no leaving_date (17): retention counts
+// from the day first seen (the latest they can have left: their data is kept at least as long
+// as the law asks), the models cannot place the day and leave them out (model_left_out).
 func TestModelEmploymentIsTheLeaversRule(t *testing.T) {
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadModelsFixture(t, s)
@@ -523,12 +542,21 @@ func TestModelEmploymentIsTheLeaversRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []string
-		for _, l := range leavers {
-			want = append(want, fmt.Sprintf("%d|%s|%s", l.EmployeeID, l.Left.UTC().Format(time.DateOnly), l.From))
+		leftOut := map[string]bool{}
+		for _, r := range modelRows(t, s, `SELECT employee_id FROM model_left_out WHERE reason = 'no_leaving_date'`) {
+			leftOut[r] = true
 		}
-		if len(want) != 5 {
-			t.Fatalf("%d leavers, want the fixture's 5: %q", len(want), want)
+		var want, wantOut []string
+		for _, l := range leavers {
+			id := strconv.FormatInt(l.EmployeeID, 10)
+			if leftOut[id] {
+				wantOut = append(wantOut, id)
+				continue
+			}
+			want = append(want, fmt.Sprintf("%s|%s|%s", id, l.Left.UTC().Format(time.DateOnly), l.From))
+		}
+		if len(want) != 4 || !slices.Equal(wantOut, []string{"17"}) || len(leftOut) != 1 {
+			t.Fatalf("%d leavers (%q), %q left out (of %v), want the fixture's 4 and 17", len(want), want, wantOut, leftOut)
 		}
 		checkRows(t, "leavers", modelRows(t, s, `SELECT employee_id, end_date, left_by FROM model_employment WHERE end_date IS NOT NULL ORDER BY employee_id`), want)
 	})

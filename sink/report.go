@@ -7,11 +7,15 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/hrsync/hrsync/schema"
 )
 
 // PeopleReportOptions say what PeopleReport reads.
 type PeopleReportOptions struct {
-	// AsOf is the report's day (its date in UTC); the last month shown is its month.
+	// AsOf is a day (its date in UTC) of the report's last month: the report is of that
+	// month's last day, or today in the current month (PeopleReport.AsOf); a day after today
+	// is today.
 	AsOf time.Time
 	// Months is how many months the trends show, AsOf's the last (at least 1).
 	Months int
@@ -29,6 +33,8 @@ type PeopleReportOptions struct {
 // one snapshot. Dates are YYYY-MM-DD; a month is its first day. Everything is a count or an
 // employee's id and department, unless Names was asked for.
 type PeopleReport struct {
+	// AsOf is the day every figure is of: the last day of the asked day's month, or today in
+	// the current month (the monthly models' last day of a month), never after today.
 	AsOf   string
 	Months []string // the months shown, oldest first
 	// Employees is how many rows model_employment has: 0 is a warehouse with nothing to show.
@@ -45,7 +51,43 @@ type PeopleReport struct {
 	// today in the current month; "" when nobody has one above 0.
 	BradfordAsOf string
 	Bradford     []BradfordEntry
+
+	// What the report says about the figures beside them; each is shown only when set.
+
+	// LeftOut are the people left out of every count (headcount, FTE, starters, leavers,
+	// turnover), by why.
+	LeftOut []LeftOutCount
+	// StartingSoon is how many people start after AsOf: not counted yet.
+	StartingSoon int64
+	// ZeroHours is how many people on a pattern of no contracted hours count in headcount with
+	// FTE 0 and no days due.
+	ZeroHours int64
+	// HolidayCalendar is the public holidays left out of days due for people who receive
+	// statutory holidays ("england-and-wales", "scotland", "northern-ireland"); "" for none.
+	HolidayCalendar string
+	// ClosureDays is how many company closure days are left out of days due.
+	ClosureDays int
+	// BradfordWindowWeeks is the Bradford factor's window (0: the models' 52 weeks).
+	BradfordWindowWeeks int
+	// BradfordBands are where the Bradford factor's bands start (e.g. 51, 201, 401, 601).
+	BradfordBands []float64
+	// BradfordExcludedTypes are the sickness types the Bradford factor leaves out.
+	BradfordExcludedTypes []string
 }
+
+// LeftOutCount is how many people are left out of every count, and why.
+type LeftOutCount struct {
+	// Reason is a machine code: "no_leaving_date" (a leaver whose leaving day is unknown),
+	// "no_join_date" (no company join date).
+	Reason string
+	People int64
+}
+
+// The reasons of LeftOutCount that the report words.
+const (
+	LeftOutNoLeavingDate = "no_leaving_date"
+	LeftOutNoJoinDate    = "no_join_date"
+)
 
 // DepartmentMonth is a department's headcount and FTE at a month's end (today, in the
 // current month).
@@ -79,7 +121,8 @@ type DepartmentAbsence struct {
 	Department                                      string
 	SickDays, OtherLeaveDays, HolidayDays, DaysLost float64
 	DaysDue                                         float64
-	// SicknessRate is DaysLost over DaysDue; not Valid when no days were due.
+	// SicknessRate is the sickness absence rate, SickDays over DaysDue (other leave is not
+	// in it); not Valid when no days were due.
 	SicknessRate sql.NullFloat64
 }
 
@@ -90,8 +133,11 @@ type BradfordEntry struct {
 	Department   string
 	Spells       int64
 	Days         float64
-	Bradford     float64
-	Name         string // only with PeopleReportOptions.Names, and never an erased person's
+	Bradford     float64 // the factor, as adjusted (exclusions, spells joined)
+	// Raw is the factor before adjustment, where the model gives it.
+	Raw  sql.NullFloat64
+	Band string // the band the factor falls in; "" for none
+	Name string // only with PeopleReportOptions.Names, and never an erased person's
 }
 
 // The absence models, made by migration 0023 (model_absence_monthly a table since 0024): without
@@ -106,17 +152,10 @@ func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (People
 	if o.Months < 1 {
 		return PeopleReport{}, fmt.Errorf("people report: months %d: want at least 1", o.Months)
 	}
-	asOf := o.AsOf.UTC()
-	monthStart := time.Date(asOf.Year(), asOf.Month(), 1, 0, 0, 0, 0, time.UTC)
-	first := monthStart.AddDate(0, -(o.Months - 1), 0)
-	monthEnd := monthStart.AddDate(0, 1, -1)
-	r := PeopleReport{AsOf: asOf.Format(time.DateOnly)}
-	for m := first; !m.After(monthStart); m = m.AddDate(0, 1, 0) {
-		r.Months = append(r.Months, m.Format(time.DateOnly))
-	}
-	from, to, end := first.Format(time.DateOnly), monthStart.Format(time.DateOnly), monthEnd.Format(time.DateOnly)
-
-	var err error
+	var (
+		r   PeopleReport
+		err error
+	)
 	r.AbsenceModels, err = s.hasRelations(ctx, absenceMonthlyView, bradfordView)
 	if err != nil {
 		return PeopleReport{}, fmt.Errorf("people report: %w", err)
@@ -145,16 +184,57 @@ func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (People
 	d := s.d
 	month := d.read(KindDate, "month")
 
+	// One day for every figure: the monthly models' last day of the asked day's month, i.e.
+	// its last day, or today (the models' today, the database's date in UTC) in the current
+	// month; a day after today is today.
+	today, err := s.today(ctx, tx)
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
+	}
+	asOf := time.Date(o.AsOf.UTC().Year(), o.AsOf.UTC().Month(), o.AsOf.UTC().Day(), 0, 0, 0, 0, time.UTC)
+	if asOf.After(today) {
+		asOf = today
+	}
+	monthStart := time.Date(asOf.Year(), asOf.Month(), 1, 0, 0, 0, 0, time.UTC)
+	first := monthStart.AddDate(0, -(o.Months - 1), 0)
+	day := monthStart.AddDate(0, 1, -1)
+	if day.After(today) {
+		day = today
+	}
+	r.AsOf = day.Format(time.DateOnly)
+	for m := first; !m.After(monthStart); m = m.AddDate(0, 1, 0) {
+		r.Months = append(r.Months, m.Format(time.DateOnly))
+	}
+	from, to, end := first.Format(time.DateOnly), monthStart.Format(time.DateOnly), r.AsOf
+
 	if err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM model_employment`).Scan(&r.Employees); err != nil {
 		return PeopleReport{}, fmt.Errorf("people report: employment: %w", err)
 	}
-	err = scanRows(ctx, tx, `SELECT `+month+`, department_id, coalesce(department, ''), sum(headcount), sum(fte)
+	// Who the counts leave out, and why (model_left_out, migration 0027: a leaver whose leaving
+	// day is unknown, someone with no join date), and who starts after today: counted from
+	// their first day, so only a report of today says so.
+	employment0027, err := s.hasRelations(ctx, "model_left_out", "model_starting_soon")
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
+	}
+	if err := leftOut(ctx, tx, &r, employment0027, day.Equal(today)); err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
+	}
+	zeroHours := `0`
+	if employment0027 { // the column came with model_left_out
+		zeroHours = `sum(zero_hours)`
+	}
+	err = scanRows(ctx, tx, `SELECT `+month+`, department_id, coalesce(department, ''), sum(headcount), sum(fte), `+zeroHours+`
 FROM model_headcount_monthly WHERE month >= ? AND month <= ?
 GROUP BY month, department_id, department ORDER BY month, department, department_id`, []any{from, to},
 		func(rows *sqlx.Rows) error {
 			var m DepartmentMonth
-			err := rows.Scan(&m.Month, &m.DepartmentID, &m.Department, &m.Headcount, &m.FTE)
+			var zero int64
+			err := rows.Scan(&m.Month, &m.DepartmentID, &m.Department, &m.Headcount, &m.FTE, &zero)
 			r.Headcount = append(r.Headcount, m)
+			if m.Month[:min(len(m.Month), len(time.DateOnly))] == to {
+				r.ZeroHours += zero
+			}
 			return err
 		})
 	if err != nil {
@@ -196,7 +276,7 @@ GROUP BY department_id, department ORDER BY department, department_id`, []any{fr
 			err := rows.Scan(&a.DepartmentID, &a.Department, &a.SickDays, &a.OtherLeaveDays, &a.HolidayDays,
 				&a.DaysLost, &a.DaysDue)
 			if a.DaysDue > 0 {
-				a.SicknessRate = sql.NullFloat64{Float64: a.DaysLost / a.DaysDue, Valid: true}
+				a.SicknessRate = sql.NullFloat64{Float64: a.SickDays / a.DaysDue, Valid: true}
 			}
 			r.Absence = append(r.Absence, a)
 			return err
@@ -204,8 +284,8 @@ GROUP BY department_id, department ORDER BY department, department_id`, []any{fr
 	if err != nil {
 		return PeopleReport{}, fmt.Errorf("people report: absence: %w", err)
 	}
-	// The Bradford factors of AsOf's month: model_bradford has one day of each month, its last
-	// (today's in the current month), so the month's rows are that day's; read in one pass (the
+	// The Bradford factors of AsOf: model_bradford has one day of each month, its last (today's
+	// in the current month), AsOf, so the month's rows are that day's; read in one pass (the
 	// view is computed whole on each read).
 	// A name only where asked for, and never one whose identifying data an erasure (not
 	// lifted) took: the erasure nulls the names already; the check keeps it so should a name
@@ -239,6 +319,23 @@ ORDER BY b.as_of DESC, b.bradford DESC, b.employee_id LIMIT ?`, []any{to, end, o
 	return r, nil
 }
 
+// today is the models' today: the database's date, in UTC.
+func (s *Store) today(ctx context.Context, tx *sqlx.Tx) (time.Time, error) {
+	expr := `date('now')`
+	if s.d.name() == schema.Postgres {
+		expr = `(now() AT TIME ZONE 'UTC')::date`
+	}
+	var day string
+	if err := tx.QueryRowxContext(ctx, `SELECT `+s.d.read(KindDate, expr)).Scan(&day); err != nil {
+		return time.Time{}, fmt.Errorf("today: %w", err)
+	}
+	t, err := time.Parse(time.DateOnly, day[:min(len(day), len(time.DateOnly))])
+	if err != nil {
+		return time.Time{}, fmt.Errorf("today: %w", err)
+	}
+	return t, nil
+}
+
 // hasRelations reports whether the warehouse has every one of the tables or views named.
 func (s *Store) hasRelations(ctx context.Context, names ...string) (bool, error) {
 	for _, n := range names {
@@ -263,4 +360,39 @@ func scanRows(ctx context.Context, tx *sqlx.Tx, query string, args []any, scan f
 		}
 	}
 	return rows.Err()
+}
+
+// leftOut fills r's LeftOut from model_left_out (grouped by reason, in the report's order), and
+// its StartingSoon from model_starting_soon when the report is of today. A warehouse before
+// migration 0027 (has0027 false) has neither view: its people with no join date are counted
+// from employees.
+func leftOut(ctx context.Context, tx *sqlx.Tx, r *PeopleReport, has0027, ofToday bool) error {
+	if !has0027 {
+		var n int64
+		err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM employees
+WHERE listed AND origin <> 'seed' AND company_join_date IS NULL`).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("join dates: %w", err)
+		}
+		if n > 0 {
+			r.LeftOut = append(r.LeftOut, LeftOutCount{Reason: LeftOutNoJoinDate, People: n})
+		}
+		return nil
+	}
+	err := scanRows(ctx, tx, `SELECT reason, count(*) FROM model_left_out GROUP BY reason ORDER BY reason DESC`, nil,
+		func(rows *sqlx.Rows) error {
+			var c LeftOutCount
+			err := rows.Scan(&c.Reason, &c.People)
+			r.LeftOut = append(r.LeftOut, c)
+			return err
+		})
+	if err != nil {
+		return fmt.Errorf("left out: %w", err)
+	}
+	if ofToday {
+		if err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM model_starting_soon`).Scan(&r.StartingSoon); err != nil {
+			return fmt.Errorf("starting soon: %w", err)
+		}
+	}
+	return nil
 }

@@ -212,7 +212,11 @@ var ownKinds = map[string]map[string]Kind{
 	"model_sicknesses": {"start_date": KindDate, "end_date": KindDate, "half_start": KindBool, "half_end": KindBool},
 	// schema 0022
 	"model_certificates_expiring": {"expires_on": KindDate},
-	"model_management_tree":       {"manager_left": KindBool, "in_cycle": KindBool},
+	// schema 0027
+	"model_people":          {"start_date": KindDate, "end_date": KindDate, "first_seen": KindDate},
+	"model_left_out":        {"start_date": KindDate, "end_date": KindDate, "first_seen": KindDate},
+	"model_starting_soon":   {"start_date": KindDate},
+	"model_management_tree": {"manager_left": KindBool, "in_cycle": KindBool},
 }
 
 // ownSubjects are the columns naming the person a row of a warehouse's own table is about where

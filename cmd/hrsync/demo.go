@@ -23,7 +23,7 @@ type demoCommand struct {
 }
 
 func (c *demoCommand) flags(fs *flag.FlagSet) {
-	fs.IntVar(&c.opts.Employees, "employees", 2500, "employees the in-process upstream serves")
+	fs.IntVar(&c.opts.Employees, "employees", demo.Employees, "employees the in-process upstream serves")
 	fs.StringVar(&c.opts.Addr, "addr", demo.Addr, "where the replica listens at the end (when this default is taken, another free port)")
 	fs.StringVar(&c.opts.UpstreamAddr, "upstream-addr", "127.0.0.1:0", "where the in-process upstream listens (port 0: any free port)")
 	fs.StringVar(&c.opts.Hires, "hires", demo.HiresPath, "CSV of new hires to onboard (when this default is absent, a built-in copy of it)")

@@ -14,9 +14,10 @@ import (
 )
 
 // reportCommand is hrsync report: the people models' pictures (docs/report.md) as one
-// self-contained HTML file — headcount trend, starters and leavers, turnover, absence by
-// department and the Bradford list — written atomically and private (0600): its lists of
-// people name them by id and department only, unless --names.
+// self-contained HTML file — key figures, headcount trend, starters and leavers, turnover,
+// the sickness absence rate and absence by department, the Bradford list, and how to read
+// them — every figure of one day (the --as-of month's last, or today), written atomically
+// and private (0600): its lists of people name them by id and department only, unless --names.
 type reportCommand struct {
 	account string
 	out     string
@@ -30,7 +31,7 @@ type reportCommand struct {
 func (c *reportCommand) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.account, "account", "", "the account whose warehouse is reported (needed when the configuration has several)")
 	fs.StringVar(&c.out, "out", "hrsync-report.html", "the HTML file written (replaced whole if there; 0600)")
-	fs.StringVar(&c.asOf, "as-of", "", "the report's day, YYYY-MM-DD (default today, UTC)")
+	fs.StringVar(&c.asOf, "as-of", "", "a day of the report's last month, YYYY-MM-DD (default today, UTC): every figure is of that month's last day, or today in the current month")
 	fs.IntVar(&c.months, "months", 24, "how many months the trends show, the as-of day's the last (1-240)")
 	fs.IntVar(&c.top, "top", 20, "how many employees the Bradford list shows (1-1000)")
 	fs.BoolVar(&c.names, "names", false, "show names in the Bradford list (identifying data; an erased person's never)")

@@ -36,7 +36,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, logs)
 	}
-	if want := "report written: " + empty + " (as of 2025-06-15, 24 months: no data yet)\n"; out != want {
+	if want := "report written: " + empty + " (as of 2025-06-30, 24 months: no data yet)\n"; out != want {
 		t.Errorf("empty warehouse: printed %q, want %q", out, want)
 	}
 	if b, _ := os.ReadFile(empty); !bytes.Contains(b, []byte("No data yet")) {
@@ -58,7 +58,7 @@ func TestReportCommand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, logs)
 		}
-		if want := "report written: " + page + " (as of 2025-06-15, 12 months)\n"; out != want {
+		if want := "report written: " + page + " (as of 2025-06-30, 12 months)\n"; out != want {
 			t.Errorf("printed %q, want %q", out, want)
 		}
 		info, err := os.Stat(page)
@@ -69,8 +69,18 @@ func TestReportCommand(t *testing.T) {
 		if got := bytes.Contains(b, []byte("Barbara Liskov")); got != names {
 			t.Errorf("--names %v: the page names Barbara Liskov: %v", names, got)
 		}
-		if !bytes.Contains(b, []byte(`id="chart-headcount"`)) || !bytes.Contains(b, []byte(`id="bradford"`)) || !bytes.Contains(b, []byte("Jul 24")) {
+		if !bytes.Contains(b, []byte(`id="chart-headcount"`)) || !bytes.Contains(b, []byte(`id="bradford"`)) || !bytes.Contains(b, []byte("Jul 2024 to Jun 2025")) {
 			t.Errorf("the page lacks the headcount chart from July 2024, or the Bradford list:\n%s", b)
+		}
+		// One day throughout: --as-of 2025-06-15 is a report of June 2025, whose figures (the
+		// monthly models', the Bradford list's) are of its last day.
+		for _, want := range []string{`As of <strong id="as-of">30 Jun 2025</strong>`, "sickness in the 52 weeks to 30 Jun 2025"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("the page does not say %q", want)
+			}
+		}
+		if bytes.Contains(b, []byte("15 Jun")) || bytes.Contains(b, []byte("2025-06-15")) {
+			t.Error("the page names a day other than its one as-of day, 30 Jun 2025")
 		}
 	}
 

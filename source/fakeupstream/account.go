@@ -30,9 +30,10 @@ type AccountOptions struct {
 	// AbsenceYears is how many years before the data's today (2026-06-01) absences, leave
 	// requests, sicknesses and training courses go back (default 1); bookings also run half a
 	// year ahead. An employee's events start no earlier than the employee's join date (join
-	// dates spread over 2012-2026). Ten years of 2,000 employees is about 94,000 absences,
-	// 100,000 leave requests, 16,000 sicknesses and 13,000 training courses: a few seconds to
-	// make, and as many for New to read.
+	// dates spread over 2012-2026) and end no later than their leaving day (about a third of
+	// the employees have left, most in the last three years). Ten years of 2,000 employees is
+	// about 74,000 absences, 79,000 leave requests, 12,500 sicknesses and 10,500 training
+	// courses: a few seconds to make, and as many for New to read.
 	AbsenceYears int
 }
 
@@ -40,10 +41,21 @@ type AccountOptions struct {
 // other. Serve it with New(a.Options()) (setting the other Options fields as needed).
 type Account struct {
 	// Employees are Generate's records for the same count and seed, except that location is
-	// the nested {id, name} of a record of locations and that each carries a division (nested,
-	// null or "").
+	// the nested {id, name} of a record of locations; that each carries a division (nested,
+	// null or ""), a statutory_holiday_country ({id, name} of a record of
+	// statutory_holiday_countries, or null) and a leaving_date (YYYY-MM-DD or null: see
+	// employment.go); that a few work the zero-hours pattern (full_or_part_time "Part time"
+	// where set); that a few current employees are future starters, their join date within
+	// two months after the data's today (and their length of service 0, their record made
+	// before that day); that about a sixth joined in the three years before the data's today
+	// (their join date, job start date and timestamps moved with it), so starters come
+	// steadily through those years, 2026 included; and that about a third of the Current
+	// employees who had joined by then left in those three years (status Ex-employee, a
+	// leaving_date but for about a tenth, their length of service to it): a 12-month turnover
+	// of 11-14 %.
 	Employees []json.RawMessage
-	// WorkingPatterns are WorkingPatterns().
+	// WorkingPatterns are WorkingPatterns() and the zero-hours pattern (id 36: total_hours
+	// "0.0", no day marked).
 	WorkingPatterns []json.RawMessage
 	// Collections holds the records of every other collection, by name: the reference data
 	// (departments, divisions, locations, holiday_allowances, other_leave_reasons,
@@ -135,7 +147,7 @@ func GenerateAccount(opts AccountOptions) Account {
 	}
 	return Account{
 		Employees:       emps,
-		WorkingPatterns: WorkingPatterns(),
+		WorkingPatterns: accountPatterns(),
 		Collections: map[string][]json.RawMessage{
 			"departments":                 references(departments, true),
 			"divisions":                   references(divisions, true),
@@ -213,7 +225,12 @@ func (g *eventGen) employee(p *staff) {
 		from = p.join
 	}
 	until := reference.AddDate(0, 6, 0)
-	if p.leaver {
+	switch {
+	case !p.left.IsZero():
+		// Nothing is booked after the leaving day (booked drops what would end after it).
+		until = p.left.AddDate(0, 0, 1)
+	case p.leaver:
+		// Someone outside the collection: gone about a year ago.
 		until = reference.AddDate(0, 0, -g.rng.IntN(400))
 		if until.Before(from.AddDate(0, 3, 0)) {
 			until = from.AddDate(0, 3, 0)
@@ -423,6 +440,9 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 		o.set("updated_at", stamps[1])
 	}
 	reqStamps := g.stamps(created, updated)
+	if !p.booked(end) {
+		return end // it would run past their leaving day: never booked
+	}
 	// A leave request carries no approved_by, leave_reason or am/pm of its half days: those
 	// members are absent from its record, not null (its absence has them).
 	g.requests = append(g.requests, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
@@ -468,8 +488,11 @@ func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
 	}
 	start, end := span(t, workdays)
 	hs, he := g.half(10), g.half(0)
-	// Still off sick at the data's today: no end date yet.
+	// Still off sick at the data's today: no end date yet. Not someone who has left by then.
 	ongoing := end.After(reference) || (reference.Sub(start) < 45*24*time.Hour && chance(rng, 40))
+	if !p.left.IsZero() && p.left.Before(reference) {
+		ongoing = false
+	}
 	deducted := float64(workdays)
 	if hs.on {
 		deducted -= 0.5
@@ -489,6 +512,9 @@ func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
 		fitNote = workdays > 5
 	}
 	created := start.Add(time.Duration(8*3600+rng.IntN(4*3600)) * time.Second)
+	if !p.booked(end) {
+		return end // it would run past their leaving day
+	}
 	g.sicknesses = append(g.sicknesses, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 		o.set("employee", idOnly(p.id))
 		o.set("company_sicknesstype", st)
@@ -568,7 +594,11 @@ func (g *eventGen) course(p *staff, t time.Time) time.Time {
 	}
 	currency := c.currencyID
 	notes := pick(rng, []string{"", "", "", "Manager approved", "Remote attendance"})
-	g.courses = append(g.courses, event{created: g.createdBefore(start), who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
+	created := g.createdBefore(start)
+	if !p.booked(end) {
+		return end // it would run past their leaving day
+	}
+	g.courses = append(g.courses, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
 		o.set("name", c.name)
 		o.set("start_on", start.Format(time.DateOnly))
 		o.set("end_on", endOn)

@@ -130,8 +130,12 @@ func TestGenerateAccountIsDeterministic(t *testing.T) {
 	if !bytes.Equal(bodies[0], bodies[1]) || len(bodies[0]) < 1000 {
 		t.Errorf("two servers of the same seed answer differently (%d and %d bytes)", len(bodies[0]), len(bodies[1]))
 	}
-	// The employees are Generate's but for a nested location and a division.
+	// The employees are Generate's but for a nested location, the members Generate does not
+	// write (division, statutory_holiday_country, leaving_date), a leaver's length of service
+	// (to their leaving day), the zero-hours staff's pattern, a future starter's and a recent
+	// hire's dates, and the status of a Current employee who has left in the last three years.
 	plain := fakeupstream.Generate(200, 42)
+	var zero, future, recent, quit int
 	for i := range plain {
 		var p, q map[string]json.RawMessage
 		if err := json.Unmarshal(plain[i], &p); err != nil {
@@ -140,19 +144,70 @@ func TestGenerateAccountIsDeterministic(t *testing.T) {
 		if err := json.Unmarshal(a.Employees[i], &q); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := q["division"]; !ok {
-			t.Fatalf("employee %d has no division: %s", i, a.Employees[i])
+		for _, member := range []string{"division", "statutory_holiday_country", "leaving_date"} {
+			if _, ok := q[member]; !ok {
+				t.Fatalf("employee %d has no %s: %s", i, member, a.Employees[i])
+			}
+			delete(q, member)
 		}
 		if string(p["location"]) != "null" && !strings.Contains(string(q["location"]), `"name":`+string(p["location"])) {
 			t.Errorf("employee %d: location %s, Generate's %s", i, q["location"], p["location"])
 		}
 		delete(p, "location")
 		delete(q, "location")
-		delete(q, "division")
+		if string(q["status"]) == `"Ex-employee"` {
+			delete(p, "length_of_service_in_months")
+			delete(q, "length_of_service_in_months")
+		}
+		if string(q["status"]) == `"Ex-employee"` && string(p["status"]) == `"Current employee"` {
+			quit++
+			delete(p, "status")
+			delete(q, "status")
+		}
+		if nestedIDOf(t, a.Employees[i], "working_pattern") == 36 {
+			zero++
+			if string(p["full_or_part_time"]) == "null" && string(q["full_or_part_time"]) != "null" ||
+				string(p["full_or_part_time"]) != "null" && string(q["full_or_part_time"]) != `"Part time"` {
+				t.Errorf("employee %d works zero hours, full_or_part_time %s (Generate's %s)", i, q["full_or_part_time"], p["full_or_part_time"])
+			}
+			for _, member := range []string{"working_pattern", "full_or_part_time"} {
+				delete(p, member)
+				delete(q, member)
+			}
+		}
+		if join := joinOf(t, a.Employees[i]); join != joinOf(t, plain[i]) {
+			if join > "2026-06-01" {
+				future++
+			} else if recent++; join < "2023-06-01" {
+				t.Errorf("employee %d joins %s, not Generate's %s: want only future starters and recent hires (from 2023-06-01) re-dated", i, join, joinOf(t, plain[i]))
+			}
+			for _, member := range []string{"company_join_date", "join_date", "job_start_date", "length_of_service_in_months", "created_at", "updated_at"} {
+				delete(p, member)
+				delete(q, member)
+			}
+		}
 		if !reflect.DeepEqual(p, q) {
-			t.Fatalf("employee %d differs from Generate's beyond location and division:\n%s\n%s", i, plain[i], a.Employees[i])
+			t.Fatalf("employee %d differs from Generate's beyond what GenerateAccount adds:\n%s\n%s", i, plain[i], a.Employees[i])
 		}
 	}
+	if zero == 0 || future == 0 || recent == 0 || quit == 0 {
+		t.Errorf("of 200 employees %d work zero hours, %d start after the data's today, %d joined lately and %d left lately; want some of each",
+			zero, future, recent, quit)
+	}
+}
+
+// joinOf is an employee's join date as YYYY-MM-DD, from company_join_date or join_date
+// (YYYY-MM-DD or YYYY/MM/DD).
+func joinOf(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var e struct {
+		CompanyJoinDate string `json:"company_join_date"`
+		JoinDate        string `json:"join_date"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(e.CompanyJoinDate+e.JoinDate, "/", "-")
 }
 
 // ids reads the ids of records.
@@ -199,7 +254,10 @@ func nestedIDOf(t *testing.T, raw json.RawMessage, key string) int64 {
 }
 
 func TestAccountReferencesAndQuirks(t *testing.T) {
-	a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 300, Seed: 7})
+	// Two years of events: the five people outside the list left within the last 400 days, so
+	// in a single year some have three months of events or none, and the few sicknesses
+	// expected of them (two or three) can come to none.
+	a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 300, Seed: 7, AbsenceYears: 2})
 	emps := ids(t, a.Employees)
 	refs := map[string]map[int64]bool{}
 	for name, raws := range a.Collections {

@@ -37,9 +37,10 @@ func financial(who []staff, seed int64) (salaries, bonuses, benefits []json.RawM
 			currency = "EUR"
 		}
 		amount := 24000 + 500*rng.IntN(100)
-		// The starting salary, then the yearly reviews since reviewsFrom.
+		// The starting salary, then the yearly reviews since reviewsFrom, while employed: a
+		// leaver's last salary ends on their leaving day, and a Pending leaver's will.
 		dates := []time.Time{p.join}
-		for t := nextReview(p.join); t.Before(reference); t = nextReview(t) {
+		for t := nextReview(p.join); t.Before(reference) && p.booked(t); t = nextReview(t) {
 			if t.Before(reviewsFrom) {
 				continue
 			}
@@ -47,8 +48,11 @@ func financial(who []staff, seed int64) (salaries, bonuses, benefits []json.RawM
 		}
 		for i, t := range dates {
 			end := any(nil)
-			if i+1 < len(dates) {
+			switch {
+			case i+1 < len(dates):
 				end = dates[i+1].AddDate(0, 0, -1).Format(time.DateOnly)
+			case !p.left.IsZero():
+				end = p.left.Format(time.DateOnly)
 			}
 			reason := "Starting salary"
 			if i > 0 {
@@ -62,8 +66,17 @@ func financial(who []staff, seed int64) (salaries, bonuses, benefits []json.RawM
 				set("created_at", london(created)).set("updated_at", london(created)).raw())
 			sid++
 		}
-		for n := rng.IntN(3); n > 0; n-- {
-			on := p.join.AddDate(0, 0, rng.IntN(max(1, int(reference.Sub(p.join).Hours()/24))))
+		// Bonuses while employed, up to the data's today (none yet for a future starter).
+		last := reference
+		if !p.left.IsZero() && p.left.Before(last) {
+			last = p.left
+		}
+		n := rng.IntN(3)
+		if p.join.After(reference) {
+			n = 0
+		}
+		for ; n > 0; n-- {
+			on := p.join.AddDate(0, 0, rng.IntN(max(1, int(last.Sub(p.join).Hours()/24))))
 			bonuses = append(bonuses, newObject().set("id", bid).set("employee", emp).
 				set("amount", fmt.Sprintf("%d.%02d", 250*(1+rng.IntN(20)), 50*rng.IntN(2))).set("currency", currency).
 				set("awarded_on", on.Format(time.DateOnly)).set("reason", pick(rng, bonusReasons)).
@@ -76,9 +89,19 @@ func financial(who []staff, seed int64) (salaries, bonuses, benefits []json.RawM
 			if b.provider == "" && chance(rng, 50) {
 				provider = nil
 			}
+			// A benefit starts three months in and ends on the leaving day; none for someone
+			// who left before then.
+			start := p.join.AddDate(0, 3, 0)
+			var end any
+			if !p.left.IsZero() {
+				if p.left.Before(start) {
+					continue
+				}
+				end = p.left.Format(time.DateOnly)
+			}
 			benefits = append(benefits, newObject().set("id", fid).set("employee", emp).
 				set("name", b.name).set("provider", provider).set("value", b.value).set("frequency", b.frequency).
-				set("start_date", p.join.AddDate(0, 3, 0).Format(time.DateOnly)).set("end_date", nil).raw())
+				set("start_date", start.Format(time.DateOnly)).set("end_date", end).raw())
 			fid++
 		}
 	}

@@ -38,6 +38,11 @@ var patterns = []pattern{
 	{35, "Weekend cover", false, [7]string{"0.0", "0.0", "0.0", "0.0", "0.0", "12.0", "12.0"}, "24.0", date(2022, 1, 10, 12, 0, 0), false, 5},
 }
 
+// zeroHours is the zero-hours pattern of GenerateAccount's account (not among Generate's: its
+// employees never use it): no contracted hours, no day marked, the weekdays' hours "0.0" and
+// the weekend's null (written "" here), as accounts write casual staff.
+var zeroHours = pattern{36, "Zero hours (casual)", false, [7]string{"0.0", "0.0", "0.0", "0.0", "0.0", "", ""}, "0.0", date(2023, 2, 6, 11, 20, 0), true, 0}
+
 var departments = []ref{
 	{501, "Engineering"}, {502, "Finance"}, {503, "People & Culture"}, {504, "Sales"},
 	{505, "Customer Support"}, {506, "Operações"}, {507, "Marketing"}, {508, "Legal"},
@@ -114,17 +119,27 @@ func Generate(n int, seed int64) []json.RawMessage {
 // staff is what the other collections of a generated account need to know of an employee.
 type staff struct {
 	person
-	join     time.Time
-	leaver   bool // Ex-employee: nothing booked after leaving
+	join   time.Time
+	leaver bool // Ex-employee: nothing booked after leaving
+	// left is the last day employed of an Ex-employee (whether or not the record says so: an
+	// account that does not record it still knew when nothing more was booked) or a Pending
+	// leaver's leaving day to come; zero for everyone else, and for the people outside the
+	// collection, whose events end about a year before the data's today.
+	left     time.Time
 	manager  *person
 	approver *person
 	dept     int64 // 0 when none
 }
 
+// booked reports whether an event ending on end can be on p's record: not after the day they
+// leave.
+func (p *staff) booked(end time.Time) bool { return p.left.IsZero() || !end.After(p.left) }
+
 // generate makes the employees of Generate. With aux (GenerateAccount) an employee's location
-// is nested and it carries a division, both drawn without touching rng's sequence, so the
-// rest of every record is Generate's. It also returns who the records are about and the people
-// outside the collection they name.
+// is nested and it carries a division, a statutory holiday country and a leaving date, and a
+// few are zero-hours staff or future starters (accountDraws), all drawn from aux without
+// touching rng's sequence, so the rest of every record is Generate's. It also returns who the
+// records are about and the people outside the collection they name.
 func generate(n int, seed int64, aux *rand.Rand) ([]json.RawMessage, []staff, []person) {
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x9e3779b97f4a7c15))
 	people := make([]person, n)
@@ -152,6 +167,10 @@ func generate(n int, seed int64, aux *rand.Rand) ([]json.RawMessage, []staff, []
 
 func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (json.RawMessage, staff) {
 	who := staff{person: p}
+	var x *accountDraws // GenerateAccount's members; nil for Generate
+	if aux != nil {
+		x = drawAccount(aux)
+	}
 	o := newObject()
 	o.set("id", p.id)
 	if chance(rng, 30) {
@@ -175,16 +194,19 @@ func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (j
 	} else {
 		o.set("job_title", pick(rng, jobTitles))
 	}
+	status := "Ex-employee"
 	switch r := rng.IntN(100); {
 	case r < 90:
-		o.set("status", "Current employee")
+		status = "Current employee"
 	case r < 96:
-		o.set("status", "Pending leaver")
-	default:
-		o.set("status", "Ex-employee")
-		who.leaver = true
+		status = "Pending leaver"
 	}
-	join := date(2012, 1, 1, 0, 0, 0).AddDate(0, 0, rng.IntN(14*365))
+	join := joinsFrom.AddDate(0, 0, rng.IntN(14*365))
+	if x != nil {
+		status, join, who.left = x.dates(status, join)
+	}
+	who.leaver = status == "Ex-employee"
+	o.set("status", status)
 	who.join = join
 	switch r := rng.IntN(100); {
 	case r < 80:
@@ -199,7 +221,16 @@ func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (j
 	} else {
 		o.set("job_start_date", join.AddDate(0, rng.IntN(3)*6, 0).Format(time.DateOnly))
 	}
-	months := int64(reference.Year()-join.Year())*12 + int64(reference.Month()-join.Month())
+	if x != nil {
+		o.set("leaving_date", x.leavingDate(who.left))
+	}
+	// Service runs to the data's today, or to the leaving day when that came first; a future
+	// starter has none yet.
+	served := reference
+	if !who.left.IsZero() && who.left.Before(served) {
+		served = who.left
+	}
+	months := max(0, int64(served.Year()-join.Year())*12+int64(served.Month()-join.Month()))
 	if chance(rng, 20) {
 		o.set("length_of_service_in_months", strconv.FormatInt(months, 10))
 	} else {
@@ -219,9 +250,12 @@ func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (j
 		o.set("age", strconv.Itoa(25+rng.IntN(40)))
 	}
 	wp := weighted(rng)
+	if x != nil && x.zeroHours {
+		wp = zeroHours
+	}
 	if chance(rng, 70) {
 		o.set("full_or_part_time", nil)
-	} else if wp.total == "20.0" || wp.total == "24.0" {
+	} else if wp.total == "20.0" || wp.total == "24.0" || wp.total == "0.0" {
 		o.set("full_or_part_time", "Part time")
 	} else {
 		o.set("full_or_part_time", "Full time")
@@ -273,14 +307,20 @@ func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (j
 			o.set("division", newObject().set("id", d.id).set("name", d.name).raw())
 		}
 	}
+	var location int64 // 0 when none
 	if chance(rng, 20) {
 		o.set("location", nil)
 	} else if l := locations[rng.IntN(len(locations))]; aux == nil {
 		o.set("location", l.name)
 	} else {
 		o.set("location", newObject().set("id", l.id).set("name", l.name).raw())
+		location = l.id
 	}
-	o.set("receives_statutory_holidays", chance(rng, 85))
+	receives := chance(rng, 85)
+	o.set("receives_statutory_holidays", receives)
+	if x != nil {
+		o.set("statutory_holiday_country", x.country(location, receives))
+	}
 	o.set("hr", dept.name == "People & Culture" && chance(rng, 50))
 	switch r := rng.IntN(10); {
 	case r < 5:
@@ -292,6 +332,10 @@ func employee(rng, aux *rand.Rand, p person, i int, people, outside []person) (j
 	}
 	created := join.AddDate(0, 0, -rng.IntN(30)).Add(time.Duration(rng.IntN(86400)) * time.Second)
 	updated := created.Add(time.Duration(rng.IntN(3*365*24)) * time.Hour)
+	if x != nil && join.After(reference) {
+		// A future starter's record was made before the data's today, weeks before they start.
+		created, updated = x.futureStamps(created)
+	}
 	style := rng.IntN(100)
 	o.set("created_at", timestamp(created, style))
 	o.set("updated_at", timestamp(updated, style))
@@ -374,22 +418,32 @@ func timestamp(t time.Time, style int) string {
 func WorkingPatterns() []json.RawMessage {
 	out := make([]json.RawMessage, len(patterns))
 	for i, p := range patterns {
-		o := newObject().set("id", p.id).set("name", p.name).set("default", p.dflt).set("total_hours", p.total)
-		for d, day := range v1.Weekdays {
-			o.set(day, p.hours[d] != "0.0")
-		}
-		for d, day := range v1.Weekdays {
-			o.set(day+"_hr", p.hours[d])
-		}
-		style := 0
-		if p.offset {
-			style = 70
-		}
-		o.set("created_at", timestamp(p.created, style))
-		o.set("updated_at", timestamp(p.created.AddDate(1, 0, 0), style))
-		out[i] = o.raw()
+		out[i] = p.record()
 	}
 	return out
+}
+
+// record is the full working pattern record: a day is marked when it has hours, and hours
+// written "" are null.
+func (p pattern) record() json.RawMessage {
+	o := newObject().set("id", p.id).set("name", p.name).set("default", p.dflt).set("total_hours", p.total)
+	for d, day := range v1.Weekdays {
+		o.set(day, p.hours[d] != "0.0" && p.hours[d] != "")
+	}
+	for d, day := range v1.Weekdays {
+		if p.hours[d] == "" {
+			o.set(day+"_hr", nil)
+		} else {
+			o.set(day+"_hr", p.hours[d])
+		}
+	}
+	style := 0
+	if p.offset {
+		style = 70
+	}
+	o.set("created_at", timestamp(p.created, style))
+	o.set("updated_at", timestamp(p.created.AddDate(1, 0, 0), style))
+	return o.raw()
 }
 
 // defaultPattern is the nested form of the default working pattern among raws (the first when

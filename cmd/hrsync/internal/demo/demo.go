@@ -47,6 +47,8 @@ var builtinHires []byte
 
 // The defaults of the demo's flags.
 const (
+	// Employees is how many employees the in-process upstream serves.
+	Employees = 2500
 	// Addr is where the replica listens (when it is taken, another free port of its host).
 	Addr = "127.0.0.1:8080"
 	// HiresPath is the CSV onboarded, from the repository (when absent, the built-in copy).
@@ -171,7 +173,9 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 	defer up.Close() // last: after the replica and the warehouse
 	today := fakeupstream.Today()
 	w.step("1. Upstream", "%s/v1 serves %s generated employees: names with accents, departments,", up.URL, syncreport.Thousands(int64(f.Employees)))
-	w.more("managers on other pages (some not listed at all), 5 working patterns; their %s absences,",
+	w.more("managers on other pages (some not listed at all), %d working patterns (one of zero hours),",
+		len(acct.WorkingPatterns))
+	w.more("leavers with their leaving dates, a few starting soon; their %s absences,",
 		syncreport.Thousands(int64(len(acct.Collections["absences"]))))
 	w.more("%s leave requests, %s sicknesses and %s training courses of the year to %s (and",
 		syncreport.Thousands(int64(len(acct.Collections["leave_requests"]))), syncreport.Thousands(int64(len(acct.Collections["sicknesses"]))),
@@ -265,11 +269,12 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 		aboutDuration(syncreport.Paced(requests, realRateLimit)))
 
 	// The example query, and its answer: the command prints headcountByDepartmentQuery, which
-	// headcountByDepartment runs.
+	// headcountByDepartment runs, on the generated data's today.
 	w.line("")
-	w.line("Query the warehouse (%s; this is its answer):", wh.shellName())
-	w.line("  %s", wh.command(f.Schema, headcountByDepartmentQuery))
-	counts, err := headcountByDepartment(ctx, store)
+	w.line("Query the warehouse (%s; this is its answer): the headcount by department on %s,", wh.shellName(), today.Format("2 January 2006"))
+	w.line("the people employed that day as the people models count them (docs/models.md):")
+	w.line("  %s", wh.command(f.Schema, headcountByDepartmentQuery(today.Format(time.DateOnly))))
+	counts, err := headcountByDepartment(ctx, store, today)
 	if err != nil {
 		return fmt.Errorf("demo: example query: %w", err)
 	}
@@ -373,7 +378,7 @@ const ReportName = "hrsync-report.html"
 // months, ids and departments only) beside a SQLite warehouse, in the temporary folder for a
 // Postgres one, replacing the previous run's, and returns its path.
 func peopleReport(ctx context.Context, store *sink.Store, wh demoWarehouseSpec, asOf time.Time, version string) (string, error) {
-	r, err := store.PeopleReport(ctx, sink.PeopleReportOptions{AsOf: asOf, Months: 24, BradfordTop: 20})
+	r, err := store.PeopleReport(ctx, reportOptions(asOf))
 	if err != nil {
 		return "", fmt.Errorf("demo: report: %w", err)
 	}
@@ -386,6 +391,12 @@ func peopleReport(ctx context.Context, store *sink.Store, wh demoWarehouseSpec, 
 		return "", fmt.Errorf("demo: %w", err)
 	}
 	return path, nil
+}
+
+// reportOptions are the demo's people report's: as of asOf, the last 24 months, the top 20 of
+// the Bradford list.
+func reportOptions(asOf time.Time) sink.PeopleReportOptions {
+	return sink.PeopleReportOptions{AsOf: asOf, Months: 24, BradfordTop: 20}
 }
 
 // serveDemo serves the replica on ln until ctx ends, after checking that it answers and printing
@@ -713,13 +724,13 @@ func (d *demoWriter) absenceDays(days []departmentAbsence) {
 }
 
 // headcount writes the example query's answer as a table, under the query's column names (a
-// test holds them to department and employees).
+// test holds them to department and headcount).
 func (d *demoWriter) headcount(counts []departmentCount) {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  department\temployees\n")
+	fmt.Fprintf(tw, "  department\theadcount\n")
 	for _, c := range counts {
-		fmt.Fprintf(tw, "  %s\t%d\n", c.Department, c.Employees)
+		fmt.Fprintf(tw, "  %s\t%d\n", c.Department, c.Headcount)
 	}
 	_ = tw.Flush()
 	for l := range strings.Lines(b.String()) {

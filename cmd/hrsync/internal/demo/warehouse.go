@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/hrsync/hrsync/sink"
 )
@@ -44,27 +45,32 @@ func openDemoWarehouse(ctx context.Context, wh demoWarehouseSpec, schema string,
 	return store, nil
 }
 
-// headcountByDepartmentQuery is the demo's example query, which it shows for a person to paste
-// and answers with headcountByDepartment: the served employees counted by department, largest
-// first (ties by name), those in no department last as "(none)". It is one line, the same on
-// both backends and without parameters, so it can be pasted as it is into sqlite3 or into psql
-// (with search_path set to the warehouse's schema) and give the same answer.
-const headcountByDepartmentQuery = `SELECT coalesce(d.name, '(none)') AS department, count(*) AS employees ` +
-	`FROM employees e LEFT JOIN departments d ON d.id = e.department_id ` +
-	`WHERE e.listed AND e.deleted_at IS NULL GROUP BY d.name ORDER BY d.name IS NULL, employees DESC, department`
+// headcountByDepartmentQuery is the demo's example query for the day given (YYYY-MM-DD), which
+// it shows for a person to paste and answers with headcountByDepartment: the headcount on that
+// day — the people the models count as employed on it (model_employment: joined on or before
+// it, not left before it; docs/models.md), so not the leavers the source still lists — by the
+// department they are in now, largest first (ties by name), those in no department last as
+// "(none)". It is one line, the same on both backends, so it can be pasted as it is into sqlite3
+// or into psql (with search_path set to the warehouse's schema) and give the same answer.
+func headcountByDepartmentQuery(day string) string {
+	return `SELECT coalesce(d.name, '(none)') AS department, count(*) AS headcount ` +
+		`FROM model_employment m JOIN employees e ON e.id = m.employee_id LEFT JOIN departments d ON d.id = e.department_id ` +
+		`WHERE m.start_date <= '` + day + `' AND (m.end_date IS NULL OR m.end_date >= '` + day + `') ` +
+		`GROUP BY d.name ORDER BY d.name IS NULL, headcount DESC, department`
+}
 
 // departmentCount is one line of headcountByDepartment.
 type departmentCount struct {
 	// Department is the department's name; "(none)" for the employees in no department.
 	Department string
-	Employees  int64
+	Headcount  int64
 }
 
-// headcountByDepartment counts the served employees (listed, not deleted) by department, in the
-// order of headcountByDepartmentQuery, which it runs on the warehouse's own connections (on
-// Postgres they are in the warehouse's schema, as the query's tables are unqualified).
-func headcountByDepartment(ctx context.Context, store *sink.Store) ([]departmentCount, error) {
-	rows, err := store.Query(ctx, headcountByDepartmentQuery)
+// headcountByDepartment runs headcountByDepartmentQuery for day on the warehouse's own
+// connections (on Postgres they are in the warehouse's schema, as the query's tables are
+// unqualified).
+func headcountByDepartment(ctx context.Context, store *sink.Store, day time.Time) ([]departmentCount, error) {
+	rows, err := store.Query(ctx, headcountByDepartmentQuery(day.Format(time.DateOnly)))
 	if err != nil {
 		return nil, fmt.Errorf("headcount by department: %w", err)
 	}
@@ -72,7 +78,7 @@ func headcountByDepartment(ctx context.Context, store *sink.Store) ([]department
 	counts := []departmentCount{}
 	for rows.Next() {
 		var c departmentCount
-		if err := rows.Scan(&c.Department, &c.Employees); err != nil {
+		if err := rows.Scan(&c.Department, &c.Headcount); err != nil {
 			return nil, fmt.Errorf("headcount by department: %w", err)
 		}
 		counts = append(counts, c)

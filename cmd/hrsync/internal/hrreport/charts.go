@@ -3,42 +3,50 @@ package hrreport
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 )
 
 // The charts are drawn here as numbers for the template's SVG elements: nothing is computed
-// in the page, and the page loads nothing.
+// in the page, and the page loads nothing. Each chart's title and legend are HTML around its
+// SVG (they wrap, as text does, whatever their length); inside the SVG only the axes' labels,
+// laid out here so that none overlaps another or leaves the chart (textWidth errs wide).
 
-// palette colours the series of a chart (departments in their order), cycled beyond its end;
-// chosen to stay apart for the common kinds of colour blindness.
-var palette = []string{"#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#999999"}
+// palette colours a chart's departments, in their order (the largest first): chosen to stay
+// apart for the common kinds of colour blindness (Okabe and Ito's, and Tol's wine for a
+// seventh). A chart shows at most maxSeries departments, so colours never repeat.
+var palette = []string{"#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#882255"}
 
-// dashes tell apart the series that share a colour once the palette has cycled: the first
-// round solid, the second dashed, the third dotted, and so on around again.
-var dashes = []string{"", "8 4", "2 3", "8 3 2 3"}
+// otherColour and otherDash draw the "Other departments" series: grey and dashed, a group
+// rather than one department.
+const (
+	otherColour = "#8a8a8a"
+	otherDash   = "6 4"
+)
 
-// seriesStyle is the colour and dash of a chart's i-th series.
-func seriesStyle(i int) (colour, dash string) {
-	return palette[i%len(palette)], dashes[(i/len(palette))%len(dashes)]
-}
-
-// totalColour draws the total of a line chart.
+// totalColour draws the account's total.
 const totalColour = "#222222"
 
-// Chart geometry, in SVG user units: the plot is inset from the frame by the margins.
+// Chart geometry, in SVG user units (the SVG scales to the page's width, text with it).
 const (
 	chartWidth   = 880
-	chartHeight  = 300
-	marginLeft   = 56
-	marginRight  = 170 // the legend
-	marginTop    = 40
-	marginBottom = 44
+	fontSize     = 12  // svg text's, as the page's style sets it
+	marginTop    = 30  // above the plot: the unit's label
+	marginRight  = 36  // half the last month's label
+	marginBottom = 28  // below the plot: the months' labels
+	unitY        = 13  // the unit label's baseline, clear of the top tick's label
+	labelGap     = 14  // between two labels of the month axis, at least
+	minLeft      = 36  // the plot's left edge, at least
+	tickPad      = 8   // between a tick's label and the plot
+	hbarRowH     = 40  // a horizontal bar chart's row: the name above, the bar below
+	hbarValueW   = 64  // room right of the longest bar for its figure
+	lineDotsUpTo = 36  // months: more, and a line has no dots (they would touch)
+	maxLineWidth = 3.0 // the total's line
 )
 
 type label struct {
-	X, Y float64
-	Text string
+	X, Y  float64
+	Text  string
+	Title string // the whole text, where Text is cut
 }
 
 type gridLine struct {
@@ -61,25 +69,27 @@ type rect struct {
 	Title      string // the bar's figure, shown on hover
 }
 
+// legendItem is one entry of a chart's legend (HTML, below the chart).
 type legendItem struct {
-	X, Y   float64
 	Colour string
-	Dash   string // a line's: drawn as a short dashed stroke, not a swatch
+	Dash   string // a line's stroke-dasharray
+	Line   bool   // drawn as a stroke (a line's series), else a swatch (bars)
 	Name   string
 }
 
-// chart is one SVG chart.
+// chart is one figure: a title, an SVG, a legend.
 type chart struct {
 	ID, Title     string
 	Width, Height int
+	Unit          string // what the y axis counts, above its labels
 	Grid          []gridLine
 	GridClass     string // the grid's labels: axis-y (left of a line) or axis-x (below one)
 	XLabels       []label
-	RowLabels     []label // a horizontal bar chart's, right-aligned before its bars
+	RowLabels     []label // a horizontal bar chart's names, above their bars
+	ValueLabels   []label // a horizontal bar chart's figures, right of their bars
 	Series        []series
 	Bars          []rect
 	Legend        []legendItem
-	Unit          string // what the y axis counts, beside it
 }
 
 // niceScale is a maximum at or above max and its tick step (1, 2 or 5 times a power of 10),
@@ -105,22 +115,17 @@ func niceScale(max float64, whole bool) (top, step float64) {
 	return math.Ceil(max/step) * step, step
 }
 
-// number writes v the short way: no trailing zeros, at most 2 decimals.
-func number(v float64) string {
-	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
-}
-
-// monthLabel is "Jan 25" of "2025-01-01".
-func monthLabel(month string) string {
-	if len(month) < 7 {
-		return month
+// labelEvery is how many months apart the month axis is labelled when a month's slot is slot
+// wide: the fewest of 1, 2, 3, 6, 12… that leaves each label its width and a gap, so that the
+// labels fall on the quarters, half years or years.
+func labelEvery(slot float64) int {
+	need := textWidth("May 2024", fontSize) + labelGap
+	for _, k := range []int{1, 2, 3, 6, 12, 24, 60, 120, 240} {
+		if float64(k)*slot >= need {
+			return k
+		}
 	}
-	names := [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
-	m, err := strconv.Atoi(month[5:7])
-	if err != nil || m < 1 || m > 12 {
-		return month
-	}
-	return names[m-1] + " " + month[2:4]
+	return 240
 }
 
 // frame is a chart's plot area and its axes for months (x) and a scale up to max (y).
@@ -128,34 +133,54 @@ type frame struct {
 	c       *chart
 	months  []string
 	top     float64
+	left    float64
 	plotW   float64
 	plotH   float64
 	slot    float64 // the width of one month
 	percent bool
 }
 
-func newFrame(id, title, unit string, months []string, max float64, percent, whole bool) *frame {
-	c := &chart{ID: id, Title: title, Width: chartWidth, Height: chartHeight, Unit: unit, GridClass: "axis-y"}
-	f := &frame{c: c, months: months, plotW: chartWidth - marginLeft - marginRight,
-		plotH: chartHeight - marginTop - marginBottom, percent: percent}
-	f.slot = f.plotW / float64(max1(len(months)))
+// tickText is how the y axis writes v.
+func (f *frame) tickText(v float64) string {
+	if f.percent {
+		return number(v*100) + " %"
+	}
+	return number(v)
+}
+
+func newFrame(id, title, unit string, height int, months []string, max float64, percent, whole bool) *frame {
+	c := &chart{ID: id, Title: title, Width: chartWidth, Height: height, Unit: unit, GridClass: "axis-y"}
+	f := &frame{c: c, months: months, percent: percent, plotH: float64(height - marginTop - marginBottom)}
+	if percent && !(max > 0) {
+		max = 0.05 // nothing to show: a scale of 0 to 5 %, not to 100 %
+	}
 	top, step := niceScale(max, whole)
 	f.top = top
+	var ticks []float64
+	widest := 0.0
 	for v := 0.0; v <= top+step/2; v += step {
-		y := f.y(v)
-		text := number(v)
-		if percent {
-			text = number(v*100) + " %"
-		}
-		c.Grid = append(c.Grid, gridLine{X1: marginLeft, Y1: y, X2: marginLeft + f.plotW, Y2: y,
-			Label: label{X: marginLeft - 6, Y: y + 4, Text: text}})
+		ticks = append(ticks, v)
+		widest = math.Max(widest, textWidth(f.tickText(v), fontSize))
 	}
-	// Every month's label where there is room, else every other (or third…).
-	every := (len(months) + 11) / 12
+	f.left = math.Max(minLeft, math.Ceil(widest)+tickPad+4)
+	f.plotW = chartWidth - f.left - marginRight
+	f.slot = f.plotW / float64(max1(len(months)))
+	for _, v := range ticks {
+		y := f.y(v)
+		c.Grid = append(c.Grid, gridLine{X1: f.left, Y1: y, X2: f.left + f.plotW, Y2: y,
+			Label: label{X: f.left - tickPad, Y: y + 4, Text: f.tickText(v)}})
+	}
+	// The months labelled fall on the calendar (quarters, half years, years); with none of
+	// them in range (a short report), the first.
+	every := labelEvery(f.slot)
 	for i, m := range months {
-		if i%every == 0 || i == len(months)-1 && len(months) <= 12 {
-			c.XLabels = append(c.XLabels, label{X: f.x(i), Y: chartHeight - marginBottom + 18, Text: monthLabel(m)})
+		y, mo, ok := monthOf(m)
+		if every == 1 || ok && (y*12+mo-1)%every == 0 {
+			c.XLabels = append(c.XLabels, label{X: f.x(i), Y: float64(height - marginBottom + 18), Text: monthLabel(m)})
 		}
+	}
+	if len(c.XLabels) == 0 && len(months) > 0 {
+		c.XLabels = append(c.XLabels, label{X: f.x(0), Y: float64(height - marginBottom + 18), Text: monthLabel(months[0])})
 	}
 	return f
 }
@@ -163,17 +188,14 @@ func newFrame(id, title, unit string, months []string, max float64, percent, who
 func max1(n int) int { return max(n, 1) }
 
 // x is the middle of month i's slot.
-func (f *frame) x(i int) float64 { return marginLeft + f.slot*(float64(i)+0.5) }
+func (f *frame) x(i int) float64 { return f.left + f.slot*(float64(i)+0.5) }
 
 // y is value v's height.
 func (f *frame) y(v float64) float64 { return marginTop + f.plotH*(1-v/f.top) }
 
-func (f *frame) legend(i int, colour, dash, name string) {
-	f.c.Legend = append(f.c.Legend, legendItem{X: chartWidth - marginRight + 16, Y: float64(marginTop + 8 + 20*i), Colour: colour, Dash: dash, Name: name})
-}
-
-// line adds a series of values by month (NaN: no point), dashed as dash (empty: solid).
-func (f *frame) line(name, colour, dash string, width float64, values []float64) {
+// line adds a series of values by month (NaN: no point), dashed as dash (empty: solid); legend
+// adds it to the chart's legend.
+func (f *frame) line(name, colour, dash string, width float64, values []float64, legend bool) {
 	s := series{Name: name, Colour: colour, Dash: dash, Width: width}
 	var pts []string
 	for i, v := range values {
@@ -182,14 +204,14 @@ func (f *frame) line(name, colour, dash string, width float64, values []float64)
 		}
 		x, y := f.x(i), f.y(v)
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
-		text := number(v)
-		if f.percent {
-			text = number(v*100) + " %"
+		if len(values) <= lineDotsUpTo || len(values) == 1 {
+			s.Dots = append(s.Dots, label{X: x, Y: y, Text: name + ", " + monthLabel(f.months[i]) + ": " + f.tickText(v)})
 		}
-		s.Dots = append(s.Dots, label{X: x, Y: y, Text: name + ", " + monthLabel(f.months[i]) + ": " + text})
 	}
 	s.Points = strings.Join(pts, " ")
-	f.legend(len(f.c.Series), colour, dash, name)
+	if legend {
+		f.c.Legend = append(f.c.Legend, legendItem{Colour: colour, Dash: dash, Line: true, Name: name})
+	}
 	f.c.Series = append(f.c.Series, s)
 }
 
@@ -207,7 +229,7 @@ func (f *frame) bars(groups []barGroup) {
 			f.c.Bars = append(f.c.Bars, rect{X: x, Y: y, W: w, H: marginTop + f.plotH - y, Colour: grp.colour,
 				Title: grp.name + ", " + monthLabel(f.months[i]) + ": " + number(v)})
 		}
-		f.legend(g, grp.colour, "", grp.name)
+		f.c.Legend = append(f.c.Legend, legendItem{Colour: grp.colour, Name: grp.name})
 	}
 }
 
@@ -216,49 +238,45 @@ type barGroup struct {
 	values       []float64
 }
 
-// hbarRow is one row of a horizontal stacked bar chart.
+// hbarRow is one row of a horizontal bar chart: a name, and a fraction (its bar) or none.
 type hbarRow struct {
-	name  string
-	parts []float64 // by the chart's kinds
+	name   string
+	value  float64
+	ok     bool // a value; else "–" and no bar
+	colour string
 }
 
-// hbars is a horizontal stacked bar chart: a row per name, its parts side by side by kind.
-func hbars(id, title string, kinds []string, rows []hbarRow) *chart {
-	rowH := 28.0
-	h := int(marginTop + rowH*float64(len(rows)) + marginBottom)
-	c := &chart{ID: id, Title: title, Width: chartWidth, Height: h, Unit: "days", GridClass: "axis-x"}
-	left := 160.0
-	plotW := float64(chartWidth) - left - marginRight
-	maxSum := 0.0
+// rateBars is a horizontal bar chart of fractions, a row per name: the name above its bar
+// (the chart's whole width, cut with an ellipsis beyond it, whole in its title), the figure
+// right of the bar.
+func rateBars(id, title string, rows []hbarRow) *chart {
+	h := marginTop/2 + hbarRowH*len(rows) + 8
+	c := &chart{ID: id, Title: title, Width: chartWidth, Height: h}
+	left := 8.0
+	plotW := float64(chartWidth) - left - hbarValueW
+	top := 0.0
 	for _, r := range rows {
-		sum := 0.0
-		for _, p := range r.parts {
-			sum += p
+		if r.ok {
+			top = math.Max(top, r.value)
 		}
-		maxSum = max(maxSum, sum)
 	}
-	top, step := niceScale(maxSum, false)
-	bottom := marginTop + rowH*float64(len(rows))
-	for v := 0.0; v <= top+step/2; v += step {
-		x := left + plotW*v/top
-		c.Grid = append(c.Grid, gridLine{X1: x, Y1: marginTop, X2: x, Y2: bottom, Label: label{X: x, Y: bottom + 16, Text: number(v)}})
+	if top <= 0 {
+		top = 1
 	}
 	for i, r := range rows {
-		y := marginTop + rowH*float64(i)
-		c.RowLabels = append(c.RowLabels, label{X: left - 8, Y: y + rowH/2 + 4, Text: r.name})
-		x := left
-		for k, p := range r.parts {
-			if p <= 0 {
-				continue
-			}
-			w := plotW * p / top
-			c.Bars = append(c.Bars, rect{X: x, Y: y + 4, W: w, H: rowH - 8, Colour: palette[k%len(palette)],
-				Title: r.name + ", " + kinds[k] + ": " + number(p)})
-			x += w
+		y := float64(marginTop/2 + hbarRowH*i)
+		name := fitText(r.name, float64(chartWidth)-2*left, fontSize)
+		whole := ""
+		if name != r.name {
+			whole = r.name
 		}
-	}
-	for k, name := range kinds {
-		c.Legend = append(c.Legend, legendItem{X: chartWidth - marginRight + 16, Y: float64(marginTop + 8 + 20*k), Colour: palette[k%len(palette)], Name: name})
+		c.RowLabels = append(c.RowLabels, label{X: left, Y: y + 12, Text: name, Title: whole})
+		w := 0.0
+		if r.ok {
+			w = plotW * r.value / top
+			c.Bars = append(c.Bars, rect{X: left, Y: y + 18, W: w, H: 12, Colour: r.colour, Title: r.name + ": " + percent(r.value, true)})
+		}
+		c.ValueLabels = append(c.ValueLabels, label{X: left + w + 6, Y: y + 28, Text: percent(r.value, r.ok)})
 	}
 	return c
 }

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -42,31 +41,51 @@ var page = template.Must(template.New("report").Parse(pageText))
 
 // view is what the template reads.
 type view struct {
-	Title, Account, AsOf, Generated, Version string
-	First, Last                              string // the months shown
-	Empty                                    bool
-	Headcount, HeadcountDepartments, FTE     *chart
-	Movements, Turnover                      *chart
-	Departments                              []departmentRow
-	Total                                    departmentRow
-	Absence                                  *chart
-	AbsenceModels                            bool
-	AbsenceRows                              []absenceRow
-	BradfordAsOf                             string
-	Bradford                                 []bradfordRow
-	Names                                    bool
+	Title, Account     string
+	AsOf               string // "30 Jun 2026": the one day every figure is of
+	Period             string // "Jul 2024 to Jun 2026": the months shown
+	Generated, Version string
+	Empty              bool
+	Notices            []string // who is left out of the counts, or counted apart
+	Figures            []figure
+	Headcount          *chart
+	ByDepartment       *chart
+	FTE                *chart
+	Movements          *chart
+	Turnover           *chart
+	Departments        []departmentRow
+	Total              departmentRow
+	AbsenceModels      bool
+	Absence            *chart
+	AbsenceRows        []absenceRow
+	AbsenceTotal       absenceRow
+	BradfordWindow     string // "sickness in the 52 weeks to 30 Jun 2026"
+	Bradford           []bradfordRow
+	BradfordBand       bool // a column of bands
+	BradfordRaw        bool // a column of raw factors
+	Names              bool
+	Terms              []term // how to read this report
+	Caveats            []string
+}
+
+// figure is one of the key figures at the top of the page.
+type figure struct {
+	Label, Value, Note string
+}
+
+// term is a figure's definition.
+type term struct {
+	Name, Text string
 }
 
 type departmentRow struct {
-	Name              string
-	Headcount         int64
-	FTE               string
-	Starters, Leavers int64
+	Name                              string
+	Headcount, FTE, Starters, Leavers string
 }
 
 type absenceRow struct {
 	Name                                  string
-	Sick, Other, Holiday, Lost, Due, Rate string
+	Due, Sick, Rate, Other, Lost, Holiday string
 }
 
 type bradfordRow struct {
@@ -79,6 +98,8 @@ type bradfordRow struct {
 	Spells          int64
 	Days            string
 	Bradford        string
+	Raw             string // "" where it is the factor
+	Band            string
 }
 
 // Render writes the page of r.
@@ -92,25 +113,16 @@ func Render(w io.Writer, r sink.PeopleReport, o Options) error {
 	return err
 }
 
-// departmentName is how a department is shown: its name (plainText), else its id, else none.
-func departmentName(id int64, valid bool, name string) string {
-	switch {
-	case plainText(name) != "":
-		return plainText(name)
-	case valid:
-		return "Department " + strconv.FormatInt(id, 10)
-	}
-	return "(no department)"
-}
-
 func build(r sink.PeopleReport, o Options) view {
-	v := view{Title: "HR overview", Account: o.Account, AsOf: r.AsOf, Version: o.Version,
-		Generated: o.Generated.UTC().Format("2006-01-02 15:04 UTC"), Names: o.Names,
-		AbsenceModels: r.AbsenceModels, BradfordAsOf: r.BradfordAsOf}
+	v := view{Title: "HR overview", Account: o.Account, AsOf: dayLabel(r.AsOf), Version: o.Version,
+		Generated: dayLabel(o.Generated.UTC().Format(time.DateOnly)) + ", " + o.Generated.UTC().Format("15:04") + " UTC",
+		Names:     o.Names, AbsenceModels: r.AbsenceModels}
 	if len(r.Months) > 0 {
-		v.First, v.Last = monthLabel(r.Months[0]), monthLabel(r.Months[len(r.Months)-1])
+		v.Period = monthRange(r.Months[0], r.Months[len(r.Months)-1])
 	}
-	if r.Employees == 0 {
+	v.Notices = notices(r)
+	v.Terms, v.Caveats = howToRead(r, v.AsOf)
+	if r.Employees == 0 || len(r.Months) == 0 {
 		v.Empty = true
 		return v
 	}
@@ -118,76 +130,60 @@ func build(r sink.PeopleReport, o Options) view {
 	for i, m := range r.Months {
 		index[m] = i
 	}
+	months := len(r.Months)
+	ranked := departments(r, index)
+	top, other := topAndOther(ranked)
+	heads := func(d *department) []float64 { return d.heads }
+	ftes := func(d *department) []float64 { return d.ftes }
+	total := sumSeries(ranked, months, heads)
+	totalFTE := sumSeries(ranked, months, ftes)
 
-	// Headcount and FTE: the total and each department, by month.
-	var names []string
-	heads := map[string][]float64{}
-	ftes := map[string][]float64{}
-	total := make([]float64, len(r.Months))
-	totalFTE := make([]float64, len(r.Months))
-	series := func(m map[string][]float64, name string) []float64 {
-		if m[name] == nil {
-			m[name] = make([]float64, len(r.Months))
-		}
-		return m[name]
-	}
-	for _, h := range r.Headcount {
-		i, ok := index[h.Month]
-		if !ok {
-			continue
-		}
-		name := departmentName(h.DepartmentID.Int64, h.DepartmentID.Valid, h.Department)
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-		series(heads, name)[i] += float64(h.Headcount)
-		series(ftes, name)[i] += h.FTE
-		total[i] += float64(h.Headcount)
-		totalFTE[i] += h.FTE
-	}
-	slices.Sort(names)
-	// The total on a chart of its own: on one axis with the departments it would flatten them.
-	// The departments' charts are scaled to the largest department.
-	hc := newFrame("headcount", "Headcount at each month's end", "people", r.Months, maxOf(total), false, true)
-	hc.line("All", totalColour, "", 3, total)
+	// Headcount: the total on a chart of its own (on one axis with the departments it would
+	// flatten them); the largest departments and the rest as one, by headcount and by FTE.
+	hc := newFrame("headcount", "Headcount at each month's end", "people", 260, r.Months, maxOf(total), false, true)
+	hc.line("All departments", totalColour, "", maxLineWidth, total, false)
 	v.Headcount = hc.c
-	deptMax, deptFTEMax := 0.0, 0.0
-	for _, n := range names {
-		deptMax, deptFTEMax = max(deptMax, maxOf(heads[n])), max(deptFTEMax, maxOf(ftes[n]))
+	title := "by department at each month's end"
+	if other != nil {
+		title = fmt.Sprintf("of the %d largest departments and the other %d together, at each month's end", len(top), len(other))
 	}
-	hd := newFrame("headcount-departments", "Headcount by department at each month's end", "people", r.Months, deptMax, false, true)
-	fte := newFrame("fte", "FTE by department at each month's end", "FTE", r.Months, deptFTEMax, false, false)
-	for i, n := range names {
-		colour, dash := seriesStyle(i)
-		hd.line(n, colour, dash, 2, heads[n])
-		fte.line(n, colour, dash, 2, ftes[n])
+	otherHeads, otherFTE := sumSeries(other, months, heads), sumSeries(other, months, ftes)
+	deptMax, fteMax := maxOf(otherHeads), maxOf(otherFTE)
+	for _, d := range top {
+		deptMax, fteMax = max(deptMax, maxOf(d.heads)), max(fteMax, maxOf(d.ftes))
 	}
-	v.HeadcountDepartments = hd.c
+	hd := newFrame("headcount-departments", "Headcount "+title, "people", 320, r.Months, deptMax, false, true)
+	fte := newFrame("fte", "FTE "+title, "FTE", 320, r.Months, fteMax, false, false)
+	for i, d := range top {
+		hd.line(d.name, palette[i], "", 2, d.heads, true)
+		fte.line(d.name, palette[i], "", 2, d.ftes, true)
+	}
+	if other != nil {
+		hd.line(otherName(len(other)), otherColour, otherDash, 2, otherHeads, true)
+		fte.line(otherName(len(other)), otherColour, otherDash, 2, otherFTE, true)
+	}
 	v.FTE = fte.c
-
-	// Starters and leavers, the account's by month; each department's over the months shown.
-	starters := make([]float64, len(r.Months))
-	leavers := make([]float64, len(r.Months))
-	moved := map[string]*departmentRow{}
-	for _, m := range r.Movements {
-		i, ok := index[m.Month]
-		if !ok {
-			continue
-		}
-		starters[i] += float64(m.Starters)
-		leavers[i] += float64(m.Leavers)
-		name := departmentName(m.DepartmentID.Int64, m.DepartmentID.Valid, m.Department)
-		if moved[name] == nil {
-			moved[name] = &departmentRow{}
-		}
-		moved[name].Starters += m.Starters
-		moved[name].Leavers += m.Leavers
+	if len(ranked) > 1 { // one department's headcount is the total's chart
+		v.ByDepartment = hd.c
 	}
-	mv := newFrame("movements", "Starters and leavers per month", "people", r.Months, max(maxOf(starters), maxOf(leavers)), false, true)
+	if other != nil {
+		v.Caveats = append(v.Caveats, fmt.Sprintf("The charts draw the %d largest departments by headcount on %s and the other %d as one; the tables list every department, the largest first.",
+			len(top), v.AsOf, len(other)))
+	}
+
+	// Starters and leavers of the account by month, and turnover.
+	starters := make([]float64, months)
+	leavers := make([]float64, months)
+	for _, m := range r.Movements {
+		if i, ok := index[m.Month]; ok {
+			starters[i] += float64(m.Starters)
+			leavers[i] += float64(m.Leavers)
+		}
+	}
+	mv := newFrame("movements", "Starters and leavers in each month", "people", 260, r.Months, max(maxOf(starters), maxOf(leavers)), false, true)
 	mv.bars([]barGroup{{"Starters", palette[2], starters}, {"Leavers", palette[5], leavers}})
 	v.Movements = mv.c
-
-	turnover := make([]float64, len(r.Months))
+	turnover := make([]float64, months)
 	for i := range turnover {
 		turnover[i] = math.NaN()
 	}
@@ -196,54 +192,238 @@ func build(r sink.PeopleReport, o Options) view {
 			turnover[i] = t.Turnover12m.Float64
 		}
 	}
-	to := newFrame("turnover", "Turnover over the last 12 months", "", r.Months, maxOf(turnover), true, false)
-	to.line("Turnover 12m", palette[0], "", 2, turnover)
+	to := newFrame("turnover", "Turnover over the 12 months to each month's end", "", 260, r.Months, maxOf(turnover), true, false)
+	to.line("Turnover, 12 months", palette[0], "", 2, turnover, false)
 	v.Turnover = to.c
 
-	// The table: each department at the last month's end, and its movements.
-	last := len(r.Months) - 1
-	for _, n := range names {
-		row := departmentRow{Name: n, Headcount: int64(heads[n][last]), FTE: number(ftes[n][last])}
-		if m := moved[n]; m != nil {
-			row.Starters, row.Leavers = m.Starters, m.Leavers
-		}
-		v.Departments = append(v.Departments, row)
+	// Every department in the table, in the charts' order, and the totals.
+	var tot department
+	for _, d := range ranked {
+		v.Departments = append(v.Departments, departmentRow{Name: d.name, Headcount: number(lastOf(d.heads)),
+			FTE: fixed(lastOf(d.ftes), 2), Starters: count(d.starters), Leavers: count(d.leavers)})
+		tot.starters += d.starters
+		tot.leavers += d.leavers
 	}
-	for name, m := range moved { // departments with movements but nobody at the end
-		if !slices.Contains(names, name) {
-			v.Departments = append(v.Departments, departmentRow{Name: name, FTE: "0", Starters: m.Starters, Leavers: m.Leavers})
-		}
-	}
-	slices.SortFunc(v.Departments, func(a, b departmentRow) int { return strings.Compare(a.Name, b.Name) })
-	v.Total = departmentRow{Name: "All", Headcount: int64(total[last]), FTE: number(totalFTE[last])}
-	for _, d := range v.Departments {
-		v.Total.Starters += d.Starters
-		v.Total.Leavers += d.Leavers
+	v.Total = departmentRow{Name: "All departments", Headcount: number(lastOf(total)), FTE: fixed(lastOf(totalFTE), 2),
+		Starters: count(tot.starters), Leavers: count(tot.leavers)}
+	v.Figures = []figure{
+		{"Headcount", number(lastOf(total)), "on " + v.AsOf},
+		{"FTE", number(lastOf(totalFTE)), "on " + v.AsOf},
+		{"Starters", count(tot.starters), v.Period},
+		{"Leavers", count(tot.leavers), v.Period},
+		{"Turnover, 12 months", percent(lastOf(turnover), !math.IsNaN(lastOf(turnover))), "12 months to " + v.AsOf},
 	}
 
 	if r.AbsenceModels {
-		var rows []hbarRow
-		for _, a := range r.Absence {
-			name := departmentName(a.DepartmentID.Int64, a.DepartmentID.Valid, a.Department)
-			rows = append(rows, hbarRow{name: name, parts: []float64{a.SickDays, a.OtherLeaveDays, a.HolidayDays}})
-			rate := "–"
-			if a.SicknessRate.Valid {
-				rate = number(a.SicknessRate.Float64*100) + " %"
-			}
-			v.AbsenceRows = append(v.AbsenceRows, absenceRow{Name: name, Sick: number(a.SickDays), Other: number(a.OtherLeaveDays),
-				Holiday: number(a.HolidayDays), Lost: number(a.DaysLost), Due: number(a.DaysDue), Rate: rate})
+		absence(&v, ranked, top, other)
+		window := r.BradfordWindowWeeks
+		if window <= 0 {
+			window = 52
 		}
-		if len(rows) > 0 {
-			v.Absence = hbars("absence", "Absence by department, "+v.First+" to "+v.Last, []string{"Sickness", "Other leave", "Holiday"}, rows)
+		day := r.AsOf
+		if r.BradfordAsOf != "" {
+			day = r.BradfordAsOf // the same day, from the models that count it
 		}
+		v.BradfordWindow = fmt.Sprintf("sickness in the %d weeks to %s", window, dayLabel(day))
 		for i, b := range r.Bradford {
 			name, title := shortName(b.Name)
-			v.Bradford = append(v.Bradford, bradfordRow{Rank: i + 1, EmployeeID: b.EmployeeID, Name: name, NameTitle: title,
+			row := bradfordRow{Rank: i + 1, EmployeeID: b.EmployeeID, Name: name, NameTitle: title,
 				Department: departmentName(b.DepartmentID.Int64, b.DepartmentID.Valid, b.Department),
-				Spells:     b.Spells, Days: number(b.Days), Bradford: number(b.Bradford)})
+				Spells:     b.Spells, Days: number(b.Days), Bradford: number(b.Bradford), Band: plainText(b.Band)}
+			if b.Raw.Valid && number(b.Raw.Float64) != row.Bradford {
+				row.Raw = number(b.Raw.Float64)
+				v.BradfordRaw = true
+			}
+			v.BradfordBand = v.BradfordBand || row.Band != ""
+			v.Bradford = append(v.Bradford, row)
 		}
 	}
 	return v
+}
+
+// absence fills v's absence chart, table and key figure: every department's days and its
+// sickness absence rate (sick days over days due); the chart compares the rates of the
+// largest departments, the others together and the account.
+func absence(v *view, ranked, top, other []*department) {
+	var all sink.DepartmentAbsence
+	sum := func(ds []*department) (a sink.DepartmentAbsence, any bool) {
+		for _, d := range ds {
+			if !d.inAbsence {
+				continue
+			}
+			any = true
+			a.SickDays += d.absence.SickDays
+			a.OtherLeaveDays += d.absence.OtherLeaveDays
+			a.HolidayDays += d.absence.HolidayDays
+			a.DaysLost += d.absence.DaysLost
+			a.DaysDue += d.absence.DaysDue
+		}
+		return a, any
+	}
+	row := func(name string, a sink.DepartmentAbsence) absenceRow {
+		return absenceRow{Name: name, Due: fixed(a.DaysDue, 1), Sick: fixed(a.SickDays, 1), Rate: percent(rate(a)),
+			Other: fixed(a.OtherLeaveDays, 1), Lost: fixed(a.DaysLost, 1), Holiday: fixed(a.HolidayDays, 1)}
+	}
+	for _, d := range ranked {
+		if d.inAbsence {
+			v.AbsenceRows = append(v.AbsenceRows, row(d.name, d.absence))
+		}
+	}
+	all, anyAbsence := sum(ranked)
+	if !anyAbsence {
+		return
+	}
+	v.AbsenceTotal = row("All departments", all)
+	r, ok := rate(all)
+	v.Figures = append(v.Figures, figure{"Sickness absence rate", percent(r, ok), v.Period})
+	var rows []hbarRow
+	for i, d := range top {
+		if d.inAbsence {
+			r, ok := rate(d.absence)
+			rows = append(rows, hbarRow{name: d.name, value: r, ok: ok, colour: palette[i]})
+		}
+	}
+	if a, any := sum(other); any {
+		r, ok := rate(a)
+		rows = append(rows, hbarRow{name: otherName(len(other)), value: r, ok: ok, colour: otherColour})
+	}
+	rows = append(rows, hbarRow{name: "All departments", value: r, ok: ok, colour: totalColour})
+	title := "Sickness absence rate by department, " + v.Period
+	if other != nil {
+		title = fmt.Sprintf("Sickness absence rate of the %d largest departments, the other %d together and all, %s", len(top), len(other), v.Period)
+	}
+	v.Absence = rateBars("absence", title, rows)
+}
+
+// rate is a's sickness absence rate: sick days over days due; not ok when none were due.
+func rate(a sink.DepartmentAbsence) (float64, bool) {
+	if a.DaysDue <= 0 {
+		return 0, false
+	}
+	return a.SickDays / a.DaysDue, true
+}
+
+// notices are the sentences that say who the counts leave out or count apart.
+func notices(r sink.PeopleReport) []string {
+	var out []string
+	for _, l := range r.LeftOut {
+		if l.People <= 0 {
+			continue
+		}
+		switch l.Reason {
+		case sink.LeftOutNoLeavingDate:
+			out = append(out, plural(l.People, "leaver has", "leavers have")+" no leaving date in the HR system and "+
+				pick(l.People, "is", "are")+" left out of every count.")
+		case sink.LeftOutNoJoinDate:
+			out = append(out, plural(l.People, "person has", "people have")+" no join date in the HR system and "+
+				pick(l.People, "is", "are")+" left out of every count.")
+		default:
+			out = append(out, plural(l.People, "person is", "people are")+" left out of every count: "+
+				strings.ReplaceAll(plainText(l.Reason), "_", " ")+".")
+		}
+	}
+	if r.StartingSoon > 0 {
+		out = append(out, plural(r.StartingSoon, "person starts", "people start")+" after "+dayLabel(r.AsOf)+": not counted yet.")
+	}
+	if r.ZeroHours > 0 {
+		out = append(out, plural(r.ZeroHours, "person on a zero-hours pattern counts", "people on zero-hours patterns count")+
+			" in headcount with FTE 0 and no days due.")
+	}
+	return out
+}
+
+func pick(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// holidayCalendars name the calendars hrsync knows; another is shown by its code's words.
+var holidayCalendars = map[string]string{
+	"england-and-wales": "England and Wales",
+	"scotland":          "Scotland",
+	"northern-ireland":  "Northern Ireland",
+}
+
+func calendarName(code string) string {
+	if n, ok := holidayCalendars[strings.ToLower(code)]; ok {
+		return n
+	}
+	words := strings.FieldsFunc(plainText(code), func(r rune) bool { return r == '-' || r == '_' || r == ' ' })
+	for i, w := range words {
+		if i == 0 || w != "and" && w != "of" && w != "the" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// daysDueRule is the sentence of what days due leave out: bank holidays and closure days.
+func daysDueRule(r sink.PeopleReport) string {
+	closure := ""
+	if r.ClosureDays > 0 {
+		closure = plural(int64(r.ClosureDays), "company closure day", "company closure days")
+	}
+	switch {
+	case r.HolidayCalendar != "" && closure != "":
+		return "Days due leave out bank holidays (" + calendarName(r.HolidayCalendar) + ") for people who receive statutory holidays, and " + closure + "."
+	case r.HolidayCalendar != "":
+		return "Days due leave out bank holidays (" + calendarName(r.HolidayCalendar) + ") for people who receive statutory holidays."
+	case closure != "":
+		return "Days due leave out " + closure + "; bank holidays count as days due (no holiday calendar is set)."
+	}
+	return "Bank holidays count as days due: the warehouse has no holiday calendar."
+}
+
+// howToRead is each figure's definition, and what to bear in mind reading them.
+func howToRead(r sink.PeopleReport, asOf string) ([]term, []string) {
+	window := r.BradfordWindowWeeks
+	if window <= 0 {
+		window = 52
+	}
+	bradford := fmt.Sprintf("S × S × D, where S is a person's spells of sickness and D their working days of sickness in the %d weeks to %s.", window, asOf)
+	if len(r.BradfordBands) > 0 {
+		var bands []string
+		for _, b := range r.BradfordBands {
+			bands = append(bands, number(b))
+		}
+		bradford += " The bands start at " + joinAnd(bands) + "."
+	}
+	if len(r.BradfordExcludedTypes) > 0 {
+		var types []string
+		for _, t := range r.BradfordExcludedTypes {
+			types = append(types, plainText(t))
+		}
+		bradford += " Sickness of " + pick(int64(len(types)), "the type ", "the types ") + joinAnd(types) + " is left out."
+	}
+	if slices.ContainsFunc(r.Bradford, func(b sink.BradfordEntry) bool { return b.Raw.Valid && number(b.Raw.Float64) != number(b.Bradford) }) {
+		bradford += " The raw score, before any adjustment, is shown where it differs."
+	}
+	bradford += " A prompt for a conversation, never a verdict."
+	terms := []term{
+		{"Headcount", "People employed on the day (joined on or before it and not yet left), each counted once, in the department they were in that day. A month's figure is at its last day; the last month's at " + asOf + "."},
+		{"FTE", "Full-time equivalent: each person's contracted weekly hours over the account's full-time hours (its default working pattern's), at most 1, added up."},
+		{"Starters", "People whose join date falls in the months shown, in the department they joined."},
+		{"Leavers", "People whose leaving day falls in the months shown, in the department they left."},
+		{"Turnover, 12 months", "The leavers of the 12 months to a month's end over the average headcount of those months."},
+		{"Days due", "The working days people were employed and due to work by their working pattern (Monday to Friday where they have none), whether absent or not. " + daysDueRule(r)},
+		{"Sickness absence rate", "Sickness days over days due: the share of working time lost to sickness, the rate HR compares. Days lost add other leave (not holiday) to sickness."},
+		{"Sickness, other leave and holiday days", "Working days of each, a half day counting 0.5."},
+		{"Bradford factor", bradford},
+	}
+	caveats := []string{
+		"Departments are named as they are now: a renamed department shows its new name in past months.",
+	}
+	return terms, caveats
+}
+
+// joinAnd is "a, b and c".
+func joinAnd(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // maxNameRunes is the most of a name the Bradford list shows: a longer one (a data-entry slip,

@@ -142,8 +142,11 @@ func TestReportWriteFile(t *testing.T) {
 }
 
 // TestReportDepartmentScales: the total has a chart of its own; the departments' headcount and
-// FTE charts are scaled to the largest department, not to the total (which flattened them);
-// past the palette's eight colours a department's line is dashed, and its legend says so.
+// FTE charts draw the six largest departments and the other four as one grey dashed series,
+// scaled to the largest series they draw, not to the total (which flattened them).
+//
+// Worked: ten departments of 10 people (FTE 9): the total is 100 (a scale to 100); the other
+// four together are 40 people (scale 40) and FTE 36 (scale 40, ticks of 10).
 func TestReportDepartmentScales(t *testing.T) {
 	r := sink.PeopleReport{AsOf: "2025-06-15", Months: []string{"2025-05-01", "2025-06-01"}, Employees: 100}
 	for i := range 10 {
@@ -169,21 +172,32 @@ func TestReportDepartmentScales(t *testing.T) {
 		}
 		return labels[len(labels)-1][1]
 	}
-	for chart, want := range map[string]string{"headcount": "100", "headcount-departments": "10", "fte": "10"} {
+	for chart, want := range map[string]string{"headcount": "100", "headcount-departments": "40", "fte": "40"} {
 		if got := top(chart); got != want {
 			t.Errorf("chart %s's scale tops at %s, want %s", chart, got, want)
 		}
 	}
-	if strings.Contains(charts["headcount"], "Dept 00") || !strings.Contains(charts["headcount"], ">All<") {
+	if strings.Contains(charts["headcount"], "Dept 00") || strings.Count(charts["headcount"], "<polyline") != 1 {
 		t.Errorf("the total's chart should draw the total only:\n%s", charts["headcount"])
 	}
 	for _, chart := range []string{"headcount-departments", "fte"} {
-		if n := strings.Count(charts[chart], "<polyline"); n != 10 {
-			t.Errorf("chart %s: %d lines, want 10", chart, n)
+		if n := strings.Count(charts[chart], "<polyline"); n != 7 {
+			t.Errorf("chart %s: %d lines, want 7", chart, n)
 		}
-		// Dept 00..07 solid, Dept 08 and 09 (the palette's first two colours again) dashed.
-		if n := strings.Count(charts[chart], `stroke-dasharray="8 4"`); n != 4 { // two lines, two legend strokes
-			t.Errorf("chart %s: %d dashed strokes, want 4 (two lines and their legend)", chart, n)
+		// Dept 00..05 solid, the other four one dashed grey line, in the legend too.
+		if n := strings.Count(charts[chart], `stroke="#8a8a8a" stroke-width="2" stroke-dasharray="6 4"`); n != 1 {
+			t.Errorf("chart %s: %d dashed grey lines, want 1", chart, n)
 		}
+		if !strings.Contains(charts[chart], `stroke-dasharray="6 4"/></svg><bdi>Other departments (4)</bdi>`) {
+			t.Errorf("chart %s: no legend for the other departments:\n%s", chart, charts[chart])
+		}
+		for i := range 10 {
+			if got, want := strings.Contains(charts[chart], fmt.Sprintf("<bdi>Dept %02d</bdi>", i)), i < 6; got != want {
+				t.Errorf("chart %s names Dept %02d: %v, want %v", chart, i, got, want)
+			}
+		}
+	}
+	if n := strings.Count(page, `<tr><td class="text"><bdi>Dept `); n != 10 {
+		t.Errorf("the table lists %d departments, want 10", n)
 	}
 }

@@ -218,8 +218,8 @@ func firstSyncExample(t *testing.T) (mid, end string) {
 	}
 	colls := []coll{{"departments", 1, 8}, {"divisions", 1, 4}, {"locations", 1, 6}, {"holiday_allowances", 1, 3},
 		{"other_leave_reasons", 1, 9}, {"statutory_holiday_countries", 1, 6}, {"company_training_types", 1, 6},
-		{sink.WorkingPatterns, 1, 5}, {sink.Employees, 50, 5000}, {"absences", 450, 44909}, {"sicknesses", 67, 6613},
-		{"leave_requests", 509, 50833}, {"employee_training_courses", 73, 7257}}
+		{sink.WorkingPatterns, 1, 6}, {sink.Employees, 50, 5000}, {"absences", 323, 32229}, {"sicknesses", 48, 4793},
+		{"leave_requests", 364, 36385}, {"employee_training_courses", 54, 5335}}
 	clk := &testClock{time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	var term fakeTerminal
 	rep := New(&term, &term, true, "", 60, false, clk.now)

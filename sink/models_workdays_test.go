@@ -3,6 +3,9 @@ package sink_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,4 +302,40 @@ func TestModelSettingsValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWorkdayReport: the people report carries the settings the absence models counted by and
+// each Bradford factor's raw score and band, read from the warehouse (settings written by the
+// report itself, PeopleReportOptions.Models), and its sickness absence rate is sick days over
+// days due, other leave apart.
+func TestWorkdayReport(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		loadWorkdaysFixture(t, s)
+		m := workdaysSettings()
+		r, err := s.PeopleReport(context.Background(), sink.PeopleReportOptions{
+			AsOf: time.Date(2024, 4, 30, 0, 0, 0, 0, time.UTC), Months: 2, BradfordTop: 10, Models: &m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// March and April 2024: the closure day of 27 March is within them.
+		if r.HolidayCalendar != "england-and-wales" || r.ClosureDays != 1 || r.BradfordWindowWeeks != 52 ||
+			!slices.Equal(r.BradfordBands, []float64{51, 201, 401, 601}) || !slices.Equal(r.BradfordExcludedTypes, []string{"pregnancy related"}) {
+			t.Errorf("settings: calendar %q, closure days %d, window %d, bands %v, excluded %q",
+				r.HolidayCalendar, r.ClosureDays, r.BradfordWindowWeeks, r.BradfordBands, r.BradfordExcludedTypes)
+		}
+		// 46 (TestWorkdayModels): 45, raw 294, below the first band.
+		var got []string
+		for _, b := range r.Bradford {
+			got = append(got, fmt.Sprintf("%d|%v|%v|%q", b.EmployeeID, b.Bradford, b.Raw.Float64, b.Band))
+		}
+		if len(got) == 0 || got[0] != `46|45|294|""` {
+			t.Errorf("Bradford list %q, want 46 first: 45, raw 294, no band", got)
+		}
+		// Sales over March and April: sick 5 + 2 = 7 of 57 + 63 = 120 days due.
+		for _, a := range r.Absence {
+			if a.Department == "Sales" && (a.SickDays != 7 || a.DaysDue != 120 || !a.SicknessRate.Valid || math.Abs(a.SicknessRate.Float64-7.0/120) > 1e-9) {
+				t.Errorf("Sales: sick %v, due %v, rate %v; want 7, 120, 7/120", a.SickDays, a.DaysDue, a.SicknessRate)
+			}
+		}
+	})
 }

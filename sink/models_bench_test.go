@@ -23,6 +23,7 @@ var (
 	modelsEmployees = flag.Int("bench.models.employees", 20_000, "BenchmarkModels: current employees of the generated firm")
 	modelsFresh     = flag.Bool("bench.models.fresh", false, "BenchmarkModels: generate the firm again rather than use the one cached")
 	modelsWhole     = flag.Bool("bench.models.whole", false, "BenchmarkModels: also count the views read by day or as_of whole (every day of ten years: minutes)")
+	modelsTag       = flag.String("bench.models.tag", "", "BenchmarkModels: keep the generated firm under its own name (key_<tag>), apart from the one other branches migrate")
 )
 
 // BenchmarkModels runs every view whose name starts with model_ (found in the warehouse, so a
@@ -197,13 +198,16 @@ func modelsStore(b *testing.B, backend string, o hrdata.Options) (s *sink.Store,
 	b.Helper()
 	ctx := context.Background()
 	key := fmt.Sprintf("hrdata_models_v%d_n%d", hrdata.Version, o.Employees)
+	if *modelsTag != "" {
+		key += "_" + *modelsTag
+	}
 	var url string
 	opts := sink.Options{}
 	switch backend {
 	case "postgres":
 		url, _ = sinktest.Postgres(b)
 		opts.Schema = key
-		took, cached = modelsPostgres(b, url, o)
+		took, cached = modelsPostgres(b, url, key, o)
 		if _, err := sink.Migrate(ctx, url, opts); err != nil { // views added since it was cached
 			b.Fatal(err)
 		}
@@ -215,6 +219,11 @@ func modelsStore(b *testing.B, backend string, o hrdata.Options) (s *sink.Store,
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
+	// The settings and holidays the absence models read (schema 0028), as a sync's end writes
+	// them before it refreshes: the defaults (England and Wales).
+	if _, err := s.ApplyModelSettings(ctx, sink.DefaultModelSettings()); err != nil {
+		b.Fatal(err)
+	}
 	modelsStatistics(b, s, backend)
 	if cached {
 		b.Logf("%s: the firm cached by an earlier run (generated in %v)", backend, took.Round(time.Millisecond))
@@ -225,9 +234,8 @@ func modelsStore(b *testing.B, backend string, o hrdata.Options) (s *sink.Store,
 // modelsPostgres makes the schema hrdata_models_v…_n… of the test database hold the generated
 // firm, unless it does already (its comment says so, with the generation's time), and drops
 // the schemas of other versions.
-func modelsPostgres(b *testing.B, url string, o hrdata.Options) (took time.Duration, cached bool) {
+func modelsPostgres(b *testing.B, url, schema string, o hrdata.Options) (took time.Duration, cached bool) {
 	ctx := context.Background()
-	schema := fmt.Sprintf("hrdata_models_v%d_n%d", hrdata.Version, o.Employees)
 	admin, err := sql.Open("postgres", url)
 	if err != nil {
 		b.Fatal(err)

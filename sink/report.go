@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -24,6 +25,9 @@ type PeopleReportOptions struct {
 	// Names adds the Bradford list's names (identifying). Someone whose identifying data is
 	// erased (an erasure not lifted) has none either way.
 	Names bool
+	// Models, when set, are the models section's settings, written into the warehouse
+	// (ApplyModelSettings) before the refresh, on a warehouse that takes writes.
+	Models *ModelSettings
 }
 
 // PeopleReport is what hrsync report draws, read from the people models (docs/models.md) in
@@ -164,6 +168,11 @@ func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (People
 		return PeopleReport{}, fmt.Errorf("people report: %w", err)
 	}
 	if !ro {
+		if o.Models != nil {
+			if _, err := s.ApplyModelSettings(ctx, *o.Models); err != nil {
+				return PeopleReport{}, fmt.Errorf("people report: %w", err)
+			}
+		}
 		if _, err := s.RefreshModels(ctx, false); err != nil {
 			return PeopleReport{}, fmt.Errorf("people report: %w", err)
 		}
@@ -288,14 +297,31 @@ GROUP BY department_id, department ORDER BY department, department_id`, []any{fr
     AND x.lifted_at IS NULL AND ',' || x.classes || ',' LIKE '%,identifying,%') THEN ''
   ELSE trim(coalesce(e.first_name, '') || ' ' || coalesce(e.last_name, '')) END`
 	}
-	err = scanRows(ctx, tx, `SELECT `+d.read(KindDate, "b.as_of")+`, b.employee_id, b.department_id, coalesce(b.department, ''), b.spells, b.days, b.bradford, `+name+`
+	// The settings the absence models read (schema 0028: holiday calendar, closure days, the
+	// Bradford window, bands and exclusions), and each factor's raw score and band.
+	settings, err := s.hasRelations(ctx, "model_settings", "model_closure_days", "model_bradford_bands", "model_bradford_excluded_types")
+	if err != nil {
+		return PeopleReport{}, fmt.Errorf("people report: %w", err)
+	}
+	rawBand := `NULL, 0`
+	if settings {
+		if err := s.readModelSettings(ctx, tx, &r, from, end); err != nil {
+			return PeopleReport{}, fmt.Errorf("people report: %w", err)
+		}
+		rawBand = `b.bradford_raw, b.band`
+	}
+	err = scanRows(ctx, tx, `SELECT `+d.read(KindDate, "b.as_of")+`, b.employee_id, b.department_id, coalesce(b.department, ''), b.spells, b.days, b.bradford, `+rawBand+`, `+name+`
 FROM `+bradfordView+` b LEFT JOIN employees e ON e.id = b.employee_id
 WHERE b.as_of >= ? AND b.as_of <= ? AND b.bradford > 0
 ORDER BY b.as_of DESC, b.bradford DESC, b.employee_id LIMIT ?`, []any{to, end, o.BradfordTop},
 		func(rows *sqlx.Rows) error {
 			var b BradfordEntry
 			var day string
-			err := rows.Scan(&day, &b.EmployeeID, &b.DepartmentID, &b.Department, &b.Spells, &b.Days, &b.Bradford, &b.Name)
+			var band int64
+			err := rows.Scan(&day, &b.EmployeeID, &b.DepartmentID, &b.Department, &b.Spells, &b.Days, &b.Bradford, &b.Raw, &band, &b.Name)
+			if band > 0 {
+				b.Band = strconv.FormatInt(band, 10)
+			}
 			day = day[:min(len(day), len(time.DateOnly))] // a date, whatever the driver made of it
 			if r.BradfordAsOf == "" {
 				r.BradfordAsOf = day
@@ -309,6 +335,41 @@ ORDER BY b.as_of DESC, b.bradford DESC, b.employee_id LIMIT ?`, []any{to, end, o
 		return PeopleReport{}, fmt.Errorf("people report: bradford: %w", err)
 	}
 	return r, nil
+}
+
+// readModelSettings reads the absence models' settings (ApplyModelSettings) into r: the
+// default holiday calendar ("" for none), the closure days within the report's days from
+// through end, and the Bradford window, bands and excluded types.
+func (s *Store) readModelSettings(ctx context.Context, tx *sqlx.Tx, r *PeopleReport, from, end string) error {
+	if err := tx.QueryRowxContext(ctx, `SELECT holiday_calendar, bradford_window_weeks FROM model_settings WHERE id = 1`).
+		Scan(&r.HolidayCalendar, &r.BradfordWindowWeeks); err != nil {
+		return fmt.Errorf("model settings: %w", err)
+	}
+	if r.HolidayCalendar == CalendarNone {
+		r.HolidayCalendar = ""
+	}
+	if err := tx.QueryRowxContext(ctx, tx.Rebind(`SELECT count(*) FROM model_closure_days WHERE day >= ? AND day <= ?`), from, end).
+		Scan(&r.ClosureDays); err != nil {
+		return fmt.Errorf("model settings: closure days: %w", err)
+	}
+	r.BradfordBands, r.BradfordExcludedTypes = nil, nil
+	if err := scanRows(ctx, tx, `SELECT threshold FROM model_bradford_bands ORDER BY band`, nil, func(rows *sqlx.Rows) error {
+		var t float64
+		err := rows.Scan(&t)
+		r.BradfordBands = append(r.BradfordBands, t)
+		return err
+	}); err != nil {
+		return fmt.Errorf("model settings: bands: %w", err)
+	}
+	if err := scanRows(ctx, tx, `SELECT name FROM model_bradford_excluded_types ORDER BY name`, nil, func(rows *sqlx.Rows) error {
+		var n string
+		err := rows.Scan(&n)
+		r.BradfordExcludedTypes = append(r.BradfordExcludedTypes, n)
+		return err
+	}); err != nil {
+		return fmt.Errorf("model settings: excluded types: %w", err)
+	}
+	return nil
 }
 
 // today is the models' today: the database's date, in UTC.

@@ -71,7 +71,7 @@ func (c *reportCommand) run(ctx context.Context, cfg config.Settings, stdout, st
 		return err
 	}
 	defer store.Close()
-	r, err := store.PeopleReport(ctx, sink.PeopleReportOptions{AsOf: asOf, Months: c.months, BradfordTop: c.top, Names: c.names})
+	r, err := store.PeopleReport(ctx, sink.PeopleReportOptions{AsOf: asOf, Months: c.months, BradfordTop: c.top, Names: c.names, Models: &a.Models})
 	if err != nil {
 		return a.Wrap(fmt.Errorf("report: %w", err))
 	}

@@ -291,7 +291,7 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 	var jobs []runner.Job
 	if a.Schedule != "" {
 		wopts := walk.Options{Concurrency: a.Sync.Concurrency, MaxWalks: a.Sync.MaxWalks,
-			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.Window, Metrics: as.syncMetrics, Logger: log}
+			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.Window, Metrics: as.syncMetrics, Logger: log, Models: &a.Models}
 		syncer := func(run *accountRun) *walk.Syncer { return walk.New(run.client, run.store, wopts) }
 		job := syncer(&accountRun{}).Job(trigger, a.Resources)
 		job.RunAtStart = c.now || a.Sync.RunAtStart

@@ -171,6 +171,7 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	sopts := walk.Options{
 		Concurrency: concurrency, MaxWalks: a.Sync.MaxWalks, MaxDeleteShare: a.Sync.MaxDeleteShare,
 		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.Window, Full: c.full,
+		Models: &a.Models,
 	}
 	rep.Options(&sopts)
 	rep.Begin(len(resources))

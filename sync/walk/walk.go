@@ -38,6 +38,13 @@ type ModelRefresher interface {
 	RefreshModels(ctx context.Context, force bool) (sink.ModelRefresh, error)
 }
 
+// ModelSettingsApplier is a Warehouse that reads its models' settings from its own tables
+// (sink.ModelSettings): a run writes Options.Models into it before it refreshes the models.
+// *sink.Store is one.
+type ModelSettingsApplier interface {
+	ApplyModelSettings(ctx context.Context, m sink.ModelSettings) (bool, error)
+}
+
 // Warehouse is where a sync loads; *sink.Store is one.
 type Warehouse interface {
 	BeginLoad(ctx context.Context, r sink.Resource) (*sink.Load, error)
@@ -63,6 +70,10 @@ type Options struct {
 	AllowMassDelete bool
 	// DryRun walks and reports what would change, writing nothing (no ledger row either).
 	DryRun bool
+	// Models, when set, are the models section's settings (holiday calendar, closure days,
+	// Bradford): a run that refreshes the models writes them into the warehouse first
+	// (ModelSettingsApplier). Nil leaves the warehouse's as they are.
+	Models *sink.ModelSettings
 	// Window, when set, walks the collections the source filters by date (absences,
 	// sicknesses, leave requests: v1.Collection.Window) only within a window around today,
 	// except when their last full walk is older than Window.FullEvery. Nil walks every
@@ -301,6 +312,11 @@ func (s *Syncer) refreshModels(ctx context.Context, results []Result) error {
 	if !ok || s.opts.DryRun || ctx.Err() != nil ||
 		!slices.ContainsFunc(results, func(r Result) bool { return r.Err == nil && r.Status == sink.RunOK }) {
 		return nil
+	}
+	if ma, ok := s.wh.(ModelSettingsApplier); ok && s.opts.Models != nil {
+		if _, err := ma.ApplyModelSettings(ctx, *s.opts.Models); err != nil {
+			return err
+		}
 	}
 	_, err := mr.RefreshModels(ctx, false)
 	return err

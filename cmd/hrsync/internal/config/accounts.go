@@ -44,6 +44,8 @@ type AccountConfig struct {
 	// PersonalData takes the top-level section's members, its own laid over them member by
 	// member: custom fields differ between HR accounts.
 	PersonalData PersonalDataConfig `yaml:"personal_data"`
+	// Models takes the top-level section, its own keys laid over it.
+	Models ModelsConfig `yaml:"models"`
 }
 
 // Account is one account as the commands run it: its settings parsed and validated once.
@@ -82,6 +84,9 @@ type Account struct {
 	// Declarations are the declarations with personal_data.members classed beside them: what
 	// the account's erasures, retention, replica and inventory act on classes by.
 	Declarations v1.Declarations
+	// Models are the models section, parsed: what sync and report write into the warehouse
+	// (sink.Store.ApplyModelSettings) before they refresh its models.
+	Models sink.ModelSettings
 }
 
 // ResolveWrites sets the account's write mode: serve.writes when it is set (set, "" when not),
@@ -141,7 +146,7 @@ func envName(name string) string {
 func (c Config) accountBase() AccountConfig {
 	a := AccountConfig{Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync, Onboarding: c.Onboarding,
 		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, ScheduleSpread: c.ScheduleSpread, Retention: c.Retention,
-		PersonalData: PersonalDataConfig{Members: c.PersonalData.Members.clone()}}
+		PersonalData: PersonalDataConfig{Members: c.PersonalData.Members.clone()}, Models: c.Models}
 	a.Source.URL, a.Source.APIKey, a.Source.APIKeyFile = "", "", ""
 	a.Warehouse.Schema = ""
 	a.Onboarding.Dir = ""
@@ -194,7 +199,7 @@ func (c Config) parseAccounts() ([]*Account, error) {
 	if len(c.AccountList) == 0 {
 		a := AccountConfig{Name: c.Source.Account, Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync,
 			Onboarding: c.Onboarding, Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, ScheduleSpread: c.ScheduleSpread,
-			Retention: c.Retention, PersonalData: c.PersonalData}
+			Retention: c.Retention, PersonalData: c.PersonalData, Models: c.Models}
 		acct, err := a.parse("")
 		if err != nil {
 			return nil, err
@@ -341,6 +346,9 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 		return nil, fail("%v", err)
 	}
 	if acct.Declarations, err = a.PersonalData.parse(); err != nil {
+		return nil, fail("%v", err)
+	}
+	if acct.Models, err = a.Models.parse(); err != nil {
 		return nil, fail("%v", err)
 	}
 	return acct, nil

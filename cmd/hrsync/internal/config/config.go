@@ -54,6 +54,8 @@ type Config struct {
 	Retention RetentionConfig `yaml:"retention"`
 	// PersonalData classes what the declarations leave unclassed (PersonalDataConfig).
 	PersonalData PersonalDataConfig `yaml:"personal_data"`
+	// Models is what the warehouse's absence models count by (ModelsConfig).
+	Models ModelsConfig `yaml:"models"`
 	// AccountList are the upstream accounts one configuration syncs, each with its own source,
 	// warehouse schema, schedule, lock and request budget; none: the top-level sections are the
 	// one account. Read from the file only (its keys from HRSYNC_ACCOUNTS_<NAME>_… too).
@@ -241,6 +243,55 @@ type LeaversRetention struct {
 	Health      string `yaml:"health"`
 }
 
+// ModelsConfig is the models section: what the warehouse's absence models count working days
+// and the Bradford factor by (docs/models.md, "Working days"). hrsync writes it into the
+// warehouse (sink.Store.ApplyModelSettings) before it refreshes the models, so every client of
+// the views gets the same answers.
+type ModelsConfig struct {
+	// HolidayCalendar is the public holiday calendar of people who receive statutory holidays
+	// and whose statutory holiday country names none: england-and-wales (default), scotland,
+	// northern-ireland, or none (no public holidays).
+	HolidayCalendar string `yaml:"holiday_calendar"`
+	// ClosureDays are days the company is closed (YYYY-MM-DD): a working day for nobody.
+	ClosureDays []string `yaml:"closure_days"`
+	// Bradford is the Bradford factor's window, bands and exclusions.
+	Bradford BradfordConfig `yaml:"bradford"`
+}
+
+// BradfordConfig is models.bradford.
+type BradfordConfig struct {
+	// WindowWeeks is the window, in weeks, ending on the day the factor is read for (52).
+	WindowWeeks int `yaml:"window_weeks"`
+	// Bands are the scores at which bands begin, rising (51, 201, 401, 601).
+	Bands []string `yaml:"bands"`
+	// ExcludeSicknessTypes are sickness types (names, any case) the factor leaves out.
+	ExcludeSicknessTypes []string `yaml:"exclude_sickness_types"`
+}
+
+// parse validates the models section into the settings the sink writes; an error names the key.
+func (m ModelsConfig) parse() (sink.ModelSettings, error) {
+	out := sink.ModelSettings{HolidayCalendar: strings.TrimSpace(m.HolidayCalendar),
+		Bradford: sink.BradfordSettings{WindowWeeks: m.Bradford.WindowWeeks, ExcludeSicknessTypes: m.Bradford.ExcludeSicknessTypes}}
+	for _, d := range m.ClosureDays {
+		t, err := time.Parse(time.DateOnly, strings.TrimSpace(d))
+		if err != nil {
+			return out, fmt.Errorf("models.closure_days %q: want a date such as 2024-12-24", d)
+		}
+		out.ClosureDays = append(out.ClosureDays, t)
+	}
+	for _, b := range m.Bradford.Bands {
+		f, err := strconv.ParseFloat(strings.TrimSpace(b), 64)
+		if err != nil {
+			return out, fmt.Errorf("models.bradford.bands %q: want numbers, such as 51, 201, 401, 601", b)
+		}
+		out.Bradford.Bands = append(out.Bradford.Bands, f)
+	}
+	if err := out.Validate(); err != nil {
+		return out, errors.New(strings.TrimPrefix(err.Error(), sink.ErrModelSettings.Error()+": "))
+	}
+	return out, nil
+}
+
 // MetricsConfig is the Prometheus endpoint.
 type MetricsConfig struct {
 	Addr string `yaml:"addr"`
@@ -301,6 +352,8 @@ func Defaults() Config {
 		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: server.DefaultIdempotencyTTL,
 			CacheBytes: 64 << 20, OpenAccounts: DefaultOpenAccounts},
 		Log: LogConfig{Format: "text", Level: "info"},
+		Models: ModelsConfig{HolidayCalendar: sink.CalendarEnglandAndWales,
+			Bradford: BradfordConfig{WindowWeeks: 52, Bands: []string{"51", "201", "401", "601"}}},
 
 		ScheduleTimezone: "UTC",
 		ScheduleSpread:   DefaultScheduleSpread,

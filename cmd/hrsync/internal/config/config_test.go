@@ -59,7 +59,8 @@ func TestConfigFileDocumentsEveryKey(t *testing.T) {
 }
 
 func normalize(c Config) Config {
-	for _, l := range []*[]string{&c.Serve.APIKeys, &c.Serve.CORSOrigins, &c.Serve.TrustedProxies, &c.Serve.AllowedHosts} {
+	for _, l := range []*[]string{&c.Serve.APIKeys, &c.Serve.CORSOrigins, &c.Serve.TrustedProxies, &c.Serve.AllowedHosts,
+		&c.Models.ClosureDays, &c.Models.Bradford.ExcludeSicknessTypes} {
 		if len(*l) == 0 {
 			*l = nil
 		}

@@ -208,7 +208,7 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 		return fmt.Errorf("demo: %w", err)
 	}
 	sopts := walk.Options{Concurrency: da.Sync.Concurrency, MaxWalks: da.Sync.MaxWalks,
-		MaxDeleteShare: da.Sync.MaxDeleteShare, Logger: log}
+		MaxDeleteShare: da.Sync.MaxDeleteShare, Logger: log, Models: &da.Models}
 
 	// 3. The first sync, of every collection hrsync knows (the reference data before the events
 	// that point at it). A new warehouse holds one default working pattern and allowance, which

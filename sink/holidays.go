@@ -7,17 +7,23 @@ import (
 
 	"github.com/rickar/cal/v2"
 	"github.com/rickar/cal/v2/gb"
+	"github.com/rickar/cal/v2/ie"
+	"github.com/rickar/cal/v2/pl"
 )
 
 // The public holiday calendars the absence models count working days by (docs/models.md,
-// "Working days"): the UK's three, from the maintained library github.com/rickar/cal/v2 (its gb
-// package), with the days it lacks defined here in its own terms (cal.Holiday), never as a list
+// "Working days"): the UK's three, and Ireland's and Poland's, from the maintained library
+// github.com/rickar/cal/v2 (its gb, ie and pl packages), with the days it lacks defined here in its own terms (cal.Holiday), never as a list
 // of dates. Each calendar's days off are the observed (substitute) days: a holiday on a weekend
 // is off on the Monday (or Tuesday) after, as gov.uk lists them.
 const (
 	CalendarEnglandAndWales = "england-and-wales"
 	CalendarScotland        = "scotland"
 	CalendarNorthernIreland = "northern-ireland"
+	// CalendarIreland and CalendarPoland are the public holidays of the Republic of Ireland and
+	// of Poland, for staff in offices there (the library's ie and pl packages).
+	CalendarIreland = "ireland"
+	CalendarPoland  = "poland"
 	// CalendarNone are the days off of people who do not receive statutory holidays
 	// (employees.receives_statutory_holidays false or unknown): the company's closure days only.
 	CalendarNone = "none"
@@ -47,6 +53,11 @@ var (
 	// the Monday after).
 	stPatricksDay = &cal.Holiday{Name: "St Patrick's Day", Type: cal.ObservanceBank, Month: time.March, Day: 17,
 		Func: cal.CalcDayOfMonth, Observed: weekendToMonday}
+	// polishChristmasEve is 24 December, a public holiday in Poland since 2025 (the library, at
+	// v2.1.13, does not have it); Poland moves no holiday off a weekend.
+	polishChristmasEve = &cal.Holiday{Name: "Wigilia Bożego Narodzenia", Type: cal.ObservancePublic,
+		Month: time.December, Day: 24, Func: cal.CalcDayOfMonth, StartYear: 2025}
+
 	battleOfTheBoyne = &cal.Holiday{Name: "Battle of the Boyne (Orangemen's Day)", Type: cal.ObservanceBank,
 		Month: time.July, Day: 12, Func: cal.CalcDayOfMonth, Observed: weekendToMonday}
 )
@@ -63,6 +74,8 @@ var holidayCalendars = map[string][]*cal.Holiday{
 		gb.ChristmasDay, gb.BoxingDay,
 	},
 	CalendarNorthernIreland: append(slices.Clone(gb.Holidays), stateFuneral, stPatricksDay, battleOfTheBoyne),
+	CalendarIreland:         slices.Clone(ie.Holidays),
+	CalendarPoland:          append(slices.Clone(pl.Holidays), polishChristmasEve),
 }
 
 // HolidayCalendars are the names models.holiday_calendar takes, sorted.

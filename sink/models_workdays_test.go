@@ -23,7 +23,7 @@ import (
 //
 // Working patterns: 50 Full time, 37.5 h, Monday to Friday; 53 Zero hours: total_hours 0 and no
 // hours on any day (though it marks Monday to Friday): no working day. Statutory holiday
-// countries (the synced table): 1 England and Wales, 2 Scotland, 4 Ireland. Everyone joined long
+// countries (the synced table): 1 England and Wales, 2 Scotland, 4 Portugal. Everyone joined long
 // before 2023 and is employed throughout, one version since 2023-03-01.
 //
 //	id  dept  receives  country sent              calendar (from)
@@ -33,7 +33,7 @@ import (
 //	44  10    true      —                          the default (default)
 //	45  40    true      —, pattern 53 zero hours   the default (default)
 //	46  10    true      —                          the default (default)
-//	47  20    true      {id 4, Ireland}            the default (unknown country)
+//	47  20    true      {id 4, Portugal}           the default (unknown country)
 //
 // Records, and their working days with England and Wales the default:
 //
@@ -51,7 +51,7 @@ import (
 const workdaysFixture = `
 INSERT INTO departments (id, name) VALUES (10, 'Sales'), (20, 'Engineering'), (30, 'Support'), (40, 'Warehouse');
 INSERT INTO statutory_holiday_countries (id, name, listed, origin) VALUES
-  (1, 'England and Wales', TRUE, 'source'), (2, 'Scotland', TRUE, 'source'), (4, 'Ireland', TRUE, 'source');
+  (1, 'England and Wales', TRUE, 'source'), (2, 'Scotland', TRUE, 'source'), (4, 'Portugal', TRUE, 'source');
 UPDATE working_patterns SET deleted_at = '2023-03-01T06:00:00.000Z' WHERE id = 1;
 INSERT INTO working_patterns (id, name, is_default, total_hours, mon, tue, wed, thu, fri, sat, sun) VALUES
   (50, 'Full time', TRUE, '37.5', TRUE, TRUE, TRUE, TRUE, TRUE, FALSE, FALSE),
@@ -63,7 +63,7 @@ INSERT INTO employees (id, status, company_join_date, department_id, working_pat
   (44, 'Current employee', '2020-01-06', 10, 50, TRUE, NULL, TRUE, 'source'),
   (45, 'Current employee', '2020-01-06', 40, 53, TRUE, NULL, TRUE, 'source'),
   (46, 'Current employee', '2020-01-06', 10, 50, TRUE, '{}', TRUE, 'source'),
-  (47, 'Current employee', '2020-01-06', 20, 50, TRUE, '{"statutory_holiday_country":{"id":4,"name":"Ireland"}}', TRUE, 'source');
+  (47, 'Current employee', '2020-01-06', 20, 50, TRUE, '{"statutory_holiday_country":{"id":4,"name":"Portugal"}}', TRUE, 'source');
 DELETE FROM employees_history;
 INSERT INTO employees_history (id, valid_from, valid_to, status, department_id, working_pattern_id, listed, origin) VALUES
   (41, '2023-03-01T06:00:00.000Z', NULL, 'Current employee', 10, 50, TRUE, 'source'),
@@ -138,17 +138,22 @@ FROM model_employee_calendars WHERE employee_id BETWEEN 41 AND 47 ORDER BY emplo
 			"44|england-and-wales|default|-",
 			"45|england-and-wales|default|-",
 			"46|england-and-wales|default|-",
-			"47|england-and-wales|unknown country|Ireland",
+			"47|england-and-wales|unknown country|Portugal",
 		})
 		// The holidays written from the library, and the days off the models read: England and
-		// Wales's Easter, Scotland's Good Friday alone, and the closure day in every calendar.
+		// Wales's Easter, Scotland's Good Friday alone, Ireland's St Patrick's Day kept on its
+		// Sunday and its Easter Monday, Poland's Easter Monday, and the closure day in every
+		// calendar.
 		checkRows(t, "model_holidays", modelRows(t, s, `SELECT calendar, day, name FROM model_holidays
 WHERE day >= '2024-03-01' AND day <= '2024-04-30' ORDER BY calendar, day`), []string{
 			"england-and-wales|2024-03-29|Good Friday",
 			"england-and-wales|2024-04-01|Easter Monday",
+			"ireland|2024-03-17|Saint Patrick's Day",
+			"ireland|2024-04-01|Easter Monday",
 			"northern-ireland|2024-03-18|St Patrick's Day",
 			"northern-ireland|2024-03-29|Good Friday",
 			"northern-ireland|2024-04-01|Easter Monday",
+			"poland|2024-04-01|drugi dzień Wielkiej Nocy",
 			"scotland|2024-03-29|Good Friday",
 		})
 		checkRows(t, "model_days_off", modelRows(t, s, `SELECT calendar, day, dn, month, dow FROM model_days_off
@@ -157,10 +162,14 @@ WHERE day >= '2024-03-20' AND day <= '2024-04-05' ORDER BY calendar, day`), []st
 			"england-and-wales|2024-03-27|45376|2024-03-01|2",
 			"england-and-wales|2024-03-29|45378|2024-03-01|4",
 			"england-and-wales|2024-04-01|45381|2024-04-01|0",
+			"ireland|2024-03-27|45376|2024-03-01|2",
+			"ireland|2024-04-01|45381|2024-04-01|0",
 			"none|2024-03-27|45376|2024-03-01|2",
 			"northern-ireland|2024-03-27|45376|2024-03-01|2",
 			"northern-ireland|2024-03-29|45378|2024-03-01|4",
 			"northern-ireland|2024-04-01|45381|2024-04-01|0",
+			"poland|2024-03-27|45376|2024-03-01|2",
+			"poland|2024-04-01|45381|2024-04-01|0",
 			"scotland|2024-03-27|45376|2024-03-01|2",
 			"scotland|2024-03-29|45378|2024-03-01|4",
 		})
@@ -283,7 +292,7 @@ func TestModelSettingsValidate(t *testing.T) {
 		{"defaults", func(*sink.ModelSettings) {}, ""},
 		{"scotland", func(m *sink.ModelSettings) { m.HolidayCalendar = "scotland" }, ""},
 		{"none", func(m *sink.ModelSettings) { m.HolidayCalendar = "none" }, ""},
-		{"unknown calendar", func(m *sink.ModelSettings) { m.HolidayCalendar = "england" }, `models.holiday_calendar "england": want one of england-and-wales, northern-ireland, scotland, or none`},
+		{"unknown calendar", func(m *sink.ModelSettings) { m.HolidayCalendar = "england" }, `models.holiday_calendar "england": want one of england-and-wales, ireland, northern-ireland, poland, scotland, or none`},
 		{"closure day out of range", func(m *sink.ModelSettings) { m.ClosureDays = []time.Time{day(2070, 1, 1)} }, "models.closure_days 2070-01-01: want a day in 1990 to 2059"},
 		{"window", func(m *sink.ModelSettings) { m.Bradford.WindowWeeks = 0 }, "models.bradford.window_weeks 0: want 1 to 520"},
 		{"no bands", func(m *sink.ModelSettings) { m.Bradford.Bands = nil }, "models.bradford.bands: want at least one threshold"},
@@ -322,6 +331,10 @@ func TestWorkdayReport(t *testing.T) {
 			!slices.Equal(r.BradfordBands, []float64{51, 201, 401, 601}) || !slices.Equal(r.BradfordExcludedTypes, []string{"pregnancy related"}) {
 			t.Errorf("settings: calendar %q, closure days %d, window %d, bands %v, excluded %q",
 				r.HolidayCalendar, r.ClosureDays, r.BradfordWindowWeeks, r.BradfordBands, r.BradfordExcludedTypes)
+		}
+		// 47, employed on 30 April 2024, has Portugal, a country with no calendar.
+		if want := []sink.CountryCount{{Country: "Portugal", People: 1}}; !slices.Equal(r.UnknownHolidayCountries, want) {
+			t.Errorf("unknown holiday countries %+v, want %+v", r.UnknownHolidayCountries, want)
 		}
 		// 46 (TestWorkdayModels): 45, raw 294, below the first band.
 		var got []string

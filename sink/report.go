@@ -63,8 +63,12 @@ type PeopleReport struct {
 	// ZeroHours is how many people on a pattern of no contracted hours count in headcount with
 	// FTE 0 and no days due.
 	ZeroHours int64
+	// UnknownHolidayCountries are the statutory holiday countries the source names that hrsync
+	// has no calendar for, with how many of the people counted on the report's day are in each:
+	// they take HolidayCalendar (model_employee_calendars' 'unknown country').
+	UnknownHolidayCountries []CountryCount
 	// HolidayCalendar is the public holidays left out of days due for people who receive
-	// statutory holidays ("england-and-wales", "scotland", "northern-ireland"); "" for none.
+	// statutory holidays ("england-and-wales", "scotland", "northern-ireland", "ireland", "poland"); "" for none.
 	HolidayCalendar string
 	// ClosureDays is how many company closure days are left out of days due.
 	ClosureDays int
@@ -74,6 +78,12 @@ type PeopleReport struct {
 	BradfordBands []float64
 	// BradfordExcludedTypes are the sickness types the Bradford factor leaves out.
 	BradfordExcludedTypes []string
+}
+
+// CountryCount is how many people have a statutory holiday country.
+type CountryCount struct {
+	Country string
+	People  int64
 }
 
 // LeftOutCount is how many people are left out of every count, and why.
@@ -351,6 +361,19 @@ func (s *Store) readModelSettings(ctx context.Context, tx *sqlx.Tx, r *PeopleRep
 	if err := tx.QueryRowxContext(ctx, tx.Rebind(`SELECT count(*) FROM model_closure_days WHERE day >= ? AND day <= ?`), from, end).
 		Scan(&r.ClosureDays); err != nil {
 		return fmt.Errorf("model settings: closure days: %w", err)
+	}
+	// The people employed on the report's day whose country has no calendar, by country.
+	r.UnknownHolidayCountries = nil
+	if err := scanRows(ctx, tx, `SELECT c.holiday_country, count(*) FROM model_employee_calendars c
+JOIN model_employment m ON m.employee_id = c.employee_id
+WHERE c.calendar_from = 'unknown country' AND m.start_date <= ? AND (m.end_date IS NULL OR m.end_date >= ?)
+GROUP BY c.holiday_country ORDER BY count(*) DESC, c.holiday_country`, []any{end, end}, func(rows *sqlx.Rows) error {
+		var c CountryCount
+		err := rows.Scan(&c.Country, &c.People)
+		r.UnknownHolidayCountries = append(r.UnknownHolidayCountries, c)
+		return err
+	}); err != nil {
+		return fmt.Errorf("model settings: holiday countries: %w", err)
 	}
 	r.BradfordBands, r.BradfordExcludedTypes = nil, nil
 	if err := scanRows(ctx, tx, `SELECT threshold FROM model_bradford_bands ORDER BY band`, nil, func(rows *sqlx.Rows) error {

@@ -86,6 +86,8 @@ INSERT INTO model_holiday_countries (name, calendar) VALUES
     ('england', 'england-and-wales'), ('wales', 'england-and-wales'),
     ('england and wales', 'england-and-wales'), ('england & wales', 'england-and-wales'),
     ('scotland', 'scotland'), ('northern ireland', 'northern-ireland'),
+    ('ireland', 'ireland'), ('republic of ireland', 'ireland'),
+    ('poland', 'poland'), ('polska', 'poland'),
     ('united kingdom', NULL), ('uk', NULL), ('great britain', NULL);
 
 -- Each employee's calendar, and where it came from: 'no statutory holidays' (calendar none),

@@ -250,7 +250,7 @@ type LeaversRetention struct {
 type ModelsConfig struct {
 	// HolidayCalendar is the public holiday calendar of people who receive statutory holidays
 	// and whose statutory holiday country names none: england-and-wales (default), scotland,
-	// northern-ireland, or none (no public holidays).
+	// northern-ireland, ireland, poland, or none (no public holidays).
 	HolidayCalendar string `yaml:"holiday_calendar"`
 	// ClosureDays are days the company is closed (YYYY-MM-DD): a working day for nobody.
 	ClosureDays []string `yaml:"closure_days"`

@@ -70,7 +70,7 @@ func TestModelsSettingsErrors(t *testing.T) {
 		want       string
 	}{
 		{"unknown calendar", "models: {holiday_calendar: wales}", nil,
-			`config: models.holiday_calendar "wales": want one of england-and-wales, northern-ireland, scotland, or none`},
+			`config: models.holiday_calendar "wales": want one of england-and-wales, ireland, northern-ireland, poland, scotland, or none`},
 		{"bad date", "models: {closure_days: [2024-12-32]}", nil,
 			`config: models.closure_days "2024-12-32": want a date such as 2024-12-24`},
 		{"day first", "models: {closure_days: [24/12/2024]}", nil,
@@ -82,7 +82,7 @@ func TestModelsSettingsErrors(t *testing.T) {
 		{"window", "models: {bradford: {window_weeks: 0}}", nil,
 			"config: models.bradford.window_weeks 0: want 1 to 520"},
 		{"an account's own", "accounts:\n  - name: acme\n    source: {url: \"http://acme.example\", api_key: k}\n    models: {holiday_calendar: atlantis}", nil,
-			`config: account acme: models.holiday_calendar "atlantis": want one of england-and-wales, northern-ireland, scotland, or none`},
+			`config: account acme: models.holiday_calendar "atlantis": want one of england-and-wales, ireland, northern-ireland, poland, scotland, or none`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load(sinktest.ConfigFile(t, "warehouse: {url: /data/hrsync.db}\n"+tc.yaml+"\n"), tc.env)

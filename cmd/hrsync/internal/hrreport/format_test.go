@@ -210,12 +210,15 @@ func TestTopAndOther(t *testing.T) {
 func TestNotices(t *testing.T) {
 	r := sink.PeopleReport{AsOf: "2026-06-30", LeftOut: []sink.LeftOutCount{{Reason: "no_leaving_date", People: 37},
 		{Reason: "no_join_date", People: 1}, {Reason: "no_department", People: 0}, {Reason: "seed_rows", People: 2}},
-		StartingSoon: 1, ZeroHours: 12}
+		StartingSoon: 1, ZeroHours: 12, HolidayCalendar: "england-and-wales",
+		UnknownHolidayCountries: []sink.CountryCount{{Country: "Portugal", People: 40}, {Country: "Atlantis", People: 1}}}
 	want := []string{
 		"37 leavers have no leaving date in the HR system and are left out of every count.",
 		"1 person has no join date in the HR system and is left out of every count.",
 		"2 people are left out of every count: seed rows.",
 		"1 person starts after 30 Jun 2026: not counted yet.",
+		"40 people's statutory holiday country, Portugal, has no calendar in hrsync: their days due leave out England and Wales's bank holidays.",
+		"1 person's statutory holiday country, Atlantis, has no calendar in hrsync: their days due leave out England and Wales's bank holidays.",
 		"12 people on zero-hours patterns count in headcount with FTE 0 and no days due.",
 	}
 	if got := notices(r); !slices.Equal(got, want) {
@@ -226,10 +229,11 @@ func TestNotices(t *testing.T) {
 		closure  int
 		want     string
 	}{
-		{"england-and-wales", 3, "Days due leave out bank holidays (England and Wales) for people who receive statutory holidays, and 3 company closure days."},
-		{"scotland", 0, "Days due leave out bank holidays (Scotland) for people who receive statutory holidays."},
-		{"isle-of-man", 1, "Days due leave out bank holidays (Isle of Man) for people who receive statutory holidays, and 1 company closure day."},
-		{"", 0, "Bank holidays count as days due: the warehouse has no holiday calendar."},
+		{"england-and-wales", 3, "Days due leave out the public holidays of each person's statutory holiday country (England and Wales where the HR system names none) for people who receive statutory holidays, and 3 company closure days."},
+		{"scotland", 0, "Days due leave out the public holidays of each person's statutory holiday country (Scotland where the HR system names none) for people who receive statutory holidays."},
+		{"isle-of-man", 1, "Days due leave out the public holidays of each person's statutory holiday country (Isle of Man where the HR system names none) for people who receive statutory holidays, and 1 company closure day."},
+		{"", 2, "Days due leave out 2 company closure days, and the public holidays of a statutory holiday country only where the HR system names one (no default calendar is set)."},
+		{"", 0, "Days due leave out public holidays only where the HR system names a person's statutory holiday country (no default calendar is set)."},
 	} {
 		if got := daysDueRule(sink.PeopleReport{HolidayCalendar: c.calendar, ClosureDays: c.closure}); got != c.want {
 			t.Errorf("%s, %d: %q, want %q", c.calendar, c.closure, got, c.want)

@@ -325,6 +325,17 @@ func notices(r sink.PeopleReport) []string {
 	if r.StartingSoon > 0 {
 		out = append(out, plural(r.StartingSoon, "person starts", "people start")+" after "+dayLabel(r.AsOf)+": not counted yet.")
 	}
+	for _, c := range r.UnknownHolidayCountries {
+		if c.People <= 0 {
+			continue
+		}
+		cal := "no public holidays"
+		if r.HolidayCalendar != "" {
+			cal = calendarName(r.HolidayCalendar) + "'s bank holidays"
+		}
+		out = append(out, plural(c.People, "person's", "people's")+" statutory holiday country, "+plainText(c.Country)+
+			", has no calendar in hrsync: their days due leave out "+cal+".")
+	}
 	if r.ZeroHours > 0 {
 		out = append(out, plural(r.ZeroHours, "person on a zero-hours pattern counts", "people on zero-hours patterns count")+
 			" in headcount with FTE 0 and no days due.")
@@ -344,6 +355,8 @@ var holidayCalendars = map[string]string{
 	"england-and-wales": "England and Wales",
 	"scotland":          "Scotland",
 	"northern-ireland":  "Northern Ireland",
+	"ireland":           "Ireland",
+	"poland":            "Poland",
 }
 
 func calendarName(code string) string {
@@ -365,15 +378,18 @@ func daysDueRule(r sink.PeopleReport) string {
 	if r.ClosureDays > 0 {
 		closure = plural(int64(r.ClosureDays), "company closure day", "company closure days")
 	}
-	switch {
-	case r.HolidayCalendar != "" && closure != "":
-		return "Days due leave out bank holidays (" + calendarName(r.HolidayCalendar) + ") for people who receive statutory holidays, and " + closure + "."
-	case r.HolidayCalendar != "":
-		return "Days due leave out bank holidays (" + calendarName(r.HolidayCalendar) + ") for people who receive statutory holidays."
-	case closure != "":
-		return "Days due leave out " + closure + "; bank holidays count as days due (no holiday calendar is set)."
+	and := ""
+	if closure != "" {
+		and = ", and " + closure
 	}
-	return "Bank holidays count as days due: the warehouse has no holiday calendar."
+	switch {
+	case r.HolidayCalendar != "":
+		return "Days due leave out the public holidays of each person's statutory holiday country (" + calendarName(r.HolidayCalendar) +
+			" where the HR system names none) for people who receive statutory holidays" + and + "."
+	case closure != "":
+		return "Days due leave out " + closure + ", and the public holidays of a statutory holiday country only where the HR system names one (no default calendar is set)."
+	}
+	return "Days due leave out public holidays only where the HR system names a person's statutory holiday country (no default calendar is set)."
 }
 
 // howToRead is each figure's definition, and what to bear in mind reading them.

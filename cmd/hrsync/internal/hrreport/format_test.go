@@ -207,6 +207,17 @@ func TestTopAndOther(t *testing.T) {
 
 // TestNotices: the sentences saying who the counts leave out or count apart, and what days
 // due leave out, singular and plural.
+func TestBandLabel(t *testing.T) {
+	bands := []float64{51, 201, 401, 601}
+	for _, c := range []struct{ band, want string }{
+		{"1", "51–200"}, {"2", "201–400"}, {"3", "401–600"}, {"4", "601+"}, {"", ""}, {"0", "0"}, {"5", "5"}, {"Medium", "Medium"},
+	} {
+		if got := bandLabel(c.band, bands); got != c.want {
+			t.Errorf("band %q: %q, want %q", c.band, got, c.want)
+		}
+	}
+}
+
 func TestNotices(t *testing.T) {
 	r := sink.PeopleReport{AsOf: "2026-06-30", LeftOut: []sink.LeftOutCount{{Reason: "no_leaving_date", People: 37},
 		{Reason: "no_join_date", People: 1}, {Reason: "no_department", People: 0}, {Reason: "seed_rows", People: 2}},

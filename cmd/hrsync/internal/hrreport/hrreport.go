@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -229,7 +230,7 @@ func build(r sink.PeopleReport, o Options) view {
 			name, title := shortName(b.Name)
 			row := bradfordRow{Rank: i + 1, EmployeeID: b.EmployeeID, Name: name, NameTitle: title,
 				Department: departmentName(b.DepartmentID.Int64, b.DepartmentID.Valid, b.Department),
-				Spells:     b.Spells, Days: number(b.Days), Bradford: number(b.Bradford), Band: plainText(b.Band)}
+				Spells:     b.Spells, Days: number(b.Days), Bradford: number(b.Bradford), Band: bandLabel(b.Band, r.BradfordBands)}
 			if b.Raw.Valid && number(b.Raw.Float64) != row.Bradford {
 				row.Raw = number(b.Raw.Float64)
 				v.BradfordRaw = true
@@ -531,4 +532,18 @@ func Summary(r sink.PeopleReport) string {
 		return s + "; absence models not available in this warehouse"
 	}
 	return s
+}
+
+// bandLabel writes a Bradford band as the scores it holds: the models number the bands from 1
+// (the first threshold reached), so with thresholds 51, 201, 401 and 601 band 2 is "201–400"
+// and band 4 "601+". A band that is not such a number is shown as it is.
+func bandLabel(band string, thresholds []float64) string {
+	k, err := strconv.Atoi(band)
+	if err != nil || k < 1 || k > len(thresholds) {
+		return plainText(band)
+	}
+	if k == len(thresholds) {
+		return number(thresholds[k-1]) + "+"
+	}
+	return number(thresholds[k-1]) + "–" + number(thresholds[k]-1)
 }

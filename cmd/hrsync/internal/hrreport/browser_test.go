@@ -208,11 +208,13 @@ var browserOwn = []string{"update.googleapis.com", "clients2.google.com", "accou
 	"redirector.gvt1.com", "edgedl.me.gvt1.com", "www.gstatic.com/chrome/"}
 
 // pageRequests are the requests of lines (a proxy's request lines) that the browser did not
-// make of its own accord (browserOwn).
+// make of its own accord (browserOwn). An empty line is a connection that asked for nothing
+// (Chromium opens some it never uses, and closes them under load before sending a line): not a
+// request.
 func pageRequests(lines []string) []string {
 	var out []string
 	for _, l := range lines {
-		if !slices.ContainsFunc(browserOwn, func(h string) bool {
+		if strings.TrimSpace(l) != "" && !slices.ContainsFunc(browserOwn, func(h string) bool {
 			return strings.Contains(l, " "+h+":") || strings.Contains(l, "//"+h+"/") || strings.Contains(l, "//"+h)
 		}) {
 			out = append(out, l)

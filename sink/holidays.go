@@ -78,6 +78,22 @@ var holidayCalendars = map[string][]*cal.Holiday{
 	CalendarPoland:          append(slices.Clone(pl.Holidays), polishChristmasEve),
 }
 
+// calendarNames are the calendars' names as a reader writes them.
+var calendarNames = map[string]string{
+	CalendarEnglandAndWales: "England and Wales",
+	CalendarScotland:        "Scotland",
+	CalendarNorthernIreland: "Northern Ireland",
+	CalendarIreland:         "Ireland",
+	CalendarPoland:          "Poland",
+}
+
+// CalendarName is calendar's name as a reader writes it ("England and Wales"); ok is false
+// for a calendar hrsync does not have.
+func CalendarName(calendar string) (name string, ok bool) {
+	name, ok = calendarNames[calendar]
+	return name, ok
+}
+
 // HolidayCalendars are the names models.holiday_calendar takes, sorted.
 func HolidayCalendars() []string {
 	names := make([]string, 0, len(holidayCalendars))

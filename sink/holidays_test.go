@@ -72,4 +72,9 @@ func TestHolidayCalendarsMatchGovUK(t *testing.T) {
 	if got := strings.Join(sink.HolidayCalendars(), ","); got != "england-and-wales,ireland,northern-ireland,poland,scotland" {
 		t.Errorf("HolidayCalendars() = %s", got)
 	}
+	for _, c := range sink.HolidayCalendars() {
+		if n, ok := sink.CalendarName(c); !ok || n == "" {
+			t.Errorf("calendar %s has no name for readers", c)
+		}
+	}
 }

@@ -351,17 +351,9 @@ func pick(n int64, one, many string) string {
 	return many
 }
 
-// holidayCalendars name the calendars hrsync knows; another is shown by its code's words.
-var holidayCalendars = map[string]string{
-	"england-and-wales": "England and Wales",
-	"scotland":          "Scotland",
-	"northern-ireland":  "Northern Ireland",
-	"ireland":           "Ireland",
-	"poland":            "Poland",
-}
-
+// calendarName is a calendar's name as sink has it; another is shown by its code's words.
 func calendarName(code string) string {
-	if n, ok := holidayCalendars[strings.ToLower(code)]; ok {
+	if n, ok := sink.CalendarName(strings.ToLower(code)); ok {
 		return n
 	}
 	words := strings.FieldsFunc(plainText(code), func(r rune) bool { return r == '-' || r == '_' || r == ' ' })

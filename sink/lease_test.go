@@ -150,7 +150,9 @@ FROM locks WHERE name = $1 ORDER BY token DESC LIMIT 1`, sink.SyncLock).Scan(&l.
 // on, and so does the work under it.
 func TestMergeLongerThanTheLeaseCommits(t *testing.T) {
 	ctx := context.Background()
-	const ttl = 1500 * time.Millisecond
+	// Long enough that renewals on a loaded two-core machine answer within it (a 1.5 s lease
+	// was lost there after the merge, to a renewal that took longer than its tick).
+	const ttl = 4 * time.Second
 	a, _, held, _, db, schema := heldWithDB(t, sink.Options{LockTTL: ttl})
 	l, err := a.BeginLoad(held, sink.Employees)
 	if err != nil {

@@ -435,7 +435,9 @@ func (l *leaseLock) renew() {
 		if l.lost.Load() { // it ran out unconfirmed: never renewed again
 			return
 		}
-		ctx, cancel := context.WithTimeout(l.renewing, every)
+		// A slow warehouse is not a silent one: the renewal may take until the work would stop
+		// anyway (at least a tick), so one that answers late still confirms the lease.
+		ctx, cancel := context.WithTimeout(l.renewing, l.patience(every))
 		sent := time.Now()
 		var renewed, mine bool
 		err := l.s.db.QueryRowxContext(ctx, `WITH mine AS (
@@ -475,6 +477,14 @@ SELECT EXISTS (SELECT 1 FROM renewed), EXISTS (SELECT 1 FROM locks WHERE name = 
 			l.confirm(sent)
 		}
 	}
+}
+
+// patience is how long a renewal may wait for its answer: until the work under the lock stops
+// unconfirmed (see until), and never less than a tick.
+func (l *leaseLock) patience(tick time.Duration) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return max(l.until(), tick)
 }
 
 // check asks the warehouse whether the lease is still this holder's and unexpired.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -111,5 +112,76 @@ func TestOnboardTellsHR(t *testing.T) {
 	}
 	if len(rows) < 2 || rows[0][0] != "row" || rows[1][1] != "zoe@example.com" || rows[1][5] != "Zoë" || rows[1][6] != "Ødegård" {
 		t.Errorf("the report read back: %q", rows)
+	}
+}
+
+// TestWorkerNotifiesTheWebhook: hrsync run tells the webhook of each file filed, counts each
+// notification in hrsync_onboarding_notifications_total (sent; failed when the webhook refuses
+// it: a revoked address, 404, tried once), logs the one not sent without the webhook's address,
+// goes on onboarding either way, and stops.
+func TestWorkerNotifiesTheWebhook(t *testing.T) {
+	bin := buildBinary(t)
+	up := sourcetest.NewServer(fakeupstream.Options{})
+	defer up.Close()
+	const secret = "/services/T0001/B0001/s3cr3tWebhookToken"
+	var mu sync.Mutex
+	var texts []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Text string }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		defer mu.Unlock()
+		texts = append(texts, body.Text)
+		if len(texts) > 1 {
+			w.WriteHeader(http.StatusNotFound) // revoked after the first
+		}
+	}))
+	defer hook.Close()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.MkdirAll(in, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0",
+		"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_ONBOARDING_DIR=" + in,
+		"HRSYNC_ONBOARDING_POLL_SECONDS=1", "HRSYNC_ONBOARDING_SETTLE_SECONDS=0",
+		"HRSYNC_ONBOARDING_NOTIFY_URL=" + hook.URL + secret}
+	if err := run(context.Background(), []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	p := startRun(t, bin, env)
+	p.waitFor(t, "the folder watched", func() bool { return strings.Contains(p.stderr.String(), "onboarding folder watched") })
+	drop := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(in, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop("first.csv", "First Name,Last Name,Email,Start Date\r\nAna,Lima,ana@example.com,2026-12-01\r\n")
+	p.waitFor(t, "the first notification sent", func() bool {
+		n, _ := seriesValue(t, p.scrape(t), "hrsync_onboarding_notifications_total", "outcome=sent")
+		return n == 1
+	})
+	drop("second.csv", "First Name,Last Name,Email,Start Date\r\nBo,Ek,bo@example.com,2026-12-02\r\n")
+	p.waitFor(t, "the second counted failed", func() bool {
+		n, _ := seriesValue(t, p.scrape(t), "hrsync_onboarding_notifications_total", "outcome=failed")
+		return n == 1
+	})
+	if _, err := os.Stat(filepath.Join(in, "processed", "second.csv")); err != nil {
+		t.Errorf("the file whose notification failed is not filed: %v", err)
+	}
+	mu.Lock()
+	got := strings.Join(texts, "\n---\n")
+	mu.Unlock()
+	if !strings.Contains(got, "file: first.csv\n1 created") || !strings.Contains(got, "file: second.csv\n1 created") {
+		t.Errorf("the webhook received:\n%s", got)
+	}
+	p.stopWithin30s(t)
+	logs := p.stderr.String()
+	if !strings.Contains(logs, "the webhook answered 404") || !strings.Contains(logs, "file=second.csv") {
+		t.Errorf("the notification not sent is not logged:\n%s", logs)
+	}
+	if strings.Contains(logs, "s3cr3t") || strings.Contains(logs, "/services/") {
+		t.Errorf("the log holds the webhook's address:\n%s", logs)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -302,4 +303,26 @@ func TestNotifierRefusesABadAddress(t *testing.T) {
 			t.Errorf("%q: %v", u, err)
 		}
 	}
+}
+
+// FuzzNoticeText: whatever a file's name and its people's names hold, a notification is valid
+// UTF-8, has its fixed lines (how it ended, the file, the counts, the report, a line a row named)
+// and no more, and leaves none of Slack's markup characters (<, >) raw.
+func FuzzNoticeText(f *testing.F) {
+	f.Add("cohort.csv", "Zoë", "Brontë")
+	f.Add("a\nb\r<!channel>.csv", "<@U123>", "&lt;")
+	f.Add("\xff\xfe.csv", "\u2028", "\x1b[31m")
+	f.Fuzz(func(t *testing.T, name, first, last string) {
+		r := onboard.FileResult{Name: name, Rows: []onboard.RowResult{{Line: 2, Outcome: onboard.OutcomeRejected, FirstName: first, LastName: last}}}
+		text := onboard.NoticeText(r, "failed/"+name, "acme", true)
+		if !utf8.ValidString(text) {
+			t.Errorf("not UTF-8: %q", text)
+		}
+		if n := strings.Count(text, "\n"); n != 4 {
+			t.Errorf("%d line breaks, want 4: %q", n, text)
+		}
+		if strings.ContainsAny(text, "<>\r") {
+			t.Errorf("raw markup or a carriage return: %q", text)
+		}
+	})
 }

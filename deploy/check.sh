@@ -56,6 +56,7 @@ CONTRACT=(
 	hrsync_source_budget_granted_total
 	hrsync_onboarding_rows_total
 	hrsync_onboarding_files_total
+	hrsync_onboarding_notifications_total
 	hrsync_retention_erased_total
 	hrsync_retention_files_deleted_total
 	hrsync_retention_last_success_timestamp_seconds

@@ -36,6 +36,9 @@ type dialect interface {
 	// serializeWrites makes tx wait for, then exclude, the other writers of the served tables
 	// (merges and creates) until it ends.
 	serializeWrites(ctx context.Context, tx *sqlx.Tx) error
+	// givenID goes between an INSERT's columns and its VALUES when the statement gives an
+	// identity column's value itself (the audit ledger's ids, auditID).
+	givenID() string
 	// indexStaged readies a temporary table of staged rows for joins and lookups on its id; a
 	// second call for the same table does no harm.
 	indexStaged(ctx context.Context, ex execer, table string) error

@@ -183,6 +183,9 @@ func (s *Store) LiftErasure(ctx context.Context, id int64, reason string) (Erasu
 		return Erasure{}, fmt.Errorf("lift erasure %d: %w", id, busyErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
+	if err := s.d.serializeWrites(ctx, tx); err != nil { // the log's next id (auditID)
+		return Erasure{}, fmt.Errorf("lift erasure %d: serialize writes: %w", id, busyErr(err))
+	}
 	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE erasures SET lifted_at = ?, lift_reason = ? WHERE id = ? AND lifted_at IS NULL`), now, reason, id)
 	if err != nil {
 		return Erasure{}, fmt.Errorf("lift erasure %d: %w", id, busyErr(err))
@@ -211,7 +214,7 @@ func (s *Store) LiftErasure(ctx context.Context, id int64, reason string) (Erasu
 	if n, err := res.RowsAffected(); err == nil && n > 0 {
 		lifted["erased_identities"] = n
 	}
-	if err := logErasure(ctx, tx, now, "lift", e.Cause, reason, e.Subject(), classes, lifted); err != nil {
+	if err := logErasure(ctx, s.d, tx, now, "lift", e.Cause, reason, e.Subject(), classes, lifted); err != nil {
 		return Erasure{}, fmt.Errorf("lift erasure %d: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -412,8 +415,9 @@ func (s *Store) eraseTx(ctx context.Context, conn *sqlx.Conn, groups [][]Erasure
 		names := classNames(classes[i])
 		for _, e := range es {
 			var id int64
-			err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO erasures (kind, collection, subject_id, classes, cause, reason, erased_at)
-VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), e.Kind, e.Collection, e.SubjectID, names, e.Cause, e.Reason, now).Scan(&id)
+			err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO erasures (id, kind, collection, subject_id, classes, cause, reason, erased_at) `+
+				s.d.givenID()+` VALUES (`+auditID("erasures")+`, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+				e.Kind, e.Collection, e.SubjectID, names, e.Cause, e.Reason, now).Scan(&id)
 			if err != nil {
 				return fmt.Errorf("record the erasure: %w", err)
 			}
@@ -451,7 +455,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), e.Kind, e.Collection, e.SubjectID, 
 		if es[0].Cause != ErasureCauseRequest {
 			action = "retention"
 		}
-		if err := logErasure(ctx, tx, now, action, es[0].Cause, es[0].Reason, subjects[i], names, res.Rows); err != nil {
+		if err := logErasure(ctx, s.d, tx, now, action, es[0].Cause, es[0].Reason, subjects[i], names, res.Rows); err != nil {
 			return err
 		}
 	}
@@ -466,14 +470,26 @@ VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), e.Kind, e.Collection, e.SubjectID, 
 	return tx.Commit()
 }
 
-// logErasure writes one entry of the audit ledger: counts, never values.
-func logErasure(ctx context.Context, tx *sqlx.Tx, at, action, cause, reason, subject, classes string, rows map[string]int64) error {
+// auditID is the id of the next row of an audit table (erasures, erasure_log), as a SQL
+// expression: one more than the last. Ids are given, not drawn from a sequence, so that they
+// run without gaps: a Postgres sequence is not rolled back with the transaction that drew from
+// it, and a dry run (an erase rolled back) or a failed erase would leave a gap an auditor reads
+// as an entry deleted. Every writer of these tables holds the warehouse's write lock
+// (dialect.serializeWrites; on SQLite every write transaction is IMMEDIATE), so no two
+// transactions give the same id.
+func auditID(table string) string {
+	return `(SELECT COALESCE(max(id), 0) + 1 FROM ` + table + `)`
+}
+
+// logErasure writes one entry of the audit ledger: counts, never values. tx holds the write
+// lock (auditID).
+func logErasure(ctx context.Context, d dialect, tx *sqlx.Tx, at, action, cause, reason, subject, classes string, rows map[string]int64) error {
 	counts, err := json.Marshal(rows) // keys sorted
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO erasure_log (at, action, cause, reason, subject, classes, rows)
-VALUES (?, ?, ?, ?, ?, ?, ?)`), at, action, cause, reason, subject, classes, string(counts))
+	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO erasure_log (id, at, action, cause, reason, subject, classes, rows) `+
+		d.givenID()+` VALUES (`+auditID("erasure_log")+`, ?, ?, ?, ?, ?, ?, ?)`), at, action, cause, reason, subject, classes, string(counts))
 	if err != nil {
 		return fmt.Errorf("log the erasure: %w", err)
 	}

@@ -115,6 +115,9 @@ func (pgDialect) serializeWrites(ctx context.Context, tx *sqlx.Tx) error {
 	return err
 }
 
+// givenID lets an INSERT write a GENERATED ALWAYS identity column.
+func (pgDialect) givenID() string { return "OVERRIDING SYSTEM VALUE" }
+
 // indexStaged indexes the table's ids and gathers their statistics (the joins need only
 // those): without them the planner guesses a temporary table's size and joins it badly.
 func (pgDialect) indexStaged(ctx context.Context, ex execer, table string) error {

@@ -97,6 +97,9 @@ func (s *Store) EraseOnboardingRows(ctx context.Context, cut time.Time, cause st
 		return 0, fmt.Errorf("erase onboarding rows: %w", busyErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
+	if err := s.d.serializeWrites(ctx, tx); err != nil { // the log's next id (auditID)
+		return 0, fmt.Errorf("erase onboarding rows: serialize writes: %w", busyErr(err))
+	}
 	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE onboarding_rows SET `+onboardingErased+` WHERE `+onboardingDue), at)
 	if err != nil {
 		return 0, fmt.Errorf("erase onboarding rows: %w", busyErr(err))
@@ -109,7 +112,7 @@ func (s *Store) EraseOnboardingRows(ctx context.Context, cut time.Time, cause st
 		return 0, nil
 	}
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
-	if err := logErasure(ctx, tx, now, "retention", cause, "", "onboarding_rows before "+at,
+	if err := logErasure(ctx, s.d, tx, now, "retention", cause, "", "onboarding_rows before "+at,
 		classNames([]v1.Class{v1.Identifying, v1.FreeText}), map[string]int64{"onboarding_rows": n}); err != nil {
 		return 0, fmt.Errorf("erase onboarding rows: %w", err)
 	}
@@ -134,8 +137,11 @@ func (s *Store) LogRetentionRun(ctx context.Context, counts map[string]int64) er
 		return fmt.Errorf("log the retention run: %w", busyErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
+	if err := s.d.serializeWrites(ctx, tx); err != nil { // the log's next id (auditID)
+		return fmt.Errorf("log the retention run: serialize writes: %w", busyErr(err))
+	}
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
-	if err := logErasure(ctx, tx, now, "retention", RetentionRunCause, "", "run", "", counts); err != nil {
+	if err := logErasure(ctx, s.d, tx, now, "retention", RetentionRunCause, "", "run", "", counts); err != nil {
 		return fmt.Errorf("log the retention run: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -74,6 +74,9 @@ func (sqliteDialect) stage(ctx context.Context, tx *sqlx.Tx, table string, cols 
 // holding the file's write lock from its start.
 func (sqliteDialect) serializeWrites(context.Context, *sqlx.Tx) error { return nil }
 
+// givenID is nothing: an INTEGER PRIMARY KEY takes the value given.
+func (sqliteDialect) givenID() string { return "" }
+
 // indexStaged indexes the table's ids: the merge's NOT EXISTS lookups into it (which records
 // the walk no longer lists) would otherwise scan it once per served row, as SQLite makes
 // automatic indexes for joins but not for those correlated subqueries.

@@ -50,7 +50,7 @@ var demoWiring = demo.Wiring{
 		return newClient(a, log, nil, nil, client.Options{})
 	},
 	Onboarder: func(a *config.Account, src *client.Client, store *sink.Store, log *slog.Logger) *onboard.Onboarder {
-		return newOnboarder(a, src, store, nil, false, log)
+		return newOnboarder(a, src, store, nil, nil, false, log)
 	},
 	Replica: func(cfg config.Settings, store *sink.Store, upstream *client.Client, log *slog.Logger) (http.Handler, error) {
 		as := accountStore{acct: cfg.Accounts[0], store: store}

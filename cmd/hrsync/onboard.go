@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/onboardreport"
@@ -84,7 +85,13 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg config.Settings, a 
 	if err != nil {
 		return fmt.Errorf("onboard: %w", err)
 	}
-	o := newOnboarder(a, src, store, nil, c.dryRun, log)
+	var n *onboard.Notifier
+	if !c.dryRun && len(c.files) == 0 { // the drop folder's files are notified, not those named
+		if n, err = newNotifier(a, nil, log); err != nil {
+			return err
+		}
+	}
+	o := newOnboarder(a, src, store, nil, n, c.dryRun, log)
 	var results []onboard.FileResult
 	err = runner.WithLockNamed(ctx, store, onboard.LockName, func(ctx context.Context) error {
 		if len(c.files) > 0 {
@@ -101,6 +108,11 @@ func (c *onboardCommand) runAccount(ctx context.Context, cfg config.Settings, a 
 		results, err = o.Pass(ctx, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle, RetryAll: c.retryFailed})
 		return err
 	})
+	// What was filed is told before the command ends; a webhook that does not answer holds it
+	// up notifyDrain at most (each notification not sent is logged).
+	dctx, cancel := context.WithTimeout(ctx, notifyDrain)
+	defer cancel()
+	_ = n.Close(dctx)
 	if errors.Is(err, runner.ErrLocked) {
 		return a.Wrap(errors.New("onboard: another hrsync process is onboarding from this warehouse; try again when it is done"))
 	}
@@ -163,11 +175,39 @@ func (c *onboardCommand) report(a *config.Account, results []onboard.FileResult,
 // shorten the retries' backoff).
 var onboardClientOptions = client.Options{}
 
-func newOnboarder(a *config.Account, src *client.Client, store *sink.Store, m *onboard.Metrics, dryRun bool, log *slog.Logger) *onboard.Onboarder {
-	return onboard.New(src, store, onboardOptions(a, m, dryRun, log))
+func newOnboarder(a *config.Account, src *client.Client, store *sink.Store, m *onboard.Metrics, n *onboard.Notifier, dryRun bool, log *slog.Logger) *onboard.Onboarder {
+	opts := onboardOptions(a, m, dryRun, log)
+	opts.Notifier = n
+	return onboard.New(src, store, opts)
 }
 
 func onboardOptions(a *config.Account, m *onboard.Metrics, dryRun bool, log *slog.Logger) onboard.Options {
 	return onboard.Options{DryRun: dryRun, DateLayout: a.Onboarding.DateLayout,
-		Folder: a.Onboarding.Dir, MaxFileBytes: a.Onboarding.MaxFileBytes, Metrics: m, Logger: log}
+		Folder: a.Onboarding.Dir, MaxFileBytes: a.Onboarding.MaxFileBytes, Access: a.ResultAccess,
+		NoReportBOM: !a.Onboarding.ReportBOM, Metrics: m, Logger: log}
+}
+
+// notifyDrain bounds how long hrsync onboard, and run as it stops, wait for the notifications
+// still queued for the webhook (onboarding.notify): each is bounded too.
+var notifyDrain = 30 * time.Second
+
+// notifyOptions are the webhook's options beyond the account's (tests shorten the backoff).
+var notifyOptions = onboard.NotifyOptions{}
+
+// newNotifier is the account's notifier of the files filed in its drop folder
+// (onboarding.notify.url), counted on m; nil when it has no webhook.
+func newNotifier(a *config.Account, m *onboard.Metrics, log *slog.Logger) (*onboard.Notifier, error) {
+	if a.Onboarding.Notify.URL == "" || a.Onboarding.Dir == "" {
+		return nil, nil
+	}
+	opts := notifyOptions
+	opts.URL, opts.Names, opts.Metrics, opts.Logger = a.Onboarding.Notify.URL, a.Onboarding.Notify.Names, m, log
+	if a.Listed {
+		opts.Account = a.Name
+	}
+	n, err := onboard.NewNotifier(opts)
+	if err != nil {
+		return nil, a.Wrap(fmt.Errorf("config: %w", err))
+	}
+	return n, nil
 }

@@ -237,6 +237,8 @@ type worker struct {
 	runner *runner.Runner
 	log    *slog.Logger
 	probe  *probeGroup // how /readyz asks its warehouse
+	// notifier tells onboarding.notify's webhook of the files filed; nil without one.
+	notifier *onboard.Notifier
 	// location and readOnly are what the warehouse said at start (serve's lazy stores start
 	// from them).
 	location string
@@ -251,8 +253,17 @@ func (w *worker) Start() {
 	}
 }
 
-// Stop stops the account's jobs within ctx.
-func (w *worker) Stop(ctx context.Context) error { return w.acct.Wrap(w.runner.Stop(ctx)) }
+// Stop stops the account's jobs within ctx, then sends the notifications they queued, within
+// ctx and notifyDrain.
+func (w *worker) Stop(ctx context.Context) error {
+	err := w.runner.Stop(ctx)
+	if w.notifier != nil {
+		nctx, cancel := context.WithTimeout(ctx, notifyDrain)
+		defer cancel()
+		err = errors.Join(err, w.notifier.Close(nctx))
+	}
+	return w.acct.Wrap(err)
+}
 
 // Ready is nil when the account's warehouse answers and is current, as its probe group last
 // found it (see probeGroup).
@@ -304,7 +315,12 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 	}
 	if a.Onboarding.Dir != "" {
 		// The account's for as long as the worker runs, on each run's warehouse and client.
-		o := onboard.New(runUpstream{w.runs}, runLedger{w.runs}, onboardOptions(a, as.onboard, false, log))
+		opts := onboardOptions(a, as.onboard, false, log)
+		if opts.Notifier, err = newNotifier(a, as.onboard, log); err != nil {
+			return nil, err
+		}
+		w.notifier = opts.Notifier
+		o := onboard.New(runUpstream{w.runs}, runLedger{w.runs}, opts)
 		job := o.Job(a.PollInterval, onboard.PassOptions{Dir: a.Onboarding.Dir, Settle: a.Settle, Retries: &onboard.FailedRetries{}})
 		jobs = append(jobs, w.runs.job(job, func(*accountRun) runner.Job { return job }))
 	}

@@ -14,17 +14,17 @@ import (
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// Modes of what onboarding creates: its files and folders hold personal data, so only the
-// account hrsync runs as may read them, whatever the umask.
+// Modes of what onboarding creates, by default (Access): its files and folders hold personal
+// data, so only the account hrsync runs as may read them, whatever the umask.
 const (
 	privateFile   fs.FileMode = 0o600
 	privateFolder fs.FileMode = 0o700
 )
 
-// writePrivate writes a new file of mode privateFile with write, then renames it over name in
-// root. The temporary file is made anew (O_EXCL): a link left in its place is removed, never
-// followed.
-func writePrivate(root *os.Root, name string, write func(io.Writer) error) error {
+// writePrivate writes a new file with write, of access's mode and group (private by default),
+// then renames it over name in root. The temporary file is made anew (O_EXCL): a link left in
+// its place is removed, never followed.
+func writePrivate(root *os.Root, name string, access Access, write func(io.Writer) error) error {
 	tmp := name + ".tmp"
 	if err := root.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -33,7 +33,7 @@ func writePrivate(root *os.Root, name string, write func(io.Writer) error) error
 	if err != nil {
 		return err
 	}
-	err = f.Chmod(privateFile) // the umask may have taken bits off
+	err = access.apply(f) // the umask may have taken bits off
 	if err == nil {
 		err = write(f)
 	}
@@ -114,11 +114,22 @@ func OpenFolder(root *os.Root, name string) (*os.Root, error) {
 }
 
 // privateFolderIn makes sure name in root is a folder, not a link: one that is missing is made
-// with mode privateFolder, whatever the umask (one that exists keeps the mode it has).
-func privateFolderIn(root *os.Root, name string) error {
+// with access's folder mode and group (private, 0700, by default), whatever the umask. One that
+// exists keeps the mode it has when access is private; otherwise it is given access, so that a
+// group configured after the folder was made can open it.
+func privateFolderIn(root *os.Root, name string, access Access) error {
 	exists, err := checkFolder(root, name)
-	if err != nil || exists {
+	if err != nil {
 		return err
+	}
+	if exists {
+		if access.private() {
+			return nil
+		}
+		if err := access.applyFolder(root, name); err != nil {
+			return fmt.Errorf("onboarding folder: %w", err)
+		}
+		return nil
 	}
 	if err := root.Mkdir(name, privateFolder); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("onboarding folder: %w", err)
@@ -126,7 +137,7 @@ func privateFolderIn(root *os.Root, name string) error {
 	if _, err := checkFolder(root, name); err != nil { // made by another process meanwhile
 		return err
 	}
-	if err := root.Chmod(name, privateFolder); err != nil {
+	if err := access.applyFolder(root, name); err != nil {
 		return fmt.Errorf("onboarding folder: %w", err)
 	}
 	return nil
@@ -378,31 +389,32 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 		r.movedTo = rel
 		r.Report = filepath.Join(moveTo, reportPath(rel))
 		o.logFile(r, reportPath(rel))
-		return r, false, writeReport(root, reportPath(rel), r)
+		return r, false, o.writeReport(root, reportPath(rel), r)
 	}
-	if err := privateFolderIn(root, dest); err != nil {
+	if err := privateFolderIn(root, dest, o.opts.Access); err != nil {
 		return r, false, err
 	}
 	target := freeName(root, dest, name)
 	if change == replaced {
 		// Its name is another file's now, or nobody's: what was read is filed from the file
 		// still open.
-		if err := copyRead(root, f, before, target); err != nil {
+		if err := copyRead(root, f, before, target, o.opts.Access); err != nil {
 			return o.reportAside(root, moveTo, r, err.Error())
 		}
 	}
 	r.Report = filepath.Join(moveTo, reportPath(target))
-	if err := writeReport(root, reportPath(target), r); err != nil {
+	if err := o.writeReport(root, reportPath(target), r); err != nil {
 		return r, false, err
 	}
 	r.movedTo = target
 	o.logFile(r, reportPath(target))
 	if change == unchanged {
-		// The file keeps its mode when it moves: it is made private first (on the file
-		// opened, so no link is followed). A file of another account's cannot be: processed/
-		// and failed/ are.
-		if err := f.Chmod(privateFile); err != nil {
-			o.log.Warn("onboarding: a file's mode cannot be made private (0600); the folder it moves to is", "file", name, "err", err)
+		// The file keeps its mode when it moves: it is given the results' access first
+		// (private by default; on the file opened, so no link is followed). A file of another
+		// account's cannot be: processed/ and failed/ are.
+		if err := o.opts.Access.apply(f); err != nil {
+			o.log.Warn("onboarding: a file's mode or group cannot be set as configured (onboarding.group, onboarding.mode); the folder it moves to has them",
+				"file", name, "access", o.opts.Access.String(), "err", err)
 		}
 		if change, err = moveRead(root, f, rel, target); err != nil {
 			return r, false, fmt.Errorf("move %s: %w", name, err)
@@ -410,7 +422,7 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 		// A new version renamed over it as it moved went back: what was read is filed from
 		// the file still open, beside its report.
 		if change == replaced {
-			if err := copyRead(root, f, before, target); err != nil {
+			if err := copyRead(root, f, before, target, o.opts.Access); err != nil {
 				return r, false, fmt.Errorf("file %s as it was read: %w", name, err)
 			}
 		}
@@ -424,6 +436,9 @@ func (o *Onboarder) processPath(ctx context.Context, path, moveTo string, settle
 			return r, false, fmt.Errorf("remove the old report of %s: %w", name, err)
 		}
 	}
+	// Filed in processed/ or failed/: whoever dropped it is told (a file retried in failed/
+	// and still not finished was told already, when it went there).
+	o.opts.Notifier.Notify(r, reportPath(target))
 	return r, false, nil
 }
 
@@ -483,13 +498,13 @@ func moveRead(root *os.Root, f *os.File, rel, target string) (fileChange, error)
 // errChangedWhileFiled is a file that changed while copyRead copied it.
 var errChangedWhileFiled = errors.New("the file changed while it was filed")
 
-// copyRead writes to target in root, private, what the open file f holds, unchanged since
+// copyRead writes to target in root, with access, what the open file f holds, unchanged since
 // before: the version read of a file whose name is another's now.
-func copyRead(root *os.Root, f *os.File, before os.FileInfo, target string) error {
+func copyRead(root *os.Root, f *os.File, before os.FileInfo, target string, access Access) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	return writePrivate(root, target, func(w io.Writer) error {
+	return writePrivate(root, target, access, func(w io.Writer) error {
 		n, err := io.Copy(w, io.LimitReader(f, before.Size()+1))
 		if err != nil {
 			return err
@@ -509,12 +524,12 @@ func copyRead(root *os.Root, f *os.File, before os.FileInfo, target string) erro
 // version read cannot be filed (how says why: rewritten in place, or what its copy met), into
 // the drop folder's reports/, and leaves the file as it is now for the next pass.
 func (o *Onboarder) reportAside(root *os.Root, moveTo string, r FileResult, how string) (FileResult, bool, error) {
-	if err := privateFolderIn(root, reportsDir); err != nil {
+	if err := privateFolderIn(root, reportsDir, o.opts.Access); err != nil {
 		return r, false, err
 	}
 	report := reportPath(freeName(root, reportsDir, r.Name))
 	r.Report = filepath.Join(moveTo, report)
-	if err := writeReport(root, report, r); err != nil {
+	if err := o.writeReport(root, report, r); err != nil {
 		return r, false, err
 	}
 	o.logFile(r, report)

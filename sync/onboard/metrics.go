@@ -14,6 +14,7 @@ type Metrics struct{ a *promset.Account }
 const (
 	famRows = iota
 	famFiles
+	famNotices
 )
 
 var families = []promset.Family{
@@ -21,7 +22,15 @@ var families = []promset.Family{
 		Help: "Onboarding CSV rows by outcome (created, already-done, skipped, rejected, unresolved)."},
 	famFiles: {Name: "hrsync_onboarding_files_total", Kind: promset.Counter, Labels: []string{"outcome"},
 		Help: "Onboarding files taken from the drop folder or failed/ (and named ones) by outcome (done, partly-rejected; to failed/: rejected, unreadable, unresolved)."},
+	famNotices: {Name: "hrsync_onboarding_notifications_total", Kind: promset.Counter, Labels: []string{"outcome"},
+		Help: "Notifications to onboarding.notify's webhook of a file filed in processed/ or failed/, by outcome (sent; failed: retries ran out, refused, or dropped at shutdown)."},
 }
+
+// Outcomes of a notification, the outcome label of hrsync_onboarding_notifications_total.
+const (
+	NoticeSent   = "sent"
+	NoticeFailed = "failed"
+)
 
 // MetricSet is onboarding's metrics of every account of a worker: one collector for each
 // family, each account's series plain numbers of its own (promset), labelled with its name.
@@ -45,6 +54,9 @@ func (ms *MetricSet) Account(name string) *Metrics {
 	for _, o := range FileOutcomes {
 		m.a.Vec(famFiles).Start(o)
 	}
+	for _, o := range []string{NoticeSent, NoticeFailed} {
+		m.a.Vec(famNotices).Start(o)
+	}
 	return m
 }
 
@@ -63,5 +75,12 @@ func (m *Metrics) row(outcome string) {
 func (m *Metrics) file(outcome string) {
 	if m != nil {
 		m.a.Vec(famFiles).Inc(outcome)
+	}
+}
+
+// notice counts one notification by its outcome (NoticeSent, NoticeFailed).
+func (m *Metrics) notice(outcome string) {
+	if m != nil {
+		m.a.Vec(famNotices).Inc(outcome)
 	}
 }

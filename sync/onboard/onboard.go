@@ -142,6 +142,15 @@ type Options struct {
 	// MaxFileBytes bounds a file's size (when 0 or less, DefaultMaxFileBytes): a larger one is
 	// not read (a FileTooLargeError, unreadable).
 	MaxFileBytes int64
+	// Access is who may read the results in the drop folder (processed/, failed/, reports/ and
+	// the reports); the zero Access is private. A report beside a file named elsewhere is
+	// private whatever it says.
+	Access Access
+	// NoReportBOM leaves the byte-order mark out of the reports (ReportOptions.NoBOM).
+	NoReportBOM bool
+	// Notifier, when set, is told of each file of the drop folder filed in processed/ or
+	// failed/ (Notifier.Notify); it never holds onboarding up.
+	Notifier *Notifier
 	// Metrics counts the rows by outcome (hrsync_onboarding_rows_total); nil records nothing.
 	Metrics *Metrics
 	Logger  *slog.Logger

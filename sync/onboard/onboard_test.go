@@ -182,7 +182,7 @@ func TestOnboardingFolder(t *testing.T) {
 		}
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "processed/mixed.result.csv"))
-	if !strings.HasPrefix(string(report), "row,email,outcome,employee_id,reason,first_name,last_name\n") || strings.Contains(string(report), "\n=") || strings.Contains(string(report), ",=") {
+	if !strings.HasPrefix(string(report), onboard.BOM+"row,email,outcome,employee_id,reason,first_name,last_name\n") || strings.Contains(string(report), "\n=") || strings.Contains(string(report), ",=") {
 		t.Errorf("report:\n%s", report)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hrsync/hrsync/sink"
@@ -146,7 +147,7 @@ func TestOnboardingReplacesALinkedReport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := onboard.WriteReport(report, onboard.FileResult{Name: "x.csv"}); err != nil {
+	if err := onboard.WriteReport(report, onboard.FileResult{Name: "x.csv"}, onboard.ReportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep" {
@@ -159,4 +160,82 @@ func TestOnboardingReplacesALinkedReport(t *testing.T) {
 	if _, err := os.Lstat(report + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the temporary file stays: %v", err)
 	}
+}
+
+// wantGroup fails the test unless path belongs to the group gid.
+func wantGroup(t *testing.T, path string, gid int) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Gid) != gid {
+		t.Errorf("%s: group %v, want %d", path, fi.Sys(), gid)
+	}
+}
+
+// otherGroup is a group of the process's other than its own (effective) one, when it has one:
+// giving files to it shows the group was set, not inherited; else its own.
+func otherGroup() int {
+	groups, _ := os.Getgroups()
+	for _, g := range groups {
+		if g != os.Getegid() {
+			return g
+		}
+	}
+	return os.Getegid()
+}
+
+// TestOnboardingResultsForAGroup: with a group and mode configured (onboarding.group,
+// onboarding.mode), under a umask that would take every bit from the group, the folders
+// onboarding makes are 0750 and the reports and files it moves 0640, all of the group; a
+// processed/ made private before the group was configured opens to it; a report beside a file
+// named elsewhere stays private.
+func TestOnboardingResultsForAGroup(t *testing.T) {
+	sinktest.WithUmask(t, 0o077)
+	gid := otherGroup()
+	up := newUpstream(t, 0, fakeupstream.Options{})
+	store := sinktest.Store(t, "sqlite", sink.Options{})
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "processed"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"good.csv":       hiresCSV(1, 2),
+		"unreadable.csv": []byte("\xff\xfeF\x00i\x00"),
+		"named.csv":      hiresCSV(10, 1),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, "other.csv"), hiresCSV(20, 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	access := onboard.Access{Mode: 0o640, Group: gid, SetGroup: true}
+	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{Folder: dir, Access: access})
+	ctx := context.Background()
+	if _, err := o.ProcessPath(ctx, filepath.Join(dir, "named.csv"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.ProcessPath(ctx, filepath.Join(elsewhere, "other.csv"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "named.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.ProcessDir(ctx, dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"processed", "failed", "reports"} {
+		wantMode(t, filepath.Join(dir, d), 0o750)
+		wantGroup(t, filepath.Join(dir, d), gid)
+	}
+	for _, f := range []string{"processed/good.csv", "processed/good.result.csv", "failed/unreadable.csv", "failed/unreadable.result.csv", "reports/named.csv.result.csv"} {
+		wantMode(t, filepath.Join(dir, f), 0o640)
+		wantGroup(t, filepath.Join(dir, f), gid)
+	}
+	wantMode(t, filepath.Join(elsewhere, "other.csv.result.csv"), 0o600)
 }

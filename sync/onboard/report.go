@@ -61,23 +61,46 @@ var reportHeader = []string{"row", "email", "outcome", "employee_id", "reason", 
 // columns of the file that hrsync does not send; it has no row number.
 const OutcomeColumnsNotSent = "columns-not-sent"
 
-// WriteReport writes a file's per-row report as CSV (reportHeader), every cell safe to open in a
-// spreadsheet. The report is private (0600, whatever the umask),
-// written beside its final name and renamed over it; a link in its place is replaced, never
-// followed.
-func WriteReport(path string, r FileResult) error {
+// BOM is the byte-order mark a report begins with (ReportOptions.NoBOM leaves it out): UTF-8's,
+// which tells Excel the file is UTF-8. Without it Excel opens a CSV in the machine's legacy code
+// page and shows "Zoë Brontë" as "ZoÃ« BrontÃ«". CSV readers that know UTF-8 skip it (Python's
+// utf-8-sig, pandas, LibreOffice); a script reading the first column's name by hand strips it.
+const BOM = "\ufeff"
+
+// ReportOptions is how a report is written.
+type ReportOptions struct {
+	// NoBOM leaves out the byte-order mark (onboarding.report_bom: false).
+	NoBOM bool
+	// Access is who may read it; the zero Access is private (0600).
+	Access Access
+}
+
+// WriteReport writes a file's per-row report as CSV (reportHeader) in UTF-8, beginning with a
+// byte-order mark unless opts.NoBOM, every cell safe to open in a spreadsheet. The report has
+// opts.Access (private, 0600, by default) whatever the umask, written beside its final name and
+// renamed over it; a link in its place is replaced, never followed.
+func WriteReport(path string, r FileResult, opts ReportOptions) error {
 	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	defer root.Close()
-	return writeReport(root, filepath.Base(path), r)
+	return writeReport(root, filepath.Base(path), r, opts)
+}
+
+// writeReport writes the report of a file of the drop folder to name in root, as the
+// onboarder's options say.
+func (o *Onboarder) writeReport(root *os.Root, name string, r FileResult) error {
+	return writeReport(root, name, r, ReportOptions{NoBOM: o.opts.NoReportBOM, Access: o.opts.Access})
 }
 
 // writeReport is WriteReport to name in root.
-func writeReport(root *os.Root, name string, r FileResult) error {
-	err := writePrivate(root, name, func(out io.Writer) error {
+func writeReport(root *os.Root, name string, r FileResult, opts ReportOptions) error {
+	err := writePrivate(root, name, opts.Access, func(out io.Writer) error {
 		bw := bufio.NewWriter(out)
+		if !opts.NoBOM {
+			_, _ = bw.WriteString(BOM)
+		}
 		w := csv.NewWriter(bw)
 		_ = w.Write(reportHeader)
 		if len(r.Ignored) > 0 {
@@ -150,19 +173,20 @@ func (o *Onboarder) writeNamedReport(path string, r FileResult) (string, error) 
 		suffix = ".dry-run.csv"
 	}
 	if o.opts.Folder == "" || !sameDir(dir, o.opts.Folder) {
+		// Beside a file named elsewhere: private, whatever the drop folder's results are.
 		report := filepath.Join(dir, base+suffix)
-		return report, WriteReport(report, r)
+		return report, WriteReport(report, r, ReportOptions{NoBOM: o.opts.NoReportBOM})
 	}
 	root, err := os.OpenRoot(o.opts.Folder)
 	if err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	defer root.Close()
-	if err := privateFolderIn(root, reportsDir); err != nil {
+	if err := privateFolderIn(root, reportsDir, o.opts.Access); err != nil {
 		return "", err
 	}
 	report := filepath.Join(reportsDir, base+suffix)
-	return filepath.Join(o.opts.Folder, report), writeReport(root, report, r)
+	return filepath.Join(o.opts.Folder, report), o.writeReport(root, report, r)
 }
 
 // reportPath is the report beside a file in processed/ or failed/: x.csv → x.result.csv, and

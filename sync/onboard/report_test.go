@@ -88,15 +88,7 @@ func TestReportNamesThePeopleAndTheColumnsNotSent(t *testing.T) {
 	if !slices.Equal(r.Ignored, []string{"Department", "Cost centre"}) {
 		t.Errorf("ignored %q", r.Ignored)
 	}
-	f, err := os.Open(r.Report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readReport(t, r.Report)
 	want := [][]string{
 		{"row", "email", "outcome", "employee_id", "reason", "first_name", "last_name"},
 		{"", "", "columns-not-sent", "", `columns not sent (hrsync sends only first name, last name, email, job title and join date): "Department", "Cost centre"`, "", ""},
@@ -147,5 +139,60 @@ func TestDryRunWithoutALedger(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("%d entries in the folder, want the file and its report", len(entries))
+	}
+}
+
+// readReport reads a report as a spreadsheet or a CSV library does: its UTF-8 byte-order mark,
+// which must be there, stripped, then its rows by encoding/csv.
+func readReport(t *testing.T, path string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, ok := bytes.CutPrefix(data, []byte(onboard.BOM))
+	if !ok {
+		t.Errorf("%s does not begin with UTF-8's byte-order mark: Excel would read it in the machine's code page (% x)", path, data[:min(len(data), 8)])
+	}
+	rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// TestReportKeepsNamesForExcel: a report begins with UTF-8's byte-order mark, so Excel shows
+// "Zoë Brontë" and not "ZoÃ« BrontÃ«"; read back by encoding/csv, the mark stripped as a reader
+// does, its header and names are intact. With NoBOM (onboarding.report_bom: false) it has none.
+func TestReportKeepsNamesForExcel(t *testing.T) {
+	r := onboard.FileResult{Name: "cohort.csv", Rows: []onboard.RowResult{
+		{Line: 2, Email: "zoe@example.com", Outcome: onboard.OutcomeCreated, EmployeeID: 7, FirstName: "Zoë", LastName: "Brontë"},
+		{Line: 3, Email: "sean@example.ie", Outcome: onboard.OutcomeRejected, Reason: "join_date: missing", FirstName: "Seán", LastName: "Ó Briain"},
+	}}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cohort.result.csv")
+	if err := onboard.WriteReport(path, r, onboard.ReportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, []byte{0xef, 0xbb, 0xbf}) || bytes.HasPrefix(data[3:], []byte{0xef, 0xbb, 0xbf}) {
+		t.Errorf("the report begins % x, want one UTF-8 byte-order mark (ef bb bf)", data[:min(len(data), 8)])
+	}
+	want := [][]string{
+		{"row", "email", "outcome", "employee_id", "reason", "first_name", "last_name"},
+		{"2", "zoe@example.com", "created", "7", "", "Zoë", "Brontë"},
+		{"3", "sean@example.ie", "rejected", "", "join_date: missing", "Seán", "Ó Briain"},
+	}
+	if rows := readReport(t, path); !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("read back:\n got %q\nwant %q", rows, want)
+	}
+	if err := onboard.WriteReport(path, r, onboard.ReportOptions{NoBOM: true}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); !bytes.HasPrefix(data, []byte("row,email,")) {
+		t.Errorf("with NoBOM the report begins %q", data[:min(len(data), 12)])
 	}
 }

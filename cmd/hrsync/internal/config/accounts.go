@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,6 +71,9 @@ type Account struct {
 	Spread time.Duration
 	// PollInterval and Settle are onboarding.poll_seconds and onboarding.settle_seconds.
 	PollInterval, Settle time.Duration
+	// ResultAccess is onboarding.group and onboarding.mode, checked: who may read the results
+	// of the drop folder (private by default).
+	ResultAccess onboard.Access
 	// Resources is sync.Resources, in the order a sync loads them.
 	Resources []sink.Resource
 	// Window is sync.Window; nil when full_walk_every_days is 0 (every run walks everything).
@@ -302,6 +306,15 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	}
 	if err := onboard.CheckDateLayout(a.Onboarding.DateLayout); err != nil {
 		return nil, fail("onboarding.date_layout %q is not the layout of a whole date in Go's notation (year 2006, month 01, day 02: 01/02/2006 for US month-first files); empty reads dates day first", a.Onboarding.DateLayout)
+	}
+	if acct.ResultAccess, err = resultAccess(a.Onboarding); err != nil {
+		return nil, fail("%v", err)
+	}
+	if u := a.Onboarding.Notify.URL; u != "" {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			// Never the address itself: it holds the webhook's secret.
+			return nil, fail("onboarding.notify.url must be an absolute http(s) address, such as a Slack or Teams incoming webhook's")
+		}
 	}
 	acct.PollInterval = time.Duration(a.Onboarding.PollSeconds) * time.Second
 	acct.Settle = time.Duration(a.Onboarding.SettleSeconds) * time.Second

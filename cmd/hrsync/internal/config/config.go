@@ -217,6 +217,30 @@ type OnboardingConfig struct {
 	DateLayout string `yaml:"date_layout"`
 	// MaxFileBytes is the largest file onboarded; a larger one goes to failed/ unread.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// Group is the group, a name or a numeric gid, that may read the results in the folder
+	// (processed/, failed/, reports/, the reports): files 0640 and folders 0750 of that group,
+	// whatever the umask. Empty: private to the account hrsync runs as (0600, 0700). Unix only.
+	Group string `yaml:"group"`
+	// Mode is the results' files' mode in octal (0640; folders get x where r is: 0750), to
+	// choose other than 0640 with a group, or to open them without one. Unix only.
+	Mode string `yaml:"mode"`
+	// ReportBOM begins each report with UTF-8's byte-order mark, so Excel shows names right
+	// (default true).
+	ReportBOM bool `yaml:"report_bom"`
+	// Notify is the chat webhook told of each file filed in processed/ or failed/.
+	Notify NotifyConfig `yaml:"notify"`
+}
+
+// NotifyConfig is onboarding.notify: a webhook (Slack's or Teams' incoming webhook, or anything
+// taking a JSON {"text": "..."}) told of each file of the drop folder filed in processed/ or
+// failed/: how it ended, its counts, its name and its report's place.
+type NotifyConfig struct {
+	// URL is the webhook's address; it carries its secret (Slack's do): never logged. Empty:
+	// no notifications.
+	URL string `yaml:"url"`
+	// Names lets a notification name the people of the rows someone has to act on (line, name
+	// and outcome, never an email); off, it names no one.
+	Names bool `yaml:"names"`
 }
 
 // RetentionConfig is the retention section: how long personal data is kept, as periods
@@ -347,7 +371,7 @@ func Defaults() Config {
 		Source: SourceConfig{RateLimit: 60, SharedBudget: true, Account: sink.DefaultBudgetAccount, BudgetShare: sink.DefaultBudgetShare},
 		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: walk.DefaultConcurrency, MaxWalks: walk.DefaultMaxWalks, MaxDeleteShare: sink.DefaultMaxDeleteShare,
 			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
-		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes},
+		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes, ReportBOM: true},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns, LockTTL: sink.DefaultLockTTL},
 		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: server.DefaultIdempotencyTTL,
 			CacheBytes: 64 << 20, OpenAccounts: DefaultOpenAccounts},

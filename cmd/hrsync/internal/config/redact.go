@@ -18,9 +18,10 @@ const Redacted = "[redacted]"
 const minSecret = 4
 
 // Secrets are the configuration's secrets that a log line must never hold: the source API key
-// of every account, the warehouse passwords, the serve keys written in the configuration and
-// the ETag secret (serve's key files are read by serve, which logs none of their keys). Each is
-// also given as percent-encoded, the form a URL or a form body carries it in.
+// of every account, the warehouse passwords, the serve keys written in the configuration, the
+// ETag secret and the onboarding webhooks' addresses (serve's key files are read by serve, which
+// logs none of their keys). Each is also given as percent-encoded, the form a URL or a form
+// body carries it in.
 func (s Settings) Secrets() []string {
 	var raw []string
 	passwordOf := func(rawURL string) {
@@ -36,9 +37,23 @@ func (s Settings) Secrets() []string {
 	for _, k := range s.Serve.Keys {
 		raw = append(raw, k.Key)
 	}
+	// A webhook's address is its secret (Slack's carry it in the path): the whole address,
+	// and its path, which a log line could hold without the host.
+	webhook := func(u string) {
+		raw = append(raw, u)
+		if p, err := url.Parse(u); err == nil && len(strings.Trim(p.Path, "/")) >= minSecret {
+			raw = append(raw, p.Path)
+		}
+	}
+	if s.Onboarding.Notify.URL != "" {
+		webhook(s.Onboarding.Notify.URL)
+	}
 	for _, a := range s.Accounts {
 		raw = append(raw, a.Source.APIKey)
 		passwordOf(a.Warehouse.URL)
+		if a.Onboarding.Notify.URL != "" {
+			webhook(a.Onboarding.Notify.URL)
+		}
 	}
 	var out []string
 	for _, r := range raw {

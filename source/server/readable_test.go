@@ -250,3 +250,94 @@ func classOf(fields []v1.Field, path string) v1.Class {
 	}
 	return 0
 }
+
+// TestReadableIsWhatServeServes: for keys of every kind of scope, over records of every
+// collection with members at every depth (declared, nested, and many no declaration names),
+// a declared member full access is served is served to the key exactly when Readable says the
+// key reads it, and a member no declaration names is served to the key only when Readable says
+// it reads such members (and, when it reads all of them, unless its deny list names it).
+func TestReadableIsWhatServeServes(t *testing.T) {
+	scopes := map[string]server.Scope{
+		"deny-email":      {Deny: []string{"email"}},
+		"deny-paths":      {Deny: []string{"line_manager.email", "DOB", "employee"}},
+		"allow":           {Fields: []string{"id", "first_name", "line_manager.id", "employee.email", "people", "dob"}},
+		"allow-any-depth": {Fields: []string{"id", "**.name", "department.id", "employee"}},
+		"no-identifying":  {DenyClasses: []v1.Class{v1.Identifying}},
+		"no-health":       {DenyClasses: []v1.Class{v1.Health}, Deny: []string{"start_date"}},
+		"some":            {Collections: []string{"employees", "sicknesses"}, DenyClasses: []v1.Class{v1.Employment}, ReadOnly: true},
+	}
+	var keys []server.Key
+	for name, s := range scopes {
+		keys = append(keys, server.Key{Name: name, Key: name + "-readable-key-7f3a9c2e5b1d8f4a6c0e", Scope: s})
+	}
+	f := newFixture(t, "sqlite", server.Options{Keys: keys})
+	deepStore(t, f)
+	checked := map[string]int{} // declared members full access was served, by key: the test can fail
+	for name, s := range scopes {
+		readable, err := server.Readable(s, v1.Declarations{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := name + "-readable-key-7f3a9c2e5b1d8f4a6c0e"
+		for _, path := range deepPaths() {
+			collection, _, _ := strings.Cut(strings.SplitN(strings.TrimPrefix(path, "/v1/"), "/", 2)[0], "?")
+			r, ok := readable[collection]
+			if !ok {
+				resp, body := send(t, "GET", f.srv.URL+path, key, nil)
+				assertStatus(t, resp, body, 403)
+				continue
+			}
+			fields, _, _ := v1.Declared(collection)
+			full, got := records(t, f, testKey, path), records(t, f, key, path)
+			for i, whole := range full {
+				rec := got[i]
+				check := func(p string, inWhole, inGot bool) {
+					if !inWhole {
+						return
+					}
+					checked[name]++
+					if _, reads := member(r, p); reads != inGot {
+						t.Errorf("%s %s: %s served %v, Readable says %v", name, path, p, inGot, reads)
+					}
+				}
+				for _, fl := range fields {
+					w, inWhole := whole[fl.Name]
+					g, inGot := rec[fl.Name]
+					if fl.Kind != v1.Nested {
+						check(fl.Name, inWhole, inGot)
+						continue
+					}
+					wo, _ := w.(map[string]any)
+					gotObj, _ := g.(map[string]any)
+					_, gotID := gotObj["id"]
+					check(fl.Name, wo != nil, gotID)
+					for _, cf := range fl.Nested.Fields {
+						_, inW := wo[cf.Name]
+						_, inG := gotObj[cf.Name]
+						check(fl.Name+"."+cf.Name, inW, inG)
+					}
+				}
+				for m := range whole {
+					if m == "id" || declares(fields, m) {
+						continue
+					}
+					_, inGot := rec[m]
+					x := r.Extra
+					denied := slices.ContainsFunc(x.Except, func(p string) bool { return p == strings.ToLower(m) })
+					allowed := slices.ContainsFunc(x.Only, func(p string) bool { return strings.SplitN(p, ".", 2)[0] == m })
+					switch {
+					case inGot && !x.All && !allowed:
+						t.Errorf("%s %s: %s, no declaration names it, served; Readable says %+v", name, path, m, x)
+					case !inGot && x.All && !denied:
+						t.Errorf("%s %s: %s, no declaration names it, not served; Readable says %+v", name, path, m, x)
+					}
+				}
+			}
+		}
+	}
+	for name := range scopes {
+		if checked[name] == 0 {
+			t.Errorf("%s: no declared member checked", name)
+		}
+	}
+}

@@ -117,9 +117,8 @@ var errTLSHalf = errors.New("config: serve.tls_cert and serve.tls_key go togethe
 // Options.APIKeys: named by position, kept apart by their hash). Keys are never logged; each is
 // checked by serve.CheckKey, the error naming the key, never its value. It logs a warning per
 // key whose deny list leaves readable other members of a class it denies one of
-// (ScopeWarnings), and one when the key file exists but its keys are not accepted (serve.keys or
-// serve.api_keys list the keys): the file's key then answers 401, unless serve.keys lists it
-// as a key_file.
+// (ScopeWarnings), and one when the key file exists but serve.keys lists keys: the file's key
+// then answers 401, unless serve.keys lists it as a key_file.
 func ServeKeys(cfg Settings, log *slog.Logger) (keys []server.Key, plain []string, err error) {
 	for _, k := range cfg.Serve.Keys {
 		key := k.Key

@@ -116,7 +116,7 @@ func TestKeyScopes(t *testing.T) {
 }
 
 // TestKeyFileIgnored: the line that says the key file's key is no longer accepted comes only
-// when the file exists, is not read as a key_file of serve.keys, and other keys are listed.
+// when the file exists, is not read as a key_file of serve.keys, and serve.keys lists keys.
 func TestKeyFileIgnored(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hrsync.key")
@@ -127,7 +127,8 @@ func TestKeyFileIgnored(t *testing.T) {
 	tests := []struct{ name, text, want string }{
 		{"serve.keys set", "serve:\n  api_key_file: " + file + "\n  keys:\n    - " + key + "\n",
 			"serve.keys is set: the key in " + file + " is no longer accepted (requests with it answer 401); to keep it, list it in serve.keys: - {name: admin, key_file: " + file + "}"},
-		{"serve.api_keys set", "serve:\n  api_key_file: " + file + "\n  api_keys: [secret-value-4f9a0c7e2b1d8e6f3a5c9b0e]\n", "serve.api_keys is set: the key in " + file + " is no longer accepted"},
+		{"serve.keys and serve.api_keys set", "serve:\n  api_key_file: " + file + "\n  api_keys: [secret-value-4f9a0c7e2b1d8e6f3a5c9b0e]\n  keys:\n    - " + key + "\n", "serve.keys is set: the key in " + file + " is no longer accepted"},
+		{"serve.api_keys set", "serve:\n  api_key_file: " + file + "\n  api_keys: [secret-value-4f9a0c7e2b1d8e6f3a5c9b0e]\n", ""},
 		{"the file's keys accepted", "serve: {api_key_file: " + file + "}\n", ""},
 		{"listed as a key_file", "serve:\n  api_key_file: " + file + "\n  keys:\n    - " + key + "\n    - {name: admin, key_file: " + file + "}\n", ""},
 		{"no such file", "serve:\n  api_key_file: " + file + ".missing\n  keys:\n    - " + key + "\n", ""},

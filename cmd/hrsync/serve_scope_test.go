@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -370,5 +371,47 @@ func TestServeScopeWarningsAndTheKeyFile(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "no longer accepted") {
 		t.Errorf("the key file is said refused while listed:\n%s", logs)
+	}
+}
+
+// TestRunServeScopeWarnings: hrsync run --serve says at start what serve says of its keys.
+func TestRunServeScopeWarnings(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "hrsync.key")
+	if err := os.WriteFile(keyFile, []byte("hrsync-4f9a0c7e2b1d8e6f3a5c9b0d4f9a0c7e2b1d\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte("serve:\n  keys:\n    - {name: analytics, key: analytics-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [email]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_SERVE_API_KEY_FILE=" + keyFile,
+		"HRSYNC_SERVE_ADDR=" + freeAddr(t), "HRSYNC_METRICS_ADDR=" + freeAddr(t), "HRSYNC_SCHEDULE=@every 24h", "HRSYNC_SOURCE_URL=http://127.0.0.1:9/", "HRSYNC_SOURCE_API_KEY=source-key-4f9a0c7e2b1d8e6f3a5c9b0d"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"--config", path, "run", "--serve"}, env, io.Discard, logs) }()
+	want := []string{`key \"analytics\" denies email but can read first_name`, "serve.keys is set: the key in " + keyFile + " is no longer accepted"}
+	deadline := time.Now().Add(upWithin)
+	for !strings.Contains(logs.String(), want[0]) || !strings.Contains(logs.String(), want[1]) {
+		select {
+		case err := <-done:
+			t.Fatalf("run exited: %v; logs:\n%s", err, logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run said nothing of its keys (%q); logs:\n%s", want, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(upWithin):
+		t.Fatal("run did not stop")
+	}
+	if strings.Contains(logs.String(), "analytics-serve-key") || strings.Contains(logs.String(), "hrsync-4f9a0c7e") {
+		t.Errorf("a key in the logs:\n%s", logs)
 	}
 }

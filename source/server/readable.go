@@ -227,18 +227,20 @@ func (c *scope) reading(collection string, fields []v1.Field, extra v1.Class, ca
 	}
 	r := Reading{Extra: ExtraReading{Class: extra}}
 	for _, f := range fields {
+		v, ok := rec[f.Name] // by name: a configured member's may hold a dot
 		if f.Kind != v1.Nested {
-			if has(rec, f.Name) {
+			if ok {
 				r.Members = append(r.Members, Member{Path: f.Name, Class: f.Class})
 			}
 			continue
 		}
-		if has(rec, f.Name+".id") {
+		obj, _ := v.(map[string]any)
+		if _, ok := obj["id"]; ok {
 			r.Members = append(r.Members, Member{Path: f.Name, Class: f.Class})
 		}
 		for _, cf := range f.Nested.Fields {
-			if p := f.Name + "." + cf.Name; has(rec, p) {
-				r.Members = append(r.Members, Member{Path: p, Class: cf.Class})
+			if _, ok := obj[cf.Name]; ok {
+				r.Members = append(r.Members, Member{Path: f.Name + "." + cf.Name, Class: cf.Class})
 			}
 		}
 	}

@@ -18,6 +18,10 @@ func TestReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dotted, err := v1.NewDeclarations(v1.Members{"employees": {"contact.mobile": v1.Identifying}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	type want struct {
 		collection string
 		reads      []string // member paths it reads
@@ -114,6 +118,9 @@ func TestReadable(t *testing.T) {
 		{name: "a configured member denied by its class", scope: server.Scope{DenyClasses: []v1.Class{v1.Employment}}, decls: costCentre, want: []want{
 			{collection: "employees", reads: []string{"email"}, not: []string{"cost_centre", "job_title", "line_manager", "line_manager.email"},
 				extra: server.ExtraReading{Class: v1.Identifying, All: true}},
+		}},
+		{name: "a configured member whose name holds a dot", decls: dotted, want: []want{
+			{collection: "employees", reads: []string{"contact.mobile", "email"}, extra: server.ExtraReading{Class: v1.Identifying, All: true}},
 		}},
 		{name: "collections", scope: server.Scope{Collections: []string{"employees", "departments"}, ReadOnly: true}, collections: 2, want: []want{
 			{collection: "departments", reads: []string{"name"}, extra: server.ExtraReading{Class: v1.Identifying, All: true}},
@@ -236,6 +243,9 @@ func paths(r server.Reading) []string {
 func classOf(fields []v1.Field, path string) v1.Class {
 	name, sub, nested := strings.Cut(path, ".")
 	for _, f := range fields {
+		if f.Name == path {
+			return f.Class // a member whose name holds a dot
+		}
 		if f.Name != name {
 			continue
 		}

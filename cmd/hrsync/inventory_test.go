@@ -16,21 +16,28 @@ import (
 )
 
 // TestPersonalDataPageIsTheInventory: docs/personal-data.md shows the inventory hrsync prints,
-// as it is: regenerate its block with `go run ./cmd/hrsync inventory --format markdown`.
+// its summary and its columns, as they are: regenerate its blocks with
+// `go run ./cmd/hrsync inventory --format markdown` and
+// `go run ./cmd/hrsync inventory --columns --format markdown`.
 func TestPersonalDataPageIsTheInventory(t *testing.T) {
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"inventory", "--format", "markdown"}, nil, &out, io.Discard); err != nil {
-		t.Fatal(err)
-	}
 	page := readRepoFile(t, "docs/personal-data.md")
-	const begin, end = "<!-- inventory: hrsync inventory --format markdown -->\n", "<!-- /inventory -->"
-	i, j := strings.Index(page, begin), strings.Index(page, end)
-	if i < 0 || j < i {
-		t.Fatalf("docs/personal-data.md has no inventory block (%q … %q)", begin, end)
-	}
-	if got := page[i+len(begin) : j]; got != out.String() {
-		t.Errorf("docs/personal-data.md's inventory is not what hrsync inventory prints: regenerate it with "+
-			"go run ./cmd/hrsync inventory --format markdown\nprinted:\n%s", firstDifference(got, out.String()))
+	for _, tc := range []struct{ begin, end string }{
+		{"<!-- inventory-summary: hrsync inventory --format markdown -->\n", "<!-- /inventory-summary -->"},
+		{"<!-- inventory: hrsync inventory --columns --format markdown -->\n", "<!-- /inventory -->"},
+	} {
+		args := strings.Fields(strings.TrimSuffix(strings.SplitN(tc.begin, ": hrsync ", 2)[1], " -->\n"))
+		var out bytes.Buffer
+		if err := run(context.Background(), args, nil, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		i, j := strings.Index(page, tc.begin), strings.Index(page, tc.end)
+		if i < 0 || j < i {
+			t.Fatalf("docs/personal-data.md has no inventory block (%q … %q)", tc.begin, tc.end)
+		}
+		if got := page[i+len(tc.begin) : j]; got != out.String() {
+			t.Errorf("docs/personal-data.md's block is not what hrsync %s prints: regenerate it with "+
+				"go run ./cmd/hrsync %s\nprinted:\n%s", strings.Join(args, " "), strings.Join(args, " "), firstDifference(got, out.String()))
+		}
 	}
 }
 
@@ -57,7 +64,7 @@ func firstDifference(got, want string) string {
 func TestInventoryFormats(t *testing.T) {
 	items := sink.Inventory()
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"inventory", "--format", "csv"}, nil, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"inventory", "--columns", "--format", "csv"}, nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&out).ReadAll()
@@ -73,7 +80,7 @@ func TestInventoryFormats(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := run(context.Background(), []string{"inventory"}, nil, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"inventory", "--columns"}, nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -99,7 +106,7 @@ func TestInventoryShowsRetention(t *testing.T) {
 	env := []string{"HRSYNC_RETENTION_LEAVERS_IDENTIFYING=6y", "HRSYNC_RETENTION_LEAVERS_HEALTH=2y",
 		"HRSYNC_RETENTION_SICKNESS_DETAILS=1y", "HRSYNC_RETENTION_ONBOARDING_FILES=90d"}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"inventory", "--format", "csv"}, env, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"inventory", "--columns", "--format", "csv"}, env, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&out).ReadAll()
@@ -141,7 +148,7 @@ func TestInventoryShowsRetention(t *testing.T) {
 		t.Errorf("accounts with different rules: %v, want a usage error asking for --account", err)
 	}
 	out.Reset()
-	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--account", "acme"}, nil, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--columns", "--account", "acme"}, nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "leavers: 6y after leaving") {
@@ -162,7 +169,7 @@ func TestInventoryConfiguredMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--format", "csv"}, nil, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--columns", "--format", "csv"}, nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&out).ReadAll()
@@ -198,10 +205,98 @@ func TestInventoryConfiguredMembers(t *testing.T) {
 		t.Errorf("accounts with different members: %v, want a usage error asking for --account", err)
 	}
 	out.Reset()
-	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--account", "acme"}, nil, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"--config", cfg, "inventory", "--columns", "--account", "acme"}, nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "its member cost_centre") {
 		t.Error("--account acme: the member is not listed")
+	}
+}
+
+// TestInventorySummary: hrsync inventory prints by default its summary by table and class, with
+// the serve keys of the configuration that read each class by name (the key file's only when
+// no key is listed; with several accounts, each key with its account), and --columns the
+// column view; both in every format, and the usage error of an unknown format alike.
+func TestInventorySummary(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte("warehouse: {url: "+filepath.Join(dir, "w.db")+"}\n"+text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inventory := func(args ...string) [][]string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), append([]string{"--config", cfg, "inventory", "--format", "csv"}, args...), nil, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&out).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	keysOf := func(rows [][]string, table, class string) string {
+		for _, r := range rows[1:] {
+			if r[0] == table && r[1] == class {
+				return r[5]
+			}
+		}
+		t.Fatalf("no row %s %s", table, class)
+		return ""
+	}
+	write("serve: {api_key_file: " + filepath.Join(dir, "hrsync.key") + "}\n")
+	rows := inventory()
+	if strings.Join(rows[0], ",") != "table,class,columns,members,retention,serve keys" {
+		t.Fatalf("the default is not the summary: header %q", rows[0])
+	}
+	if got := keysOf(rows, "employees", "identifying"); got != filepath.Join(dir, "hrsync.key") {
+		t.Errorf("employees identifying, no serve.keys: keys %q, want the key file", got)
+	}
+	if got := keysOf(rows, "employees_history", "identifying"); got != "not served" {
+		t.Errorf("employees_history: %q", got)
+	}
+	if cols := inventory("--columns"); strings.Join(cols[0], ",") != "table,column,class,retention,holds" || len(cols) != 1+len(sink.Inventory()) {
+		t.Errorf("--columns: header %q, %d rows", cols[0], len(cols))
+	}
+
+	write(`serve:
+  api_key_file: ` + filepath.Join(dir, "hrsync.key") + `
+  keys:
+    - {name: analytics, key: analytics-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d, deny_classes: [identifying, free_text, financial, health]}
+    - {name: no-email, key: no-email-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d, deny: [email]}
+    - {name: directory, key: directory-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d, collections: [employees, departments], fields: [id, first_name, name]}
+`)
+	rows = inventory()
+	for _, tc := range []struct{ table, class, want string }{
+		{"employees", "identifying", "no-email, directory"},
+		{"employees", "employment", "analytics, no-email"},
+		{"employees", "not_personal", "analytics, no-email, directory"},
+		{"sicknesses", "health", "no-email"},
+		{"salaries", "financial", "no-email"},
+		{"absences", "free_text", "no-email"},
+		{"onboarding_rows", "identifying", "not served"},
+	} {
+		if got := keysOf(rows, tc.table, tc.class); got != tc.want {
+			t.Errorf("%s %s: keys %q, want %q", tc.table, tc.class, got, tc.want)
+		}
+	}
+
+	write(`accounts:
+  - {name: acme}
+  - {name: globex}
+serve:
+  keys:
+    - {name: acme-dash, account: acme, key: dash-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d0, deny_classes: [health]}
+    - {name: globex-dash, account: globex, key: dash-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d1}
+`)
+	rows = inventory()
+	if got := keysOf(rows, "sicknesses", "health"); got != "globex-dash (globex)" {
+		t.Errorf("several accounts, sicknesses health: %q, want globex-dash (globex)", got)
+	}
+	if got := keysOf(inventory("--account", "acme"), "sicknesses", "health"); got != "none" {
+		t.Errorf("--account acme, sicknesses health: %q, want none", got)
 	}
 }

@@ -88,9 +88,9 @@ var commands = []commandSpec{
 		"onboarding, a second sync, a report, then the replica until Ctrl-C\n" +
 		"(--employees, --addr, --hires, --warehouse, --no-serve)",
 		new: func() command { return &demoCommand{} }},
-	{name: "inventory", summary: "print the data inventory: every column of the warehouse, the class of personal\n" +
-		"data it holds and its retention under the configured rules (--format text, csv or\n" +
-		"markdown, --account)",
+	{name: "inventory", summary: "print the data inventory: by table and class of personal data, the columns and\n" +
+		"members, the retention under the configured rules and the serve keys that read it;\n" +
+		"--columns: every column (--format text, csv or markdown, --account)",
 		new: func() command { return &inventoryCommand{} }},
 	{name: "subject-access", summary: "export everything the warehouse holds about one employee (GDPR\n" +
 		"Art. 15) as JSON and CSV files (--employee ID, --out DIR, --force, --account)",

@@ -40,7 +40,7 @@ func PrintRetention(w io.Writer, prefix string, rules retention.Rules, res reten
 }
 
 // singular are the names of what retention takes, one of each.
-var singular = map[string]string{"people": "person", "sicknesses": "sickness", "onboarding rows": "onboarding row", "files": "file"}
+var singular = map[string]string{"people": "person", "sicknesses": "sickness", "onboarding rows": "onboarding row", "files": "file", "columns": "column"}
 
 // counted is n of what (a plural), in the singular for one: "1 person", "2 people".
 func counted(n int, what string) string {

@@ -110,8 +110,7 @@ func (c *subjectAccessCommand) run(ctx context.Context, cfg config.Settings, std
 	if err != nil {
 		return a.Wrap(fmt.Errorf("subject-access: %w", err))
 	}
-	in := personal.SubjectInput{Account: a, Export: x, Erasures: erasures, Models: c.models, Now: now, Version: buildVersion(),
-		Keys: subjectKeys(cfg, a)}
+	in := personal.SubjectInput{Account: a, Export: x, Erasures: erasures, Models: c.models, Now: now, Version: buildVersion()}
 	for _, l := range leavers {
 		if l.EmployeeID == id {
 			in.Left = l.Left
@@ -142,10 +141,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// subjectKeys are the recipients that are keys of the account's replica, by name, with the
-// classes each can read.
-func subjectKeys(cfg config.Settings, a *config.Account) []personal.Recipient {
-	return nil
 }

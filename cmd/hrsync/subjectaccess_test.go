@@ -312,3 +312,67 @@ func TestSubjectAccessRefusals(t *testing.T) {
 		t.Errorf("%s holds %d entries after --force, want 3", out, len(ents))
 	}
 }
+
+// TestSubjectAccessFind: --email and --name find the person (an email they once had, in any
+// case; a name without its accents or case); several matches are listed with what tells them
+// apart, and none is exported; no match is an error naming the flag, not the value.
+func TestSubjectAccessFind(t *testing.T) {
+	ctx := context.Background()
+	url := filepath.Join(t.TempDir(), "w.db")
+	s, err := sink.Open(ctx, url, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinktest.WalkEmployees(t, s, sinktest.Employees(t,
+		`{"id":1,"first_name":"Zoë","last_name":"Brontë","email":"zoe.b@example.com","status":"Current employee","company_join_date":"2020-01-06","department":{"id":5,"name":"Research"}}`,
+		`{"id":2,"first_name":"Zoe","last_name":"Bronte","email":"zoe@example.com","status":"Ex-employee","company_join_date":"2019-03-01","leaving_date":"2024-05-31"}`,
+		`{"id":3,"first_name":"Anne","last_name":"Brontë","email":"anne@example.com"}`), 10, sink.MergeOptions{Complete: true})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + url}
+	out := t.TempDir()
+
+	var stdout, stderr bytes.Buffer
+	err = run(ctx, []string{"subject-access", "--name", "zoe  BRONTE", "--out", out}, env, &stdout, &stderr)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "2 several employees match: choose one with --employee ID") {
+		t.Fatalf("two matches: %v", err)
+	}
+	if strings.Contains(err.Error()+stderr.String(), "Zo") {
+		t.Errorf("the error or the log names the person: %v %s", err, stderr.String())
+	}
+	for _, want := range []string{"2 employees match; none is exported", "1   Zoë Brontë  Research", "Current employee  2020-01-06  -",
+		"2   Zoe Bronte", "Ex-employee       2019-03-01  2024-05-31"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the list lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("several matches exported %d files", len(ents))
+	}
+
+	for _, tc := range []struct {
+		args []string
+		id   string
+	}{
+		{[]string{"--name", "anne brontë"}, "3"},
+		{[]string{"--name", "ANNE bronte"}, "3"},
+		{[]string{"--email", " ZOE.B@Example.com "}, "1"},
+		{[]string{"--email", "zoe@example.com"}, "2"},
+	} {
+		var stdout bytes.Buffer
+		if err := run(ctx, append([]string{"subject-access", "--out", out, "--force"}, tc.args...), env, &stdout, &bytes.Buffer{}); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(out, "subject-access-"+tc.id+".html")); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+		}
+	}
+	for _, args := range [][]string{{"--name", "Charlotte"}, {"--email", "nobody@example.com"}} {
+		err := run(ctx, append([]string{"subject-access", "--out", out}, args...), env, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "no employee in the warehouse matches "+args[0]) || strings.Contains(err.Error(), args[1]) {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}

@@ -167,3 +167,26 @@ func TestPersonalDataDocsExample(t *testing.T) {
 		t.Errorf("the example classes %v", m)
 	}
 }
+
+// TestSubjectAccessDocsExample: docs/personal-data.md's example of personal_data's statements is
+// a configuration hrsync reads, its sentences as written.
+func TestSubjectAccessDocsExample(t *testing.T) {
+	data, err := os.ReadFile("../../../../docs/personal-data.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "## Subject access")
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/personal-data.md: no yaml example under Subject access")
+	}
+	s, err := Load(sinktest.ConfigFile(t, "warehouse: {url: w.db}\n"+block), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd := s.Accounts[0].PersonalData
+	if len(pd.Purposes) != 2 || pd.LawfulBasis[0] != "Contract of employment (UK GDPR Art. 6(1)(b))" || pd.Recipients[0] != "Acme Payroll Ltd, our payroll processor" {
+		t.Errorf("the example reads %+v", pd)
+	}
+}

@@ -175,15 +175,12 @@ func NewSubject(in SubjectInput) Subject {
 		if strings.HasPrefix(t.Name, "named_in_") || t.Name != t.Table {
 			continue
 		}
+		collection := strings.TrimSuffix(t.Table, "_history") // a record no longer current is theirs too
 		for _, r := range t.Rows {
-			for _, v := range r {
-				if v.Column == "id" {
-					if owned[t.Table] == nil {
-						owned[t.Table] = map[string]bool{}
-					}
-					owned[t.Table][v.Text] = true
-				}
+			if owned[collection] == nil {
+				owned[collection] = map[string]bool{}
 			}
+			owned[collection][valueOf(r, "id").Text] = true
 		}
 	}
 	erased := map[string][]erasedClasses{} // collection/id (or "*" for every record) → in force

@@ -275,3 +275,100 @@ func TestConfigDirectoryExample(t *testing.T) {
 		}
 	}
 }
+
+// TestServeScopeWarningsAndTheKeyFile: at start, serve names in one line the key whose deny list
+// leaves other members of the class it denies readable (deny: [email]), and none for a key
+// denying the class (deny_classes: [identifying]); once serve.keys is set, the generated key
+// file's key is refused (401) and one line says so and how to keep it; listed as a key_file, it
+// is accepted again and the line goes. No log line holds a key.
+func TestServeScopeWarningsAndTheKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "hrsync.key")
+	env := []string{"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_SERVE_API_KEY_FILE=" + keyFile}
+	// The first start, with no key configured, generates the file.
+	base, logs, stop := startServe(t, env)
+	b, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileKey := strings.TrimSpace(string(b))
+	if code, body := get(t, base+"/v1/employees", fileKey); code != 200 {
+		t.Fatalf("with the generated key: %d %s", code, body)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "no longer accepted") || strings.Contains(logs.String(), "deny_classes") {
+		t.Errorf("a warning with no serve.keys:\n%s", logs)
+	}
+
+	const analytics, people = "analytics-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d", "people-serve-key-4f9a0c7e2b1d8e6f3a5c9b0d"
+	keys := `serve:
+  keys:
+    - {name: analytics, key: ` + analytics + `, deny: [email]}
+    - {name: people, key: ` + people + `, deny_classes: [identifying]}
+`
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(keys), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, logs, stop = startServe(t, env, "--config", path)
+	for key, want := range map[string]int{fileKey: 401, analytics: 200, people: 200} {
+		if code, body := get(t, base+"/v1/employees", key); code != want {
+			t.Errorf("key %.12s…: %d %s, want %d", key, code, body, want)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(logs.String(), "\n")
+	count := func(sub string) (n int) {
+		for _, l := range lines {
+			if strings.Contains(l, sub) {
+				n++
+			}
+		}
+		return n
+	}
+	// The line docs/serve.md shows, as logged.
+	doc, err := os.ReadFile("../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wantLine, _ := strings.Cut(string(doc), "\nlevel=WARN msg=\"serve.keys: key \\\"analytics\\\"")
+	wantLine, _, _ = strings.Cut(wantLine, "\n")
+	wantLine = `level=WARN msg="serve.keys: key \"analytics\"` + wantLine
+	if !strings.Contains(wantLine, "denies email but can read first_name") || count(wantLine) != 1 {
+		t.Errorf("no one warning line for the analytics key as docs/serve.md shows it (%q):\n%s", wantLine, logs)
+	}
+	if count(`key \"people\"`) != 0 {
+		t.Errorf("a warning for a key denying the class:\n%s", logs)
+	}
+	// The line docs/serve.md shows, as logged (of the file it names).
+	_, fileLine, _ := strings.Cut(string(doc), "\nlevel=WARN msg=\"serve.keys is set: ")
+	fileLine, _, _ = strings.Cut(fileLine, "\n")
+	fileLine = strings.ReplaceAll(`level=WARN msg="serve.keys is set: `+fileLine, "hrsync.key", keyFile)
+	if !strings.Contains(fileLine, "no longer accepted") || count(fileLine) != 1 {
+		t.Errorf("no one line saying the key file's key is refused as docs/serve.md shows it (%q):\n%s", fileLine, logs)
+	}
+	for _, k := range []string{fileKey, analytics, people} {
+		if strings.Contains(logs.String(), k) {
+			t.Errorf("a key in the logs:\n%s", logs)
+		}
+	}
+
+	// Listed as a key_file, the file's key is accepted again, and nothing is said of it.
+	if err := os.WriteFile(path, []byte(keys+"    - {name: admin, key_file: "+keyFile+"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, logs, stop = startServe(t, env, "--config", path)
+	if code, body := get(t, base+"/v1/employees", fileKey); code != 200 {
+		t.Errorf("the key file listed in serve.keys: %d %s", code, body)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "no longer accepted") {
+		t.Errorf("the key file is said refused while listed:\n%s", logs)
+	}
+}

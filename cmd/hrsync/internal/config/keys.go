@@ -115,7 +115,11 @@ var errTLSHalf = errors.New("config: serve.tls_cert and serve.tls_key go togethe
 // from its key_file when it has one); with one account, also serve.api_keys, and when neither
 // lists a key, those of serve.api_key_file (see apiKeys), returned apart as plain (serve's
 // Options.APIKeys: named by position, kept apart by their hash). Keys are never logged; each is
-// checked by serve.CheckKey, the error naming the key, never its value.
+// checked by serve.CheckKey, the error naming the key, never its value. It logs a warning per
+// key whose deny list leaves readable other members of a class it denies one of
+// (ScopeWarnings), and one when the key file exists but its keys are not accepted (serve.keys or
+// serve.api_keys list the keys): the file's key then answers 401, unless serve.keys lists it
+// as a key_file.
 func ServeKeys(cfg Settings, log *slog.Logger) (keys []server.Key, plain []string, err error) {
 	for _, k := range cfg.Serve.Keys {
 		key := k.Key
@@ -137,6 +141,16 @@ func ServeKeys(cfg Settings, log *slog.Logger) (keys []server.Key, plain []strin
 			return nil, nil, fmt.Errorf("serve: serve.keys %s: %s: %w", k.Name, where, err)
 		}
 		keys = append(keys, sk)
+	}
+	warnings, err := ScopeWarnings(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve: %w", err)
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	if line := keyFileIgnored(cfg); line != "" {
+		log.Warn(line, "key_file", cfg.Serve.APIKeyFile)
 	}
 	if len(cfg.Accounts) > 1 {
 		if len(keys) == 0 {

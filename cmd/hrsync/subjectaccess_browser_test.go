@@ -62,8 +62,9 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// leaverConfig is a configuration stating purposes, lawful basis, recipients and retention.
-const leaverConfig = `personal_data:
+// leaverConfig is a configuration stating purposes, lawful basis, recipients, keys of the
+// replica (one denied classes) and retention.
+var leaverConfig = `personal_data:
   purposes:
     - Paying salaries and managing employment
   lawful_basis:
@@ -71,6 +72,10 @@ const leaverConfig = `personal_data:
     - "Health data: employment law obligations (Art. 9(2)(b))"
   recipients:
     - Acme Payroll Ltd, our payroll processor
+serve:
+  keys:
+    - {name: analytics, sha256: "` + strings.Repeat("ab", 32) + `", deny_classes: [identifying, free_text, health]}
+    - {name: hr-portal, sha256: "` + strings.Repeat("cd", 32) + `"}
 retention:
   leavers:
     identifying: 6y
@@ -169,7 +174,9 @@ func TestSubjectAccessBrowser(t *testing.T) {
 		"by the retention rule sickness_details, hrsync erased the health data of their sickness 601.",
 		"at the person's request, hrsync erased their free text data, in every record.",
 		"It no longer holds that data", "erased on",
-		"Paying salaries and managing employment", "Contract of employment (UK GDPR Art. 6(1)(b))", "Acme Payroll Ltd, our payroll processor",
+		"Paying salaries and managing employment",
+		`the application using hrsync's API key "analytics": can read employment data`,
+		`the application using hrsync's API key "hr-portal": can read employment, identifying, free text, health data`, "Contract of employment (UK GDPR Art. 6(1)(b))", "Acme Payroll Ltd, our payroll processor",
 		"Their identifying data is kept for 6 years after they left (2026-06-30): until 2032-06-30.",
 		"The health details of a sickness (its type, reason, review notes and fit note) are kept for 3 years after it ended.",
 		"Line manager employment employee 200", "Employee record 300 Line manager Pversionthree Plast, p.three@example.com (employee 100) current",

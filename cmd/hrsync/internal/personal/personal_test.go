@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -198,7 +199,10 @@ func TestNewSubject(t *testing.T) {
 	erasures := []sink.Erasure{{ID: 3, Kind: sink.ErasureEmployee, Collection: "employees", SubjectID: 7, Classes: []v1.Class{v1.Identifying},
 		Cause: sink.ErasureCauseRequest, ErasedAt: "2026-03-01T10:00:00Z"},
 		{ID: 4, Kind: sink.ErasureEmployee, Collection: "employees", SubjectID: 8, Classes: []v1.Class{v1.Health}, ErasedAt: "2026-03-01T10:00:00Z"}}
-	s := NewSubject(SubjectInput{Account: subjectAccount(t), Export: subject, Erasures: erasures, Now: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), Version: "v1.2"})
+	keys := []KeyReading{{Name: "k1", Reads: map[string][]v1.Class{"employees": {v1.NotPersonal, v1.Employment, v1.Identifying}, "sicknesses": {v1.Health}}},
+		{Name: "k2", Reads: map[string][]v1.Class{"sicknesses": {v1.Health}, "employees": {v1.NotPersonal}}}}
+	s := NewSubject(SubjectInput{Account: subjectAccount(t), Export: subject, Erasures: erasures, Keys: keys,
+		Now: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), Version: "v1.2"})
 	if s.Name != "=1+1" || s.GeneratedAt != "2026-04-01T00:00:00Z" || len(s.Categories) != 1 || s.Categories[0].Key != "employees" {
 		t.Fatalf("subject %q at %s, categories %+v", s.Name, s.GeneratedAt, s.Categories)
 	}
@@ -224,7 +228,9 @@ func TestNewSubject(t *testing.T) {
 	if len(s.Erasures) != 1 || s.Erasures[0].ID != 3 || len(s.Erased) != 1 || !strings.Contains(s.Erased[0], "erased their identifying data") {
 		t.Errorf("erasures %+v, statement %q", s.Erasures, s.Erased)
 	}
-	if len(s.Purposes) != 1 || len(s.Recipients) != 1 || s.Recipients[0].Name != "Acme Payroll Ltd" || len(s.LawfulBasis) != 0 {
+	// k1 reads employment and identifying data of what is held; k2 reads only what is not held
+	// (sicknesses) and what is not personal: no recipient.
+	if len(s.Purposes) != 1 || fmt.Sprint(s.Recipients) != "[{Acme Payroll Ltd []} {k1 [employment identifying]}]" || len(s.LawfulBasis) != 0 {
 		t.Errorf("purposes %v, recipients %v, basis %v", s.Purposes, s.Recipients, s.LawfulBasis)
 	}
 	var all bytes.Buffer

@@ -54,6 +54,37 @@ type Recipient struct {
 	Classes []string `json:"classes,omitempty"`
 }
 
+// KeyReading is a key of hrsync's replica (serve.keys, by name) and the classes it reads of
+// each collection, by the name the collection is served under.
+type KeyReading struct {
+	Name  string
+	Reads map[string][]v1.Class
+}
+
+// keyRecipients are the keys that read personal data of the categories held, each with the
+// classes of personal data it reads of them; a key that reads none of it is no recipient.
+func keyRecipients(keys []KeyReading, cs []Category) []Recipient {
+	var out []Recipient
+	for _, k := range keys {
+		seen := map[v1.Class]bool{}
+		for _, c := range cs {
+			for _, class := range k.Reads[c.Key] {
+				seen[class] = true
+			}
+		}
+		r := Recipient{Name: k.Name}
+		for _, c := range v1.Classes {
+			if seen[c] && c.Personal() {
+				r.Classes = append(r.Classes, c.String())
+			}
+		}
+		if len(r.Classes) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ErasureNote is one erasure that touched the person.
 type ErasureNote struct {
 	ID       int64    `json:"id"`
@@ -123,8 +154,9 @@ type SubjectInput struct {
 	Erasures []sink.Erasure
 	// Left is the person's leaving date when they are a leaver (sink.Store.Leavers).
 	Left time.Time
-	// Keys are what each key of the replica can read, by class (KeyClasses); none: no key.
-	Keys []Recipient
+	// Keys are the keys of hrsync's replica that read the account, each with the classes it
+	// reads of each collection (server.Readable); none: no key.
+	Keys []KeyReading
 	// Models includes the rows of the warehouse's models.
 	Models  bool
 	Now     time.Time
@@ -161,7 +193,6 @@ func NewSubject(in SubjectInput) Subject {
 	for _, r := range pd.Recipients {
 		s.Recipients = append(s.Recipients, Recipient{Name: r})
 	}
-	s.Recipients = append(s.Recipients, in.Keys...)
 
 	classes := map[[2]string]v1.Class{}
 	for _, it := range sink.InventoryOf(in.Account.Declarations) {
@@ -250,6 +281,7 @@ func NewSubject(in SubjectInput) Subject {
 			s.Categories = append(s.Categories, c)
 		}
 	}
+	s.Recipients = append(s.Recipients, keyRecipients(in.Keys, s.Categories)...)
 	s.Mentions = compactMentions(s.Mentions)
 	s.Name = personName(s.Categories, x.EmployeeID)
 	s.Retention = retentionSays(in.Account.Retention, in.Left, s.Categories)
@@ -294,7 +326,7 @@ func isCollection(table string) bool {
 // collection makes the category of a collection's table t of the person's own records, with
 // the values of its history h (zero when it keeps none).
 func (b builder) collection(t, h sink.SubjectTable) Category {
-	c := Category{Key: t.Table, Title: categoryTitle(t.Table), Source: "the HR system: its " + t.Table + " (/v1/" + t.Table + ")"}
+	c := Category{Key: t.Table, Title: categoryTitle(t.Table), Source: "the HR system, its " + strings.ReplaceAll(t.Table, "_", " ") + " (/v1/" + t.Table + ")"}
 	versions := map[string][]sink.SubjectRow{}
 	var order []string
 	for _, r := range h.Rows {

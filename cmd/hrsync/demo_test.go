@@ -21,6 +21,7 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	v1 "github.com/hrsync/hrsync/source/v1"
@@ -120,21 +121,23 @@ func checkDemoPrivacy(t *testing.T, store *sink.Store, dir, out string) {
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("export %s: %v (mode %v), want a 0600 file", doc, err, info)
 	}
-	var export struct {
-		Tables []struct {
-			Name string
-			Rows []map[string]any
-		}
-	}
+	var export personal.Subject
 	b, _ := os.ReadFile(doc)
 	if err := json.Unmarshal(b, &export); err != nil {
 		t.Fatal(err)
 	}
 	var name string
-	for _, tb := range export.Tables {
-		if tb.Name == "employees" && len(tb.Rows) == 1 {
-			name, _ = tb.Rows[0]["last_name"].(string)
+	for _, c := range export.Categories {
+		if c.Key == "employees" && len(c.Records) == 1 {
+			for _, m := range c.Records[0].Members {
+				if m.Name == "last_name" {
+					name = m.Value
+				}
+			}
 		}
+	}
+	if _, err := os.Stat(strings.TrimSuffix(doc, ".json") + ".html"); err != nil {
+		t.Errorf("the demo wrote no subject-access document to read: %v", err)
 	}
 	if name == "" {
 		t.Fatalf("the export of employee %d holds no last name: %s", id, b)

@@ -11,8 +11,8 @@ import (
 	"testing"
 )
 
-// TestSubjectAccessFilesArePrivate: under umask 022 the export's files are 0600 and its folders
-// (the CSV folder, and the output folder it makes) 0700, replaced with --force as well.
+// TestSubjectAccessFilesArePrivate: under umask 022 the export's files are 0600 and the output
+// folder it makes 0700, replaced with --force as well.
 func TestSubjectAccessFilesArePrivate(t *testing.T) {
 	env := subjectWarehouse(t, "sqlite")
 	old := syscall.Umask(0o022) // the process's: this test does not run in parallel
@@ -34,15 +34,8 @@ func TestSubjectAccessFilesArePrivate(t *testing.T) {
 			}
 		}
 		mode(out, 0o700)
-		mode(filepath.Join(out, "subject-access-100.json"), 0o600)
-		folder := filepath.Join(out, "subject-access-100")
-		mode(folder, 0o700)
-		ents, err := os.ReadDir(folder)
-		if err != nil || len(ents) == 0 {
-			t.Fatalf("%s: %d files, %v", folder, len(ents), err)
-		}
-		for _, e := range ents {
-			mode(filepath.Join(folder, e.Name()), 0o600)
+		for _, ext := range []string{".html", ".json", ".csv"} {
+			mode(filepath.Join(out, "subject-access-100"+ext), 0o600)
 		}
 	}
 }

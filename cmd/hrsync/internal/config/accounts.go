@@ -88,6 +88,9 @@ type Account struct {
 	// Declarations are the declarations with personal_data.members classed beside them: what
 	// the account's erasures, retention, replica and inventory act on classes by.
 	Declarations v1.Declarations
+	// PersonalData is the personal_data section, as read (its lists trimmed of nothing: they
+	// are the data protection officer's sentences).
+	PersonalData PersonalDataConfig
 	// Models are the models section, parsed: what sync and report write into the warehouse
 	// (sink.Store.ApplyModelSettings) before they refresh its models.
 	Models sink.ModelSettings
@@ -150,7 +153,7 @@ func envName(name string) string {
 func (c Config) accountBase() AccountConfig {
 	a := AccountConfig{Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync, Onboarding: c.Onboarding,
 		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, ScheduleSpread: c.ScheduleSpread, Retention: c.Retention,
-		PersonalData: PersonalDataConfig{Members: c.PersonalData.Members.clone()}, Models: c.Models}
+		PersonalData: c.PersonalData.clone(), Models: c.Models}
 	a.Source.URL, a.Source.APIKey, a.Source.APIKeyFile = "", "", ""
 	a.Warehouse.Schema = ""
 	a.Onboarding.Dir = ""
@@ -361,6 +364,7 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	if acct.Declarations, err = a.PersonalData.parse(); err != nil {
 		return nil, fail("%v", err)
 	}
+	acct.PersonalData = a.PersonalData
 	if acct.Models, err = a.Models.parse(); err != nil {
 		return nil, fail("%v", err)
 	}

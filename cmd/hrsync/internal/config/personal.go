@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -19,6 +21,44 @@ type PersonalDataConfig struct {
 	// adds), by collection then member: {employees: {cost_centre: employment}}. Unclassed, such
 	// a member is identifying: erased with a person's names, hidden from a key denied them.
 	Members MemberClasses `yaml:"members"`
+	// Purposes, LawfulBasis and Recipients are what a subject-access document says of why the
+	// data is held, on what basis (UK/EU GDPR Art. 6, and Art. 9 for health) and who receives it
+	// beside the replica's keys (a payroll provider, a pension scheme): sentences, as the data
+	// protection officer writes them, each one line. An account's lists replace the top-level
+	// ones. See docs/personal-data.md, "Subject access".
+	Purposes    []string `yaml:"purposes"`
+	LawfulBasis []string `yaml:"lawful_basis"`
+	Recipients  []string `yaml:"recipients"`
+}
+
+// maxStatement bounds a sentence of personal_data's lists.
+const maxStatement = 1000
+
+// checkStatements validates personal_data's lists of sentences: each one line of text, not
+// empty, at most maxStatement bytes; an error names the key and the item.
+func (p PersonalDataConfig) checkStatements() error {
+	for _, l := range []struct {
+		key   string
+		items []string
+	}{{"purposes", p.Purposes}, {"lawful_basis", p.LawfulBasis}, {"recipients", p.Recipients}} {
+		for i, s := range l.items {
+			switch {
+			case strings.TrimSpace(s) == "":
+				return fmt.Errorf("personal_data.%s[%d]: empty; write a sentence, or leave the item out", l.key, i)
+			case len(s) > maxStatement:
+				return fmt.Errorf("personal_data.%s[%d]: %d bytes, more than %d", l.key, i, len(s), maxStatement)
+			case !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl):
+				return fmt.Errorf("personal_data.%s[%d]: want one line of text (no control characters)", l.key, i)
+			}
+		}
+	}
+	return nil
+}
+
+// clone is a deep copy of p.
+func (p PersonalDataConfig) clone() PersonalDataConfig {
+	return PersonalDataConfig{Members: p.Members.clone(), Purposes: slices.Clone(p.Purposes),
+		LawfulBasis: slices.Clone(p.LawfulBasis), Recipients: slices.Clone(p.Recipients)}
 }
 
 // MemberClasses are personal_data.members: collection → a record's member → the name of its
@@ -92,6 +132,9 @@ func parseMemberClasses(s string) (MemberClasses, error) {
 // error names the key (personal_data.members.employees.first_name: declared as identifying
 // already …).
 func (p PersonalDataConfig) parse() (v1.Declarations, error) {
+	if err := p.checkStatements(); err != nil {
+		return v1.Declarations{}, err
+	}
 	const key = "personal_data.members"
 	known := v1.DeclaredCollections()
 	members := v1.Members{}

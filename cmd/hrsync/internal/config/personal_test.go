@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -102,11 +103,47 @@ func TestPersonalDataMembersRefused(t *testing.T) {
 		{"", []string{"HRSYNC_PERSONAL_DATA_MEMBER=x"}, "did you mean HRSYNC_PERSONAL_DATA_MEMBERS?"},
 		{"accounts:\n  - name: acme\n    personal_data: {members: {employees: {job_title: identifying}}}\n", nil,
 			"account acme: personal_data.members.employees.job_title: declared as employment already"},
+		{"personal_data: {purposes: [Payroll, \"  \"]}\n", nil, "personal_data.purposes[1]: empty"},
+		{"personal_data: {lawful_basis: [\"Contract\\nand more\"]}\n", nil, "personal_data.lawful_basis[0]: want one line of text"},
+		{"personal_data: {recipients: [" + strings.Repeat("x", 1001) + "]}\n", nil, "personal_data.recipients[0]: 1001 bytes, more than 1000"},
+		{"accounts:\n  - name: acme\n    personal_data: {recipients: [\"\"]}\n", nil, "account acme: personal_data.recipients[0]: empty"},
+		{"personal_data: {purpose: [x]}\n", nil, "unknown key personal_data.purpose (did you mean personal_data.purposes?)"},
 	} {
 		_, err := Load(sinktest.ConfigFile(t, "warehouse: {url: w.db}\n"+tc.file), tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q %v: %v, want one line saying %s", tc.file, tc.env, err, tc.says)
 		}
+	}
+}
+
+// TestPersonalDataStatements: personal_data's purposes, lawful basis and recipients reach the
+// account as written; an account's lists replace the top-level ones, and one that sets none
+// takes them; the environment sets them comma-separated.
+func TestPersonalDataStatements(t *testing.T) {
+	s, err := Load(sinktest.ConfigFile(t, `warehouse: {url: w.db}
+personal_data:
+  purposes: [Payroll, "Managing absence: sickness and holidays"]
+  lawful_basis: ["Contract (Art. 6(1)(b))"]
+  recipients: [Acme Payroll Ltd]
+accounts:
+  - name: acme
+  - name: globex
+    personal_data: {recipients: [Globex Pensions]}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme, globex := s.Accounts[0].PersonalData, s.Accounts[1].PersonalData
+	if fmt.Sprint(acme.Purposes) != "[Payroll Managing absence: sickness and holidays]" || fmt.Sprint(acme.LawfulBasis) != "[Contract (Art. 6(1)(b))]" ||
+		fmt.Sprint(acme.Recipients) != "[Acme Payroll Ltd]" {
+		t.Errorf("acme: %+v", acme)
+	}
+	if fmt.Sprint(globex.Recipients) != "[Globex Pensions]" || fmt.Sprint(globex.Purposes) != fmt.Sprint(acme.Purposes) {
+		t.Errorf("globex: %+v", globex)
+	}
+	s, err = Load(sinktest.ConfigFile(t, "warehouse: {url: w.db}\n"), []string{"HRSYNC_PERSONAL_DATA_PURPOSES=Payroll, Reporting"})
+	if err != nil || fmt.Sprint(s.Accounts[0].PersonalData.Purposes) != "[Payroll Reporting]" {
+		t.Errorf("from the environment: %v, %v", s.Accounts, err)
 	}
 }
 
@@ -128,5 +165,28 @@ func TestPersonalDataDocsExample(t *testing.T) {
 	}
 	if m := s.Accounts[0].Declarations.Members(); m["employees"]["cost_centre"] != v1.Employment || len(m) != 2 {
 		t.Errorf("the example classes %v", m)
+	}
+}
+
+// TestSubjectAccessDocsExample: docs/personal-data.md's example of personal_data's statements is
+// a configuration hrsync reads, its sentences as written.
+func TestSubjectAccessDocsExample(t *testing.T) {
+	data, err := os.ReadFile("../../../../docs/personal-data.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "## Subject access")
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/personal-data.md: no yaml example under Subject access")
+	}
+	s, err := Load(sinktest.ConfigFile(t, "warehouse: {url: w.db}\n"+block), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd := s.Accounts[0].PersonalData
+	if len(pd.Purposes) != 2 || pd.LawfulBasis[0] != "Contract of employment (UK GDPR Art. 6(1)(b))" || pd.Recipients[0] != "Acme Payroll Ltd, our payroll processor" {
+		t.Errorf("the example reads %+v", pd)
 	}
 }

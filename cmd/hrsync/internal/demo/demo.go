@@ -331,16 +331,17 @@ func personalData(ctx context.Context, a *config.Account, store *sink.Store, wh 
 	if err != nil {
 		return fmt.Errorf("demo: subject access: %w", err)
 	}
-	doc, err := personal.Document(a, x, t, version)
+	erasures, err := store.Erasures(ctx)
 	if err != nil {
 		return fmt.Errorf("demo: subject access: %w", err)
 	}
+	doc := personal.NewSubject(personal.SubjectInput{Account: a, Export: x, Erasures: erasures, Left: leavers[0].Left, Now: t, Version: version})
 	dir := os.TempDir()
 	if !wh.schemas {
 		dir = filepath.Dir(absPath(wh.url))
 	}
 	ex := personal.NewExport(dir, id)
-	if err := ex.Write(doc, x.Tables, true); err != nil {
+	if err := ex.Write(doc, true); err != nil {
 		return fmt.Errorf("demo: subject access: %w", err)
 	}
 	res, err := store.EraseEmployee(ctx, id, nil, "hrsync demo: a leaver asked to be erased")
@@ -354,21 +355,27 @@ func personalData(ctx context.Context, a *config.Account, store *sink.Store, wh 
 			tables++
 		}
 	}
-	document, folder := ex.Paths()
-	withRows := 0
-	for _, t := range x.Tables {
-		if len(t.Rows) > 0 {
-			withRows++
-		}
+	paths := ex.Paths()
+	records := 0
+	for _, c := range doc.Categories {
+		records += len(c.Records)
 	}
 	w.step("6. Privacy", "employee %d, a leaver, asked for what is held about them, then to be erased (%s)",
 		id, time.Since(t).Round(time.Millisecond))
-	w.more("subject access: %s and %s%c, %s from %d tables (files 0600, folder 0700)",
-		document, folder, filepath.Separator, syncreport.Plural(int64(x.Rows()), "row"), withRows)
+	w.more("subject access: %s (to read and print; .json and .csv beside it, files 0600): %s in %s",
+		paths[0], syncreport.Plural(int64(records), "record"), categories(len(doc.Categories)))
 	w.more("erased: their names, email, notes, sickness details and pay, %s in %d tables, history",
 		syncreport.Plural(rows, "row"), tables)
 	w.more("included; their department, dates and days stay, and later syncs keep them erased (hrsync erase --list)")
 	return nil
+}
+
+// categories is n categories, in the singular for one.
+func categories(n int) string {
+	if n == 1 {
+		return "1 category"
+	}
+	return strconv.Itoa(n) + " categories"
 }
 
 // ReportName is the file name of the demo's people report.

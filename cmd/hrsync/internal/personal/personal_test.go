@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,81 +159,147 @@ func TestPrintRetention(t *testing.T) {
 
 // subject is an export of two tables, one with rows (a value a spreadsheet would run, a null),
 // one without.
+// subject is a synthetic export: employee 7 with a note to make safe for a spreadsheet, an
+// email erased, a member no declaration names (extra), two versions of the record, and an
+// absence without rows.
 var subject = sink.SubjectExport{EmployeeID: 7, Tables: []sink.SubjectTable{
-	{Name: "employees", Table: "employees", Columns: []string{"id", "notes", "email"},
-		Rows: []sink.SubjectRow{{{Column: "id", Text: "7", Kind: sink.KindID}, {Column: "notes", Text: "=1+1"}, {Column: "email", Null: true}}}},
-	{Name: "absences", Table: "absences", Columns: []string{"id"}},
+	{Name: "employees", Table: "employees", Rows: []sink.SubjectRow{{
+		{Column: "id", Text: "7", Kind: sink.KindID}, {Column: "first_name", Text: "=1+1"}, {Column: "email", Null: true},
+		{Column: "extra", Text: `{"cost_centre":"CC-9","badge":"B1"}`, Kind: sink.KindJSON}, {Column: "listed", Text: "true", Kind: sink.KindBool},
+		{Column: "sent", Text: `{"first_name":"=1+1"}`, Kind: sink.KindJSON}}}},
+	{Name: "employees_history", Table: "employees_history", Rows: []sink.SubjectRow{
+		{{Column: "id", Text: "7"}, {Column: "first_name", Text: "Old"}, {Column: "email", Null: true},
+			{Column: "extra", Text: `{"cost_centre":"CC-1"}`, Kind: sink.KindJSON},
+			{Column: "valid_from", Text: "2026-01-01T00:00:00Z"}, {Column: "valid_to", Text: "2026-02-01T00:00:00Z"}},
+		{{Column: "id", Text: "7"}, {Column: "first_name", Text: "=1+1"}, {Column: "email", Null: true},
+			{Column: "extra", Text: `{"cost_centre":"CC-9","badge":"B1"}`, Kind: sink.KindJSON},
+			{Column: "valid_from", Text: "2026-02-01T00:00:00Z"}, {Column: "valid_to", Null: true}}}},
+	{Name: "absences", Table: "absences"},
 }}
 
-// TestExportWrite: the document and a CSV file per table with rows are written, cells safe for
-// a spreadsheet; an export there is refused without replace and replaced with it, no temporary
-// files left; Print says where and how many, never a value.
+// subjectAccount is an account whose configuration classes cost_centre and states a purpose.
+func subjectAccount(t *testing.T) *config.Account {
+	t.Helper()
+	decls, err := v1.NewDeclarations(v1.Members{"employees": {"cost_centre": v1.Employment}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &config.Account{Name: "acme", Declarations: decls}
+	a.Warehouse.URL = "postgres://u:secret@db.internal/hr"
+	a.PersonalData.Purposes = []string{"Payroll"}
+	a.PersonalData.Recipients = []string{"Acme Payroll Ltd"}
+	return a
+}
+
+// TestNewSubject: each member once, the bookkeeping and copies left out, the members no
+// declaration names each its own, classed by the configuration or as the collection's unknown
+// members; each with its history; an erased member says when; the configuration's purposes and
+// recipients; the erasure stated; nothing of the warehouse's address.
+func TestNewSubject(t *testing.T) {
+	erasures := []sink.Erasure{{ID: 3, Kind: sink.ErasureEmployee, Collection: "employees", SubjectID: 7, Classes: []v1.Class{v1.Identifying},
+		Cause: sink.ErasureCauseRequest, ErasedAt: "2026-03-01T10:00:00Z"},
+		{ID: 4, Kind: sink.ErasureEmployee, Collection: "employees", SubjectID: 8, Classes: []v1.Class{v1.Health}, ErasedAt: "2026-03-01T10:00:00Z"}}
+	keys := []KeyReading{{Name: "k1", Reads: map[string][]v1.Class{"employees": {v1.NotPersonal, v1.Employment, v1.Identifying}, "sicknesses": {v1.Health}}},
+		{Name: "k2", Reads: map[string][]v1.Class{"sicknesses": {v1.Health}, "employees": {v1.NotPersonal}}}}
+	s := NewSubject(SubjectInput{Account: subjectAccount(t), Export: subject, Erasures: erasures, Keys: keys,
+		Now: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), Version: "v1.2"})
+	if s.Name != "=1+1" || s.GeneratedAt != "2026-04-01T00:00:00Z" || len(s.Categories) != 1 || s.Categories[0].Key != "employees" {
+		t.Fatalf("subject %q at %s, categories %+v", s.Name, s.GeneratedAt, s.Categories)
+	}
+	got := map[string]Member{}
+	for _, m := range s.Categories[0].Records[0].Members {
+		got[m.Name] = m
+	}
+	if len(got) != 4 {
+		t.Errorf("members %v, want first_name, email, badge, cost_centre", got)
+	}
+	if m := got["cost_centre"]; m.Class != "employment" || m.Value != "CC-9" || len(m.History) != 2 || m.History[0].Value != "CC-1" || m.History[0].To != "2026-02-01T00:00:00Z" {
+		t.Errorf("cost_centre: %+v", m)
+	}
+	if m := got["badge"]; m.Class != "identifying" || m.Value != "B1" {
+		t.Errorf("badge: %+v", m)
+	}
+	if m := got["email"]; m.Erased != "2026-03-01T10:00:00Z" {
+		t.Errorf("email: %+v, want erased", m)
+	}
+	if m := got["first_name"]; len(m.History) != 2 || m.History[0].Value != "Old" || m.History[1].To != "" {
+		t.Errorf("first_name: %+v", m)
+	}
+	if len(s.Erasures) != 1 || s.Erasures[0].ID != 3 || len(s.Erased) != 1 || !strings.Contains(s.Erased[0], "erased their identifying data") {
+		t.Errorf("erasures %+v, statement %q", s.Erasures, s.Erased)
+	}
+	// k1 reads employment and identifying data of what is held; k2 reads only what is not held
+	// (sicknesses) and what is not personal: no recipient.
+	if len(s.Purposes) != 1 || fmt.Sprint(s.Recipients) != "[{Acme Payroll Ltd []} {k1 [employment identifying]}]" || len(s.LawfulBasis) != 0 {
+		t.Errorf("purposes %v, recipients %v, basis %v", s.Purposes, s.Recipients, s.LawfulBasis)
+	}
+	var all bytes.Buffer
+	for _, w := range []func(io.Writer) error{s.HTML, s.JSON, s.CSV} {
+		if err := w(&all); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, hidden := range []string{"db.internal", "secret", "listed", `"sent"`} {
+		if strings.Contains(all.String(), hidden) {
+			t.Errorf("the documents hold %q", hidden)
+		}
+	}
+}
+
+// TestExportWrite: the HTML, JSON and CSV files are written, cells safe for a spreadsheet; an
+// export there is refused without replace and replaced with it, no temporary files left; Print
+// says where and how many, never a value.
 func TestExportWrite(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	ex := NewExport(dir, 7)
 	if err := ex.Absent(); err != nil {
 		t.Fatal(err)
 	}
-	a := &config.Account{Name: "acme"}
-	a.Warehouse.URL = "postgres://u:secret@db/hr"
-	a.Warehouse.Schema = "hr"
-	doc, err := Document(a, subject, time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), "v1.2")
+	doc := NewSubject(SubjectInput{Account: subjectAccount(t), Export: subject, Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Version: "v1.2"})
+	if err := ex.Write(doc, false); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "subject-access-7.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got struct {
-		Subject     map[string]int64  `json:"subject"`
-		GeneratedAt string            `json:"generated_at"`
-		Hrsync      string            `json:"hrsync"`
-		Warehouse   map[string]string `json:"warehouse"`
-		About       []string          `json:"about"`
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) < 2 || strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+		t.Fatalf("the CSV file: %v, %v", rows, err)
 	}
-	if err := json.Unmarshal(doc, &got); err != nil {
-		t.Fatal(err)
+	if !strings.Contains(string(b), "'=1+1") {
+		t.Errorf("a value starting with = is not made safe for a spreadsheet:\n%s", b)
 	}
-	if got.Subject["employee_id"] != 7 || got.GeneratedAt != "2026-01-02T02:04:05Z" || got.Hrsync != "v1.2" ||
-		got.Warehouse["schema"] != "hr" || got.Warehouse["backend"] != "postgres" || got.Warehouse["account"] != "acme" || len(got.About) == 0 {
-		t.Errorf("document: %+v", got)
+	var back Subject
+	if b, err := os.ReadFile(filepath.Join(dir, "subject-access-7.json")); err != nil || json.Unmarshal(b, &back) != nil || back.EmployeeID != 7 || back.GeneratedAt != "2026-01-02T02:04:05Z" || back.Hrsync != "v1.2" {
+		t.Errorf("the JSON document: %+v, %v", back, err)
 	}
-	if strings.Contains(string(doc), "secret") {
-		t.Error("the document holds the warehouse's password")
-	}
-	if err := ex.Write(doc, subject.Tables, false); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "subject-access-7", "employees.csv"))
-	if err != nil || string(b) != "id,notes,email\n7,'=1+1,\n" {
-		t.Errorf("employees.csv: %q, %v", b, err)
-	}
-	if ents, _ := os.ReadDir(filepath.Join(dir, "subject-access-7")); len(ents) != 1 {
-		t.Errorf("%d CSV files, want 1 (none for a table without rows)", len(ents))
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "subject-access-7.json")); !bytes.Equal(b, doc) {
-		t.Error("the document written is not the document")
+	if b, err := os.ReadFile(filepath.Join(dir, "subject-access-7.html")); err != nil || !bytes.Contains(b, []byte("<h1>Personal data held about =1&#43;1</h1>")) {
+		t.Errorf("the HTML document: %v", err)
 	}
 	if err := ex.Absent(); err == nil || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("Absent on an export there: %v", err)
 	}
-	if err := ex.Write(doc, subject.Tables, false); err == nil {
+	if err := ex.Write(doc, false); err == nil {
 		t.Error("an export there was overwritten without replace")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "subject-access-7", "stray.csv"), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "subject-access-7.json"), []byte("edited"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Write(doc, subject.Tables, true); err != nil {
+	if err := ex.Write(doc, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "subject-access-7", "stray.csv")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("replace left the old export's files: %v", err)
+	if b, _ := os.ReadFile(filepath.Join(dir, "subject-access-7.json")); string(b) == "edited" {
+		t.Error("replace kept the old document")
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
-		t.Errorf("%s holds %d entries, want 2 (no temporary folder)", dir, len(ents))
+	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
+		t.Errorf("%s holds %d entries, want 3 (no temporary folder)", dir, len(ents))
 	}
 	var out bytes.Buffer
-	ex.Print(&out, "[acme] ", subject)
-	want := "[acme] subject access for employee 7: 1 rows\n  " + filepath.Join(dir, "subject-access-7.json") + "\n  " +
-		filepath.Join(dir, "subject-access-7") + string(filepath.Separator) + " (1 CSV files)\n" +
-		"  TABLE      ROWS\n  employees  1\n  absences   0\n"
+	ex.Print(&out, "[acme] ", doc)
+	want := "[acme] subject access for employee 7: 1 categories, 0 erasures\n  " + filepath.Join(dir, "subject-access-7.html") + "\n  " +
+		filepath.Join(dir, "subject-access-7.json") + "\n  " + filepath.Join(dir, "subject-access-7.csv") + "\n" +
+		"  CATEGORY   RECORDS  CLASSES\n  employees  1        employment, identifying\n"
 	if out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"html"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	v1 "github.com/hrsync/hrsync/source/v1"
+)
+
+// chromiumPaths are where Debian's and others' packages put Chromium.
+var chromiumPaths = []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chromium"}
+
+// chromium is the path of a headless-capable Chromium, installed with apt-get when missing and
+// the test runs as root (as CI does; scripts/test.sh installs what the tests need the same
+// way), as hrreport's browser test finds it; skipped otherwise, saying how to install it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	find := func() string {
+		for _, p := range chromiumPaths {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+		if p, err := exec.LookPath("chromium"); err == nil {
+			return p
+		}
+		return ""
+	}
+	if p := find(); p != "" {
+		return p
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("chromium is not installed and the test is not root: sudo apt-get install -y chromium")
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		t.Skip("chromium is not installed and there is no apt-get to install it")
+	}
+	for _, args := range [][]string{
+		{"-o", "DPkg::Lock::Timeout=600", "update"},
+		{"-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends", "chromium"},
+	} {
+		cmd := exec.Command("apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if p := find(); p != "" {
+		return p
+	}
+	t.Fatal("apt-get installed chromium, yet it is not found")
+	return ""
+}
+
+// leaverConfig is a configuration stating purposes, lawful basis, recipients, keys of the
+// replica (one denied classes) and retention.
+var leaverConfig = `personal_data:
+  purposes:
+    - Paying salaries and managing employment
+  lawful_basis:
+    - "Contract of employment (UK GDPR Art. 6(1)(b))"
+    - "Health data: employment law obligations (Art. 9(2)(b))"
+  recipients:
+    - Acme Payroll Ltd, our payroll processor
+serve:
+  keys:
+    - {name: analytics, sha256: "` + strings.Repeat("ab", 32) + `", deny_classes: [identifying, free_text, health]}
+    - {name: hr-portal, sha256: "` + strings.Repeat("cd", 32) + `"}
+retention:
+  leavers:
+    identifying: 6y
+  sickness_details: 3y
+`
+
+// leaverWarehouse is sinktest's Subject made a leaver (a leaving date and the status of one, a
+// fourth version of their record), their sickness's health details erased by retention and
+// their free text on request; and a configuration file for it.
+func leaverWarehouse(t *testing.T) (env []string, configPath string) {
+	t.Helper()
+	ctx := context.Background()
+	url := filepath.Join(t.TempDir(), "w.db")
+	s, err := sink.Open(ctx, url, sink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinktest.LoadSubject(t, s)
+	a := `{"id":200,"first_name":"Afirstmarker","last_name":"Alastmarker","email":"a.marker@example.com"}`
+	p := `{"id":100,"first_name":"Pversionthree","last_name":"Plast","email":"p.three@example.com"}`
+	sinktest.WalkEmployees(t, s, sinktest.Employees(t,
+		`{"id":100,"first_name":"Pversionthree","last_name":"Plast","email":"p.three@example.com","job_title":"R&D <Analyst>","status":"Ex-employee","leaving_date":"2026-06-30","line_manager":`+a+`,"holiday_approver":`+a+`}`,
+		`{"id":200,"first_name":"Afirstmarker","last_name":"Alastmarker","email":"a.marker@example.com","job_title":"Head"}`,
+		`{"id":300,"first_name":"Qfirstmarker","last_name":"Qlastmarker","email":"q.marker@example.com","job_title":"Clerk","line_manager":`+p+`}`),
+		10, sink.MergeOptions{Complete: true})
+	if _, err := s.EraseRecords(ctx, "sicknesses", []int64{601}, []v1.Class{v1.Health}, sink.ErasureCauseRetention+"sickness_details", "retention"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EraseEmployee(ctx, 100, []v1.Class{v1.FreeText}, "asked"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	configPath = filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(configPath, []byte(leaverConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"HRSYNC_WAREHOUSE_URL=" + url}, configPath
+}
+
+// TestSubjectAccessBrowser: the subject-access document of a leaver with sicknesses, history
+// and erasures, read in headless Chromium: the reader sees their name, the categories, every
+// value their name and email had, that their sickness's health details and their free text
+// were erased and when, and that erased data is no longer held, the purposes, lawful basis,
+// recipients and retention; not the warehouse's file, nor a bookkeeping column's name. The page
+// loads nothing from elsewhere, and prints (to PDF).
+func TestSubjectAccessBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no browser")
+	}
+	browser := chromium(t)
+	env, configPath := leaverWarehouse(t)
+	out := t.ArtifactDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"--config", configPath, "subject-access", "--name", "PVERSIONTHREE plast", "--out", out, "--force"}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("subject-access: %v\n%s", err, stderr.String())
+	}
+	page := filepath.Join(out, "subject-access-100.html")
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Self-contained: every link within the page, nothing to load.
+	for _, re := range []string{`(?i)\bsrc\s*=`, `(?i)href\s*=\s*"[^#]`, `(?i)url\(`, `(?i)@import`, `(?i)<link\b`, `(?i)<script\b`} {
+		if loc := regexp.MustCompile(re).FindIndex(raw); loc != nil {
+			t.Errorf("the page loads something (%s): %q", re, raw[loc[0]:min(len(raw), loc[1]+40)])
+		}
+	}
+
+	chrome := func(extra ...string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+			"--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-dev-shm-usage",
+			"--user-data-dir=" + t.TempDir(), "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>"}, extra...)
+		cmd := exec.CommandContext(ctx, browser, append(args, "file://"+page)...)
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", browser, err, errb.String())
+		}
+		return b
+	}
+	dom := string(chrome("--dump-dom"))
+	// What a reader sees: the body's text, without the style sheet, tags and entities.
+	body := dom[strings.Index(dom, "<body"):]
+	text := html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(body, " "))
+	text = strings.Join(strings.Fields(text), " ")
+	for _, want := range []string{
+		"Personal data held about Pversionthree Plast", "Employee record", "Absences", "Sicknesses", "Leave requests",
+		"New-hire files (onboarding)", "identifying", "health",
+		"Pversionone — from", "Pversiontwo — from", "p.one@example.com", "R&D <Analyst>", "Ex-employee", "2026-06-30",
+		"by the retention rule sickness_details, hrsync erased the health data of their sickness 601.",
+		"at the person's request, hrsync erased their free text data, in every record.",
+		"It no longer holds that data", "erased on",
+		"Paying salaries and managing employment",
+		`the application using hrsync's API key "analytics": can read employment data`,
+		`the application using hrsync's API key "hr-portal": can read employment, identifying, free text, health data`, "Contract of employment (UK GDPR Art. 6(1)(b))", "Acme Payroll Ltd, our payroll processor",
+		"Their identifying data is kept for 6 years after they left (2026-06-30): until 2032-06-30.",
+		"The health details of a sickness (its type, reason, review notes and fit note) are kept for 3 years after it ended.",
+		"Line manager employment employee 200", "Employee record 300 Line manager Pversionthree Plast, p.three@example.com (employee 100) current",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the reader does not see %q", want)
+		}
+	}
+	if strings.Contains(text, "Migraine") {
+		t.Error("the reader sees the erased reason of the sickness")
+	}
+	for _, hidden := range []string{"w.db", filepath.Dir(strings.TrimPrefix(env[0], "HRSYNC_WAREHOUSE_URL=")),
+		"synced_at", "Synced at", "listed", "Listed", "origin", "Origin", "nested", "Nested", "sent", "run_id",
+		"Afirstmarker", "Qfirstmarker", "a.marker@example.com", "Qsickmarker", "Qnotemarker"} {
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(hidden) + `\b`).MatchString(text) {
+			t.Errorf("the reader sees %q", hidden)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the text a reader sees:\n%s", text)
+	}
+
+	pdf := filepath.Join(out, "subject-access-100.pdf")
+	chrome("--no-pdf-header-footer", "--print-to-pdf="+pdf)
+	if b, err := os.ReadFile(pdf); err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) || len(b) < 5000 {
+		t.Errorf("printing to PDF: %d bytes, %v", len(b), err)
+	}
+}

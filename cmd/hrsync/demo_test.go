@@ -139,6 +139,12 @@ func checkDemoPrivacy(t *testing.T, store *sink.Store, dir, out string) {
 	if _, err := os.Stat(strings.TrimSuffix(doc, ".json") + ".html"); err != nil {
 		t.Errorf("the demo wrote no subject-access document to read: %v", err)
 	}
+	// A whole document: the demo states why, on what basis and to whom, each an example.
+	for what, says := range map[string][]string{"purposes": export.Purposes, "lawful basis": export.LawfulBasis, "recipients": recipientNames(export.Recipients)} {
+		if len(says) == 0 || !strings.HasSuffix(says[0], "(example)") {
+			t.Errorf("the demo's document states %s %q, want example statements", what, says)
+		}
+	}
 	if name == "" {
 		t.Fatalf("the export of employee %d holds no last name: %s", id, b)
 	}
@@ -344,4 +350,12 @@ func waitServing(t *testing.T, out, logs *syncBuffer, done <-chan error, timeout
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+func recipientNames(rs []personal.Recipient) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Name)
+	}
+	return out
 }

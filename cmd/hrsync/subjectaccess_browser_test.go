@@ -97,14 +97,17 @@ func leaverWarehouse(t *testing.T) (env []string, configPath string) {
 	a := `{"id":200,"first_name":"Afirstmarker","last_name":"Alastmarker","email":"a.marker@example.com"}`
 	p := `{"id":100,"first_name":"Pversionthree","last_name":"Plast","email":"p.three@example.com"}`
 	sinktest.WalkEmployees(t, s, sinktest.Employees(t,
-		`{"id":100,"first_name":"Pversionthree","last_name":"Plast","email":"p.three@example.com","job_title":"R&D <Analyst>","status":"Ex-employee","leaving_date":"2026-06-30","line_manager":`+a+`,"holiday_approver":`+a+`}`,
+		`{"id":100,"first_name":"Pversionthree","last_name":"Plast","email":"p.three@example.com","job_title":"R&D <Analyst>","status":"Ex-employee","leaving_date":"2026-06-30","line_manager":`+a+`,"holiday_approver":`+a+`,`+
+			`"hr":true,"created_at":"2023-01-08T15:17:40Z","statutory_holiday_country":{"id":1,"name":"England and Wales"},"custom_fields":{},"nickname":"","tags":[],"shift":{"pattern":"early","weeks":[1,3]}}`,
 		`{"id":200,"first_name":"Afirstmarker","last_name":"Alastmarker","email":"a.marker@example.com","job_title":"Head"}`,
 		`{"id":300,"first_name":"Qfirstmarker","last_name":"Qlastmarker","email":"q.marker@example.com","job_title":"Clerk","line_manager":`+p+`}`),
 		10, sink.MergeOptions{Complete: true})
+	sinktest.WalkRecords(t, s, v1.Salaries, sinktest.Records(t, v1.Salaries,
+		`{"id":8000001,"employee":{"id":100},"amount":"68500.0","currency":"GBP","effective_date":"2024-10-12"}`), sink.MergeOptions{Complete: true})
 	if _, err := s.EraseRecords(ctx, "sicknesses", []int64{601}, []v1.Class{v1.Health}, sink.ErasureCauseRetention+"sickness_details", "retention"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EraseEmployee(ctx, 100, []v1.Class{v1.FreeText}, "asked"); err != nil {
+	if _, err := s.EraseEmployee(ctx, 100, []v1.Class{v1.FreeText, v1.Financial}, "asked"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -170,14 +173,19 @@ func TestSubjectAccessBrowser(t *testing.T) {
 	for _, want := range []string{
 		"Personal data held about Pversionthree Plast", "Employee record", "Absences", "Sicknesses", "Leave requests",
 		"New-hire files (onboarding)", "identifying", "health",
-		"Pversionone — from", "Pversiontwo — from", "p.one@example.com", "R&D <Analyst>", "Ex-employee", "2026-06-30",
+		"Pversionone — from", "Pversiontwo — from", "p.one@example.com", "R&D <Analyst>", "Ex-employee", "Leaving date employment 30 Jun 2026",
 		"by the retention rule sickness_details, hrsync erased the health data of their sickness 601.",
-		"at the person's request, hrsync erased their free text data, in every record.",
+		"at the person's request, hrsync erased their free text, financial data, in every record.",
+		// A record whose personal members were all erased says so; the summary, which classes.
+		"Salaries 8000001 Its financial data was erased on ", "Salaries 1 financial (erased)",
+		// Structured values readable, empty ones left out, times as a reader reads them, labels.
+		"Statutory holiday country identifying England and Wales (1)", "Shift identifying Pattern: early; Weeks: 1, 3",
+		"HR employment true", "Created at employment 8 Jan 2023, 15:17 UTC",
 		"It no longer holds that data", "erased on",
 		"Paying salaries and managing employment",
-		`the application using hrsync's API key "analytics": can read employment data`,
-		`the application using hrsync's API key "hr-portal": can read employment, identifying, free text, health data`, "Contract of employment (UK GDPR Art. 6(1)(b))", "Acme Payroll Ltd, our payroll processor",
-		"Their identifying data is kept for 6 years after they left (2026-06-30): until 2032-06-30.",
+		`the application using hrsync's API key "analytics": can read employment, financial data`,
+		`the application using hrsync's API key "hr-portal": can read employment, identifying, free text, financial, health data`, "Contract of employment (UK GDPR Art. 6(1)(b))", "Acme Payroll Ltd, our payroll processor",
+		"Their identifying data is kept for 6 years after they left (30 Jun 2026): until 30 Jun 2032.",
 		"The health details of a sickness (its type, reason, review notes and fit note) are kept for 3 years after it ended.",
 		"Line manager employment employee 200", "Employee record 300 Line manager Pversionthree Plast, p.three@example.com (employee 100) current",
 	} {
@@ -187,6 +195,20 @@ func TestSubjectAccessBrowser(t *testing.T) {
 	}
 	if strings.Contains(text, "Migraine") {
 		t.Error("the reader sees the erased reason of the sickness")
+	}
+	// Every value of a member that changed, with its period, in the document's one way of
+	// writing times: "Pversionone — from 29 Nov 2026, 01:02 UTC to 29 Nov 2026, 01:02 UTC".
+	at := `\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC`
+	for _, re := range []string{`Pversionone — from ` + at + ` to ` + at, `Pversiontwo — from ` + at + ` to ` + at, `Pversionthree — from ` + at + ` \(current\)`,
+		`p\.one@example\.com — from ` + at + ` to ` + at} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("the reader does not see the history %s", re)
+		}
+	}
+	for _, raw := range []string{`{"`, `[]`, "Custom fields", "Nickname", "Tags", " Hr ", "T15:17:40Z", "2026-06-30"} {
+		if strings.Contains(text, raw) {
+			t.Errorf("the reader sees %q", raw)
+		}
 	}
 	for _, hidden := range []string{"w.db", filepath.Dir(strings.TrimPrefix(env[0], "HRSYNC_WAREHOUSE_URL=")),
 		"synced_at", "Synced at", "listed", "Listed", "origin", "Origin", "nested", "Nested", "sent", "run_id",

@@ -200,6 +200,7 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 	// The demo's one account: the configuration's first, with the stand-in upstream as source.
 	da := *cfg.Accounts[0]
 	da.Source = config.SourceConfig{URL: up.URL + "/v1", APIKey: up.APIKey(), RateLimit: 0}
+	demoPersonalData(&da.PersonalData)
 	// Its replica is one of that upstream's, as any other: creates are forwarded to it unless
 	// serve.writes says otherwise.
 	da.ResolveWrites(cfg.Writes)
@@ -309,6 +310,23 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 	dcfg := cfg
 	dcfg.Accounts = []*config.Account{&da}
 	return serveDemo(ctx, dcfg, wire, store, src, replica, addrNote, sampleID(file, up), w, log)
+}
+
+// demoPersonalData gives the demo's account the statements a data protection officer writes in
+// personal_data (why the data is held, on what basis, who receives it), where the configuration
+// states none, each marked as an example: the subject-access document the demo writes is then
+// whole, as a deployment's is.
+func demoPersonalData(pd *config.PersonalDataConfig) {
+	if len(pd.Purposes) == 0 {
+		pd.Purposes = []string{"Payroll and HR administration (example)", "Managing absence and sickness (example)"}
+	}
+	if len(pd.LawfulBasis) == 0 {
+		pd.LawfulBasis = []string{"Contract of employment, UK GDPR Art. 6(1)(b) (example)",
+			"Health data: obligations of employment law, Art. 9(2)(b) (example)"}
+	}
+	if len(pd.Recipients) == 0 {
+		pd.Recipients = []string{"A payroll provider (example)"}
+	}
 }
 
 // personalData is the demo's step 6: the first leaver in the warehouse asks for everything it

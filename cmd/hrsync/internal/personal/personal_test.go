@@ -239,6 +239,10 @@ func TestNewSubject(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A member with two values reads each with its period, as a reader reads times.
+	if want := "<li>CC-1 — from 1 Jan 2026, 00:00 UTC to 1 Feb 2026, 00:00 UTC</li><li>CC-9 — from 1 Feb 2026, 00:00 UTC (current)</li>"; !strings.Contains(all.String(), want) {
+		t.Errorf("the HTML has no history %s", want)
+	}
 	for _, hidden := range []string{"db.internal", "secret", "listed", `"sent"`} {
 		if strings.Contains(all.String(), hidden) {
 			t.Errorf("the documents hold %q", hidden)

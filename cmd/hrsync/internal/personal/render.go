@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/hrsync/hrsync/sync/onboard"
 )
@@ -23,29 +22,16 @@ var subjectTemplate = template.Must(template.New("subject").Funcs(template.FuncM
 	"label":      label,
 	"day":        day,
 	"when":       when,
+	"shown":      shown,
 	"title":      categoryTitle,
 }).Parse(subjectPage))
 
 // HTML writes the document as a page to read and print.
 func (s Subject) HTML(w io.Writer) error {
-	generated := s.GeneratedAt
-	if t, err := time.Parse(time.RFC3339, s.GeneratedAt); err == nil {
-		generated = t.Format("2 January 2006, 15:04 MST")
-	}
 	return subjectTemplate.Execute(w, struct {
 		Subject
 		Generated string
-	}{s, generated})
-}
-
-// when is a timestamp of the warehouse (RFC 3339, UTC) for a reader, to the minute: "2026-03-02
-// 14:05 UTC"; anything else (a date) as it is.
-func when(ts string) string {
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return ts
-	}
-	return t.UTC().Format("2006-01-02 15:04 MST")
+	}{s, when(s.GeneratedAt)})
 }
 
 // JSON writes the document as JSON, values as text (& < > as they are).

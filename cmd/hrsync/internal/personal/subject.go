@@ -1,7 +1,6 @@
 package personal
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -100,8 +99,10 @@ type Category struct {
 	Key    string `json:"category"`
 	Title  string `json:"title"`
 	Source string `json:"source"`
-	// Classes are the classes of the members held, least sensitive first.
+	// Classes are the classes of the members held or erased, least sensitive first; Erased
+	// those of them of which an erasure took every member.
 	Classes []string `json:"classes"`
+	Erased  []string `json:"classes_erased,omitempty"`
 	Records []Record `json:"records"`
 }
 
@@ -124,6 +125,73 @@ type Member struct {
 	// Erased is when an erasure in force took the member's value; "" when it is not erased.
 	Erased  string    `json:"erased,omitempty"`
 	History []Version `json:"history,omitempty"`
+}
+
+// OtherMembers is the name of the member that stands for every member of a record no
+// declaration names (what else the source sends) once an erasure in force took their class:
+// the erasure leaves not even their names, so the record says that any it had are erased.
+const OtherMembers = "*"
+
+// AllErased reports whether the record holds members and an erasure in force took every one.
+func (r Record) AllErased() bool {
+	for _, m := range r.Members {
+		if m.Erased == "" {
+			return false
+		}
+	}
+	return len(r.Members) > 0
+}
+
+// ErasedText says in a line what was erased of a record whose members were all erased: "Its
+// financial data was erased on 29 Nov 2026."
+func (r Record) ErasedText() string {
+	var order []string
+	classes := map[string][]string{} // the day → the classes erased on it
+	for _, m := range r.Members {
+		d := day(m.Erased)
+		if _, ok := classes[d]; !ok {
+			order = append(order, d)
+		}
+		if !slices.Contains(classes[d], m.Class) {
+			classes[d] = append(classes[d], m.Class)
+		}
+	}
+	var parts []string
+	for _, d := range order {
+		cs := make([]string, len(classes[d]))
+		for i, c := range sortClasses(classes[d]) {
+			cs[i] = strings.ReplaceAll(c, "_", " ")
+		}
+		parts = append(parts, strings.Join(cs, ", ")+" data on "+d)
+	}
+	return "Its " + strings.Replace(strings.Join(parts, "; its "), " data on ", " data was erased on ", 1) + "."
+}
+
+// sortClasses are the classes cs (their names), least sensitive first.
+func sortClasses(cs []string) []string {
+	var out []string
+	for _, c := range v1.Classes {
+		if slices.Contains(cs, c.String()) {
+			out = append(out, c.String())
+		}
+	}
+	return out
+}
+
+// ClassTag is a class of a category as its summary gives it: erased when every member of it
+// the category holds was erased.
+type ClassTag struct {
+	Class  string
+	Erased bool
+}
+
+// Tags are the category's classes, each marked erased when it is in Erased.
+func (c Category) Tags() []ClassTag {
+	out := make([]ClassTag, len(c.Classes))
+	for i, class := range c.Classes {
+		out[i] = ClassTag{Class: class, Erased: slices.Contains(c.Erased, class)}
+	}
+	return out
 }
 
 // Version is a value a member had, from when to when (to "" for the current one).
@@ -347,7 +415,7 @@ func (b builder) collection(t, h sink.SubjectTable) Category {
 			c.Records = append(c.Records, b.record(id, vs[len(vs)-1], vs, true))
 		}
 	}
-	c.Classes = categoryClasses(c.Records)
+	c.Classes, c.Erased = categoryClasses(c.Records)
 	return c
 }
 
@@ -379,21 +447,38 @@ func (b builder) record(id string, row sink.SubjectRow, versions []sink.SubjectR
 			continue
 		}
 		if col == "extra" {
-			rec.Members = append(rec.Members, b.extraMembers(v, versions, configured, extraClass, erasedAt)...)
+			extra := b.extraMembers(v, versions, configured, extraClass, erasedAt)
+			rec.Members = append(rec.Members, extra...)
+			// What an erasure took of the members no declaration names leaves not even their
+			// names: the record says that any it had are erased (unless it holds some of the
+			// class still, an erasure lifted).
+			if at := erasedAt(extraClass); at != "" && extraClass.Erasable() && !slices.ContainsFunc(extra, func(m Member) bool {
+				_, isConfigured := configured[m.Name]
+				return !isConfigured && !m.Null
+			}) {
+				rec.Members = append(rec.Members, Member{Name: OtherMembers, Label: "Any other items", Class: extraClass.String(), Null: true, Erased: at})
+			}
 			continue
 		}
 		class := b.classes[[2]string{b.table, col}]
 		if !class.Personal() {
 			continue
 		}
-		m := Member{Name: col, Label: b.label(col), Class: class.String(), Value: b.show(col, v, nested), Null: v.Null}
+		_, empty := plainHeld(v)
+		m := Member{Name: col, Label: b.label(col), Class: class.String(), Value: b.show(col, v, nested), Null: empty}
+		if empty {
+			m.Value = ""
+		}
 		if v.Null && class.Erasable() {
 			m.Erased = erasedAt(class)
 		}
 		if len(versions) > 0 {
 			m.History = historyOf(versions, func(r sink.SubjectRow) (string, bool) {
 				x := valueOf(r, col)
-				return b.show(col, x, nil), x.Null
+				if _, empty := plainHeld(x); empty {
+					return "", true
+				}
+				return b.show(col, x, nil), false
 			})
 		}
 		if held(m) {
@@ -418,6 +503,9 @@ func (b builder) extraMembers(v sink.SubjectValue, versions []sink.SubjectRow, c
 	for k := range cur {
 		names[k] = true
 	}
+	for k := range configured { // erased, a configured member is still known by its name
+		names[k] = true
+	}
 	for _, r := range versions {
 		for k := range objects(valueOf(r, "extra")) {
 			names[k] = true
@@ -436,7 +524,8 @@ func (b builder) extraMembers(v sink.SubjectValue, versions []sink.SubjectRow, c
 			class = extraClass
 		}
 		raw, ok := cur[name]
-		m := Member{Name: name, Label: label(name), Class: class.String(), Value: jsonText(raw), Null: !ok || string(raw) == "null"}
+		text, empty := readable(raw)
+		m := Member{Name: name, Label: label(name), Class: class.String(), Value: text, Null: !ok || empty}
 		if m.Null {
 			m.Value = ""
 			if class.Erasable() {
@@ -446,10 +535,10 @@ func (b builder) extraMembers(v sink.SubjectValue, versions []sink.SubjectRow, c
 		if len(versions) > 0 {
 			m.History = historyOf(versions, func(r sink.SubjectRow) (string, bool) {
 				raw, ok := objects(valueOf(r, "extra"))[name]
-				if !ok || string(raw) == "null" {
+				if !ok {
 					return "", true
 				}
-				return jsonText(raw), false
+				return readable(raw)
 			})
 		}
 		if held(m) {
@@ -538,11 +627,15 @@ func (b builder) own(t sink.SubjectTable, person int64) Category {
 			case !listed && v.Column == "employee_id" && v.Text == strconv.FormatInt(person, 10):
 				continue
 			}
-			rec.Members = append(rec.Members, Member{Name: v.Column, Label: label(v.Column), Class: class.String(), Value: plain(v), Null: v.Null})
+			text, empty := plainHeld(v)
+			if empty { // left out, as a collection's member with no value is
+				continue
+			}
+			rec.Members = append(rec.Members, Member{Name: v.Column, Label: label(v.Column), Class: class.String(), Value: text})
 		}
 		c.Records = append(c.Records, rec)
 	}
-	c.Classes = categoryClasses(c.Records)
+	c.Classes, c.Erased = categoryClasses(c.Records)
 	return c
 }
 
@@ -566,37 +659,22 @@ func categoryTitle(table string) string {
 	return label(strings.TrimPrefix(table, "model_"))
 }
 
-// label is a member's name for a reader: company_join_date is "Company join date".
-func label(name string) string {
-	s := strings.ReplaceAll(name, "_", " ")
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
+// plain is a value for a reader: JSON as readable writes it, other values as they are; null,
+// "" and JSON holding nothing are "" (and not held).
+func plain(v sink.SubjectValue) string {
+	text, _ := plainHeld(v)
+	return text
 }
 
-// plain is a value for a reader: JSON strings unquoted, other JSON compacted, null empty.
-func plain(v sink.SubjectValue) string {
+// plainHeld is plain, and whether the value holds nothing.
+func plainHeld(v sink.SubjectValue) (string, bool) {
 	if v.Null {
-		return ""
+		return "", true
 	}
 	if v.Kind == sink.KindJSON {
-		return jsonText(json.RawMessage(v.Text))
+		return readable(json.RawMessage(v.Text))
 	}
-	return v.Text
-}
-
-// jsonText is a JSON value as text: a string unquoted, anything else compacted.
-func jsonText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) == nil {
-		return b.String()
-	}
-	return string(raw)
+	return v.Text, v.Text == ""
 }
 
 func valueOf(r sink.SubjectRow, col string) sink.SubjectValue {
@@ -624,19 +702,26 @@ func historyOf(versions []sink.SubjectRow, value func(sink.SubjectRow) (string, 
 	return out
 }
 
-// categoryClasses are the classes of the members of records, least sensitive first.
-func categoryClasses(records []Record) []string {
+// categoryClasses are the classes of the members of records, least sensitive first, and those
+// of them of which every member was erased.
+func categoryClasses(records []Record) (classes, erased []string) {
 	seen := map[string]bool{}
+	held := map[string]bool{}
 	for _, r := range records {
 		for _, m := range r.Members {
 			seen[m.Class] = true
+			if m.Erased == "" {
+				held[m.Class] = true
+			}
 		}
 	}
-	var out []string
 	for _, c := range v1.Classes {
 		if seen[c.String()] {
-			out = append(out, c.String())
+			classes = append(classes, c.String())
+			if !held[c.String()] {
+				erased = append(erased, c.String())
+			}
 		}
 	}
-	return out
+	return classes, erased
 }

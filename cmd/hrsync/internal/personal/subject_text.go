@@ -135,14 +135,6 @@ func readableClasses(cs []v1.Class) []string {
 	return out
 }
 
-// day is the date of a timestamp (YYYY-MM-DD).
-func day(ts string) string {
-	if len(ts) >= 10 {
-		return ts[:10]
-	}
-	return ts
-}
-
 // periodText is a period in words: "6 years", "1 year and 6 months".
 func periodText(p retention.Period) string {
 	var parts []string
@@ -184,7 +176,7 @@ func retentionSays(rules retention.Rules, left time.Time, cs []Category) []strin
 		if left.IsZero() {
 			out = append(out, fmt.Sprintf("Their %s data is kept while they are employed, and for %s after they leave.", what, periodText(p)))
 		} else {
-			out = append(out, fmt.Sprintf("Their %s data is kept for %s after they left (%s): until %s.", what, periodText(p), left.Format(time.DateOnly), p.From(left).Format(time.DateOnly)))
+			out = append(out, fmt.Sprintf("Their %s data is kept for %s after they left (%s): until %s.", what, periodText(p), left.Format(dateLayout), p.From(left).Format(dateLayout)))
 		}
 	}
 	if p := rules.SicknessDetails; !p.IsZero() && held["sicknesses"] {

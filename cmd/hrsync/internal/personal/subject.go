@@ -456,7 +456,7 @@ func (b builder) record(id string, row sink.SubjectRow, versions []sink.SubjectR
 				_, isConfigured := configured[m.Name]
 				return !isConfigured && !m.Null
 			}) {
-				rec.Members = append(rec.Members, Member{Name: OtherMembers, Label: "Any other items", Class: extraClass.String(), Null: true, Erased: at})
+				rec.Members = append(rec.Members, Member{Name: OtherMembers, Label: "Any other items it held", Class: extraClass.String(), Null: true, Erased: at})
 			}
 			continue
 		}

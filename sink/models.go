@@ -30,9 +30,11 @@ type ModelRefresh struct {
 	Took time.Duration
 }
 
-// RefreshModels writes each of RefreshedModels from its derived view, in one transaction,
-// when the warehouse has changed since it was last written (meta.version) or the day (UTC, the
-// models' today) has; with force, whatever they say. Readers see the old rows until it commits.
+// RefreshModels writes each of RefreshedModels from its derived view, and the sicknesses'
+// working days model_bradford reads (model_sickness_working_days, schema 0029, worked out here
+// by writeSicknessDays), in one transaction, each when the warehouse has changed since it was
+// last written (meta.version) or the day (UTC, the models' today) has; with force, whatever
+// they say. Readers see the old rows until it commits.
 // A sync refreshes them at the end of every run that loaded (sync/walk); `hrsync report` does
 // before it reads them.
 func (s *Store) RefreshModels(ctx context.Context, force bool) (ModelRefresh, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/sink/sinktest/hrdata"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // TestBradfordStoredAgreesWithLive: model_bradford gives the same rows, to the type and text of
@@ -149,4 +150,38 @@ func rowsDiff(a, b []string) string {
 		}
 	}
 	return fmt.Sprintf("%d and %d rows; %s", len(a), len(b), strings.Join(out, "\n"))
+}
+
+// TestErasureDeletesSicknessDays: an erasure of a person, or of one of their sicknesses, deletes
+// what the models' refresh stored of it (model_sickness_working_days: health data), and says so
+// in its counts; the other rows stay, on both backends.
+func TestErasureDeletesSicknessDays(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		loadAbsenceFixture(t, s)
+		rowsOf := func(where string) []string {
+			t.Helper()
+			return modelRows(t, s, `SELECT count(*) FROM model_sickness_working_days WHERE `+where)
+		}
+		checkRows(t, "34's rows before", rowsOf("employee_id = 34"), []string{"4"})
+		others := rowsOf("employee_id NOT IN (34, 31)")
+		res, err := s.EraseEmployee(ctx, 34, []v1.Class{v1.Health}, "asked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Rows["model_sickness_working_days"]; got != 4 {
+			t.Errorf("the erasure counts %d rows of model_sickness_working_days, want 4 (%v)", got, res.Rows)
+		}
+		checkRows(t, "34's rows after", rowsOf("employee_id = 34"), []string{"0"})
+		checkRows(t, "the others' rows", rowsOf("employee_id NOT IN (34, 31)"), others)
+
+		res, err = s.EraseRecords(ctx, "sicknesses", []int64{1}, []v1.Class{v1.Health}, sink.ErasureCauseRequest, "asked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, "sickness 1's rows after", rowsOf("id = 1"), []string{"0"})
+		if res.Rows["model_sickness_working_days"] == 0 {
+			t.Errorf("the record erasure counts no rows of model_sickness_working_days (%v)", res.Rows)
+		}
+	})
 }

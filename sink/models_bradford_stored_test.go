@@ -88,6 +88,23 @@ FROM sicknesses WHERE end_date IS NOT NULL ORDER BY id LIMIT 1`)); err != nil {
 				if again := typedRows(t, s, all); !slices.Equal(followed, again) {
 					t.Errorf("after the refresh model_bradford differs from what it read before it:\n%s", rowsDiff(followed, again))
 				}
+
+				// A sickness changed (a half day more) and one gone: the refresh rewrites their rows, and
+				// the table gives what the rules give.
+				if _, err := db.Exec(db.Rebind(`UPDATE sicknesses SET half_start = TRUE WHERE id = (SELECT min(id) FROM sicknesses WHERE listed)`)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.Exec(db.Rebind(`DELETE FROM sicknesses WHERE id = 990001`)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.RefreshModels(context.Background(), false); err != nil {
+					t.Fatal(err)
+				}
+				fresh := typedRows(t, s, all)
+				stale()
+				if live := typedRows(t, s, all); !slices.Equal(fresh, live) {
+					t.Errorf("after a change and its refresh, model_bradford from the stored table differs from the live rules:\n%s", rowsDiff(fresh, live))
+				}
 			})
 		})
 	}

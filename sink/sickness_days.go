@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -149,20 +150,116 @@ WHERE lo <= hi`
 	for _, p := range pieces {
 		out = append(out, sicknessDaysRow(p, byEmployee[p.Employee], off[p.Calendar], todayN, pg))
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM `+sicknessDaysTable); err != nil {
-		return 0, err
-	}
-	cols := []string{"employee_id", "id", "lo", "hi", "days", "counted", "starts", "join_lo"}
-	if err := s.d.stage(ctx, tx, sicknessDaysTable, cols, out); err != nil {
+	n, err := s.writeSicknessDaysDiff(ctx, tx, out)
+	if err != nil {
 		return 0, fmt.Errorf("write %s: %w", sicknessDaysTable, err)
 	}
-	if pg {
+	if pg && n > 0 {
 		// Its statistics, for the view's join to it: autovacuum would gather them late.
 		if _, err := tx.ExecContext(ctx, `ANALYZE `+sicknessDaysTable); err != nil {
 			return 0, fmt.Errorf("analyze %s: %w", sicknessDaysTable, err)
 		}
 	}
 	return len(out), nil
+}
+
+// sicknessKey is a row's key in model_sickness_working_days, and sicknessValue the rest of it
+// as text (each value's type beside it).
+type sicknessKey struct {
+	id int64
+	lo int64
+}
+
+func sicknessValue(vals ...any) string {
+	var b strings.Builder
+	for _, v := range vals {
+		switch x := v.(type) {
+		case int:
+			v = int64(x)
+		case []byte:
+			v = string(x)
+		}
+		fmt.Fprintf(&b, "%T:%v|", v, v)
+	}
+	return b.String()
+}
+
+// writeSicknessDaysDiff makes model_sickness_working_days hold rows (each as sicknessDaysRow
+// gives it), writing only the rows that differ from what it holds: a refresh after a day's sync
+// changes a few of its hundreds of thousands of rows, and rewriting them all cost seconds (and
+// as many dead rows on Postgres). It returns how many rows it deleted and inserted.
+func (s *Store) writeSicknessDaysDiff(ctx context.Context, tx *sqlx.Tx, rows [][]any) (int, error) {
+	pg := s.d.name() == schema.Postgres
+	days := "days"
+	if pg {
+		days = "days::text"
+	}
+	held := map[sicknessKey]string{}
+	r, err := tx.QueryContext(ctx, `SELECT id, lo, employee_id, hi, `+days+`, counted, starts, join_lo FROM `+sicknessDaysTable)
+	if err != nil {
+		return 0, err
+	}
+	for r.Next() {
+		var k sicknessKey
+		var emp, hi int64
+		var d, counted, starts, jl any
+		if err := r.Scan(&k.id, &k.lo, &emp, &hi, &d, &counted, &starts, &jl); err != nil {
+			r.Close()
+			return 0, err
+		}
+		held[k] = sicknessValue(emp, hi, d, counted, starts, jl)
+	}
+	r.Close()
+	if err := r.Err(); err != nil {
+		return 0, err
+	}
+	var del []any
+	var ins [][]any
+	seen := make(map[sicknessKey]bool, len(rows))
+	for _, row := range rows {
+		k := sicknessKey{row[1].(int64), int64(row[2].(int))}
+		seen[k] = true
+		v, ok := held[k]
+		if ok && v == sicknessValue(row[0], row[3], row[4], row[5], row[6], row[7]) {
+			continue
+		}
+		if ok {
+			del = append(del, k.id, k.lo)
+		}
+		ins = append(ins, row)
+	}
+	for k := range held {
+		if !seen[k] {
+			del = append(del, k.id, k.lo)
+		}
+	}
+	if len(del)/2 > len(held)/2 {
+		// Most of it changed (new settings, the first refresh): written again whole.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+sicknessDaysTable); err != nil {
+			return 0, err
+		}
+		del, ins = nil, rows
+	}
+	const per = 400
+	pair := "(?, ?), "
+	if pg {
+		pair = "(?::bigint, ?::integer), "
+	}
+	for start := 0; start < len(del); start += 2 * per {
+		batch := del[start:min(start+2*per, len(del))]
+		q := `DELETE FROM ` + sicknessDaysTable + ` WHERE (id, lo) IN (VALUES ` +
+			strings.TrimSuffix(strings.Repeat(pair, len(batch)/2), ", ") + `)`
+		if _, err := tx.ExecContext(ctx, tx.Rebind(q), batch...); err != nil {
+			return 0, err
+		}
+	}
+	if len(ins) > 0 {
+		cols := []string{"employee_id", "id", "lo", "hi", "days", "counted", "starts", "join_lo"}
+		if err := s.d.stage(ctx, tx, sicknessDaysTable, cols, ins); err != nil {
+			return 0, err
+		}
+	}
+	return len(del)/2 + len(ins), nil
 }
 
 // sicknessDaysRow is p's row of model_sickness_working_days: the rules of 0028's

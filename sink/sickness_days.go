@@ -162,25 +162,54 @@ LEFT JOIN cal ec ON ec.employee_id = k.employee_id`
 	return len(out), nil
 }
 
-// sicknessKey is a row's key in model_sickness_working_days, and sicknessValue the rest of it
-// as text (each value's type beside it).
+// sicknessKey is a row's key in model_sickness_working_days, and sicknessValue the rest of it,
+// each value as the database hands it back (days as its text, and its type on SQLite).
 type sicknessKey struct {
 	id int64
 	lo int64
 }
 
-func sicknessValue(vals ...any) string {
-	var b strings.Builder
-	for _, v := range vals {
+type sicknessValue struct {
+	employee, hi    int64
+	days            string
+	counted, starts bool
+	joinLo          int64
+	joined          bool
+}
+
+// sicknessValueOf reads a row's values (employee_id, hi, days, counted, starts, join_lo) as
+// written (sicknessDaysRow) or as read back.
+func sicknessValueOf(emp, hi, days, counted, starts, jl any) sicknessValue {
+	num := func(v any) int64 {
 		switch x := v.(type) {
 		case int:
-			v = int64(x)
-		case []byte:
-			v = string(x)
+			return int64(x)
+		case int64:
+			return x
 		}
-		fmt.Fprintf(&b, "%T:%v|", v, v)
+		return 0
 	}
-	return b.String()
+	flag := func(v any) bool {
+		switch x := v.(type) {
+		case bool:
+			return x
+		default:
+			return num(v) != 0
+		}
+	}
+	var d string
+	switch x := days.(type) {
+	case string:
+		d = x
+	case []byte:
+		d = string(x)
+	case int64:
+		d = "i" + strconv.FormatInt(x, 10)
+	case float64:
+		d = "f" + strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return sicknessValue{employee: num(emp), hi: num(hi), days: d, counted: flag(counted), starts: flag(starts),
+		joinLo: num(jl), joined: jl != nil}
 }
 
 // writeSicknessDaysDiff makes model_sickness_working_days hold rows (each as sicknessDaysRow
@@ -193,7 +222,7 @@ func (s *Store) writeSicknessDaysDiff(ctx context.Context, tx *sqlx.Tx, rows [][
 	if pg {
 		days = "days::text"
 	}
-	held := map[sicknessKey]string{}
+	held := map[sicknessKey]sicknessValue{}
 	r, err := tx.QueryContext(ctx, `SELECT id, lo, employee_id, hi, `+days+`, counted, starts, join_lo FROM `+sicknessDaysTable)
 	if err != nil {
 		return 0, err
@@ -206,7 +235,7 @@ func (s *Store) writeSicknessDaysDiff(ctx context.Context, tx *sqlx.Tx, rows [][
 			r.Close()
 			return 0, err
 		}
-		held[k] = sicknessValue(emp, hi, d, counted, starts, jl)
+		held[k] = sicknessValueOf(emp, hi, d, counted, starts, jl)
 	}
 	r.Close()
 	if err := r.Err(); err != nil {
@@ -219,7 +248,7 @@ func (s *Store) writeSicknessDaysDiff(ctx context.Context, tx *sqlx.Tx, rows [][
 		k := sicknessKey{row[1].(int64), int64(row[2].(int))}
 		seen[k] = true
 		v, ok := held[k]
-		if ok && v == sicknessValue(row[0], row[3], row[4], row[5], row[6], row[7]) {
+		if ok && v == sicknessValueOf(row[0], row[3], row[4], row[5], row[6], row[7]) {
 			continue
 		}
 		if ok {

@@ -45,7 +45,9 @@ func TestBradfordStoredAgreesWithLive(t *testing.T) {
 			backends(t, func(t *testing.T, s *sink.Store) {
 				f.load(t, s)
 				db := sinktest.DB(s)
-				const all = `SELECT * FROM model_bradford ORDER BY as_of, employee_id`
+				// Every month end since 2022 (the fixtures' sicknesses are all later): the earlier ones
+				// cost a read each and hold no row.
+				const all = `SELECT * FROM model_bradford WHERE as_of >= '2022-01-31' ORDER BY as_of, employee_id`
 				checkRows(t, "the stored table is fresh", modelRows(t, s, `SELECT CASE WHEN r.version = m.version THEN 'same' END
 FROM model_refreshes r, meta m WHERE r.model = 'model_sickness_working_days'`), []string{"same"})
 				n := modelRows(t, s, `SELECT count(*) FROM model_sickness_working_days`)

@@ -407,6 +407,10 @@ func (s *Store) eraseTx(ctx context.Context, conn *sqlx.Conn, groups [][]Erasure
 	if err := s.d.serializeWrites(ctx, tx); err != nil {
 		return fmt.Errorf("serialize writes: %w", err)
 	}
+	sicknessDays, err := s.d.tableExists(ctx, s.db.DB, sicknessDaysTable)
+	if err != nil {
+		return err
+	}
 	for i, es := range groups {
 		if len(es) == 0 {
 			continue
@@ -430,7 +434,7 @@ func (s *Store) eraseTx(ctx context.Context, conn *sqlx.Conn, groups [][]Erasure
 		if err != nil {
 			return err
 		}
-		x := &eraser{d: s.d, tx: tx, set: set, decls: s.opts.Declarations, rows: res.Rows}
+		x := &eraser{d: s.d, tx: tx, set: set, decls: s.opts.Declarations, rows: res.Rows, sicknessDays: sicknessDays}
 		if es[0].Kind == ErasureEmployee {
 			// Only a person who asked to be erased is held back from onboarding (fingerprints): a
 			// retention rule ends the keeping of a leaver's data, not the right to hire them
@@ -447,6 +451,16 @@ func (s *Store) eraseTx(ctx context.Context, conn *sqlx.Conn, groups [][]Erasure
 				ids[j] = e.SubjectID
 			}
 			err = x.records(ctx, tableOf(es[0].Collection), ids, classes[i])
+			if err == nil && es[0].Collection == v1.Sicknesses.Name {
+				for start := 0; start < len(ids) && err == nil; start += 500 {
+					batch := ids[start:min(start+500, len(ids))]
+					args := make([]any, len(batch))
+					for j, id := range batch {
+						args[j] = id
+					}
+					err = x.deleteSicknessDays(ctx, "id IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(batch)), ", ")+")", args)
+				}
+			}
 		}
 		if err != nil {
 			return err
@@ -623,6 +637,26 @@ type eraser struct {
 	// decls are what the JSON columns are erased by (Options.Declarations).
 	decls v1.Declarations
 	rows  map[string]int64
+	// sicknessDays is whether the warehouse has model_sickness_working_days (schema 0029).
+	sicknessDays bool
+}
+
+// sicknessDays deletes the rows of model_sickness_working_days where cond holds: what a
+// refresh worked out of the sicknesses erased (their days, whether the Bradford factor counted
+// them). The erasure's writes leave the table stale, and model_bradford reads none of it until
+// the next refresh writes it again from what is left.
+func (x *eraser) deleteSicknessDays(ctx context.Context, cond string, args []any) error {
+	if !x.sicknessDays {
+		return nil
+	}
+	res, err := x.tx.ExecContext(ctx, x.tx.Rebind(`DELETE FROM `+sicknessDaysTable+` WHERE `+cond), args...)
+	if err != nil {
+		return fmt.Errorf("erase %s: %w", sicknessDaysTable, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		x.rows[sicknessDaysTable] += n
+	}
+	return nil
 }
 
 // employee erases the person id (the erasure erasureID): their row, their events, every copy
@@ -667,6 +701,9 @@ func (x *eraser) employee(ctx context.Context, erasureID, id int64, classes []v1
 				return err
 			}
 		}
+	}
+	if err := x.deleteSicknessDays(ctx, "employee_id = ?", []any{id}); err != nil {
+		return err
 	}
 	if err := x.idempotency(ctx, id, classes); err != nil {
 		return err

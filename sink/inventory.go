@@ -264,6 +264,15 @@ var modelInventory = append([]InventoryItem{
 	{"model_absence_days", "division_id", v1.Employment, ""},
 	{"model_absence_days", "location_id", v1.Employment, ""},
 
+	{"model_sickness_working_days", "employee_id", v1.Employment, "a table written by each refresh of the models (schema 0029): a sickness cut to one employed span, with what the Bradford factor makes of it"},
+	{"model_sickness_working_days", "id", v1.Employment, "the sickness"},
+	{"model_sickness_working_days", "lo", v1.Employment, "the piece's first day (days since 1900-01-01)"},
+	{"model_sickness_working_days", "hi", v1.Employment, "its last"},
+	{"model_sickness_working_days", "days", v1.Health, "its working days, excluded sickness types included (as model_bradford's days_raw)"},
+	{"model_sickness_working_days", "counted", v1.Health, "whether the Bradford factor counts it: false for a sickness of an excluded type (pregnancy- or disability-related, say)"},
+	{"model_sickness_working_days", "starts", v1.Health, "whether it starts a spell"},
+	{"model_sickness_working_days", "join_lo", v1.Health, "the latest first day of the earlier sicknesses joining it into one spell"},
+
 	{"model_bradford", "as_of", v1.Employment, "a view (it follows sicknesses): an employee's sickness spells and days over 52 weeks"},
 	{"model_bradford", "employee_id", v1.Employment, ""},
 	{"model_bradford", "department_id", v1.Employment, ""},

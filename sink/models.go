@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -22,13 +23,18 @@ type ModelRefresh struct {
 	// Models are the models written, in RefreshedModels' order; none when every one was fresh
 	// (or the warehouse has none: a schema before 0024).
 	Models []string
+	// Tables are the tables the models read, written with them when stale (or forced): the
+	// sicknesses' working days model_bradford reads (schema 0029).
+	Tables []string
 	// Took is how long the refresh took, the check included.
 	Took time.Duration
 }
 
-// RefreshModels writes each of RefreshedModels from its derived view, in one transaction,
-// when the warehouse has changed since it was last written (meta.version) or the day (UTC, the
-// models' today) has; with force, whatever they say. Readers see the old rows until it commits.
+// RefreshModels writes each of RefreshedModels from its derived view, and the sicknesses'
+// working days model_bradford reads (model_sickness_working_days, schema 0029, worked out here
+// by writeSicknessDays), in one transaction, each when the warehouse has changed since it was
+// last written (meta.version) or the day (UTC, the models' today) has; with force, whatever
+// they say. Readers see the old rows until it commits.
 // A sync refreshes them at the end of every run that loaded (sync/walk); `hrsync report` does
 // before it reads them.
 func (s *Store) RefreshModels(ctx context.Context, force bool) (ModelRefresh, error) {
@@ -56,7 +62,15 @@ func (s *Store) RefreshModels(ctx context.Context, force bool) (ModelRefresh, er
 		// the write lock its transactions take first).
 		today, lock = `(now() AT TIME ZONE 'UTC')::date`, ` FOR UPDATE`
 	}
-	for _, m := range RefreshedModels {
+	hasSicknessDays, err := s.d.tableExists(ctx, s.db.DB, sicknessDaysTable)
+	if err != nil {
+		return r, fmt.Errorf("refresh models: %w", err)
+	}
+	models := RefreshedModels
+	if hasSicknessDays {
+		models = append(slices.Clone(models), sicknessDaysTable)
+	}
+	for _, m := range models {
 		var fresh bool
 		err := tx.QueryRowxContext(ctx, tx.Rebind(`SELECT r.version = (SELECT version FROM meta) AND r.today = `+today+`
 FROM model_refreshes r WHERE r.model = ?`+lock), m).Scan(&fresh)
@@ -67,11 +81,17 @@ FROM model_refreshes r WHERE r.model = ?`+lock), m).Scan(&fresh)
 			continue
 		}
 		began := time.Now()
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m); err != nil {
-			return r, fmt.Errorf("refresh %s: %w", m, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+m+` SELECT * FROM `+m+`_derived`); err != nil {
-			return r, fmt.Errorf("refresh %s: %w", m, err)
+		if m == sicknessDaysTable {
+			if _, err := s.writeSicknessDays(ctx, tx); err != nil {
+				return r, fmt.Errorf("refresh %s: %w", m, err)
+			}
+		} else {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+m); err != nil {
+				return r, fmt.Errorf("refresh %s: %w", m, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+m+` SELECT * FROM `+m+`_derived`); err != nil {
+				return r, fmt.Errorf("refresh %s: %w", m, err)
+			}
 		}
 		_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO model_refreshes (model, refreshed_at, version, today, took_ms)
 SELECT ?, `+s.d.now()+`, version, `+today+`, ? FROM meta WHERE true
@@ -80,14 +100,18 @@ ON CONFLICT (model) DO UPDATE SET refreshed_at = excluded.refreshed_at, version 
 		if err != nil {
 			return r, fmt.Errorf("refresh %s: %w", m, err)
 		}
-		r.Models = append(r.Models, m)
+		if m == sicknessDaysTable {
+			r.Tables = append(r.Tables, m)
+		} else {
+			r.Models = append(r.Models, m)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return r, fmt.Errorf("refresh models: %w", busyErr(err))
 	}
 	r.Took = time.Since(start)
-	if len(r.Models) > 0 {
-		s.log.Debug("models refreshed", "models", r.Models, "took", r.Took.Round(time.Millisecond))
+	if len(r.Models) > 0 || len(r.Tables) > 0 {
+		s.log.Debug("models refreshed", "models", r.Models, "tables", r.Tables, "took", r.Took.Round(time.Millisecond))
 	}
 	return r, nil
 }

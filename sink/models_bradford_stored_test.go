@@ -1,0 +1,206 @@
+package sink_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sink/sinktest"
+	"github.com/hrsync/hrsync/sink/sinktest/hrdata"
+	v1 "github.com/hrsync/hrsync/source/v1"
+)
+
+// TestBradfordStoredAgreesWithLive: model_bradford gives the same rows, to the type and text of
+// each value, whether it reads the sicknesses' working days a refresh stored
+// (model_sickness_working_days, schema 0029) or works every piece out at the read (the table
+// stale), for every month end: on the hand-made accounts of the absence and working-day tests
+// and on a generated firm, on both backends. And a write after the refresh is seen at once.
+func TestBradfordStoredAgreesWithLive(t *testing.T) {
+	fixtures := []struct {
+		name string
+		load func(t *testing.T, s *sink.Store)
+	}{
+		{"absences", loadAbsenceFixture},
+		{"workdays", loadWorkdaysFixture},
+		{"generated", func(t *testing.T, s *sink.Store) {
+			ctx := context.Background()
+			if _, err := hrdata.Load(ctx, s, hrdata.Options{Employees: 120, Years: 4, Seed: 7}); err != nil {
+				t.Fatal(err)
+			}
+			m := sink.DefaultModelSettings()
+			m.Bradford.ExcludeSicknessTypes = []string{"Pregnancy related"}
+			if _, err := s.ApplyModelSettings(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.RefreshModels(ctx, false); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, f := range fixtures {
+		t.Run(f.name, func(t *testing.T) {
+			backends(t, func(t *testing.T, s *sink.Store) {
+				f.load(t, s)
+				db := sinktest.DB(s)
+				// Every month end since 2022 (the fixtures' sicknesses are all later): the earlier ones
+				// cost a read each and hold no row.
+				const all = `SELECT * FROM model_bradford WHERE as_of >= '2022-01-31' ORDER BY as_of, employee_id`
+				checkRows(t, "the stored table is fresh", modelRows(t, s, `SELECT CASE WHEN r.version = m.version THEN 'same' END
+FROM model_refreshes r, meta m WHERE r.model = 'model_sickness_working_days'`), []string{"same"})
+				n := modelRows(t, s, `SELECT count(*) FROM model_sickness_working_days`)
+				if len(n) != 1 || n[0] == "0" {
+					t.Fatalf("model_sickness_working_days holds %v rows, want some", n)
+				}
+				stored := typedRows(t, s, all)
+				if len(stored) == 0 {
+					t.Fatal("model_bradford has no rows")
+				}
+				stale := func() {
+					t.Helper()
+					if _, err := db.Exec(`UPDATE model_refreshes SET version = -1 WHERE model = 'model_sickness_working_days'`); err != nil {
+						t.Fatal(err)
+					}
+				}
+				stale()
+				live := typedRows(t, s, all)
+				if !slices.Equal(stored, live) {
+					t.Errorf("model_bradford from the stored table differs from the live rules:\n%s", rowsDiff(stored, live))
+				}
+
+				// A sickness more after a refresh: the view follows it at once (the table is stale),
+				// and the refresh after it gives the same.
+				if r, err := s.RefreshModels(context.Background(), false); err != nil || !slices.Equal(r.Tables, []string{"model_sickness_working_days"}) {
+					t.Fatalf("refresh: %v, %v; want the table written", r.Tables, err)
+				}
+				if _, err := db.Exec(db.Rebind(`INSERT INTO sicknesses (id, employee_id, start_date, end_date, half_start, half_end, status, listed, origin)
+SELECT 990001, employee_id, end_date, end_date, FALSE, FALSE, 'returned', TRUE, 'source'
+FROM sicknesses WHERE end_date IS NOT NULL ORDER BY id LIMIT 1`)); err != nil {
+					t.Fatal(err)
+				}
+				followed := typedRows(t, s, all)
+				if slices.Equal(followed, stored) {
+					t.Errorf("a sickness more changed no Bradford row")
+				}
+				if _, err := s.RefreshModels(context.Background(), false); err != nil {
+					t.Fatal(err)
+				}
+				if again := typedRows(t, s, all); !slices.Equal(followed, again) {
+					t.Errorf("after the refresh model_bradford differs from what it read before it:\n%s", rowsDiff(followed, again))
+				}
+
+				// A sickness changed (a half day more) and one gone: the refresh rewrites their rows, and
+				// the table gives what the rules give.
+				if _, err := db.Exec(db.Rebind(`UPDATE sicknesses SET half_start = TRUE WHERE id = (SELECT min(id) FROM sicknesses WHERE listed)`)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.Exec(db.Rebind(`DELETE FROM sicknesses WHERE id = 990001`)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.RefreshModels(context.Background(), false); err != nil {
+					t.Fatal(err)
+				}
+				fresh := typedRows(t, s, all)
+				stale()
+				if live := typedRows(t, s, all); !slices.Equal(fresh, live) {
+					t.Errorf("after a change and its refresh, model_bradford from the stored table differs from the live rules:\n%s", rowsDiff(fresh, live))
+				}
+			})
+		})
+	}
+}
+
+// typedRows is modelRows with each value's Go type beside its text, nothing normalized: 2 and
+// 2.0 differ, as a client reading them sees.
+func typedRows(t *testing.T, s *sink.Store, query string) []string {
+	t.Helper()
+	rows, err := sinktest.DB(s).Query(query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		fields := make([]string, len(vals))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				v = string(b)
+			}
+			fields[i] = fmt.Sprintf("%T:%v", v, v)
+		}
+		out = append(out, strings.Join(fields, "|"))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// rowsDiff names the first rows where a and b differ.
+func rowsDiff(a, b []string) string {
+	var out []string
+	for i := range max(len(a), len(b)) {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			out = append(out, fmt.Sprintf("row %d:\n  %s\n  %s", i, x, y))
+			if len(out) == 5 {
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d and %d rows; %s", len(a), len(b), strings.Join(out, "\n"))
+}
+
+// TestErasureDeletesSicknessDays: an erasure of a person, or of one of their sicknesses, deletes
+// what the models' refresh stored of it (model_sickness_working_days: health data), and says so
+// in its counts; the other rows stay, on both backends.
+func TestErasureDeletesSicknessDays(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		ctx := context.Background()
+		loadAbsenceFixture(t, s)
+		rowsOf := func(where string) []string {
+			t.Helper()
+			return modelRows(t, s, `SELECT count(*) FROM model_sickness_working_days WHERE `+where)
+		}
+		checkRows(t, "34's rows before", rowsOf("employee_id = 34"), []string{"4"})
+		others := rowsOf("employee_id NOT IN (34, 31)")
+		res, err := s.EraseEmployee(ctx, 34, []v1.Class{v1.Health}, "asked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Rows["model_sickness_working_days"]; got != 4 {
+			t.Errorf("the erasure counts %d rows of model_sickness_working_days, want 4 (%v)", got, res.Rows)
+		}
+		checkRows(t, "34's rows after", rowsOf("employee_id = 34"), []string{"0"})
+		checkRows(t, "the others' rows", rowsOf("employee_id NOT IN (34, 31)"), others)
+
+		res, err = s.EraseRecords(ctx, "sicknesses", []int64{1}, []v1.Class{v1.Health}, sink.ErasureCauseRequest, "asked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, "sickness 1's rows after", rowsOf("id = 1"), []string{"0"})
+		if res.Rows["model_sickness_working_days"] == 0 {
+			t.Errorf("the record erasure counts no rows of model_sickness_working_days (%v)", res.Rows)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,20 +57,23 @@ func (s *Store) FindEmployees(ctx context.Context, q EmployeeQuery) ([]EmployeeM
 	}
 	defer func() { _ = tx.Rollback() }()
 	// Every name and email each person has had: their row's and its versions'.
-	rows, err := tx.QueryContext(ctx, `SELECT id, coalesce(first_name, ''), coalesce(last_name, ''), coalesce(email, '') FROM employees
-UNION SELECT id, coalesce(first_name, ''), coalesce(last_name, ''), coalesce(email, '') FROM employees_history`)
+	// The members the source sent beyond the typed ones (extra) are read too: a leaver writes
+	// from a personal address (personal_email, say), not the work one they no longer have.
+	rows, err := tx.QueryContext(ctx, `SELECT id, coalesce(first_name, ''), coalesce(last_name, ''), coalesce(email, ''), coalesce(CAST(extra AS TEXT), '') FROM employees
+UNION SELECT id, coalesce(first_name, ''), coalesce(last_name, ''), coalesce(email, ''), coalesce(CAST(extra AS TEXT), '') FROM employees_history`)
 	if err != nil {
 		return nil, fmt.Errorf("find employees: %w", err)
 	}
 	found := map[int64]bool{}
 	for rows.Next() {
 		var id int64
-		var first, last, mail string
-		if err := rows.Scan(&id, &first, &last, &mail); err != nil {
+		var first, last, mail, extra string
+		if err := rows.Scan(&id, &first, &last, &mail, &extra); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("find employees: %w", err)
 		}
-		if (email != "" && normalEmail(mail) == email) || (len(words) > 0 && namesMatch(words, first+" "+last)) {
+		if (email != "" && (normalEmail(mail) == email || slices.Contains(extraEmails(extra), email))) ||
+			(len(words) > 0 && namesMatch(words, first+" "+last)) {
 			found[id] = true
 		}
 	}
@@ -100,6 +104,28 @@ FROM employees e LEFT JOIN departments dep ON dep.id = e.department_id WHERE e.i
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// extraEmails are the addresses among the members the source sent beyond the typed ones (a
+// JSON object): the text of each member whose name holds "email" in any case (personal_email,
+// workEmail…), normalized (normalEmail). Nothing when extra is not an object.
+func extraEmails(extra string) []string {
+	if extra == "" {
+		return nil
+	}
+	var members map[string]any
+	if json.Unmarshal([]byte(extra), &members) != nil {
+		return nil
+	}
+	var out []string
+	for name, v := range members {
+		if text, ok := v.(string); ok && strings.Contains(strings.ToLower(name), "email") {
+			if e := normalEmail(text); e != "" {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
 }
 
 // foldName is s without case or accents: "Zoë" and "ZOE" are "zoe".

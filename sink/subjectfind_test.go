@@ -22,7 +22,7 @@ func TestSubjectFindEmployees(t *testing.T) {
 			sinktest.WalkEmployees(t, s, sinktest.Employees(t,
 				`{"id":1,"first_name":"Zoë","last_name":"Brontë","email":"zoe.b@example.com","status":"Current employee","company_join_date":"2020-01-06","department":{"id":5,"name":"Research"}}`,
 				`{"id":2,"first_name":"ZOE","last_name":"Bronte-Smith","email":"zoe@example.com","status":"Ex-employee","leaving_date":"2024-05-31"}`,
-				`{"id":3,"first_name":"Anne","last_name":"Brontë","email":"anne@example.com"}`), 10, sink.MergeOptions{})
+				`{"id":3,"first_name":"Anne","last_name":"Brontë","email":"anne@example.com","personal_email":"Anne.B@Home.example","Mobile_Email":7}`), 10, sink.MergeOptions{})
 			ctx := context.Background()
 			for _, tc := range []struct {
 				q    sink.EmployeeQuery
@@ -37,6 +37,8 @@ func TestSubjectFindEmployees(t *testing.T) {
 				{sink.EmployeeQuery{Email: "P.ONE@example.com "}, "[100]"}, // an earlier email
 				{sink.EmployeeQuery{Email: "zoe@example.com"}, "[2]"},
 				{sink.EmployeeQuery{Email: "nobody@example.com"}, "[]"},
+				{sink.EmployeeQuery{Email: "anne.b@home.example"}, "[3]"}, // a personal address the source sent
+				{sink.EmployeeQuery{Email: "7"}, "[]"},                    // a member named email that holds no text
 			} {
 				found, err := s.FindEmployees(ctx, tc.q)
 				if err != nil {

@@ -15,7 +15,8 @@ import (
 // inventoryCommand is hrsync inventory: the data inventory a data protection officer asks for
 // first. By default, its summary for the record of processing: by table and class of personal
 // data, how many columns and declared members, the retention that applies, and which serve keys
-// (by name) read it; with --columns, every column of the warehouse with its class and what
+// (by name) read it, a table's history folded into its rows where it holds the same, and the
+// tables that hold no personal data named at the end; with --columns, every column of the warehouse with its class and what
 // happens to it over time. It needs no warehouse: the inventory is the build's declarations,
 // which TestInventoryIsTheWarehouse holds to the migrated tables, and the members the
 // configuration classes (personal_data.members), listed as rows of their extra column; the keys

@@ -40,15 +40,84 @@ type SummaryRow struct {
 	Keys []string
 	// Served is whether serve serves the table (a collection, by its name).
 	Served bool
+	// History is, when the table's history (Table_history) holds the same columns of every
+	// class of personal data, with the same retention, its name: the row stands for both, its
+	// Columns counted once (the table's); "" otherwise. Serve does not serve a history.
+	History string
+}
+
+// An InventorySummary is the inventory's summary for the record of processing: what each table
+// holds of each class of personal data, and the tables that hold none.
+type InventorySummary struct {
+	// Rows are the tables' classes of personal data (never v1.NotPersonal), a history folded
+	// into its table's rows where it holds the same (SummaryRow.History).
+	Rows []SummaryRow
+	// NoPersonal are the tables that hold no personal data at all, in the inventory's order.
+	NoPersonal []string
 }
 
 // Summary is the inventory's summary by table and class, for the record of processing: for each
-// table (in the inventory's order) and each class it holds (in v1.Classes order), how many
-// columns and declared members, the retention that applies under rules, and which of keys read
-// it (server.Readable by decls: a key that may read the collection reads its not_personal ids;
-// another class, when it reads a member of it, or one no declaration names of that class). A
-// key's scope that does not compile is an error naming the key.
-func Summary(rules retention.Rules, decls v1.Declarations, keys []config.KeyScope) ([]SummaryRow, error) {
+// table (in the inventory's order) and each class of personal data it holds (in v1.Classes
+// order), how many columns and declared members, the retention that applies under rules, and
+// which of keys read it (server.Readable by decls: a key reads a class when it reads a member of
+// it, or one no declaration names of that class). A table's history is folded into its rows when
+// it holds the same columns of each class of personal data with the same retention, and kept
+// distinct otherwise; the tables with no personal data are named in NoPersonal. A key's scope
+// that does not compile is an error naming the key.
+func Summary(rules retention.Rules, decls v1.Declarations, keys []config.KeyScope) (InventorySummary, error) {
+	rows, err := summaryRows(rules, decls, keys)
+	if err != nil {
+		return InventorySummary{}, err
+	}
+	return foldHistories(rows), nil
+}
+
+// foldHistories leaves out rows' not_personal rows, naming the tables that have no other in
+// NoPersonal, and folds each table's history (Table_history) into its rows when its rows are of
+// the same classes, columns and retention.
+func foldHistories(rows []SummaryRow) InventorySummary {
+	personal := map[string][]SummaryRow{}
+	var tables []string
+	for _, r := range rows {
+		if !slices.Contains(tables, r.Table) {
+			tables = append(tables, r.Table)
+		}
+		if r.Class != v1.NotPersonal {
+			personal[r.Table] = append(personal[r.Table], r)
+		}
+	}
+	// sameAs is whether two tables' rows of personal data are of the same classes, columns and
+	// retention.
+	sameAs := func(a, b []SummaryRow) bool {
+		return slices.EqualFunc(a, b, func(x, y SummaryRow) bool {
+			return x.Class == y.Class && x.Columns == y.Columns && x.Retention == y.Retention
+		})
+	}
+	var out InventorySummary
+	for _, table := range tables {
+		rows := personal[table]
+		if len(rows) == 0 {
+			out.NoPersonal = append(out.NoPersonal, table)
+			continue
+		}
+		if base, ok := strings.CutSuffix(table, "_history"); ok && slices.Contains(tables, base) && sameAs(personal[base], rows) {
+			continue // folded into its table's rows
+		}
+		hist := table + "_history"
+		folded := slices.Contains(tables, hist) && sameAs(rows, personal[hist])
+		for _, r := range rows {
+			if folded {
+				r.History = hist
+			}
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return out
+}
+
+// summaryRows are the inventory's rows by table and class, not_personal and each history
+// included.
+func summaryRows(rules retention.Rules, decls v1.Declarations, keys []config.KeyScope) ([]SummaryRow, error) {
 	reads := make([]map[string]server.Reading, len(keys))
 	for i, k := range keys {
 		r, err := server.Readable(k.Scope, decls)
@@ -147,13 +216,17 @@ func countMembers(fields []v1.Field, c v1.Class) int {
 }
 
 // WriteSummary writes Summary as format: "text" (aligned columns), "csv" or "markdown" (the
-// summary of docs/personal-data.md). An unknown format is an error wrapping ErrFormat, nothing
-// written.
+// summary of docs/personal-data.md). Text and markdown name a table whose history is folded into
+// its rows "TABLE (and its history)", say what that means under the table when there is one, and
+// end with a line naming the tables that hold no personal data; CSV is one row per table and
+// class, its history column the history's name when the row stands for it too, then one row of
+// class "none" (0 columns) per table that holds no personal data. An unknown format is an error
+// wrapping ErrFormat, nothing written.
 func WriteSummary(w io.Writer, format string, rules retention.Rules, decls v1.Declarations, keys []config.KeyScope) error {
 	if format != "text" && format != "csv" && format != "markdown" {
 		return fmt.Errorf("--format %q: %w", format, ErrFormat)
 	}
-	rows, err := Summary(rules, decls, keys)
+	sum, err := Summary(rules, decls, keys)
 	if err != nil {
 		return err
 	}
@@ -166,38 +239,83 @@ func WriteSummary(w io.Writer, format string, rules retention.Rules, decls v1.De
 		if r.Undeclared {
 			members += " + undeclared"
 		}
-		keys := "not served"
-		switch {
-		case r.Served && len(r.Keys) == 0:
-			keys = "none"
-		case r.Served:
-			keys = strings.Join(r.Keys, ", ")
-		}
-		return []string{r.Table, r.Class.String(), strconv.Itoa(r.Columns), members, r.Retention, keys}
+		return []string{r.Table, r.Class.String(), strconv.Itoa(r.Columns), members, r.Retention, keysCell(r.Served, r.Keys)}
 	}
+	const andHistory = " (and its history)"
+	folded := slices.ContainsFunc(sum.Rows, func(r SummaryRow) bool { return r.History != "" })
+	historyNote := func(history string) string {
+		return `"(and its history)": the table's ` + history + " table holds every version of the same columns " +
+			"of each class, with the same retention, counted once here; serve does not serve it."
+	}
+	noPersonal := "No personal data in: " + strings.Join(sum.NoPersonal, ", ") + "."
 	switch format {
 	case "text":
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, strings.ToUpper(strings.Join(header, "\t")))
-		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
+		for _, r := range sum.Rows {
+			c := cells(r)
+			if r.History != "" {
+				c[0] += andHistory
+			}
+			fmt.Fprintln(tw, strings.Join(c, "\t"))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if folded || len(sum.NoPersonal) > 0 {
+			fmt.Fprintln(w)
+		}
+		if folded {
+			fmt.Fprintln(w, historyNote("_history"))
+		}
+		if len(sum.NoPersonal) > 0 {
+			fmt.Fprintln(w, noPersonal)
+		}
+		return nil
 	case "csv":
 		cw := csv.NewWriter(w)
-		_ = cw.Write(header)
-		for _, r := range rows {
-			_ = cw.Write(cells(r))
+		_ = cw.Write(append(header, "history"))
+		for _, r := range sum.Rows {
+			_ = cw.Write(append(cells(r), r.History))
+		}
+		served := server.Collections()
+		for _, t := range sum.NoPersonal {
+			_ = cw.Write([]string{t, "none", "0", "-", "", keysCell(slices.Contains(served, t), nil), ""})
 		}
 		cw.Flush()
 		return cw.Error()
 	}
 	fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
 	fmt.Fprintln(w, strings.Repeat("|---", len(header))+"|")
-	for _, r := range rows {
+	for _, r := range sum.Rows {
 		c := cells(r)
 		c[0] = "`" + c[0] + "`"
+		if r.History != "" {
+			c[0] += andHistory
+		}
 		fmt.Fprintln(w, "| "+strings.Join(c, " | ")+" |")
 	}
+	if folded {
+		fmt.Fprintln(w, "\n"+historyNote("`_history`"))
+	}
+	if len(sum.NoPersonal) > 0 {
+		ticked := make([]string, len(sum.NoPersonal))
+		for i, t := range sum.NoPersonal {
+			ticked[i] = "`" + t + "`"
+		}
+		fmt.Fprintln(w, "\nNo personal data in: "+strings.Join(ticked, ", ")+".")
+	}
 	return nil
+}
+
+// keysCell is the serve keys cell: "not served" for a table serve does not serve, "none" for one
+// no key reads, else the keys' names.
+func keysCell(served bool, keys []string) string {
+	switch {
+	case !served:
+		return "not served"
+	case len(keys) == 0:
+		return "none"
+	}
+	return strings.Join(keys, ", ")
 }

@@ -209,10 +209,11 @@ func TestErasureDeletesSicknessDays(t *testing.T) {
 // pattern's week once (schema 0030), not in each of its uses. SQLite flattens a joined view
 // into the query and copies its expression into every place its column is read: 0029's
 // model_bradford, joining model_pattern_weeks, compiled to hundreds of casts of the pattern's
-// hours to real (eight a use of the week: 832 through this driver, 416 in the sqlite3 shell's older SQLite), and spent most of a
-// month end's read on them (4.3 s at 20,000 employees through the Go driver; 1.0 s once). The
-// bytecode of one as_of is counted: the eight casts of model_pattern_weeks itself, once. Postgres plans otherwise: the numbers themselves
-// are held by the other Bradford tests on both backends.
+// hours to real (eight a use of the week: 832 through this driver, 416 in the sqlite3 shell's
+// older SQLite), and spent most of a month end's read on them (4.3 s at 20,000 employees
+// through the Go driver; 1.0 s once). The bytecode of one as_of is counted: the eight casts of
+// model_pattern_weeks itself, once. Postgres plans otherwise: the numbers themselves are held
+// by the other Bradford tests on both backends.
 func TestBradfordWorksOutPatternWeeksOnce(t *testing.T) {
 	s := openSQLite(t)
 	rows, err := sinktest.DB(s).QueryContext(context.Background(), `EXPLAIN SELECT * FROM model_bradford WHERE as_of = '2022-06-30'`)

@@ -12,55 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/browsertest"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	v1 "github.com/hrsync/hrsync/source/v1"
 )
-
-// chromiumPaths are where Debian's and others' packages put Chromium.
-var chromiumPaths = []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chromium"}
-
-// chromium is the path of a headless-capable Chromium, installed with apt-get when missing and
-// the test runs as root (as CI does; scripts/test.sh installs what the tests need the same
-// way), as hrreport's browser test finds it; skipped otherwise, saying how to install it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	find := func() string {
-		for _, p := range chromiumPaths {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-		if p, err := exec.LookPath("chromium"); err == nil {
-			return p
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("chromium is not installed and the test is not root: sudo apt-get install -y chromium")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("chromium is not installed and there is no apt-get to install it")
-	}
-	for _, args := range [][]string{
-		{"-o", "DPkg::Lock::Timeout=600", "update"},
-		{"-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends", "chromium"},
-	} {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	if p := find(); p != "" {
-		return p
-	}
-	t.Fatal("apt-get installed chromium, yet it is not found")
-	return ""
-}
 
 // leaverConfig is a configuration stating purposes, lawful basis, recipients, keys of the
 // replica (one denied classes) and retention.
@@ -130,7 +86,7 @@ func TestSubjectAccessBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no browser")
 	}
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	env, configPath := leaverWarehouse(t)
 	out := t.ArtifactDir()
 	var stdout, stderr bytes.Buffer

@@ -20,55 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/browsertest"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/hrreport"
 )
-
-// chromiumPaths are where Debian's and others' packages put Chromium.
-var chromiumPaths = []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chromium"}
-
-// chromium is the path of a headless-capable Chromium, installed with apt-get when missing and
-// the test runs as root (as CI does, on a clean Debian with no stdin: scripts/test.sh installs
-// what the tests need the same way); skipped otherwise, saying how to install it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	find := func() string {
-		for _, p := range chromiumPaths {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-		if p, err := exec.LookPath("chromium"); err == nil {
-			return p
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("chromium is not installed and the test is not root: sudo apt-get install -y chromium")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("chromium is not installed and there is no apt-get to install it")
-	}
-	t.Log("installing chromium with apt-get (once per machine)")
-	for _, args := range [][]string{
-		{"-o", "DPkg::Lock::Timeout=600", "update"},
-		{"-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends", "chromium"},
-	} {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		cmd.Stdin = nil
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("apt-get %s: %v\n%s", strings.Join(args, " "), err, lastLines(out, 20))
-		}
-	}
-	p := find()
-	if p == "" {
-		t.Fatal("apt-get installed chromium, yet it is not found")
-	}
-	return p
-}
 
 func lastLines(b []byte, n int) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -123,7 +77,7 @@ func TestReportBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no browser")
 	}
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	_, _, page := pages(t, "sqlite")
 	dir := t.ArtifactDir()
 	html := filepath.Join(dir, "report.html")
@@ -364,7 +318,7 @@ func TestReportBrowserDepartments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no browser")
 	}
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	for _, n := range []int{1, 8, 41, 200} {
 		t.Run(fmt.Sprintf("%d departments", n), func(t *testing.T) {
 			t.Parallel()

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/browsertest"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/hrreport"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -98,7 +99,7 @@ func TestReportLongNameInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no browser")
 	}
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	page := bradfordPage(t, longName)
 	dir := t.ArtifactDir()
 	file := filepath.Join(dir, "long-name.html")

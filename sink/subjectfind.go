@@ -2,14 +2,13 @@ package sink
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode"
 
+	"github.com/jmoiron/sqlx"
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
@@ -88,18 +87,38 @@ UNION SELECT id, coalesce(first_name, ''), coalesce(last_name, ''), coalesce(ema
 			}
 		}
 	})
+	// What tells the matches apart, from their current rows, a bounded batch of ids a query.
 	d := s.d
-	query := tx.Rebind(`SELECT e.id, coalesce(e.first_name, ''), coalesce(e.last_name, ''), coalesce(dep.name, ''), coalesce(e.status, ''),
-  coalesce(` + d.read(KindDate, "e.company_join_date") + `, ''), coalesce(` + d.read(KindDate, "e.leaving_date") + `, '')
-FROM employees e LEFT JOIN departments dep ON dep.id = e.department_id WHERE e.id = ?`)
+	byID := make(map[int64]EmployeeMatch, len(ids))
+	for batch := range slices.Chunk(ids, 500) {
+		query, args, err := sqlx.In(`SELECT e.id, coalesce(e.first_name, ''), coalesce(e.last_name, ''), coalesce(dep.name, ''), coalesce(e.status, ''),
+  coalesce(`+d.read(KindDate, "e.company_join_date")+`, ''), coalesce(`+d.read(KindDate, "e.leaving_date")+`, '')
+FROM employees e LEFT JOIN departments dep ON dep.id = e.department_id WHERE e.id IN (?)`, batch)
+		if err != nil {
+			return nil, fmt.Errorf("find employees: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, tx.Rebind(query), args...)
+		if err != nil {
+			return nil, fmt.Errorf("find employees: %w", err)
+		}
+		for rows.Next() {
+			var m EmployeeMatch
+			if err := rows.Scan(&m.ID, &m.FirstName, &m.LastName, &m.Department, &m.Status, &m.JoinDate, &m.LeavingDate); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find employees: %w", err)
+			}
+			byID[m.ID] = m
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find employees: %w", err)
+		}
+	}
 	out := make([]EmployeeMatch, 0, len(ids))
 	for _, id := range ids {
-		var m EmployeeMatch
-		err := tx.QueryRowxContext(ctx, query, id).Scan(&m.ID, &m.FirstName, &m.LastName, &m.Department, &m.Status, &m.JoinDate, &m.LeavingDate)
-		if errors.Is(err, sql.ErrNoRows) {
+		m, ok := byID[id]
+		if !ok {
 			m = EmployeeMatch{ID: id} // only in the history (a row removed since): known by its id
-		} else if err != nil {
-			return nil, fmt.Errorf("find employees: %w", err)
 		}
 		out = append(out, m)
 	}

@@ -33,6 +33,29 @@ func wantMode(t *testing.T, path string, want fs.FileMode) {
 	}
 }
 
+// fileAll files what the tests below drop: named.csv in the folder and other.csv elsewhere, each
+// named on its own (reports/ and a report beside other.csv), then the rest of the folder
+// (processed/, failed/).
+func fileAll(t *testing.T, o *onboard.Onboarder, dir, elsewhere string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := o.ProcessPath(ctx, filepath.Join(dir, "named.csv"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.ProcessPath(ctx, filepath.Join(elsewhere, "other.csv"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "named.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.ProcessDir(ctx, dir, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// filedResults are the files fileAll leaves in the folder: those it moved and the reports.
+var filedResults = []string{"processed/good.csv", "processed/good.result.csv", "failed/unreadable.csv", "failed/unreadable.result.csv", "reports/named.csv.result.csv"}
+
 // TestOnboardingFilesArePrivate: under the usual umask 022, the folders onboarding makes
 // (processed/, failed/, reports/) are 0700, and the reports and the files it moves 0600, a file
 // dropped 0644 included; a report written over an older one is 0600 too.
@@ -59,23 +82,11 @@ func TestOnboardingFilesArePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{Folder: dir})
-	ctx := context.Background()
-	if _, err := o.ProcessPath(ctx, filepath.Join(dir, "named.csv"), ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.ProcessPath(ctx, filepath.Join(elsewhere, "other.csv"), ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(dir, "named.csv")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.ProcessDir(ctx, dir, 0); err != nil {
-		t.Fatal(err)
-	}
+	fileAll(t, o, dir, elsewhere)
 	for _, d := range []string{"processed", "failed", "reports"} {
 		wantMode(t, filepath.Join(dir, d), 0o700)
 	}
-	for _, f := range []string{"processed/good.csv", "processed/good.result.csv", "failed/unreadable.csv", "failed/unreadable.result.csv", "reports/named.csv.result.csv"} {
+	for _, f := range filedResults {
 		wantMode(t, filepath.Join(dir, f), 0o600)
 	}
 	wantMode(t, filepath.Join(elsewhere, "other.csv.result.csv"), 0o600)
@@ -216,24 +227,12 @@ func TestOnboardingResultsForAGroup(t *testing.T) {
 	}
 	access := onboard.Access{Mode: 0o640, Group: gid, SetGroup: true}
 	o := onboard.New(fastClient(t, up, client.Options{}), store, onboard.Options{Folder: dir, Access: access})
-	ctx := context.Background()
-	if _, err := o.ProcessPath(ctx, filepath.Join(dir, "named.csv"), ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.ProcessPath(ctx, filepath.Join(elsewhere, "other.csv"), ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(dir, "named.csv")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.ProcessDir(ctx, dir, 0); err != nil {
-		t.Fatal(err)
-	}
+	fileAll(t, o, dir, elsewhere)
 	for _, d := range []string{"processed", "failed", "reports"} {
 		wantMode(t, filepath.Join(dir, d), 0o750)
 		wantGroup(t, filepath.Join(dir, d), gid)
 	}
-	for _, f := range []string{"processed/good.csv", "processed/good.result.csv", "failed/unreadable.csv", "failed/unreadable.result.csv", "reports/named.csv.result.csv"} {
+	for _, f := range filedResults {
 		wantMode(t, filepath.Join(dir, f), 0o640)
 		wantGroup(t, filepath.Join(dir, f), gid)
 	}

@@ -37,7 +37,7 @@ func Chromium(t testing.TB) string {
 		cmd := exec.Command("apt-get", args...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("apt-get %s: %v\n%s", strings.Join(args, " "), err, lastLines(out, 20))
+			t.Fatalf("apt-get %s: %v\n%s", strings.Join(args, " "), err, LastLines(out, 20))
 		}
 	}
 	p := find()
@@ -59,8 +59,8 @@ func find() string {
 	return ""
 }
 
-// lastLines is the last n lines of b: what apt-get says last is why it failed.
-func lastLines(b []byte, n int) string {
+// LastLines is the last n lines of b: what a failing browser or apt-get says last is why.
+func LastLines(b []byte, n int) string {
 	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

@@ -24,11 +24,6 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/hrreport"
 )
 
-func lastLines(b []byte, n int) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
 // proxyLog is a proxy that answers nothing and records every request a browser sends it: a
 // page that loads nothing sends none.
 type proxyLog struct {
@@ -101,7 +96,7 @@ func TestReportBrowser(t *testing.T) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", browser, strings.Join(extra, " "), err, lastLines([]byte(stderr.String()), 30))
+			t.Fatalf("%s %s: %v\n%s", browser, strings.Join(extra, " "), err, browsertest.LastLines([]byte(stderr.String()), 30))
 		}
 		return out
 	}
@@ -295,11 +290,11 @@ func measurePage(t *testing.T, browser, dir, name, page string) pageCheck {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", browser, err, lastLines([]byte(stderr.String()), 30))
+		t.Fatalf("%s: %v\n%s", browser, err, browsertest.LastLines([]byte(stderr.String()), 30))
 	}
 	m := regexp.MustCompile(`data-check="([^"]*)"`).FindSubmatch(out)
 	if m == nil {
-		t.Fatalf("the page did not say what it measured:\n%s", lastLines(out, 20))
+		t.Fatalf("the page did not say what it measured:\n%s", browsertest.LastLines(out, 20))
 	}
 	var c pageCheck
 	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &c); err != nil {

@@ -117,11 +117,11 @@ func TestReportLongNameInBrowser(t *testing.T) {
 		out, err := cmd.Output()
 		cancel()
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", browser, err, lastLines([]byte(stderr.String()), 30))
+			t.Fatalf("%s: %v\n%s", browser, err, browsertest.LastLines([]byte(stderr.String()), 30))
 		}
 		m := regexp.MustCompile(`data-layout="(\d+) (\d+) (\d+)"`).FindStringSubmatch(string(out))
 		if m == nil {
-			t.Fatalf("width %d: the page did not say its layout:\n%s", width, lastLines(out, 20))
+			t.Fatalf("width %d: the page did not say its layout:\n%s", width, browsertest.LastLines(out, 20))
 		}
 		right, _ := strconv.Atoi(m[1])
 		viewport, _ := strconv.Atoi(m[2])

@@ -116,38 +116,12 @@ FROM sicknesses WHERE end_date IS NOT NULL ORDER BY id LIMIT 1`)); err != nil {
 // 2.0 differ, as a client reading them sees.
 func typedRows(t *testing.T, s *sink.Store, query string) []string {
 	t.Helper()
-	rows, err := sinktest.DB(s).Query(query)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+	return queryRows(t, s, func(v any) string {
+		if b, ok := v.([]byte); ok {
+			v = string(b)
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		fields := make([]string, len(vals))
-		for i, v := range vals {
-			if b, ok := v.([]byte); ok {
-				v = string(b)
-			}
-			fields[i] = fmt.Sprintf("%T:%v", v, v)
-		}
-		out = append(out, strings.Join(fields, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+		return fmt.Sprintf("%T:%v", v, v)
+	}, query)
 }
 
 // rowsDiff names the first rows where a and b differ.

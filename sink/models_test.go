@@ -146,6 +146,12 @@ func loadModelsFixture(t *testing.T, s *sink.Store) {
 // both backends: dates as YYYY-MM-DD, numbers in their shortest form, NULL as NULL.
 func modelRows(t *testing.T, s *sink.Store, query string, args ...any) []string {
 	t.Helper()
+	return queryRows(t, s, modelValue, query, args...)
+}
+
+// queryRows runs query on s and gives each row as its values, each written by value, joined by |.
+func queryRows(t *testing.T, s *sink.Store, value func(any) string, query string, args ...any) []string {
+	t.Helper()
 	db := sinktest.DB(s)
 	rows, err := db.QueryContext(context.Background(), db.Rebind(query), args...)
 	if err != nil {
@@ -168,7 +174,7 @@ func modelRows(t *testing.T, s *sink.Store, query string, args ...any) []string 
 		}
 		fields := make([]string, len(vals))
 		for i, v := range vals {
-			fields[i] = modelValue(v)
+			fields[i] = value(v)
 		}
 		out = append(out, strings.Join(fields, "|"))
 	}

@@ -26,6 +26,9 @@ type ModelRefresh struct {
 	// Tables are the tables the models read, written with them when stale (or forced): the
 	// sicknesses' working days model_bradford reads (schema 0029).
 	Tables []string
+	// TableRows counts the rows of Tables the refresh deleted or inserted: only the rows that
+	// changed are written (a refresh after a day's sync writes a few of hundreds of thousands).
+	TableRows int
 	// Took is how long the refresh took, the check included.
 	Took time.Duration
 }
@@ -82,9 +85,11 @@ FROM model_refreshes r WHERE r.model = ?`+lock), m).Scan(&fresh)
 		}
 		began := time.Now()
 		if m == sicknessDaysTable {
-			if _, err := s.writeSicknessDays(ctx, tx); err != nil {
+			n, err := s.writeSicknessDays(ctx, tx)
+			if err != nil {
 				return r, fmt.Errorf("refresh %s: %w", m, err)
 			}
+			r.TableRows += n
 		} else {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+m); err != nil {
 				return r, fmt.Errorf("refresh %s: %w", m, err)

@@ -99,8 +99,17 @@ FROM sicknesses WHERE end_date IS NOT NULL ORDER BY id LIMIT 1`)); err != nil {
 				if _, err := db.Exec(db.Rebind(`DELETE FROM sicknesses WHERE id = 990001`)); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := s.RefreshModels(context.Background(), false); err != nil {
+				r, err := s.RefreshModels(context.Background(), false)
+				if err != nil {
 					t.Fatal(err)
+				}
+				// Only the rows of the two sicknesses are written (a piece each, deleted and
+				// inserted again, or deleted), not the table's every row.
+				if r.TableRows == 0 || r.TableRows > 4 {
+					t.Errorf("the refresh after two sicknesses changed wrote %d rows of the table, want 1 to 4", r.TableRows)
+				}
+				if r, err := s.RefreshModels(context.Background(), true); err != nil || r.TableRows != 0 {
+					t.Errorf("a forced refresh with nothing changed wrote %d rows of the table (%v), want none", r.TableRows, err)
 				}
 				fresh := typedRows(t, s, all)
 				stale()

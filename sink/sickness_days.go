@@ -43,7 +43,8 @@ type sicknessSpan struct {
 
 // writeSicknessDays writes model_sickness_working_days, within tx, from the warehouse as tx
 // sees it: each piece's rules of model_bradford (schema/postgres/0028_models_working_days.sql)
-// with no window, that is from the employment's first day to today. It returns how many rows.
+// with no window, that is from the employment's first day to today. It returns how many rows
+// it deleted or inserted (only those that changed: writeSicknessDaysDiff).
 func (s *Store) writeSicknessDays(ctx context.Context, tx *sqlx.Tx) (int, error) {
 	pg := s.d.name() == schema.Postgres
 	dn := func(expr string) string {
@@ -159,7 +160,7 @@ LEFT JOIN cal ec ON ec.employee_id = k.employee_id`
 			return 0, fmt.Errorf("analyze %s: %w", sicknessDaysTable, err)
 		}
 	}
-	return len(out), nil
+	return n, nil
 }
 
 // sicknessKey is a row's key in model_sickness_working_days, and sicknessValue the rest of it,

@@ -31,6 +31,10 @@ type dialect interface {
 	pick(k Kind, expr string) string
 	// now is the current time as a SQL expression, as timestamps are stored.
 	now() string
+	// jsonMembers is the members of a JSON object column expr as a relation aliased e for a
+	// FROM list (with e.key their names), the condition that a member holds a value (not null,
+	// not empty), and the member's value as text.
+	jsonMembers(expr string) (from, filled, value string)
 	// stage inserts rows (each a value per column of cols) into table, within tx.
 	stage(ctx context.Context, tx *sqlx.Tx, table string, cols []string, rows [][]any) error
 	// serializeWrites makes tx wait for, then exclude, the other writers of the served tables

@@ -48,6 +48,9 @@ type Load struct {
 	// erasedMax the last erasure's id then: a merge refuses what was staged before a later one.
 	erased    *erasedSet
 	erasedMax int64
+	// values counts the distinct values staged of each of the table's columns (the load's
+	// profile: LoadProfile).
+	values *distinctCounter
 }
 
 // Window is the part of a dated collection a walk covers: the records the source's date
@@ -106,14 +109,18 @@ type MergeOptions struct {
 	// Complete says the walk was verified complete: only then are records the source no longer
 	// lists soft-deleted.
 	Complete bool
-	// MaxDeleteShare refuses deletions when more than this share of the served records would go
-	// (DefaultMaxDeleteShare when 0); AllowMassDelete lifts the guard.
-	MaxDeleteShare  float64
+	// Guards are the load guards' thresholds for the collection (zero fields: DefaultGuards).
+	Guards GuardSettings
+	// Accept lets through the guards of these keys (Hold.Key) should they trip: the holds a
+	// person accepted (hrsync sync --accept) and those a setting accepts for good. A tripped
+	// guard accepted is still recorded (Hold.Accepted). AllowMassDelete accepts the shrink guard.
+	Accept          []string
 	AllowMassDelete bool
 }
 
-// DefaultMaxDeleteShare is the deletion guard's default: a complete walk may soft-delete at most
-// this share of the served records (sync.max_delete_share).
+// DefaultMaxDeleteShare is the shrink guard's default: a complete walk may soft-delete at most
+// this share of the served records (sync.max_delete_share), and at least
+// DefaultGuards.MinRecords.
 const DefaultMaxDeleteShare = 0.10
 
 // MergeResult counts what a merge did (or, for a dry run, would do). Inserted are records new to
@@ -126,9 +133,18 @@ type MergeResult struct {
 	// starts with) that gave way to the source's records: retired, not served, but not the
 	// source's deletions, so not counted in Deleted.
 	SeedRetired int64
-	// DeletionsRefused counts the soft deletes the guard refused, and GuardReason says why.
+	// Holds are the guards the load tripped (none, the rule); when one of them is not accepted
+	// the load was held (Held): nothing of it was written. DeletionsRefused counts the soft
+	// deletes a held load would have made.
+	Holds            []Hold
 	DeletionsRefused int64
-	GuardReason      string
+	// Profile is the load's profile, which the guards weighed.
+	Profile LoadProfile
+}
+
+// Held reports whether a guard held the load: one tripped that was not accepted.
+func (r MergeResult) Held() bool {
+	return slices.ContainsFunc(r.Holds, func(h Hold) bool { return !h.Accepted })
 }
 
 // BeginLoad starts staging a walk of one resource.
@@ -137,7 +153,7 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 	if t == nil {
 		return nil, fmt.Errorf("begin load: unknown resource %q", r)
 	}
-	l := &Load{s: s, resource: r, t: t, table: "stage_" + t.name, cols: []string{"seq"}}
+	l := &Load{s: s, resource: r, t: t, table: "stage_" + t.name, cols: []string{"seq"}, values: newDistinctCounter(len(t.cols))}
 	defs := []string{"seq " + s.d.columnType(KindID)}
 	for _, c := range t.stagedCols() {
 		l.cols = append(l.cols, c.name)
@@ -225,6 +241,7 @@ func addRecords[T any](ctx context.Context, l *Load, c *collection[T], recs []T)
 			}
 		}
 		rows[i] = c.stageRow(l.seq+int64(i)+1, rec)
+		l.values.add(rows[i])
 	}
 	return l.stage(ctx, rows)
 }
@@ -309,6 +326,7 @@ func (l *Load) Reset(ctx context.Context) error {
 		return fmt.Errorf("reset staged %s: %w", l.resource, err)
 	}
 	l.seq = 0
+	l.values.reset()
 	return nil
 }
 
@@ -331,11 +349,8 @@ func (l *Load) Close() error {
 // holds the lock (see heldLock.prove), so that two merges under one lock never both commit; if
 // it does not, the merge fails with a *LockLostError and writes nothing.
 func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error) {
-	if opts.MaxDeleteShare <= 0 {
-		opts.MaxDeleteShare = DefaultMaxDeleteShare
-	}
 	m := merger{d: l.s.d, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen", delta: l.table + "_delta",
-		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within(), written: map[string]bool{}}
+		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within(), written: map[string]bool{}, distinct: l.values}
 	if err := stopped(ctx); err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
 	}
@@ -362,8 +377,8 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
 	}
-	if opts.DryRun {
-		return res, nil // rolled back by the deferred Rollback
+	if opts.DryRun || res.Held() {
+		return res, nil // rolled back by the deferred Rollback: a held load writes nothing
 	}
 	if l.lock != nil {
 		if err := l.lock.seal(ctx, tx); err != nil {

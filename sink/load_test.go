@@ -14,6 +14,15 @@ import (
 	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
+// idRange are the ids from first to last.
+func idRange(first, last int64) []int64 {
+	var out []int64
+	for i := first; i <= last; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 func people(n int) []v1.Employee {
 	var es []v1.Employee
 	for i := int64(1); i <= int64(n); i++ {
@@ -162,32 +171,46 @@ func TestLoadChangesAndSoftDeletes(t *testing.T) {
 	})
 }
 
-func TestDeletionGuard(t *testing.T) {
+// holdMessages are a merge's holds' messages, joined.
+func holdMessages(res sink.MergeResult) string {
+	var msgs []string
+	for _, h := range res.Holds {
+		msgs = append(msgs, h.Message)
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// TestShrinkGuard holds the present deletion guard, folded into the load guards: a complete walk
+// that would delete more than max(10 records, 10 %) of the served records is held whole.
+func TestShrinkGuard(t *testing.T) {
 	tests := []struct {
 		name       string
-		keep       int // of 50
+		n, keep    int
 		opts       sink.MergeOptions
 		deleted    int64
 		refused    int64
 		reasonHas  string
 		servedLeft int
 	}{
-		{"within the share", 45, sink.MergeOptions{Complete: true}, 5, 0, "", 45},
-		{"over the share", 44, sink.MergeOptions{Complete: true}, 0, 6, "more than the 10.0% allowed", 50},
-		{"custom share", 30, sink.MergeOptions{Complete: true, MaxDeleteShare: 0.5}, 20, 0, "", 30},
-		{"allowed mass delete", 10, sink.MergeOptions{Complete: true, AllowMassDelete: true}, 40, 0, "", 10},
-		{"source lists nobody", 0, sink.MergeOptions{Complete: true, MaxDeleteShare: 1}, 0, 50, "lists no employees", 50},
-		{"incomplete walk deletes nothing", 10, sink.MergeOptions{}, 0, 0, "", 50},
-		{"dry run", 48, sink.MergeOptions{Complete: true, DryRun: true}, 2, 0, "", 50},
+		{"within the share", 200, 185, sink.MergeOptions{Complete: true}, 15, 0, "", 185},
+		{"over the share", 200, 170, sink.MergeOptions{Complete: true}, 0, 30, "employees: 200 → 170 records (30, 15%, would be deleted; at most 10% allowed)", 200},
+		{"over the share but fewer than 10 records", 20, 12, sink.MergeOptions{Complete: true}, 8, 0, "", 12},
+		{"custom share", 200, 120, sink.MergeOptions{Complete: true, Guards: sink.GuardSettings{MaxShrink: 0.5}}, 80, 0, "", 120},
+		{"accepted by key", 200, 120, sink.MergeOptions{Complete: true, Accept: []string{"shrink:employees"}}, 80, 0, "", 120},
+		{"allowed mass delete", 200, 40, sink.MergeOptions{Complete: true, AllowMassDelete: true}, 160, 0, "", 40},
+		{"source lists nobody", 200, 0, sink.MergeOptions{Complete: true, Guards: sink.GuardSettings{MaxShrink: 1}}, 0, 200, "employees: the source lists none while the warehouse serves 200", 200},
+		{"incomplete walk deletes nothing", 200, 40, sink.MergeOptions{}, 0, 0, "", 200},
+		{"dry run", 200, 190, sink.MergeOptions{Complete: true, DryRun: true}, 10, 0, "", 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			backends(t, func(t *testing.T, s *sink.Store) {
-				es := people(50)
-				sinktest.WalkEmployees(t, s, es, 25, sink.MergeOptions{Complete: true})
-				res := sinktest.WalkEmployees(t, s, es[:tt.keep], 25, tt.opts)
-				if res.Deleted != tt.deleted || res.DeletionsRefused != tt.refused || !strings.Contains(res.GuardReason, tt.reasonHas) {
-					t.Errorf("result %+v", res)
+				es := people(tt.n)
+				sinktest.WalkEmployees(t, s, es, 100, sink.MergeOptions{Complete: true})
+				res := sinktest.WalkEmployees(t, s, es[:tt.keep], 100, tt.opts)
+				if res.Deleted != tt.deleted || res.DeletionsRefused != tt.refused || !strings.Contains(holdMessages(res), tt.reasonHas) ||
+					res.Held() != (tt.reasonHas != "") {
+					t.Errorf("result %+v: %s", res, holdMessages(res))
 				}
 				if n := len(served(t, s)); n != tt.servedLeft {
 					t.Errorf("%d served after, want %d", n, tt.servedLeft)
@@ -240,7 +263,7 @@ func TestLoadWorkingPatterns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Inserted != 2 || res.Deleted != 0 || res.SeedRetired != 1 || res.GuardReason != "" {
+		if res.Inserted != 2 || res.Deleted != 0 || res.SeedRetired != 1 || len(res.Holds) != 0 {
 			t.Errorf("counts %+v", res)
 		}
 		list, err := s.ListWorkingPatterns(ctx, v1.Page{Number: 1, Size: 25})
@@ -318,8 +341,8 @@ func TestSeedAndTheGuard(t *testing.T) {
 		{"first sync retires the seed", nil, []int64{31, 32}, 2, 0, 1, 0, "", 2},
 		{"the source's own id 1 replaces the seed", nil, []int64{1, 31}, 2, 0, 0, 0, "", 2},
 		{"a source without patterns keeps the seed", nil, []int64{}, 0, 0, 0, 0, "", 1},
-		{"an emptied source is still guarded", []int64{31, 32}, []int64{}, 0, 0, 0, 2, "lists no working_patterns", 2},
-		{"the share counts source records only", []int64{31, 32, 33, 34, 35, 36, 37, 38, 39, 40}, []int64{31, 32, 33, 34, 35, 36, 37, 38}, 0, 0, 0, 2, "2 of 10", 10},
+		{"an emptied source is still held", []int64{31, 32}, []int64{}, 0, 0, 0, 2, "lists none while the warehouse serves 2", 2},
+		{"the share counts source records only", idRange(31, 70), idRange(31, 58), 0, 0, 0, 12, "40 → 28 records", 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -334,9 +357,9 @@ func TestSeedAndTheGuard(t *testing.T) {
 					}
 				}
 				res := merge(t, s, tt.walk, complete)
-				if res.Inserted != tt.inserted || res.Updated != 0 || res.Deleted != tt.deleted || res.SeedRetired != tt.retired || res.DeletionsRefused != tt.refused || !strings.Contains(res.GuardReason, tt.reasonHas) ||
-					(tt.reasonHas == "" && res.GuardReason != "") {
-					t.Errorf("result %+v", res)
+				if res.Inserted != tt.inserted || res.Updated != 0 || res.Deleted != tt.deleted || res.SeedRetired != tt.retired || res.DeletionsRefused != tt.refused || !strings.Contains(holdMessages(res), tt.reasonHas) ||
+					(tt.reasonHas == "" && len(res.Holds) > 0) {
+					t.Errorf("result %+v: %s", res, holdMessages(res))
 				}
 				list, err := s.ListWorkingPatterns(context.Background(), v1.Page{Number: 1, Size: 100})
 				if err != nil || list.Total != tt.servedLeft {
@@ -360,7 +383,7 @@ func TestRunLedger(t *testing.T) {
 		if err != nil || len(runs) != 1 || runs[0].Status != sink.RunRunning {
 			t.Fatalf("runs %+v %v", runs, err)
 		}
-		r := sink.Run{ID: id, FinishedAt: start.Add(time.Minute), Status: sink.RunGuarded, Pages: 3, Requests: 4,
+		r := sink.Run{ID: id, FinishedAt: start.Add(time.Minute), Status: sink.RunHeld, Pages: 3, Requests: 4,
 			Retries: 1, RateLimited: 1, Walks: 1, TotalReported: 250, RecordsSeen: 250, DistinctRecords: 250,
 			Inserted: 1, Updated: 2, Unchanged: 247, DeletionsRefused: 30, Error: "guard"}
 		if err := s.FinishRun(ctx, r); err != nil {

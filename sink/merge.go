@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -26,6 +27,8 @@ type merger struct {
 	scope               string // "" or "\n AND <condition>": the rows the walk covered (Load.Within)
 	// written collects the tables the merge wrote rows of (for statistics, see Load.Merge).
 	written map[string]bool
+	// distinct counted the staged values of the table's columns (Load.distinct).
+	distinct *distinctCounter
 }
 
 // wrote notes that the merge wrote n rows of table.
@@ -37,18 +40,35 @@ func (m merger) wrote(table string, n int64) {
 
 // merge applies the staged walk of table t: nested references to other tables first, then the
 // records (only those that changed), then references to t itself (managers the collection does
-// not list), then, for a complete walk, soft deletes within the guard.
+// not list), then, for a complete walk, soft deletes. Before it writes anything it profiles the
+// load and weighs it against the guards (guards.go): a load that trips one the options do not
+// accept is held, and merge returns what it found without writing (the caller rolls back).
 func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOptions) (MergeResult, error) {
 	if err := m.prepare(ctx, tx); err != nil {
-		return MergeResult{}, err
-	}
-	before, err := m.visible(ctx, tx, t.name)
-	if err != nil {
 		return MergeResult{}, err
 	}
 	res, err := m.classify(ctx, tx, t)
 	if err != nil {
 		return res, err
+	}
+	if res.Profile, err = m.profile(ctx, tx, t, m.distinct); err != nil {
+		return res, err
+	}
+	staged := res.Inserted + res.Updated + res.Unchanged // classify counted the staged records
+	gone, fromSource, err := m.deletions(ctx, tx, t.name, opts, staged)
+	if err != nil {
+		return res, err
+	}
+	accept := func(key string) bool {
+		return slices.Contains(opts.Accept, key) || (opts.AllowMassDelete && key == GuardKey(GuardShrink, Resource(t.name), ""))
+	}
+	res.Holds = guard(Resource(t.name), res.Profile, res, fromSource, opts.Complete && gone != "", opts.Guards.withDefaults(), accept)
+	if res.Held() {
+		if !opts.Complete || gone == "" {
+			fromSource = 0
+		}
+		res.DeletionsRefused = fromSource
+		return res, nil
 	}
 	if err := m.references(ctx, tx, t, false); err != nil {
 		return res, err
@@ -59,7 +79,7 @@ func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOpt
 	if err := m.references(ctx, tx, t, true); err != nil {
 		return res, err
 	}
-	return res, m.softDelete(ctx, tx, t.name, opts, &res, before)
+	return res, m.softDelete(ctx, tx, t.name, gone, fromSource, &res)
 }
 
 // changed is true when any of cols differs between rows a and b, or when a is not a served
@@ -236,51 +256,39 @@ WHERE NOT `+target+`.listed AND (`+strings.Join(mine, ", ")+`) IS DISTINCT FROM 
 	return nil
 }
 
-// softDelete retires served source records the walk did not see, within the guard. Seeded rows
-// (the default pattern and allowance a new warehouse starts with) give way to the source's own
-// records once it lists any; they never count against the guard, which protects source data,
-// nor as deletions (MergeResult.SeedRetired): the first sync of a new warehouse deleted nothing
-// of the source's.
-func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts MergeOptions, res *MergeResult, visibleBefore int64) error {
-	if !opts.Complete || visibleBefore == 0 {
-		return nil // only records served before the merge can be gone
+// deletions finds what a complete walk would soft-delete: the served records the walk did not
+// see, within its scope. It returns the rows' FROM clause ("" when there is nothing to delete or
+// the walk was not complete) and how many of them are the source's. Seeded rows (the default
+// pattern and allowance a new warehouse starts with) give way to the source's own records once
+// it lists any; they never count against the shrink guard, which protects source data, nor as
+// deletions (MergeResult.SeedRetired): the first sync of a new warehouse deleted nothing of the
+// source's.
+func (m merger) deletions(ctx context.Context, tx *sqlx.Tx, table string, opts MergeOptions, staged int64) (gone string, fromSource int64, err error) {
+	if !opts.Complete {
+		return "", 0, nil
 	}
-	staged := res.Inserted + res.Updated + res.Unchanged // classify counted the staged records
 	origins := "'" + originSource + "'"
 	if staged > 0 {
 		origins += ", '" + originSeed + "'"
 	}
-	gone := `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN (` + origins + `)
+	gone = `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN (` + origins + `)
     AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + table + `.id)
     AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = ` + table + `.id)` + m.scope
-	if m.scope != "" {
-		// The guard weighs the deletions against what the walk covered, not the whole table:
-		// a tenth of a window is a tenth, however much history lies outside it.
-		err := tx.QueryRowxContext(ctx, `SELECT count(*) FROM `+table+` WHERE listed AND deleted_at IS NULL`+m.scope).Scan(&visibleBefore)
-		if err != nil {
-			return fmt.Errorf("count the window's records: %w", err)
-		}
-	}
-	var n, fromSource int64
-	err := tx.QueryRowxContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN origin = '`+originSource+`' THEN 1 ELSE 0 END), 0) `+gone).Scan(&n, &fromSource)
+	var n int64
+	err = tx.QueryRowxContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN origin = '`+originSource+`' THEN 1 ELSE 0 END), 0) `+gone).Scan(&n, &fromSource)
 	if err != nil {
-		return fmt.Errorf("count deletions: %w", err)
+		return "", 0, fmt.Errorf("count deletions: %w", err)
 	}
 	if n == 0 {
-		return nil
+		return "", 0, nil
 	}
-	if !opts.AllowMassDelete {
-		switch {
-		case staged == 0 && fromSource > 0:
-			res.GuardReason = fmt.Sprintf("the source lists no %s while the warehouse serves %d", table, visibleBefore)
-		case float64(fromSource) > opts.MaxDeleteShare*float64(visibleBefore):
-			res.GuardReason = fmt.Sprintf("%d of %d %s (%.1f%%) would be deleted, more than the %.1f%% allowed",
-				fromSource, visibleBefore, table, 100*float64(fromSource)/float64(visibleBefore), 100*opts.MaxDeleteShare)
-		}
-		if res.GuardReason != "" {
-			res.DeletionsRefused = fromSource
-			return nil
-		}
+	return gone, fromSource, nil
+}
+
+// softDelete retires the rows deletions found (gone), fromSource of them the source's.
+func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table, gone string, fromSource int64, res *MergeResult) error {
+	if gone == "" {
+		return nil
 	}
 	now := m.d.now()
 	deleted, err := exec(ctx, tx, `UPDATE `+table+` SET deleted_at = `+now+`, synced_at = `+now+` WHERE id IN (SELECT id `+gone+`)`)
@@ -291,10 +299,4 @@ func (m merger) softDelete(ctx context.Context, tx *sqlx.Tx, table string, opts 
 	// The writes serialize (prepare): the rows counted are the rows retired.
 	res.Deleted, res.SeedRetired = fromSource, deleted-fromSource
 	return nil
-}
-
-func (m merger) visible(ctx context.Context, tx *sqlx.Tx, table string) (int64, error) {
-	var n int64
-	err := tx.QueryRowxContext(ctx, `SELECT `+table+`_total FROM meta`).Scan(&n)
-	return n, err
 }

@@ -68,6 +68,12 @@ func (pgDialect) comparable(k Kind, expr string) string {
 	return expr
 }
 
+func (pgDialect) jsonMembers(expr string) (from, filled, value string) {
+	return "json_each(" + expr + ") e",
+		"json_typeof(e.value) <> 'null' AND NOT (json_typeof(e.value) = 'string' AND trim(e.value #>> '{}') = '') AND e.value::text NOT IN ('[]', '{}')",
+		"e.value::text"
+}
+
 func (pgDialect) pick(k Kind, expr string) string {
 	switch k {
 	case KindBool:

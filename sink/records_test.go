@@ -178,8 +178,8 @@ func TestReferenceDataIsWalked(t *testing.T) {
 		}
 
 		// Two of three gone: refused by the guard, then allowed.
-		res := sinktest.WalkRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, MaxDeleteShare: 0.5})
-		if res.Deleted != 0 || res.DeletionsRefused != 2 || res.GuardReason == "" {
+		res := sinktest.WalkRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, Guards: sink.GuardSettings{MaxShrink: 0.5, MinRecords: 1}})
+		if res.Deleted != 0 || res.DeletionsRefused != 2 || !res.Held() {
 			t.Errorf("walk without two of three %+v, want them refused by the guard", res)
 		}
 		res = sinktest.WalkRecords(t, s, v1.Departments, walked[:1], sink.MergeOptions{Complete: true, AllowMassDelete: true})

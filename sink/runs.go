@@ -5,7 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/hrsync/hrsync/source/v1"
 )
@@ -17,7 +21,7 @@ type Run struct {
 	Resource         Resource
 	StartedAt        time.Time
 	FinishedAt       time.Time
-	Status           string // running, ok, failed, inconsistent, guarded, abandoned (see AbandonedError), unavailable
+	Status           string // running, ok, failed, inconsistent, held, abandoned (see AbandonedError), unavailable
 	Pages            int64
 	Requests         int64
 	Retries          int64
@@ -37,6 +41,12 @@ type Run struct {
 	// Account is the account the run synced (Options.Account); "" for runs recorded before the
 	// ledger named accounts.
 	Account string
+	// Holds are the guards the run's load tripped (MergeResult.Holds): held, or accepted. A
+	// person's acceptance says who (AcceptedBy) and why (AcceptReason).
+	Holds                    []Hold
+	AcceptedBy, AcceptReason string
+	// Profile is the run's load's profile (MergeResult.Profile); nil when it merged nothing.
+	Profile *LoadProfile
 }
 
 // Run statuses.
@@ -45,7 +55,11 @@ const (
 	RunOK           = "ok"
 	RunFailed       = "failed"
 	RunInconsistent = "inconsistent"
-	RunGuarded      = "guarded"
+	// RunHeld: a load guard held the load (Run.Holds): nothing of it was written.
+	RunHeld = "held"
+	// RunGuarded is the status of runs recorded before load guards (migration 0031), whose
+	// deletions the deletion guard refused while the rest of the load was written.
+	RunGuarded = "guarded"
 	// RunAbandoned: the process running it stopped before it finished (killed, its machine
 	// lost); closed by the next process that held the sync lock (see CloseAbandonedRuns).
 	RunAbandoned = "abandoned"
@@ -136,7 +150,8 @@ WHERE status = 'running' AND run_id <> ?`), RunAbandoned, now, AbandonedError, r
 	return n, nil
 }
 
-// FinishRun records how a run ended.
+// FinishRun records how a run ended, with its load's profile and the guards it tripped, in
+// one transaction.
 func (s *Store) FinishRun(ctx context.Context, r Run) error {
 	var total, from, to any
 	if r.TotalReported >= 0 {
@@ -145,17 +160,179 @@ func (s *Store) FinishRun(ctx context.Context, r Run) error {
 	if r.Window != nil {
 		from, to = r.Window.From.Format(time.DateOnly), r.Window.To.Format(time.DateOnly)
 	}
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE sync_runs SET finished_at = ?, status = ?, pages = ?,
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("finish run %d: %w", r.ID, busyErr(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE sync_runs SET finished_at = ?, status = ?, pages = ?,
     requests = ?, retries = ?, rate_limited = ?, walks = ?, total_reported = ?, records_seen = ?,
     distinct_records = ?, inserted = ?, updated = ?, unchanged = ?, deleted = ?, deletions_refused = ?,
-    error = ?, window_from = ?, window_to = ?
+    error = ?, window_from = ?, window_to = ?, accepted_by = ?, accept_reason = ?
 WHERE id = ?`), r.FinishedAt.UTC().Format(v1.TimestampLayout), r.Status, r.Pages, r.Requests, r.Retries,
 		r.RateLimited, r.Walks, total, r.RecordsSeen, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged,
-		r.Deleted, r.DeletionsRefused, nullStr(r.Error), from, to, r.ID)
+		r.Deleted, r.DeletionsRefused, nullStr(r.Error), from, to, nullStr(r.AcceptedBy), nullStr(r.AcceptReason), r.ID)
 	if err != nil {
+		return fmt.Errorf("finish run %d: %w", r.ID, busyErr(err))
+	}
+	if err := s.recordLoad(ctx, tx, r); err != nil {
 		return fmt.Errorf("finish run %d: %w", r.ID, err)
 	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("finish run %d: %w", r.ID, busyErr(err))
+	}
 	return nil
+}
+
+// recordLoad writes a run's profile and holds (load_profiles, load_holds).
+func (s *Store) recordLoad(ctx context.Context, tx *sqlx.Tx, r Run) error {
+	for _, table := range []string{"load_profiles", "load_holds"} {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM `+table+` WHERE run = ?`), r.ID); err != nil {
+			return fmt.Errorf("record the load: %w", busyErr(err))
+		}
+	}
+	if p := r.Profile; p != nil {
+		for _, c := range p.Columns {
+			var ub, ua any
+			if c.Reference {
+				ub, ua = c.UnlistedBefore, c.UnlistedAfter
+			}
+			name := c.Column
+			if c.Member {
+				name = memberPrefix + name
+			}
+			_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO load_profiles (run, column_name, records_before, filled_before,
+    records_after, filled_after, distinct_after, distinct_capped, unlisted_before, unlisted_after)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), r.ID, name, p.Before, c.FilledBefore, p.After, c.FilledAfter,
+				c.Distinct, c.Capped, ub, ua)
+			if err != nil {
+				return fmt.Errorf("record the load's profile: %w", busyErr(err))
+			}
+		}
+	}
+	for _, h := range r.Holds {
+		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO load_holds (run, guard, message, before_count, before_of,
+    after_count, after_of, accepted) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), r.ID, h.Key(), h.Message,
+			h.BeforeCount, h.BeforeOf, h.AfterCount, h.AfterOf, h.Accepted)
+		if err != nil {
+			return fmt.Errorf("record the load's holds: %w", busyErr(err))
+		}
+	}
+	return nil
+}
+
+// Hold returns the holds of resource r's load when its latest concluded run (ok, inconsistent,
+// held) was held, and ok false otherwise: what a person accepting the hold accepts
+// (hrsync sync --accept), and what says whether a new hold is news. A run that failed or was
+// skipped since changes nothing: the warehouse is as the held run left it.
+func (s *Store) Hold(ctx context.Context, r Resource) (run Run, ok bool, err error) {
+	var status string
+	err = s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT id, run_id, status FROM sync_runs
+WHERE resource = ? AND status IN (?, ?, ?, ?) ORDER BY id DESC LIMIT 1`), string(r), RunOK, RunInconsistent, RunHeld, RunGuarded).
+		Scan(&run.ID, &run.RunID, &status)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Run{}, false, nil
+	case err != nil:
+		return Run{}, false, fmt.Errorf("read the hold of %s: %w", r, busyErr(err))
+	case status != RunHeld:
+		return Run{}, false, nil
+	}
+	run.Resource, run.Status = r, status
+	if run.Holds, err = s.holds(ctx, run.ID); err != nil {
+		return Run{}, false, fmt.Errorf("read the hold of %s: %w", r, err)
+	}
+	return run, true, nil
+}
+
+// holds reads the holds recorded for ledger row id.
+func (s *Store) holds(ctx context.Context, id int64) ([]Hold, error) {
+	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT guard, message, before_count, before_of, after_count, after_of, accepted
+FROM load_holds WHERE run = ? ORDER BY guard`), id)
+	if err != nil {
+		return nil, busyErr(err)
+	}
+	defer rows.Close()
+	var out []Hold
+	for rows.Next() {
+		var h Hold
+		var key string
+		if err := rows.Scan(&key, &h.Message, &h.BeforeCount, &h.BeforeOf, &h.AfterCount, &h.AfterOf, &h.Accepted); err != nil {
+			return nil, err
+		}
+		h.Guard, h.Resource, h.Column = parseGuardKey(key)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// memberPrefix marks a member's row of load_profiles (ColumnProfile.Member).
+const memberPrefix = "extra."
+
+// parseGuardKey splits a key GuardKey made.
+func parseGuardKey(key string) (guard string, r Resource, column string) {
+	guard, rest, _ := strings.Cut(key, ":")
+	coll, column, _ := strings.Cut(rest, ".")
+	return guard, Resource(coll), column
+}
+
+// Profile reads the profile recorded for ledger row id (nil when none was).
+func (s *Store) Profile(ctx context.Context, id int64) (*LoadProfile, error) {
+	rows, err := s.db.QueryxContext(ctx, s.db.Rebind(`SELECT column_name, records_before, filled_before, records_after, filled_after,
+    distinct_after, distinct_capped, unlisted_before, unlisted_after
+FROM load_profiles WHERE run = ?`), id)
+	if err != nil {
+		return nil, fmt.Errorf("read the profile of run %d: %w", id, busyErr(err))
+	}
+	defer rows.Close()
+	var p *LoadProfile
+	for rows.Next() {
+		if p == nil {
+			p = &LoadProfile{}
+		}
+		var c ColumnProfile
+		var ub, ua sql.NullInt64
+		if err := rows.Scan(&c.Column, &p.Before, &c.FilledBefore, &p.After, &c.FilledAfter, &c.Distinct, &c.Capped, &ub, &ua); err != nil {
+			return nil, fmt.Errorf("read the profile of run %d: %w", id, err)
+		}
+		c.Reference, c.UnlistedBefore, c.UnlistedAfter = ub.Valid, ub.Int64, ua.Int64
+		c.Column, c.Member = strings.CutPrefix(c.Column, memberPrefix)
+		p.Columns = append(p.Columns, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the profile of run %d: %w", id, err)
+	}
+	if p != nil {
+		// In the table's order, then the members by name, as MergeResult.Profile has them.
+		if t := s.runTable(ctx, id); t != nil {
+			order := map[string]int{}
+			for i, c := range t.cols {
+				order[c.name] = i
+			}
+			rank := func(c ColumnProfile) int {
+				if c.Member {
+					return len(t.cols)
+				}
+				return order[c.Column]
+			}
+			slices.SortStableFunc(p.Columns, func(a, b ColumnProfile) int {
+				if x, y := rank(a), rank(b); x != y {
+					return x - y
+				}
+				return strings.Compare(a.Column, b.Column)
+			})
+		}
+	}
+	return p, nil
+}
+
+// runTable is the declared table of ledger row id's collection, or nil.
+func (s *Store) runTable(ctx context.Context, id int64) *table {
+	var res string
+	if err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT resource FROM sync_runs WHERE id = ?`), id).Scan(&res); err != nil {
+		return nil
+	}
+	return tableOf(res)
 }
 
 // Runs returns the latest ledger rows, newest first.
@@ -165,7 +342,7 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
     status, pages, requests, retries, rate_limited, walks, coalesce(total_reported, -1), records_seen,
     distinct_records, inserted, updated, unchanged, deleted, deletions_refused, coalesce(error, ''),
     coalesce(`+s.d.read(KindDate, "window_from")+`, ''), coalesce(`+s.d.read(KindDate, "window_to")+`, ''),
-    coalesce(account, '')
+    coalesce(account, ''), coalesce(accepted_by, ''), coalesce(accept_reason, '')
 FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
@@ -177,7 +354,7 @@ FROM sync_runs ORDER BY id DESC LIMIT ?`), limit)
 		var res, started, finished, from, to string
 		if err := rows.Scan(&r.ID, &r.RunID, &res, &started, &finished, &r.Status, &r.Pages, &r.Requests,
 			&r.Retries, &r.RateLimited, &r.Walks, &r.TotalReported, &r.RecordsSeen, &r.DistinctRecords,
-			&r.Inserted, &r.Updated, &r.Unchanged, &r.Deleted, &r.DeletionsRefused, &r.Error, &from, &to, &r.Account); err != nil {
+			&r.Inserted, &r.Updated, &r.Unchanged, &r.Deleted, &r.DeletionsRefused, &r.Error, &from, &to, &r.Account, &r.AcceptedBy, &r.AcceptReason); err != nil {
 			return nil, fmt.Errorf("read runs: %w", err)
 		}
 		if from != "" && to != "" {
@@ -226,8 +403,8 @@ func (s *Store) LastWalk(ctx context.Context, r Resource, windowed bool) (Run, b
 	var run Run
 	var status string
 	err := s.db.QueryRowxContext(ctx, s.db.Rebind(`SELECT status, pages, requests, walks, coalesce(total_reported, -1)
-FROM sync_runs WHERE resource = ? AND status IN (?, ?, ?, ?) AND `+shape+`
-ORDER BY id DESC LIMIT 1`), string(r), RunOK, RunInconsistent, RunGuarded, RunUnavailable).
+FROM sync_runs WHERE resource = ? AND status IN (?, ?, ?, ?, ?) AND `+shape+`
+ORDER BY id DESC LIMIT 1`), string(r), RunOK, RunInconsistent, RunGuarded, RunHeld, RunUnavailable).
 		Scan(&status, &run.Pages, &run.Requests, &run.Walks, &run.TotalReported)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

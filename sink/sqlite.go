@@ -37,6 +37,10 @@ func (sqliteDialect) comparable(_ Kind, expr string) string { return "CAST(" + e
 
 func (sqliteDialect) pick(_ Kind, expr string) string { return "max(" + expr + ")" }
 
+func (sqliteDialect) jsonMembers(expr string) (from, filled, value string) {
+	return "json_each(" + expr + ") e", "e.type <> 'null' AND NOT (e.type = 'text' AND trim(e.value) = '') AND NOT (e.type IN ('array', 'object') AND e.value IN ('[]', '{}'))", "e.value"
+}
+
 func (sqliteDialect) now() string { return `strftime('%Y-%m-%dT%H:%M:%SZ', 'now')` }
 
 // sqliteMicros is the current time in microseconds since the Unix epoch (julianday keeps

@@ -192,8 +192,8 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 			}
 			msg := fmt.Sprintf("%s: %v", r.Resource, r.Err)
 			switch {
-			case errors.Is(r.Err, walk.ErrGuarded):
-				msg += " (if intended, run again with --allow-mass-delete)"
+			case errors.Is(r.Err, walk.ErrHeld):
+				msg += " (if the change is real, run again with --allow-mass-delete)"
 			case errors.Is(r.Err, v1.ErrUnauthorized):
 				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
 				if a.Listed {

@@ -23,6 +23,7 @@ const (
 	famConfigured
 	famInconsistencies
 	famDeletionsRefused
+	famHeld
 	famRequests
 	famRetries
 	famRateLimitWait
@@ -30,7 +31,7 @@ const (
 
 var families = []promset.Family{
 	famRuns: {Name: "hrsync_sync_runs_total", Kind: promset.Counter, Labels: []string{"resource", "status"},
-		Help: "Sync runs by resource and final status (ok, failed, inconsistent, guarded; unavailable: the account does not offer the collection)."},
+		Help: "Sync runs by resource and final status (ok, failed, inconsistent, held: a load guard held the load; unavailable: the account does not offer the collection)."},
 	famDuration: {Name: "hrsync_sync_duration_seconds", Kind: promset.Histogram, Labels: []string{"resource"},
 		Help: "Wall time of sync runs by resource.", Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600}},
 	famRecords: {Name: "hrsync_sync_records_total", Kind: promset.Counter, Labels: []string{"resource", "outcome"},
@@ -42,7 +43,9 @@ var families = []promset.Family{
 	famInconsistencies: {Name: "hrsync_sync_walk_inconsistencies_total", Kind: promset.Counter, Labels: []string{"resource"},
 		Help: "Walks that found the source's collection changed under them."},
 	famDeletionsRefused: {Name: "hrsync_sync_deletions_refused_total", Kind: promset.Counter, Labels: []string{"resource"},
-		Help: "Soft deletes the deletion guard refused."},
+		Help: "Soft deletes a held load would have made (the shrink guard)."},
+	famHeld: {Name: "hrsync_load_held", Kind: promset.Gauge, Labels: []string{"resource"},
+		Help: "1 while a load guard holds the collection's load (its last run ended held: nothing of it written), 0 once a load is published."},
 	famRequests: {Name: "hrsync_source_requests_total", Kind: promset.Counter, Labels: []string{"route", "method", "code"},
 		Help: "Requests to the source by route, method and status code (0: no answer)."},
 	famRetries: {Name: "hrsync_source_retries_total", Kind: promset.Counter,
@@ -53,7 +56,7 @@ var families = []promset.Family{
 
 // runStatuses are the final statuses of a resource's run, the status label of
 // hrsync_sync_runs_total. Unavailable is no failure: the account does not offer the collection.
-var runStatuses = []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunGuarded, sink.RunUnavailable}
+var runStatuses = []string{sink.RunOK, sink.RunFailed, sink.RunInconsistent, sink.RunHeld, sink.RunUnavailable}
 
 // recordOutcomes are the outcome label of hrsync_sync_records_total.
 var recordOutcomes = []string{"inserted", "updated", "unchanged", "deleted"}
@@ -106,6 +109,7 @@ func (m *Metrics) startResource(r sink.Resource) {
 	}
 	m.a.Vec(famInconsistencies).Start(res)
 	m.a.Vec(famDeletionsRefused).Start(res)
+	m.a.Vec(famHeld).Set(0, res)
 }
 
 func (m *Metrics) observeRun(r Result) {
@@ -121,6 +125,12 @@ func (m *Metrics) observeRun(r Result) {
 	m.a.Vec(famDeletionsRefused).Add(float64(r.DeletionsRefused), res)
 	if r.Status == sink.RunOK {
 		m.a.Vec(famLastSuccess).Set(float64(r.FinishedAt.Unix()), res)
+	}
+	switch r.Status {
+	case sink.RunHeld:
+		m.a.Vec(famHeld).Set(1, res)
+	case sink.RunOK, sink.RunInconsistent:
+		m.a.Vec(famHeld).Set(0, res) // a load was published: no hold stands
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,8 @@ type Warehouse interface {
 	// LastWalk is the newest finished run of r that walked a window of it (windowed) or the
 	// whole, which sizes a plan (Options.Planned).
 	LastWalk(ctx context.Context, r sink.Resource, windowed bool) (sink.Run, bool, error)
+	// Hold is the latest concluded run of r when a load guard held it (ok false otherwise).
+	Hold(ctx context.Context, r sink.Resource) (sink.Run, bool, error)
 }
 
 // Options configures a Syncer.
@@ -65,9 +68,20 @@ type Options struct {
 	// MaxWalks bounds the walks of one resource when the collection changes under a walk
 	// (default DefaultMaxWalks).
 	MaxWalks int
-	// MaxDeleteShare and AllowMassDelete configure the deletion guard (see sink.MergeOptions).
+	// Guards are the load guards' settings (zero fields: sink.DefaultGuards), CollectionGuards
+	// a collection's own (each replaces Guards for its collection), and AcceptForGood the guards
+	// a setting accepts for good (sink.Hold.Key: "fill:employees.job_title").
+	Guards           sink.GuardSettings
+	CollectionGuards map[sink.Resource]sink.GuardSettings
+	AcceptForGood    []string
+	// MaxDeleteShare is the shrink guard's share where Guards and CollectionGuards set none
+	// (sync.max_delete_share); AllowMassDelete accepts the shrink guard for this run.
 	MaxDeleteShare  float64
 	AllowMassDelete bool
+	// Accept, when set, is a person accepting what held the collections whose latest run was
+	// held: their fresh walk is let through the guards that held them (and held again should it
+	// trip another), and the ledger records who accepted and why.
+	Accept *Acceptance
 	// DryRun walks and reports what would change, writing nothing (no ledger row either).
 	DryRun bool
 	// Models, when set, are the models section's settings (holiday calendar, closure days,
@@ -94,6 +108,11 @@ type Options struct {
 	Metrics *Metrics
 	Logger  *slog.Logger
 	Now     func() time.Time
+}
+
+// Acceptance is a person's acceptance of held loads (Options.Accept).
+type Acceptance struct {
+	By, Reason string
 }
 
 // Defaults for Options.
@@ -160,20 +179,40 @@ func New(src Source, wh Warehouse, opts Options) *Syncer {
 // Result is what one resource's run did.
 type Result struct {
 	sink.Run
-	GuardReason string
-	// Err is why the run did not end ok: a failure, an inconsistent walk, a guard. A collection
-	// the account does not offer (Status sink.RunUnavailable) is skipped, not failed: its Err is
-	// nil and Run.Error says what the source answered.
+	// Err is why the run did not end ok: a failure, an inconsistent walk, a hold (a *HeldError).
+	// A collection the account does not offer (Status sink.RunUnavailable) is skipped, not
+	// failed: its Err is nil and Run.Error says what the source answered.
 	Err error
+	// StillHeld says the run was held by the same guards as the collection's last run: not
+	// news (said once, when the hold began). Lifted says the last run was held and this one
+	// was not: the hold lifted (the source is back to normal, or a person accepted it).
+	StillHeld, Lifted bool
 }
+
+// HeldError is a run's error when a load guard held its load: nothing of it was written.
+type HeldError struct {
+	Resource sink.Resource
+	Holds    []sink.Hold // those not accepted
+}
+
+func (e *HeldError) Error() string {
+	msgs := make([]string, len(e.Holds))
+	for i, h := range e.Holds {
+		msgs[i] = h.Message
+	}
+	return "load held, nothing written: " + strings.Join(msgs, "; ")
+}
+
+// Is makes errors.Is(err, ErrHeld) hold.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
 // Errors a run ends with, besides the source's and the warehouse's own.
 var (
 	// ErrInconsistent: the collection kept changing under every walk; upserts were applied
 	// but nothing was deleted.
 	ErrInconsistent = errors.New("the source's collection changed during every walk")
-	// ErrGuarded: the deletion guard refused the deletions.
-	ErrGuarded = errors.New("deletions refused by the deletion guard")
+	// ErrHeld: a load guard held the load (a *HeldError says which).
+	ErrHeld = errors.New("load held by a load guard")
 	// ErrForeignLink: a Link header pointed at another origin than the source's.
 	ErrForeignLink = errors.New("the source's Link header points at another origin")
 	// ErrNothingOffered: every collection of the run was unavailable. An account always offers
@@ -345,15 +384,24 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 		}
 		res.ID = id
 	}
+	// The hold the collection is under, if its last run was held: what a person accepts
+	// (Options.Accept), and what tells a hold from news.
+	var prev *sink.Run
+	h, isHeld, err := s.wh.Hold(ctx, r)
+	if isHeld {
+		prev = &h
+	}
 	stats := &client.Stats{}
 	ctx = client.WithStats(ctx, stats)
-	err := s.planWalk(ctx, r, &res, log)
+	if err == nil {
+		err = s.planWalk(ctx, r, &res, log)
+	}
 	if err == nil {
 		var first *probe // the probe, when the walk takes it as its first page
 		if pr.reusable() && sameWindow(pr.window, res.Window) {
 			first = pr
 		}
-		err = s.load(ctx, r, &res, log, at, first)
+		err = s.load(ctx, r, &res, log, at, first, prev)
 	}
 	res.Requests, res.Retries, res.RateLimited = stats.Requests.Load(), stats.Retries.Load(), stats.RateLimited.Load()
 	if pr != nil {
@@ -385,13 +433,21 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 		}
 	case err != nil:
 		res.Status, res.Err, res.Error = sink.RunFailed, err, err.Error()
-	case res.DeletionsRefused > 0:
-		res.Status, res.Err, res.Error = sink.RunGuarded, fmt.Errorf("%w: %s", ErrGuarded, res.GuardReason), res.GuardReason
+	case held(res.Holds):
+		he := &HeldError{Resource: r}
+		for _, h := range res.Holds {
+			if !h.Accepted {
+				he.Holds = append(he.Holds, h)
+			}
+		}
+		res.Status, res.Err, res.Error = sink.RunHeld, he, he.Error()
+		res.StillHeld = prev != nil && sameHolds(prev.Holds, he.Holds)
 	case res.Status == sink.RunInconsistent:
 		res.Err, res.Error = ErrInconsistent, ErrInconsistent.Error()
 	default:
 		res.Status = sink.RunOK
 	}
+	res.Lifted = prev != nil && (res.Status == sink.RunOK || res.Status == sink.RunInconsistent)
 	s.opts.Metrics.observeRun(res)
 	attrs := []any{"status", res.Status, "walked", walkedPart(res.Window), "pages", res.Pages, "requests", res.Requests, "retries", res.Retries,
 		"rate_limited", res.RateLimited, "walks", res.Walks, "records", res.DistinctRecords,
@@ -401,10 +457,19 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 	case err != nil && ctx.Err() != nil && stopCause(ctx) == nil:
 		// A clean stop, said once, as what it is.
 		log.Info("sync interrupted: hrsync is stopping; nothing of this run was written", attrs...)
+	case res.Status == sink.RunHeld && res.StillHeld:
+		// Said once, when the hold began: every scheduled run checks again, quietly.
+		log.Info("load still held: nothing written; the same guards as the last run", append(attrs, "err", res.Err)...)
+	case res.Status == sink.RunHeld:
+		log.Error("load held: nothing written; accept it with hrsync sync --accept once the change is confirmed", append(attrs, "err", res.Err)...)
 	case res.Err != nil:
 		log.Error("sync finished", append(attrs, "err", res.Err)...)
 	case res.Status == sink.RunUnavailable:
 		log.Info("sync skipped: the account does not offer this collection", append(attrs, "reason", res.Error)...)
+	case res.Lifted && res.AcceptedBy != "":
+		log.Info("sync finished: the held load was accepted", append(attrs, "accepted_by", res.AcceptedBy, "reason", res.AcceptReason)...)
+	case res.Lifted:
+		log.Info("sync finished: the hold lifted, the source is back within the guards", attrs...)
 	default:
 		log.Info("sync finished", attrs...)
 	}
@@ -447,7 +512,7 @@ func walkedPart(w *sink.Window) string {
 // (res.Window) walks the window; when the window's walk misses records the warehouse holds
 // inside it, the run goes on as a full run (see WindowPolicy). first, when not nil, is the first
 // page of the part planned, read for the plan, which the first walk takes as its own.
-func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger, at place, planned *probe) error {
+func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger, at place, planned *probe, prev *sink.Run) error {
 	l, err := s.wh.BeginLoad(ctx, r)
 	if err != nil {
 		return err
@@ -538,8 +603,18 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 	if !consistent {
 		res.Status = sink.RunInconsistent
 	}
-	mr, err := l.Merge(ctx, sink.MergeOptions{DryRun: s.opts.DryRun, Complete: consistent,
-		MaxDeleteShare: s.opts.MaxDeleteShare, AllowMassDelete: s.opts.AllowMassDelete})
+	opts := sink.MergeOptions{DryRun: s.opts.DryRun, Complete: consistent, Guards: s.guards(r),
+		Accept: s.opts.AcceptForGood, AllowMassDelete: s.opts.AllowMassDelete}
+	personal := map[string]bool{} // the keys a person accepts this run
+	if s.opts.Accept != nil && prev != nil {
+		for _, h := range prev.Holds {
+			if !h.Accepted {
+				personal[h.Key()] = true
+				opts.Accept = append(opts.Accept, h.Key())
+			}
+		}
+	}
+	mr, err := l.Merge(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -547,8 +622,43 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 	if mr.SeedRetired > 0 {
 		log.Info("the warehouse's seeded default gave way to the source's records", "retired", mr.SeedRetired)
 	}
-	res.DeletionsRefused, res.GuardReason = mr.DeletionsRefused, mr.GuardReason
+	res.DeletionsRefused, res.Holds, res.Profile = mr.DeletionsRefused, mr.Holds, &mr.Profile
+	if !mr.Held() && slices.ContainsFunc(mr.Holds, func(h sink.Hold) bool { return personal[h.Key()] }) {
+		res.AcceptedBy, res.AcceptReason = s.opts.Accept.By, s.opts.Accept.Reason
+	}
 	return nil
+}
+
+// guards are the load guards' settings for collection r.
+func (s *Syncer) guards(r sink.Resource) sink.GuardSettings {
+	g, ok := s.opts.CollectionGuards[r]
+	if !ok {
+		g = s.opts.Guards
+	}
+	if g.MaxShrink == 0 {
+		g.MaxShrink = s.opts.MaxDeleteShare
+	}
+	return g
+}
+
+// held reports whether a guard held a load: one of holds was not accepted.
+func held(holds []sink.Hold) bool {
+	return slices.ContainsFunc(holds, func(h sink.Hold) bool { return !h.Accepted })
+}
+
+// sameHolds reports whether two runs were held by the same guards.
+func sameHolds(a, b []sink.Hold) bool {
+	keys := func(hs []sink.Hold) []string {
+		var out []string
+		for _, h := range hs {
+			if !h.Accepted {
+				out = append(out, h.Key())
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(keys(a), keys(b))
 }
 
 // walked summarizes one walk: the Totals every page reported, and the pages read.

@@ -400,12 +400,12 @@ func TestRefusals(t *testing.T) {
 		}
 		up.SetEmployees(nil)
 		rs, err := walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
-		if !errors.Is(err, walk.ErrGuarded) {
-			t.Fatalf("err %v, want ErrGuarded", err)
+		if !errors.Is(err, walk.ErrHeld) {
+			t.Fatalf("err %v, want ErrHeld", err)
 		}
 		r := result(t, rs, sink.Employees)
-		if r.Status != sink.RunGuarded || r.DeletionsRefused != 80 || r.Deleted != 0 || !strings.Contains(r.GuardReason, "lists no employees") {
-			t.Errorf("run %+v %q", r.Run, r.GuardReason)
+		if r.Status != sink.RunHeld || r.DeletionsRefused != 80 || r.Deleted != 0 || !strings.Contains(r.Error, "lists none while the warehouse serves 80") {
+			t.Errorf("run %+v", r.Run)
 		}
 		if n := len(servedPages(t, store, "/v1/employees")); n != 80 {
 			t.Errorf("%d served after a guarded sync, want all 80", n)

@@ -1,0 +1,493 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Load guards (docs/sync.md#load-guards). Before a merge writes anything, the staged walk is
+// profiled and compared with the rows served now in the same scope (the whole collection, or the
+// window the walk covered): a column that went blank, a collection that shrank or grew past its
+// bound, references that went from pointing at listed rows to pointing nowhere. A load that trips
+// a guard is held: the merge is rolled back whole, so the tables, their history, the models and
+// serve's answers stay as they were, and the run ends held until the source returns to normal or
+// a person accepts the load.
+
+// The guards, the first part of a Hold's key.
+const (
+	GuardFill     = "fill"     // a column most records held is blank now
+	GuardShrink   = "shrink"   // more records would be deleted than allowed, or the source lists none
+	GuardGrowth   = "growth"   // more records are new than allowed
+	GuardUnlisted = "unlisted" // a reference now points at rows no collection lists
+)
+
+// GuardSettings are the guards' thresholds for one collection. The zero value of a field takes
+// its default (DefaultGuards); a negative share turns that guard off.
+type GuardSettings struct {
+	// MinRecords: a guard trips only when at least this many records are concerned (records
+	// deleted, records whose value went blank, references gone unlisted), so that an account of
+	// five people is never held for one person's change. Default 10.
+	MinRecords int64
+	// FillFloor and FillDrop: a column held by at least FillFloor of the served records that no
+	// staged record holds, or whose share fell by at least FillDrop (points, as a share), trips
+	// the fill guard. Defaults 0.20 and 0.50.
+	FillFloor, FillDrop float64
+	// MaxShrink: a complete walk may delete at most this share of the served records (and at
+	// least MinRecords). Default 0.10 (sync.max_delete_share).
+	MaxShrink float64
+	// MaxGrowth and GrowthMinRecords: a walk may add at most max(GrowthMinRecords, MaxGrowth ×
+	// served) records new to the collection. Defaults 1.0 (doubling) and 100.
+	MaxGrowth        float64
+	GrowthMinRecords int64
+	// UnlistedRise: the share of a reference's values pointing at no listed row may rise by at
+	// most this (points, as a share). Default 0.50.
+	UnlistedRise float64
+}
+
+// DefaultGuards are the guards' defaults: none needs configuring.
+var DefaultGuards = GuardSettings{MinRecords: 10, FillFloor: 0.20, FillDrop: 0.50, MaxShrink: DefaultMaxDeleteShare,
+	MaxGrowth: 1.0, GrowthMinRecords: 100, UnlistedRise: 0.50}
+
+// withDefaults fills the zero fields of g from DefaultGuards.
+func (g GuardSettings) withDefaults() GuardSettings {
+	d := DefaultGuards
+	if g.MinRecords == 0 {
+		g.MinRecords = d.MinRecords
+	}
+	if g.GrowthMinRecords == 0 {
+		g.GrowthMinRecords = d.GrowthMinRecords
+	}
+	if g.FillFloor == 0 {
+		g.FillFloor = d.FillFloor
+	}
+	if g.FillDrop == 0 {
+		g.FillDrop = d.FillDrop
+	}
+	if g.MaxShrink == 0 {
+		g.MaxShrink = d.MaxShrink
+	}
+	if g.MaxGrowth == 0 {
+		g.MaxGrowth = d.MaxGrowth
+	}
+	if g.UnlistedRise == 0 {
+		g.UnlistedRise = d.UnlistedRise
+	}
+	return g
+}
+
+// A Hold is a guard a load tripped: what it compared, before → after, and whether it was let
+// through (Accepted: by a person this run, or for good by a setting).
+type Hold struct {
+	Guard    string   // GuardFill, GuardShrink, GuardGrowth or GuardUnlisted
+	Resource Resource // the collection loaded
+	Column   string   // the column, for GuardFill and GuardUnlisted; "" otherwise
+	// Before and After are what the guard compared: BeforeCount of BeforeOf records then,
+	// AfterCount of AfterOf now (values held, references unlisted; for shrink and growth the
+	// records served and the records there would be).
+	BeforeCount, BeforeOf, AfterCount, AfterOf int64
+	// Message says it in one line, before → after: "employees.job_title: 98% → 0% filled
+	// (980 of 1,000 records → 0 of 1,000)".
+	Message  string
+	Accepted bool
+}
+
+// Key names the guard for accepting it (MergeOptions.Accept, sync.guards.accept): "fill:" or
+// "unlisted:" with collection.column, "shrink:" or "growth:" with the collection.
+func (h Hold) Key() string { return GuardKey(h.Guard, h.Resource, h.Column) }
+
+// GuardKey is the key of a guard of resource r (and column, for fill and unlisted).
+func GuardKey(guard string, r Resource, column string) string {
+	if column == "" {
+		return guard + ":" + string(r)
+	}
+	return guard + ":" + string(r) + "." + column
+}
+
+// ValidGuardKey reports whether key is a guard's key for a collection hrsync loads, and says
+// what is wrong with it otherwise (for the configuration's sync.guards.accept).
+func ValidGuardKey(key string) error {
+	guard, rest, ok := strings.Cut(key, ":")
+	if !ok {
+		return fmt.Errorf("guard %q: want fill:COLLECTION.COLUMN, unlisted:COLLECTION.COLUMN, shrink:COLLECTION or growth:COLLECTION", key)
+	}
+	coll, column, hasColumn := strings.Cut(rest, ".")
+	t := tableOf(coll)
+	if t == nil || !slices.Contains(Loadable(), Resource(coll)) {
+		return fmt.Errorf("guard %q: %q is not a collection hrsync loads", key, coll)
+	}
+	switch guard {
+	case GuardShrink, GuardGrowth:
+		if hasColumn {
+			return fmt.Errorf("guard %q: the %s guard is the collection's, without a column", key, guard)
+		}
+	case GuardFill, GuardUnlisted:
+		if !hasColumn {
+			return fmt.Errorf("guard %q: the %s guard needs a column (%s:%s.COLUMN)", key, guard, guard, coll)
+		}
+		ok := false
+		if guard == GuardFill {
+			// A declared column, or a member the source sends that hrsync does not declare.
+			ok = column != "id" && column != "" && strings.Trim(column, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == ""
+		} else {
+			ok = slices.ContainsFunc(t.refs, func(r refDef) bool { return r.column == column })
+		}
+		if !ok {
+			return fmt.Errorf("guard %q: %s has no column %q the %s guard watches", key, coll, column, guard)
+		}
+	default:
+		return fmt.Errorf("guard %q: no guard %q (fill, unlisted, shrink or growth)", key, guard)
+	}
+	return nil
+}
+
+// LoadProfile is the profile of one load: the records served in the walk's scope before the
+// merge and those staged, and per column of the collection's table how many of each hold a
+// value.
+type LoadProfile struct {
+	Before, After int64
+	Columns       []ColumnProfile
+}
+
+// ColumnProfile is one column's part of a LoadProfile.
+type ColumnProfile struct {
+	Column                    string
+	FilledBefore, FilledAfter int64 // records holding a value (not null, not empty)
+	// Distinct counts the distinct values staged, up to DistinctCap (Capped: there were more).
+	Distinct int64
+	Capped   bool
+	// Reference says the column is a reference to another collection (or to its own), and
+	// Unlisted* how many of its values point at no row that collection lists.
+	Reference                     bool
+	UnlistedBefore, UnlistedAfter int64
+	// Member says Column is a member the source sends that hrsync does not declare (kept in the
+	// extra column, served back as sent: a financial module's amounts), not a column.
+	Member bool
+}
+
+// maxMembers bounds the undeclared members a profile counts per collection: the most held.
+const maxMembers = 100
+
+// DistinctCap bounds the distinct values a profile counts per column: past it, a column is
+// "more than" (a name column, an id), and counting on would cost memory for nothing.
+const DistinctCap = 1000
+
+// distinctCounter counts the distinct values of each of a table's columns as they are staged,
+// each up to DistinctCap, by hash (a collision undercounts by one, which a profile can bear).
+type distinctCounter struct {
+	seed maphash.Seed
+	sets []map[uint64]struct{}
+}
+
+func newDistinctCounter(cols int) *distinctCounter {
+	return &distinctCounter{seed: maphash.MakeSeed(), sets: make([]map[uint64]struct{}, cols)}
+}
+
+// add counts one staged row's values (row[1+i] is column i's: seq comes first).
+func (c *distinctCounter) add(row []any) {
+	for i := range c.sets {
+		if c.sets[i] == nil {
+			c.sets[i] = map[uint64]struct{}{}
+		}
+		set := c.sets[i]
+		if len(set) > DistinctCap {
+			continue
+		}
+		var h uint64
+		switch v := row[1+i].(type) {
+		case nil:
+			continue
+		case string:
+			if v == "" {
+				continue
+			}
+			h = maphash.String(c.seed, v)
+		case []byte:
+			if len(v) == 0 {
+				continue
+			}
+			h = maphash.Bytes(c.seed, v)
+		case int64:
+			h = maphash.String(c.seed, strconv.FormatInt(v, 10))
+		case bool:
+			h = maphash.String(c.seed, strconv.FormatBool(v))
+		default:
+			h = maphash.String(c.seed, fmt.Sprint(v))
+		}
+		set[h] = struct{}{}
+	}
+}
+
+// reset forgets what was counted (a new walk).
+func (c *distinctCounter) reset() { clear(c.sets) }
+
+// count is column i's distinct values, and whether there were more than DistinctCap.
+func (c *distinctCounter) count(i int) (int64, bool) {
+	if c == nil || c.sets[i] == nil {
+		return 0, false
+	}
+	n := int64(len(c.sets[i]))
+	return min(n, DistinctCap), n > DistinctCap
+}
+
+// filled is the SQL condition that expr, a column of kind k, holds a value: not null, and for
+// text not blank, for JSON not null, an empty array or an empty object.
+func filled(k Kind, expr string) string {
+	switch k {
+	case KindText:
+		return expr + " IS NOT NULL AND trim(" + expr + ") <> ''"
+	case KindJSON:
+		return expr + " IS NOT NULL AND CAST(" + expr + " AS text) NOT IN ('null', '[]', '{}', '\"\"')"
+	default:
+		return expr + " IS NOT NULL"
+	}
+}
+
+// profileSQL is the one aggregate that profiles rows of table t read from `from` (aliased as
+// alias): count(*), then per column the rows holding a value, then per reference the rows whose
+// value points at no listed row. self is the relation a reference of t to itself is looked up
+// in: the table for what is served, the staged walk for what will be.
+func profileSQL(t *table, from, alias, self, where string) string {
+	var sel []string
+	sel = append(sel, "count(*)")
+	for _, c := range t.cols {
+		if c.name == "id" {
+			continue
+		}
+		sel = append(sel, "coalesce(sum(CASE WHEN "+filled(c.kind, alias+"."+c.name)+" THEN 1 ELSE 0 END), 0)")
+	}
+	var joins []string
+	for i, r := range t.refs {
+		u := "u" + strconv.Itoa(i)
+		target, cond := r.target, u+".listed AND "+u+".deleted_at IS NULL"
+		if r.target == t.name {
+			target, cond = self, "true"
+			if self == t.name {
+				cond = u + ".listed AND " + u + ".deleted_at IS NULL"
+			}
+		}
+		joins = append(joins, "LEFT JOIN "+target+" "+u+" ON "+u+".id = "+alias+"."+r.column+" AND "+cond)
+		sel = append(sel, "coalesce(sum(CASE WHEN "+alias+"."+r.column+" IS NOT NULL AND "+u+".id IS NULL THEN 1 ELSE 0 END), 0)")
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + from
+	if from != alias {
+		q += " " + alias
+	}
+	for _, j := range joins {
+		q += "\n" + j
+	}
+	if where != "" {
+		q += "\nWHERE " + where
+	}
+	return q
+}
+
+// profile profiles the served rows in the walk's scope and the staged walk, in the merge's
+// transaction (so it sees what the merge would change), and the distinct values counted while
+// staging.
+func (m merger) profile(ctx context.Context, tx *sqlx.Tx, t *table, distinct *distinctCounter) (LoadProfile, error) {
+	var p LoadProfile
+	var cols []colDef
+	for _, c := range t.cols {
+		if c.name != "id" {
+			cols = append(cols, c)
+		}
+	}
+	p.Columns = make([]ColumnProfile, len(cols))
+	for i, c := range cols {
+		p.Columns[i].Column = c.name
+		p.Columns[i].Reference = slices.ContainsFunc(t.refs, func(r refDef) bool { return r.column == c.name })
+		for j, tc := range t.cols {
+			if tc.name == c.name {
+				p.Columns[i].Distinct, p.Columns[i].Capped = distinct.count(j)
+			}
+		}
+	}
+	scan := func(q string, total *int64, fill func(*ColumnProfile) *int64, unlisted func(*ColumnProfile) *int64) error {
+		dest := []any{total}
+		for i := range p.Columns {
+			dest = append(dest, fill(&p.Columns[i]))
+		}
+		for _, r := range t.refs {
+			for i := range p.Columns {
+				if p.Columns[i].Column == r.column {
+					dest = append(dest, unlisted(&p.Columns[i]))
+				}
+			}
+		}
+		return tx.QueryRowxContext(ctx, q).Scan(dest...)
+	}
+	served := t.visible(t.name) + " AND " + t.name + ".origin <> '" + originSeed + "'" + m.scope
+	if err := scan(profileSQL(t, t.name, t.name, t.name, served), &p.Before,
+		func(c *ColumnProfile) *int64 { return &c.FilledBefore }, func(c *ColumnProfile) *int64 { return &c.UnlistedBefore }); err != nil {
+		return p, fmt.Errorf("profile the served %s: %w", t.name, err)
+	}
+	if err := scan(profileSQL(t, m.latest, "s", m.latest, ""), &p.After,
+		func(c *ColumnProfile) *int64 { return &c.FilledAfter }, func(c *ColumnProfile) *int64 { return &c.UnlistedAfter }); err != nil {
+		return p, fmt.Errorf("profile the staged %s: %w", t.name, err)
+	}
+	if !slices.ContainsFunc(t.cols, func(c colDef) bool { return c.name == "extra" }) {
+		return p, nil
+	}
+	members, err := m.profileMembers(ctx, tx, t, served)
+	if err != nil {
+		return p, err
+	}
+	p.Columns = append(p.Columns, members...)
+	return p, nil
+}
+
+// profileMembers profiles the members of the extra column, those the source sends that hrsync
+// does not declare: one grouped aggregate over the served rows, one over the staged walk.
+func (m merger) profileMembers(ctx context.Context, tx *sqlx.Tx, t *table, served string) ([]ColumnProfile, error) {
+	byKey := map[string]*ColumnProfile{}
+	read := func(q string, distinct bool, set func(c *ColumnProfile, filled, distinct int64)) error {
+		rows, err := tx.QueryxContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key string
+			var n, d int64
+			dest := []any{&key, &n}
+			if distinct {
+				dest = append(dest, &d)
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			c := byKey[key]
+			if c == nil {
+				c = &ColumnProfile{Column: key, Member: true}
+				byKey[key] = c
+			}
+			set(c, n, d)
+		}
+		return rows.Err()
+	}
+	from, cond, value := m.d.jsonMembers(t.name + ".extra")
+	if err := read(`SELECT e.key, count(*) FROM `+t.name+`, `+from+` WHERE `+served+` AND `+cond+` GROUP BY e.key`, false,
+		func(c *ColumnProfile, n, _ int64) { c.FilledBefore = n }); err != nil {
+		return nil, fmt.Errorf("profile the served %s's members: %w", t.name, err)
+	}
+	from, cond, value = m.d.jsonMembers("s.extra")
+	if err := read(`SELECT e.key, count(*), count(DISTINCT `+value+`) FROM `+m.latest+` s, `+from+` WHERE `+cond+` GROUP BY e.key`, true,
+		func(c *ColumnProfile, n, d int64) {
+			c.FilledAfter, c.Distinct, c.Capped = n, min(d, DistinctCap), d > DistinctCap
+		}); err != nil {
+		return nil, fmt.Errorf("profile the staged %s's members: %w", t.name, err)
+	}
+	out := make([]ColumnProfile, 0, len(byKey))
+	for _, c := range byKey {
+		out = append(out, *c)
+	}
+	// The most held first (before or after), then by name; at most maxMembers.
+	slices.SortFunc(out, func(a, b ColumnProfile) int {
+		if x, y := max(a.FilledBefore, a.FilledAfter), max(b.FilledBefore, b.FilledAfter); x != y {
+			return int(y - x)
+		}
+		return strings.Compare(a.Column, b.Column)
+	})
+	out = out[:min(len(out), maxMembers)]
+	slices.SortFunc(out, func(a, b ColumnProfile) int { return strings.Compare(a.Column, b.Column) })
+	return out, nil
+}
+
+// guard weighs a load's profile, what classify found (res) and the deletions a complete walk
+// would make (gone of them the source's) against g, and returns the guards it trips, each
+// marked Accepted when accept holds its key.
+func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool, g GuardSettings, accept func(string) bool) []Hold {
+	var holds []Hold
+	add := func(h Hold) {
+		h.Resource = r
+		h.Accepted = accept(h.Key())
+		holds = append(holds, h)
+	}
+	name := string(r)
+	if p.Before > 0 && g.MaxShrink >= 0 && complete {
+		switch {
+		case p.After == 0 && gone > 0:
+			add(Hold{Guard: GuardShrink, BeforeCount: p.Before, BeforeOf: p.Before, AfterOf: p.Before,
+				Message: fmt.Sprintf("%s: the source lists none while the warehouse serves %s", name, count(p.Before))})
+		case gone >= g.MinRecords && float64(gone) > g.MaxShrink*float64(p.Before):
+			add(Hold{Guard: GuardShrink, BeforeCount: p.Before, BeforeOf: p.Before, AfterCount: p.Before - gone, AfterOf: p.Before,
+				Message: fmt.Sprintf("%s: %s → %s records (%s, %s, would be deleted; at most %s allowed)", name,
+					count(p.Before), count(p.Before-gone), count(gone), percent(gone, p.Before), share(g.MaxShrink))})
+		}
+	}
+	if p.Before > 0 && g.MaxGrowth >= 0 {
+		grown := res.Inserted
+		if grown >= g.GrowthMinRecords && float64(grown) > g.MaxGrowth*float64(p.Before) {
+			add(Hold{Guard: GuardGrowth, BeforeCount: p.Before, BeforeOf: p.Before, AfterCount: p.Before + grown, AfterOf: p.Before,
+				Message: fmt.Sprintf("%s: %s → %s records (%s new, more than the %s allowed)", name,
+					count(p.Before), count(p.Before+grown), count(grown), share(g.MaxGrowth))})
+		}
+	}
+	if p.Before == 0 || p.After == 0 {
+		return holds // nothing to compare a column with: a first load, or a source listing none (shrink)
+	}
+	for _, c := range p.Columns {
+		before, after := float64(c.FilledBefore)/float64(p.Before), float64(c.FilledAfter)/float64(p.After)
+		if g.FillDrop >= 0 && c.FilledBefore-c.FilledAfter >= g.MinRecords &&
+			((before >= g.FillFloor && c.FilledAfter == 0) || before-after >= g.FillDrop) {
+			add(Hold{Guard: GuardFill, Column: c.Column, BeforeCount: c.FilledBefore, BeforeOf: p.Before, AfterCount: c.FilledAfter, AfterOf: p.After,
+				Message: fmt.Sprintf("%s.%s: %s → %s filled (%s of %s records → %s of %s)", name, c.Column,
+					percent(c.FilledBefore, p.Before), percent(c.FilledAfter, p.After),
+					count(c.FilledBefore), count(p.Before), count(c.FilledAfter), count(p.After))})
+		}
+		if !c.Reference || g.UnlistedRise < 0 || c.FilledAfter == 0 || c.UnlistedAfter-c.UnlistedBefore < g.MinRecords {
+			continue
+		}
+		ub := 0.0
+		if c.FilledBefore > 0 {
+			ub = float64(c.UnlistedBefore) / float64(c.FilledBefore)
+		}
+		if float64(c.UnlistedAfter)/float64(c.FilledAfter)-ub >= g.UnlistedRise {
+			add(Hold{Guard: GuardUnlisted, Column: c.Column, BeforeCount: c.UnlistedBefore, BeforeOf: c.FilledBefore, AfterCount: c.UnlistedAfter, AfterOf: c.FilledAfter,
+				Message: fmt.Sprintf("%s.%s: %s → %s point at no listed record (%s of %s → %s of %s)", name, c.Column,
+					percent(c.UnlistedBefore, c.FilledBefore), percent(c.UnlistedAfter, c.FilledAfter),
+					count(c.UnlistedBefore), count(c.FilledBefore), count(c.UnlistedAfter), count(c.FilledAfter))})
+		}
+	}
+	return holds
+}
+
+// percent is n of of as a whole percentage that is 0% or 100% only when it is exactly so.
+func percent(n, of int64) string {
+	if of <= 0 || n <= 0 {
+		return "0%"
+	}
+	if n >= of {
+		return "100%"
+	}
+	v := math.Floor(100 * float64(n) / float64(of))
+	return strconv.FormatFloat(min(max(v, 1), 99), 'f', 0, 64) + "%"
+}
+
+// share is a setting's share as a percentage ("10%", "12.5%").
+func share(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" }
+
+// count writes n with thousands separators ("12,345").
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,15 +1,11 @@
 package sink
 
 import (
-	"context"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // Load guards (docs/sync.md#load-guards). Before a merge writes anything, the staged walk is
@@ -163,242 +159,20 @@ type ColumnProfile struct {
 	Distinct int64
 	Capped   bool
 	// Reference says the column is a reference to another collection (or to its own), and
-	// Unlisted* how many of its values point at no row that collection lists.
+	// Unlisted* how many of its values point at no row that collection lists, as the warehouse
+	// stands before the merge; counted (UnlistedCounted) only when the walk moved at least
+	// MinRecords of them, enough to trip the guard (profile.go).
 	Reference                     bool
+	UnlistedCounted               bool
 	UnlistedBefore, UnlistedAfter int64
 	// Member says Column is a member the source sends that hrsync does not declare (kept in the
 	// extra column, served back as sent: a financial module's amounts), not a column.
 	Member bool
 }
 
-// maxMembers bounds the undeclared members a profile counts per collection: the most held.
-const maxMembers = 100
-
 // DistinctCap bounds the distinct values a profile counts per column: past it, a column is
 // "more than" (a name column, an id), and counting on would cost memory for nothing.
 const DistinctCap = 1000
-
-// distinctCounter counts the distinct values of each of a table's columns as they are staged,
-// each up to DistinctCap, by hash (a collision undercounts by one, which a profile can bear).
-type distinctCounter struct {
-	seed maphash.Seed
-	sets []map[uint64]struct{}
-}
-
-func newDistinctCounter(cols int) *distinctCounter {
-	return &distinctCounter{seed: maphash.MakeSeed(), sets: make([]map[uint64]struct{}, cols)}
-}
-
-// add counts one staged row's values (row[1+i] is column i's: seq comes first).
-func (c *distinctCounter) add(row []any) {
-	for i := range c.sets {
-		if c.sets[i] == nil {
-			c.sets[i] = map[uint64]struct{}{}
-		}
-		set := c.sets[i]
-		if len(set) > DistinctCap {
-			continue
-		}
-		var h uint64
-		switch v := row[1+i].(type) {
-		case nil:
-			continue
-		case string:
-			if v == "" {
-				continue
-			}
-			h = maphash.String(c.seed, v)
-		case []byte:
-			if len(v) == 0 {
-				continue
-			}
-			h = maphash.Bytes(c.seed, v)
-		case int64:
-			h = maphash.String(c.seed, strconv.FormatInt(v, 10))
-		case bool:
-			h = maphash.String(c.seed, strconv.FormatBool(v))
-		default:
-			h = maphash.String(c.seed, fmt.Sprint(v))
-		}
-		set[h] = struct{}{}
-	}
-}
-
-// reset forgets what was counted (a new walk).
-func (c *distinctCounter) reset() { clear(c.sets) }
-
-// count is column i's distinct values, and whether there were more than DistinctCap.
-func (c *distinctCounter) count(i int) (int64, bool) {
-	if c == nil || c.sets[i] == nil {
-		return 0, false
-	}
-	n := int64(len(c.sets[i]))
-	return min(n, DistinctCap), n > DistinctCap
-}
-
-// filled is the SQL condition that expr, a column of kind k, holds a value: not null, and for
-// text not blank, for JSON not null, an empty array or an empty object.
-func filled(k Kind, expr string) string {
-	switch k {
-	case KindText:
-		return expr + " IS NOT NULL AND trim(" + expr + ") <> ''"
-	case KindJSON:
-		return expr + " IS NOT NULL AND CAST(" + expr + " AS text) NOT IN ('null', '[]', '{}', '\"\"')"
-	default:
-		return expr + " IS NOT NULL"
-	}
-}
-
-// profileSQL is the one aggregate that profiles rows of table t read from `from` (aliased as
-// alias): count(*), then per column the rows holding a value, then per reference the rows whose
-// value points at no listed row. self is the relation a reference of t to itself is looked up
-// in: the table for what is served, the staged walk for what will be.
-func profileSQL(t *table, from, alias, self, where string) string {
-	var sel []string
-	sel = append(sel, "count(*)")
-	for _, c := range t.cols {
-		if c.name == "id" {
-			continue
-		}
-		sel = append(sel, "coalesce(sum(CASE WHEN "+filled(c.kind, alias+"."+c.name)+" THEN 1 ELSE 0 END), 0)")
-	}
-	var joins []string
-	for i, r := range t.refs {
-		u := "u" + strconv.Itoa(i)
-		target, cond := r.target, u+".listed AND "+u+".deleted_at IS NULL"
-		if r.target == t.name {
-			target, cond = self, "true"
-			if self == t.name {
-				cond = u + ".listed AND " + u + ".deleted_at IS NULL"
-			}
-		}
-		joins = append(joins, "LEFT JOIN "+target+" "+u+" ON "+u+".id = "+alias+"."+r.column+" AND "+cond)
-		sel = append(sel, "coalesce(sum(CASE WHEN "+alias+"."+r.column+" IS NOT NULL AND "+u+".id IS NULL THEN 1 ELSE 0 END), 0)")
-	}
-	q := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + from
-	if from != alias {
-		q += " " + alias
-	}
-	for _, j := range joins {
-		q += "\n" + j
-	}
-	if where != "" {
-		q += "\nWHERE " + where
-	}
-	return q
-}
-
-// profile profiles the served rows in the walk's scope and the staged walk, in the merge's
-// transaction (so it sees what the merge would change), and the distinct values counted while
-// staging.
-func (m merger) profile(ctx context.Context, tx *sqlx.Tx, t *table, distinct *distinctCounter) (LoadProfile, error) {
-	var p LoadProfile
-	var cols []colDef
-	for _, c := range t.cols {
-		if c.name != "id" {
-			cols = append(cols, c)
-		}
-	}
-	p.Columns = make([]ColumnProfile, len(cols))
-	for i, c := range cols {
-		p.Columns[i].Column = c.name
-		p.Columns[i].Reference = slices.ContainsFunc(t.refs, func(r refDef) bool { return r.column == c.name })
-		for j, tc := range t.cols {
-			if tc.name == c.name {
-				p.Columns[i].Distinct, p.Columns[i].Capped = distinct.count(j)
-			}
-		}
-	}
-	scan := func(q string, total *int64, fill func(*ColumnProfile) *int64, unlisted func(*ColumnProfile) *int64) error {
-		dest := []any{total}
-		for i := range p.Columns {
-			dest = append(dest, fill(&p.Columns[i]))
-		}
-		for _, r := range t.refs {
-			for i := range p.Columns {
-				if p.Columns[i].Column == r.column {
-					dest = append(dest, unlisted(&p.Columns[i]))
-				}
-			}
-		}
-		return tx.QueryRowxContext(ctx, q).Scan(dest...)
-	}
-	served := t.visible(t.name) + " AND " + t.name + ".origin <> '" + originSeed + "'" + m.scope
-	if err := scan(profileSQL(t, t.name, t.name, t.name, served), &p.Before,
-		func(c *ColumnProfile) *int64 { return &c.FilledBefore }, func(c *ColumnProfile) *int64 { return &c.UnlistedBefore }); err != nil {
-		return p, fmt.Errorf("profile the served %s: %w", t.name, err)
-	}
-	if err := scan(profileSQL(t, m.latest, "s", m.latest, ""), &p.After,
-		func(c *ColumnProfile) *int64 { return &c.FilledAfter }, func(c *ColumnProfile) *int64 { return &c.UnlistedAfter }); err != nil {
-		return p, fmt.Errorf("profile the staged %s: %w", t.name, err)
-	}
-	if !slices.ContainsFunc(t.cols, func(c colDef) bool { return c.name == "extra" }) {
-		return p, nil
-	}
-	members, err := m.profileMembers(ctx, tx, t, served)
-	if err != nil {
-		return p, err
-	}
-	p.Columns = append(p.Columns, members...)
-	return p, nil
-}
-
-// profileMembers profiles the members of the extra column, those the source sends that hrsync
-// does not declare: one grouped aggregate over the served rows, one over the staged walk.
-func (m merger) profileMembers(ctx context.Context, tx *sqlx.Tx, t *table, served string) ([]ColumnProfile, error) {
-	byKey := map[string]*ColumnProfile{}
-	read := func(q string, distinct bool, set func(c *ColumnProfile, filled, distinct int64)) error {
-		rows, err := tx.QueryxContext(ctx, q)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var key string
-			var n, d int64
-			dest := []any{&key, &n}
-			if distinct {
-				dest = append(dest, &d)
-			}
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-			c := byKey[key]
-			if c == nil {
-				c = &ColumnProfile{Column: key, Member: true}
-				byKey[key] = c
-			}
-			set(c, n, d)
-		}
-		return rows.Err()
-	}
-	from, cond, value := m.d.jsonMembers(t.name + ".extra")
-	if err := read(`SELECT e.key, count(*) FROM `+t.name+`, `+from+` WHERE `+served+` AND `+cond+` GROUP BY e.key`, false,
-		func(c *ColumnProfile, n, _ int64) { c.FilledBefore = n }); err != nil {
-		return nil, fmt.Errorf("profile the served %s's members: %w", t.name, err)
-	}
-	from, cond, value = m.d.jsonMembers("s.extra")
-	if err := read(`SELECT e.key, count(*), count(DISTINCT `+value+`) FROM `+m.latest+` s, `+from+` WHERE `+cond+` GROUP BY e.key`, true,
-		func(c *ColumnProfile, n, d int64) {
-			c.FilledAfter, c.Distinct, c.Capped = n, min(d, DistinctCap), d > DistinctCap
-		}); err != nil {
-		return nil, fmt.Errorf("profile the staged %s's members: %w", t.name, err)
-	}
-	out := make([]ColumnProfile, 0, len(byKey))
-	for _, c := range byKey {
-		out = append(out, *c)
-	}
-	// The most held first (before or after), then by name; at most maxMembers.
-	slices.SortFunc(out, func(a, b ColumnProfile) int {
-		if x, y := max(a.FilledBefore, a.FilledAfter), max(b.FilledBefore, b.FilledAfter); x != y {
-			return int(y - x)
-		}
-		return strings.Compare(a.Column, b.Column)
-	})
-	out = out[:min(len(out), maxMembers)]
-	slices.SortFunc(out, func(a, b ColumnProfile) int { return strings.Compare(a.Column, b.Column) })
-	return out, nil
-}
 
 // guard weighs a load's profile, what classify found (res) and the deletions a complete walk
 // would make (gone of them the source's) against g, and returns the guards it trips, each
@@ -442,7 +216,7 @@ func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool
 					percent(c.FilledBefore, p.Before), percent(c.FilledAfter, p.After),
 					count(c.FilledBefore), count(p.Before), count(c.FilledAfter), count(p.After))})
 		}
-		if !c.Reference || g.UnlistedRise < 0 || c.FilledAfter == 0 || c.UnlistedAfter-c.UnlistedBefore < g.MinRecords {
+		if !c.UnlistedCounted || g.UnlistedRise < 0 || c.FilledAfter == 0 || c.UnlistedAfter-c.UnlistedBefore < g.MinRecords {
 			continue
 		}
 		ub := 0.0

@@ -3,6 +3,7 @@ package sink_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -247,4 +248,82 @@ func TestGuardsRecordedInTheLedger(t *testing.T) {
 			t.Errorf("ledger row %+v", runs[0])
 		}
 	})
+}
+
+// TestGuardsProfileIsExact holds the profile's served side, worked out from the staged counts
+// and the few rows that differ (profile.go), to what is served: after a published complete
+// walk the warehouse serves exactly what was staged, so each load's Before is the last load's
+// After, column by column and member by member, whatever changed in between.
+func TestGuardsProfileIsExact(t *testing.T) {
+	titles := []string{"Engineer", "Lead", "", "  ", "Analyst"}
+	members := []string{``, `,"nickname":null`, `,"nickname":""`, `,"nickname":" "`, `,"nickname":[]`, `,"nickname":{}`,
+		`,"nickname":"Bo"`, `,"nickname":["x"]`, `,"nickname":{"a":1}`, `,"nickname":0`, `,"nickname":false`}
+	backends(t, func(t *testing.T, s *sink.Store) {
+		rng := rand.New(rand.NewPCG(7, 9))
+		var prev *sink.LoadProfile
+		for round := range 6 {
+			var es []v1.Employee
+			for id := int64(1); id <= 300; id++ {
+				if rng.IntN(10) == 0 && round > 0 {
+					continue // gone this round
+				}
+				raw := fmt.Sprintf(`{"id":%d,"first_name":"F","last_name":"L%d","email":"e%d@example.com","job_title":%q,"status":"Current employee","department":{"id":%d,"name":"D"}`,
+					id, id, id, titles[rng.IntN(len(titles))], 1+rng.IntN(4))
+				if m := rng.IntN(3); m > 0 {
+					raw += fmt.Sprintf(`,"line_manager":{"id":%d,"name":"B"}`, m*100+rng.IntN(3))
+				}
+				raw += members[rng.IntN(len(members))]
+				if rng.IntN(2) == 0 {
+					raw += `,"middle_name":"M"`
+				}
+				es = append(es, sinktest.Employees(t, raw+"}")[0])
+			}
+			if round == 4 {
+				es = append(es, es[:5]...) // a walk the source shifted: some records twice
+			}
+			res := sinktest.WalkEmployees(t, s, es, 50, sink.MergeOptions{Complete: true, Accept: []string{
+				"shrink:employees", "growth:employees", "fill:employees.job_title", "fill:employees.line_manager_id",
+				"fill:employees.nickname", "fill:employees.middle_name", "unlisted:employees.line_manager_id"}})
+			if res.Held() {
+				t.Fatalf("round %d held: %v", round, res.Holds)
+			}
+			if prev != nil {
+				if got, want := profileSide(res.Profile, true), profileSide(*prev, false); got != want {
+					t.Errorf("round %d: the served side\n%s\nwant the last load's staged side\n%s", round, got, want)
+				}
+			}
+			// The staged side, counted in Go (or, for the shifted walk, in SQL), is what is now
+			// served.
+			want := sinktest.QueryString(t, s, `SELECT count(*) FROM employees WHERE listed AND deleted_at IS NULL`)
+			if got := fmt.Sprint(res.Profile.After); got != want {
+				t.Errorf("round %d: %s staged, %s served", round, got, want)
+			}
+			want = sinktest.QueryString(t, s, `SELECT count(*) FROM employees WHERE listed AND deleted_at IS NULL AND trim(job_title) <> ''`)
+			if got := fmt.Sprint(column(t, res.Profile, "job_title").FilledAfter); got != want {
+				t.Errorf("round %d: %s staged job titles, %s served", round, got, want)
+			}
+			prev = &res.Profile
+		}
+	})
+}
+
+// profileSide writes one side of a profile's counts, the members that hold a value on it.
+func profileSide(p sink.LoadProfile, before bool) string {
+	var b strings.Builder
+	n := p.After
+	if before {
+		n = p.Before
+	}
+	fmt.Fprintf(&b, "records %d\n", n)
+	for _, c := range p.Columns {
+		f := c.FilledAfter
+		if before {
+			f = c.FilledBefore
+		}
+		if c.Member && f == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s %d\n", c.Column, f)
+	}
+	return b.String()
 }

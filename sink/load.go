@@ -48,9 +48,8 @@ type Load struct {
 	// erasedMax the last erasure's id then: a merge refuses what was staged before a later one.
 	erased    *erasedSet
 	erasedMax int64
-	// values counts the distinct values staged of each of the table's columns (the load's
-	// profile: LoadProfile).
-	values *distinctCounter
+	// profile counts the staged records' values (the load's profile: LoadProfile).
+	profile *stagedProfile
 }
 
 // Window is the part of a dated collection a walk covers: the records the source's date
@@ -153,7 +152,7 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 	if t == nil {
 		return nil, fmt.Errorf("begin load: unknown resource %q", r)
 	}
-	l := &Load{s: s, resource: r, t: t, table: "stage_" + t.name, cols: []string{"seq"}, values: newDistinctCounter(len(t.cols))}
+	l := &Load{s: s, resource: r, t: t, table: "stage_" + t.name, cols: []string{"seq"}, profile: newStagedProfile(t)}
 	defs := []string{"seq " + s.d.columnType(KindID)}
 	for _, c := range t.stagedCols() {
 		l.cols = append(l.cols, c.name)
@@ -178,6 +177,7 @@ func (s *Store) BeginLoad(ctx context.Context, r Resource) (*Load, error) {
 		`DROP TABLE IF EXISTS ` + l.table + `_latest`,
 		`DROP TABLE IF EXISTS ` + l.table + `_seen`,
 		`DROP TABLE IF EXISTS ` + l.table + `_delta`,
+		`DROP TABLE IF EXISTS ` + l.table + `_gone`,
 		`CREATE TEMPORARY TABLE ` + l.table + ` (` + strings.Join(defs, ", ") + `)`,
 		`CREATE TEMPORARY TABLE ` + l.table + `_seen (id ` + s.d.columnType(KindID) + ` PRIMARY KEY)`,
 	} {
@@ -241,7 +241,7 @@ func addRecords[T any](ctx context.Context, l *Load, c *collection[T], recs []T)
 			}
 		}
 		rows[i] = c.stageRow(l.seq+int64(i)+1, rec)
-		l.values.add(rows[i])
+		l.profile.add(rows[i])
 	}
 	return l.stage(ctx, rows)
 }
@@ -326,7 +326,7 @@ func (l *Load) Reset(ctx context.Context) error {
 		return fmt.Errorf("reset staged %s: %w", l.resource, err)
 	}
 	l.seq = 0
-	l.values.reset()
+	l.profile.reset()
 	return nil
 }
 
@@ -338,7 +338,8 @@ func (l *Load) Close() error {
 	_, err2 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_latest`)
 	_, err3 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_seen`)
 	_, err4 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_delta`)
-	return errors.Join(err1, err2, err3, err4, l.conn.Close())
+	_, err5 := l.conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+l.table+`_gone`)
+	return errors.Join(err1, err2, err3, err4, err5, l.conn.Close())
 }
 
 // Merge applies the staged walk in one transaction: nested references first, then the records
@@ -350,7 +351,7 @@ func (l *Load) Close() error {
 // it does not, the merge fails with a *LockLostError and writes nothing.
 func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error) {
 	m := merger{d: l.s.d, stage: l.table, latest: l.table + "_latest", seen: l.table + "_seen", delta: l.table + "_delta",
-		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within(), written: map[string]bool{}, distinct: l.values}
+		unique: l.distinctAt == l.seq && l.distinct == l.seq, scope: l.within(), written: map[string]bool{}, gone: l.table + "_gone", staged: l.profile}
 	if err := stopped(ctx); err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, err)
 	}

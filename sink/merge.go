@@ -27,8 +27,10 @@ type merger struct {
 	scope               string // "" or "\n AND <condition>": the rows the walk covered (Load.Within)
 	// written collects the tables the merge wrote rows of (for statistics, see Load.Merge).
 	written map[string]bool
-	// distinct counted the staged values of the table's columns (Load.distinct).
-	distinct *distinctCounter
+	// gone holds the served rows in scope the walk did not list (findGone).
+	gone string
+	// staged is what was counted of the walk while it was staged (Load.profile).
+	staged *stagedProfile
 }
 
 // wrote notes that the merge wrote n rows of table.
@@ -51,7 +53,11 @@ func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOpt
 	if err != nil {
 		return res, err
 	}
-	if res.Profile, err = m.profile(ctx, tx, t, m.distinct); err != nil {
+	if err := m.findGone(ctx, tx, t); err != nil {
+		return res, err
+	}
+	g := opts.Guards.withDefaults()
+	if res.Profile, err = m.profile(ctx, tx, t, m.staged, g.MinRecords); err != nil {
 		return res, err
 	}
 	staged := res.Inserted + res.Updated + res.Unchanged // classify counted the staged records
@@ -62,7 +68,7 @@ func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOpt
 	accept := func(key string) bool {
 		return slices.Contains(opts.Accept, key) || (opts.AllowMassDelete && key == GuardKey(GuardShrink, Resource(t.name), ""))
 	}
-	res.Holds = guard(Resource(t.name), res.Profile, res, fromSource, opts.Complete && gone != "", opts.Guards.withDefaults(), accept)
+	res.Holds = guard(Resource(t.name), res.Profile, res, fromSource, opts.Complete && gone != "", g, accept)
 	if res.Held() {
 		if !opts.Complete || gone == "" {
 			fromSource = 0
@@ -256,13 +262,30 @@ WHERE NOT `+target+`.listed AND (`+strings.Join(mine, ", ")+`) IS DISTINCT FROM 
 	return nil
 }
 
+// findGone keeps the served rows in the walk's scope that it did not list (any origin) in the
+// temporary table m.gone: what a complete walk deletes (deletions), and what the profile's
+// served side reads (profile). One pass over the table; the rest reads the few rows it holds.
+func (m merger) findGone(ctx context.Context, tx *sqlx.Tx, t *table) error {
+	for _, q := range []string{
+		`DROP TABLE IF EXISTS ` + m.gone,
+		`CREATE TEMPORARY TABLE ` + m.gone + ` AS SELECT id, origin FROM ` + t.name + `
+WHERE ` + t.visible(t.name) + `
+    AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + t.name + `.id)` + m.scope,
+	} {
+		if _, err := exec(ctx, tx, q); err != nil {
+			return fmt.Errorf("find the %s the walk did not list: %w", t.name, err)
+		}
+	}
+	return m.d.indexStaged(ctx, tx, m.gone)
+}
+
 // deletions finds what a complete walk would soft-delete: the served records the walk did not
-// see, within its scope. It returns the rows' FROM clause ("" when there is nothing to delete or
-// the walk was not complete) and how many of them are the source's. Seeded rows (the default
-// pattern and allowance a new warehouse starts with) give way to the source's own records once
-// it lists any; they never count against the shrink guard, which protects source data, nor as
-// deletions (MergeResult.SeedRetired): the first sync of a new warehouse deleted nothing of the
-// source's.
+// see (m.gone), but those a remembered walk saw. It returns the rows' FROM clause ("" when there
+// is nothing to delete or the walk was not complete) and how many of them are the source's.
+// Seeded rows (the default pattern and allowance a new warehouse starts with) give way to the
+// source's own records once it lists any; they never count against the shrink guard, which
+// protects source data, nor as deletions (MergeResult.SeedRetired): the first sync of a new
+// warehouse deleted nothing of the source's.
 func (m merger) deletions(ctx context.Context, tx *sqlx.Tx, table string, opts MergeOptions, staged int64) (gone string, fromSource int64, err error) {
 	if !opts.Complete {
 		return "", 0, nil
@@ -271,9 +294,8 @@ func (m merger) deletions(ctx context.Context, tx *sqlx.Tx, table string, opts M
 	if staged > 0 {
 		origins += ", '" + originSeed + "'"
 	}
-	gone = `FROM ` + table + ` WHERE listed AND deleted_at IS NULL AND origin IN (` + origins + `)
-    AND NOT EXISTS (SELECT 1 FROM ` + m.latest + ` l WHERE l.id = ` + table + `.id)
-    AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = ` + table + `.id)` + m.scope
+	gone = `FROM ` + m.gone + ` g WHERE origin IN (` + origins + `)
+    AND NOT EXISTS (SELECT 1 FROM ` + m.seen + ` s WHERE s.id = g.id)`
 	var n int64
 	err = tx.QueryRowxContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN origin = '`+originSource+`' THEN 1 ELSE 0 END), 0) `+gone).Scan(&n, &fromSource)
 	if err != nil {

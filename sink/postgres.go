@@ -70,7 +70,8 @@ func (pgDialect) comparable(k Kind, expr string) string {
 
 func (pgDialect) jsonMembers(expr string) (from, filled, value string) {
 	return "json_each(" + expr + ") e",
-		"json_typeof(e.value) <> 'null' AND NOT (json_typeof(e.value) = 'string' AND trim(e.value #>> '{}') = '') AND e.value::text NOT IN ('[]', '{}')",
+		`CASE json_typeof(e.value) WHEN 'null' THEN false WHEN 'string' THEN trim(e.value #>> '{}') <> ''
+    WHEN 'array' THEN json_array_length(e.value) > 0 WHEN 'object' THEN e.value::text !~ '^\s*\{\s*\}\s*$' ELSE true END`,
 		"e.value::text"
 }
 

@@ -194,7 +194,7 @@ func (s *Store) recordLoad(ctx context.Context, tx *sqlx.Tx, r Run) error {
 	if p := r.Profile; p != nil {
 		for _, c := range p.Columns {
 			var ub, ua any
-			if c.Reference {
+			if c.UnlistedCounted {
 				ub, ua = c.UnlistedBefore, c.UnlistedAfter
 			}
 			name := c.Column
@@ -295,7 +295,7 @@ FROM load_profiles WHERE run = ?`), id)
 		if err := rows.Scan(&c.Column, &p.Before, &c.FilledBefore, &p.After, &c.FilledAfter, &c.Distinct, &c.Capped, &ub, &ua); err != nil {
 			return nil, fmt.Errorf("read the profile of run %d: %w", id, err)
 		}
-		c.Reference, c.UnlistedBefore, c.UnlistedAfter = ub.Valid, ub.Int64, ua.Int64
+		c.UnlistedCounted, c.UnlistedBefore, c.UnlistedAfter = ub.Valid, ub.Int64, ua.Int64
 		c.Column, c.Member = strings.CutPrefix(c.Column, memberPrefix)
 		p.Columns = append(p.Columns, c)
 	}
@@ -305,6 +305,10 @@ FROM load_profiles WHERE run = ?`), id)
 	if p != nil {
 		// In the table's order, then the members by name, as MergeResult.Profile has them.
 		if t := s.runTable(ctx, id); t != nil {
+			for i := range p.Columns {
+				c := &p.Columns[i]
+				c.Reference = !c.Member && slices.ContainsFunc(t.refs, func(r refDef) bool { return r.column == c.Column })
+			}
 			order := map[string]int{}
 			for i, c := range t.cols {
 				order[c.name] = i

@@ -38,7 +38,10 @@ func (sqliteDialect) comparable(_ Kind, expr string) string { return "CAST(" + e
 func (sqliteDialect) pick(_ Kind, expr string) string { return "max(" + expr + ")" }
 
 func (sqliteDialect) jsonMembers(expr string) (from, filled, value string) {
-	return "json_each(" + expr + ") e", "e.type <> 'null' AND NOT (e.type = 'text' AND trim(e.value) = '') AND NOT (e.type IN ('array', 'object') AND e.value IN ('[]', '{}'))", "e.value"
+	return "json_each(" + expr + ") e",
+		`CASE e.type WHEN 'null' THEN 0 WHEN 'text' THEN trim(e.value) <> ''
+    WHEN 'array' THEN json_array_length(e.value) > 0 WHEN 'object' THEN e.value <> '{}' ELSE 1 END`,
+		"e.value"
 }
 
 func (sqliteDialect) now() string { return `strftime('%Y-%m-%dT%H:%M:%SZ', 'now')` }

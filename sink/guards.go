@@ -51,32 +51,30 @@ type GuardSettings struct {
 var DefaultGuards = GuardSettings{MinRecords: 10, FillFloor: 0.20, FillDrop: 0.50, MaxShrink: DefaultMaxDeleteShare,
 	MaxGrowth: 1.0, GrowthMinRecords: 100, UnlistedRise: 0.50}
 
-// withDefaults fills the zero fields of g from DefaultGuards.
-func (g GuardSettings) withDefaults() GuardSettings {
-	d := DefaultGuards
-	if g.MinRecords == 0 {
-		g.MinRecords = d.MinRecords
+// Over is g with the non-zero fields of o over its own: a collection's settings over the
+// account's.
+func (g GuardSettings) Over(o GuardSettings) GuardSettings {
+	set := func(dst *float64, v float64) {
+		if v != 0 {
+			*dst = v
+		}
 	}
-	if g.GrowthMinRecords == 0 {
-		g.GrowthMinRecords = d.GrowthMinRecords
+	if o.MinRecords != 0 {
+		g.MinRecords = o.MinRecords
 	}
-	if g.FillFloor == 0 {
-		g.FillFloor = d.FillFloor
+	if o.GrowthMinRecords != 0 {
+		g.GrowthMinRecords = o.GrowthMinRecords
 	}
-	if g.FillDrop == 0 {
-		g.FillDrop = d.FillDrop
-	}
-	if g.MaxShrink == 0 {
-		g.MaxShrink = d.MaxShrink
-	}
-	if g.MaxGrowth == 0 {
-		g.MaxGrowth = d.MaxGrowth
-	}
-	if g.UnlistedRise == 0 {
-		g.UnlistedRise = d.UnlistedRise
-	}
+	set(&g.FillFloor, o.FillFloor)
+	set(&g.FillDrop, o.FillDrop)
+	set(&g.MaxShrink, o.MaxShrink)
+	set(&g.MaxGrowth, o.MaxGrowth)
+	set(&g.UnlistedRise, o.UnlistedRise)
 	return g
 }
+
+// withDefaults fills the zero fields of g from DefaultGuards.
+func (g GuardSettings) withDefaults() GuardSettings { return DefaultGuards.Over(g) }
 
 // A Hold is a guard a load tripped: what it compared, before → after, and whether it was let
 // through (Accepted: by a person this run, or for good by a setting).

@@ -327,3 +327,41 @@ func profileSide(p sink.LoadProfile, before bool) string {
 	}
 	return b.String()
 }
+
+func TestValidGuardKey(t *testing.T) {
+	tests := []struct {
+		key, errHas string
+	}{
+		{"fill:employees.job_title", ""},
+		{"fill:salaries.amount", ""}, // a member the source sends that hrsync does not declare
+		{"unlisted:employees.department_id", ""},
+		{"shrink:absences", ""},
+		{"growth:departments", ""},
+		{"fill:employees", "needs a column"},
+		{"shrink:employees.job_title", "without a column"},
+		{"unlisted:employees.job_title", "no column \"job_title\" the unlisted guard watches"},
+		{"fill:employees.id", "no column"},
+		{"fill:employees.job title", "no column"},
+		{"fill:payroll.amount", "not a collection hrsync loads"},
+		{"blank:employees.job_title", "no guard \"blank\""},
+		{"employees.job_title", "want fill:COLLECTION.COLUMN"},
+	}
+	for _, tt := range tests {
+		err := sink.ValidGuardKey(tt.key)
+		if (tt.errHas == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.errHas)) {
+			t.Errorf("ValidGuardKey(%q) = %v, want an error with %q", tt.key, err, tt.errHas)
+		}
+	}
+}
+
+func TestGuardSettingsOver(t *testing.T) {
+	account := sink.GuardSettings{MinRecords: 20, MaxShrink: 0.05}
+	got := account.Over(sink.GuardSettings{MaxShrink: 0.3, MaxGrowth: -1})
+	want := sink.GuardSettings{MinRecords: 20, MaxShrink: 0.3, MaxGrowth: -1}
+	if got != want {
+		t.Errorf("Over = %+v, want %+v", got, want)
+	}
+	if d := sink.DefaultGuards.Over(sink.GuardSettings{}); d != sink.DefaultGuards {
+		t.Errorf("zero settings over the defaults = %+v", d)
+	}
+}

@@ -69,7 +69,7 @@ type Options struct {
 	// (default DefaultMaxWalks).
 	MaxWalks int
 	// Guards are the load guards' settings (zero fields: sink.DefaultGuards), CollectionGuards
-	// a collection's own (each replaces Guards for its collection), and AcceptForGood the guards
+	// a collection's own (its non-zero fields over Guards'), and AcceptForGood the guards
 	// a setting accepts for good (sink.Hold.Key: "fill:employees.job_title").
 	Guards           sink.GuardSettings
 	CollectionGuards map[sink.Resource]sink.GuardSettings
@@ -629,11 +629,13 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 	return nil
 }
 
-// guards are the load guards' settings for collection r.
+// guards are the load guards' settings for collection r: the collection's own where it sets
+// them, else Guards', else sync.max_delete_share for the shrink guard (zero fields then take
+// sink.DefaultGuards).
 func (s *Syncer) guards(r sink.Resource) sink.GuardSettings {
-	g, ok := s.opts.CollectionGuards[r]
-	if !ok {
-		g = s.opts.Guards
+	g := s.opts.Guards
+	if c, ok := s.opts.CollectionGuards[r]; ok {
+		g = g.Over(c)
 	}
 	if g.MaxShrink == 0 {
 		g.MaxShrink = s.opts.MaxDeleteShare

@@ -178,6 +178,48 @@ func churnSynced(n fakeupstream.Night, eventBefore bool) bool {
 	return *churnNightly || n.N < 14 || n.N%5 == 0 || len(n.Changes.Events) > 0 || eventBefore
 }
 
+// churnMargins keeps the closest each guard came to tripping over the year, for the log: the
+// largest share deleted, the largest share new, the largest fall of a column's filled share and
+// the largest rise of a reference's unlisted share (points), each with where it was.
+type churnMargins struct {
+	deleted, grown, fill, unlisted       float64
+	deletedAt, grownAt, fillAt, unlistAt string
+}
+
+func (m *churnMargins) add(n fakeupstream.Night, name string, res sink.MergeResult) {
+	p := res.Profile
+	if p.Before == 0 || p.After == 0 {
+		return
+	}
+	at := func(what string) string { return fmt.Sprintf("night %d %s%s", n.N, name, what) }
+	if d := float64(res.Deleted) / float64(p.Before); d > m.deleted {
+		m.deleted, m.deletedAt = d, at(fmt.Sprintf(" (%d of %d)", res.Deleted, p.Before))
+	}
+	if g := float64(res.Inserted) / float64(p.Before); g > m.grown {
+		m.grown, m.grownAt = g, at(fmt.Sprintf(" (%d new to %d)", res.Inserted, p.Before))
+	}
+	for _, c := range p.Columns {
+		if c.FilledBefore < 10 {
+			continue // the guards weigh no fewer than 10 records
+		}
+		before, after := float64(c.FilledBefore)/float64(p.Before), float64(c.FilledAfter)/float64(p.After)
+		if before-after > m.fill {
+			m.fill, m.fillAt = before-after, at(fmt.Sprintf(".%s (%d of %d → %d of %d)", c.Column, c.FilledBefore, p.Before, c.FilledAfter, p.After))
+		}
+		if c.Reference && c.FilledAfter > 0 {
+			rise := float64(c.UnlistedAfter)/float64(c.FilledAfter) - float64(c.UnlistedBefore)/float64(c.FilledBefore)
+			if rise > m.unlisted {
+				m.unlisted, m.unlistAt = rise, at(fmt.Sprintf(".%s (%d of %d → %d of %d unlisted)", c.Column, c.UnlistedBefore, c.FilledBefore, c.UnlistedAfter, c.FilledAfter))
+			}
+		}
+	}
+}
+
+func (m *churnMargins) String() string {
+	return fmt.Sprintf("closest calls: deleted %.1f%% (%s); new %.1f%% (%s); filled share down %.1f points (%s); unlisted share up %.1f points (%s)",
+		100*m.deleted, m.deletedAt, 100*m.grown, m.grownAt, 100*m.fill, m.fillAt, 100*m.unlisted, m.unlistAt)
+}
+
 // TestGuardsHoldNothingOverAYearOfNightlyChurn syncs a year of nights of one account
 // (fakeupstream.Churn) into an empty warehouse: night 0 is a first sync, then on the nights
 // churnSynced picks employees, absences and sicknesses are walked and merged (absences and
@@ -192,6 +234,7 @@ func TestGuardsHoldNothingOverAYearOfNightlyChurn(t *testing.T) {
 			cs := &churnSync{t: t, s: churnStore(t, backend, clock), clock: clock}
 			var stats struct{ synced, windowed, whole, reference int }
 			lastEvent, lastWhole, month := -1, 0, time.Month(0)
+			var margins churnMargins
 			for n := range fakeupstream.Churn(fakeupstream.ChurnOptions{Employees: churnEmployees, Seed: 38}) {
 				if len(n.Changes.Events) > 0 {
 					lastEvent = n.N
@@ -219,11 +262,16 @@ func TestGuardsHoldNothingOverAYearOfNightlyChurn(t *testing.T) {
 					cs.window, walk = &w, "window "+w.String()
 					stats.windowed++
 				}
-				noHolds(t, n, walk, cs.load(n))
+				results := cs.load(n)
+				noHolds(t, n, walk, results)
 				if t.Failed() {
 					t.FailNow() // the first night held says it; the nights after only repeat it
 				}
+				for name, res := range results {
+					margins.add(n, name, res)
+				}
 			}
+			t.Log(margins.String())
 			t.Logf("365 nights, %d synced (reference data on %d), absences and sicknesses %d whole, %d windowed: nothing held",
 				stats.synced, stats.reference, stats.whole, stats.windowed)
 		})

@@ -13,40 +13,7 @@ import (
 	"github.com/hrsync/hrsync/source/v1"
 )
 
-// Churn models one account over a year of nights, as a nightly sync would walk it: night 0 is
-// GenerateAccount's account on the data's today (2026-06-01); each later night is the account
-// one day on, after the ordinary changes of a working day. It is the fixture of "ordinary
-// churn": nothing in it is a fault, so a guard that holds a load of it holds a good one.
-//
-// What changes, at the rates of a real account (weekends about a fifth as busy):
-//   - hires, about 1.5 % of the current employees a month, future starters whose record is
-//     made one to six weeks before they start; two in five arrive with job title, department,
-//     line manager, holiday approver and location blank, filled one to six nights later;
-//   - leavers, about 1.5 % a month: Pending leaver with a leaving_date two weeks to three months
-//     ahead (a tenth leave at once), Ex-employee the day after it, and still listed, as the
-//     real service lists them (UPSTREAM.md); their bookings after it removed, their reports
-//     given another manager within a fortnight;
-//   - promotions and new job titles (about 1 % a month), moves between departments (0.5 %) and
-//     to another manager (1 %), changes of working pattern (0.3 %);
-//   - a reorganisation on the first of September, December and March moving 15 % of the
-//     current employees to another department (a third of them to another manager);
-//   - a department added (509 Data & Analytics, 15 August), one renamed (503 People & Culture
-//     to People, 9 October), one closed (508 Legal, its people moved to Finance on 27 January,
-//     the department gone from the list three nights later; its Ex-employees keep pointing at
-//     it, as a leaver's record is not edited), a working pattern added (37, 29 September);
-//   - one record created twice by mistake (8 November) and the copy deleted two nights later;
-//   - every month, the length of service of everyone still employed, as the service reckons it;
-//   - at the year end (1 January) the Standard allowance renamed for its 26 days, and those of
-//     five years' service or more moved to Senior;
-//   - absences booked every day (about seven a person a year, mostly days to months ahead),
-//     a few cancelled (cancelled true) and a few deleted (gone from the list);
-//   - sicknesses recorded (about 1.3 spells a person a year): half on the first day, with no
-//     end date and status ongoing until the person returns, half on return.
-//
-// Records are GenerateAccount's, changed member by member: the loose styles of each record
-// (numbers as strings, join_date, "" and null, +01:00) stay as they were. A record that
-// changes gets a new updated_at (a name carried by a nested object does not change it). Leave
-// requests, training courses and the financial module are not modelled (Night leaves them out).
+// ChurnOptions configures Churn.
 type ChurnOptions struct {
 	// Employees is the size of night 0's account (GenerateAccount's Employees).
 	Employees int
@@ -100,7 +67,40 @@ func (n Night) Window(name string, from, to time.Time) []json.RawMessage {
 	return out
 }
 
-// Churn yields opts.Nights nights of one account (see ChurnOptions).
+// Churn yields opts.Nights nights of one account, as a nightly sync would walk it: night 0 is
+// GenerateAccount's account on the data's today (2026-06-01); each later night is the account
+// one day on, after the ordinary changes of a working day. It is the fixture of "ordinary
+// churn": nothing in it is a fault, so a guard that holds a load of it holds a good one.
+//
+// What changes, at the rates of a real account (weekends about a fifth as busy):
+//   - hires, about 1.5 % of the current employees a month, future starters whose record is
+//     made one to six weeks before they start; two in five arrive with job title, department,
+//     line manager, holiday approver and location blank, filled one to six nights later;
+//   - leavers, about 1.5 % a month: Pending leaver with a leaving_date two weeks to three months
+//     ahead (a tenth leave at once), Ex-employee the day after it, and still listed, as the
+//     real service lists them (UPSTREAM.md); their bookings after it removed, their reports
+//     given another manager within a fortnight;
+//   - promotions and new job titles (about 1 % a month), moves between departments (0.5 %) and
+//     to another manager (1 %), changes of working pattern (0.3 %);
+//   - a reorganisation on the first of September, December and March moving 15 % of the
+//     current employees to another department (a third of them to another manager);
+//   - a department added (509 Data & Analytics, 15 August), one renamed (503 People & Culture
+//     to People, 9 October), one closed (508 Legal, its people moved to Finance on 27 January,
+//     the department gone from the list three nights later; its Ex-employees keep pointing at
+//     it, as a leaver's record is not edited), a working pattern added (37, 29 September);
+//   - one record created twice by mistake (8 November) and the copy deleted two nights later;
+//   - every month, the length of service of everyone still employed, as the service reckons it;
+//   - at the year end (1 January) the Standard allowance renamed for its 26 days, and those of
+//     five years' service or more moved to Senior;
+//   - absences booked every day (about seven a person a year, mostly days to months ahead),
+//     a few cancelled (cancelled true) and a few deleted (gone from the list);
+//   - sicknesses recorded (about 1.3 spells a person a year): half on the first day, with no
+//     end date and status ongoing until the person returns, half on return.
+//
+// Records are GenerateAccount's, changed member by member: the loose styles of each record
+// (numbers as strings, join_date, "" and null, +01:00) stay as they were. A record that
+// changes gets a new updated_at (a name carried by a nested object does not change it). Leave
+// requests, training courses and the financial module are not modelled (Night leaves them out).
 func Churn(opts ChurnOptions) iter.Seq[Night] {
 	return func(yield func(Night) bool) {
 		c := newChurner(opts)
@@ -137,22 +137,22 @@ const (
 
 // The one-off changes, by date.
 var (
-	churnDeptAdded    = ref{509, "Data & Analytics"}
-	churnAddOn        = date(2026, 8, 15, 0, 0, 0)
-	churnRenameOn     = date(2026, 10, 9, 0, 0, 0)
-	churnRenamed      = ref{503, "People"}
-	churnCloseMoveOn  = date(2027, 1, 27, 0, 0, 0)
-	churnCloseOn      = date(2027, 1, 30, 0, 0, 0)
-	churnClosed       = int64(508) // Legal
-	churnClosedTo     = int64(502) // Finance
-	churnPatternOn    = date(2026, 9, 29, 0, 0, 0)
-	churnDuplicateOn  = date(2026, 11, 8, 0, 0, 0)
-	churnYearEnd      = date(2027, 1, 1, 0, 0, 0)
-	churnStandard     = ref{12, "Standard (26 days)"}
-	churnSenior       = int64(13)
-	churnReorgMonths  = []time.Month{time.September, time.December, time.March}
-	churnCompressed   = pattern{37, "Compressed hours (36h)", false, [7]string{"8.0", "8.0", "8.0", "8.0", "4.0", "0.0", "0.0"}, "36.0", date(2026, 9, 29, 10, 4, 0), true, 0}
-	churnLongServiceY = 5
+	churnDeptAdded   = ref{509, "Data & Analytics"}
+	churnAddOn       = date(2026, 8, 15, 0, 0, 0)
+	churnRenameOn    = date(2026, 10, 9, 0, 0, 0)
+	churnRenamed     = ref{503, "People"}
+	churnCloseMoveOn = date(2027, 1, 27, 0, 0, 0)
+	churnCloseOn     = date(2027, 1, 30, 0, 0, 0)
+	churnClosed      = int64(508) // Legal
+	churnClosedTo    = int64(502) // Finance
+	churnPatternOn   = date(2026, 9, 29, 0, 0, 0)
+	churnDuplicateOn = date(2026, 11, 8, 0, 0, 0)
+	churnYearEnd     = date(2027, 1, 1, 0, 0, 0)
+	churnStandard    = ref{12, "Standard (26 days)"}
+	churnSenior      = int64(13)
+	churnReorgMonths = []time.Month{time.September, time.December, time.March}
+	churnCompressed  = pattern{37, "Compressed hours (36h)", false, [7]string{"8.0", "8.0", "8.0", "8.0", "4.0", "0.0", "0.0"}, "36.0", date(2026, 9, 29, 10, 4, 0), true, 0}
+	churnLongService = 5 // years
 )
 
 // rec is a JSON object kept member by member, in the order the source wrote them.
@@ -602,7 +602,7 @@ func (c *churner) yearEnd(cur []*churnEmployee) {
 		if e.allow != churnStandard.id {
 			continue
 		}
-		if e.current(c.day) && e.status == "Current employee" && !e.join.After(c.day.AddDate(-churnLongServiceY, 0, 0)) {
+		if e.current(c.day) && e.status == "Current employee" && !e.join.After(c.day.AddDate(-churnLongService, 0, 0)) {
 			e.allow = churnSenior
 			e.r.set("holiday_allowance", nestedRef(ref{churnSenior, c.allowNames[churnSenior]}))
 			c.touch(e)

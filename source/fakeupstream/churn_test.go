@@ -41,7 +41,9 @@ func TestChurnIsTheSameForTheSameSeed(t *testing.T) {
 }
 
 func sameNight(a, b fakeupstream.Night) bool {
-	same := func(x, y []json.RawMessage) bool { return slices.EqualFunc(x, y, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) }
+	same := func(x, y []json.RawMessage) bool {
+		return slices.EqualFunc(x, y, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
+	}
 	if a.N != b.N || !a.Day.Equal(b.Day) || !same(a.Employees, b.Employees) || !same(a.WorkingPatterns, b.WorkingPatterns) {
 		return false
 	}

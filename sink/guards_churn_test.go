@@ -34,6 +34,10 @@ const churnEmployees = 200
 var churnReference = []*v1.Collection{v1.Departments, v1.Divisions, v1.Locations, v1.HolidayAllowances,
 	v1.OtherLeaveReasons, v1.StatutoryHolidayCountries, v1.CompanyTrainingTypes}
 
+// churnChanging are the reference collections the fixture changes (a department added, renamed
+// and closed; an allowance renamed at the year end); working patterns change too (one added).
+var churnChanging = []*v1.Collection{v1.Departments, v1.HolidayAllowances}
+
 // churnWindow is the window of a nightly walk of absences and sicknesses: 30 days back, 90 ahead
 // of the night's date (sync's window settings' sort).
 func churnWindow(now time.Time) sink.Window { return sink.NewWindow(now, 30, 90) }
@@ -54,9 +58,11 @@ type churnSync struct {
 	t     *testing.T
 	s     *sink.Store
 	clock *churnClock
-	// reference says whether tonight's sync walks the reference data and working patterns
-	// (they change on few nights; walking them every night only costs time).
-	reference bool
+	// reference are the reference collections tonight's sync walks, and patterns says whether it
+	// walks the working patterns: they change on few nights, and walking them every night only
+	// costs time (a merge's cost is mostly fixed).
+	reference []*v1.Collection
+	patterns  bool
 	// window, when set, is the part of absences and sicknesses tonight's walk covers.
 	window *sink.Window
 	// decoded keeps the records decoded last night, by their JSON: most records do not change
@@ -71,10 +77,10 @@ func (cs *churnSync) load(n fakeupstream.Night) map[string]sink.MergeResult {
 	t.Helper()
 	cs.clock.now = n.Day.Add(26 * time.Hour) // 02:00 the morning after
 	out := map[string]sink.MergeResult{}
-	if cs.reference {
-		for _, c := range churnReference {
-			out[c.Name] = sinktest.WalkRecords(t, cs.s, c, cs.records(c, n.Collections[c.Name]), sink.MergeOptions{Complete: true})
-		}
+	for _, c := range cs.reference {
+		out[c.Name] = sinktest.WalkRecords(t, cs.s, c, cs.records(c, n.Collections[c.Name]), sink.MergeOptions{Complete: true})
+	}
+	if cs.patterns {
 		patterns := make([]v1.WorkingPattern, len(n.WorkingPatterns))
 		for i, raw := range n.WorkingPatterns {
 			if err := patterns[i].UnmarshalJSON(raw); err != nil {
@@ -224,8 +230,10 @@ func (m *churnMargins) String() string {
 // (fakeupstream.Churn) into an empty warehouse: night 0 is a first sync, then on the nights
 // churnSynced picks employees, absences and sicknesses are walked and merged (absences and
 // sicknesses in a window that moves with the night, 30 days back and 90 ahead, and whole about
-// once a fortnight), and the reference data and working patterns on the nights of the one-off changes and
-// the first synced night of each month. No merge may hold anything.
+// once a fortnight). The reference data and working patterns are walked whole on night 0 and
+// on the first synced night of each quarter, and those the fixture changes (departments,
+// holiday allowances, working patterns) on the nights of the one-off changes and the night
+// after. No merge may hold anything.
 func TestGuardsHoldNothingOverAYearOfNightlyChurn(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
@@ -233,7 +241,7 @@ func TestGuardsHoldNothingOverAYearOfNightlyChurn(t *testing.T) {
 			clock := &churnClock{}
 			cs := &churnSync{t: t, s: churnStore(t, backend, clock), clock: clock}
 			var stats struct{ synced, windowed, whole, reference int }
-			lastEvent, lastWhole, month := -1, 0, time.Month(0)
+			lastEvent, lastWhole, quarter := -1, 0, -1
 			var margins churnMargins
 			for n := range fakeupstream.Churn(fakeupstream.ChurnOptions{Employees: churnEmployees, Seed: 38}) {
 				if len(n.Changes.Events) > 0 {
@@ -243,9 +251,15 @@ func TestGuardsHoldNothingOverAYearOfNightlyChurn(t *testing.T) {
 					continue
 				}
 				stats.synced++
-				cs.reference = n.N == 0 || lastEvent >= n.N-1 || n.Day.Month() != month
-				month = n.Day.Month()
-				if cs.reference {
+				cs.reference, cs.patterns = nil, false
+				switch q := (int(n.Day.Month()) + 12 - 6) % 12 / 3; {
+				case q != quarter:
+					quarter = q
+					cs.reference, cs.patterns = churnReference, true
+				case lastEvent >= n.N-1:
+					cs.reference, cs.patterns = churnChanging, true
+				}
+				if cs.patterns {
 					stats.reference++
 				}
 				walk := "whole"
@@ -286,7 +300,7 @@ func TestGuardsHoldTheChurnFixtureBroken(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			clock := &churnClock{}
-			cs := &churnSync{t: t, s: churnStore(t, backend, clock), clock: clock, reference: true}
+			cs := &churnSync{t: t, s: churnStore(t, backend, clock), clock: clock, reference: churnReference, patterns: true}
 			var nights []fakeupstream.Night
 			for n := range fakeupstream.Churn(fakeupstream.ChurnOptions{Employees: churnEmployees, Seed: 38, Nights: 8}) {
 				nights = append(nights, n)

@@ -168,20 +168,20 @@ func noHolds(t *testing.T, n fakeupstream.Night, walk string, results map[string
 	}
 }
 
-// churnNightly makes the year's test sync every one of the 365 nights (a minute or more on
-// Postgres) instead of the nights churnSynced picks:
+// churnNightly makes the year's test sync every one of the 365 nights (one to four minutes on
+// Postgres, depending on the machine's load) instead of the nights churnSynced picks:
 // go test -run TestGuardsHoldNothingOverAYear ./sink/ -args -churn.nightly
-var churnNightly = flag.Bool("churn.nightly", false, "sync every night of the churn fixture's year, not every fifth")
+var churnNightly = flag.Bool("churn.nightly", false, "sync every night of the churn fixture's year, not every seventh")
 
 // churnSynced reports whether the year's test syncs night n: every night of the first fortnight
 // (the first sync, then nightly), the nights of the year's one-off changes (a department added,
-// renamed or closed, a reorganisation, the year end…) and the night after each, and every fifth
-// night otherwise: about a hundred syncs. The nights between are not skipped but met together,
-// five nights' changes in one load, which is harder on the guards than one night's. A merge
-// costs some 15-100 ms on Postgres (less on SQLite), more on a busy machine, so every night of a
-// year would take a minute or two.
+// renamed or closed, a reorganisation, the year end…) and the night after each, and every seventh
+// night otherwise: some eighty syncs. The nights between are not skipped but met together, a
+// week's changes in one load, which is harder on the guards than one night's. A merge costs
+// some 15-100 ms on Postgres (less on SQLite), more on a busy machine, so every night of a year
+// takes minutes.
 func churnSynced(n fakeupstream.Night, eventBefore bool) bool {
-	return *churnNightly || n.N < 14 || n.N%5 == 0 || len(n.Changes.Events) > 0 || eventBefore
+	return *churnNightly || n.N < 14 || n.N%7 == 0 || len(n.Changes.Events) > 0 || eventBefore
 }
 
 // churnMargins keeps the closest each guard came to tripping over the year, for the log: the
@@ -229,11 +229,11 @@ func (m *churnMargins) String() string {
 // TestGuardsHoldNothingOverAYearOfNightlyChurn syncs a year of nights of one account
 // (fakeupstream.Churn) into an empty warehouse: night 0 is a first sync, then on the nights
 // churnSynced picks employees, absences and sicknesses are walked and merged (absences and
-// sicknesses in a window that moves with the night, 30 days back and 90 ahead, and whole about
-// once a fortnight). The reference data and working patterns are walked whole on night 0 and
-// on the first synced night of each quarter, and those the fixture changes (departments,
-// holiday allowances, working patterns) on the nights of the one-off changes and the night
-// after. No merge may hold anything.
+// sicknesses in a window that moves with the night, 30 days back and 90 ahead, and whole once a
+// fortnight, as sync.window.full_walk_every_days 14 would). The reference data and working
+// patterns are walked whole on night 0 and on the first synced night of each quarter, and those
+// the fixture changes (departments, holiday allowances, working patterns) on the nights of the
+// one-off changes and the night after. No merge may hold anything.
 func TestGuardsHoldNothingOverAYearOfNightlyChurn(t *testing.T) {
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {

@@ -512,37 +512,42 @@ func (o *object) set(k string, v any) *object {
 		o.b = append(o.b, ',')
 	}
 	kb, _ := json.Marshal(k)
-	o.b = append(append(o.b, kb...), ':')
+	o.b = appendValue(append(append(o.b, kb...), ':'), k, v)
+	return o
+}
+
+// appendValue appends v, the value of member k, as object.set writes it.
+func appendValue(b []byte, k string, v any) []byte {
 	switch v := v.(type) {
 	case nil:
-		o.b = append(o.b, "null"...)
+		b = append(b, "null"...)
 	case int64:
-		o.b = strconv.AppendInt(o.b, v, 10)
+		b = strconv.AppendInt(b, v, 10)
 	case int:
-		o.b = strconv.AppendInt(o.b, int64(v), 10)
+		b = strconv.AppendInt(b, int64(v), 10)
 	case bool:
-		o.b = strconv.AppendBool(o.b, v)
+		b = strconv.AppendBool(b, v)
 	case string:
 		if plain(v) {
-			o.b = append(append(append(o.b, '"'), v...), '"')
+			b = append(append(append(b, '"'), v...), '"')
 		} else {
 			vb, _ := json.Marshal(v) // a string always encodes
-			o.b = append(o.b, vb...)
+			b = append(b, vb...)
 		}
 	case json.RawMessage:
 		if v == nil {
-			o.b = append(o.b, "null"...)
+			b = append(b, "null"...)
 		} else {
-			o.b = append(o.b, v...)
+			b = append(b, v...)
 		}
 	default:
 		vb, err := json.Marshal(v)
 		if err != nil {
 			panic(fmt.Sprintf("fakeupstream: encode %s: %v", k, err))
 		}
-		o.b = append(o.b, vb...)
+		b = append(b, vb...)
 	}
-	return o
+	return b
 }
 
 // plain reports whether s is written in JSON as itself in quotes, as json.Marshal writes it:

@@ -168,11 +168,8 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	if c.concurrency > 0 {
 		concurrency = c.concurrency
 	}
-	sopts := walk.Options{
-		Concurrency: concurrency, MaxWalks: a.Sync.MaxWalks, MaxDeleteShare: a.Sync.MaxDeleteShare,
-		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.Window, Full: c.full,
-		Models: &a.Models,
-	}
+	sopts := a.WalkOptions()
+	sopts.Concurrency, sopts.AllowMassDelete, sopts.DryRun, sopts.Logger, sopts.Full = concurrency, c.allowMassDelete, c.dryRun, log, c.full
 	rep.Options(&sopts)
 	rep.Begin(len(resources))
 	var results []walk.Result

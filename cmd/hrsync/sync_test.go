@@ -136,7 +136,9 @@ func settledWrites(t *testing.T, url, schemaName string) int64 {
 	return last
 }
 
-func TestSyncExitsNonZeroWhenGuarded(t *testing.T) {
+// TestSyncExitsThreeWhenHeld: a load the shrink guard holds ends the command with exit status 3,
+// one line saying what to run, and --allow-mass-delete still accepts it.
+func TestSyncExitsThreeWhenHeld(t *testing.T) {
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(50, 1)})
 	defer up.Close()
 	url, schemaName := sinktest.Postgres(t)
@@ -152,10 +154,10 @@ func TestSyncExitsNonZeroWhenGuarded(t *testing.T) {
 	up.SetEmployees(fakeupstream.Generate(50, 1)[:30])
 	var out bytes.Buffer
 	err := run(ctx, []string{"sync", "--resource", "employees"}, env, &out, io.Discard)
-	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "--allow-mass-delete") || strings.Contains(err.Error(), "\n") {
+	if err == nil || exitCode(err) != 3 || !strings.Contains(err.Error(), `run `+"`"+`hrsync sync --resource employees --accept "why"`+"`") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err %v", err)
 	}
-	if !strings.Contains(out.String(), "employees: guarded") || !strings.Contains(out.String(), "20 deletions refused") {
+	if !strings.Contains(out.String(), "employees: held (nothing written)") || !strings.Contains(out.String(), "20 deletions refused") {
 		t.Errorf("summary %s", out.String())
 	}
 	// Dry run: reports, writes nothing, and the guard still speaks.

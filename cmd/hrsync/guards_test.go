@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -199,9 +200,13 @@ WHERE resource = '` + resource + `' ORDER BY id DESC LIMIT 1`
 		parts := strings.SplitN(w.value(t, q), "|", 3)
 		return parts[0], parts[1], parts[2]
 	}
+	var heldErr string // the last held run's error line
 	held := func(what, resource string, args []string, wantKey string) (out string) {
 		t.Helper()
 		out, logs, err := sync(append([]string{"--resource", resource}, args...)...)
+		if err != nil {
+			heldErr = "hrsync: " + err.Error()
+		}
 		hint := "run `hrsync sync --resource " + resource + ` --accept "why"` + "`"
 		if err == nil || exitCode(err) != 3 || !strings.Contains(err.Error(), hint) || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("%s: %v (exit %d), want exit 3 and one line saying %s\n%s\n%s", what, err, exitCode(err), hint, out, logs)
@@ -238,7 +243,11 @@ WHERE r.resource = '`+resource+`' AND h.guard = '`+wantKey+`' AND r.id = (SELECT
 	before := w.visible(t, tables, etag)
 	up.SetEmployees(withField(t, acct.Employees, "job_title", ""))
 	out := held("blank job titles", "employees", nil, "fill:employees.job_title")
-	t.Logf("held:\n%s", out)
+	documented(t, "load-held", "$ hrsync sync --resource employees\n"+out+heldErr+"\n")
+	if doc := strings.Join(strings.Fields(readRepoFile(t, "docs/troubleshooting.md")), " "); !strings.Contains(doc, "`3` (a load held by a load guard") ||
+		!strings.Contains(doc, "**`sync: employees: load held, nothing written: …`** (exit status `3`)") {
+		t.Error("docs/troubleshooting.md no longer says a held sync exits 3")
+	}
 	unchanged("blank job titles held", before)
 	if n := w.value(t, `SELECT count(*) FROM {t}employees WHERE job_title IS NOT NULL AND job_title <> ''`); n == "0" {
 		t.Fatal("the held load blanked the job titles")
@@ -319,7 +328,6 @@ WHERE r.resource = '`+resource+`' AND h.guard = '`+wantKey+`' AND r.id = (SELECT
 	before = w.visible(t, tables, etag)
 	up.SetEmployees(withField(t, acct.Employees, "job_title", "")[:120])
 	out = held("a 40% shrink", "employees", nil, "shrink:employees")
-	t.Logf("held:\n%s", out)
 	unchanged("a 40% shrink held", before)
 	up.SetEmployees(withField(t, acct.Employees, "job_title", ""))
 	out, logs, err = sync("--resource", "employees")
@@ -338,7 +346,6 @@ WHERE r.resource = '`+resource+`' AND h.guard = '`+wantKey+`' AND r.id = (SELECT
 	before = w.visible(t, tables, etag)
 	up.SetCollection("salaries", withField(t, acct.Collections["salaries"], "amount", nil))
 	out = held("salaries' amounts gone", "salaries", nil, "fill:salaries.amount")
-	t.Logf("held:\n%s", out)
 	unchanged("salaries' amounts gone, held", before)
 	accept("salaries' amounts gone", "salaries", "the amounts moved to payroll")
 	amount := "json_extract(extra, '$.amount')"
@@ -353,5 +360,25 @@ WHERE r.resource = '`+resource+`' AND h.guard = '`+wantKey+`' AND r.id = (SELECT
 	if out, _, err := sync("--resource", "salaries", "--accept", "nothing to see", "--by", "tester"); err != nil ||
 		!strings.Contains(out, "--accept: nothing accepted") {
 		t.Errorf("accept with nothing held: %v\n%s", err, out)
+	}
+}
+
+// tookTime is a duration as a summary writes it (34ms, 1.2s, 0.35s).
+var tookTime = regexp.MustCompile(`\b\d+(\.\d+)?(µs|ms|s)\b`)
+
+// documented checks that docs/sync.md's text block after <!-- marker --> is what a run printed,
+// its times aside.
+func documented(t *testing.T, marker, printed string) {
+	t.Helper()
+	page := readRepoFile(t, "docs/sync.md")
+	_, block, ok := strings.Cut(page, "<!-- "+marker+" -->\n```text\n")
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatalf("docs/sync.md has no text block after <!-- %s -->", marker)
+	}
+	if got, want := tookTime.ReplaceAllString(block, "T"), tookTime.ReplaceAllString(printed, "T"); got != want {
+		t.Errorf("docs/sync.md's <!-- %s --> block is not what the run printed:\n%s\nprinted:\n%s", marker, block, printed)
 	}
 }

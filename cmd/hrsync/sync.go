@@ -58,8 +58,9 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "accept the shrink guard for this run: let deletions past sync.max_delete_share\n"+
 		"through (--accept is the general form, for every guard, and records who and why)")
 	fs.StringVar(&c.accept, "accept", "", "accept the holds of the collections whose last run was held, once you have checked\n"+
-		"the source, saying why (`REASON`, one line): their fresh walk is let through the guards\n"+
-		"that held them and published, the ledger keeping who (--by) and why (not with --dry-run)")
+		"the source, saying why (`REASON`, one line, kept in the ledger: name no employee): their\n"+
+		"fresh walk is let through the guards that held them and published, the ledger keeping\n"+
+		"who (--by) and why (not with --dry-run)")
 	fs.StringVar(&c.by, "by", "", "who accepts (`NAME`), with --accept (default: the login name)")
 	fs.IntVar(&c.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
 	fs.BoolVar(&c.full, "full", false, "walk every collection whole, even those sync.window lets a run walk in part")

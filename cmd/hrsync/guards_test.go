@@ -315,6 +315,9 @@ WHERE r.resource = '`+resource+`' AND h.guard = '`+wantKey+`' AND r.id = (SELECT
 	if n, still := strings.Count(logs, `msg="load held`), strings.Count(logs, `msg="load still held`); n != 1 || still < 2 || !strings.Contains(logs, "level=ERROR msg=\"load held") {
 		t.Errorf("the worker logged %d \"load held\" and %d \"load still held\", want 1 (at ERROR) and 2 or more:\n%s", n, still, logs)
 	}
+	if n := strings.Count(logs, "level=ERROR"); n != 1 {
+		t.Errorf("the worker logged %d errors over several held runs, want the one:\n%s", n, logs)
+	}
 	if g := metricValue(t, page, "hrsync_load_held", "resource=employees"); g != 1 {
 		t.Errorf("hrsync_load_held %v, want 1", g)
 	}

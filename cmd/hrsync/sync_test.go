@@ -161,6 +161,14 @@ func TestSyncExitsThreeWhenHeld(t *testing.T) {
 	if !strings.Contains(out.String(), "employees: held (nothing written)") || !strings.Contains(out.String(), "20 deletions refused") {
 		t.Errorf("summary %s", out.String())
 	}
+	// Dry run: the same hold, said as what would be, and the same exit status.
+	out.Reset()
+	err = run(ctx, []string{"sync", "--resource", "employees", "--dry-run"}, env, &out, io.Discard)
+	if err == nil || exitCode(err) != 3 || !strings.Contains(err.Error(), "employees: the load would be held: employees: 50 → 30 records") ||
+		!strings.Contains(out.String(), "employees: would be held (dry run: nothing written)") ||
+		!strings.Contains(out.String(), "  would be held: employees: 50 → 30 records (20, 40%, would be deleted; at most 10% allowed) [shrink:employees]") {
+		t.Errorf("dry run: %v (exit %d)\n%s", err, exitCode(err), out.String())
+	}
 	// Dry run: reports, writes nothing, and the guard still speaks.
 	out.Reset()
 	err = run(ctx, []string{"sync", "--resource", "employees", "--dry-run", "--allow-mass-delete"}, env, &out, io.Discard)

@@ -297,7 +297,7 @@ WHERE r.resource = '`+resource+`' AND h.guard = '`+wantKey+`' AND r.id = (SELECT
 	}
 	unchanged("blank job titles held by the worker", before)
 
-	out = accept("blank job titles", "employees", "checked: titles moved to a custom field")
+	accept("blank job titles", "employees", "checked: titles moved to a custom field")
 	if n := w.value(t, `SELECT count(*) FROM {t}employees WHERE job_title IS NOT NULL AND job_title <> ''`); n != "0" {
 		t.Errorf("accepted, %s employees keep a job title", n)
 	}
@@ -330,7 +330,7 @@ WHERE r.resource = '`+resource+`' AND h.guard = '`+wantKey+`' AND r.id = (SELECT
 	}
 	before = w.visible(t, tables, etag)
 	up.SetEmployees(withField(t, acct.Employees, "job_title", "")[:120])
-	out = held("a 40% shrink", "employees", nil, "shrink:employees")
+	held("a 40% shrink", "employees", nil, "shrink:employees")
 	unchanged("a 40% shrink held", before)
 	up.SetEmployees(withField(t, acct.Employees, "job_title", ""))
 	out, logs, err = sync("--resource", "employees")
@@ -348,7 +348,7 @@ WHERE r.resource = '`+resource+`' AND h.guard = '`+wantKey+`' AND r.id = (SELECT
 	// 3. The financial module's amounts gone: salaries held (named: sensitive), then accepted.
 	before = w.visible(t, tables, etag)
 	up.SetCollection("salaries", withField(t, acct.Collections["salaries"], "amount", nil))
-	out = held("salaries' amounts gone", "salaries", nil, "fill:salaries.amount")
+	held("salaries' amounts gone", "salaries", nil, "fill:salaries.amount")
 	unchanged("salaries' amounts gone, held", before)
 	accept("salaries' amounts gone", "salaries", "the amounts moved to payroll")
 	amount := "json_extract(extra, '$.amount')"

@@ -79,8 +79,8 @@ type Account struct {
 	// Window is sync.Window; nil when full_walk_every_days is 0 (every run walks everything).
 	Window *walk.WindowPolicy
 	// Guards, CollectionGuards and AcceptForGood are sync.guards, parsed: the load guards'
-	// settings, each collection's of sync.guards.collections (laid over Guards), and the guards
-	// accepted for good (WalkOptions).
+	// settings, each collection's own of sync.guards.collections (its non-zero fields over
+	// Guards': sink.GuardSettings.Over), and the guards accepted for good (WalkOptions).
 	Guards           sink.GuardSettings
 	CollectionGuards map[sink.Resource]sink.GuardSettings
 	AcceptForGood    []string

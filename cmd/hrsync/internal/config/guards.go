@@ -32,27 +32,6 @@ func (g GuardsConfig) clone() GuardsConfig {
 	return g
 }
 
-// over is t with the fields base sets and t leaves at 0 taken from base: a collection's
-// thresholds over sync.guards'.
-func (t GuardThresholds) over(base GuardThresholds) GuardThresholds {
-	pick := func(own, b float64) float64 {
-		if own != 0 {
-			return own
-		}
-		return b
-	}
-	pickInt := func(own, b int64) int64 {
-		if own != 0 {
-			return own
-		}
-		return b
-	}
-	return GuardThresholds{MinRecords: pickInt(t.MinRecords, base.MinRecords), FillFloor: pick(t.FillFloor, base.FillFloor),
-		FillDrop: pick(t.FillDrop, base.FillDrop), MaxShrink: pick(t.MaxShrink, base.MaxShrink),
-		MaxGrowth: pick(t.MaxGrowth, base.MaxGrowth), GrowthMinRecords: pickInt(t.GrowthMinRecords, base.GrowthMinRecords),
-		UnlistedRise: pick(t.UnlistedRise, base.UnlistedRise)}
-}
-
 // check says what is wrong with t, its keys under path ("sync.guards").
 func (t GuardThresholds) check(path string) error {
 	if t.MinRecords < 0 || t.GrowthMinRecords < 0 {
@@ -113,7 +92,7 @@ func (acct *Account) parseGuards(g GuardsConfig) error {
 		if acct.CollectionGuards == nil {
 			acct.CollectionGuards = map[sink.Resource]sink.GuardSettings{}
 		}
-		acct.CollectionGuards[sink.Resource(name)] = own.over(base).settings()
+		acct.CollectionGuards[sink.Resource(name)] = own.settings() // laid over Guards by the walk (GuardSettings.Over)
 	}
 	return nil
 }

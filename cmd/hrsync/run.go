@@ -46,7 +46,25 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) || errors.As(err, &ua) || errors.As(err, &de) {
 		return 2
 	}
+	if onlyHeld(err) {
+		return 3
+	}
 	return 1
+}
+
+// onlyHeld reports whether every error err joins (each account's) is a sync held by a load
+// guard: neither ok nor failed, exit status 3. One failure among them makes it 1.
+func onlyHeld(err error) bool {
+	switch e := err.(type) {
+	case *heldError:
+		return true
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		return len(errs) > 0 && !slices.ContainsFunc(errs, func(e error) bool { return !onlyHeld(e) })
+	case interface{ Unwrap() error }:
+		return onlyHeld(e.Unwrap())
+	}
+	return false
 }
 
 // command is one subcommand: it registers its own flags, and runs with the loaded configuration
@@ -78,7 +96,7 @@ var commands = []commandSpec{
 		new: func() command { return &migrateCommand{} }},
 	{name: "serve", summary: "serve the warehouse as the /v1 interface (a read replica, or standalone)",
 		new: func() command { return &serveCommand{} }},
-	{name: "sync", summary: "load the source into the warehouse (--dry-run, --resource, --full, --allow-mass-delete)",
+	{name: "sync", summary: "load the source into the warehouse (--dry-run, --resource, --full, --accept)",
 		new: func() command { return &syncCommand{} }},
 	{name: "onboard", summary: "create the new hires of CSV files, each exactly once (--dry-run, --retry-failed; files, or onboarding.dir)",
 		args: "[FILE.csv ...]", new: func() command { return &onboardCommand{} }},

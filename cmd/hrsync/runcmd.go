@@ -301,8 +301,8 @@ func (c *runCommand) newWorker(ctx context.Context, as *accountSetup, slots *run
 	// warehouse lock, never overlapping itself, a panic recovered and counted, the same metrics.
 	var jobs []runner.Job
 	if a.Schedule != "" {
-		wopts := walk.Options{Concurrency: a.Sync.Concurrency, MaxWalks: a.Sync.MaxWalks,
-			MaxDeleteShare: a.Sync.MaxDeleteShare, Window: a.Window, Metrics: as.syncMetrics, Logger: log, Models: &a.Models}
+		wopts := a.WalkOptions() // the load guards included: a held load stays held until its source is back or a person accepts it
+		wopts.Metrics, wopts.Logger = as.syncMetrics, log
 		syncer := func(run *accountRun) *walk.Syncer { return walk.New(run.client, run.store, wopts) }
 		job := syncer(&accountRun{}).Job(trigger, a.Resources)
 		job.RunAtStart = c.now || a.Sync.RunAtStart

@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/user"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -30,6 +34,13 @@ type syncCommand struct {
 	concurrency     int
 	full            bool
 	account         string
+	accept, by      string
+	acceptGiven     bool // --accept was given, even empty
+}
+
+// parsed notes whether --accept was given: an empty reason is refused, not taken for none.
+func (c *syncCommand) parsed(fs *flag.FlagSet) {
+	fs.Visit(func(f *flag.Flag) { c.acceptGiven = c.acceptGiven || f.Name == "accept" })
 }
 
 func (c *syncCommand) flags(fs *flag.FlagSet) {
@@ -44,7 +55,13 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 		strings.Join(config.ResourceNames(walk.Known), ", ")+",\nor all: every one but the financial module's ("+strings.Join(named, ", ")+"), which\n"+
 		"are synced only when named (default: sync.resources)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "walk and report what would change; write nothing")
-	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "let deletions past the deletion guard through")
+	fs.BoolVar(&c.allowMassDelete, "allow-mass-delete", false, "accept the shrink guard for this run: let deletions past sync.max_delete_share\n"+
+		"through (--accept is the general form, for every guard, and records who and why)")
+	fs.StringVar(&c.accept, "accept", "", "accept the holds of the collections whose last run was held, once you have checked\n"+
+		"the source, saying why (`REASON`, one line, kept in the ledger: name no employee): their\n"+
+		"fresh walk is let through the guards that held them and published, the ledger keeping\n"+
+		"who (--by) and why (not with --dry-run)")
+	fs.StringVar(&c.by, "by", "", "who accepts (`NAME`), with --accept (default: the login name)")
 	fs.IntVar(&c.concurrency, "concurrency", 0, "pages fetched at once (overrides sync.concurrency)")
 	fs.BoolVar(&c.full, "full", false, "walk every collection whole, even those sync.window lets a run walk in part")
 	fs.StringVar(&c.account, "account", "", "sync only these accounts (comma-separated names from accounts; default: every one, one after another)")
@@ -129,9 +146,67 @@ func resourcesOf(flag string, configured []sink.Resource) ([]sink.Resource, erro
 	return rs, nil
 }
 
+// Bounds of what --accept and --by record: a sentence, a name.
+const (
+	maxAcceptReason = 300
+	maxAcceptBy     = 100
+)
+
+// acceptance is the person's acceptance --accept and --by make (nil without --accept), or why
+// the command line cannot be acted on.
+func (c *syncCommand) acceptance() (*walk.Acceptance, error) {
+	if !c.acceptGiven && c.accept == "" {
+		if c.by != "" {
+			return nil, &usageError{"sync: --by names who accepts, with --accept REASON"}
+		}
+		return nil, nil
+	}
+	if c.dryRun {
+		// A dry run already shows what a held load would change; an acceptance it cannot
+		// record would only look as if it had been.
+		return nil, &usageError{"sync: --accept publishes a held load and --dry-run writes nothing: a dry run already shows what the load would change; run --accept without --dry-run"}
+	}
+	line := func(flag, v string, most int) (string, error) {
+		v = strings.TrimSpace(v)
+		switch {
+		case v == "":
+			return "", &usageError{fmt.Sprintf("sync: %s is empty: say why the held load is right (kept in the ledger)", flag)}
+		case strings.ContainsFunc(v, unicode.IsControl):
+			return "", &usageError{fmt.Sprintf("sync: %s must be one line", flag)}
+		case utf8.RuneCountInString(v) > most:
+			return "", &usageError{fmt.Sprintf("sync: %s is longer than %d characters", flag, most)}
+		}
+		return v, nil
+	}
+	reason, err := line("--accept", c.accept, maxAcceptReason)
+	if err != nil {
+		return nil, err
+	}
+	by := c.by
+	if by == "" {
+		by = loginName()
+	}
+	if by, err = line("--by", by, maxAcceptBy); err != nil {
+		return nil, &usageError{"sync: --accept needs who accepts: --by NAME (no login name found)"}
+	}
+	return &walk.Acceptance{By: by, Reason: reason}, nil
+}
+
+// loginName is the name of the account hrsync runs as (os/user, else $USER): who accepts a
+// held load when --by does not say.
+func loginName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
 // run syncs each account named, one after another, going on past one that fails; it fails
 // when any did.
 func (c *syncCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
+	if _, err := c.acceptance(); err != nil {
+		return err
+	}
 	accts, err := cfg.Pick(c.account)
 	if err != nil {
 		return err
@@ -168,10 +243,10 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	if c.concurrency > 0 {
 		concurrency = c.concurrency
 	}
-	sopts := walk.Options{
-		Concurrency: concurrency, MaxWalks: a.Sync.MaxWalks, MaxDeleteShare: a.Sync.MaxDeleteShare,
-		AllowMassDelete: c.allowMassDelete, DryRun: c.dryRun, Logger: log, Window: a.Window, Full: c.full,
-		Models: &a.Models,
+	sopts := a.WalkOptions()
+	sopts.Concurrency, sopts.AllowMassDelete, sopts.DryRun, sopts.Logger, sopts.Full = concurrency, c.allowMassDelete, c.dryRun, log, c.full
+	if sopts.Accept, err = c.acceptance(); err != nil {
+		return err
 	}
 	rep.Options(&sopts)
 	rep.Begin(len(resources))
@@ -184,8 +259,13 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 		return fmt.Errorf("sync: %w; try again when it is done", a.Wrap(err))
 	}
 	rep.Close() // the totals, before the error that says what failed
+	if sopts.Accept != nil && !slices.ContainsFunc(results, func(r walk.Result) bool { return r.AcceptedBy != "" }) {
+		fmt.Fprintln(stdout, a.LinePrefix()+"--accept: nothing accepted: no collection of this run was held by a guard it had been held by")
+	}
 	if err != nil {
 		var msgs []string
+		var held []string // the collections held, to name in what to run
+		failed := false
 		for _, r := range results {
 			if r.Err == nil {
 				continue
@@ -193,20 +273,75 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 			msg := fmt.Sprintf("%s: %v", r.Resource, r.Err)
 			switch {
 			case errors.Is(r.Err, walk.ErrHeld):
-				msg += " (if the change is real, run again with --allow-mass-delete)"
+				held = append(held, string(r.Resource))
+				if c.dryRun {
+					msg = fmt.Sprintf("%s: the load would be held: %s", r.Resource, heldMessages(r.Err))
+				}
 			case errors.Is(r.Err, v1.ErrUnauthorized):
+				failed = true
 				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
 				if a.Listed {
 					msg = fmt.Sprintf("%s: %v (check the account's source.api_key, %s; nothing else of it was synced)",
 						r.Resource, r.Err, a.EnvVar("source.api_key"))
 				}
+			default:
+				failed = true
 			}
 			msgs = append(msgs, msg)
 		}
 		if len(msgs) == 0 {
 			return fmt.Errorf("sync: %w", a.Wrap(err))
 		}
-		return fmt.Errorf("sync: %w", a.Wrap(errors.New(strings.Join(msgs, "; "))))
+		if len(held) > 0 {
+			msgs = append(msgs, c.acceptHint(a, held))
+		}
+		onlyHeld := !failed && !slices.ContainsFunc(joined(err), func(e error) bool { return !errors.Is(e, walk.ErrHeld) })
+		err := fmt.Errorf("sync: %w", a.Wrap(errors.New(strings.Join(msgs, "; "))))
+		if onlyHeld {
+			return &heldError{err}
+		}
+		return err
 	}
 	return nil
 }
+
+// acceptHint says what to run once the held collections' source is checked.
+func (c *syncCommand) acceptHint(a *config.Account, held []string) string {
+	cmd := "hrsync sync"
+	if a.Listed {
+		cmd += " --account " + a.Name
+	}
+	cmd += " --resource " + strings.Join(held, ",") + ` --accept "why"`
+	if c.dryRun {
+		return "a sync would write nothing of it: once you have checked the source, run `" + cmd + "`"
+	}
+	return "once you have checked the source, run `" + cmd + "`; until then scheduled syncs keep checking and the hold lifts by itself when the source is back to normal"
+}
+
+// heldMessages are the guards' messages of a held run's error.
+func heldMessages(err error) string {
+	var he *walk.HeldError
+	if !errors.As(err, &he) {
+		return err.Error()
+	}
+	msgs := make([]string, len(he.Holds))
+	for i, h := range he.Holds {
+		msgs[i] = h.Message
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// joined are the errors err joins (errors.Join), or err alone.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// heldError is a sync whose only trouble was loads held by a load guard: neither ok nor
+// failed, exit status 3 (exitCode).
+type heldError struct{ err error }
+
+func (e *heldError) Error() string { return e.err.Error() }
+func (e *heldError) Unwrap() error { return e.err }

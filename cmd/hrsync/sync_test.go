@@ -24,7 +24,8 @@ import (
 )
 
 // writes reads the rows inserted, updated and deleted in the warehouse tables, as Postgres
-// counts them (pg_stat_user_tables), leaving out the run ledger and the locks' leases (bookkeeping, not data).
+// counts them (pg_stat_user_tables), leaving out the run ledger (sync_runs, and each run's load
+// profile and holds) and the locks' leases: bookkeeping, not data.
 func writes(t *testing.T, url, schemaName string) int64 {
 	t.Helper()
 	db, err := sql.Open("postgres", url)
@@ -34,7 +35,7 @@ func writes(t *testing.T, url, schemaName string) int64 {
 	defer db.Close()
 	var n int64
 	err = db.QueryRow(`SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables
-WHERE schemaname = $1 AND relname NOT IN ('sync_runs', 'locks')`, schemaName).Scan(&n)
+WHERE schemaname = $1 AND relname NOT IN ('sync_runs', 'load_profiles', 'load_holds', 'locks')`, schemaName).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,9 @@ func settledWrites(t *testing.T, url, schemaName string) int64 {
 	return last
 }
 
-func TestSyncExitsNonZeroWhenGuarded(t *testing.T) {
+// TestSyncExitsThreeWhenHeld: a load the shrink guard holds ends the command with exit status 3,
+// one line saying what to run, and --allow-mass-delete still accepts it.
+func TestSyncExitsThreeWhenHeld(t *testing.T) {
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(50, 1)})
 	defer up.Close()
 	url, schemaName := sinktest.Postgres(t)
@@ -152,11 +155,19 @@ func TestSyncExitsNonZeroWhenGuarded(t *testing.T) {
 	up.SetEmployees(fakeupstream.Generate(50, 1)[:30])
 	var out bytes.Buffer
 	err := run(ctx, []string{"sync", "--resource", "employees"}, env, &out, io.Discard)
-	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "--allow-mass-delete") || strings.Contains(err.Error(), "\n") {
+	if err == nil || exitCode(err) != 3 || !strings.Contains(err.Error(), `run `+"`"+`hrsync sync --resource employees --accept "why"`+"`") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err %v", err)
 	}
-	if !strings.Contains(out.String(), "employees: guarded") || !strings.Contains(out.String(), "20 deletions refused") {
+	if !strings.Contains(out.String(), "employees: held (nothing written)") || !strings.Contains(out.String(), "20 deletions refused") {
 		t.Errorf("summary %s", out.String())
+	}
+	// Dry run: the same hold, said as what would be, and the same exit status.
+	out.Reset()
+	err = run(ctx, []string{"sync", "--resource", "employees", "--dry-run"}, env, &out, io.Discard)
+	if err == nil || exitCode(err) != 3 || !strings.Contains(err.Error(), "employees: the load would be held: employees: 50 → 30 records") ||
+		!strings.Contains(out.String(), "employees: would be held (dry run: nothing written)") ||
+		!strings.Contains(out.String(), "  would be held: employees: 50 → 30 records (20, 40%, would be deleted; at most 10% allowed) [shrink:employees]") {
+		t.Errorf("dry run: %v (exit %d)\n%s", err, exitCode(err), out.String())
 	}
 	// Dry run: reports, writes nothing, and the guard still speaks.
 	out.Reset()

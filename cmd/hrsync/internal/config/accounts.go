@@ -78,6 +78,12 @@ type Account struct {
 	Resources []sink.Resource
 	// Window is sync.Window; nil when full_walk_every_days is 0 (every run walks everything).
 	Window *walk.WindowPolicy
+	// Guards, CollectionGuards and AcceptForGood are sync.guards, parsed: the load guards'
+	// settings, each collection's own of sync.guards.collections (its non-zero fields over
+	// Guards': sink.GuardSettings.Over), and the guards accepted for good (WalkOptions).
+	Guards           sink.GuardSettings
+	CollectionGuards map[sink.Resource]sink.GuardSettings
+	AcceptForGood    []string
 	// Retention are retention's rules, parsed (their onboarding folder the account's); none set:
 	// retention is off.
 	Retention retention.Rules
@@ -154,6 +160,7 @@ func (c Config) accountBase() AccountConfig {
 	a := AccountConfig{Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync, Onboarding: c.Onboarding,
 		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, ScheduleSpread: c.ScheduleSpread, Retention: c.Retention,
 		PersonalData: c.PersonalData.clone(), Models: c.Models}
+	a.Sync.Guards = c.Sync.Guards.clone() // an account's collections are laid over a copy
 	a.Source.URL, a.Source.APIKey, a.Source.APIKeyFile = "", "", ""
 	a.Warehouse.Schema = ""
 	a.Onboarding.Dir = ""
@@ -342,6 +349,9 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	}
 	if a.Sync.MaxDeleteShare <= 0 || a.Sync.MaxDeleteShare > 1 {
 		return nil, fail("sync.max_delete_share must be more than 0 and at most 1")
+	}
+	if err := acct.parseGuards(a.Sync.Guards); err != nil {
+		return nil, fail("%v", err)
 	}
 	if a.Warehouse.StatementTimeout < time.Second {
 		return nil, fail("warehouse.statement_timeout must be a duration of at least 1s, such as 5m")

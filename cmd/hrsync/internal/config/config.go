@@ -195,6 +195,41 @@ type SyncConfig struct {
 	// Window is the part of the collections that grow without end (absences, sicknesses,
 	// leave requests) a run walks between full walks.
 	Window WindowConfig `yaml:"window"`
+	// Guards are the load guards' settings (docs/sync.md#load-guards).
+	Guards GuardsConfig `yaml:"guards"`
+}
+
+// GuardThresholds are the load guards' thresholds (sink.GuardSettings): 0 takes the default
+// (for a collection of sync.guards.collections: sync.guards' own value), a negative share turns
+// its guard off (fill_drop the fill guard, max_shrink the shrink guard, max_growth the growth
+// guard, unlisted_rise the unlisted guard).
+type GuardThresholds struct {
+	MinRecords       int64   `yaml:"min_records"`
+	FillFloor        float64 `yaml:"fill_floor"`
+	FillDrop         float64 `yaml:"fill_drop"`
+	MaxShrink        float64 `yaml:"max_shrink"`
+	MaxGrowth        float64 `yaml:"max_growth"`
+	GrowthMinRecords int64   `yaml:"growth_min_records"`
+	UnlistedRise     float64 `yaml:"unlisted_rise"`
+}
+
+// GuardsConfig is sync.guards: the thresholds of every collection, the guards accepted for good
+// (their keys: fill:employees.job_title), and a collection's own thresholds, each laid over
+// sync.guards' field by field. An account's collections entry replaces the top-level one of the
+// same collection; its accept list replaces the top-level one.
+type GuardsConfig struct {
+	// The fields of GuardThresholds, spelt out: the configuration's reflection reads no inline
+	// section.
+	MinRecords       int64    `yaml:"min_records"`
+	FillFloor        float64  `yaml:"fill_floor"`
+	FillDrop         float64  `yaml:"fill_drop"`
+	MaxShrink        float64  `yaml:"max_shrink"`
+	MaxGrowth        float64  `yaml:"max_growth"`
+	GrowthMinRecords int64    `yaml:"growth_min_records"`
+	UnlistedRise     float64  `yaml:"unlisted_rise"`
+	Accept           []string `yaml:"accept"`
+	// Collections are read from the file only: collection → thresholds.
+	Collections map[string]GuardThresholds `yaml:"collections" env:"-"`
 }
 
 // WindowConfig is sync.window: runs walk absences, sicknesses and leave requests only from
@@ -370,7 +405,7 @@ func Defaults() Config {
 	return Config{
 		Source: SourceConfig{RateLimit: 60, SharedBudget: true, Account: sink.DefaultBudgetAccount, BudgetShare: sink.DefaultBudgetShare},
 		Sync: SyncConfig{Resources: []string{"all"}, Concurrency: walk.DefaultConcurrency, MaxWalks: walk.DefaultMaxWalks, MaxDeleteShare: sink.DefaultMaxDeleteShare,
-			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}},
+			Window: WindowConfig{DaysBack: 90, DaysAhead: 365, FullWalkEveryDays: 7}, Guards: defaultGuards()},
 		Onboarding: OnboardingConfig{PollSeconds: 30, SettleSeconds: 5, MaxFileBytes: onboard.DefaultMaxFileBytes, ReportBOM: true},
 		Warehouse:  WarehouseConfig{URL: "hrsync.db", Schema: sink.DefaultSchema, StatementTimeout: sink.DefaultStatementTimeout, MaxConnections: sink.DefaultMaxOpenConns, LockTTL: sink.DefaultLockTTL},
 		Serve: ServeConfig{Addr: ":8080", APIKeyFile: "hrsync.key", IdempotencyTTL: server.DefaultIdempotencyTTL,
@@ -592,6 +627,14 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
 		var problems []string
 		for i, item := range n.Content {
 			problems = append(problems, unknownKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return problems
+	}
+	if n.Kind == yaml.MappingNode && t.Kind() == reflect.Map {
+		// A section of names (sync.guards.collections): each value's keys are t's element's.
+		var problems []string
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			problems = append(problems, unknownKeys(n.Content[i+1], t.Elem(), path+"."+n.Content[i].Value)...)
 		}
 		return problems
 	}

@@ -60,7 +60,7 @@ func TestConfigFileDocumentsEveryKey(t *testing.T) {
 
 func normalize(c Config) Config {
 	for _, l := range []*[]string{&c.Serve.APIKeys, &c.Serve.CORSOrigins, &c.Serve.TrustedProxies, &c.Serve.AllowedHosts,
-		&c.Models.ClosureDays, &c.Models.Bradford.ExcludeSicknessTypes, &c.PersonalData.Purposes, &c.PersonalData.LawfulBasis, &c.PersonalData.Recipients} {
+		&c.Models.ClosureDays, &c.Models.Bradford.ExcludeSicknessTypes, &c.PersonalData.Purposes, &c.PersonalData.LawfulBasis, &c.PersonalData.Recipients, &c.Sync.Guards.Accept} {
 		if len(*l) == 0 {
 			*l = nil
 		}

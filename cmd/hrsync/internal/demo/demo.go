@@ -208,8 +208,8 @@ func run(ctx context.Context, cfg config.Settings, f Options, wire Wiring, stdou
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	sopts := walk.Options{Concurrency: da.Sync.Concurrency, MaxWalks: da.Sync.MaxWalks,
-		MaxDeleteShare: da.Sync.MaxDeleteShare, Logger: log, Models: &da.Models}
+	sopts := da.WalkOptions()
+	sopts.Logger, sopts.Window = log, nil // the demo walks every collection whole
 
 	// 3. The first sync, of every collection hrsync knows (the reference data before the events
 	// that point at it). A new warehouse holds one default working pattern and allowance, which

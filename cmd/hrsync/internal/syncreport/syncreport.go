@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +52,15 @@ type Report struct {
 	drawn   time.Time
 	results []walk.Result
 	closed  bool
+	// accepting is what the run's options accept without a person (their holds' labels).
+	accepting accepting
+}
+
+// accepting is what a run's options accept without a person: the guards accepted for good
+// (sync.guards.accept) and the shrink guard (--allow-mass-delete).
+type accepting struct {
+	forGood         []string
+	allowMassDelete bool
 }
 
 // redrawEvery bounds how often the progress line is redrawn: a fast source reads hundreds of
@@ -91,6 +102,7 @@ func New(out, term io.Writer, tty bool, prefix string, ratePerMinute int, dryRun
 // first page of each collection the ledger cannot size), the summaries always.
 func (r *Report) Options(o *walk.Options) {
 	o.Finished = r.finished
+	r.accepting = accepting{forGood: o.AcceptForGood, allowMassDelete: o.AllowMassDelete}
 	if r.tty {
 		o.Planned, o.Progress = r.planned, r.progress
 	}
@@ -320,7 +332,7 @@ func (r *Report) finished(res walk.Result) {
 	r.results = append(r.results, res)
 	r.cur = -1 // no line until the next collection's first page
 	var b strings.Builder
-	PrintResult(&b, r.prefix, res, r.dryRun)
+	printResult(&b, r.prefix, res, r.dryRun, r.accepting)
 	r.above(r.out, b.String())
 }
 
@@ -371,7 +383,7 @@ func totalsLine(rs []walk.Result, dryRun bool, took time.Duration) string {
 		s += fmt.Sprintf(", %s deletions refused", Thousands(refused))
 	}
 	for _, st := range order {
-		s += fmt.Sprintf("; %d %s", statuses[st], st)
+		s += fmt.Sprintf("; %d %s", statuses[st], statusWord(st, dryRun))
 	}
 	if dryRun {
 		s += " (dry run: nothing written)"
@@ -391,9 +403,22 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm%02ds", int(d/time.Hour), int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second))
 }
 
-// PrintResult writes one line of what a run did to a collection, after prefix, as `hrsync sync`
-// prints it.
+// PrintResult writes what a run did to a collection, after prefix, as `hrsync sync` prints
+// it: one line, and under it the guards that held the load or were accepted and the changes
+// worth a look.
 func PrintResult(w io.Writer, prefix string, r walk.Result, dryRun bool) {
+	printResult(w, prefix, r, dryRun, accepting{})
+}
+
+// statusWord is how a summary says a run's status: a dry run's held load "would be held".
+func statusWord(status string, dryRun bool) string {
+	if status == sink.RunHeld && dryRun {
+		return "would be held"
+	}
+	return status
+}
+
+func printResult(w io.Writer, prefix string, r walk.Result, dryRun bool, acc accepting) {
 	fmt.Fprint(w, prefix)
 	if r.Status == sink.RunUnavailable {
 		// Skipped: nothing was walked or written, and there is nothing to count.
@@ -401,15 +426,18 @@ func PrintResult(w io.Writer, prefix string, r walk.Result, dryRun bool) {
 		return
 	}
 	verb := ""
-	if dryRun {
+	switch {
+	case dryRun:
 		verb = " (dry run: nothing written)"
+	case r.Status == sink.RunHeld:
+		verb = " (nothing written)"
 	}
 	if r.Window != nil {
 		// Only part of the collection was walked: the counts are the window's.
 		verb += " (window " + r.Window.String() + ")"
 	}
 	fmt.Fprintf(w, "%s: %s%s — %d records: %d new, %d changed, %d unchanged, %d deleted",
-		r.Resource, r.Status, verb, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged, r.Deleted)
+		r.Resource, statusWord(r.Status, dryRun), verb, r.DistinctRecords, r.Inserted, r.Updated, r.Unchanged, r.Deleted)
 	if r.DeletionsRefused > 0 {
 		fmt.Fprintf(w, ", %d deletions refused", r.DeletionsRefused)
 	}
@@ -420,6 +448,103 @@ func PrintResult(w io.Writer, prefix string, r walk.Result, dryRun bool) {
 		fmt.Fprintf(w, ", %s", r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
 	}
 	fmt.Fprintln(w)
+	printHolds(w, prefix+"  ", r, dryRun, acc)
+	printWorthALook(w, prefix+"  ", r)
+}
+
+// printHolds writes a line for each guard the load tripped: what held it, before → after, with
+// the key that accepts it, or who accepted it and why.
+func printHolds(w io.Writer, prefix string, r walk.Result, dryRun bool, acc accepting) {
+	for _, h := range r.Holds {
+		switch {
+		case !h.Accepted && dryRun:
+			fmt.Fprintf(w, "%swould be held: %s [%s]\n", prefix, h.Message, h.Key())
+		case !h.Accepted:
+			fmt.Fprintf(w, "%sheld: %s [%s]\n", prefix, h.Message, h.Key())
+		case slices.Contains(acc.forGood, h.Key()):
+			fmt.Fprintf(w, "%saccepted for good (sync.guards.accept): %s\n", prefix, h.Message)
+		case acc.allowMassDelete && h.Guard == sink.GuardShrink:
+			fmt.Fprintf(w, "%saccepted (--allow-mass-delete): %s\n", prefix, h.Message)
+		case r.AcceptedBy != "":
+			fmt.Fprintf(w, "%saccepted by %s (%q): %s\n", prefix, r.AcceptedBy, r.AcceptReason, h.Message)
+		default:
+			fmt.Fprintf(w, "%saccepted: %s\n", prefix, h.Message)
+		}
+	}
+	switch {
+	case r.Status == sink.RunHeld && !dryRun && r.StillHeld:
+		fmt.Fprintf(w, "%sstill held, by the same guards as the last run: nothing of this load was written\n", prefix)
+	case r.Status == sink.RunHeld && !dryRun:
+		fmt.Fprintf(w, "%snothing of this load was written: the warehouse, its history and the replica are as they were\n", prefix)
+	case r.Lifted && r.AcceptedBy == "" && !dryRun:
+		fmt.Fprintf(w, "%sthe hold of the last run lifted: the source is back within the guards\n", prefix)
+	}
+}
+
+// worthALook is how far a share must move, in points, for the summary to name it.
+const worthALook = 0.05
+
+// maxWorthALook bounds the changes worth a look named per collection.
+const maxWorthALook = 8
+
+// printWorthALook writes the changes of the load's profile worth a look, whether or not a guard
+// tripped: the columns and members whose filled share moved by worthALook or more, and the
+// references whose share pointing at no listed record rose by as much. A first load (nothing
+// served before) and an empty walk have nothing to compare; what a hold names already is not
+// named twice.
+func printWorthALook(w io.Writer, prefix string, r walk.Result) {
+	p := r.Profile
+	if p == nil || p.Before == 0 || p.After == 0 {
+		return
+	}
+	named := map[string]bool{}
+	for _, h := range r.Holds {
+		named[h.Key()] = true
+	}
+	var lines []string
+	for _, c := range p.Columns {
+		name := string(r.Resource) + "." + c.Column
+		if c.Member {
+			name += " (a member the source sends)"
+		}
+		before, after := float64(c.FilledBefore)/float64(p.Before), float64(c.FilledAfter)/float64(p.After)
+		if diff := after - before; (diff >= worthALook || -diff >= worthALook) && !named[sink.GuardKey(sink.GuardFill, r.Resource, c.Column)] {
+			lines = append(lines, fmt.Sprintf("%s: %s → %s filled (%s of %s records → %s of %s)", name,
+				percent(c.FilledBefore, p.Before), percent(c.FilledAfter, p.After),
+				Thousands(c.FilledBefore), Thousands(p.Before), Thousands(c.FilledAfter), Thousands(p.After)))
+		}
+		if !c.Reference || c.FilledAfter == 0 || named[sink.GuardKey(sink.GuardUnlisted, r.Resource, c.Column)] {
+			continue
+		}
+		ub := 0.0
+		if c.FilledBefore > 0 {
+			ub = float64(c.UnlistedBefore) / float64(c.FilledBefore)
+		}
+		if float64(c.UnlistedAfter)/float64(c.FilledAfter)-ub >= worthALook {
+			lines = append(lines, fmt.Sprintf("%s: %s → %s point at no listed record (%s of %s → %s of %s)", name,
+				percent(c.UnlistedBefore, c.FilledBefore), percent(c.UnlistedAfter, c.FilledAfter),
+				Thousands(c.UnlistedBefore), Thousands(c.FilledBefore), Thousands(c.UnlistedAfter), Thousands(c.FilledAfter)))
+		}
+	}
+	if len(lines) > maxWorthALook {
+		lines = append(lines[:maxWorthALook], fmt.Sprintf("and %d more (the run's profile: load_profiles)", len(lines)-maxWorthALook))
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "%sworth a look: %s\n", prefix, l)
+	}
+}
+
+// percent is n of of as a whole percentage that is 0% or 100% only when it is exactly so, as
+// the guards write it.
+func percent(n, of int64) string {
+	if of <= 0 || n <= 0 {
+		return "0%"
+	}
+	if n >= of {
+		return "100%"
+	}
+	v := math.Floor(100 * float64(n) / float64(of))
+	return strconv.FormatFloat(min(max(v, 1), 99), 'f', 0, 64) + "%"
 }
 
 // Paced is how long n requests take at the client's pacing of perMinute (evenly spaced, 2%

@@ -2,6 +2,7 @@ package syncreport
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -320,5 +321,70 @@ func TestPrintResultOfARunThatNeverStarted(t *testing.T) {
 		if !strings.HasSuffix(b.String(), tt.want) || (tt.wantNone != "" && strings.Contains(b.String(), tt.wantNone)) {
 			t.Errorf("%s: printed %q, want it to end %q", tt.name, b.String(), tt.want)
 		}
+	}
+}
+
+// TestPrintResultOfGuards: a held load names each guard, before → after, with the key that
+// accepts it, and says nothing was written; a dry run says it would be held; an accepted load
+// says who accepted it and why, or the setting; the changes worth a look are named whether or
+// not a guard tripped, a first load naming none.
+func TestPrintResultOfGuards(t *testing.T) {
+	start := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	profile := &sink.LoadProfile{Before: 200, After: 200, Columns: []sink.ColumnProfile{
+		{Column: "job_title", FilledBefore: 200, FilledAfter: 0},
+		{Column: "email", FilledBefore: 200, FilledAfter: 200},
+		{Column: "department_id", FilledBefore: 190, FilledAfter: 190, Reference: true, UnlistedBefore: 0, UnlistedAfter: 20},
+		{Column: "cost_centre", FilledBefore: 180, FilledAfter: 160, Member: true},
+		{Column: "nickname", FilledBefore: 10, FilledAfter: 12, Member: true},
+	}}
+	fill := sink.Hold{Guard: sink.GuardFill, Resource: sink.Employees, Column: "job_title", BeforeCount: 200, BeforeOf: 200, AfterOf: 200,
+		Message: "employees.job_title: 100% → 0% filled (200 of 200 records → 0 of 200)"}
+	run := sink.Run{Resource: sink.Employees, Status: sink.RunHeld, Pages: 2, Requests: 2, Walks: 1, DistinctRecords: 200,
+		Updated: 200, StartedAt: start, FinishedAt: start.Add(time.Second), Holds: []sink.Hold{fill}, Profile: profile}
+	accepted := run
+	accepted.Status, accepted.AcceptedBy, accepted.AcceptReason = sink.RunOK, "tester", "titles moved to a custom field"
+	accepted.Holds = []sink.Hold{fill}
+	accepted.Holds[0].Accepted = true
+	first := run
+	first.Status, first.Holds, first.Inserted, first.Updated = sink.RunOK, nil, 200, 0
+	first.Profile = &sink.LoadProfile{After: 200, Columns: profile.Columns}
+	line := "employees: %s — 200 records: %s; 2 pages, 2 requests, 0 retries, 0 rate-limited, 1 walks, 1s\n"
+	look := `  worth a look: employees.department_id: 0% → 10% point at no listed record (0 of 190 → 20 of 190)
+  worth a look: employees.cost_centre (a member the source sends): 90% → 80% filled (180 of 200 records → 160 of 200)
+`
+	for _, tc := range []struct {
+		name   string
+		res    walk.Result
+		dryRun bool
+		acc    accepting
+		want   string
+	}{
+		{"held", walk.Result{Run: run}, false, accepting{}, fmt.Sprintf(line, "held (nothing written)", "0 new, 200 changed, 0 unchanged, 0 deleted") +
+			"  held: employees.job_title: 100% → 0% filled (200 of 200 records → 0 of 200) [fill:employees.job_title]\n" +
+			"  nothing of this load was written: the warehouse, its history and the replica are as they were\n" + look},
+		{"still held", walk.Result{Run: run, StillHeld: true}, false, accepting{}, fmt.Sprintf(line, "held (nothing written)", "0 new, 200 changed, 0 unchanged, 0 deleted") +
+			"  held: employees.job_title: 100% → 0% filled (200 of 200 records → 0 of 200) [fill:employees.job_title]\n" +
+			"  still held, by the same guards as the last run: nothing of this load was written\n" + look},
+		{"a dry run", walk.Result{Run: run}, true, accepting{}, fmt.Sprintf(line, "would be held (dry run: nothing written)", "0 new, 200 changed, 0 unchanged, 0 deleted") +
+			"  would be held: employees.job_title: 100% → 0% filled (200 of 200 records → 0 of 200) [fill:employees.job_title]\n" + look},
+		{"accepted by a person", walk.Result{Run: accepted, Lifted: true}, false, accepting{}, fmt.Sprintf(line, "ok", "0 new, 200 changed, 0 unchanged, 0 deleted") +
+			"  accepted by tester (\"titles moved to a custom field\"): employees.job_title: 100% → 0% filled (200 of 200 records → 0 of 200)\n" + look},
+		{"accepted for good", walk.Result{Run: accepted}, false, accepting{forGood: []string{"fill:employees.job_title"}}, fmt.Sprintf(line, "ok", "0 new, 200 changed, 0 unchanged, 0 deleted") +
+			"  accepted for good (sync.guards.accept): employees.job_title: 100% → 0% filled (200 of 200 records → 0 of 200)\n" + look},
+		{"lifted by itself", walk.Result{Run: first, Lifted: true}, false, accepting{}, fmt.Sprintf(line, "ok", "200 new, 0 changed, 0 unchanged, 0 deleted") +
+			"  the hold of the last run lifted: the source is back within the guards\n"},
+		{"a first load", walk.Result{Run: first}, false, accepting{}, fmt.Sprintf(line, "ok", "200 new, 0 changed, 0 unchanged, 0 deleted")},
+	} {
+		var b strings.Builder
+		printResult(&b, "", tc.res, tc.dryRun, tc.acc)
+		if b.String() != tc.want {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.name, b.String(), tc.want)
+		}
+	}
+	if got := totalsLine([]walk.Result{{Run: run}}, true, time.Second); !strings.Contains(got, "; 1 would be held (dry run: nothing written)") {
+		t.Errorf("dry run's totals: %s", got)
+	}
+	if got := totalsLine([]walk.Result{{Run: run}}, false, time.Second); !strings.HasSuffix(got, "; 1 held") {
+		t.Errorf("totals: %s", got)
 	}
 }

@@ -28,7 +28,7 @@ var families = []promset.Family{
 	famPanics: {Name: "hrsync_job_panics_total", Kind: promset.Counter, Labels: []string{"task"}, // not "job": Prometheus gives every target that label
 		Help: "Scheduled jobs that panicked (recovered)."},
 	famJobRuns: {Name: "hrsync_job_runs_total", Kind: promset.Counter, Labels: []string{"task", "outcome"},
-		Help: "Due runs of the worker's jobs by job (task) and outcome (ok, failed, panicked, stopped; skipped: locked, overlap)."},
+		Help: "Due runs of the worker's jobs by job (task) and outcome (ok, failed, held: a load guard held the sync, panicked, stopped; skipped: locked, overlap)."},
 	famJobDuration: {Name: "hrsync_job_duration_seconds", Kind: promset.Histogram, Labels: []string{"task"},
 		Help:    "Wall time of the worker's job runs (not skipped ones) by job (task).",
 		Buckets: []float64{.01, .1, .5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600}},
@@ -39,10 +39,10 @@ var families = []promset.Family{
 }
 
 // JobOutcomes are how a due run of a job ends, the outcome label of hrsync_job_runs_total: ran
-// to the end (ok), returned an error (failed), panicked, was ended by a stop (stopped), or was
-// skipped because another process holds the job's lock (locked) or its previous run is still
-// going (overlap).
-var JobOutcomes = []string{"ok", "failed", "panicked", "stopped", "locked", "overlap"}
+// to the end (ok), returned an error (failed), ended held (a sync a load guard held: ErrHeld),
+// panicked, was ended by a stop (stopped), or was skipped because another process holds the
+// job's lock (locked) or its previous run is still going (overlap).
+var JobOutcomes = []string{"ok", "failed", "held", "panicked", "stopped", "locked", "overlap"}
 
 // MetricSet is the runner's metrics of every account of a worker: one collector for each
 // family, each account's series plain numbers of its own (promset), labelled with its name.

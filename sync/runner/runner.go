@@ -258,6 +258,11 @@ type runFailed struct{ err error }
 func (e runFailed) Error() string { return e.err.Error() }
 func (e runFailed) Unwrap() error { return e.err }
 
+// ErrHeld is what a job returns (wrapped) when its run ended held and had nothing else go wrong:
+// a sync whose every load that did not publish was held by a load guard. Neither ok nor failed:
+// the job's outcome is held.
+var ErrHeld = errors.New("held")
+
 // errPanicked: the run panicked; guard logged and counted it.
 var errPanicked = errors.New("the run panicked")
 
@@ -413,6 +418,8 @@ func (r *Runner) run(j *runnerJob) {
 			r.log.Info("job stopped", "task", j.Name, "reason", err)
 		}
 		m.jobRan(j.Name, "stopped", started, time.Now())
+	case errors.Is(err, ErrHeld):
+		m.jobRan(j.Name, "held", started, time.Now()) // the job said what happened, once
 	case errors.As(err, &reported):
 		m.jobRan(j.Name, "failed", started, time.Now()) // the job said what happened, once
 	case err != nil:

@@ -2,6 +2,8 @@ package walk
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sync/runner"
@@ -21,6 +23,23 @@ func WithLock(ctx context.Context, l runner.Locker, job func(ctx context.Context
 func (s *Syncer) Job(trigger runner.Trigger, resources []sink.Resource) runner.Job {
 	return runner.Job{Name: runner.SyncJobName, Trigger: trigger, Lock: LockName, Run: func(ctx context.Context) error {
 		_, err := s.Run(ctx, resources)
+		if err != nil && heldOnly(err) {
+			return fmt.Errorf("%w: %w", runner.ErrHeld, err)
+		}
 		return err
 	}}
+}
+
+// heldOnly reports whether every error a run joined is a hold (ErrHeld): the run did what it
+// could and held the rest, which is not a failure.
+func heldOnly(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !heldOnly(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	return errors.Is(err, ErrHeld)
 }

@@ -510,3 +510,22 @@ func TestHiresDuringTheWalk(t *testing.T) {
 		}
 	}
 }
+
+func TestJobHeldOnly(t *testing.T) {
+	held := &walk.HeldError{Resource: sink.Employees}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"one held", errors.Join(fmt.Errorf("sync employees: %w", held)), true},
+		{"two held", errors.Join(fmt.Errorf("sync employees: %w", held), fmt.Errorf("sync absences: %w", held)), true},
+		{"held and failed", errors.Join(fmt.Errorf("sync employees: %w", held), errors.New("sync absences: 500")), false},
+		{"failed", errors.Join(errors.New("sync absences: 500")), false},
+	}
+	for _, tt := range tests {
+		if got := walk.HeldOnly(tt.err); got != tt.want {
+			t.Errorf("%s: heldOnly = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

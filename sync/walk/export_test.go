@@ -1,0 +1,4 @@
+package walk
+
+// HeldOnly is heldOnly, for the tests.
+var HeldOnly = heldOnly

@@ -43,6 +43,7 @@ CONTRACT=(
 	hrsync_sync_resource_configured
 	hrsync_sync_walk_inconsistencies_total
 	hrsync_sync_deletions_refused_total
+	hrsync_load_held
 	hrsync_sync_skipped_total
 	hrsync_load_held
 	hrsync_job_panics_total

@@ -175,7 +175,7 @@ const DistinctCap = 1000
 // guard weighs a load's profile, what classify found (res) and the deletions a complete walk
 // would make (gone of them the source's) against g, and returns the guards it trips, each
 // marked Accepted when accept holds its key.
-func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool, g GuardSettings, accept func(string) bool) []Hold {
+func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool, g GuardSettings, accept func(string) bool, widened *windowShrink) []Hold {
 	var holds []Hold
 	add := func(h Hold) {
 		h.Resource = r
@@ -192,6 +192,11 @@ func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool
 			add(Hold{Guard: GuardShrink, BeforeCount: p.Before, BeforeOf: p.Before, AfterCount: p.Before - gone, AfterOf: p.Before,
 				Message: fmt.Sprintf("%s: %s → %s records (%s, %s, would be deleted; at most %s allowed)", name,
 					count(p.Before), count(p.Before-gone), count(gone), percent(gone, p.Before), share(g.MaxShrink))})
+		case widened != nil && widened.before > 0 && widened.gone >= g.MinRecords && float64(widened.gone) > g.MaxShrink*float64(widened.before):
+			w := widened
+			add(Hold{Guard: GuardShrink, BeforeCount: w.before, BeforeOf: w.before, AfterCount: w.before - w.gone, AfterOf: w.before,
+				Message: fmt.Sprintf("%s: %s → %s records inside the window %s (%s, %s, would be deleted; at most %s allowed)", name,
+					count(w.before), count(w.before-w.gone), w.window, count(w.gone), percent(w.gone, w.before), share(g.MaxShrink))})
 		}
 	}
 	if p.Before > 0 && g.MaxGrowth >= 0 {
@@ -229,6 +234,14 @@ func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool
 		}
 	}
 	return holds
+}
+
+// windowShrink is what a walk of a window that widened to the whole collection
+// (MergeOptions.Widened) would delete inside the window: gone of the before source records
+// served there.
+type windowShrink struct {
+	window       Window
+	before, gone int64
 }
 
 // percent is n of of as a whole percentage that is 0% or 100% only when it is exactly so.

@@ -74,31 +74,40 @@ func (w Window) String() string {
 // only the rows inside w, as the stored dates place them and as the source's filter matches
 // (v1.DateWindow). The collection must be one the source filters by date.
 func (l *Load) Within(w *Window) error {
-	if w == nil {
-		l.scope = ""
-		return nil
+	scope, err := windowScope(l.t, w)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", l.resource, err)
 	}
-	c := v1.CollectionNamed(l.t.name)
+	l.scope = scope
+	return nil
+}
+
+// windowScope is the condition on t's rows that keeps those inside w, as the stored dates
+// place them and as the source's filter matches (v1.DateWindow); "" for w nil.
+func windowScope(t *table, w *Window) (string, error) {
+	if w == nil {
+		return "", nil
+	}
+	c := v1.CollectionNamed(t.name)
 	if c == nil || c.Window == nil {
-		return fmt.Errorf("load %s: the source does not filter it by date", l.resource)
+		return "", errors.New("the source does not filter it by date")
 	}
 	if w.To.Before(w.From) {
-		return fmt.Errorf("load %s: window %s ends before it starts", l.resource, w)
+		return "", fmt.Errorf("window %s ends before it starts", w)
 	}
 	// The dates are written out, not bound: the scope is a part of statements built once per
 	// merge, and a date formatted here is only digits and dashes.
 	from, to := "'"+w.From.Format(time.DateOnly)+"'", "'"+w.To.Format(time.DateOnly)+"'"
-	start := l.t.name + "." + c.Window.Start
+	start := t.name + "." + c.Window.Start
 	switch {
 	case c.Window.ByStart:
-		l.scope = start + " >= " + from + " AND " + start + " <= " + to
+		return start + " >= " + from + " AND " + start + " <= " + to, nil
 	case c.Window.End == "":
-		l.scope = start + " <= " + to + " AND " + start + " >= " + from
+		return start + " <= " + to + " AND " + start + " >= " + from, nil
 	default:
-		end := l.t.name + "." + c.Window.End
-		l.scope = start + " <= " + to + " AND (" + end + " IS NULL OR " + end + " >= " + from + ")"
+		end := t.name + "." + c.Window.End
+		return start + " <= " + to + " AND (" + end + " IS NULL OR " + end + " >= " + from + ")", nil
 	}
-	return nil
 }
 
 // MergeOptions says how a Load is merged.
@@ -115,6 +124,11 @@ type MergeOptions struct {
 	// guard accepted is still recorded (Hold.Accepted). AllowMassDelete accepts the shrink guard.
 	Accept          []string
 	AllowMassDelete bool
+	// Widened, for a walk of a window that widened to the whole collection (records inside the
+	// window were missing), is that window: the shrink guard weighs the deletions inside it
+	// against the records served inside it too, like with like, so that a window losing 40 %
+	// of its records is held however much history lies outside it.
+	Widened *Window
 }
 
 // DefaultMaxDeleteShare is the shrink guard's default: a complete walk may soft-delete at most

@@ -68,7 +68,13 @@ func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOpt
 	accept := func(key string) bool {
 		return slices.Contains(opts.Accept, key) || (opts.AllowMassDelete && key == GuardKey(GuardShrink, Resource(t.name), ""))
 	}
-	res.Holds = guard(Resource(t.name), res.Profile, res, fromSource, opts.Complete && gone != "", g, accept)
+	var widened *windowShrink
+	if opts.Widened != nil && opts.Complete && gone != "" && m.scope == "" {
+		if widened, err = m.windowShrink(ctx, tx, t, gone, *opts.Widened); err != nil {
+			return res, err
+		}
+	}
+	res.Holds = guard(Resource(t.name), res.Profile, res, fromSource, opts.Complete && gone != "", g, accept, widened)
 	if res.Held() {
 		if !opts.Complete || gone == "" {
 			fromSource = 0
@@ -305,6 +311,23 @@ func (m merger) deletions(ctx context.Context, tx *sqlx.Tx, table string, opts M
 		return "", 0, nil
 	}
 	return gone, fromSource, nil
+}
+
+// windowShrink counts, for a walk of window w that widened to the whole collection, the
+// source's records served inside w and those of them the merge would delete (gone, as
+// deletions returns it).
+func (m merger) windowShrink(ctx context.Context, tx *sqlx.Tx, t *table, gone string, w Window) (*windowShrink, error) {
+	scope, err := windowScope(t, &w)
+	if err != nil {
+		return nil, fmt.Errorf("weigh the window's deletions: %w", err)
+	}
+	ws := &windowShrink{window: w}
+	err = tx.QueryRowxContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN id IN (SELECT id `+gone+`) THEN 1 ELSE 0 END), 0)
+FROM `+t.name+` WHERE `+t.visible(t.name)+` AND origin = '`+originSource+`' AND `+scope).Scan(&ws.before, &ws.gone)
+	if err != nil {
+		return nil, fmt.Errorf("weigh the window's deletions: %w", err)
+	}
+	return ws, nil
 }
 
 // softDelete retires the rows deletions found (gone), fromSource of them the source's.

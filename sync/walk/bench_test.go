@@ -9,7 +9,8 @@ package walk_test
 //     and 1% of the records changed since.
 //   - BenchmarkMerge: Load.Merge of 100,000 staged employees against the baseline of the same
 //     rows written one INSERT … ON CONFLICT (id) DO UPDATE per row in one transaction, into an
-//     empty warehouse and again as an unchanged re-sync.
+//     empty warehouse and again as an unchanged re-sync; and the merge alone of the nightly
+//     case (state=nightly: 1% of the records changed).
 //   - BenchmarkPacedSync: a 40-page walk of a source that enforces 60 requests a minute, with
 //     the client's budget set to that limit: wall time against pages ÷ rate, and no 429.
 //
@@ -118,13 +119,13 @@ func BenchmarkMerge(b *testing.B) {
 	rows := listedEmployees(b, ref)
 
 	// mergeRun times Merge of the staged walk; staging is timed apart and reported.
-	mergeRun := func(b *testing.B, prepare func(*sink.Store), check func(sink.MergeResult) bool) {
+	mergeRun := func(b *testing.B, prepare func(*sink.Store), staged []v1.Employee, check func(sink.MergeResult) bool) {
 		var staging time.Duration
 		for b.Loop() {
 			b.StopTimer()
 			s, drop := benchStore(b)
 			prepare(s)
-			l, d := stageAll(b, s, emps)
+			l, d := stageAll(b, s, staged)
 			staging += d
 			b.StartTimer()
 			res, err := l.Merge(ctx, sink.MergeOptions{Complete: true})
@@ -160,7 +161,7 @@ func BenchmarkMerge(b *testing.B) {
 	b.Run("state=new", func(b *testing.B) {
 		empty := func(*sink.Store) {}
 		b.Run("write=merge", func(b *testing.B) {
-			mergeRun(b, empty, func(r sink.MergeResult) bool { return r.Inserted == benchEmployees })
+			mergeRun(b, empty, emps, func(r sink.MergeResult) bool { return r.Inserted == benchEmployees })
 		})
 		b.Run("write=row-by-row", func(b *testing.B) {
 			rowByRowRun(b, func(s *sink.Store) { copyReferenced(b, s, refSchema) }, rowByRowSQL(false))
@@ -170,7 +171,7 @@ func BenchmarkMerge(b *testing.B) {
 	b.Run("state=unchanged", func(b *testing.B) {
 		synced := func(s *sink.Store) { mergeAll(b, s, emps) }
 		b.Run("write=merge", func(b *testing.B) {
-			mergeRun(b, synced, func(r sink.MergeResult) bool {
+			mergeRun(b, synced, emps, func(r sink.MergeResult) bool {
 				return r.Unchanged == benchEmployees && r.Inserted+r.Updated+r.Deleted == 0
 			})
 		})
@@ -181,6 +182,20 @@ func BenchmarkMerge(b *testing.B) {
 		// merge, updates only rows that differ.
 		b.Run("write=row-by-row-if-changed", func(b *testing.B) {
 			rowByRowRun(b, synced, rowByRowSQL(true))
+		})
+	})
+	// The nightly case: the warehouse holds yesterday's load, and 1% of the records changed
+	// since (a first name edited), as in BenchmarkSync.
+	b.Run("state=nightly", func(b *testing.B) {
+		synced := func(s *sink.Store) { mergeAll(b, s, emps) }
+		nightly := slices.Clone(emps)
+		for i := 0; i < len(nightly); i += 100 {
+			nightly[i].FirstName = "Re-" + nightly[i].FirstName
+		}
+		b.Run("write=merge", func(b *testing.B) {
+			mergeRun(b, synced, nightly, func(r sink.MergeResult) bool {
+				return r.Updated == benchEmployees/100 && r.Unchanged == benchEmployees-benchEmployees/100 && r.Inserted+r.Deleted == 0
+			})
 		})
 	})
 }
@@ -290,6 +305,10 @@ func stageAll(b *testing.B, s *sink.Store, emps []v1.Employee) (*sink.Load, time
 		if err := l.AddEmployees(ctx, emps[i:min(i+client.PerPage, len(emps))]); err != nil {
 			b.Fatal(err)
 		}
+	}
+	// As a walk does after each walk: counted, a walk without duplicates is merged as it is.
+	if _, err := l.Distinct(ctx); err != nil {
+		b.Fatal(err)
 	}
 	return l, time.Since(start)
 }

@@ -183,9 +183,10 @@ type Result struct {
 	// A collection the account does not offer (Status sink.RunUnavailable) is skipped, not
 	// failed: its Err is nil and Run.Error says what the source answered.
 	Err error
-	// StillHeld says the run was held by the same guards as the collection's last run: not
-	// news (said once, when the hold began). Lifted says the last run was held and this one
-	// was not: the hold lifted (the source is back to normal, or a person accepted it).
+	// StillHeld says the run was held by guards the collection's last run, held, tripped too:
+	// not news (said once, when the hold began). Lifted says the last run was held and this one
+	// published its load: the hold lifted (the source is back to normal, or a person accepted
+	// it); never in a dry run.
 	StillHeld, Lifted bool
 }
 
@@ -441,13 +442,14 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 			}
 		}
 		res.Status, res.Err, res.Error = sink.RunHeld, he, he.Error()
-		res.StillHeld = prev != nil && sameHolds(prev.Holds, he.Holds)
+		res.StillHeld = prev != nil && knownHolds(prev.Holds, he.Holds)
 	case res.Status == sink.RunInconsistent:
 		res.Err, res.Error = ErrInconsistent, ErrInconsistent.Error()
 	default:
 		res.Status = sink.RunOK
 	}
-	res.Lifted = prev != nil && (res.Status == sink.RunOK || res.Status == sink.RunInconsistent)
+	// A dry run lifts nothing: the ledger still says held, and so will the next run.
+	res.Lifted = prev != nil && !s.opts.DryRun && (res.Status == sink.RunOK || res.Status == sink.RunInconsistent)
 	s.opts.Metrics.observeRun(res)
 	attrs := []any{"status", res.Status, "walked", walkedPart(res.Window), "pages", res.Pages, "requests", res.Requests, "retries", res.Retries,
 		"rate_limited", res.RateLimited, "walks", res.Walks, "records", res.DistinctRecords,
@@ -512,7 +514,7 @@ func walkedPart(w *sink.Window) string {
 // (res.Window) walks the window; when the window's walk misses records the warehouse holds
 // inside it, the run goes on as a full run (see WindowPolicy). first, when not nil, is the first
 // page of the part planned, read for the plan, which the first walk takes as its own.
-func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger, at place, planned *probe, prev *sink.Run) error {
+func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *slog.Logger, at place, first *probe, prev *sink.Run) error {
 	l, err := s.wh.BeginLoad(ctx, r)
 	if err != nil {
 		return err
@@ -523,6 +525,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		}
 	}()
 	var filter url.Values
+	planned := res.Window // the window planned, which the run may widen to the whole
 	if res.Window != nil {
 		if err := l.Within(res.Window); err != nil {
 			return err
@@ -533,7 +536,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 	// record without changing any count (one leaver and one hire); so when a consistent walk
 	// finds records to delete, one more walk verifies, and only records both walks missed go.
 	consistent, verifying := false, false
-	first := 1 // the first walk of this part: a run that widens to the whole collection counts afresh
+	part := 1 // the first walk of this part: a run that widens to the whole collection counts afresh
 	for walk := 1; ; walk++ {
 		if walk > 1 {
 			if err := l.Reset(ctx); err != nil {
@@ -543,7 +546,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		res.Walks = int64(walk)
 		var read *probe
 		if walk == 1 {
-			read = planned
+			read = first
 		}
 		w, err := s.walk(ctx, r, walkPos{at, walk}, l, filter, read)
 		if err != nil {
@@ -564,7 +567,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 			if verifying {
 				limit++
 			}
-			if walk-first+1 >= limit {
+			if walk-part+1 >= limit {
 				break
 			}
 			continue
@@ -591,7 +594,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 			if err := l.Within(nil); err != nil {
 				return err
 			}
-			res.Window, filter, first = nil, nil, walk+1
+			res.Window, filter, part = nil, nil, walk+1
 			continue
 		}
 		log.Info("records to delete: walking once more to confirm", "candidates", candidates)
@@ -604,11 +607,16 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		res.Status = sink.RunInconsistent
 	}
 	opts := sink.MergeOptions{DryRun: s.opts.DryRun, Complete: consistent, Guards: s.guards(r),
-		Accept: s.opts.AcceptForGood, AllowMassDelete: s.opts.AllowMassDelete}
+		Accept: slices.Clone(s.opts.AcceptForGood), AllowMassDelete: s.opts.AllowMassDelete}
+	if planned != nil && res.Window == nil {
+		opts.Widened = planned // like with like: the window's own shrink is weighed too
+	}
 	personal := map[string]bool{} // the keys a person accepts this run
 	if s.opts.Accept != nil && prev != nil {
+		// Every guard the held run tripped, those it let through too: a person who accepted
+		// one, and saw the load held again by another, accepts the load, not the other alone.
 		for _, h := range prev.Holds {
-			if !h.Accepted {
+			if !personal[h.Key()] {
 				personal[h.Key()] = true
 				opts.Accept = append(opts.Accept, h.Key())
 			}
@@ -623,7 +631,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		log.Info("the warehouse's seeded default gave way to the source's records", "retired", mr.SeedRetired)
 	}
 	res.DeletionsRefused, res.Holds, res.Profile = mr.DeletionsRefused, mr.Holds, &mr.Profile
-	if !mr.Held() && slices.ContainsFunc(mr.Holds, func(h sink.Hold) bool { return personal[h.Key()] }) {
+	if !mr.Held() && !s.opts.DryRun && slices.ContainsFunc(mr.Holds, func(h sink.Hold) bool { return personal[h.Key()] }) {
 		res.AcceptedBy, res.AcceptReason = s.opts.Accept.By, s.opts.Accept.Reason
 	}
 	return nil
@@ -648,19 +656,15 @@ func held(holds []sink.Hold) bool {
 	return slices.ContainsFunc(holds, func(h sink.Hold) bool { return !h.Accepted })
 }
 
-// sameHolds reports whether two runs were held by the same guards.
-func sameHolds(a, b []sink.Hold) bool {
-	keys := func(hs []sink.Hold) []string {
-		var out []string
-		for _, h := range hs {
-			if !h.Accepted {
-				out = append(out, h.Key())
-			}
-		}
-		slices.Sort(out)
-		return out
-	}
-	return slices.Equal(keys(a), keys(b))
+// knownHolds reports whether the guards holding a run (held) are no news: each was tripped by
+// the last run (prev), held there or let through. A guard that stops tripping leaves the rest
+// of the hold as it was; one the last run did not trip is news. (The last run's accepted
+// guards count: a person accepted one and the load was held by another; a scheduled run
+// after it held by both says nothing new.)
+func knownHolds(prev, held []sink.Hold) bool {
+	return !slices.ContainsFunc(held, func(h sink.Hold) bool {
+		return !slices.ContainsFunc(prev, func(p sink.Hold) bool { return p.Key() == h.Key() })
+	})
 }
 
 // walked summarizes one walk: the Totals every page reported, and the pages read.

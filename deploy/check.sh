@@ -45,7 +45,6 @@ CONTRACT=(
 	hrsync_sync_deletions_refused_total
 	hrsync_load_held
 	hrsync_sync_skipped_total
-	hrsync_load_held
 	hrsync_job_panics_total
 	hrsync_job_runs_total
 	hrsync_job_duration_seconds

@@ -219,7 +219,10 @@ func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool
 					Percent(c.FilledBefore, p.Before), Percent(c.FilledAfter, p.After),
 					count(c.FilledBefore), count(p.Before), count(c.FilledAfter), count(p.After))})
 		}
-		if !c.UnlistedCounted || g.UnlistedRise < 0 || c.FilledAfter == 0 || c.UnlistedAfter-c.UnlistedBefore < g.MinRecords {
+		// A share rising needs one to rise from: at least MinRecords references served (a few
+		// records served before a collection's first real walk compare with nothing).
+		if !c.UnlistedCounted || g.UnlistedRise < 0 || c.FilledBefore < g.MinRecords || c.FilledAfter == 0 ||
+			c.UnlistedAfter-c.UnlistedBefore < g.MinRecords {
 			continue
 		}
 		ub := 0.0

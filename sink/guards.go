@@ -191,12 +191,12 @@ func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool
 		case gone >= g.MinRecords && float64(gone) > g.MaxShrink*float64(p.Before):
 			add(Hold{Guard: GuardShrink, BeforeCount: p.Before, BeforeOf: p.Before, AfterCount: p.Before - gone, AfterOf: p.Before,
 				Message: fmt.Sprintf("%s: %s → %s records (%s, %s, would be deleted; at most %s allowed)", name,
-					count(p.Before), count(p.Before-gone), count(gone), percent(gone, p.Before), share(g.MaxShrink))})
+					count(p.Before), count(p.Before-gone), count(gone), Percent(gone, p.Before), share(g.MaxShrink))})
 		case widened != nil && widened.before > 0 && widened.gone >= g.MinRecords && float64(widened.gone) > g.MaxShrink*float64(widened.before):
 			w := widened
 			add(Hold{Guard: GuardShrink, BeforeCount: w.before, BeforeOf: w.before, AfterCount: w.before - w.gone, AfterOf: w.before,
 				Message: fmt.Sprintf("%s: %s → %s records inside the window %s (%s, %s, would be deleted; at most %s allowed)", name,
-					count(w.before), count(w.before-w.gone), w.window, count(w.gone), percent(w.gone, w.before), share(g.MaxShrink))})
+					count(w.before), count(w.before-w.gone), w.window, count(w.gone), Percent(w.gone, w.before), share(g.MaxShrink))})
 		}
 	}
 	if p.Before > 0 && g.MaxGrowth >= 0 {
@@ -216,10 +216,13 @@ func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool
 			((before >= g.FillFloor && c.FilledAfter == 0) || before-after >= g.FillDrop) {
 			add(Hold{Guard: GuardFill, Column: c.Column, BeforeCount: c.FilledBefore, BeforeOf: p.Before, AfterCount: c.FilledAfter, AfterOf: p.After,
 				Message: fmt.Sprintf("%s.%s: %s → %s filled (%s of %s records → %s of %s)", name, c.Column,
-					percent(c.FilledBefore, p.Before), percent(c.FilledAfter, p.After),
+					Percent(c.FilledBefore, p.Before), Percent(c.FilledAfter, p.After),
 					count(c.FilledBefore), count(p.Before), count(c.FilledAfter), count(p.After))})
 		}
-		if !c.UnlistedCounted || g.UnlistedRise < 0 || c.FilledAfter == 0 || c.UnlistedAfter-c.UnlistedBefore < g.MinRecords {
+		// A share rising needs one to rise from: at least MinRecords references served (a few
+		// records served before a collection's first real walk compare with nothing).
+		if !c.UnlistedCounted || g.UnlistedRise < 0 || c.FilledBefore < g.MinRecords || c.FilledAfter == 0 ||
+			c.UnlistedAfter-c.UnlistedBefore < g.MinRecords {
 			continue
 		}
 		ub := 0.0
@@ -229,7 +232,7 @@ func guard(r Resource, p LoadProfile, res MergeResult, gone int64, complete bool
 		if float64(c.UnlistedAfter)/float64(c.FilledAfter)-ub >= g.UnlistedRise {
 			add(Hold{Guard: GuardUnlisted, Column: c.Column, BeforeCount: c.UnlistedBefore, BeforeOf: c.FilledBefore, AfterCount: c.UnlistedAfter, AfterOf: c.FilledAfter,
 				Message: fmt.Sprintf("%s.%s: %s → %s point at no listed record (%s of %s → %s of %s)", name, c.Column,
-					percent(c.UnlistedBefore, c.FilledBefore), percent(c.UnlistedAfter, c.FilledAfter),
+					Percent(c.UnlistedBefore, c.FilledBefore), Percent(c.UnlistedAfter, c.FilledAfter),
 					count(c.UnlistedBefore), count(c.FilledBefore), count(c.UnlistedAfter), count(c.FilledAfter))})
 		}
 	}
@@ -244,8 +247,9 @@ type windowShrink struct {
 	before, gone int64
 }
 
-// percent is n of of as a whole percentage that is 0% or 100% only when it is exactly so.
-func percent(n, of int64) string {
+// Percent is n of of as a whole percentage that is 0% or 100% only when it is exactly so: how
+// the guards' messages, and the summary's lines of a profile, write a share.
+func Percent(n, of int64) string {
 	if of <= 0 || n <= 0 {
 		return "0%"
 	}

@@ -365,3 +365,36 @@ func TestGuardSettingsOver(t *testing.T) {
 		t.Errorf("zero settings over the defaults = %+v", d)
 	}
 }
+
+// TestGuardsLeaveCreatesAlone: a create's answer written into the replica (PutEmployee) is one
+// record, not a walk of the collection; weighed against the 200 served it would look like every
+// column gone blank, and a held write would be lost.
+func TestGuardsLeaveCreatesAlone(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		sinktest.WalkEmployees(t, s, titled(people(200), "Engineer"), 100, sink.MergeOptions{Complete: true})
+		hire := sinktest.Employees(t, `{"id":900,"first_name":"New","last_name":"Hire","email":"new@example.com","status":"Current employee"}`)[0]
+		if err := s.PutEmployee(context.Background(), hire); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := served(t, s)[900]; !ok {
+			t.Error("the create's answer is not served")
+		}
+	})
+}
+
+// TestGuardsNeedReferencesToCompare: a few records served before a collection's first real
+// walk (created here, with no department) are nothing to weigh references against.
+func TestGuardsNeedReferencesToCompare(t *testing.T) {
+	backends(t, func(t *testing.T, s *sink.Store) {
+		for id := int64(1); id <= 3; id++ {
+			e := sinktest.Employees(t, fmt.Sprintf(`{"id":%d,"first_name":"F","last_name":"L","email":"e%d@example.com","status":"Current employee"}`, id, id))[0]
+			if err := s.PutEmployee(context.Background(), e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res := sinktest.WalkEmployees(t, s, titled(people(33), "Engineer"), 100, sink.MergeOptions{Complete: true})
+		if len(res.Holds) != 0 {
+			t.Errorf("holds %s", holdMessages(res))
+		}
+	})
+}

@@ -124,6 +124,10 @@ type MergeOptions struct {
 	// guard accepted is still recorded (Hold.Accepted). AllowMassDelete accepts the shrink guard.
 	Accept          []string
 	AllowMassDelete bool
+	// Unguarded says the load is weighed by no guard: records written one by one (a create's
+	// answer: PutEmployee, not Complete, is not even profiled), which the guards, comparing a
+	// walk with what is served, would take for a collection emptied.
+	Unguarded bool
 	// Widened, for a walk of a window that widened to the whole collection (records inside the
 	// window were missing), is that window: the shrink guard weighs the deletions inside it
 	// against the records served inside it too, like with like, so that a window losing 40 %

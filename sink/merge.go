@@ -53,6 +53,10 @@ func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOpt
 	if err != nil {
 		return res, err
 	}
+	if opts.Unguarded && !opts.Complete {
+		// Records written one by one: nothing to weigh, and nothing to delete.
+		return res, m.write(ctx, tx, t, "", 0, &res)
+	}
 	if err := m.findGone(ctx, tx, t); err != nil {
 		return res, err
 	}
@@ -74,7 +78,9 @@ func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOpt
 			return res, err
 		}
 	}
-	res.Holds = guard(Resource(t.name), res.Profile, res, fromSource, opts.Complete && gone != "", g, accept, widened)
+	if !opts.Unguarded {
+		res.Holds = guard(Resource(t.name), res.Profile, res, fromSource, opts.Complete && gone != "", g, accept, widened)
+	}
 	if res.Held() {
 		if !opts.Complete || gone == "" {
 			fromSource = 0
@@ -82,16 +88,21 @@ func (m *merger) merge(ctx context.Context, tx *sqlx.Tx, t *table, opts MergeOpt
 		res.DeletionsRefused = fromSource
 		return res, nil
 	}
+	return res, m.write(ctx, tx, t, gone, fromSource, &res)
+}
+
+// write writes what the merge found: references, records, references to t itself, deletions.
+func (m *merger) write(ctx context.Context, tx *sqlx.Tx, t *table, gone string, fromSource int64, res *MergeResult) error {
 	if err := m.references(ctx, tx, t, false); err != nil {
-		return res, err
+		return err
 	}
 	if err := m.upsert(ctx, tx, t); err != nil {
-		return res, err
+		return err
 	}
 	if err := m.references(ctx, tx, t, true); err != nil {
-		return res, err
+		return err
 	}
-	return res, m.softDelete(ctx, tx, t.name, gone, fromSource, &res)
+	return m.softDelete(ctx, tx, t.name, gone, fromSource, res)
 }
 
 // changed is true when any of cols differs between rows a and b, or when a is not a served

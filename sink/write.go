@@ -116,7 +116,7 @@ func (s *Store) PutEmployee(ctx context.Context, e v1.Employee) error {
 	if err := l.AddEmployees(ctx, []v1.Employee{e}); err != nil {
 		return fmt.Errorf("put employee: %w", err)
 	}
-	if _, err := l.Merge(ctx, MergeOptions{}); err != nil {
+	if _, err := l.Merge(ctx, MergeOptions{Unguarded: true}); err != nil {
 		return fmt.Errorf("put employee: %w", err)
 	}
 	return nil

@@ -473,19 +473,61 @@ func (g *eventGen) booking(p *staff, t time.Time) time.Time {
 
 // sickness makes one sickness starting about t and returns its last day (for one still going
 // on at the data's today, that day: its end_date is null).
-func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
-	rng := g.rng
-	var workdays int
+// sickWorkdays draws a sickness's length in working days: mostly a day or a few, now and then
+// weeks.
+func sickWorkdays(rng *rand.Rand) int {
 	switch r := rng.IntN(100); {
 	case r < 40:
-		workdays = 1
+		return 1
 	case r < 75:
-		workdays = 2 + rng.IntN(2)
+		return 2 + rng.IntN(2)
 	case r < 95:
-		workdays = 4 + rng.IntN(7)
+		return 4 + rng.IntN(7)
 	default:
-		workdays = 11 + rng.IntN(30)
+		return 11 + rng.IntN(30)
 	}
+}
+
+// sickness is one sickness record's fields, as the source writes them (write).
+type sickness struct {
+	emp             int64
+	typ             json.RawMessage
+	start, end      time.Time
+	ongoing         bool
+	hs, he          half
+	deducted        float64
+	reason          string
+	review, fitNote any
+}
+
+// write sets the record's members after its id, in the source's order.
+func (s sickness) write(o *object) {
+	o.set("employee", idOnly(s.emp))
+	o.set("company_sicknesstype", s.typ)
+	o.set("start_date", s.start.Format(time.DateOnly))
+	if s.ongoing {
+		o.set("end_date", nil)
+	} else {
+		o.set("end_date", s.end.Format(time.DateOnly))
+	}
+	o.set("half_start", s.hs.on)
+	o.set("half_start_am_pm", s.hs.ampm)
+	o.set("half_end", s.he.on)
+	o.set("half_end_am_pm", s.he.ampm)
+	o.set("deducted", decimal(s.deducted))
+	if s.ongoing {
+		o.set("status", "ongoing")
+	} else {
+		o.set("status", "returned")
+	}
+	o.set("reason", s.reason)
+	o.set("review_notes", s.review)
+	o.set("fit_note_required", s.fitNote)
+}
+
+func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
+	rng := g.rng
+	workdays := sickWorkdays(rng)
 	start, end := span(t, workdays)
 	hs, he := g.half(10), g.half(0)
 	// Still off sick at the data's today: no end date yet. Not someone who has left by then.
@@ -516,27 +558,8 @@ func (g *eventGen) sickness(p *staff, t time.Time) time.Time {
 		return end // it would run past their leaving day
 	}
 	g.sicknesses = append(g.sicknesses, event{created: created, who: p.id, start: start.Format(time.DateOnly), write: func(o *object) {
-		o.set("employee", idOnly(p.id))
-		o.set("company_sicknesstype", st)
-		o.set("start_date", start.Format(time.DateOnly))
-		if ongoing {
-			o.set("end_date", nil)
-		} else {
-			o.set("end_date", end.Format(time.DateOnly))
-		}
-		o.set("half_start", hs.on)
-		o.set("half_start_am_pm", hs.ampm)
-		o.set("half_end", he.on)
-		o.set("half_end_am_pm", he.ampm)
-		o.set("deducted", decimal(deducted))
-		if ongoing {
-			o.set("status", "ongoing")
-		} else {
-			o.set("status", "returned")
-		}
-		o.set("reason", reason)
-		o.set("review_notes", review)
-		o.set("fit_note_required", fitNote)
+		sickness{emp: p.id, typ: st, start: start, end: end, ongoing: ongoing, hs: hs, he: he, deducted: deducted,
+			reason: reason, review: review, fitNote: fitNote}.write(o)
 	}})
 	if ongoing {
 		return reference

@@ -936,17 +936,7 @@ func (c *churner) sickness(cur []*churnEmployee, busy float64) {
 			continue
 		}
 		rng := c.rng
-		var workdays int
-		switch r := rng.IntN(100); {
-		case r < 40:
-			workdays = 1
-		case r < 75:
-			workdays = 2 + rng.IntN(2)
-		case r < 95:
-			workdays = 4 + rng.IntN(7)
-		default:
-			workdays = 11 + rng.IntN(30)
-		}
+		workdays := sickWorkdays(rng)
 		ongoing := chance(rng, 50)
 		var start, end time.Time
 		if ongoing {
@@ -972,27 +962,9 @@ func (c *churner) sickness(cur []*churnEmployee, busy float64) {
 		}
 		c.nextSick += 1 + int64(rng.IntN(40)/39)
 		o := newObject().set("id", c.nextSick)
-		o.set("employee", idOnly(e.p.id))
-		o.set("company_sicknesstype", nestedRef(sicknessTypes[rng.IntN(len(sicknessTypes))]))
-		o.set("start_date", start.Format(time.DateOnly))
-		if ongoing {
-			o.set("end_date", nil)
-		} else {
-			o.set("end_date", end.Format(time.DateOnly))
-		}
-		o.set("half_start", hs.on)
-		o.set("half_start_am_pm", hs.ampm)
-		o.set("half_end", he.on)
-		o.set("half_end_am_pm", he.ampm)
-		o.set("deducted", decimal(deducted))
-		if ongoing {
-			o.set("status", "ongoing")
-		} else {
-			o.set("status", "returned")
-		}
-		o.set("reason", pick(rng, sicknessReasons))
-		o.set("review_notes", review)
-		o.set("fit_note_required", fitNote)
+		typ := nestedRef(sicknessTypes[rng.IntN(len(sicknessTypes))]) // drawn before the reason, as ever
+		sickness{emp: e.p.id, typ: typ, start: start, end: end, ongoing: ongoing, hs: hs, he: he, deducted: deducted,
+			reason: pick(rng, sicknessReasons), review: review, fitNote: fitNote}.write(o)
 		ev := &churnEvent{r: parseRec(o.raw()), id: c.nextSick, emp: e.p.id, start: start, workdays: workdays, ongoing: ongoing}
 		if ongoing {
 			ev.closeOn = end.AddDate(0, 0, 1)

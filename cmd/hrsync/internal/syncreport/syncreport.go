@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -510,7 +509,7 @@ func printWorthALook(w io.Writer, prefix string, r walk.Result) {
 		before, after := float64(c.FilledBefore)/float64(p.Before), float64(c.FilledAfter)/float64(p.After)
 		if diff := after - before; (diff >= worthALook || -diff >= worthALook) && !named[sink.GuardKey(sink.GuardFill, r.Resource, c.Column)] {
 			lines = append(lines, fmt.Sprintf("%s: %s → %s filled (%s of %s records → %s of %s)", name,
-				percent(c.FilledBefore, p.Before), percent(c.FilledAfter, p.After),
+				sink.Percent(c.FilledBefore, p.Before), sink.Percent(c.FilledAfter, p.After),
 				Thousands(c.FilledBefore), Thousands(p.Before), Thousands(c.FilledAfter), Thousands(p.After)))
 		}
 		if !c.Reference || c.FilledAfter == 0 || named[sink.GuardKey(sink.GuardUnlisted, r.Resource, c.Column)] {
@@ -522,7 +521,7 @@ func printWorthALook(w io.Writer, prefix string, r walk.Result) {
 		}
 		if float64(c.UnlistedAfter)/float64(c.FilledAfter)-ub >= worthALook {
 			lines = append(lines, fmt.Sprintf("%s: %s → %s point at no listed record (%s of %s → %s of %s)", name,
-				percent(c.UnlistedBefore, c.FilledBefore), percent(c.UnlistedAfter, c.FilledAfter),
+				sink.Percent(c.UnlistedBefore, c.FilledBefore), sink.Percent(c.UnlistedAfter, c.FilledAfter),
 				Thousands(c.UnlistedBefore), Thousands(c.FilledBefore), Thousands(c.UnlistedAfter), Thousands(c.FilledAfter)))
 		}
 	}
@@ -532,19 +531,6 @@ func printWorthALook(w io.Writer, prefix string, r walk.Result) {
 	for _, l := range lines {
 		fmt.Fprintf(w, "%sworth a look: %s\n", prefix, l)
 	}
-}
-
-// percent is n of of as a whole percentage that is 0% or 100% only when it is exactly so, as
-// the guards write it.
-func percent(n, of int64) string {
-	if of <= 0 || n <= 0 {
-		return "0%"
-	}
-	if n >= of {
-		return "100%"
-	}
-	v := math.Floor(100 * float64(n) / float64(of))
-	return strconv.FormatFloat(min(max(v, 1), 99), 'f', 0, 64) + "%"
 }
 
 // Paced is how long n requests take at the client's pacing of perMinute (evenly spaced, 2%

@@ -160,8 +160,11 @@ type MergeResult struct {
 }
 
 // Held reports whether a guard held the load: one tripped that was not accepted.
-func (r MergeResult) Held() bool {
-	return slices.ContainsFunc(r.Holds, func(h Hold) bool { return !h.Accepted })
+func (r MergeResult) Held() bool { return Held(r.Holds) }
+
+// Held reports whether holds held a load: one of them was not accepted.
+func Held(holds []Hold) bool {
+	return slices.ContainsFunc(holds, func(h Hold) bool { return !h.Accepted })
 }
 
 // BeginLoad starts staging a walk of one resource.

@@ -434,7 +434,7 @@ func (s *Syncer) runResource(ctx context.Context, runID string, r sink.Resource,
 		}
 	case err != nil:
 		res.Status, res.Err, res.Error = sink.RunFailed, err, err.Error()
-	case held(res.Holds):
+	case sink.Held(res.Holds):
 		he := &HeldError{Resource: r}
 		for _, h := range res.Holds {
 			if !h.Accepted {
@@ -649,11 +649,6 @@ func (s *Syncer) guards(r sink.Resource) sink.GuardSettings {
 		g.MaxShrink = s.opts.MaxDeleteShare
 	}
 	return g
-}
-
-// held reports whether a guard held a load: one of holds was not accepted.
-func held(holds []sink.Hold) bool {
-	return slices.ContainsFunc(holds, func(h sink.Hold) bool { return !h.Accepted })
 }
 
 // knownHolds reports whether the guards holding a run (held) are no news: each was tripped by

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,17 +134,11 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 	if opts.LockTTL <= 0 {
 		opts.LockTTL = DefaultLockTTL
 	}
-	d, err := Classify(rawURL) // the one place a dialect is chosen: by the URL's form
-	if err != nil {
+	if _, err := Classify(rawURL); err != nil {
 		return nil, err
 	}
 	s := &Store{opts: opts, log: opts.Logger}
-	if d == schema.Postgres {
-		err = s.openPostgres(rawURL)
-	} else {
-		err = s.openSQLite(ctx, rawURL)
-	}
-	if err != nil {
+	if err := backendOf(rawURL).open(ctx, s, rawURL); err != nil {
 		return nil, err
 	}
 	if err := s.db.PingContext(ctx); err != nil {
@@ -174,11 +167,6 @@ func (s *Store) readsOf(name string) *tableReads {
 		}
 	}
 	return s.reads[name]
-}
-
-// isPostgresURL reports whether rawURL names a Postgres warehouse (see Classify for the rest).
-func isPostgresURL(rawURL string) bool {
-	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
 }
 
 // SQLitePath is the file a SQLite warehouse URL names: a path, file:… or sqlite:…, without any

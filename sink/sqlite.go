@@ -126,8 +126,8 @@ func (sqliteDialect) createSchema(context.Context, *sql.DB, string) error { retu
 // lockMigrations has nothing to do: the migration's transaction holds the write lock.
 func (sqliteDialect) lockMigrations(context.Context, *sql.Tx) error { return nil }
 
-// openSQLite opens the SQLite file rawURL names.
-func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
+// open opens the SQLite file rawURL names, and migrates it: the file belongs to hrsync alone.
+func (sqliteBackend) open(ctx context.Context, s *Store, rawURL string) error {
 	path, err := SQLitePath(rawURL)
 	if err != nil {
 		return err

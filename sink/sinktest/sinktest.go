@@ -95,11 +95,16 @@ var (
 )
 
 // Main runs the tests of a package and stops any throwaway Postgres cluster
-// this process started. Use it from TestMain:
+// this process started, then runs after (the package's own shared fixtures'
+// cleanups), in order. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { sinktest.Main(m) }
-func Main(m *testing.M) {
-	os.Exit(run(m))
+func Main(m *testing.M, after ...func()) {
+	code := run(m)
+	for _, f := range after {
+		f()
+	}
+	os.Exit(code)
 }
 
 // run is Main without the exit, so this package's own TestMain can look at

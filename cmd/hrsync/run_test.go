@@ -21,7 +21,7 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 )
 
-func TestMain(m *testing.M) { sinktest.Main(m) }
+func TestMain(m *testing.M) { sinktest.Main(m, removeBuilt) }
 
 func TestCommandLine(t *testing.T) {
 	tests := []struct {

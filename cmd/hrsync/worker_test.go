@@ -25,19 +25,48 @@ import (
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
-// buildBinary builds hrsync once for the tests that run it as a process.
-func buildBinary(t *testing.T) string {
+// buildBinary is hrsync built for the tests that run it as a process: built once per test
+// process, at the first test that asks, into a directory TestMain removes. Each test building
+// its own copy cost the package a link of the whole binary per test.
+func buildBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hrsync")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build hrsync: %v", err)
+	built.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			built.err = fmt.Errorf("the go command is needed to build hrsync: %w", err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "hrsync-test-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir = dir
+		bin := filepath.Join(dir, "hrsync")
+		if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build: %w\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	return built.bin
+}
+
+// built is the binary buildBinary built, shared by every test of the process.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// removeBuilt removes buildBinary's directory (TestMain, after the tests).
+func removeBuilt() {
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
 	}
-	return bin
 }
 
 type process struct {

@@ -24,6 +24,7 @@ import (
 // employees only, and an id only the other account has is 404 to it; onboard with files and no
 // --account refuses to guess.
 func TestAccountsSyncAndServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ups := map[string]*sourcetest.Server{
 		"acme":   sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(120, 3)}),

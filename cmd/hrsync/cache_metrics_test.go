@@ -17,6 +17,7 @@ import (
 // TestServeCacheMetrics: serve.cache_bytes reaches the handler, and its hits, misses and bytes
 // are exported per account; with 0 there is neither cache nor metric.
 func TestServeCacheMetrics(t *testing.T) {
+	t.Parallel()
 	store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "wh.db"), sink.Options{})
 	if err != nil {
 		t.Fatal(err)

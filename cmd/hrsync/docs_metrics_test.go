@@ -169,6 +169,7 @@ var perProcess = []string{"hrsync_build_info", "hrsync_serve_tls_cert_expiry_tim
 // every metric but the perProcess ones carries), and is the only such table: README and the
 // other docs pages link to it; deploy/check.sh's contract is the same list.
 func TestMetricTablesMatchTheCode(t *testing.T) {
+	t.Parallel()
 	registered := registeredMetrics(t)
 	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil || len(docs) == 0 {
@@ -244,6 +245,7 @@ var (
 // a selector matches on is one the metric has (or Prometheus's job and instance), and prose
 // that says a metric has a label names one it has.
 func TestKitNamesOnlyExportedMetricsAndLabels(t *testing.T) {
+	t.Parallel()
 	registered := registeredMetrics(t)
 	labelsOf := func(name string) ([]string, bool) {
 		if l, ok := registered[name]; ok {
@@ -328,6 +330,7 @@ func labelValuesListed(t *testing.T, ops, prefix string) []string {
 // label, as the code declares them: the collections a sync knows, the paths the client asks
 // for, and the replica's routes (serve.RouteLabels).
 func TestLabelValuesDocumented(t *testing.T) {
+	t.Parallel()
 	ops := readRepoFile(t, "docs/operations.md")
 	var resources, sourceRoutes []string
 	for _, r := range walk.Known {
@@ -354,6 +357,7 @@ func TestLabelValuesDocumented(t *testing.T) {
 // OpenAPI document under its own; /healthz and /readyz, on the API port and the metrics port,
 // and /metrics are not counted, as docs/operations.md says.
 func TestHealthAndMetricsNotCountedAsRoutes(t *testing.T) {
+	t.Parallel()
 	cfg := config.Defaults()
 	cfg.Serve.APIKeys = []string{"docs-test-key-9f2c4e7a1b3d5f60a8e2"}
 	cfg.Metrics.Addr = "127.0.0.1:0"

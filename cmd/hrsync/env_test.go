@@ -14,6 +14,7 @@ import (
 // prints: the unknown variable's line (docs/configuration.md), and the start's warning for local
 // writes on a replica (docs/serve.md).
 func TestReadmeQuotesTheseMessages(t *testing.T) {
+	t.Parallel()
 	onOneLine := func(name string) string {
 		data, err := os.ReadFile("../../" + name)
 		if err != nil {

@@ -122,6 +122,7 @@ func withField(t *testing.T, raws []json.RawMessage, field string, v any) []json
 // (which also lifts by itself when the source is back) and for the financial module's amounts
 // going empty (salaries, synced only when named).
 func TestLoadGuardsHoldAndAccept(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("syncs a generated account many times on both backends")
 	}

@@ -50,6 +50,7 @@ func goldenLines(exposition string) []string {
 // histogram's buckets changed fails here. (-update-metrics-golden rewrites the files from this
 // build.)
 func TestWorkerMetricsGolden(t *testing.T) {
+	t.Parallel()
 	t.Run("two accounts", func(t *testing.T) {
 		dir := t.TempDir()
 		up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(5, 7)})

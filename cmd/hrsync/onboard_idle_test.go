@@ -24,6 +24,7 @@ import (
 // takes it; once it is in failed/ for its content (a workbook: nothing to retry), the polls are
 // idle again. Before, every poll opened the account's warehouse and took its lock.
 func TestEmptyFolderOpensNoWarehouse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	drop := filepath.Join(dir, "drop")
 	if err := os.Mkdir(drop, 0o700); err != nil {

@@ -28,6 +28,7 @@ const spreadsheet = "\ufeffFirst Name;Last Name;E-mail;Job Title;Start Date\r\n"
 	";;;;\r\n"
 
 func TestOnboardAFolderAsANewUserWould(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	dir := t.TempDir()
@@ -97,6 +98,7 @@ func fastOnboardRetries(t *testing.T) {
 // source, then the file in failed/ finished with --retry-failed. onboard fails while a row is
 // unresolved, and its summary counts what happened.
 func TestOnboardAfterAnOutageAsAnOperatorWould(t *testing.T) {
+	t.Parallel()
 	fastOnboardRetries(t)
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()

@@ -11,6 +11,7 @@ import (
 // TestOnboardingOutsideARun: onboarding's warehouse and source, asked outside a run (none is
 // open), answer errNoRun rather than dereference a run that is not there.
 func TestOnboardingOutsideARun(t *testing.T) {
+	t.Parallel()
 	runs := &accountRuns{}
 	ctx := context.Background()
 	if _, err := (runLedger{runs}).OnboardingRows(ctx, "x"); !errors.Is(err, errNoRun) {

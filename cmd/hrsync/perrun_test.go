@@ -19,6 +19,7 @@ import (
 // (two runs at once share one; the last to end closes it), and its shared budget's metrics count
 // on across the runs, each of which opens a budget of its own.
 func TestAccountRunsOpenPerRun(t *testing.T) {
+	t.Parallel()
 	path := sinktest.ConfigFile(t, fmt.Sprintf(`warehouse: {url: %q}
 schedule: '0 0 1 1 *'
 source: {url: "http://127.0.0.1:1", api_key: k, rate_limit: 6000, shared_budget: true}

@@ -19,6 +19,7 @@ import (
 // restarted within the day, it finds the last run in the warehouse's log and runs nothing, the
 // check uncounted, the last success exported from the log.
 func TestWorkerRunsRetention(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()

@@ -17,6 +17,7 @@ import (
 // in the accounts' order; a warehouse that does not open fails the start with its account named,
 // and a start stopped before the checks end returns at once.
 func TestCheckStores(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := slog.New(slog.DiscardHandler)
 	ctx := context.Background()

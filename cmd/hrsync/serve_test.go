@@ -19,6 +19,7 @@ import (
 // The serve port answers every request in JSON with the right status, health endpoints and
 // paths an http.ServeMux would redirect included.
 func TestServePortAnswersJSON(t *testing.T) {
+	t.Parallel()
 	store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "wh.db"), sink.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +81,7 @@ func TestServePortAnswersJSON(t *testing.T) {
 // TestMetricsPortAnswersJSON: the metrics port serves the exposition on /metrics and answers
 // everything else it refuses in JSON, never a redirect or a text 404.
 func TestMetricsPortAnswersJSON(t *testing.T) {
+	t.Parallel()
 	store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "wh.db"), sink.Options{})
 	if err != nil {
 		t.Fatal(err)

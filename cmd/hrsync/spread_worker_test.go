@@ -19,6 +19,7 @@ import (
 // its own place in its schedule_spread (the default, none, an hour), as
 // hrsync_job_next_run_timestamp_seconds says: 02:00 plus the account's offset.
 func TestWorkerSpreadsSchedules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	metrics := freeAddr(t)
 	path := filepath.Join(dir, "config.yaml")

@@ -189,6 +189,7 @@ func metricValue(t *testing.T, exposition, name, label string) float64 {
 // every second; the advisory lock lets one sync at a time, the other skips and counts it, and
 // the ledger shows no overlapping runs of a resource.
 func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs processes for several seconds")
 	}
@@ -273,6 +274,7 @@ func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
 // TestRunStopsCleanlyMidSync: SIGTERM during a sync stops fetching, rolls the transaction
 // back, stops the servers, and exits 0 quickly; the ledger says the run did not finish.
 func TestRunStopsCleanlyMidSync(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	employeesAsked := make(chan struct{})
 	var once sync.Once

@@ -334,6 +334,7 @@ func generatedOpenAPI(t *testing.T) []byte {
 // TestOpenAPIFileIsGenerated keeps openapi.json what the generator makes from the declared
 // collections; -update writes it.
 func TestOpenAPIFileIsGenerated(t *testing.T) {
+	t.Parallel()
 	got := generatedOpenAPI(t)
 	if *update {
 		if err := os.WriteFile("openapi.json", got, 0o644); err != nil {

@@ -91,7 +91,8 @@ type commandSpec struct {
 
 // commands are hrsync's subcommands, in the order hrsync --help lists them.
 var commands = []commandSpec{
-	{name: "migrate", summary: "create or upgrade the warehouse schema",
+	{name: "migrate", summary: "create or upgrade the warehouse schema (--status, --dry-run: what it would run;\n" +
+		"--account)",
 		new: func() command { return &migrateCommand{} }},
 	{name: "serve", summary: "serve the warehouse as the /v1 interface (a read replica, or standalone)",
 		new: func() command { return &serveCommand{} }},

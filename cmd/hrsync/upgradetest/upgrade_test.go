@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -40,6 +41,7 @@ func TestOlderBinaryAgainstNewerSchema(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an older commit's hrsync (a minute or more): skipped with -short")
 	}
+	docsSay(t)
 	old, oldLatest := buildOlder(t)
 
 	for _, d := range []schema.Dialect{schema.SQLite, schema.Postgres} {
@@ -68,7 +70,8 @@ func TestOlderBinaryAgainstNewerSchema(t *testing.T) {
 			if err != nil || st.Applied != oldLatest || len(st.Pending) != latest-oldLatest || st.Pending[0].Version != oldLatest+1 {
 				t.Fatalf("this build's status of the older release's warehouse: %+v (%v), want version %d with %d pending", st, err, oldLatest, latest-oldLatest)
 			}
-			base := old.serve(t, append(slices.Clone(env), "HRSYNC_SERVE_ADDR="+freeAddr(t)))
+			metrics := freeAddr(t)
+			base, _ := old.serve(t, append(slices.Clone(env), "HRSYNC_SERVE_ADDR="+freeAddr(t), "HRSYNC_METRICS_ADDR="+metrics))
 			if code, body := get(t, base+"/v1/employees"); code != http.StatusOK {
 				t.Fatalf("older serve before the migration: %d %s", code, body)
 			}
@@ -83,11 +86,13 @@ func TestOlderBinaryAgainstNewerSchema(t *testing.T) {
 			}
 			said := fmt.Sprintf("(version %d, this build knows %d)", latest, oldLatest)
 
-			// The older serve still running: not ready, saying why; the warehouse it has open
-			// still answers.
-			code, body := get(t, base+"/readyz")
-			if code != http.StatusServiceUnavailable || !strings.Contains(body, "newer than this build") {
-				t.Errorf("older serve's /readyz after the migration: %d %s; want 503, newer than this build", code, body)
+			// The older serve still running: not ready (its metrics port's /readyz saying why);
+			// the warehouse it has open still answers.
+			if code, body := get(t, base+"/readyz"); code != http.StatusServiceUnavailable {
+				t.Errorf("older serve's /readyz after the migration: %d %s; want 503", code, body)
+			}
+			if code, body := get(t, "http://"+metrics+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "newer than this build") {
+				t.Errorf("older serve's /readyz on the metrics port after the migration: %d %s; want 503, newer than this build", code, body)
 			}
 			if code, body := get(t, base+"/v1/employees"); code != http.StatusOK {
 				t.Errorf("older serve's /v1/employees after the migration: %d %s; want 200 (its warehouse is open)", code, body)
@@ -303,8 +308,8 @@ func (b *olderBinary) run(t *testing.T, env []string, args ...string) (string, e
 }
 
 // serve starts the older binary's serve (env names its address) and returns its base URL once
-// /healthz answers; it is stopped when the test ends.
-func (b *olderBinary) serve(t *testing.T, env []string) string {
+// /healthz answers, and its log; it is stopped when the test ends.
+func (b *olderBinary) serve(t *testing.T, env []string) (string, *lockedBuffer) {
 	t.Helper()
 	var addr string
 	for _, kv := range env {
@@ -312,10 +317,10 @@ func (b *olderBinary) serve(t *testing.T, env []string) string {
 			addr = v
 		}
 	}
-	var logs bytes.Buffer
+	logs := &lockedBuffer{}
 	cmd := exec.Command(b.path, "serve")
 	cmd.Dir, cmd.Env = b.dir, b.environ(env)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -340,12 +345,30 @@ func (b *olderBinary) serve(t *testing.T, env []string) string {
 		}
 		if resp, err := http.Get(base + "/healthz"); err == nil {
 			_ = resp.Body.Close()
-			return base
+			return base, logs
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("older serve did not answer within a minute:\n%s", logs.String())
-	return ""
+	return "", nil
+}
+
+// lockedBuffer is a process's output, read while it writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -388,4 +411,29 @@ func lastLines(out string) string {
 		return out
 	}
 	return strings.Join(keep, "\n")
+}
+
+// docsSay fails unless docs/operations.md's Upgrading section says what the test checks.
+func docsSay(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Upgrading\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	section = strings.Join(strings.Fields(section), " ")
+	for _, said := range []string{
+		"| `serve`, started after the migration | exits `1` with the line above |",
+		"| `serve`, running across the migration | `/readyz` answers `503` (on the metrics port, with the reason `the warehouse schema is newer than this build: upgrade hrsync`)",
+		"requests that still reach it are answered from a warehouse it has open",
+		"| `sync` | exits `1` with the line above, before asking the source anything; writes nothing |",
+		"| `run` | at start, exits `1` with the line above when no account's warehouse opens",
+		"| `migrate` | exits `1` with the line above; changes nothing |",
+		"(version 31, this build knows 30)",
+	} {
+		if !ok || !strings.Contains(section, said) {
+			t.Errorf("docs/operations.md#upgrading no longer says %q", said)
+		}
+	}
 }

@@ -75,6 +75,8 @@ func TestOlderBinaryAgainstNewerSchema(t *testing.T) {
 			if code, body := get(t, base+"/v1/employees"); code != http.StatusOK {
 				t.Fatalf("older serve before the migration: %d %s", code, body)
 			}
+			// A second one, asked nothing before the migration: its warehouse is not open.
+			unopened, unopenedLog := old.serve(t, append(slices.Clone(env), "HRSYNC_SERVE_ADDR="+freeAddr(t)))
 
 			// This build migrates it (hrsync migrate, the upgrade's first step).
 			applied, err := sink.Migrate(ctx, target, opts)
@@ -96,6 +98,13 @@ func TestOlderBinaryAgainstNewerSchema(t *testing.T) {
 			}
 			if code, body := get(t, base+"/v1/employees"); code != http.StatusOK {
 				t.Errorf("older serve's /v1/employees after the migration: %d %s; want 200 (its warehouse is open)", code, body)
+			}
+			// The one whose warehouse was not open opens it at the request, and is refused.
+			if code, body := get(t, unopened+"/v1/employees"); code != http.StatusInternalServerError {
+				t.Errorf("older serve's first /v1/employees after the migration: %d %s; want 500", code, body)
+			}
+			if logs := unopenedLog.String(); !strings.Contains(logs, said) {
+				t.Errorf("older serve's log after a refused request does not say %q:\n%s", said, logs)
 			}
 
 			// A source that counts what is asked of it: the older sync and worker must ask nothing.
@@ -426,7 +435,7 @@ func docsSay(t *testing.T) {
 	for _, said := range []string{
 		"| `serve`, started after the migration | exits `1` with the line above |",
 		"| `serve`, running across the migration | `/readyz` answers `503` (on the metrics port, with the reason `the warehouse schema is newer than this build: upgrade hrsync`)",
-		"requests that still reach it are answered from a warehouse it has open",
+		"requests that still reach it are answered from a warehouse it has open, and with `500` (its log says why) for one it opens afresh",
 		"| `sync` | exits `1` with the line above, before asking the source anything; writes nothing |",
 		"| `run` | at start, exits `1` with the line above when no account's warehouse opens",
 		"| `migrate` | exits `1` with the line above; changes nothing |",

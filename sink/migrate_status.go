@@ -203,7 +203,7 @@ func readStatus(ctx context.Context, db *sql.DB, d dialect, st *SchemaStatus) er
 
 // reshapes reports whether a migration's SQL may change which history triggers the warehouse
 // has: it names triggers, or drops or renames tables (a dropped table takes its triggers).
-func reshapes(sql string) bool {
-	up := strings.ToUpper(sql)
+func reshapes(text string) bool {
+	up := strings.ToUpper(text)
 	return slices.ContainsFunc([]string{"TRIGGER", "DROP TABLE", "RENAME"}, func(w string) bool { return strings.Contains(up, w) })
 }

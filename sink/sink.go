@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +93,9 @@ type Store struct {
 	statsWarned atomic.Bool
 	// erasureKey is the fingerprints' secret once ErasedEmail has read it (erased.go).
 	erasureKey atomic.Pointer[[]byte]
+	// migratedOnOpen are the migrations opening a SQLite file applied (it is migrated on open),
+	// for Migrate to report.
+	migratedOnOpen []int
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -201,6 +205,8 @@ func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
 		return nil, fmt.Errorf("migrate %s: create schema %s: %w", s.location, s.opts.Schema, err)
 	}
 	applied, err := migrate(ctx, s.db.DB, s.d)
+	// A SQLite file was migrated when Open opened it: those versions were applied here too.
+	applied = append(slices.Clip(s.migratedOnOpen), applied...)
 	if err != nil {
 		return applied, fmt.Errorf("migrate %s: %w", s.location, err)
 	}

@@ -170,8 +170,8 @@ func (sqliteBackend) open(ctx context.Context, s *Store, rawURL string) error {
 		}
 	}
 	s.db, s.d = db, sqliteDialect{}
-	// The file belongs to hrsync alone: it is migrated on open.
-	if _, err := migrate(ctx, db.DB, s.d); err != nil {
+	// The file belongs to hrsync alone: it is migrated on open (and Migrate says what this did).
+	if s.migratedOnOpen, err = migrate(ctx, db.DB, s.d); err != nil {
 		_ = db.Close()
 		return fmt.Errorf("open warehouse %s: %w", s.location, err)
 	}

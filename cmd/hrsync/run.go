@@ -16,7 +16,6 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
-	"github.com/hrsync/hrsync/sink"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -92,7 +91,8 @@ type commandSpec struct {
 
 // commands are hrsync's subcommands, in the order hrsync --help lists them.
 var commands = []commandSpec{
-	{name: "migrate", summary: "create or upgrade the warehouse schema",
+	{name: "migrate", summary: "create or upgrade the warehouse schema (--status, --dry-run: what it would run;\n" +
+		"--account)",
 		new: func() command { return &migrateCommand{} }},
 	{name: "serve", summary: "serve the warehouse as the /v1 interface (a read replica, or standalone)",
 		new: func() command { return &serveCommand{} }},
@@ -223,43 +223,6 @@ func (versionCommand) run(_ context.Context, _ config.Settings, stdout, _ io.Wri
 // (a run's ledger entry, a lock's release) before their connections are closed under them: a
 // stop never waits on a warehouse that stopped answering.
 const stopGrace = 15 * time.Second
-
-// migrateCommand is hrsync migrate.
-type migrateCommand struct {
-	account string
-}
-
-func (c *migrateCommand) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.account, "account", "", "migrate only these accounts (comma-separated names from accounts; default: every one)")
-}
-
-// run migrates the warehouse of every account named (each schema, or SQLite file), going on
-// past one that fails; it fails when any did.
-func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
-	accts, err := cfg.Pick(c.account)
-	if err != nil {
-		return err
-	}
-	log := cfg.Logger(stderr) // says how many abandoned sync runs it closed
-	return eachAccount(ctx, accts, func(a *config.Account) error {
-		opts := a.SinkOptions()
-		opts.Logger = a.Logger(log)
-		applied, err := sink.Migrate(ctx, a.Warehouse.URL, opts)
-		if err != nil {
-			return a.Wrap(err)
-		}
-		where := sink.RedactURL(a.Warehouse.URL)
-		if a.Listed { // one of several: which of its database's warehouses
-			where = sink.RedactPlace(a.Warehouse.URL, a.Warehouse.Schema)
-		}
-		if len(applied) == 0 {
-			fmt.Fprintf(stdout, "%swarehouse %s is up to date\n", a.LinePrefix(), where)
-			return nil
-		}
-		fmt.Fprintf(stdout, "%swarehouse %s: applied migrations %v\n", a.LinePrefix(), where, applied)
-		return nil
-	})
-}
 
 // newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build's version.
 func newRegistry() *prometheus.Registry { return prom.NewRegistry(version) }

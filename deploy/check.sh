@@ -260,10 +260,10 @@ if have_deploycheck; then
 	fi
 	if [[ -n "$HRSYNC_BIN" ]]; then
 		if "$DEPLOYCHECK" static "$HRSYNC_BIN"; then pass "static binary (runs on distroless static)"; else fail "the binary is not static"; fi
-		if [[ "$("$HRSYNC_BIN" version)" == "hrsync deploycheck" ]]; then
-			pass "hrsync version prints the VERSION build argument (-X main.version)"
+		if [[ "$("$HRSYNC_BIN" --version)" == "hrsync deploycheck ("* ]]; then
+			pass "hrsync --version prints the VERSION build argument (-X .../internal/buildinfo.version)"
 		else
-			fail "hrsync version printed '$("$HRSYNC_BIN" version)', not 'hrsync deploycheck': -X main.version is not applied"
+			fail "hrsync --version printed '$("$HRSYNC_BIN" --version)', not 'hrsync deploycheck (…)': -X .../internal/buildinfo.version is not applied"
 		fi
 		[[ -d "$TMP/out/state/new-hires" ]] || fail "the build stage does not create the state directory and its drop folder"
 	fi

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/internal/buildinfo"
+	"github.com/hrsync/hrsync/source/fakeupstream"
+	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
 // TestVersionFlag checks hrsync --version and -version (one line) and hrsync version (one field
@@ -76,5 +79,56 @@ func TestVersionFromLdflags(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("hrsync version lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestStartLogLine checks that run, serve and a piped sync log "hrsync starting" with the build
+// first, and that the other commands, and a sync on a terminal (which logs only warnings
+// there), do not.
+func TestStartLogLine(t *testing.T) {
+	b := buildinfo.Get()
+	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(5, 1)})
+	defer up.Close()
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		terminal bool
+		want     bool
+	}{
+		{"run", []string{"run"}, false, true}, // fails: nothing to do, after the line
+		{"serve", []string{"serve", "--addr", "127.0.0.1:0"}, false, true},
+		{"sync piped", []string{"sync", "--resource", "working_patterns"}, false, true},
+		{"sync on a terminal", []string{"sync", "--resource", "working_patterns"}, true, false},
+		{"migrate", []string{"migrate"}, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0"}
+			if err := run(context.Background(), []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			if tt.args[0] == "serve" {
+				cancel() // serve starts, and stops at once
+			}
+			defer cancel()
+			var stderr interface {
+				io.Writer
+				String() string
+			} = &bytes.Buffer{}
+			if tt.terminal {
+				stderr = &fakeTerminal{}
+			}
+			_ = run(ctx, tt.args, env, io.Discard, stderr)
+			first, _, _ := strings.Cut(stderr.String(), "\n")
+			want := regexp.MustCompile(`level=INFO msg="hrsync starting" version=` + regexp.QuoteMeta(b.Version) +
+				` commit=(` + regexp.QuoteMeta(b.ShortCommit()) + `|"")` + ` go=` + regexp.QuoteMeta(b.GoVersion) + `$`)
+			if got := want.MatchString(first); got != tt.want {
+				t.Errorf("hrsync %s: first line of stderr %q; want the start line: %v\n%s", strings.Join(tt.args, " "), first, tt.want, stderr.String())
+			}
+			if n := strings.Count(stderr.String(), "hrsync starting"); n > 1 {
+				t.Errorf("the start line logged %d times:\n%s", n, stderr.String())
+			}
+		})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime/debug"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -16,21 +16,20 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/syncreport"
+	"github.com/hrsync/hrsync/internal/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// buildVersion names this build in what hrsync writes (reports, exports, the replica's ETags):
+// its version and short commit, e.g. "v1.2.3 (abc123def456)". Release builds set them with
+// -ldflags -X (package buildinfo).
+func buildVersion() string { return buildinfo.Get().Short() }
 
-func buildVersion() string {
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " (" + s.Value[:12] + ")"
-			}
-		}
-	}
-	return v
+// logStart is the first line the long-running commands log (commandSpec.logsStart): which build
+// wrote the log that follows.
+func logStart(log *slog.Logger) {
+	b := buildinfo.Get()
+	log.Info("hrsync starting", "version", b.Version, "commit", b.ShortCommit(), "go", b.GoVersion)
 }
 
 // usageError is a command line hrsync cannot act on: exit status 2.
@@ -87,7 +86,16 @@ type commandSpec struct {
 	// args is what it takes after its flags, for its usage line; "" means no arguments.
 	args string
 	new  func() command
+	// logsStart says whether it logs logStart's line first (run does, before the command), given
+	// its stderr; nil for never. The commands whose logs an operator reads later: the worker,
+	// the replica, a sync.
+	logsStart func(stderr io.Writer) bool
 }
+
+// always and piped are commandSpec.logsStart's: always, and only where stderr is no terminal (a
+// sync on a terminal draws its progress and logs only warnings: syncreport.Report.Logger).
+func always(io.Writer) bool       { return true }
+func piped(stderr io.Writer) bool { return !syncreport.IsTerminal(stderr) }
 
 // commands are hrsync's subcommands, in the order hrsync --help lists them.
 var commands = []commandSpec{
@@ -95,13 +103,13 @@ var commands = []commandSpec{
 		"--account)",
 		new: func() command { return &migrateCommand{} }},
 	{name: "serve", summary: "serve the warehouse as the /v1 interface (a read replica, or standalone)",
-		new: func() command { return &serveCommand{} }},
+		new: func() command { return &serveCommand{} }, logsStart: always},
 	{name: "sync", summary: "load the source into the warehouse (--dry-run, --resource, --full, --accept)",
-		new: func() command { return &syncCommand{} }},
+		new: func() command { return &syncCommand{} }, logsStart: piped},
 	{name: "onboard", summary: "create the new hires of CSV files, each exactly once (--dry-run, --retry-failed; files, or onboarding.dir)",
 		args: "[FILE.csv ...]", new: func() command { return &onboardCommand{} }},
 	{name: "run", summary: "the worker: syncs on the schedule, metrics, health (--serve, --now)",
-		new: func() command { return &runCommand{} }},
+		new: func() command { return &runCommand{} }, logsStart: always},
 	{name: "demo", summary: "everything at once, with nothing to set up: an in-process upstream, a sync, an\n" +
 		"onboarding, a second sync, a report, then the replica until Ctrl-C\n" +
 		"(--employees, --addr, --hires, --warehouse, --no-serve)",
@@ -131,7 +139,7 @@ var commands = []commandSpec{
 // usageText is hrsync --help.
 func usageText() string {
 	var b strings.Builder
-	b.WriteString("usage: hrsync [--config FILE] COMMAND [flags]\n\nCommands:\n")
+	b.WriteString("usage: hrsync [--config FILE] COMMAND [flags]\n       hrsync --version\n\nCommands:\n")
 	width := 0
 	for _, c := range commands {
 		width = max(width, len(c.name))
@@ -161,12 +169,17 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	global := flag.NewFlagSet("hrsync", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	configPath := global.String("config", "", "config file")
+	showVersion := global.Bool("version", false, "print the version on one line")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText())
 			return nil
 		}
 		return &usageError{err.Error() + " (hrsync --help lists the commands)"}
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "hrsync", buildinfo.Get())
+		return nil
 	}
 	if global.NArg() == 0 {
 		fmt.Fprint(stderr, usageText())
@@ -206,6 +219,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	if spec.logsStart != nil && spec.logsStart(stderr) {
+		logStart(cfg.Logger(stderr))
+	}
 	return cmd.run(ctx, cfg, stdout, stderr)
 }
 
@@ -214,8 +230,9 @@ type versionCommand struct{}
 
 func (versionCommand) flags(*flag.FlagSet) {}
 
+// run prints the build, one field a line (hrsync --version prints it on one).
 func (versionCommand) run(_ context.Context, _ config.Settings, stdout, _ io.Writer) error {
-	fmt.Fprintln(stdout, "hrsync", buildVersion())
+	fmt.Fprint(stdout, buildinfo.Get().Lines("hrsync"))
 	return nil
 }
 
@@ -224,5 +241,5 @@ func (versionCommand) run(_ context.Context, _ config.Settings, stdout, _ io.Wri
 // stop never waits on a warehouse that stopped answering.
 const stopGrace = 15 * time.Second
 
-// newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build's version.
-func newRegistry() *prometheus.Registry { return prom.NewRegistry(version) }
+// newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build.
+func newRegistry() *prometheus.Registry { return prom.NewRegistry(buildinfo.Get()) }

@@ -225,3 +225,32 @@ func withReason(prefix, reason string) string {
 	}
 	return prefix + ": " + reason
 }
+
+// JournalBehindError is CheckJournal's error: the warehouse lacks erasures or lifts of its
+// erasure journal, so it would serve and sync people erased since the backup it was restored
+// from.
+type JournalBehindError struct {
+	Erasures, Lifts int
+	Journal         string
+}
+
+func (e *JournalBehindError) Error() string {
+	return fmt.Sprintf("the warehouse lacks %d erasures and %d lifts of its erasure journal %s (a backup restored without them): "+
+		"run hrsync erase --reapply before it is served or synced", e.Erasures, e.Lifts, e.Journal)
+}
+
+// CheckJournal refuses (*JournalBehindError) a warehouse that lacks erasures or lifts of its
+// erasure journal: the worker and serve ask it of each warehouse they open, and neither syncs
+// nor serves one that would bring erased people back. Re-applying is left to hrsync erase
+// --reapply (or hrsync restore, which does it before the restored data is in place): it
+// rewrites the warehouse's files, which a replica opening it for a request should not start.
+func (s *Store) CheckJournal(ctx context.Context) error {
+	n, l, err := s.JournalBehind(ctx)
+	if err != nil {
+		return err
+	}
+	if n+l > 0 {
+		return &JournalBehindError{Erasures: n, Lifts: l, Journal: s.JournalPath()}
+	}
+	return nil
+}

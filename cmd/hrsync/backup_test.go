@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,6 +116,7 @@ func backupEraseRestore(t *testing.T, backend string) {
 		if !strings.Contains(out, "backed up ") || !strings.Contains(out, journal) {
 			t.Errorf("backup said %q", out)
 		}
+		asDocumented(t, out, url, backup)
 		if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("backup file: %v %v, want mode 0600", fi, err)
 		}
@@ -126,7 +128,7 @@ func backupEraseRestore(t *testing.T, backend string) {
 		if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "pg_dump --format=custom --schema="+opts.Schema) || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("backup of Postgres: %v, want one line naming pg_dump", err)
 		}
-		pgTool(t, "pg_dump", "--format=custom", "--schema="+opts.Schema, "--file="+backup, url)
+		pgTool(t, documentedCommand(t, "pg_dump", opts.Schema, url, backup)...)
 	}
 
 	// Erased after the backup; a hire synced after it is what the restore takes away.
@@ -149,8 +151,9 @@ func backupEraseRestore(t *testing.T, backend string) {
 		if !strings.Contains(out, "re-applied 1 erasures and 0 lifts") {
 			t.Errorf("restore said %q", out)
 		}
+		asDocumented(t, out, url, backup)
 	} else {
-		pgTool(t, "pg_restore", "--clean", "--if-exists", "--single-transaction", "--schema="+opts.Schema, "--dbname="+url, backup)
+		pgTool(t, documentedCommand(t, "pg_restore", opts.Schema, url, backup)...)
 		if len(found()) == 0 {
 			t.Fatal("pg_restore did not bring the person back: the re-apply cannot be seen to work")
 		}
@@ -162,8 +165,34 @@ func backupEraseRestore(t *testing.T, backend string) {
 				t.Errorf("%s on the restored warehouse: %v, want one line saying to run erase --reapply", cmd, err)
 			}
 		}
+		// Nor does serve answer with it.
+		keyFile := filepath.Join(dir, "hrsync.key")
+		base, logs, stop := startServe(t, append(env, "HRSYNC_SERVE_API_KEY_FILE="+keyFile))
+		key, err := os.ReadFile(keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/v1/employees?per_page=100", "/v1/employees/" + strconv.FormatInt(zq, 10)} {
+			if code, body := get(t, base+path, strings.TrimSpace(string(key))); code == 200 || strings.Contains(body, "Zorblax") {
+				t.Errorf("serve of the restored warehouse: %s answered %d %.200s", path, code, body)
+			}
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(logs.String(), "hrsync erase --reapply") {
+			t.Errorf("serve did not say why it answered none:\n%s", logs)
+		}
 		if out := step("erase", "--reapply"); !strings.Contains(out, "re-applied 1 erasures and 0 lifts") {
 			t.Errorf("erase --reapply said %q", out)
+		}
+		// Re-applied, serve answers, without the person.
+		base, _, stop = startServe(t, append(env, "HRSYNC_SERVE_API_KEY_FILE="+keyFile))
+		if code, body := get(t, base+"/v1/employees?per_page=100", strings.TrimSpace(string(key))); code != 200 || strings.Contains(body, "Zorblax") {
+			t.Errorf("serve after the re-apply: %d %.200s", code, body)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if got := count(`SELECT count(*) FROM employees`); got != before {
@@ -193,13 +222,47 @@ func backupEraseRestore(t *testing.T, backend string) {
 }
 
 // pgTool runs a Postgres client tool, skipping the test where it is not installed.
-func pgTool(t *testing.T, name string, args ...string) {
+func pgTool(t *testing.T, command ...string) {
 	t.Helper()
+	name, args := command[0], command[1:]
 	if _, err := exec.LookPath(name); err != nil {
 		t.Skipf("%s is not installed", name)
 	}
 	out, err := exec.Command(name, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", name, err, out)
+	}
+}
+
+// documentedCommand is the command line of tool (pg_dump, pg_restore) as docs/operations.md's "Backup
+// and restore" prints it, for the schema, the database's URL and the dump's file: what the test
+// runs is what operators are told to.
+func documentedCommand(t *testing.T, tool, schema, url, file string) []string {
+	t.Helper()
+	for line := range strings.SplitSeq(readRepoFile(t, "docs/operations.md"), "\n") {
+		if !strings.HasPrefix(line, tool+" ") {
+			continue
+		}
+		line = strings.ReplaceAll(line, "--schema=hr ", "--schema="+schema+" ")
+		line = strings.ReplaceAll(line, `"$DATABASE_URL"`, url)
+		line = strings.ReplaceAll(line, "hrsync-hr.dump", file)
+		return strings.Fields(line)
+	}
+	t.Fatalf("docs/operations.md prints no %s command", tool)
+	return nil
+}
+
+// asDocumented fails the test unless each line printed is one docs/operations.md prints, but
+// for the warehouse's and the backup's paths and the numbers.
+func asDocumented(t *testing.T, out, warehouse, backup string) {
+	t.Helper()
+	digits := regexp.MustCompile(`[0-9]+`)
+	doc := digits.ReplaceAllString(readRepoFile(t, "docs/operations.md"), "N")
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		line = strings.ReplaceAll(line, backup, "/backups/hrsync-2026-11-29.db")
+		line = strings.ReplaceAll(line, warehouse, "hrsync.db")
+		if line = digits.ReplaceAllString(line, "N"); !strings.Contains(doc, "\n"+line+"\n") {
+			t.Errorf("docs/operations.md does not print\n%s", line)
+		}
 	}
 }

@@ -30,8 +30,9 @@ var ErrPostgresBackup = errors.New("a Postgres warehouse is backed up with pg_du
 // ErrBackupExists is Backup's error for a file already at the backup's path (without force).
 var ErrBackupExists = errors.New("already exists (pass --force to replace it)")
 
-// ErrRestoreBusy is RestoreSQLite's error when another process holds the warehouse's sync lock.
-var ErrRestoreBusy = errors.New("a sync or retention run holds the warehouse's lock: stop hrsync run (and any sync) first, then restore")
+// ErrRestoreBusy is RestoreSQLite's error when another process holds one of the warehouse's
+// locks it takes.
+var ErrRestoreBusy = errors.New("another process holds the warehouse's lock: stop hrsync run (and any sync or onboard) first, then restore")
 
 // Backup writes a consistent copy of the SQLite warehouse to out, private (0600): under a
 // temporary name beside it, made durable, then renamed into place, so that out is never a
@@ -121,14 +122,16 @@ type RestoreResult struct {
 }
 
 // RestoreSQLite replaces the content of the SQLite warehouse at rawURL with the backup from,
-// erasures kept: it takes the warehouse's sync lock (ErrRestoreBusy if a sync holds it), copies
+// erasures kept: it takes the warehouse's locks (SyncLock, and those of locks: the onboarding's;
+// ErrRestoreBusy if another process holds one), so that no sync, retention run or onboarding
+// writes into the warehouse meanwhile, only to be lost with what the backup lacks; it copies
 // the backup to a private file beside the warehouse, checks it (PRAGMA integrity_check),
 // migrates it to this build's schema and re-applies there every erasure and lift of the erasure
 // journal (opts.ErasureJournal, else the warehouse's own) that it lacks; only then is it copied
 // into the warehouse, through SQLite's backup API, in one transaction readers see whole: no
 // reader (serve) ever sees the restored data before its erasures. What was erased or lifted
 // meanwhile is re-applied to the warehouse after. The warehouse is made when there is none.
-func RestoreSQLite(ctx context.Context, rawURL, from string, opts Options) (RestoreResult, error) {
+func RestoreSQLite(ctx context.Context, rawURL, from string, opts Options, locks ...string) (RestoreResult, error) {
 	var res RestoreResult
 	if isPostgresURL(rawURL) {
 		return res, fmt.Errorf("restore: %w", ErrPostgresBackup)
@@ -148,14 +151,16 @@ func RestoreSQLite(ctx context.Context, rawURL, from string, opts Options) (Rest
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return res, fmt.Errorf("restore: %w", err)
 	}
-	lock, ok, err := flock(path + "." + SyncLock + ".lock")
-	if err != nil {
-		return res, fmt.Errorf("restore: %w", err)
+	for _, name := range append([]string{SyncLock}, locks...) {
+		lock, ok, err := flock(path + "." + name + ".lock") // as TryLock takes them (fileLock)
+		if err != nil {
+			return res, fmt.Errorf("restore: %w", err)
+		}
+		if !ok {
+			return res, fmt.Errorf("restore: %w (%s)", ErrRestoreBusy, name)
+		}
+		defer lock.Close()
 	}
-	if !ok {
-		return res, fmt.Errorf("restore: %w", ErrRestoreBusy)
-	}
-	defer lock.Close()
 
 	tmp, err := privateTemp(path)
 	if err != nil {

@@ -201,15 +201,20 @@ func TestBackupRestoreSQLite(t *testing.T) {
 	}
 	checkPrivate(t, url+".erasures.jsonl")
 
-	// A sync holds the lock: refused, nothing changed.
-	_, release, ok, err := s.TryLock(ctx, sink.SyncLock)
-	if err != nil || !ok {
-		t.Fatalf("lock: %v %v", ok, err)
+	// A sync, or an onboarding, holds its lock: refused, nothing changed.
+	for _, lock := range []string{sink.SyncLock, "onboarding"} {
+		_, release, ok, err := s.TryLock(ctx, lock)
+		if err != nil || !ok {
+			t.Fatalf("lock: %v %v", ok, err)
+		}
+		if _, err := sink.RestoreSQLite(ctx, url, backup, opts, "onboarding"); !errors.Is(err, sink.ErrRestoreBusy) || !strings.Contains(err.Error(), lock) {
+			t.Errorf("restore under the %s lock: %v, want ErrRestoreBusy naming it", lock, err)
+		}
+		release()
 	}
-	if _, err := sink.RestoreSQLite(ctx, url, backup, opts); !errors.Is(err, sink.ErrRestoreBusy) {
-		t.Errorf("restore under a sync: %v, want ErrRestoreBusy", err)
+	if len(markersIn(t, s, erasedMarkers)) > 0 {
+		t.Fatal("a refused restore restored")
 	}
-	release()
 
 	res, err := sink.RestoreSQLite(ctx, url, backup, opts)
 	if err != nil {

@@ -9,12 +9,14 @@ import (
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/sync/onboard"
 )
 
 // restoreCommand is hrsync restore: a SQLite warehouse replaced by a backup (hrsync backup's),
 // with every erasure and lift of the erasure journal the backup lacks re-applied before the
 // restored data is in place (sink.RestoreSQLite), so that no one erased since the backup is
-// served or synced again. It takes the sync lock: a sync running refuses it.
+// served or synced again. It takes the sync and onboarding locks: a sync, retention run or
+// onboarding running refuses it.
 type restoreCommand struct {
 	from    string
 	account string
@@ -38,7 +40,7 @@ func (c *restoreCommand) run(ctx context.Context, cfg config.Settings, stdout, s
 	}
 	opts := a.SinkOptions()
 	opts.Logger = a.Logger(cfg.Logger(stderr))
-	res, err := sink.RestoreSQLite(ctx, a.Warehouse.URL, c.from, opts)
+	res, err := sink.RestoreSQLite(ctx, a.Warehouse.URL, c.from, opts, onboard.LockName)
 	if err != nil {
 		return a.Wrap(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // checkPrivate fails the test unless path is a file readable and writable by its owner alone.
@@ -297,5 +298,43 @@ func TestBackupDuringSync(t *testing.T) {
 		if err != nil || ok != "ok" || version != schema.Latest(schema.SQLite) || people != 3 {
 			t.Errorf("%s: integrity %q, version %d, %d employees (%v)", filepath.Base(c), ok, version, people, err)
 		}
+	}
+}
+
+// TestJournalCatchesUp: an erasure whose journal write fails holds, and says so
+// (ErrNotJournaled); the next write appends it. A line a crash cut short is read as none, and the
+// next write starts on a line of its own.
+func TestJournalCatchesUp(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "later")
+	journal := filepath.Join(dir, "erasures.jsonl")
+	s := sinktest.Store(t, "sqlite", sink.Options{ErasureJournal: journal})
+	syncErased(t, s, 1)
+	if _, err := s.EraseEmployee(ctx, 42, nil, "DSAR 1"); !errors.Is(err, sink.ErrNotJournaled) {
+		t.Fatalf("erase with no folder for the journal: %v, want ErrNotJournaled", err)
+	}
+	if list, err := s.Erasures(ctx); err != nil || len(list) != 1 {
+		t.Fatalf("the erasure does not hold: %+v, %v", list, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A crash cut a line short.
+	if err := os.WriteFile(journal, []byte(`{"op":"erase","acc`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EraseEmployee(ctx, 43, []v1.Class{v1.Health}, "DSAR 2"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], `"subject_id":42`) || !strings.Contains(lines[2], `"subject_id":43`) {
+		t.Errorf("journal = %s, want the torn line, then both erasures", data)
+	}
+	if n, l, err := s.JournalBehind(ctx); err != nil || n+l != 0 {
+		t.Errorf("behind by %d, %d (%v)", n, l, err)
 	}
 }

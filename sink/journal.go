@@ -235,7 +235,8 @@ func syncDir(dir string) error {
 }
 
 // readJournal reads the journal's lines of account, in order; none when there is no journal.
-// torn is whether the file ends in a line a crash cut short (no newline), which is skipped.
+// torn is whether the file ends in a line a crash cut short (no newline). Such a line is
+// skipped, there or anywhere (a later write started after it).
 func readJournal(path, account string) (entries []journalEntry, torn bool, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -252,6 +253,11 @@ func readJournal(path, account string) (entries []journalEntry, torn bool, err e
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		if !json.Valid(sc.Bytes()) {
+			// A line cut short by a crash (each line is appended whole, in one write): what it
+			// was writing, the next write appended again from the warehouse, whole.
 			continue
 		}
 		var e journalEntry

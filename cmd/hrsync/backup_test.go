@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -164,6 +165,27 @@ func backupEraseRestore(t *testing.T, backend string) {
 				!strings.Contains(err.Error(), "hrsync erase --reapply") || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%s on the restored warehouse: %v, want one line saying to run erase --reapply", cmd, err)
 			}
+		}
+		// Nor does the worker run a job of it.
+		wctx, cancel := context.WithCancel(ctx)
+		var wlogs syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(wctx, []string{"run", "--now"}, append(env, "HRSYNC_SCHEDULE=@daily"), io.Discard, &wlogs)
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(wlogs.String(), "hrsync erase --reapply") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+		if !strings.Contains(wlogs.String(), "hrsync erase --reapply") {
+			t.Errorf("the worker did not say why it ran nothing:\n%s", wlogs.String())
+		}
+		if got := count(`SELECT count(*) FROM employees`); got != before {
+			t.Errorf("the worker synced the restored warehouse: %s employees, the backup's %s", got, before)
 		}
 		// Nor does serve answer with it.
 		keyFile := filepath.Join(dir, "hrsync.key")

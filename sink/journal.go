@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -271,7 +270,7 @@ func readJournal(path, account string) (entries []journalEntry, torn bool, err e
 			entries = append(entries, e)
 		}
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
+	if err := sc.Err(); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return entries, torn, nil

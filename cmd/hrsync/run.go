@@ -117,9 +117,9 @@ var commands = []commandSpec{
 		"(--employee ID --reason TEXT [--classes] [--pre-emptive], --list, --lift ERASURE_ID\n" +
 		"--reason TEXT, --reapply)",
 		new: func() command { return &eraseCommand{} }},
-	{name: "backup", summary: "copy a SQLite warehouse while syncs run, private, whole or not at all (--out FILE, --force, --account)",
+	{name: "backup", summary: "copy a SQLite warehouse while syncs run: private, whole or not at all\n(--out FILE, --force, --account; Postgres: pg_dump, see docs/operations.md)",
 		new: func() command { return &backupCommand{} }},
-	{name: "restore", summary: "replace a SQLite warehouse with a backup, re-applying the erasures made since (--from FILE, --account)",
+	{name: "restore", summary: "replace a SQLite warehouse with a backup, re-applying the erasures made since\n(--from FILE, --account)",
 		new: func() command { return &restoreCommand{} }},
 	{name: "retention", summary: "apply the retention rules now: erase what is past its period (leavers' data by\n" +
 		"class, old sicknesses' details, old onboarding files) (--dry-run, --account)",

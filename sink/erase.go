@@ -220,6 +220,9 @@ func (s *Store) LiftErasure(ctx context.Context, id int64, reason string) (Erasu
 	if err := tx.Commit(); err != nil {
 		return Erasure{}, fmt.Errorf("lift erasure %d: %w", id, busyErr(err))
 	}
+	if err := s.journalErasures(ctx); err != nil { // journal.go
+		return e, fmt.Errorf("lift erasure %d: %w", id, err)
+	}
 	return e, nil
 }
 
@@ -382,6 +385,7 @@ func (s *Store) eraseBatches(ctx context.Context, groups [][]Erasure, opt EraseO
 	if opt.DryRun {
 		return results, nil
 	}
+	journaled := s.journalErasures(ctx) // outside the warehouse too: restores re-apply it (journal.go)
 	var tables []string
 	for _, r := range results {
 		for t := range r.Rows {
@@ -391,9 +395,12 @@ func (s *Store) eraseBatches(ctx context.Context, groups [][]Erasure, opt EraseO
 	slices.Sort(tables)
 	tables = slices.Compact(tables)
 	if err := s.d.scrub(ctx, conn, tables); err != nil {
-		return results, fmt.Errorf("erase %s: %w: %w", subject, ErrNotScrubbed, err)
+		return results, errors.Join(fmt.Errorf("erase %s: %w: %w", subject, ErrNotScrubbed, err), journaled)
 	}
 	s.scrubStatistics(ctx, conn)
+	if journaled != nil {
+		return results, fmt.Errorf("erase %s: %w", subject, journaled)
+	}
 	return results, nil
 }
 

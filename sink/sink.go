@@ -64,6 +64,10 @@ type Options struct {
 	Declarations v1.Declarations
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ErasureJournal is the file every erasure and lift is also written to, outside the
+	// warehouse, so that a restored backup can be brought up to date (journal.go); "" for a
+	// SQLite warehouse is the file beside it (hrsync.db.erasures.jsonl), for Postgres none.
+	ErasureJournal string
 }
 
 // Store is an open warehouse. It is safe for concurrent use.

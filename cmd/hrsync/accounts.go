@@ -42,10 +42,20 @@ func openWith(ctx context.Context, open func(context.Context, string, sink.Optio
 
 // openWritable is openStore for a command that writes: a warehouse that takes none (a Postgres
 // hot standby) is refused now, in one line naming it, rather than by the first statement that
-// writes, mid-way through a sync, a folder or an erasure.
+// writes, mid-way through a sync, a folder or an erasure. So is one that lacks erasures of its
+// erasure journal (sink.Store.CheckJournal): a sync or an onboarding would bring back people
+// erased since the backup it was restored from.
 func openWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
 	store, err := openStore(ctx, a, log)
-	return writable(ctx, a, store, err)
+	store, err = writable(ctx, a, store, err)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.CheckJournal(ctx); err != nil {
+		_ = store.Close()
+		return nil, a.Wrap(err)
+	}
+	return store, nil
 }
 
 // writable passes on a store just opened (store, err) when the warehouse takes writes, and

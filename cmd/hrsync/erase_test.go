@@ -28,7 +28,7 @@ func TestEraseCommand(t *testing.T) {
 		args []string
 		has  string
 	}{
-		{[]string{"erase"}, "give one of --employee ID, --list or --lift ERASURE_ID"},
+		{[]string{"erase"}, "give one of --employee ID, --list, --lift ERASURE_ID or --reapply"},
 		{[]string{"erase", "--employee", "42", "--list"}, "give one of"},
 		{[]string{"erase", "--employee", "42"}, "--reason is needed"},
 		{[]string{"erase", "--employee", "42", "--reason", "r", "--classes", "identifying,employment"}, `"employment" is not an erasable class`},

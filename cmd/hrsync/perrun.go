@@ -110,6 +110,10 @@ func (r *accountRuns) open(ctx context.Context) (*accountRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := store.CheckJournal(ctx); err != nil { // syncs no one erased since a backup restored
+		_ = store.Close()
+		return nil, err
+	}
 	run := &accountRun{store: store}
 	run.stop = context.AfterFunc(r.ctx, func() { time.AfterFunc(stopGrace, store.Interrupt) })
 	if run.client, run.budget, err = newBudgetedClient(r.acct, r.log, store, r.copts); err != nil {

@@ -48,7 +48,7 @@ func (c *retentionCommand) run(ctx context.Context, cfg config.Settings, stdout,
 		}
 		defer store.Close()
 		res, err := retention.Run(ctx, store, a.Retention, retention.Options{DryRun: c.dryRun, Logger: a.Logger(log)})
-		if err != nil && !errors.Is(err, sink.ErrNotScrubbed) {
+		if err != nil && !errors.Is(err, sink.ErrNotScrubbed) && !errors.Is(err, sink.ErrNotJournaled) {
 			return a.Wrap(err)
 		}
 		personal.PrintRetention(stdout, p, a.Retention, res)

@@ -123,8 +123,12 @@ var commands = []commandSpec{
 		new: func() command { return &subjectAccessCommand{} }},
 	{name: "erase", summary: "erase a person's personal data from the warehouse and keep it erased across syncs\n" +
 		"(--employee ID --reason TEXT [--classes] [--pre-emptive], --list, --lift ERASURE_ID\n" +
-		"--reason TEXT)",
+		"--reason TEXT, --reapply)",
 		new: func() command { return &eraseCommand{} }},
+	{name: "backup", summary: "copy a SQLite warehouse while syncs run: private, whole or not at all\n(--out FILE, --force, --account; Postgres: pg_dump, see docs/operations.md)",
+		new: func() command { return &backupCommand{} }},
+	{name: "restore", summary: "replace a SQLite warehouse with a backup, re-applying the erasures made since\n(--from FILE, --account)",
+		new: func() command { return &restoreCommand{} }},
 	{name: "retention", summary: "apply the retention rules now: erase what is past its period (leavers' data by\n" +
 		"class, old sicknesses' details, old onboarding files) (--dry-run, --account)",
 		new: func() command { return &retentionCommand{} }},

@@ -98,6 +98,10 @@ func serveOpener(serveCtx context.Context, a *config.Account, log *slog.Logger, 
 		if err != nil {
 			return nil, nil, nil, a.Wrap(err)
 		}
+		if err := store.CheckJournal(serveCtx); err != nil { // serves no one erased since a backup restored
+			_ = store.Close()
+			return nil, nil, nil, a.Wrap(err)
+		}
 		stop := context.AfterFunc(serveCtx, func() { time.AfterFunc(stopGrace, store.Interrupt) })
 		var b *sink.Budget
 		done := func() {

@@ -91,6 +91,9 @@ type WarehouseConfig struct {
 	// LockTTL is how long a Postgres lock's lease lasts unrenewed: how soon another process
 	// takes over the syncs of one that died (see sink.Options.LockTTL).
 	LockTTL time.Duration `yaml:"lock_ttl"`
+	// ErasureJournal is the erasure journal's file (sink.Options.ErasureJournal): "" is, for a
+	// SQLite warehouse, the file beside it; a Postgres warehouse has none unless it is set.
+	ErasureJournal string `yaml:"erasure_journal"`
 }
 
 // ServeConfig is the /v1 replica.

@@ -133,7 +133,7 @@ type RestoreResult struct {
 // meanwhile is re-applied to the warehouse after. The warehouse is made when there is none.
 func RestoreSQLite(ctx context.Context, rawURL, from string, opts Options, locks ...string) (RestoreResult, error) {
 	var res RestoreResult
-	if isPostgresURL(rawURL) {
+	if backendOf(rawURL).kind() != schema.SQLite {
 		return res, fmt.Errorf("restore: %w", ErrPostgresBackup)
 	}
 	path, err := SQLitePath(rawURL)

@@ -21,7 +21,8 @@ import (
 
 // hrsync run and hrsync serve started from one config.yaml: without serve.metrics_addr, serve
 // finds run's metrics.addr taken and stops at once with the line docs/serve.md prints, having
-// bound nothing; with it, both run side by side, each answering on its own ports.
+// bound nothing (and run started second beside serve stops with its own line); with it, both
+// run side by side, each answering on its own ports.
 func TestServeBesideRunFromOneConfig(t *testing.T) {
 	src := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(5, 1)})
 	defer src.Close()
@@ -108,6 +109,19 @@ serve: {addr: %q, api_keys: [%q]%s}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run: %v", err)
+	}
+
+	// The other way round: serve first, without serve.metrics_addr, holds metrics.addr; run then
+	// fails fast with one line naming the settings.
+	path = write("")
+	_, _, stop = startServe(t, nil, "--config", path)
+	defer stop()
+	rctx, rcancel := context.WithTimeout(context.Background(), upWithin)
+	defer rcancel()
+	err = run(rctx, []string{"--config", path, "run"}, nil, io.Discard, io.Discard)
+	want = fmt.Sprintf("run: metrics address %s is in use (by hrsync serve?): set serve.metrics_addr (HRSYNC_SERVE_METRICS_ADDR) for serve, or metrics.addr (HRSYNC_METRICS_ADDR) to another address (address already in use)", runMetrics)
+	if err == nil || rctx.Err() != nil || err.Error() != want {
+		t.Errorf("run beside serve said %v,\nwant %q", err, want)
 	}
 }
 

@@ -104,6 +104,35 @@ func TestServeAnswers503WhenWarehouseUnreachable(t *testing.T) {
 		})
 	}
 
+	t.Run("back once the warehouse is", func(t *testing.T) {
+		dir := t.TempDir()
+		gone := filepath.Join(dir, "volume")
+		if err := os.WriteFile(gone, nil, 0o600); err != nil { // not a folder yet: nothing opens
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(lazyMux(t, filepath.Join(gone, "wh.db"), ""))
+		defer srv.Close()
+		resp, body := do(t, srv.URL+"/v1/employees")
+		want503(t, resp, body)
+		if code, body := get(t, srv.URL+"/readyz", ""); code != 503 {
+			t.Fatalf("readyz %d %s, want 503", code, body)
+		}
+		// The volume is mounted: the next probe opens the warehouse and is ready again.
+		if err := os.Remove(gone); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(gone, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		warehouseFile(t, filepath.Join(gone, "wh.db"))
+		if code, body := get(t, srv.URL+"/readyz", ""); code != 200 {
+			t.Errorf("readyz once the warehouse is back: %d %s", code, body)
+		}
+		if resp, body := do(t, srv.URL+"/v1/employees"); resp.StatusCode != 200 {
+			t.Errorf("once the warehouse is back: %d %s", resp.StatusCode, body)
+		}
+	})
+
 	t.Run("a SQL error is still 500", func(t *testing.T) {
 		url, schemaName := sinktest.Postgres(t)
 		if _, err := sink.Migrate(context.Background(), url, sink.Options{Schema: schemaName}); err != nil {

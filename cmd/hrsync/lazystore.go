@@ -52,6 +52,8 @@ type lazyStore struct {
 	lastUse  time.Time // when the last of them ended
 	opening  chan struct{}
 	readOnly bool // what the warehouse last said (see ReadOnly)
+	// openFailed: the last try to open the warehouse failed (see Ready).
+	openFailed bool
 }
 
 // acquire is the account's warehouse for one use, opened when it is not; release ends the use.
@@ -93,9 +95,10 @@ func (l *lazyStore) acquire(ctx context.Context) (_ *sink.Store, release func(),
 		set.mu.Lock()
 		close(l.opening)
 		l.opening = nil
+		l.openFailed = err != nil
 		if err != nil {
 			set.mu.Unlock()
-			return nil, nil, err
+			return nil, nil, sink.Unreachable(err)
 		}
 		l.store, l.upstream, l.done = store, up, done
 		set.open = append(set.open, l)
@@ -122,9 +125,11 @@ func (s *openStores) remove(l *lazyStore) {
 
 // Ready is the warehouse's readiness while it is open; otherwise nil: serve checked it at
 // start, and checking it here would open it (a session for every account at every probe).
+// Unless the last try to open it failed: then a probe tries again, so that a replica whose
+// warehouse is down says so (and is taken out of a load balancer's rotation) until it opens.
 func (l *lazyStore) Ready(ctx context.Context) error {
 	l.set.mu.Lock()
-	if l.store == nil || l.opening != nil {
+	if (l.store == nil && !l.openFailed) || l.opening != nil {
 		l.set.mu.Unlock()
 		return nil
 	}
@@ -154,6 +159,7 @@ func (l *lazyStore) ReadOnly(ctx context.Context) (bool, error) {
 	}
 	defer release()
 	ro, err := s.ReadOnly(ctx)
+	err = sink.Unreachable(err)
 	if err == nil {
 		l.set.mu.Lock()
 		l.readOnly = ro
@@ -200,7 +206,7 @@ func (l *lazyStore) Version(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer release()
-	return s.Version(ctx)
+	return unreachable2(s.Version(ctx))
 }
 
 func (l *lazyStore) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error) {
@@ -209,7 +215,7 @@ func (l *lazyStore) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Em
 		return v1.List[v1.Employee]{}, err
 	}
 	defer release()
-	return s.ListEmployees(ctx, p)
+	return unreachable2(s.ListEmployees(ctx, p))
 }
 
 func (l *lazyStore) Employee(ctx context.Context, id int64) (v1.Employee, int64, error) {
@@ -218,7 +224,7 @@ func (l *lazyStore) Employee(ctx context.Context, id int64) (v1.Employee, int64,
 		return v1.Employee{}, 0, err
 	}
 	defer release()
-	return s.Employee(ctx, id)
+	return unreachable3(s.Employee(ctx, id))
 }
 
 func (l *lazyStore) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
@@ -227,7 +233,7 @@ func (l *lazyStore) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List
 		return v1.List[v1.WorkingPattern]{}, err
 	}
 	defer release()
-	return s.ListWorkingPatterns(ctx, p)
+	return unreachable2(s.ListWorkingPatterns(ctx, p))
 }
 
 func (l *lazyStore) EmailTaken(ctx context.Context, email string) (bool, error) {
@@ -236,7 +242,7 @@ func (l *lazyStore) EmailTaken(ctx context.Context, email string) (bool, error) 
 		return false, err
 	}
 	defer release()
-	return s.EmailTaken(ctx, email)
+	return unreachable2(s.EmailTaken(ctx, email))
 }
 
 func (l *lazyStore) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
@@ -245,7 +251,7 @@ func (l *lazyStore) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.E
 		return v1.Employee{}, err
 	}
 	defer release()
-	return s.CreateEmployee(ctx, ne)
+	return unreachable2(s.CreateEmployee(ctx, ne))
 }
 
 func (l *lazyStore) PutEmployee(ctx context.Context, e v1.Employee) error {
@@ -254,7 +260,7 @@ func (l *lazyStore) PutEmployee(ctx context.Context, e v1.Employee) error {
 		return err
 	}
 	defer release()
-	return s.PutEmployee(ctx, e)
+	return sink.Unreachable(s.PutEmployee(ctx, e))
 }
 
 func (l *lazyStore) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
@@ -263,7 +269,7 @@ func (l *lazyStore) ListRecords(ctx context.Context, collection string, p v1.Pag
 		return v1.List[v1.Record]{}, err
 	}
 	defer release()
-	return s.ListRecords(ctx, collection, p)
+	return unreachable2(s.ListRecords(ctx, collection, p))
 }
 
 func (l *lazyStore) Record(ctx context.Context, collection string, id int64) (v1.Record, int64, error) {
@@ -272,7 +278,7 @@ func (l *lazyStore) Record(ctx context.Context, collection string, id int64) (v1
 		return v1.Record{}, 0, err
 	}
 	defer release()
-	return s.Record(ctx, collection, id)
+	return unreachable3(s.Record(ctx, collection, id))
 }
 
 func (l *lazyStore) Unavailable(ctx context.Context, collection string) (bool, error) {
@@ -281,7 +287,7 @@ func (l *lazyStore) Unavailable(ctx context.Context, collection string) (bool, e
 		return false, err
 	}
 	defer release()
-	return s.Unavailable(ctx, collection)
+	return unreachable2(s.Unavailable(ctx, collection))
 }
 
 func (l *lazyStore) Totals(ctx context.Context) (int64, map[string]int64, error) {
@@ -290,7 +296,7 @@ func (l *lazyStore) Totals(ctx context.Context) (int64, map[string]int64, error)
 		return 0, nil, err
 	}
 	defer release()
-	return s.Totals(ctx)
+	return unreachable3(s.Totals(ctx))
 }
 
 func (l *lazyStore) ReserveIdempotency(ctx context.Context, c v1.IdempotencyClaim) (v1.IdempotencyRecord, bool, error) {
@@ -299,7 +305,7 @@ func (l *lazyStore) ReserveIdempotency(ctx context.Context, c v1.IdempotencyClai
 		return v1.IdempotencyRecord{}, false, err
 	}
 	defer release()
-	return s.ReserveIdempotency(ctx, c)
+	return unreachable3(s.ReserveIdempotency(ctx, c))
 }
 
 func (l *lazyStore) CreateEmployeeOnce(ctx context.Context, ne v1.NewEmployee, client, key string) (v1.Employee, error) {
@@ -308,7 +314,7 @@ func (l *lazyStore) CreateEmployeeOnce(ctx context.Context, ne v1.NewEmployee, c
 		return v1.Employee{}, err
 	}
 	defer release()
-	return s.CreateEmployeeOnce(ctx, ne, client, key)
+	return unreachable2(s.CreateEmployeeOnce(ctx, ne, client, key))
 }
 
 func (l *lazyStore) CompleteIdempotency(ctx context.Context, client, key string, rec v1.IdempotencyRecord) error {
@@ -317,7 +323,7 @@ func (l *lazyStore) CompleteIdempotency(ctx context.Context, client, key string,
 		return err
 	}
 	defer release()
-	return s.CompleteIdempotency(ctx, client, key, rec)
+	return sink.Unreachable(s.CompleteIdempotency(ctx, client, key, rec))
 }
 
 func (l *lazyStore) ReleaseIdempotency(ctx context.Context, client, key string) error {
@@ -326,5 +332,13 @@ func (l *lazyStore) ReleaseIdempotency(ctx context.Context, client, key string) 
 		return err
 	}
 	defer release()
-	return s.ReleaseIdempotency(ctx, client, key)
+	return sink.Unreachable(s.ReleaseIdempotency(ctx, client, key))
+}
+
+// unreachable2 and unreachable3 are a store's answer with its error marked when it says the
+// warehouse could not be reached (sink.Unreachable), which the replica answers 503.
+func unreachable2[T any](v T, err error) (T, error) { return v, sink.Unreachable(err) }
+
+func unreachable3[T, U any](v T, u U, err error) (T, U, error) {
+	return v, u, sink.Unreachable(err)
 }

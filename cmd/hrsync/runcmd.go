@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -150,7 +151,7 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 		stopCtx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
 		_ = f.Stop(stopCtx)
-		return err
+		return runMetricsInUse(err)
 	}
 	log.Info("stopping: the jobs first, then the servers")
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
@@ -166,6 +167,17 @@ func (c *runCommand) run(ctx context.Context, cfg config.Settings, _, stderr io.
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// runMetricsInUse says what to change when the worker's metrics.addr is taken: most often by
+// hrsync serve started first from the same configuration, which binds metrics.addr unless
+// serve.metrics_addr is set. One line, as serve's (metricsInUse).
+func runMetricsInUse(err error) error {
+	var le *httpserve.ListenError
+	if !errors.As(err, &le) || le.Name != "metrics" || !errors.Is(err, syscall.EADDRINUSE) {
+		return err
+	}
+	return fmt.Errorf("run: metrics address %s is in use (by hrsync serve?): set serve.metrics_addr (HRSYNC_SERVE_METRICS_ADDR) for serve, or metrics.addr (HRSYNC_METRICS_ADDR) to another address (%w)", le.Addr, syscall.EADDRINUSE)
 }
 
 // metricSets are the worker's metrics of all its accounts: one collector for each family, which

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -75,10 +76,31 @@ func (c *serveCommand) run(ctx context.Context, cfg config.Settings, _, stderr i
 	} else {
 		api.Attrs = append(api.Attrs, slog.Any("accounts", config.Names(cfg.Accounts)), slog.String("writes", writesByAccount(cfg.Accounts)))
 	}
-	return httpserve.ServeAll(ctx, log, []httpserve.Server{
-		api,
-		{Name: "metrics", Addr: cfg.Metrics.Addr, Handler: prom.Mux(reg, readyAll(stores), log)},
-	})
+	metrics := httpserve.Server{Name: "metrics", Addr: serveMetricsAddr(cfg), Handler: prom.Mux(reg, readyAll(stores), log)}
+	return metricsInUse(cfg, httpserve.ServeAll(ctx, log, []httpserve.Server{metrics, api}))
+}
+
+// serveMetricsAddr is where serve answers /metrics and the health checks: serve.metrics_addr,
+// or metrics.addr when it is not set (serve alone on the host, as before there was one).
+func serveMetricsAddr(cfg config.Settings) string {
+	if cfg.Serve.MetricsAddr != "" {
+		return cfg.Serve.MetricsAddr
+	}
+	return cfg.Metrics.Addr
+}
+
+// metricsInUse says what to change when serve's metrics address is taken: most often by hrsync
+// run started from the same configuration, whose metrics.addr serve falls back to. Nothing else
+// is listening by then (ServeAll binds every address first), and the error stays one line.
+func metricsInUse(cfg config.Settings, err error) error {
+	var le *httpserve.ListenError
+	if !errors.As(err, &le) || le.Name != "metrics" || !errors.Is(err, syscall.EADDRINUSE) {
+		return err
+	}
+	if cfg.Serve.MetricsAddr != "" {
+		return fmt.Errorf("serve: metrics address %s is in use: set serve.metrics_addr (HRSYNC_SERVE_METRICS_ADDR) to a free one (%w)", le.Addr, syscall.EADDRINUSE)
+	}
+	return fmt.Errorf("serve: metrics address %s is in use (by hrsync run?): set serve.metrics_addr (HRSYNC_SERVE_METRICS_ADDR) to another address, or serve from the worker with hrsync run --serve (%w)", le.Addr, syscall.EADDRINUSE)
 }
 
 // serveOpener opens an account's warehouse for serve and, when its creates are forwarded, its

@@ -306,7 +306,7 @@ func openAPIDocument() obj {
 				"MethodNotAllowed": errorResponse("the path does not take this method", "Allow"),
 				"URITooLong":       errorResponse("a query string over 2 KiB"),
 				"InternalError":    errorResponse("an internal error (logged with the request id)"),
-				"Unavailable":      errorResponse("the warehouse is busy with a write, or the request was canceled", "Retry-After"),
+				"Unavailable":      errorResponse("the warehouse cannot be reached or is busy with a write, or the request was canceled", "Retry-After"),
 			},
 		},
 	}

@@ -98,10 +98,14 @@ type WarehouseConfig struct {
 
 // ServeConfig is the /v1 replica.
 type ServeConfig struct {
-	Addr       string   `yaml:"addr"`
-	APIKeys    []string `yaml:"api_keys"`
-	APIKeyFile string   `yaml:"api_key_file"`
-	PublicURL  string   `yaml:"public_url"`
+	Addr string `yaml:"addr"`
+	// MetricsAddr is where serve answers /metrics and the health checks with their reasons;
+	// empty: metrics.addr. Its own, so that serve can run beside hrsync run from one
+	// configuration (run --serve has one metrics port for both, metrics.addr).
+	MetricsAddr string   `yaml:"metrics_addr"`
+	APIKeys     []string `yaml:"api_keys"`
+	APIKeyFile  string   `yaml:"api_key_file"`
+	PublicURL   string   `yaml:"public_url"`
 	// Writes is what POST /v1/employees does: local, forward or off; not set, it depends on
 	// the account (see account.writes): forward on a replica of a source whose key this
 	// process holds, off on one whose key it does not, local on a standalone warehouse.

@@ -91,7 +91,6 @@ start_test_cluster() {
 	# exec: the coprocess's pid is testpg's, for stop_test_cluster to signal.
 	coproc TESTPG { exec "$testpg_dir/testpg"; }
 	testpg_pid=$TESTPG_PID
-	trap stop_test_cluster EXIT
 	local url
 	# initdb and the server's start are bounded by testpg; this bounds the rest.
 	read -r -t 180 url <&"${TESTPG[0]}" || die "no throwaway Postgres cluster for the tests (testpg said why above)"
@@ -105,6 +104,15 @@ stop_test_cluster() {
 	testpg_pid=
 	rm -rf "$testpg_dir"
 }
+
+# What the run leaves is removed when the script exits, however it exits: the throwaway cluster,
+# and the test results' JSON.
+results=
+cleanup() {
+	stop_test_cluster
+	[[ -z $results ]] || rm -rf "$results"
+}
+trap cleanup EXIT
 
 if ! $lint_only; then
 	section "Postgres for the tests"
@@ -222,7 +230,6 @@ race_scope='modernc.org/...=-race=false'
 # order; a package past it fails here with its stacks, and the budget check below names it.
 # A flag given wins.
 results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
 section "go test -race -gcflags=$race_scope -count=1 -parallel 8 -timeout 20m ./... $*"
 status=0
 "$gts" --format pkgname-and-test-fails --jsonfile "$results/test.json" -- \

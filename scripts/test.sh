@@ -80,6 +80,40 @@ export PATH="$gobin:${gopath%%:*}/bin:$PATH"
 go version
 echo "repository: $PWD"
 
+# One throwaway cluster for the whole run (sink/sinktest/cmd/testpg), when no server answers,
+# rather than one per test process. testpg stops it and removes its files when its standard
+# input, this script's coprocess pipe, closes: when the script ends, however it ends.
+testpg_pid=
+testpg_dir=
+start_test_cluster() {
+	testpg_dir=$(mktemp -d)
+	go build -o "$testpg_dir/testpg" ./sink/sinktest/cmd/testpg || die "could not build sink/sinktest/cmd/testpg (above)"
+	# exec: the coprocess's pid is testpg's, for stop_test_cluster to signal.
+	coproc TESTPG { exec "$testpg_dir/testpg"; }
+	testpg_pid=$TESTPG_PID
+	local url
+	# initdb and the server's start are bounded by testpg; this bounds the rest.
+	read -r -t 180 url <&"${TESTPG[0]}" || die "no throwaway Postgres cluster for the tests (testpg said why above)"
+	export HRSYNC_TEST_DATABASE_URL=$url
+	echo "Throwaway cluster for this run at $url (stopped when the script exits)."
+}
+stop_test_cluster() {
+	[[ -n $testpg_pid ]] || return 0
+	kill -TERM "$testpg_pid" 2>/dev/null || true
+	wait "$testpg_pid" || echo "testpg exited with status $? stopping the throwaway cluster" >&2
+	testpg_pid=
+	rm -rf "$testpg_dir"
+}
+
+# What the run leaves is removed when the script exits, however it exits: the throwaway cluster,
+# and the test results' JSON.
+results=
+cleanup() {
+	stop_test_cluster
+	[[ -z $results ]] || rm -rf "$results"
+}
+trap cleanup EXIT
+
 if ! $lint_only; then
 	section "Postgres for the tests"
 	if [[ -n ${HRSYNC_TEST_DATABASE_URL:-} ]]; then
@@ -87,7 +121,8 @@ if ! $lint_only; then
 	elif pg_answers; then
 		echo "A Postgres server answers on 127.0.0.1:5432 or in /var/run/postgresql: the tests try it first."
 	elif initdb=$(find_initdb); then
-		echo "No Postgres server answers: the tests will start throwaway clusters with $initdb."
+		echo "No Postgres server answers: starting a throwaway cluster for the tests with $initdb."
+		start_test_cluster
 	elif ! is_root; then
 		die "no Postgres server answers on 127.0.0.1:5432 or in /var/run/postgresql, no initdb was found (PATH, /usr/lib/postgresql/*/bin), and installing postgresql needs root. Install it, start a server, or set HRSYNC_TEST_DATABASE_URL."
 	elif ! command -v apt-get >/dev/null 2>&1; then
@@ -96,7 +131,8 @@ if ! $lint_only; then
 		echo "No Postgres server answers and no initdb was found: installing postgresql."
 		apt_install postgresql
 		initdb=$(find_initdb) || die "postgresql installed but still no initdb in /usr/lib/postgresql/*/bin"
-		echo "The tests will use the local server if it runs, else throwaway clusters with $initdb."
+		echo "Starting a throwaway cluster for the tests with $initdb."
+		start_test_cluster
 	fi
 
 	section "C compiler for the race detector"
@@ -194,7 +230,6 @@ race_scope='modernc.org/...=-race=false'
 # order; a package past it fails here with its stacks, and the budget check below names it.
 # A flag given wins.
 results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
 section "go test -race -gcflags=$race_scope -count=1 -parallel 8 -timeout 20m ./... $*"
 status=0
 "$gts" --format pkgname-and-test-fails --jsonfile "$results/test.json" -- \

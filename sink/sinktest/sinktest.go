@@ -21,6 +21,10 @@
 //     PATH or under /usr/lib/postgresql/*/bin), run as the postgres OS user
 //     when the tests run as root. [Main] stops it and removes its files.
 //
+// When no server answers, scripts/test.sh starts one throwaway cluster for the whole run
+// instead ([StartCluster], held by the command sink/sinktest/cmd/testpg) and hands its URL to
+// every test process in $HRSYNC_TEST_DATABASE_URL.
+//
 // The database [Database] is created on that server if it does not exist.
 // Every call to [Postgres] gets a fresh schema name; the schema is dropped
 // when the test ends.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink"
 )
@@ -31,14 +32,14 @@ func (c *backupCommand) run(ctx context.Context, cfg config.Settings, stdout, st
 	if strings.TrimSpace(c.out) == "" {
 		return &usageError{"backup: --out FILE is needed"}
 	}
-	a, err := oneWarehouse(cfg, c.account, "backup")
+	a, err := oneAccount(cfg, c.account, "backup", "to back up")
 	if err != nil {
 		return err
 	}
 	if sink.HasSchemas(a.Warehouse.URL) {
 		return a.Wrap(postgresBackupError("backup", a))
 	}
-	store, err := openExisting(ctx, a, a.Logger(cfg.Logger(stderr)))
+	store, err := account.OpenExisting(ctx, a, a.Logger(cfg.Logger(stderr)))
 	if err != nil {
 		return err
 	}
@@ -50,20 +51,6 @@ func (c *backupCommand) run(ctx context.Context, cfg config.Settings, stdout, st
 	fmt.Fprintf(stdout, "%sbacked up %s to %s (%d bytes); keep the erasure journal %s with it\n",
 		a.LinePrefix(), store.Location(), c.out, n, store.JournalPath())
 	return nil
-}
-
-// oneWarehouse is the one account a backup or restore acts on: --account's, or the only one
-// configured.
-func oneWarehouse(cfg config.Settings, name, command string) (*config.Account, error) {
-	accts, err := cfg.Pick(name)
-	if err != nil {
-		return nil, err
-	}
-	if len(accts) > 1 {
-		return nil, &usageError{command + ": name the account with --account, one at a time (configured: " +
-			strings.Join(config.Names(accts), ", ") + ")"}
-	}
-	return accts[0], nil
 }
 
 // postgresBackupError is backup's and restore's answer for a Postgres warehouse: the tools to

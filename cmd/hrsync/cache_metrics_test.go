@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
@@ -29,7 +30,7 @@ func TestServeCacheMetrics(t *testing.T) {
 		cfg.Serve.CacheBytes = bytes
 		s := parsed(t, cfg)
 		reg := newRegistry()
-		h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, prom.NewServe(reg), slog.New(slog.DiscardHandler))
+		h, err := account.APIMux(s, []account.Served{account.NewServed(s.Accounts[0], store)}, prom.NewServe(reg), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

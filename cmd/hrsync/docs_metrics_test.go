@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/tlstest"
@@ -63,14 +64,14 @@ func registeredMetrics(t *testing.T) map[string][]string {
 	a.Schedule, a.Onboarding.Dir = "@daily", t.TempDir()
 	a.Retention = retention.Rules{SicknessDetails: retention.Period{Years: 1}}
 	// The sync's, the job runner's, onboarding's and retention's, and the shared budget's.
-	newAccountSetup(a, newMetricSets(rec))
+	account.NewSetup(a, account.NewMetricSets(rec))
 	sm := prom.NewServe(rec)
 	_ = sm.RegisterCache(nil)
 	dir := t.TempDir()
 	cfg := config.Defaults()
 	cfg.Serve.TLSCert, cfg.Serve.TLSKey = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	tlstest.NewCA(t).Issue(t, 2, cfg.Serve.TLSCert, cfg.Serve.TLSKey)
-	if _, err := apiServer(parsed(t, cfg), rec, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := account.APIServer(parsed(t, cfg), rec, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]string{}
@@ -369,13 +370,13 @@ func TestHealthAndMetricsNotCountedAsRoutes(t *testing.T) {
 	defer store.Close()
 	reg := newRegistry()
 	log := slog.New(slog.DiscardHandler)
-	mux, err := apiMux(st, []accountStore{{acct: st.Accounts[0], store: store}}, prom.NewServe(reg), log)
+	mux, err := account.APIMux(st, []account.Served{account.NewServed(st.Accounts[0], store)}, prom.NewServe(reg), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := httptest.NewServer(mux)
 	defer api.Close()
-	metrics := httptest.NewServer(prom.Mux(reg, readyAll{{acct: st.Accounts[0], store: store}}, log))
+	metrics := httptest.NewServer(prom.Mux(reg, account.ReadyAll{account.NewServed(st.Accounts[0], store)}, log))
 	defer metrics.Close()
 	get := func(base, path string) {
 		t.Helper()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
 	"github.com/hrsync/hrsync/sink"
@@ -67,13 +68,13 @@ func (c *eraseCommand) run(ctx context.Context, cfg config.Settings, stdout, std
 		return &usageError{"erase: " + err.Error()}
 	}
 	// An employee's id is an account's: erasing 42 of every account would erase other people.
-	a, err := personAccount(cfg, c.account, "erase")
+	a, err := oneAccount(cfg, c.account, "erase", "whose warehouse holds the person")
 	if err != nil {
 		return err
 	}
-	open := openExistingWritable // makes no warehouse where there is none
+	open := account.OpenExistingWritable // makes no warehouse where there is none
 	if c.list {
-		open = openExisting // reads only: a standby can answer it
+		open = account.OpenExisting // reads only: a standby can answer it
 	}
 	store, err := open(ctx, a, a.Logger(cfg.Logger(stderr)))
 	if err != nil {
@@ -122,20 +123,6 @@ type notHeldError struct{ id int64 }
 
 func (e *notHeldError) Error() string {
 	return fmt.Sprintf("employee %d is not in the warehouse: check the id, or pass --pre-emptive to record an erasure that holds when a sync brings them", e.id)
-}
-
-// personAccount is the one account a command about one person acts on (an employee's id is an
-// account's): --account's, or the only one configured.
-func personAccount(cfg config.Settings, name, command string) (*config.Account, error) {
-	accts, err := cfg.Pick(name)
-	if err != nil {
-		return nil, err
-	}
-	if len(accts) > 1 {
-		return nil, &usageError{command + ": name the account whose warehouse holds the person with --account (configured: " +
-			strings.Join(config.Names(accts), ", ") + ")"}
-	}
-	return accts[0], nil
 }
 
 // reapplyJournal is erase --reapply: the warehouse brought up to date with its erasure journal

@@ -31,7 +31,7 @@ func (c *restoreCommand) run(ctx context.Context, cfg config.Settings, stdout, s
 	if strings.TrimSpace(c.from) == "" {
 		return &usageError{"restore: --from FILE is needed"}
 	}
-	a, err := oneWarehouse(cfg, c.account, "restore")
+	a, err := oneAccount(cfg, c.account, "restore", "to restore")
 	if err != nil {
 		return err
 	}

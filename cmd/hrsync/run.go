@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -54,7 +53,7 @@ func exitCode(err error) int {
 // guard: neither ok nor failed, exit status 3. One failure among them makes it 1.
 func onlyHeld(err error) bool {
 	switch e := err.(type) {
-	case *heldError:
+	case *syncreport.HeldError:
 		return true
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
@@ -240,10 +239,20 @@ func (versionCommand) run(_ context.Context, _ config.Settings, stdout, _ io.Wri
 	return nil
 }
 
-// stopGrace is how long, once a command is asked to stop, its warehouse statements may go on
-// (a run's ledger entry, a lock's release) before their connections are closed under them: a
-// stop never waits on a warehouse that stopped answering.
-const stopGrace = 15 * time.Second
-
 // newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build.
 func newRegistry() *prometheus.Registry { return prom.NewRegistry(buildinfo.Get()) }
+
+// oneAccount is the one account a command acts on: --account's (name), or the only one
+// configured; with several and none named, a usage error asking for the account which holds
+// what the command is about (which: "whose warehouse holds the person").
+func oneAccount(cfg config.Settings, name, command, which string) (*config.Account, error) {
+	accts, err := cfg.Pick(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(accts) > 1 {
+		return nil, &usageError{command + ": name the account " + which + " with --account (configured: " +
+			strings.Join(config.Names(accts), ", ") + ")"}
+	}
+	return accts[0], nil
+}

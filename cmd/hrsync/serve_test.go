@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
@@ -29,7 +30,7 @@ func TestServePortAnswersJSON(t *testing.T) {
 	cfg.Serve.APIKeys = []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d"}
 	cfg.Serve.Writes = "local"
 	s := parsed(t, cfg)
-	h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, prom.NewServe(newRegistry()), slog.New(slog.DiscardHandler))
+	h, err := account.APIMux(s, []account.Served{account.NewServed(s.Accounts[0], store)}, prom.NewServe(newRegistry()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -142,8 +143,8 @@ func TestServeBesideRunDocExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Metrics.Addr == "" || serveMetricsAddr(s) == s.Metrics.Addr || serveMetricsAddr(s) == s.Serve.Addr {
-		t.Errorf("run's metrics %q, serve's %q, serve's API %q: not three ports", s.Metrics.Addr, serveMetricsAddr(s), s.Serve.Addr)
+	if s.Metrics.Addr == "" || account.ServeMetricsAddr(s) == s.Metrics.Addr || account.ServeMetricsAddr(s) == s.Serve.Addr {
+		t.Errorf("run's metrics %q, serve's %q, serve's API %q: not three ports", s.Metrics.Addr, account.ServeMetricsAddr(s), s.Serve.Addr)
 	}
 }
 

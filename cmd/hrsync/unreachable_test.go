@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
@@ -68,10 +69,10 @@ func lazyMux(t *testing.T, url, schemaName string) http.Handler {
 	a := s.Accounts[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	open := &openStores{}
+	open := &account.OpenStores{}
 	t.Cleanup(open.Close)
-	l := &lazyStore{acct: a, set: open, open: serveOpener(ctx, a, slog.New(slog.DiscardHandler), nil, forwardClientOptions)}
-	h, err := apiMux(s, []accountStore{{acct: a, store: l}}, prom.NewServe(newRegistry()), slog.New(slog.DiscardHandler))
+	l := account.NewLazy(ctx, a, open, slog.New(slog.DiscardHandler))
+	h, err := account.APIMux(s, []account.Served{account.NewServed(a, l)}, prom.NewServe(newRegistry()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

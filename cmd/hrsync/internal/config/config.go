@@ -485,6 +485,7 @@ var nonConfigEnv = []string{
 	"HRSYNC_TEST_DATABASE_URL", // sink/sinktest: the Postgres the tests use
 	"HRSYNC_TEST_THROWAWAY",    // sink/sinktest: the tests make a throwaway Postgres cluster
 	"HRSYNC_LINT_ONLY",         // scripts/test.sh: stop after the static checks (make lint)
+	"HRSYNC_PACKAGE_BUDGET",    // scripts/test.sh: the most one package's tests may take
 	"HRSYNC_BIN",               // deploy/check.sh: the binary it checks
 	"HRSYNC_CHECK_METRICS_URL", // deploy/check.sh: a running worker's metrics to check
 }

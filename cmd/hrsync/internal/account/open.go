@@ -1,4 +1,4 @@
-package main
+package account
 
 import (
 	"context"
@@ -10,22 +10,22 @@ import (
 	"github.com/hrsync/hrsync/sink"
 )
 
-// openStore opens the account's warehouse, refusing one whose schema is behind. Once ctx ends
-// (SIGTERM), whatever is still waiting on the warehouse stopGrace later is interrupted.
-func openStore(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
+// Open opens the account's warehouse, refusing one whose schema is behind. Once ctx ends
+// (SIGTERM), whatever is still waiting on the warehouse StopGrace later is interrupted.
+func Open(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
 	return openWith(ctx, sink.Open, a, log)
 }
 
-// openExisting is openStore for a command about what a warehouse already holds (erase,
+// OpenExisting is Open for a command about what a warehouse already holds (erase,
 // subject-access, retention): where there is none it makes none (sink.OpenExisting), and says
 // so in one line.
-func openExisting(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
+func OpenExisting(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
 	return openWith(ctx, sink.OpenExisting, a, log)
 }
 
-// openExistingWritable is openExisting for such a command that writes (see openWritable).
-func openExistingWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
-	store, err := openExisting(ctx, a, log)
+// OpenExistingWritable is OpenExisting for such a command that writes (see OpenWritable).
+func OpenExistingWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
+	store, err := OpenExisting(ctx, a, log)
 	return writable(ctx, a, store, err)
 }
 
@@ -36,17 +36,17 @@ func openWith(ctx context.Context, open func(context.Context, string, sink.Optio
 	if err != nil {
 		return nil, a.Wrap(err)
 	}
-	context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, store.Interrupt) })
+	context.AfterFunc(ctx, func() { time.AfterFunc(StopGrace, store.Interrupt) })
 	return store, nil
 }
 
-// openWritable is openStore for a command that writes: a warehouse that takes none (a Postgres
+// OpenWritable is Open for a command that writes: a warehouse that takes none (a Postgres
 // hot standby) is refused now, in one line naming it, rather than by the first statement that
 // writes, mid-way through a sync, a folder or an erasure. So is one that lacks erasures of its
 // erasure journal (sink.Store.CheckJournal): a sync or an onboarding would bring back people
 // erased since the backup it was restored from.
-func openWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
-	store, err := openStore(ctx, a, log)
+func OpenWritable(ctx context.Context, a *config.Account, log *slog.Logger) (*sink.Store, error) {
+	store, err := Open(ctx, a, log)
 	store, err = writable(ctx, a, store, err)
 	if err != nil {
 		return nil, err
@@ -71,10 +71,10 @@ func writable(ctx context.Context, a *config.Account, store *sink.Store, err err
 	return store, nil
 }
 
-// eachAccount runs one account's part of a command for each account in turn, going on past one
+// Each runs one account's part of a command for each account in turn, going on past one
 // that fails, and returns every failure. Once ctx ends (the command is stopping) it starts no
 // more: the part that was running said why it stopped.
-func eachAccount(ctx context.Context, accts []*config.Account, part func(*config.Account) error) error {
+func Each(ctx context.Context, accts []*config.Account, part func(*config.Account) error) error {
 	var errs []error
 	for _, a := range accts {
 		if ctx.Err() != nil {
@@ -84,3 +84,8 @@ func eachAccount(ctx context.Context, accts []*config.Account, part func(*config
 	}
 	return errors.Join(errs...)
 }
+
+// StopGrace is how long, once a command is asked to stop, its warehouse statements may go on
+// (a run's ledger entry, a lock's release) before their connections are closed under them: a
+// stop never waits on a warehouse that stopped answering.
+const StopGrace = 15 * time.Second

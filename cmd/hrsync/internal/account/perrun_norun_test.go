@@ -1,11 +1,11 @@
-package main
+package account
 
 import (
 	"context"
 	"errors"
 	"testing"
 
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // TestOnboardingOutsideARun: onboarding's warehouse and source, asked outside a run (none is

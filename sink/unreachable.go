@@ -9,10 +9,12 @@ import (
 	"syscall"
 
 	"github.com/lib/pq"
+	"github.com/lib/pq/pqerror"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/hrsync/hrsync/source/v1"
+	"github.com/hrsync/hrsync/schema"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // ErrUnreachable is wrapped by the errors Unreachable finds were the warehouse being out of
@@ -24,11 +26,13 @@ var ErrUnreachable = v1.ErrUnreachable
 // right the statement: 53300 too_many_connections, 57P01 admin_shutdown, 57P02 crash_shutdown,
 // 57P03 cannot_connect_now (starting, recovering, shutting down). Class 08 (connection
 // exception) is matched by its class.
-var unreachablePQ = map[pq.ErrorCode]bool{"53300": true, "57P01": true, "57P02": true, "57P03": true}
+var unreachablePQ = map[pqerror.Code]bool{pqerror.TooManyConnections: true, pqerror.AdminShutdown: true,
+	pqerror.CrashShutdown: true, pqerror.CannotConnectNow: true}
 
 // Unreachable wraps err with ErrUnreachable when it says the warehouse could not be reached (a
 // connection refused, reset or timed out, a host that stopped answering, a Postgres that
-// refuses sessions or is shutting down, a SQLite file that cannot be opened), and returns any
+// refuses sessions or is shutting down, a SQLite file that cannot be opened, a warehouse a newer
+// build migrated), and returns any
 // other error, nil included, as it is: a statement's own fault (a SQL error, a constraint)
 // stays what it was. A lock not had in time is ErrBusy, not this.
 func Unreachable(err error) error {
@@ -44,7 +48,7 @@ func Unreachable(err error) error {
 func unreachable(err error) bool {
 	var pe *pq.Error
 	if errors.As(err, &pe) {
-		return unreachablePQ[pe.Code] || pe.Code.Class() == "08"
+		return unreachablePQ[pe.Code] || pe.Code.Class() == pqerror.ClassConnectionException
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
@@ -57,6 +61,11 @@ func unreachable(err error) bool {
 		return true
 	}
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, ErrNoAnswer) {
+		return true
+	}
+	// A warehouse a newer build migrated (a rolling upgrade under way): this build cannot serve
+	// it, and a replica of the newer build can; a client retries, a load balancer turns to one.
+	if errors.Is(err, schema.ErrAhead) {
 		return true
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {

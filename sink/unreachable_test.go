@@ -13,6 +13,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 )
 
@@ -36,6 +37,7 @@ func TestUnreachable(t *testing.T) {
 		{"connection failure", &pq.Error{Code: "08006"}, true},
 		{"file gone", &fs.PathError{Op: "stat", Path: "/mnt/wh.db", Err: syscall.ENOENT}, true},
 		{"file denied", &fs.PathError{Op: "open", Path: "/mnt/wh.db", Err: syscall.EACCES}, true},
+		{"schema of a newer build", fmt.Errorf("open warehouse x: %w", &schema.AheadError{Current: 32, Latest: 31}), true},
 		{"syntax error", &pq.Error{Code: "42601"}, false},
 		{"no such table", &pq.Error{Code: "42P01"}, false},
 		{"query canceled", &pq.Error{Code: "57014"}, false},

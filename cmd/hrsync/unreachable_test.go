@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -132,6 +133,27 @@ func TestServeAnswers503WhenWarehouseUnreachable(t *testing.T) {
 		if resp, body := do(t, srv.URL+"/v1/employees"); resp.StatusCode != 200 {
 			t.Errorf("once the warehouse is back: %d %s", resp.StatusCode, body)
 		}
+	})
+
+	// A rolling upgrade: a newer build migrated the warehouse; this replica cannot serve it,
+	// one of the newer build can, and the client is told to retry.
+	t.Run("a schema a newer build migrated", func(t *testing.T) {
+		url, schemaName := sinktest.Postgres(t)
+		if _, err := sink.Migrate(context.Background(), url, sink.Options{Schema: schemaName}); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("postgres", url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(`INSERT INTO ` + schemaName + `.schema_migrations (version, name, applied_at) VALUES (9999, 'from_the_future', now())`); err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(lazyMux(t, url, schemaName))
+		defer srv.Close()
+		resp, body := do(t, srv.URL+"/v1/employees")
+		want503(t, resp, body)
 	})
 
 	t.Run("a SQL error is still 500", func(t *testing.T) {

@@ -435,7 +435,8 @@ func docsSay(t *testing.T) {
 	for _, said := range []string{
 		"| `serve`, started after the migration | exits `1` with the line above |",
 		"| `serve`, running across the migration | `/readyz` answers `503` (on the metrics port, with the reason `the warehouse schema is newer than this build: upgrade hrsync`)",
-		"requests that still reach it are answered from a warehouse it has open, and with `500` (its log says why) for one it opens afresh",
+		"requests that still reach it are answered from a warehouse it has open, and for one it opens afresh",
+		"with `503` and `Retry-After` from this release on (`500` before; its log says why either way)",
 		"| `sync` | exits `1` with the line above, before asking the source anything; writes nothing |",
 		"| `run` | at start, exits `1` with the line above when no account's warehouse opens",
 		"| `migrate` | exits `1` with the line above; changes nothing |",

@@ -402,20 +402,33 @@ func (s *Store) eraseBatches(ctx context.Context, groups [][]Erasure, opt EraseO
 	return results, nil
 }
 
+// beginEraseTx begins an erase's transaction on conn, waiting for then excluding the other
+// writers (merges, creates), and says whether the warehouse has model_sickness_working_days
+// (schema 0029), which an erase of a person's sicknesses reaches too.
+func (s *Store) beginEraseTx(ctx context.Context, conn *sqlx.Conn) (*sqlx.Tx, bool, error) {
+	tx, err := conn.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := s.d.serializeWrites(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return nil, false, fmt.Errorf("serialize writes: %w", err)
+	}
+	sicknessDays, err := s.d.tableExists(ctx, s.db.DB, sicknessDaysTable)
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, false, err
+	}
+	return tx, sicknessDays, nil
+}
+
 func (s *Store) eraseTx(ctx context.Context, conn *sqlx.Conn, groups [][]Erasure, classes [][]v1.Class, subjects []string, results []ErasureResult, dry bool) error {
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
-	tx, err := conn.BeginTxx(ctx, nil)
+	tx, sicknessDays, err := s.beginEraseTx(ctx, conn)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := s.d.serializeWrites(ctx, tx); err != nil {
-		return fmt.Errorf("serialize writes: %w", err)
-	}
-	sicknessDays, err := s.d.tableExists(ctx, s.db.DB, sicknessDaysTable)
-	if err != nil {
-		return err
-	}
 	for i, es := range groups {
 		if len(es) == 0 {
 			continue

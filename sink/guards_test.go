@@ -159,6 +159,7 @@ func TestGuardsShrinkGrowthAndReferences(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				sinktest.WalkRecords(t, s, v1.Departments, depts(t, 1, 2, 3), sink.MergeOptions{Complete: true})
 				first := sinktest.WalkEmployees(t, s, inDept(people(200), 1), 100, sink.MergeOptions{Complete: true})

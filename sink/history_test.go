@@ -101,6 +101,7 @@ func TestEventHistory(t *testing.T) {
 	t.Parallel()
 	for _, tc := range eventChanges {
 		t.Run(tc.c.Name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				ctx := context.Background()
 				table := tc.c.Name

@@ -208,6 +208,7 @@ func TestShrinkGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				es := people(tt.n)
 				sinktest.WalkEmployees(t, s, es, 100, sink.MergeOptions{Complete: true})
@@ -353,6 +354,7 @@ func TestSeedAndTheGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				if tt.before != nil {
 					merge(t, s, tt.before, complete)

@@ -43,6 +43,7 @@ func TestBradfordStoredAgreesWithLive(t *testing.T) {
 	}
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				f.load(t, s)
 				db := sinktest.DB(s)

@@ -109,18 +109,11 @@ const reapplied = "re-applied from the erasure journal"
 
 func (s *Store) reapplyTx(ctx context.Context, conn *sqlx.Conn, missing, lifts []journalEntry, res *ReapplyResult) error {
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
-	tx, err := conn.BeginTxx(ctx, nil)
+	tx, sicknessDays, err := s.beginEraseTx(ctx, conn)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := s.d.serializeWrites(ctx, tx); err != nil {
-		return fmt.Errorf("serialize writes: %w", err)
-	}
-	sicknessDays, err := s.d.tableExists(ctx, s.db.DB, sicknessDaysTable)
-	if err != nil {
-		return err
-	}
 	// Recorded first, all of them: each erase below then takes every copy of a person erased
 	// by any of them, as the erased set at the time did.
 	ids := make([]int64, len(missing))

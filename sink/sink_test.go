@@ -36,12 +36,9 @@ func backends(t *testing.T, test func(t *testing.T, s *sink.Store)) {
 
 func openPostgres(t testing.TB) *sink.Store {
 	t.Helper()
-	url, schemaName := sinktest.Postgres(t)
+	url, schemaName := sinktest.MigratedPostgres(t)
 	opts := sink.Options{Schema: schemaName, Now: func() time.Time { return fixedNow }}
 	ctx := context.Background()
-	if _, err := sink.Migrate(ctx, url, opts); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 	s, err := sink.Open(ctx, url, opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)

@@ -112,13 +112,14 @@ func Table(w io.Writer, pkgs []Package, module string, markdown bool) error {
 			name = "."
 		}
 		secs := fmt.Sprintf("%.1f", p.Elapsed.Seconds())
+		status := ""
 		if p.Action != "pass" {
-			secs += " (" + p.Action + ")"
+			status = " (" + p.Action + ")"
 		}
 		if markdown {
-			fmt.Fprintf(&b, "| %s | %s |\n", name, secs)
+			fmt.Fprintf(&b, "| %s | %s%s |\n", name, secs, status)
 		} else {
-			fmt.Fprintf(&b, "%10s s  %s\n", secs, name)
+			fmt.Fprintf(&b, "%8s s  %s%s\n", secs, name, status)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -184,14 +184,16 @@ func (c *throwaway) url(db string) string {
 func shutdown() error {
 	clusterMu.Lock()
 	defer clusterMu.Unlock()
+	var errs []error
 	if theServer != nil && theServer.db != nil && !dbClosed {
+		errs = append(errs, dropTemplate(theServer))
 		theServer.db.Close()
 		dbClosed = true
 	}
 	if cluster == nil || cluster.stopped {
-		return nil
+		return errors.Join(errs...)
 	}
-	return cluster.stop()
+	return errors.Join(append(errs, cluster.stop())...)
 }
 
 func (c *throwaway) stop() error {

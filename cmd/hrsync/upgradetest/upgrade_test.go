@@ -103,7 +103,12 @@ func TestOlderBinaryAgainstNewerSchema(t *testing.T) {
 			if code, body := get(t, unopened+"/v1/employees"); code != http.StatusInternalServerError {
 				t.Errorf("older serve's first /v1/employees after the migration: %d %s; want 500", code, body)
 			}
-			if logs := unopenedLog.String(); !strings.Contains(logs, said) {
+			// Its log line may follow the answer: it is waited for, a bounded while.
+			logs := unopenedLog.String()
+			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs, said) && time.Now().Before(deadline); logs = unopenedLog.String() {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if !strings.Contains(logs, said) {
 				t.Errorf("older serve's log after a refused request does not say %q:\n%s", said, logs)
 			}
 

@@ -338,7 +338,7 @@ func metricsInUse(cfg config.Settings, err error) error {
 	if cfg.Serve.MetricsAddr != "" {
 		return fmt.Errorf("serve: metrics address %s is in use: set serve.metrics_addr (HRSYNC_SERVE_METRICS_ADDR) to a free one (%w)", le.Addr, syscall.EADDRINUSE)
 	}
-	return fmt.Errorf("serve: metrics address %s is in use (by hrsync run?): set serve.metrics_addr (HRSYNC_SERVE_METRICS_ADDR) to another address, or serve from the Worker with hrsync run --serve (%w)", le.Addr, syscall.EADDRINUSE)
+	return fmt.Errorf("serve: metrics address %s is in use (by hrsync run?): set serve.metrics_addr (HRSYNC_SERVE_METRICS_ADDR) to another address, or serve from the worker with hrsync run --serve (%w)", le.Addr, syscall.EADDRINUSE)
 }
 
 // Replica is the /v1 interface of cfg's first account over store, a warehouse already open (the

@@ -182,7 +182,7 @@ func (c *workerRun) newWorker(ctx context.Context, as *Setup, slots *runner.Slot
 		job.Slots = slots
 		jobs = append(jobs, w.runs.job(job, func(run *accountRun) runner.Job { return syncer(run).Job(trigger, a.Resources) }))
 	} else if a.Onboarding.Dir != "" {
-		log.Info("no schedule: the Worker only watches the onboarding folder")
+		log.Info("no schedule: the worker only watches the onboarding folder")
 	} else if !a.Retention.Any() {
 		log.Info("neither a schedule nor an onboarding folder: the account is only served")
 	}

@@ -438,7 +438,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 // TestPacedSyncProvokesNo429 walks a source that enforces its limit, as the real one does, at
 // a budget just inside it.
 func TestPacedSyncProvokesNo429(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: its pacing is measured in the source's one-second windows.
 	up := newUpstream(t, 700, fakeupstream.Options{RateLimit: 5, Window: time.Second, WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	c := fastClient(t, up, client.Options{RateLimit: 300}) // 5 a second

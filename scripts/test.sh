@@ -227,18 +227,17 @@ fi
 # detector, lends its generic instance to sync.Map's, whose loads the detector then cannot see. hrsync's code, the driver's Go and the rest are
 # instrumented whole.
 race_scope='modernc.org/sqlite/lib=-race=false'
-# -p 4 -parallel 8: most tests wait (on Postgres, a process, an upstream, a schedule) rather
-# than compute, so more packages and more of their tests run side by side than the two cores'
-# default of two each: with two packages at a time the run kept 1.3 cores busy, and the two
-# slowest packages ran one after the other for half their time. Postgres's default 100
-# connections hold it. -timeout: go test's default of 10 minutes per package is the budget's
+# -parallel 8: most tests wait (on Postgres, a process, an upstream, a schedule) rather than
+# compute, so more of them run side by side than the two cores' default of two; Postgres's
+# default 100 connections hold it. Packages stay two at a time (-p): four at a time loaded the
+# machine so that a worker's first sync, 5 s alone, took over 30 s, and the run was no shorter. -timeout: go test's default of 10 minutes per package is the budget's
 # order; a package past it fails here with its stacks, and the budget check below names it.
 # A flag given wins.
 results=$(mktemp -d)
-section "go test -race -gcflags=$race_scope -count=1 -p 4 -parallel 8 -timeout 20m ./... $*"
+section "go test -race -gcflags=$race_scope -count=1 -parallel 8 -timeout 20m ./... $*"
 status=0
 "$gts" --format pkgname-and-test-fails --jsonfile "$results/test.json" -- \
-	-race -gcflags="$race_scope" -count=1 -p 4 -parallel 8 -timeout 20m ./... "$@" || status=$?
+	-race -gcflags="$race_scope" -count=1 -parallel 8 -timeout 20m ./... "$@" || status=$?
 
 section "Each package's time (budget $PACKAGE_BUDGET for the slowest)"
 if ! go run ./scripts/testbudget -budget "$PACKAGE_BUDGET" "$results/test.json"; then

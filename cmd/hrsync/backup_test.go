@@ -173,7 +173,7 @@ func backupEraseRestore(t *testing.T, backend string) {
 		go func() {
 			done <- run(wctx, []string{"run", "--now"}, append(env, "HRSYNC_SCHEDULE=@daily"), io.Discard, &wlogs)
 		}()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(upWithin)
 		for !strings.Contains(wlogs.String(), "hrsync erase --reapply") && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}

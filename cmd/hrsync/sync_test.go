@@ -278,7 +278,7 @@ func TestRunSyncsTheConfiguredResources(t *testing.T) {
 	var logs syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"run", "--now"}, env, io.Discard, &logs) }()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(upWithin)
 	for !strings.Contains(logs.String(), `msg="sync finished" resource=employees`) {
 		select {
 		case err := <-done:
@@ -286,7 +286,7 @@ func TestRunSyncsTheConfiguredResources(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no sync within 30 s:\n%s", logs.String())
+			t.Fatalf("no sync within %v:\n%s", upWithin, logs.String())
 		}
 	}
 	cancel()

@@ -13,7 +13,7 @@ TESTFLAGS ?=
 FUZZTIME ?= 30s
 
 .DEFAULT_GOAL := build
-.PHONY: test build run bench fuzz lint
+.PHONY: test build run bench fuzz lint release-check
 
 # gofmt, go vet, staticcheck, go test -race (installs Postgres/gcc when root
 # and missing; see the script).
@@ -29,6 +29,11 @@ build:
 
 run:
 	$(GO) run ./cmd/hrsync serve $(ARGS)
+
+# Checks .goreleaser.yaml and builds a snapshot release into dist/, offline, publishing nothing
+# (installs the pinned goreleaser when missing; see docs/development.md#releasing).
+release-check:
+	bash scripts/release-check.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

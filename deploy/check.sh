@@ -250,6 +250,7 @@ if have_deploycheck; then
 	if [[ -s "$TMP/build.sh" ]]; then
 		echo "running the build stage's RUN lines in the exported context (log: go mod download, go build)"
 		if (cd "$TMP/context" && PATH="$(dirname "$GO"):$PATH" OUT="$TMP/out" VERSION=deploycheck TARGETOS=linux \
+			COMMIT=0123456789abcdef0123456789abcdef01234567 DATE=2026-11-29T00:00:00Z \
 			TARGETARCH="$("$GO" env GOARCH)" bash "$TMP/build.sh") >"$TMP/image-build.log" 2>&1; then
 			HRSYNC_BIN="$TMP/out/hrsync"
 			pass "the image's go build succeeds in the .dockerignore'd context ($((SECONDS - started)) s)"
@@ -260,10 +261,10 @@ if have_deploycheck; then
 	fi
 	if [[ -n "$HRSYNC_BIN" ]]; then
 		if "$DEPLOYCHECK" static "$HRSYNC_BIN"; then pass "static binary (runs on distroless static)"; else fail "the binary is not static"; fi
-		if [[ "$("$HRSYNC_BIN" version)" == "hrsync deploycheck" ]]; then
-			pass "hrsync version prints the VERSION build argument (-X main.version)"
+		if [[ "$("$HRSYNC_BIN" --version)" == "hrsync deploycheck (commit 0123456789ab, built 2026-11-29, "* ]]; then
+			pass "hrsync --version prints the VERSION, COMMIT and DATE build arguments (-X .../internal/buildinfo)"
 		else
-			fail "hrsync version printed '$("$HRSYNC_BIN" version)', not 'hrsync deploycheck': -X main.version is not applied"
+			fail "hrsync --version printed '$("$HRSYNC_BIN" --version)', not 'hrsync deploycheck (commit 0123456789ab, built 2026-11-29, …)': the -X of .../internal/buildinfo are not applied"
 		fi
 		[[ -d "$TMP/out/state/new-hires" ]] || fail "the build stage does not create the state directory and its drop folder"
 	fi

@@ -82,5 +82,21 @@ func (e *BehindError) Error() string {
 	return fmt.Sprintf("warehouse schema is behind (version %d, this build needs %d): run `hrsync migrate`", e.Current, e.Latest)
 }
 
-// ErrAhead: the warehouse was migrated by a newer build than this one.
+// ErrAhead: the warehouse was migrated by a newer build than this one. Errors of that kind are
+// *AheadError, which says by how much; errors.Is(err, ErrAhead) holds for them.
 var ErrAhead = errors.New("warehouse schema is newer than this build: upgrade hrsync")
+
+// AheadError says the warehouse records migrations this build does not have: a newer build
+// migrated it. Migrations are forward-only, so this build refuses it rather than guess what the
+// newer ones changed.
+type AheadError struct {
+	Current, Latest int
+}
+
+func (e *AheadError) Error() string {
+	return fmt.Sprintf("warehouse schema is newer than this build (version %d, this build knows %d): "+
+		"a newer hrsync migrated it; run that release or a later one, or restore the backup taken before the migration", e.Current, e.Latest)
+}
+
+// Is makes errors.Is(err, ErrAhead) hold.
+func (e *AheadError) Is(target error) bool { return target == ErrAhead }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Full check of the repository: gofmt, go vet, staticcheck, go test -race.
+# Full check of the repository: gofmt, go vet, staticcheck, go test -race, each package's time.
 #
 #   scripts/test.sh [go test flags...]      e.g. scripts/test.sh -run TestSink -v
 #
@@ -12,15 +12,23 @@
 #   HRSYNC_TEST_DATABASE_URL  Postgres admin URL for the tests (see package
 #                             sink/sinktest); skips looking for a server.
 #   HRSYNC_LINT_ONLY=1        stop after the static checks (make lint).
+#   HRSYNC_PACKAGE_BUDGET     the most one package's tests may take (default 10m).
 set -euo pipefail
 
 # Staticcheck 2026.2.2, built for Go 1.26 (its go.mod says go 1.26.0).
 # Newer releases: go list -m -versions honnef.co/go/tools
 STATICCHECK_VERSION=v0.8.2
+# gotestsum runs go test and prints a line per package and the output of what failed; its JSON
+# file gives each package's time (scripts/testbudget).
+GOTESTSUM_VERSION=v1.13.0
+# The most one package's tests may take (docs/development.md#the-suites-time): the suite runs
+# packages side by side, so the slowest is the floor of make test's time.
+PACKAGE_BUDGET=${HRSYNC_PACKAGE_BUDGET:-10m}
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-section() { printf '\n==> %s\n' "$*"; }
+# Each section says when it began, in seconds since the script started: where the run's time goes.
+section() { printf '\n==> %s (%ds)\n' "$*" "$SECONDS"; }
 die() {
 	printf '\nFAIL: %s\n' "$*" >&2
 	exit 1
@@ -73,6 +81,40 @@ export PATH="$gobin:${gopath%%:*}/bin:$PATH"
 go version
 echo "repository: $PWD"
 
+# One throwaway cluster for the whole run (sink/sinktest/cmd/testpg), when no server answers,
+# rather than one per test process. testpg stops it and removes its files when its standard
+# input, this script's coprocess pipe, closes: when the script ends, however it ends.
+testpg_pid=
+testpg_dir=
+start_test_cluster() {
+	testpg_dir=$(mktemp -d)
+	go build -o "$testpg_dir/testpg" ./sink/sinktest/cmd/testpg || die "could not build sink/sinktest/cmd/testpg (above)"
+	# exec: the coprocess's pid is testpg's, for stop_test_cluster to signal.
+	coproc TESTPG { exec "$testpg_dir/testpg"; }
+	testpg_pid=$TESTPG_PID
+	local url
+	# initdb and the server's start are bounded by testpg; this bounds the rest.
+	read -r -t 180 url <&"${TESTPG[0]}" || die "no throwaway Postgres cluster for the tests (testpg said why above)"
+	export HRSYNC_TEST_DATABASE_URL=$url
+	echo "Throwaway cluster for this run at $url (stopped when the script exits)."
+}
+stop_test_cluster() {
+	[[ -n $testpg_pid ]] || return 0
+	kill -TERM "$testpg_pid" 2>/dev/null || true
+	wait "$testpg_pid" || echo "testpg exited with status $? stopping the throwaway cluster" >&2
+	testpg_pid=
+	rm -rf "$testpg_dir"
+}
+
+# What the run leaves is removed when the script exits, however it exits: the throwaway cluster,
+# and the test results' JSON.
+results=
+cleanup() {
+	stop_test_cluster
+	[[ -z $results ]] || rm -rf "$results"
+}
+trap cleanup EXIT
+
 if ! $lint_only; then
 	section "Postgres for the tests"
 	if [[ -n ${HRSYNC_TEST_DATABASE_URL:-} ]]; then
@@ -80,7 +122,8 @@ if ! $lint_only; then
 	elif pg_answers; then
 		echo "A Postgres server answers on 127.0.0.1:5432 or in /var/run/postgresql: the tests try it first."
 	elif initdb=$(find_initdb); then
-		echo "No Postgres server answers: the tests will start throwaway clusters with $initdb."
+		echo "No Postgres server answers: starting a throwaway cluster for the tests with $initdb."
+		start_test_cluster
 	elif ! is_root; then
 		die "no Postgres server answers on 127.0.0.1:5432 or in /var/run/postgresql, no initdb was found (PATH, /usr/lib/postgresql/*/bin), and installing postgresql needs root. Install it, start a server, or set HRSYNC_TEST_DATABASE_URL."
 	elif ! command -v apt-get >/dev/null 2>&1; then
@@ -89,7 +132,8 @@ if ! $lint_only; then
 		echo "No Postgres server answers and no initdb was found: installing postgresql."
 		apt_install postgresql
 		initdb=$(find_initdb) || die "postgresql installed but still no initdb in /usr/lib/postgresql/*/bin"
-		echo "The tests will use the local server if it runs, else throwaway clusters with $initdb."
+		echo "Starting a throwaway cluster for the tests with $initdb."
+		start_test_cluster
 	fi
 
 	section "C compiler for the race detector"
@@ -166,12 +210,39 @@ section "deploy/: Prometheus rules, dashboard, Dockerfile, compose, Kubernetes, 
 # it skips a check whose tool is missing, saying so. kube-score runs pinned with go run.
 bash deploy/check.sh
 
-# go test ends a package's test binary after 10 minutes by default; under -race on two loaded
-# cores source/server (every test on SQLite and Postgres) comes near that, so the bound is set
-# well above it, and well inside CI's 90 minutes for the whole run. cmd/hrsync and sink (real
-# standbys, many-account workers, lease expiry) passed 30 minutes on a machine loaded by a
-# 1,000-account benchmark beside them, so 45. A flag given wins.
-section "go test -race -count=1 -timeout 45m ./... $*"
-go test -race -count=1 -timeout 45m ./... "$@"
+section "gotestsum $GOTESTSUM_VERSION"
+gts="$gobin/gotestsum"
+if [[ ! -x $gts ]] || [[ $("$gts" --version 2>/dev/null) != "gotestsum version $GOTESTSUM_VERSION" ]]; then
+	echo "Installing gotest.tools/gotestsum@$GOTESTSUM_VERSION into $gobin"
+	GOBIN="$gobin" go install "gotest.tools/gotestsum@$GOTESTSUM_VERSION"
+fi
+"$gts" --version
+
+# The race detector instruments every package but SQLite itself: modernc.org/sqlite/lib is
+# SQLite's C translated to Go, and instrumenting each of its memory accesses made a 150-employee
+# demo take 62 s of CPU instead of 8.6 s (2.3 s without the race detector at all); most of the
+# suite's time was the race detector checking SQLite's own code. Only that package: leaving its
+# C library (modernc.org/libc) out too reported races that are not there, in sync.Map's users
+# (encoding/json, libopenapi): most likely libc's atomic.Pointer[T], compiled without the
+# detector, lends its generic instance to sync.Map's, whose loads the detector then cannot see. hrsync's code, the driver's Go and the rest are
+# instrumented whole.
+race_scope='modernc.org/sqlite/lib=-race=false'
+# -parallel 8: most tests wait (on Postgres, a process, an upstream, a schedule) rather than
+# compute, so more of them run side by side than the two cores' default of two; Postgres's
+# default 100 connections hold it. Packages stay two at a time (-p): four at a time loaded the
+# machine so that a worker's first sync, 5 s alone, took over 30 s, and the run was no shorter. -timeout: go test's default of 10 minutes per package is the budget's
+# order; a package past it fails here with its stacks, and the budget check below names it.
+# A flag given wins.
+results=$(mktemp -d)
+section "go test -race -gcflags=$race_scope -count=1 -parallel 8 -timeout 20m ./... $*"
+status=0
+"$gts" --format pkgname-and-test-fails --jsonfile "$results/test.json" -- \
+	-race -gcflags="$race_scope" -count=1 -parallel 8 -timeout 20m ./... "$@" || status=$?
+
+section "Each package's time (budget $PACKAGE_BUDGET for the slowest)"
+if ! go run ./scripts/testbudget -budget "$PACKAGE_BUDGET" "$results/test.json"; then
+	status=1
+fi
+[[ $status == 0 ]] || die "go test failed, or a package passed the budget (above)"
 
 section "All checks passed"

@@ -113,6 +113,7 @@ func loadAbsenceFixture(t *testing.T, s *sink.Store) {
 
 // TestAbsenceModels: every absence model's figures on the hand-made account, on both backends.
 func TestAbsenceModels(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadAbsenceFixture(t, s)
 
@@ -198,6 +199,7 @@ WHERE (employee_id = 34 AND as_of IN ('2023-05-31', '2023-06-30', '2024-01-31', 
 // TestAbsenceModelsDocQueries runs docs/models.md's example queries of the absence models as the
 // page prints them on the hand-made account above and checks their answers, on both backends.
 func TestAbsenceModelsDocQueries(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadAbsenceFixture(t, s)
 

@@ -130,6 +130,7 @@ func TestStatementsEndWhileTheHostIsSilent(t *testing.T) {
 // Connecting to a host that accepts the connection but never answers ends at the connect
 // timeout.
 func TestConnectingToASilentHostEnds(t *testing.T) {
+	t.Parallel()
 	url, schemaName := sinktest.Postgres(t)
 	proxy, purl := sinktest.ProxyURL(t, url)
 	proxy.Silence()
@@ -144,6 +145,7 @@ func TestConnectingToASilentHostEnds(t *testing.T) {
 
 // The statement timeout is the server's too: a statement that runs longer is stopped there.
 func TestStatementTimeoutIsSetOnTheServer(t *testing.T) {
+	t.Parallel()
 	s := sinktest.Store(t, "postgres", sink.Options{StatementTimeout: 1500 * time.Millisecond})
 	var stmt, idle string
 	if err := sinktest.DB(s).QueryRowContext(context.Background(),
@@ -161,6 +163,7 @@ func TestStatementTimeoutIsSetOnTheServer(t *testing.T) {
 
 // SQLite stops a statement whose context ends.
 func TestSQLiteStatementEndsWithItsContext(t *testing.T) {
+	t.Parallel()
 	s, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "hrsync.db"), sink.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +184,7 @@ SELECT count(*) FROM c`).Scan(&n)
 // The rows of a Postgres statement pass lib/pq's column types through the wrapper that watches
 // their context.
 func TestRowsPassColumnTypesThrough(t *testing.T) {
+	t.Parallel()
 	_, s := proxied(t, sink.Options{})
 	rows, err := sinktest.DB(s).QueryContext(context.Background(), `SELECT 1::int4 AS n, 'a'::text AS s, 1.5::numeric(4,2) AS d`)
 	if err != nil {

@@ -10,9 +10,10 @@ import (
 )
 
 // dialect is everything that differs between the warehouse's two databases: Postgres
-// (postgres.go) and an embedded SQLite file (sqlite.go). No other file asks which one it has:
-// they write one statement for both, with ? placeholders (sqlx.Rebind turns them into $1… for
-// Postgres), and ask the dialect for what cannot be written the same way.
+// (postgres.go) and an embedded SQLite file (sqlite.go). Other files write one statement for both,
+// with ? placeholders (sqlx.Rebind turns them into $1… for Postgres), and ask the dialect for what
+// cannot be written the same way; only sickness_days.go, whose statement and row types differ
+// throughout, asks which one it has. Which one a URL names is backendOf's (backend.go).
 type dialect interface {
 	// name names the dialect's migrations.
 	name() schema.Dialect
@@ -31,6 +32,17 @@ type dialect interface {
 	pick(k Kind, expr string) string
 	// now is the current time as a SQL expression, as timestamps are stored.
 	now() string
+	// today is the database's current date in UTC as a SQL expression of a date.
+	today() string
+	// forUpdate follows a SELECT of one row that a transaction will write, to make a second
+	// writer wait for it ("" where transactions take the write lock first, as SQLite's do).
+	forUpdate() string
+	// noJIT readies tx for the models' large plans: Postgres's JIT compiled them for seconds to
+	// run them in a fraction of one (see Store.RefreshModels).
+	noJIT(ctx context.Context, tx *sqlx.Tx) error
+	// analyzeSmall gathers, within tx, the planner's statistics of a small table just rewritten
+	// that the next statements join, where the database would gather them late or never.
+	analyzeSmall(ctx context.Context, tx *sqlx.Tx, table string) error
 	// jsonMembers is the members of a JSON object column expr as a relation aliased e for a
 	// FROM list (with e.key their names), the condition that a member holds a value (not null,
 	// not empty), and the member's value as text.

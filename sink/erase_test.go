@@ -109,6 +109,7 @@ func markersInFiles(t *testing.T, s *sink.Store, markers []string) []string {
 // the facts of their employment stay; a sync brings nothing back; lifting the erasure lets the
 // next sync bring their current values back.
 func TestEraseEmployee(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		syncErased(t, s, 0)
@@ -272,6 +273,7 @@ func checkFactsKept(t *testing.T, s *sink.Store) {
 // TestEraseRecords: retention erases the health details of a sickness that ended long ago; its
 // dates, days and status stay, and a sync brings nothing back.
 func TestEraseRecords(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		syncErased(t, s, 1)
@@ -328,6 +330,7 @@ func TestEraseRecords(t *testing.T) {
 
 // TestEraseDuringLoad: a load staged before an erasure does not merge what it staged.
 func TestEraseDuringLoad(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		l, err := s.BeginLoad(ctx, sink.Employees)
@@ -390,6 +393,7 @@ func BenchmarkStageEmployees(b *testing.B) {
 // retention and a run's entry, number 1, 2, 3… (a Postgres sequence drawn by a rolled-back
 // insert is not given back: an auditor would read its gap as an entry deleted).
 func TestErasureIDsWithoutGaps(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		syncErased(t, s, 1)

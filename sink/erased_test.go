@@ -22,6 +22,7 @@ import (
 // email; ErasedEmail finds the erasure by any of them, however written; the ledger does not take
 // such an email again; an erasure of other classes keeps none; lifting removes them.
 func TestErasureKeepsFingerprints(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		sinktest.WalkEmployees(t, s, decodeEmployees(t,
@@ -147,6 +148,7 @@ func TestErasureSecretMadeOnce(t *testing.T) {
 // erasure. A row that names no one (a create never answered, a refusal) is theirs by email, and
 // its request hash goes with it.
 func TestErasureLeavesRecycledAddresses(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		sinktest.WalkEmployees(t, s, decodeEmployees(t,
@@ -195,6 +197,7 @@ func TestErasureLeavesRecycledAddresses(t *testing.T) {
 // erased person (an unsalted SHA-256 of their name, email, job title and join date) is replaced
 // with one no request hashes to, and a retry under the key finds it so.
 func TestErasureDropsIdempotencyHash(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		ne := v1.NewEmployee{FirstName: "Zorblax", LastName: "Quendrith", Email: "zq-mail@marker.example", JobTitle: "Chef", JoinDate: "2026-01-05"}
@@ -228,6 +231,7 @@ func TestErasureDropsIdempotencyHash(t *testing.T) {
 // with STAT4: sqlite_stat4's sampled index keys) until the table is analyzed again. After an
 // erase, and a retention run, none of them holds an erased value.
 func TestErasureRefreshesStatistics(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		// 300 people and sicknesses: enough that ANALYZE keeps common values and histograms.
@@ -329,6 +333,7 @@ FROM pg_stats WHERE schemaname = current_schema()`
 // granted MAINTAIN) cannot rewrite it; its erasures still gather the statistics again (pg_stats
 // shows no erased value), succeed, and say once, at WARN and without a value, what remains where.
 func TestErasureSaysOnceWhenStatisticsStay(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	admin, schemaName := sinktest.Postgres(t)
 	db, err := sql.Open("postgres", admin)
@@ -398,6 +403,7 @@ AND (coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, ''
 // the same email is onboarded as anyone else (lifting the rule's erasure instead would bring the
 // old record back).
 func TestRetentionKeepsNoFingerprints(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		sinktest.WalkEmployees(t, s, decodeEmployees(t,

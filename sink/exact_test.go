@@ -28,6 +28,7 @@ func servedRecord(t *testing.T, s *sink.Store, c *v1.Collection, id int64) strin
 // a number or its string) have the same typed columns, yet each is stored, served and kept in
 // the history as sent: a change of form alone is a change, and an unchanged form none.
 func TestRecordFormsAreKeptApart(t *testing.T) {
+	t.Parallel()
 	forms := []string{
 		`{"id":41,"employee":{"id":1},"start_date":"2026-03-02","notes":"","deducted":"1.5","half_start_am_pm":""}`,
 		`{"id":41,"employee":{"id":1},"start_date":"2026-03-02","notes":null,"deducted":"1.5","half_start_am_pm":""}`,
@@ -149,6 +150,7 @@ func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
 // offset), though their typed columns hold the normal forms; a change of form alone is a change,
 // kept in the history, and the same form again is none.
 func TestEmployeeFormsAreKeptApart(t *testing.T) {
+	t.Parallel()
 	employees := []string{
 		`{"id":7,"account_id":"77","first_name":"Ana","job_title":"","age":"","join_date":"2020/01/05","job_start_date":"","department":"","created_at":"2020-01-01T09:00:00+01:00","x":null}`,
 		`{"id":7,"account_id":"77","first_name":"Ana","job_title":null,"age":"","join_date":"2020/01/05","job_start_date":"","department":"","created_at":"2020-01-01T09:00:00+01:00","x":null}`,

@@ -137,6 +137,7 @@ func TestLostLockCannotCommit(t *testing.T) {
 // is not taken over until that merge's transaction ends (it holds the lease's row), and the
 // taker does not wait for it: it is told the lock is taken.
 func TestLockWaitsForTheLastHoldersMerge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{LockTTL: time.Second})
 	heldA, releaseA, ok, err := a.TryLock(ctx, sink.SyncLock)
@@ -180,6 +181,7 @@ func TestLockWaitsForTheLastHoldersMerge(t *testing.T) {
 // CloseIdle closes the pool's unused Postgres connections at once, not after the idle time, and
 // the store goes on working (SQLite keeps its files open).
 func TestCloseIdle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, backend := range []string{"postgres", "sqlite"} {
 		t.Run(backend, func(t *testing.T) {
@@ -210,6 +212,7 @@ func TestCloseIdle(t *testing.T) {
 // A lease is renewed while it is held: another process never takes it, however many TTLs the
 // work lasts, and the holder's merges commit; holding it keeps no connection open.
 func TestLeaseIsRenewedAndPinsNoSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// Renewed every TTL/3 = 1.5 s; the pool's cleaner looks every second (database/sql's
 	// least), so it looks between two renewals at least every other time. With renewals at a
@@ -258,6 +261,7 @@ func TestLeaseIsRenewedAndPinsNoSession(t *testing.T) {
 
 // A Load begun under the lock, in the process that holds it, merges as any other.
 func TestLoadUnderTheLock(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		held, release, ok, err := s.TryLock(ctx, sink.SyncLock)
@@ -368,6 +372,7 @@ func TestAbandonedRunsAreClosed(t *testing.T) {
 // A second process opens a SQLite warehouse while another holds its write lock (a sync
 // merging): it opens at once and reads; a write it cannot make in time fails with ErrBusy.
 func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := t.TempDir() + "/w.db"
 	writer, err := sink.Open(ctx, path, sink.Options{})
@@ -418,6 +423,7 @@ func TestSQLiteSecondProcessWhileWriting(t *testing.T) {
 // a session advisory lock: the lock is taken for a newer process, and a newer holder's merge
 // fails while the older one holds it.
 func TestLockHeldByAnOlderVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b, held, release, db, schema := heldWithDB(t, sink.Options{})
 	conn, err := db.Conn(ctx)
@@ -451,6 +457,7 @@ func TestLockHeldByAnOlderVersion(t *testing.T) {
 // (see TestLockHeldByAnOlderVersion) they take shared. Two workers with --now over many accounts
 // lost merges this way ("an hrsync of an older version holds it").
 func TestLockTakeAttemptDoesNotFailTheHoldersMerge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, _, held, _, db, schema := heldWithDB(t, sink.Options{})
 	// Another newer process, in its take transaction, as it holds it there.

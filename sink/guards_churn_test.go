@@ -377,6 +377,7 @@ func TestGuardsHoldTheChurnFixtureBroken(t *testing.T) {
 // fifth of it each (one leaves, one joins, one's department cleared, then set, a record entered
 // by mistake deleted, an absence deleted): none is held.
 func TestGuardsHoldNothingOnATinyAccount(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		a := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 5, Seed: 5})
 		emps := a.Employees

@@ -46,6 +46,7 @@ func titled(es []v1.Employee, title string) []v1.Employee {
 }
 
 func TestGuardsHoldABlankedColumn(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		es := titled(people(200), "Engineer")
@@ -105,6 +106,7 @@ func column(t *testing.T, p sink.LoadProfile, name string) sink.ColumnProfile {
 }
 
 func TestGuardsNoHoldOnFirstSyncsAndTinyAccounts(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		es := titled(people(5), "Engineer")
 		if res := sinktest.WalkEmployees(t, s, titled(es, ""), 5, sink.MergeOptions{Complete: true}); len(res.Holds) != 0 {
@@ -129,6 +131,7 @@ func TestGuardsNoHoldOnFirstSyncsAndTinyAccounts(t *testing.T) {
 }
 
 func TestGuardsShrinkGrowthAndReferences(t *testing.T) {
+	t.Parallel()
 	depts := func(t *testing.T, ids ...int64) []v1.Record {
 		var bodies []string
 		for _, id := range ids {
@@ -156,6 +159,7 @@ func TestGuardsShrinkGrowthAndReferences(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				sinktest.WalkRecords(t, s, v1.Departments, depts(t, 1, 2, 3), sink.MergeOptions{Complete: true})
 				first := sinktest.WalkEmployees(t, s, inDept(people(200), 1), 100, sink.MergeOptions{Complete: true})
@@ -180,6 +184,7 @@ func TestGuardsShrinkGrowthAndReferences(t *testing.T) {
 // TestGuardsModuleAmounts: the financial module's amounts are members hrsync does not declare
 // (kept as sent); a permission change that blanks them is held like a column.
 func TestGuardsModuleAmounts(t *testing.T) {
+	t.Parallel()
 	salaries := func(t *testing.T, amount bool) []v1.Record {
 		var bodies []string
 		for id := 1; id <= 60; id++ {
@@ -214,6 +219,7 @@ func TestGuardsModuleAmounts(t *testing.T) {
 }
 
 func TestGuardsRecordedInTheLedger(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		es := titled(people(50), "Engineer")
@@ -255,6 +261,7 @@ func TestGuardsRecordedInTheLedger(t *testing.T) {
 // walk the warehouse serves exactly what was staged, so each load's Before is the last load's
 // After, column by column and member by member, whatever changed in between.
 func TestGuardsProfileIsExact(t *testing.T) {
+	t.Parallel()
 	titles := []string{"Engineer", "Lead", "", "  ", "Analyst"}
 	members := []string{``, `,"nickname":null`, `,"nickname":""`, `,"nickname":" "`, `,"nickname":[]`, `,"nickname":{}`,
 		`,"nickname":"Bo"`, `,"nickname":["x"]`, `,"nickname":{"a":1}`, `,"nickname":0`, `,"nickname":false`}
@@ -329,6 +336,7 @@ func profileSide(p sink.LoadProfile, before bool) string {
 }
 
 func TestValidGuardKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		key, errHas string
 	}{
@@ -355,6 +363,7 @@ func TestValidGuardKey(t *testing.T) {
 }
 
 func TestGuardSettingsOver(t *testing.T) {
+	t.Parallel()
 	account := sink.GuardSettings{MinRecords: 20, MaxShrink: 0.05}
 	got := account.Over(sink.GuardSettings{MaxShrink: 0.3, MaxGrowth: -1})
 	want := sink.GuardSettings{MinRecords: 20, MaxShrink: 0.3, MaxGrowth: -1}
@@ -370,6 +379,7 @@ func TestGuardSettingsOver(t *testing.T) {
 // record, not a walk of the collection; weighed against the 200 served it would look like every
 // column gone blank, and a held write would be lost.
 func TestGuardsLeaveCreatesAlone(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		sinktest.WalkEmployees(t, s, titled(people(200), "Engineer"), 100, sink.MergeOptions{Complete: true})
 		hire := sinktest.Employees(t, `{"id":900,"first_name":"New","last_name":"Hire","email":"new@example.com","status":"Current employee"}`)[0]
@@ -385,6 +395,7 @@ func TestGuardsLeaveCreatesAlone(t *testing.T) {
 // TestGuardsNeedReferencesToCompare: a few records served before a collection's first real
 // walk (created here, with no department) are nothing to weigh references against.
 func TestGuardsNeedReferencesToCompare(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		for id := int64(1); id <= 3; id++ {
 			e := sinktest.Employees(t, fmt.Sprintf(`{"id":%d,"first_name":"F","last_name":"L","email":"e%d@example.com","status":"Current employee"}`, id, id))[0]

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/hrsync/hrsync/schema"
@@ -21,26 +19,11 @@ var ErrNoWarehouse = errors.New("no warehouse")
 // ErrNoWarehouse. Open makes a SQLite file that is missing, and an erasure recorded in a
 // warehouse made for it would hold nobody's data and be lost from the real one.
 func OpenExisting(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	d, err := Classify(rawURL)
-	if err != nil {
+	if _, err := Classify(rawURL); err != nil {
 		return nil, err
 	}
-	if d == schema.SQLite {
-		path, err := SQLitePath(rawURL)
-		if err != nil {
-			return nil, err
-		}
-		fi, err := os.Stat(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("%w at %s: no such file (check warehouse.url; a sync or hrsync migrate makes the warehouse)", ErrNoWarehouse, absPath(path))
-		case err != nil:
-			return nil, fmt.Errorf("open warehouse %s: %w", absPath(path), err)
-		case fi.IsDir():
-			return nil, fmt.Errorf("%w at %s: it is a folder, not a SQLite file (check warehouse.url)", ErrNoWarehouse, absPath(path))
-		case fi.Size() == 0:
-			return nil, fmt.Errorf("%w at %s: the file is empty (check warehouse.url; a sync or hrsync migrate makes the warehouse)", ErrNoWarehouse, absPath(path))
-		}
+	if err := backendOf(rawURL).existing(rawURL); err != nil {
+		return nil, err
 	}
 	s, err := Open(ctx, rawURL, opts)
 	var behind *schema.BehindError

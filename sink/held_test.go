@@ -17,6 +17,7 @@ import (
 // person only named in others' records, one known only to the onboarding ledger); an id no row
 // holds is not.
 func TestHoldsEmployee(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		m := sinktest.LoadSubject(t, s)
@@ -39,6 +40,7 @@ func TestHoldsEmployee(t *testing.T) {
 // TestOpenExistingMakesNoWarehouse: where there is no warehouse (no SQLite file, an empty one, a
 // Postgres schema never migrated) OpenExisting says so and makes none; an existing one opens.
 func TestOpenExistingMakesNoWarehouse(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")

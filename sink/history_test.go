@@ -98,8 +98,10 @@ func nextMillisecond() { time.Sleep(2 * time.Millisecond) }
 // and opens the next, so the record reads as it was at any time; a soft delete closes the
 // version and opens one with deleted_at; a hard delete by hand closes it.
 func TestEventHistory(t *testing.T) {
+	t.Parallel()
 	for _, tc := range eventChanges {
 		t.Run(tc.c.Name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				ctx := context.Background()
 				table := tc.c.Name
@@ -175,6 +177,7 @@ func TestEventHistory(t *testing.T) {
 // transaction leave one version, the last, and the version before it closed once. (SQLite's
 // periods are per millisecond, not per transaction: see nextMillisecond.)
 func TestEventHistoryKeepsTheLastWriteOfATransaction(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	ctx := context.Background()
 	{
@@ -204,6 +207,7 @@ func TestEventHistoryKeepsTheLastWriteOfATransaction(t *testing.T) {
 // TestEventHistoryUpgrade: rows a warehouse holds when it is upgraded to history get their first
 // version in the migration, and their next change closes it.
 func TestEventHistoryUpgrade(t *testing.T) {
+	t.Parallel()
 	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -247,6 +251,7 @@ func TestEventHistoryUpgrade(t *testing.T) {
 // next migrate (no migration left to apply), after which an update writes its version again and
 // a hard delete closes it, as in every other history.
 func TestHistoryTriggersFollowTheDeclarations(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		e, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ng", Email: "zoe@example.com", JoinDate: "2025-08-31"})
@@ -296,6 +301,7 @@ func TestHistoryTriggersFollowTheDeclarations(t *testing.T) {
 // Here the migration is its two statements and the line a copy of the declarations with the
 // column (sink.RemakeHistoryWith, what migrate does with the real ones).
 func TestAFieldAddedToEmployeesIsHistoried(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		e, err := s.CreateEmployee(ctx, v1.NewEmployee{FirstName: "Zoë", LastName: "Ng", Email: "zoe@example.com", JoinDate: "2025-08-31"})

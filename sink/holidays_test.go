@@ -13,6 +13,7 @@ import (
 // days included, and Ireland's and Poland's their governments' public holidays: written out
 // here by hand, not computed.
 func TestHolidayCalendarsMatchGovUK(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		calendar string
 		want     string

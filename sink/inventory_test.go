@@ -11,6 +11,7 @@ import (
 // TestInventoryIsTheWarehouse: every column of every table the migrations make is in the data
 // inventory, with a class, and the inventory names no column the warehouse does not have.
 func TestInventoryIsTheWarehouse(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		bad, err := sink.InventoryMismatches(context.Background(), s)
 		if err != nil {
@@ -30,6 +31,7 @@ func TestInventoryIsTheWarehouse(t *testing.T) {
 // TestInventoryClasses holds the classes a data protection officer asks about first to what the
 // declarations say, at every depth they reach the warehouse.
 func TestInventoryClasses(t *testing.T) {
+	t.Parallel()
 	got := map[string]v1.Class{}
 	for _, it := range sink.Inventory() {
 		got[it.Table+"."+it.Column] = it.Class

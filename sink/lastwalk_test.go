@@ -11,6 +11,7 @@ import (
 // TestLastWalk: the newest finished run of a collection that walked the same part of it, a
 // window or the whole, sizes a plan; a run that stopped part-way, or still runs, is passed over.
 func TestLastWalk(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		at := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)

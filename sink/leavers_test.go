@@ -17,6 +17,7 @@ import (
 // listing them. A current employee, a pending leaver whose date is to come and a returner are
 // no leavers.
 func TestLeavers(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		emp := func(id int64, status, leaving string) v1.Employee {

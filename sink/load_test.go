@@ -65,6 +65,7 @@ func historyRows(t *testing.T, s *sink.Store) int {
 }
 
 func TestLoadRoundTrip(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		es := people(23)
 		// A shifting walk sees a record twice: the last copy counts once.
@@ -105,6 +106,7 @@ func TestLoadRoundTrip(t *testing.T) {
 }
 
 func TestLoadUnchangedWritesNothing(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		es := people(40)
@@ -125,6 +127,7 @@ func TestLoadUnchangedWritesNothing(t *testing.T) {
 }
 
 func TestLoadChangesAndSoftDeletes(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		es := people(30)
@@ -183,6 +186,7 @@ func holdMessages(res sink.MergeResult) string {
 // TestShrinkGuard holds the present deletion guard, folded into the load guards: a complete walk
 // that would delete more than max(10 records, 10 %) of the served records is held whole.
 func TestShrinkGuard(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		n, keep    int
@@ -204,6 +208,7 @@ func TestShrinkGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				es := people(tt.n)
 				sinktest.WalkEmployees(t, s, es, 100, sink.MergeOptions{Complete: true})
@@ -221,6 +226,7 @@ func TestShrinkGuard(t *testing.T) {
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		v0, _ := s.Version(ctx)
@@ -235,6 +241,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 }
 
 func TestLoadWorkingPatterns(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		var ps []v1.WorkingPattern
@@ -283,6 +290,7 @@ func TestLoadWorkingPatterns(t *testing.T) {
 // confirm it), stays while the source lists none, is replaced, counted new, by a pattern of the
 // source's of its id, and never shields the source's own records from the guard.
 func TestSeedAndTheGuard(t *testing.T) {
+	t.Parallel()
 	pattern := func(id int64) v1.WorkingPattern {
 		var p v1.WorkingPattern
 		raw := fmt.Sprintf(`{"id":%d,"name":"P%d","default":false,"total_hours":"40.0"}`, id, id)
@@ -346,6 +354,7 @@ func TestSeedAndTheGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				if tt.before != nil {
 					merge(t, s, tt.before, complete)
@@ -372,6 +381,7 @@ func TestSeedAndTheGuard(t *testing.T) {
 
 // A run's ledger row holds what the run did.
 func TestRunLedger(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		start := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)

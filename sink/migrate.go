@@ -33,7 +33,8 @@ func schemaVersion(ctx context.Context, db *sql.DB, d dialect) (int, error) {
 }
 
 // checkSchema refuses a warehouse whose schema is behind (*schema.BehindError) or ahead
-// (schema.ErrAhead).
+// (*schema.AheadError, which is schema.ErrAhead): an older build never reads or writes a schema
+// a newer one migrated, whatever the newer migrations were.
 func checkSchema(ctx context.Context, db *sql.DB, d dialect) error {
 	cur, err := schemaVersion(ctx, db, d)
 	if err != nil {
@@ -44,7 +45,7 @@ func checkSchema(ctx context.Context, db *sql.DB, d dialect) error {
 	case cur < latest:
 		return &schema.BehindError{Current: cur, Latest: latest}
 	case cur > latest:
-		return fmt.Errorf("%w (version %d, this build knows %d)", schema.ErrAhead, cur, latest)
+		return &schema.AheadError{Current: cur, Latest: latest}
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) ([]int, error) {
 		}
 	}
 	if cur > len(ms) {
-		return applied, fmt.Errorf("migrate: %w (version %d, this build knows %d)", schema.ErrAhead, cur, len(ms))
+		return applied, fmt.Errorf("migrate: %w", &schema.AheadError{Current: cur, Latest: len(ms)})
 	}
 	// The history triggers are made from the declarations: a warehouse whose triggers another
 	// build made (or a hand) gets this build's, here when no migration was left to make them.

@@ -48,6 +48,7 @@ func openRawDB(t *testing.T, d schema.Dialect) *sql.DB {
 // its ledger upgrades to the latest version with every run kept, and the ledger then takes the
 // abandoned and unavailable statuses and runs of any collection.
 func TestUpgradeKeepsTheLedger(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		d        schema.Dialect
 		from     int
@@ -183,6 +184,7 @@ func migrateTo(t *testing.T, db *sql.DB, d schema.Dialect, n int) {
 // references filled (before 0008) are kept unlisted, the seeded allowance stays served, and
 // meta counts what is served.
 func TestUpgradeListsReferenceData(t *testing.T) {
+	t.Parallel()
 	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -227,6 +229,7 @@ FROM meta`).Scan(&deps, &allowances, &unlistedDeps, &unlistedAllowances)
 // the next write of an employee keeps it, and a hard delete closes the version, as in every
 // other history.
 func TestUpgradeMakesHistoryFromDeclarations(t *testing.T) {
+	t.Parallel()
 	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()

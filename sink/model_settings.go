@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/hrsync/hrsync/schema"
 )
 
 // ModelSettings are the settings the absence models read from the warehouse (schema 0028,
@@ -189,11 +187,8 @@ func (s *Store) ApplyModelSettings(ctx context.Context, m ModelSettings) (bool, 
 		return false, fmt.Errorf("apply model settings: %w", busyErr(err))
 	}
 	defer tx.Rollback()
-	lock := ""
-	if s.d.name() == schema.Postgres {
-		lock = ` FOR UPDATE` // two processes applying at once: the second waits, then finds it written
-	}
-	if err := tx.GetContext(ctx, &stored, `SELECT fingerprint FROM model_settings WHERE id = 1`+lock); err != nil {
+	// Two processes applying at once: the second waits, then finds it written.
+	if err := tx.GetContext(ctx, &stored, `SELECT fingerprint FROM model_settings WHERE id = 1`+s.d.forUpdate()); err != nil {
 		return false, fmt.Errorf("apply model settings: %w", err)
 	}
 	if stored == r.fingerprint {
@@ -276,10 +271,8 @@ func (s *Store) ApplyModelSettings(ctx context.Context, m ModelSettings) (bool, 
 	if err := exec(`UPDATE model_refreshes SET version = -1`); err != nil {
 		return false, err
 	}
-	if s.d.name() == schema.Postgres {
-		if err := exec(`ANALYZE model_days_off`); err != nil {
-			return false, err
-		}
+	if err := s.d.analyzeSmall(ctx, tx, "model_days_off"); err != nil {
+		return false, fmt.Errorf("apply model settings: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("apply model settings: %w", busyErr(err))

@@ -7,10 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/jmoiron/sqlx"
-
-	"github.com/hrsync/hrsync/schema"
 )
 
 // RefreshedModels are the models the warehouse keeps as tables, each written from the view
@@ -55,16 +51,13 @@ func (s *Store) RefreshModels(ctx context.Context, force bool) (ModelRefresh, er
 		return r, fmt.Errorf("refresh models: %w", busyErr(err))
 	}
 	defer tx.Rollback()
-	if err := s.noJIT(ctx, tx); err != nil {
+	if err := s.d.noJIT(ctx, tx); err != nil {
 		return r, fmt.Errorf("refresh models: %w", err)
 	}
-	today, lock := `date('now')`, ""
-	if s.d.name() == schema.Postgres {
-		// The row lock serializes refreshes of one warehouse: the second one reads the first's
-		// row once it commits, and finds the model fresh (SQLite's writers are serialized by
-		// the write lock its transactions take first).
-		today, lock = `(now() AT TIME ZONE 'UTC')::date`, ` FOR UPDATE`
-	}
+	// The row lock serializes refreshes of one warehouse: the second one reads the first's row
+	// once it commits, and finds the model fresh (SQLite's writers are serialized by the write
+	// lock its transactions take first).
+	today, lock := s.d.today(), s.d.forUpdate()
 	hasSicknessDays, err := s.d.tableExists(ctx, s.db.DB, sicknessDaysTable)
 	if err != nil {
 		return r, fmt.Errorf("refresh models: %w", err)
@@ -119,18 +112,4 @@ ON CONFLICT (model) DO UPDATE SET refreshed_at = excluded.refreshed_at, version 
 		s.log.Debug("models refreshed", "models", r.Models, "tables", r.Tables, "took", r.Took.Round(time.Millisecond))
 	}
 	return r, nil
-}
-
-// noJIT turns Postgres's JIT compilation off for the rest of tx (SET LOCAL): the models' views are
-// one large plan whose estimated cost crosses jit_above_cost even on a small warehouse, and
-// compiling it costs seconds where running it takes a fraction of one (a demo's monthly absence
-// refresh: 5.2 s with JIT, 0.36 s without). SQLite has no JIT.
-func (s *Store) noJIT(ctx context.Context, tx *sqlx.Tx) error {
-	if s.d.name() != schema.Postgres {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `SET LOCAL jit = off`); err != nil {
-		return fmt.Errorf("jit off: %w", busyErr(err))
-	}
-	return nil
 }

@@ -19,6 +19,7 @@ import (
 // stale), for every month end: on the hand-made accounts of the absence and working-day tests
 // and on a generated firm, on both backends. And a write after the refresh is seen at once.
 func TestBradfordStoredAgreesWithLive(t *testing.T) {
+	t.Parallel()
 	fixtures := []struct {
 		name string
 		load func(t *testing.T, s *sink.Store)
@@ -42,6 +43,7 @@ func TestBradfordStoredAgreesWithLive(t *testing.T) {
 	}
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
 			backends(t, func(t *testing.T, s *sink.Store) {
 				f.load(t, s)
 				db := sinktest.DB(s)
@@ -158,6 +160,7 @@ func rowsDiff(a, b []string) string {
 // what the models' refresh stored of it (model_sickness_working_days: health data), and says so
 // in its counts; the other rows stay, on both backends.
 func TestErasureDeletesSicknessDays(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		loadAbsenceFixture(t, s)
@@ -198,6 +201,7 @@ func TestErasureDeletesSicknessDays(t *testing.T) {
 // model_pattern_weeks itself, once. Postgres plans otherwise: the numbers themselves are held
 // by the other Bradford tests on both backends.
 func TestBradfordWorksOutPatternWeeksOnce(t *testing.T) {
+	t.Parallel()
 	s := openSQLite(t)
 	rows, err := sinktest.DB(s).QueryContext(context.Background(), `EXPLAIN SELECT * FROM model_bradford WHERE as_of = '2022-06-30'`)
 	if err != nil {

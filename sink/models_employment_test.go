@@ -143,6 +143,7 @@ func loadEmploymentFixture(t *testing.T, s *sink.Store) {
 // TestEmploymentRules: the leaving days, who is left out and why, zero-hours FTE and current
 // staff, as the comment above works them out, on both backends.
 func TestEmploymentRules(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadEmploymentFixture(t, s)
 
@@ -265,6 +266,7 @@ FROM model_management_tree ORDER BY manager_id`), []string{
 // leaving date to come, is a leaver since S3 for retention and employed until the date for the
 // models. Every other leaver is the same leaver, on the same day, by the same rule.
 func TestEmploymentRulesAndRetention(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadEmploymentFixture(t, s)
 		leavers, err := s.Leavers(context.Background(), time.Now())

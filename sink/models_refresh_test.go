@@ -13,6 +13,7 @@ import (
 // warehouse has changed since their last refresh, and only then (or when forced), on both
 // backends.
 func TestRefreshModels(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		loadAbsenceFixture(t, s) // refreshes

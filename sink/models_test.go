@@ -215,6 +215,7 @@ func checkRows(t *testing.T, what string, got, want []string) {
 
 // TestModels: every model's figures on the hand-made account, on both backends.
 func TestModels(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadModelsFixture(t, s)
 
@@ -416,6 +417,7 @@ var modelRelations = []string{"model_calendar", "model_employment", "model_emplo
 // monthly headcount is a running sum over all months since 0021: asked for one month it counts
 // them all, about a second at 20,000 employees, docs/benchmarks.md.)
 func TestModelsOnEveryWarehouse(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		for _, name := range modelRelations {
 			if got := modelRows(t, s, `SELECT count(*) FROM (SELECT * FROM `+name+` LIMIT 1) x`); len(got) != 1 {
@@ -471,6 +473,7 @@ func modelsDocQuery(t *testing.T, name string) string {
 // TestModelsDocQueries runs docs/models.md's example queries as the page prints them on the
 // hand-made account (TestModels) and checks their answers, on both backends.
 func TestModelsDocQueries(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadModelsFixture(t, s)
 
@@ -542,6 +545,7 @@ func TestModelsDocQueries(t *testing.T) {
 // from the day first seen (the latest they can have left: their data is kept at least as long
 // as the law asks), the models cannot place the day and leave them out (model_left_out).
 func TestModelEmploymentIsTheLeaversRule(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadModelsFixture(t, s)
 		leavers, err := s.Leavers(context.Background(), time.Now())

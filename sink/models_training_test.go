@@ -184,6 +184,7 @@ func trainingRows(t *testing.T, s *sink.Store, query string, args ...any) []stri
 
 // TestTrainingModels: the training models' figures on the hand-made account, on both backends.
 func TestTrainingModels(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		today := loadTrainingFixture(t, s)
 		day := func(n int) string { return today.AddDate(0, 0, n).Format(time.DateOnly) }
@@ -238,6 +239,7 @@ FROM model_certificates_expiring ORDER BY days_left, employee_id`), []string{
 // TestManagementModels: the reporting lines and the management tree on the hand-made account,
 // cycle included, on both backends.
 func TestManagementModels(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadTrainingFixture(t, s)
 
@@ -294,6 +296,7 @@ FROM model_management_tree ORDER BY manager_id`), []string{
 // line-management models as the page prints them on the hand-made account above, on both
 // backends.
 func TestTrainingModelsDocQueries(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadTrainingFixture(t, s)
 

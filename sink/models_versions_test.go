@@ -15,6 +15,7 @@ import (
 // triggers on a sync's update, a deletion, an edit of a version — leaves it as the view of 0020
 // would have computed it, in the same transaction, on both backends.
 func TestModelVersionsFollowHistory(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadModelsFixture(t, s)
 		db := sinktest.DB(s)
@@ -110,6 +111,7 @@ FROM model_employee_versions WHERE employee_id = ? ORDER BY valid_from`, id)
 // the history's primary key. Were it to scan the history instead, a load would read all of it for
 // every row it writes.
 func TestModelVersionsDerivedReadsOneEmployee(t *testing.T) {
+	t.Parallel()
 	s := sinktest.Store(t, "sqlite", sink.Options{})
 	var plan []struct {
 		ID, Parent, NotUsed int

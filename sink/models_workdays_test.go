@@ -126,6 +126,7 @@ func loadWorkdaysFixture(t *testing.T, s *sink.Store) {
 // TestWorkdayModels: public holidays, closure days, statutory holiday countries, zero hours and
 // the Bradford rules on the fixture above, on both backends.
 func TestWorkdayModels(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		loadWorkdaysFixture(t, s)
@@ -283,6 +284,7 @@ FROM model_bradford WHERE as_of = '2024-04-30' AND employee_id IN (43, 46) ORDER
 // TestModelSettingsValidate: what ApplyModelSettings (and the configuration) refuses, one line
 // each, naming the key.
 func TestModelSettingsValidate(t *testing.T) {
+	t.Parallel()
 	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
 	for _, tc := range []struct {
 		name string
@@ -318,6 +320,7 @@ func TestModelSettingsValidate(t *testing.T) {
 // report itself, PeopleReportOptions.Models), and its sickness absence rate is sick days over
 // days due, other leave apart.
 func TestWorkdayReport(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		loadWorkdaysFixture(t, s)
 		m := workdaysSettings()

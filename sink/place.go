@@ -1,61 +1,37 @@
 package sink
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 )
 
 // How a person names and reaches a warehouse, without asking which database it is: commands
-// print these, and sink is the one package that tells Postgres from SQLite.
+// print these, and sink is the one package that tells Postgres from SQLite (backendOf).
 
 // HasSchemas reports whether warehouses at rawURL are schemas of one shared database (Postgres),
 // each apart by its schema; false: a warehouse is a file of its own (SQLite).
-func HasSchemas(rawURL string) bool { return isPostgresURL(rawURL) }
+func HasSchemas(rawURL string) bool { return backendOf(rawURL).hasSchemas() }
 
 // ClientURL is what a client is given to reach the warehouse at rawURL: a Postgres URL without
 // its password, a SQLite file's absolute path.
-func ClientURL(rawURL string) string {
-	if isPostgresURL(rawURL) {
-		return WithoutPassword(rawURL)
-	}
-	return absPath(rawURL)
-}
+func ClientURL(rawURL string) string { return backendOf(rawURL).clientURL(rawURL) }
 
 // Describe names the warehouse at rawURL (schema on Postgres) for a person, without its password:
 // "Postgres postgres://u@db/x, schema hr" or "SQLite file /srv/hrsync.db".
-func Describe(rawURL, schema string) string {
-	if isPostgresURL(rawURL) {
-		return fmt.Sprintf("Postgres %s, schema %s", RedactURL(rawURL), schema)
-	}
-	return "SQLite file " + absPath(rawURL)
-}
+func Describe(rawURL, schema string) string { return backendOf(rawURL).describe(rawURL, schema) }
 
 // RedactPlace names the warehouse at rawURL among others of its database, without its password:
 // RedactURL's, and on Postgres the schema after it ("postgres://u:xxxxx@db/x schema hr").
-func RedactPlace(rawURL, schema string) string {
-	if isPostgresURL(rawURL) {
-		return RedactURL(rawURL) + " schema " + schema
-	}
-	return RedactURL(rawURL)
-}
+func RedactPlace(rawURL, schema string) string { return backendOf(rawURL).redactPlace(rawURL, schema) }
 
 // ShellName names the database's own shell: "psql" or "the sqlite3 shell".
-func ShellName(rawURL string) string {
-	if isPostgresURL(rawURL) {
-		return "psql"
-	}
-	return "the sqlite3 shell"
-}
+func ShellName(rawURL string) string { return backendOf(rawURL).shellName() }
 
 // ShellCommand is a command to paste that runs query on the warehouse at rawURL (schema on
 // Postgres) in the database's own shell. query must be one line that quotes its literals with '
 // only and holds no $ (it goes between double quotes as it is).
 func ShellCommand(rawURL, schema, query string) string {
-	if isPostgresURL(rawURL) {
-		return fmt.Sprintf("psql %s -c 'SET search_path = %s' -c \"%s\"", ShellQuote(ClientURL(rawURL)), schema, query)
-	}
-	return fmt.Sprintf("sqlite3 -header -column %s \"%s\"", ShellQuote(ClientURL(rawURL)), query)
+	return backendOf(rawURL).shellCommand(rawURL, schema, query)
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.

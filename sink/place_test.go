@@ -11,6 +11,7 @@ import (
 // TestPlace: how a person is told of a warehouse and reaches it, for each database, never with
 // the password of its URL.
 func TestPlace(t *testing.T) {
+	t.Parallel()
 	abs, err := filepath.Abs("hr sync.db")
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +49,7 @@ func TestPlace(t *testing.T) {
 // TestShellQuote: a word a POSIX shell takes as it is stays as it is; anything else is quoted,
 // a quote in it too.
 func TestShellQuote(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/srv/hrsync.db":           "/srv/hrsync.db",
 		"postgres://u@db:5432/x":   "postgres://u@db:5432/x",

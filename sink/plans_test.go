@@ -289,6 +289,7 @@ var actualRows = regexp.MustCompile(`actual rows=(\d+)`)
 // step of it reads more rows than the page holds (no scan of a whole table of employees for the
 // managers of a page).
 func TestReadPlans(t *testing.T) {
+	t.Parallel()
 	s := syncedPostgres(t, planEmployees, planRecords)
 	plans := readPlans(t, s, 10, 5)
 	for _, st := range sink.ReadStatements(s) {
@@ -315,6 +316,7 @@ func TestReadPlans(t *testing.T) {
 // TestMergeGathersStatistics: after a sync, every table it wrote has the planner's statistics,
 // the small ones autovacuum never analyzes (eight departments, meta's one row) included.
 func TestMergeGathersStatistics(t *testing.T) {
+	t.Parallel()
 	t.Run("postgres", func(t *testing.T) {
 		s := openPostgres(t)
 		fillAsSynced(t, s)

@@ -11,6 +11,7 @@ import (
 // TestReadOnlyFileErr: a SQLite file hrsync may not write fails with what to do about it, the
 // driver's error kept; other errors pass unchanged.
 func TestReadOnlyFileErr(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ro.db")
 	rw, err := sql.Open("sqlite", path)
 	if err != nil {

@@ -32,6 +32,7 @@ var (
 // leave unlisted rows there; an unchanged walk writes nothing; a change writes one row; a
 // complete walk retires what it no longer lists.
 func TestDeclaredCollectionRoundTrip(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		putN(t, s, 1)
@@ -93,6 +94,7 @@ func TestDeclaredCollectionRoundTrip(t *testing.T) {
 // TestDeclaredCollectionKeepsUnheldReferences: a nested object whose target the warehouse does
 // not hold (a sickness type) keeps its id in a column and its form in nested.
 func TestDeclaredCollectionKeepsUnheldReferences(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		recs := sinktest.Records(t, v1.Sicknesses, sickness)
@@ -115,6 +117,7 @@ func TestDeclaredCollectionKeepsUnheldReferences(t *testing.T) {
 // names one collection's form carries when another's carries only the id (a sickness's
 // employee is {id}), and a later walk of both writes nothing.
 func TestUnlistedRowsKeepWhatNoReferenceCarries(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		sinktest.WalkRecords(t, s, v1.Absences, sinktest.Records(t, v1.Absences, absenceB), sink.MergeOptions{Complete: true})
@@ -138,6 +141,7 @@ func TestUnlistedRowsKeepWhatNoReferenceCarries(t *testing.T) {
 // a walk lists them with every field it sends, served back exactly; employees' references no
 // longer touch a listed row; a complete walk retires what it no longer lists, behind the guard.
 func TestReferenceDataIsWalked(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		es := people(9) // departments 1, 2 and 3, nested as {id, name: "Dept N"}
@@ -198,6 +202,7 @@ func TestReferenceDataIsWalked(t *testing.T) {
 // at employees and reference data, the financial module last. Each is merged after what it
 // points at has been listed.
 func TestLoadOrder(t *testing.T) {
+	t.Parallel()
 	want := []sink.Resource{
 		"departments", "divisions", "locations", "holiday_allowances", "other_leave_reasons",
 		"statutory_holiday_countries", "company_training_types",

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-
-	"github.com/hrsync/hrsync/schema"
 )
 
 // PeopleReportOptions say what PeopleReport reads.
@@ -192,7 +190,7 @@ func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (People
 		return PeopleReport{}, fmt.Errorf("people report: %w", err)
 	}
 	defer tx.Rollback()
-	if err := s.noJIT(ctx, tx); err != nil {
+	if err := s.d.noJIT(ctx, tx); err != nil {
 		return PeopleReport{}, fmt.Errorf("people report: %w", err)
 	}
 	d := s.d
@@ -400,12 +398,8 @@ GROUP BY c.holiday_country ORDER BY count(*) DESC, c.holiday_country`, []any{end
 
 // today is the models' today: the database's date, in UTC.
 func (s *Store) today(ctx context.Context, tx *sqlx.Tx) (time.Time, error) {
-	expr := `date('now')`
-	if s.d.name() == schema.Postgres {
-		expr = `(now() AT TIME ZONE 'UTC')::date`
-	}
 	var day string
-	if err := tx.QueryRowxContext(ctx, `SELECT `+s.d.read(KindDate, expr)).Scan(&day); err != nil {
+	if err := tx.QueryRowxContext(ctx, `SELECT `+s.d.read(KindDate, s.d.today())).Scan(&day); err != nil {
 		return time.Time{}, fmt.Errorf("today: %w", err)
 	}
 	t, err := time.Parse(time.DateOnly, day[:min(len(day), len(time.DateOnly))])

@@ -20,6 +20,7 @@ import (
 // 109 from 2025-04-01; Support 106 and 108 (0.5). 105 left in October 2024: a leaver of the
 // 12 months ending June 2025 with 107.
 func TestReportPeople(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		asOf, _ := time.Parse(time.DateOnly, sinktest.PeopleAsOf)

@@ -47,13 +47,11 @@ func ResetScratch(ctx context.Context, rawURL string, opts Options, mark Scratch
 	if mark.AppID == 0 || mark.Comment == "" {
 		return errors.New("reset scratch warehouse: the mark needs an AppID and a Comment")
 	}
-	if isPostgresURL(rawURL) {
-		return resetScratchPostgres(ctx, rawURL, opts, mark.Comment)
-	}
-	return resetScratchSQLite(ctx, rawURL, mark.AppID)
+	return backendOf(rawURL).resetScratch(ctx, rawURL, opts, mark)
 }
 
-func resetScratchSQLite(ctx context.Context, rawURL string, appID int32) error {
+func (sqliteBackend) resetScratch(ctx context.Context, rawURL string, _ Options, mark ScratchMark) error {
+	appID := mark.AppID
 	path, err := SQLitePath(rawURL)
 	if err != nil {
 		return fmt.Errorf("reset scratch warehouse: %w", err)
@@ -112,7 +110,8 @@ func sqliteAppID(path string) (int32, error) {
 	return int32(binary.BigEndian.Uint32(h[68:72])), nil
 }
 
-func resetScratchPostgres(ctx context.Context, rawURL string, opts Options, comment string) error {
+func (postgresBackend) resetScratch(ctx context.Context, rawURL string, opts Options, mark ScratchMark) error {
+	comment := mark.Comment
 	if opts.Schema == "" {
 		opts.Schema = DefaultSchema
 	}

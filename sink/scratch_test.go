@@ -298,6 +298,7 @@ func TestResetScratch(t *testing.T) {
 
 // A refusal names the database it looked in, without its credentials.
 func TestResetScratchNamesNoSecret(t *testing.T) {
+	t.Parallel()
 	raw, schemaName := sinktest.Postgres(t)
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -327,6 +328,7 @@ func TestResetScratchNamesNoSecret(t *testing.T) {
 
 // The schema name is checked before it is put into SQL; a SQLite URL is checked as Open does.
 func TestResetScratchRejectsBadPlaces(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct{ url, schema string }{
 		{"postgres://localhost/x", "Robert'); DROP"},

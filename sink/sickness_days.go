@@ -53,7 +53,7 @@ func (s *Store) writeSicknessDays(ctx context.Context, tx *sqlx.Tx) (int, error)
 		}
 		return "CAST(julianday(" + expr + ") - 2415020.5 AS INTEGER)"
 	}
-	today := `(now() AT TIME ZONE 'UTC')::date`
+	today := s.d.today()
 	excluded := `(EXISTS (SELECT 1 FROM model_bradford_excluded_types)
     AND coalesce(lower(k.sickness_type) IN (SELECT name FROM model_bradford_excluded_types), false))`
 	if !pg {
@@ -154,10 +154,9 @@ LEFT JOIN cal ec ON ec.employee_id = k.employee_id`
 	if err != nil {
 		return 0, fmt.Errorf("write %s: %w", sicknessDaysTable, err)
 	}
-	if pg && n > 0 {
-		// Its statistics, for the view's join to it: autovacuum would gather them late.
-		if _, err := tx.ExecContext(ctx, `ANALYZE `+sicknessDaysTable); err != nil {
-			return 0, fmt.Errorf("analyze %s: %w", sicknessDaysTable, err)
+	if n > 0 { // its statistics, for the view's join to it
+		if err := s.d.analyzeSmall(ctx, tx, sicknessDaysTable); err != nil {
+			return 0, err
 		}
 	}
 	return n, nil

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +64,10 @@ type Options struct {
 	Declarations v1.Declarations
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ErasureJournal is the file every erasure and lift is also written to, outside the
+	// warehouse, so that a restored backup can be brought up to date (journal.go); "" for a
+	// SQLite warehouse is the file beside it (hrsync.db.erasures.jsonl), for Postgres none.
+	ErasureJournal string
 }
 
 // Store is an open warehouse. It is safe for concurrent use.
@@ -93,6 +97,9 @@ type Store struct {
 	statsWarned atomic.Bool
 	// erasureKey is the fingerprints' secret once ErasedEmail has read it (erased.go).
 	erasureKey atomic.Pointer[[]byte]
+	// migratedOnOpen are the migrations opening a SQLite file applied (it is migrated on open),
+	// for Migrate to report.
+	migratedOnOpen []int
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -135,17 +142,11 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 	if opts.LockTTL <= 0 {
 		opts.LockTTL = DefaultLockTTL
 	}
-	d, err := Classify(rawURL) // the one place a dialect is chosen: by the URL's form
-	if err != nil {
+	if _, err := Classify(rawURL); err != nil {
 		return nil, err
 	}
 	s := &Store{opts: opts, log: opts.Logger}
-	if d == schema.Postgres {
-		err = s.openPostgres(rawURL)
-	} else {
-		err = s.openSQLite(ctx, rawURL)
-	}
-	if err != nil {
+	if err := backendOf(rawURL).open(ctx, s, rawURL); err != nil {
 		return nil, err
 	}
 	if err := s.db.PingContext(ctx); err != nil {
@@ -174,11 +175,6 @@ func (s *Store) readsOf(name string) *tableReads {
 		}
 	}
 	return s.reads[name]
-}
-
-// isPostgresURL reports whether rawURL names a Postgres warehouse (see Classify for the rest).
-func isPostgresURL(rawURL string) bool {
-	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
 }
 
 // SQLitePath is the file a SQLite warehouse URL names: a path, file:… or sqlite:…, without any
@@ -213,6 +209,8 @@ func Migrate(ctx context.Context, rawURL string, opts Options) ([]int, error) {
 		return nil, fmt.Errorf("migrate %s: create schema %s: %w", s.location, s.opts.Schema, err)
 	}
 	applied, err := migrate(ctx, s.db.DB, s.d)
+	// A SQLite file was migrated when Open opened it: those versions were applied here too.
+	applied = append(slices.Clip(s.migratedOnOpen), applied...)
 	if err != nil {
 		return applied, fmt.Errorf("migrate %s: %w", s.location, err)
 	}

@@ -36,12 +36,9 @@ func backends(t *testing.T, test func(t *testing.T, s *sink.Store)) {
 
 func openPostgres(t testing.TB) *sink.Store {
 	t.Helper()
-	url, schemaName := sinktest.Postgres(t)
+	url, schemaName := sinktest.MigratedPostgres(t)
 	opts := sink.Options{Schema: schemaName, Now: func() time.Time { return fixedNow }}
 	ctx := context.Background()
-	if _, err := sink.Migrate(ctx, url, opts); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 	s, err := sink.Open(ctx, url, opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -63,6 +60,7 @@ func openSQLite(t testing.TB) *sink.Store {
 }
 
 func TestFreshWarehouseIsSeeded(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		wps, err := s.ListWorkingPatterns(ctx, v1.Page{Number: 1, Size: 25})
@@ -93,6 +91,7 @@ func TestFreshWarehouseIsSeeded(t *testing.T) {
 }
 
 func TestCreateEmployee(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		v0, err := s.Version(ctx)
@@ -130,6 +129,7 @@ func TestCreateEmployee(t *testing.T) {
 }
 
 func TestConcurrentCreatesSameEmail(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		var wg sync.WaitGroup
@@ -161,6 +161,7 @@ func TestConcurrentCreatesSameEmail(t *testing.T) {
 const synced = `{"id":42,"account_id":7,"first_name":"Ana","middle_name":"Maria","last_name":"Lopez","email":"ana@example.com","job_title":"Engineer","status":"Pending leaver","join_date":"2019/03/01","job_start_date":"2019-03-04","length_of_service_in_months":92,"age":null,"full_or_part_time":"Full Time","notice_period":"","working_pattern":{"id":9,"name":"Four day week","total_hours":"30.0","default":false},"holiday_allowance":{"id":3,"name":"Senior"},"line_manager":{"id":900,"name":"Gone Boss","email":"boss@example.com"},"holiday_approver":{"id":900,"name":"Gone Boss","email":"boss@example.com"},"department":{"id":5,"name":"R&D","code":"RD"},"receives_statutory_holidays":true,"hr":false,"created_at":"2019-02-20T09:00:00+01:00","updated_at":"2026-01-02T03:04:05Z","custom_fields":{"shoe":"42"},"dob":"1990-01-01"}`
 
 func TestPutEmployeeKeepsEverything(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		var e v1.Employee
@@ -239,6 +240,7 @@ func putN(t *testing.T, s *sink.Store, idsToPut ...int64) {
 
 // TestPagingVisitsEveryRecordOnce walks the collection at many page sizes.
 func TestPagingVisitsEveryRecordOnce(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		var all []int64
@@ -273,6 +275,7 @@ func TestPagingVisitsEveryRecordOnce(t *testing.T) {
 
 // TestPagingFollowsWrites checks the id cache never serves a page of an older warehouse.
 func TestPagingFollowsWrites(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		putN(t, s, 10, 20, 30)
@@ -293,6 +296,7 @@ func TestPagingFollowsWrites(t *testing.T) {
 }
 
 func TestVersionOnlyMovesOnChange(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		v0, _ := s.Version(ctx)
@@ -317,6 +321,7 @@ func TestVersionOnlyMovesOnChange(t *testing.T) {
 }
 
 func TestSchemaBehindIsRefused(t *testing.T) {
+	t.Parallel()
 	url, schemaName := sinktest.Postgres(t)
 	ctx := context.Background()
 	_, err := sink.Open(ctx, url, sink.Options{Schema: schemaName})
@@ -343,6 +348,7 @@ func TestSchemaBehindIsRefused(t *testing.T) {
 }
 
 func TestOpenRejectsBadURLs(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{"", "mysql://x/y", "sqlite:"} {
 		if _, err := sink.Open(context.Background(), u, sink.Options{}); !errors.Is(err, sink.ErrBadURL) {
 			t.Errorf("Open(%q): %v, want ErrBadURL", u, err)
@@ -357,6 +363,7 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 // both backends: every declared column exists with its kind's type, every column is declared,
 // every reference points at a declared table with the columns it carries.
 func TestDeclarationsMatchMigrations(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		bad, err := sink.DeclarationMismatches(context.Background(), s)
 		if err != nil {
@@ -371,6 +378,7 @@ func TestDeclarationsMatchMigrations(t *testing.T) {
 // TestDeclarationsMatchMigrationsCatchesAHistoryGap: a column added to a historied table (as a
 // field added to a declaration brings) fails the comparison until its history has it too.
 func TestDeclarationsMatchMigrationsCatchesAHistoryGap(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		gap := "sicknesses_history.fit_note_date: in sicknesses, missing from its history"

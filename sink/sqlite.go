@@ -44,6 +44,17 @@ func (sqliteDialect) jsonMembers(expr string) (from, filled, value string) {
 		"e.value"
 }
 
+func (sqliteDialect) today() string { return `date('now')` }
+
+// forUpdate: a transaction takes the write lock as it begins (_txlock=immediate).
+func (sqliteDialect) forUpdate() string { return "" }
+
+// noJIT: SQLite has no JIT.
+func (sqliteDialect) noJIT(context.Context, *sqlx.Tx) error { return nil }
+
+// analyzeSmall: SQLite's planner does without statistics for the models' tables.
+func (sqliteDialect) analyzeSmall(context.Context, *sqlx.Tx, string) error { return nil }
+
 func (sqliteDialect) now() string { return `strftime('%Y-%m-%dT%H:%M:%SZ', 'now')` }
 
 // sqliteMicros is the current time in microseconds since the Unix epoch (julianday keeps
@@ -126,8 +137,8 @@ func (sqliteDialect) createSchema(context.Context, *sql.DB, string) error { retu
 // lockMigrations has nothing to do: the migration's transaction holds the write lock.
 func (sqliteDialect) lockMigrations(context.Context, *sql.Tx) error { return nil }
 
-// openSQLite opens the SQLite file rawURL names.
-func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
+// open opens the SQLite file rawURL names, and migrates it: the file belongs to hrsync alone.
+func (sqliteBackend) open(ctx context.Context, s *Store, rawURL string) error {
 	path, err := SQLitePath(rawURL)
 	if err != nil {
 		return err
@@ -170,8 +181,8 @@ func (s *Store) openSQLite(ctx context.Context, rawURL string) error {
 		}
 	}
 	s.db, s.d = db, sqliteDialect{}
-	// The file belongs to hrsync alone: it is migrated on open.
-	if _, err := migrate(ctx, db.DB, s.d); err != nil {
+	// The file belongs to hrsync alone: it is migrated on open (and Migrate says what this did).
+	if s.migratedOnOpen, err = migrate(ctx, db.DB, s.d); err != nil {
 		_ = db.Close()
 		return fmt.Errorf("open warehouse %s: %w", s.location, err)
 	}

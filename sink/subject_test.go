@@ -47,6 +47,7 @@ func ownSubject(table, column string) bool {
 // under its name, another reference in named_in_<table>. A table added with a reference to
 // employees that the subject access does not search fails here.
 func TestSubjectAccessCoversEveryEmployeeReference(t *testing.T) {
+	t.Parallel()
 	s := openSQLite(t)
 	sinktest.LoadSubject(t, s)
 	x, err := s.SubjectAccess(context.Background(), sinktest.SubjectMarkers.P)
@@ -84,6 +85,7 @@ func TestSubjectAccessCoversEveryEmployeeReference(t *testing.T) {
 // (counted by SQL, table by table), every version of their history, the records of others that
 // name them reduced to that, and nothing of the other people's own names, emails or records.
 func TestSubjectAccess(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		m := sinktest.LoadSubject(t, s)
@@ -237,6 +239,7 @@ func value(r sink.SubjectRow, column string) string {
 // TestSubjectAccessValuesAreTheSameOnBothBackends: both warehouses give one export, but for
 // when the rows were written.
 func TestSubjectAccessValuesAreTheSameOnBothBackends(t *testing.T) {
+	t.Parallel()
 	var docs []string
 	for _, backend := range sinktest.Backends {
 		s := sinktest.Store(t, backend, sink.Options{})
@@ -280,6 +283,7 @@ func firstLineDiff(a, b string) string {
 
 // TestSubjectAccessUnknownEmployee: an id no row holds or names is an error saying so.
 func TestSubjectAccessUnknownEmployee(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		sinktest.LoadSubject(t, s)
 		_, err := s.SubjectAccess(context.Background(), 42)

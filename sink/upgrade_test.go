@@ -194,6 +194,7 @@ func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
 // given by name stays in extra; each employee is served back exactly and a second walk writes
 // nothing.
 func TestEmployeeDivisionAndLocation(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, s *sink.Store) {
 		ctx := context.Background()
 		sinktest.WalkRecords(t, s, v1.Divisions, sinktest.Records(t, v1.Divisions, `{"id":801,"name":"UK and Ireland","region":"EMEA"}`), sink.MergeOptions{Complete: true})

@@ -25,7 +25,7 @@ func Classify(rawURL string) (schema.Dialect, error) {
 	switch {
 	case rawURL == "":
 		return "", fmt.Errorf("%w: empty (want postgres://… or a SQLite file path)", ErrBadURL)
-	case isPostgresURL(rawURL):
+	case backendOf(rawURL).kind() == schema.Postgres:
 		if strings.ContainsFunc(rawURL, unicode.IsSpace) {
 			return "", fmt.Errorf("%w: a postgres:// URL with spaces in it (key=value pairs after it?); put parameters in its query, ?sslmode=require&connect_timeout=5, and percent-encode spaces as %%20", ErrBadURL)
 		}
@@ -95,7 +95,7 @@ func typo(rawURL string) error {
 			}
 		}
 	case name == "postgres" || name == "postgresql":
-		if strings.HasPrefix(after, "//") { // POSTGRES://: isPostgresURL takes lower case only
+		if strings.HasPrefix(after, "//") { // POSTGRES://: backendOf takes lower case only
 			return pgTypo(name, rawURL[:len(scheme)+2], after[2:], "looks like a Postgres URL with its scheme in capitals")
 		}
 		return pgTypo(name, rawURL[:len(scheme)+len(after)-len(strings.TrimPrefix(after, "/"))], strings.TrimPrefix(after, "/"),

@@ -14,6 +14,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want schema.Dialect // "" for refused
@@ -80,6 +81,7 @@ func TestClassify(t *testing.T) {
 // like and what to write instead, both with their passwords replaced; never taken for a SQLite
 // file path (which made "postgres:/host/db" a file hrsync failed to open).
 func TestClassifyTypos(t *testing.T) {
+	t.Parallel()
 	const secret = "Sup3r-Secret"
 	tests := []struct{ in, want string }{
 		{"postgres:/host/db", `bad warehouse URL "postgres:/host/db": looks like a Postgres URL missing "//" after "postgres:": use postgres://host/db`},
@@ -132,6 +134,7 @@ func TestClassifyTypos(t *testing.T) {
 
 // Every printed form of a warehouse string hides its passwords.
 func TestRedactURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, redacted, without string
 	}{
@@ -163,6 +166,7 @@ func TestRedactURL(t *testing.T) {
 // An error from the driver that quotes the URL's password (here lib/pq repeats an unsupported
 // parameter's value) is printed without it, and still matches ErrBadURL.
 func TestOpenErrorsHideThePassword(t *testing.T) {
+	t.Parallel()
 	const secret = "Hunter2-Sekret"
 	for _, u := range []string{
 		"postgres://u:" + secret + "@127.0.0.1:1/hr?sslmode=" + secret,

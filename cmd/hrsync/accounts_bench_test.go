@@ -43,7 +43,7 @@ import (
 // account on the shared budget. -bench.accounts lists the unpaced sizes. Run with -benchtime 1x (each iteration starts a process and
 // takes seconds to minutes); see docs/benchmarks.md.
 func BenchmarkWorkerAccounts(b *testing.B) {
-	bin := buildBench(b)
+	bin := buildBinary(b)
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(benchAccountEmployees, 7)})
 	defer up.Close()
 	type config struct{ accounts, maxSyncs, rate int }
@@ -99,15 +99,6 @@ type benchWorkerResult struct {
 	peakConns, peakBusy, endConns, idleConns int
 	rssMB                                    float64
 	wall, cpu                                time.Duration
-}
-
-func buildBench(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "hrsync")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // runWorkerAccounts runs one worker of n accounts until every account has synced once.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -24,6 +25,7 @@ import (
 // employees only, and an id only the other account has is 404 to it; onboard with files and no
 // --account refuses to guess.
 func TestAccountsSyncAndServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ups := map[string]*sourcetest.Server{
 		"acme":   sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(120, 3)}),
@@ -166,9 +168,9 @@ func mustEmployeeID(t *testing.T, raw json.RawMessage) int64 {
 // yet (an account just added to the configuration) runs the first, says on /readyz which one
 // waits and why, and starts the second once `hrsync migrate --account` has made its schema.
 func TestAccountWaitsForItsWarehouse(t *testing.T) {
-	saved := retryOpen
-	retryOpen.first, retryOpen.most = 200*time.Millisecond, time.Second
-	t.Cleanup(func() { retryOpen = saved })
+	saved := account.RetryOpen
+	account.RetryOpen.First, account.RetryOpen.Most = 200*time.Millisecond, time.Second
+	t.Cleanup(func() { account.RetryOpen = saved })
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(50, 5)})
 	defer up.Close()
 	url, first := sinktest.Postgres(t)

@@ -16,6 +16,7 @@ import (
 // TestUnknownAccountIsAUsageError: a --account naming no account exits 2, as a wrong flag does
 // (config's TestPickAccounts holds what Pick answers).
 func TestUnknownAccountIsAUsageError(t *testing.T) {
+	t.Parallel()
 	s, err := config.Load(sinktest.ConfigFile(t, "accounts:\n  - name: acme\n  - name: globex\n"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +28,7 @@ func TestUnknownAccountIsAUsageError(t *testing.T) {
 
 // A wrong --resource is a usage error said once, however many accounts the sync would cover.
 func TestSyncBadResourceSaidOnce(t *testing.T) {
+	t.Parallel()
 	path := sinktest.ConfigFile(t, "warehouse: {url: "+filepath.Join(t.TempDir(), "hrsync.db")+"}\naccounts:\n"+
 		"  - {name: acme, source: {url: 'http://127.0.0.1:1', api_key: a}}\n"+
 		"  - {name: globex, source: {url: 'http://127.0.0.1:1', api_key: g}}\n")

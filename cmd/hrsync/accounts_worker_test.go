@@ -156,6 +156,7 @@ FROM %s.employees WHERE listed = $1`, schema), listed)
 // and after the down account's runs fail; the down account's failures show in its ledger, the
 // metrics and the log, and never stop the others.
 func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a worker for several seconds")
 	}
@@ -381,6 +382,7 @@ func TestOneWorkerThreeAccountsOneDown(t *testing.T) {
 // and closes the killed worker's ledger rows as abandoned. No account's ledger ever shows two
 // runs of a resource at once.
 func TestTwoWorkersShareFourAccounts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs processes for several seconds")
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
@@ -17,6 +18,7 @@ import (
 // TestServeCacheMetrics: serve.cache_bytes reaches the handler, and its hits, misses and bytes
 // are exported per account; with 0 there is neither cache nor metric.
 func TestServeCacheMetrics(t *testing.T) {
+	t.Parallel()
 	store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "wh.db"), sink.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +30,7 @@ func TestServeCacheMetrics(t *testing.T) {
 		cfg.Serve.CacheBytes = bytes
 		s := parsed(t, cfg)
 		reg := newRegistry()
-		h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, prom.NewServe(reg), slog.New(slog.DiscardHandler))
+		h, err := account.APIMux(s, []account.Served{account.NewServed(s.Accounts[0], store)}, prom.NewServe(reg), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

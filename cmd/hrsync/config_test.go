@@ -12,6 +12,7 @@ import (
 // TestReadmeDocumentsEveryKey keeps the configuration table (docs/configuration.md, where the
 // README points) in agreement with the code.
 func TestReadmeDocumentsEveryKey(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)

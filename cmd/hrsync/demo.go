@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/onboardreport"
@@ -47,17 +48,13 @@ func (c *demoCommand) run(ctx context.Context, cfg config.Settings, stdout, stde
 // the demo's upstream is unpaced), their onboarder, serve's /v1 interface, onboard's summary.
 var demoWiring = demo.Wiring{
 	Client: func(a *config.Account, log *slog.Logger) (*client.Client, error) {
-		return newClient(a, log, nil, nil, client.Options{})
+		return account.NewClient(a, log, nil, nil, client.Options{})
 	},
 	Onboarder: func(a *config.Account, src *client.Client, store *sink.Store, log *slog.Logger) *onboard.Onboarder {
-		return newOnboarder(a, src, store, nil, nil, false, log)
+		return account.NewOnboarder(a, src, store, nil, nil, false, log)
 	},
 	Replica: func(cfg config.Settings, store *sink.Store, upstream *client.Client, log *slog.Logger) (http.Handler, error) {
-		as := accountStore{acct: cfg.Accounts[0], store: store}
-		if upstream != nil { // not a nil *client.Client in the interface
-			as.upstream = upstream
-		}
-		return apiMux(cfg, []accountStore{as}, prom.NewServe(newRegistry()), log)
+		return account.Replica(cfg, store, upstream, prom.NewServe(newRegistry()), log)
 	},
 	OnboardSummary: func(w io.Writer, f onboard.FileResult) { onboardreport.PrintSummary(w, f, false) },
 }

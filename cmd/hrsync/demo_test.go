@@ -58,6 +58,7 @@ func checkDemoOutput(t *testing.T, out string, n int) {
 // TestDemoSQLite runs the demo as CI would (--no-serve), twice on the same file: each run starts
 // from a new warehouse and reports the same numbers.
 func TestDemoSQLite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "demo.db")
 	args := []string{"demo", "--employees", "150", "--no-serve", "--warehouse", db}
@@ -159,6 +160,7 @@ func checkDemoPrivacy(t *testing.T, store *sink.Store, dir, out string) {
 }
 
 func TestDemoHiresFlag(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	example := filepath.Join("..", "..", demo.HiresPath)
 	var out bytes.Buffer
@@ -177,6 +179,7 @@ func TestDemoHiresFlag(t *testing.T) {
 
 // The demo removes only a warehouse it made: a real one, or any other file, is left alone.
 func TestDemoRefusesAFileItDidNotMake(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	real := filepath.Join(dir, "hrsync.db")
 	store, err := sink.Open(context.Background(), real, sink.Options{})
@@ -210,6 +213,7 @@ func TestDemoRefusesAFileItDidNotMake(t *testing.T) {
 // TestDemoServesUntilCanceled is the demo as a person runs it: the report, then the replica,
 // which answers with the printed key and ETag until Ctrl-C, then a clean exit.
 func TestDemoServesUntilCanceled(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -291,6 +295,7 @@ func TestDemoServesUntilCanceled(t *testing.T) {
 // TestDemoPostgres runs the demo into Postgres, twice: its schema is dropped and made again.
 // A schema the demo did not make is never dropped.
 func TestDemoPostgres(t *testing.T) {
+	t.Parallel()
 	url, schemaName := sinktest.Postgres(t)
 	f := demoCommand{demo.Options{Employees: 150, NoServe: true, UpstreamAddr: "127.0.0.1:0", Hires: demo.HiresPath,
 		Warehouse: url, Set: map[string]bool{"warehouse": true}, Schema: schemaName}}
@@ -327,6 +332,7 @@ func TestDemoPostgres(t *testing.T) {
 
 // Ctrl-C before the replica is up ends the demo as cleanly as after.
 func TestDemoStoppedEarlyIsClean(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := run(ctx, []string{"demo", "--employees", "5", "--no-serve", "--warehouse", filepath.Join(t.TempDir(), "d.db")}, nil, io.Discard, io.Discard)

@@ -65,6 +65,7 @@ func about(readme, n int64) bool {
 // take at the real rate.
 // The demo runs as the built binary: under the race detector, in process, it takes minutes.
 func TestREADMEDemoFigures(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds hrsync and runs the demo at its full size")
 	}
@@ -125,6 +126,7 @@ func TestREADMEDemoFigures(t *testing.T) {
 // own signal handling, not a test's canceled context. (`go run` is not tested: the go command
 // exits 1 whenever it is interrupted, whatever hrsync returned.)
 func TestDemoCtrlCExitsZero(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds hrsync")
 	}

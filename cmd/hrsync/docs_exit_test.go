@@ -12,6 +12,7 @@ import (
 // runbook say a configuration hrsync cannot act on exits 1 with a "config: …" line, and a
 // command line it cannot act on exits 2.
 func TestExitStatusAsDocumented(t *testing.T) {
+	t.Parallel()
 	ops := strings.Join(strings.Fields(readRepoFile(t, "docs/operations.md")), " ")
 	troubleshooting := strings.Join(strings.Fields(readRepoFile(t, "docs/troubleshooting.md")), " ")
 	for _, tc := range []struct {

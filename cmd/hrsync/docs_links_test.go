@@ -132,6 +132,7 @@ func brokenLinks(root, name string) ([]string, error) {
 // TestDocsLinksResolve: every relative link of README.md and docs/*.md points at a file of the
 // repository, and every anchor at a heading of the page it names.
 func TestDocsLinksResolve(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil || len(docs) == 0 {
@@ -155,6 +156,7 @@ func TestDocsLinksResolve(t *testing.T) {
 // TestBrokenLinksFindsWhatIsBroken: the checker itself, on a small tree with a link of each
 // kind, good and bad.
 func TestBrokenLinksFindsWhatIsBroken(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeDoc(t, root, "docs/a.md", "# A page\n\n## Serve mode: the cache (2026-11-24)\n\n"+
 		"## TLS and HTTP/2\n\n## The worker: `hrsync run`\n\n## Repeated\n\n## Repeated\n\n"+
@@ -198,6 +200,7 @@ func writeDoc(t *testing.T, root, name, text string) {
 // docs/configuration.md's alone (TestReadmeDocumentsEveryKey holds it to the code); README and
 // the other pages link to it rather than keep a copy that could drift.
 func TestConfigurationTableIsOne(t *testing.T) {
+	t.Parallel()
 	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil || len(docs) == 0 {
 		t.Fatalf("docs/*.md: %v", err)

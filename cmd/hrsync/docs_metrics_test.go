@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/tlstest"
@@ -63,14 +64,14 @@ func registeredMetrics(t *testing.T) map[string][]string {
 	a.Schedule, a.Onboarding.Dir = "@daily", t.TempDir()
 	a.Retention = retention.Rules{SicknessDetails: retention.Period{Years: 1}}
 	// The sync's, the job runner's, onboarding's and retention's, and the shared budget's.
-	newAccountSetup(a, newMetricSets(rec))
+	account.NewSetup(a, account.NewMetricSets(rec))
 	sm := prom.NewServe(rec)
 	_ = sm.RegisterCache(nil)
 	dir := t.TempDir()
 	cfg := config.Defaults()
 	cfg.Serve.TLSCert, cfg.Serve.TLSKey = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	tlstest.NewCA(t).Issue(t, 2, cfg.Serve.TLSCert, cfg.Serve.TLSKey)
-	if _, err := apiServer(parsed(t, cfg), rec, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := account.APIServer(parsed(t, cfg), rec, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]string{}
@@ -169,6 +170,7 @@ var perProcess = []string{"hrsync_build_info", "hrsync_serve_tls_cert_expiry_tim
 // every metric but the perProcess ones carries), and is the only such table: README and the
 // other docs pages link to it; deploy/check.sh's contract is the same list.
 func TestMetricTablesMatchTheCode(t *testing.T) {
+	t.Parallel()
 	registered := registeredMetrics(t)
 	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil || len(docs) == 0 {
@@ -244,6 +246,7 @@ var (
 // a selector matches on is one the metric has (or Prometheus's job and instance), and prose
 // that says a metric has a label names one it has.
 func TestKitNamesOnlyExportedMetricsAndLabels(t *testing.T) {
+	t.Parallel()
 	registered := registeredMetrics(t)
 	labelsOf := func(name string) ([]string, bool) {
 		if l, ok := registered[name]; ok {
@@ -328,6 +331,7 @@ func labelValuesListed(t *testing.T, ops, prefix string) []string {
 // label, as the code declares them: the collections a sync knows, the paths the client asks
 // for, and the replica's routes (serve.RouteLabels).
 func TestLabelValuesDocumented(t *testing.T) {
+	t.Parallel()
 	ops := readRepoFile(t, "docs/operations.md")
 	var resources, sourceRoutes []string
 	for _, r := range walk.Known {
@@ -354,6 +358,7 @@ func TestLabelValuesDocumented(t *testing.T) {
 // OpenAPI document under its own; /healthz and /readyz, on the API port and the metrics port,
 // and /metrics are not counted, as docs/operations.md says.
 func TestHealthAndMetricsNotCountedAsRoutes(t *testing.T) {
+	t.Parallel()
 	cfg := config.Defaults()
 	cfg.Serve.APIKeys = []string{"docs-test-key-9f2c4e7a1b3d5f60a8e2"}
 	cfg.Metrics.Addr = "127.0.0.1:0"
@@ -365,13 +370,13 @@ func TestHealthAndMetricsNotCountedAsRoutes(t *testing.T) {
 	defer store.Close()
 	reg := newRegistry()
 	log := slog.New(slog.DiscardHandler)
-	mux, err := apiMux(st, []accountStore{{acct: st.Accounts[0], store: store}}, prom.NewServe(reg), log)
+	mux, err := account.APIMux(st, []account.Served{account.NewServed(st.Accounts[0], store)}, prom.NewServe(reg), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := httptest.NewServer(mux)
 	defer api.Close()
-	metrics := httptest.NewServer(prom.Mux(reg, readyAll{{acct: st.Accounts[0], store: store}}, log))
+	metrics := httptest.NewServer(prom.Mux(reg, account.ReadyAll{account.NewServed(st.Accounts[0], store)}, log))
 	defer metrics.Close()
 	get := func(base, path string) {
 		t.Helper()

@@ -49,6 +49,7 @@ func echoingSource(t *testing.T, getStatuses, postStatuses []int) *httptest.Serv
 // emails (as sent or percent-encoded) in the log, at any level, in either format; the rejected
 // row's reason is in its private report.
 func TestEchoingSourceLeavesNothingInTheLog(t *testing.T) {
+	t.Parallel()
 	fastOnboardRetries(t)
 	const key = "echo-src-key-3e9b1f7a2c"
 	hires := [][3]string{{"Zorblaxine", "Quendrithova", "zorblaxine.q@echo.example"}, {"Marvolette", "Pindlewick", "marvolette.p@echo.example"}}

@@ -24,6 +24,7 @@ func (failingReady) Ready(context.Context) error {
 // metrics port's says why in general words, naming the account and not the warehouse (it asks
 // no key either).
 func TestReadyzOnTheAPIPort(t *testing.T) {
+	t.Parallel()
 	api := httpserve.GetRoutes(httpserve.Health(failingReady{}, slog.New(slog.DiscardHandler), false), nil)
 	w := httptest.NewRecorder()
 	api.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))

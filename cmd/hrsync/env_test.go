@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 )
 
@@ -14,6 +15,7 @@ import (
 // prints: the unknown variable's line (docs/configuration.md), and the start's warning for local
 // writes on a replica (docs/serve.md).
 func TestReadmeQuotesTheseMessages(t *testing.T) {
+	t.Parallel()
 	onOneLine := func(name string) string {
 		data, err := os.ReadFile("../../" + name)
 		if err != nil {
@@ -36,7 +38,7 @@ func TestReadmeQuotesTheseMessages(t *testing.T) {
 	var logs strings.Builder
 	a := &config.Account{Name: "default", Source: config.SourceConfig{URL: "https://api.example.com/v1", APIKey: "k"}}
 	a.ResolveWrites("local")
-	warnWrites(a, slog.New(slog.NewTextHandler(&logs, nil)))
+	account.WarnWrites(a, slog.New(slog.NewTextHandler(&logs, nil)))
 	msg, _, _ := strings.Cut(logs.String(), "; ")
 	_, msg, _ = strings.Cut(msg, "level=")
 	if !strings.Contains(serve, "level="+msg) {

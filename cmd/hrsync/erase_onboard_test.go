@@ -38,6 +38,7 @@ const (
 // created again, the erased email and name are nowhere in the warehouse (ledger included), and
 // the report says why and how to lift the erasure. Lifted, the re-export onboards them again.
 func TestEraseThenDropAgainAsAnOperatorWould(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		for _, tc := range []struct {
 			name    string

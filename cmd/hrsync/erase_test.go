@@ -16,6 +16,7 @@ import (
 // TestEraseCommand: hrsync erase erases a person, prints the rows changed per table and no
 // value, lists the erasure, lifts it; its mistakes are one-line usage errors.
 func TestEraseCommand(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := warehouseOf(t,
 		`{"id":42,"first_name":"Zorblax","last_name":"Quendrith","email":"zq@marker.example","job_title":"Chef","department":{"id":2,"name":"Kitchen"}}`,
@@ -27,7 +28,7 @@ func TestEraseCommand(t *testing.T) {
 		args []string
 		has  string
 	}{
-		{[]string{"erase"}, "give one of --employee ID, --list or --lift ERASURE_ID"},
+		{[]string{"erase"}, "give one of --employee ID, --list, --lift ERASURE_ID or --reapply"},
 		{[]string{"erase", "--employee", "42", "--list"}, "give one of"},
 		{[]string{"erase", "--employee", "42"}, "--reason is needed"},
 		{[]string{"erase", "--employee", "42", "--reason", "r", "--classes", "identifying,employment"}, `"employment" is not an erasable class`},
@@ -99,6 +100,7 @@ func warehouseOf(t *testing.T, employees ...string) string {
 // subject-access with several accounts and no --account are refused, naming the accounts, and
 // touch no warehouse.
 func TestPersonCommandsNameOneAccount(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := sinktest.ConfigFile(t, "warehouse: {url: "+filepath.Join(dir, "hrsync.db")+"}\naccounts:\n  - name: acme\n  - name: globex\n")
 	for _, args := range [][]string{

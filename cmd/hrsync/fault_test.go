@@ -47,6 +47,7 @@ func waitSilenced(t *testing.T, proxy *sinktest.Proxy, p *process) {
 // With the warehouse silent mid-merge (and the default, long statement timeout), /readyz says
 // 503 within its own timeout, and SIGTERM stops the worker within 30 s, exit status 0.
 func TestWorkerStopsWhileTheWarehouseIsSilent(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(300, 7)})
 	defer up.Close()
@@ -79,6 +80,7 @@ func TestWorkerStopsWhileTheWarehouseIsSilent(t *testing.T) {
 // A run that meets a silent warehouse gives up after the statement timeout and lets the
 // schedule go on: once the warehouse is back, the next scheduled run syncs.
 func TestWorkerRunsAgainOnceTheWarehouseIsBack(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(300, 8)})
 	defer up.Close()
@@ -112,6 +114,7 @@ func TestWorkerRunsAgainOnceTheWarehouseIsBack(t *testing.T) {
 
 // Asked to stop while the warehouse is silent mid-merge, `hrsync sync` returns within 30 s.
 func TestSyncCommandStopsWhileTheWarehouseIsSilent(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(300, 9)})
 	defer up.Close()
 	proxy, env, _, _ := silentWarehouse(t, up)

@@ -53,7 +53,7 @@ var benchFleetMaxSyncs = flag.Int("bench.fleet.max_syncs", 10, "BenchmarkFleet: 
 // Migrating N schemas (not timed, four at once) takes about 1–2 s each here. Not run by plain go test; see
 // docs/benchmarks.md.
 func BenchmarkFleet(b *testing.B) {
-	bin := buildBench(b)
+	bin := buildBinary(b)
 	for f := range strings.SplitSeq(*benchFleet, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {

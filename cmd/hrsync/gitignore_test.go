@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -35,10 +36,11 @@ func ignored(patterns []string, rel string) bool {
 			}
 			candidate := parts[i]
 			if anchored {
-				if i > 0 {
+				n := strings.Count(p, "/") + 1 // /cmd/hrsync/hrsync: three names deep
+				if i > 0 || n > len(parts) {
 					break
 				}
-				candidate = strings.Join(parts[:strings.Count(p, "/")+1], "/")
+				candidate = strings.Join(parts[:n], "/")
 			}
 			if ok, _ := path.Match(p, candidate); ok {
 				return true
@@ -106,4 +108,90 @@ func TestGitignoreCoversWhatHrsyncWrites(t *testing.T) {
 		}
 	}
 	t.Logf("written: %v", written)
+}
+
+// gitRepo is the repository's root for the tests that ask git, or skips the test when there is
+// no git or this is not a git checkout (a source archive, a module cache).
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH: cannot ask it what is tracked and ignored")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(gitTool, "-C", root, "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("%s is not a git checkout: nothing tracked to check", root)
+	}
+	top, err := filepath.EvalSymlinks(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := filepath.EvalSymlinks(root); top != want {
+		t.Skipf("%s is inside the git checkout %s, not its root", root, top)
+	}
+	return root
+}
+
+// maxTrackedBytes bounds a tracked file: a binary, a database or a dump committed by mistake
+// stays in the history for good, and every clone downloads it.
+const maxTrackedBytes = 1 << 20
+
+// TestNoLargeTrackedFiles checks that git tracks no file over 1 MiB.
+func TestNoLargeTrackedFiles(t *testing.T) {
+	root := gitRepo(t)
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	files := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(files) < 50 {
+		t.Fatalf("git ls-files lists %d files: not this repository's", len(files))
+	}
+	for _, f := range files {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted and not yet committed
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > maxTrackedBytes {
+			t.Errorf("%s is tracked and %d bytes (over %d): git rm --cached it, and ignore it if a build writes it", f, fi.Size(), maxTrackedBytes)
+		}
+	}
+}
+
+// TestBuildOutputsIgnored asks git whether .gitignore ignores what builds write (go build in
+// the root and in cmd/hrsync, make build, goreleaser) and nothing of the source beside them.
+func TestBuildOutputsIgnored(t *testing.T) {
+	root := gitRepo(t)
+	// --no-index: whether the patterns match, tracked or not.
+	ignoredByGit := func(rel string) bool {
+		err := exec.Command("git", "-C", root, "check-ignore", "-q", "--no-index", rel).Run()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return true
+		case errors.As(err, &ee) && ee.ExitCode() == 1:
+			return false
+		}
+		t.Fatalf("git check-ignore %s: %v", rel, err)
+		return false
+	}
+	for _, rel := range []string{"hrsync", "hrsync.exe", "cmd/hrsync/hrsync", "cmd/hrsync/hrsync.exe",
+		"bin/hrsync", "dist/hrsync_linux_amd64_v1/hrsync", "dist/checksums.txt"} {
+		if !ignoredByGit(rel) {
+			t.Errorf(".gitignore does not ignore %s, which a build writes", rel)
+		}
+	}
+	for _, rel := range []string{"cmd/hrsync/main.go", "cmd/hrsync/run.go", "cmd/hrsync/internal/config/config.go",
+		"internal/buildinfo/buildinfo.go", "deploy/Dockerfile", ".goreleaser.yaml"} {
+		if ignoredByGit(rel) {
+			t.Errorf(".gitignore ignores %s, which is source", rel)
+		}
+	}
 }

@@ -64,6 +64,7 @@ func TestPersonCommandsMakeNoWarehouse(t *testing.T) {
 // id) is refused, saying how to check it or ask for a pre-emptive erasure, and records nothing;
 // with --pre-emptive it is recorded, to hold once a sync brings the person.
 func TestEraseUnheldEmployee(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := warehouseOf(t, `{"id":42,"first_name":"Zorblax","last_name":"Quendrith","email":"zq@marker.example"}`)
 	env := []string{"HRSYNC_WAREHOUSE_URL=" + path}

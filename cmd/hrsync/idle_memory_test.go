@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/client"
@@ -54,8 +55,8 @@ accounts:
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	c := &runCommand{source: client.NewHTTPClient(), sched: runner.NewScheduler()}
-	sets := newMetricSets(newRegistry())
+	source, sched := client.NewHTTPClient(), runner.NewScheduler()
+	sets := account.NewMetricSets(newRegistry())
 	slots := runner.NewSlots(10)
 	log := slog.New(slog.DiscardHandler)
 	// The accounts share one schema: configuration refuses that, and nothing here runs.
@@ -65,15 +66,15 @@ accounts:
 		a.Name, a.Source.URL = fmt.Sprintf("a%03d", i), fmt.Sprintf("http://127.0.0.1:1/a%03d", i)
 		accounts[i] = &a
 	}
-	open := func(a *config.Account) *worker {
-		w, err := c.newWorker(ctx, newAccountSetup(a, sets), slots, log)
+	open := func(a *config.Account) *account.Worker {
+		w, err := account.NewWorker(ctx, account.NewSetup(a, sets), account.WorkerOptions{Source: source, Scheduler: sched, Slots: slots, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.Start() // its schedule's next time is months away
 		return w
 	}
-	stop := func(w *worker) {
+	stop := func(w *account.Worker) {
 		if err := w.Stop(ctx); err != nil {
 			t.Error(err)
 		}
@@ -94,7 +95,7 @@ accounts:
 	}
 	before := heap()
 	goBefore := runtime.NumGoroutine()
-	workers := make([]*worker, 0, n-1)
+	workers := make([]*account.Worker, 0, n-1)
 	for _, a := range accounts[1:] {
 		workers = append(workers, open(a))
 	}

@@ -20,6 +20,7 @@ import (
 // `go run ./cmd/hrsync inventory --format markdown` and
 // `go run ./cmd/hrsync inventory --columns --format markdown`.
 func TestPersonalDataPageIsTheInventory(t *testing.T) {
+	t.Parallel()
 	page := readRepoFile(t, "docs/personal-data.md")
 	for _, tc := range []struct{ begin, end string }{
 		{"<!-- inventory-summary: hrsync inventory --format markdown -->\n", "<!-- /inventory-summary -->"},
@@ -62,6 +63,7 @@ func firstDifference(got, want string) string {
 // TestInventoryFormats: every format lists every column once, with its class; CSV reads back
 // as a table; an unknown format is a usage error naming the choices.
 func TestInventoryFormats(t *testing.T) {
+	t.Parallel()
 	items := sink.Inventory()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"inventory", "--columns", "--format", "csv"}, nil, &out, io.Discard); err != nil {
@@ -103,6 +105,7 @@ func TestInventoryFormats(t *testing.T) {
 // column that a rule reaches, both rules where two do, what no rule reaches, and "kept" for what
 // is never erased; with accounts whose rules differ, --account is needed.
 func TestInventoryShowsRetention(t *testing.T) {
+	t.Parallel()
 	env := []string{"HRSYNC_RETENTION_LEAVERS_IDENTIFYING=6y", "HRSYNC_RETENTION_LEAVERS_HEALTH=2y",
 		"HRSYNC_RETENTION_SICKNESS_DETAILS=1y", "HRSYNC_RETENTION_ONBOARDING_FILES=90d"}
 	var out bytes.Buffer
@@ -161,6 +164,7 @@ func TestInventoryShowsRetention(t *testing.T) {
 // retention that reaches it; the sent column that holds a member classed health is health; the
 // accounts' members differing, it asks for --account.
 func TestInventoryConfiguredMembers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte("warehouse: {url: "+filepath.Join(dir, "w.db")+"}\n"+
@@ -218,6 +222,7 @@ func TestInventoryConfiguredMembers(t *testing.T) {
 // no key is listed; with several accounts, each key with its account), and --columns the
 // column view; both in every format, and the usage error of an unknown format alike.
 func TestInventorySummary(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
 	write := func(text string) {

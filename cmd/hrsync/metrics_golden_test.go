@@ -50,6 +50,7 @@ func goldenLines(exposition string) []string {
 // histogram's buckets changed fails here. (-update-metrics-golden rewrites the files from this
 // build.)
 func TestWorkerMetricsGolden(t *testing.T) {
+	t.Parallel()
 	t.Run("two accounts", func(t *testing.T) {
 		dir := t.TempDir()
 		up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(5, 7)})
@@ -80,7 +81,9 @@ accounts:
 			`hrsync_sync_last_success_timestamp_seconds{account="acme",resource="employees"}`,
 			`hrsync_sync_last_success_timestamp_seconds{account="acme",resource="working_patterns"}`,
 			`hrsync_job_last_success_timestamp_seconds{account="acme",task="sync"}`,
+			`hrsync_job_duration_seconds_count{account="acme",task="sync"}`, // observed after the success
 			`hrsync_job_last_success_timestamp_seconds{account="globex",task="onboarding"}`, // the pass that took the file
+			`hrsync_job_duration_seconds_count{account="globex",task="onboarding"}`,
 			`hrsync_onboarding_files_total{account="globex",outcome="done"} 1`,
 			`hrsync_onboarding_rows_total{account="globex",outcome="created"} 1`)
 	})
@@ -96,7 +99,8 @@ sync: {resources: [working_patterns, employees], run_at_start: true}
 		checkMetricsGolden(t, dir, config, "metrics-1.golden",
 			`hrsync_sync_last_success_timestamp_seconds{account="default",resource="employees"}`,
 			`hrsync_sync_last_success_timestamp_seconds{account="default",resource="working_patterns"}`,
-			`hrsync_job_last_success_timestamp_seconds{account="default",task="sync"}`)
+			`hrsync_job_last_success_timestamp_seconds{account="default",task="sync"}`,
+			`hrsync_job_duration_seconds_count{account="default",task="sync"}`)
 	})
 }
 

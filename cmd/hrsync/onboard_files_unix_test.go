@@ -106,6 +106,7 @@ func TestOnboardKeepsFilesPrivateAndBounded(t *testing.T) {
 
 // TestOnboardingMaxFileBytesIsChecked: onboarding.max_file_bytes below 1 is refused.
 func TestOnboardingMaxFileBytesIsChecked(t *testing.T) {
+	t.Parallel()
 	_, err := config.Load("", []string{"HRSYNC_ONBOARDING_MAX_FILE_BYTES=0"})
 	if err == nil || !strings.Contains(err.Error(), "onboarding.max_file_bytes must be at least 1") {
 		t.Errorf("err = %v", err)

@@ -21,6 +21,7 @@ import (
 // counts it, and the onboarding job's run is failed, not ok. The owner file Excel keeps while
 // the workbook is open is left alone, and the worker goes on.
 func TestWorkerTakesEveryDroppedFile(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()

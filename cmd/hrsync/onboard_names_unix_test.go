@@ -32,6 +32,7 @@ func controls(s string) []rune {
 // as its cells are: every control character a '?', on the file's own line; so is its report's
 // path, the logs, and an error naming such a file as main prints it.
 func TestOnboardPrintsFileNamesSafely(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	dir := t.TempDir()

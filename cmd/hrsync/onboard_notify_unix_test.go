@@ -29,6 +29,7 @@ import (
 // names intact (Excel's byte-order mark first), and a notification on the webhook for the file
 // processed and for the file failed, naming nobody; the webhook's secret in no output.
 func TestOnboardTellsHR(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	const secret = "/services/T0001/B0001/s3cr3tWebhookToken"
@@ -120,6 +121,7 @@ func TestOnboardTellsHR(t *testing.T) {
 // it: a revoked address, 404, tried once), logs the one not sent without the webhook's address,
 // goes on onboarding either way, and stops.
 func TestWorkerNotifiesTheWebhook(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()

@@ -37,6 +37,7 @@ func writeFile(t *testing.T, path, data string) {
 // the day Excel wrote; the Department column is named once on the terminal, once in the log and
 // once in the report, and the output says where the report is.
 func TestOnboardAUKExport(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	dir := t.TempDir()
@@ -87,6 +88,7 @@ func TestOnboardAUKExport(t *testing.T) {
 // reason (the value, and the setting that would accept it), and where the report is; the
 // report carries the names. A month-first file is settled by onboarding.date_layout.
 func TestOnboardPrintsTheRowsToActOn(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	dir := t.TempDir()
@@ -145,6 +147,7 @@ func TestOnboardPrintsTheRowsToActOn(t *testing.T) {
 // the file alone, prints each row to fix, and says what it could not check. Without --dry-run
 // the missing source is an error that says so.
 func TestOnboardDryRunWithoutASource(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.db")
 	env := []string{"HRSYNC_WAREHOUSE_URL=" + db}
@@ -175,6 +178,7 @@ func TestOnboardDryRunWithoutASource(t *testing.T) {
 // TestOnboardingDateLayoutChecked: a layout that is not a whole date is refused at start,
 // naming the setting and what would do.
 func TestOnboardingDateLayoutChecked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "uk.csv")
 	writeFile(t, path, ukExport)

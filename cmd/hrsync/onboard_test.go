@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -28,6 +29,7 @@ const spreadsheet = "\ufeffFirst Name;Last Name;E-mail;Job Title;Start Date\r\n"
 	";;;;\r\n"
 
 func TestOnboardAFolderAsANewUserWould(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	dir := t.TempDir()
@@ -86,9 +88,9 @@ func TestOnboardAFolderAsANewUserWould(t *testing.T) {
 
 // fastOnboardRetries shortens the source client's retry backoff of onboard for one test.
 func fastOnboardRetries(t *testing.T) {
-	saved := onboardClientOptions
-	onboardClientOptions = client.Options{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
-	t.Cleanup(func() { onboardClientOptions = saved })
+	saved := account.OnboardClientOptions
+	account.OnboardClientOptions = client.Options{RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	t.Cleanup(func() { account.OnboardClientOptions = saved })
 }
 
 // TestOnboardAfterAnOutageAsAnOperatorWould is issue 11's evidence, run as people-ops and an
@@ -97,6 +99,7 @@ func fastOnboardRetries(t *testing.T) {
 // source, then the file in failed/ finished with --retry-failed. onboard fails while a row is
 // unresolved, and its summary counts what happened.
 func TestOnboardAfterAnOutageAsAnOperatorWould(t *testing.T) {
+	t.Parallel()
 	fastOnboardRetries(t)
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()

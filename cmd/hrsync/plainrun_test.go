@@ -57,6 +57,7 @@ func (p *process) stopWithin30s(t *testing.T) {
 // (more than once) until SIGTERM, then exits 0. It used to log "sync scheduled" and exit 0 at
 // once, never syncing.
 func TestRunWithOnlyASchedule(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(30, 7)})
 	defer up.Close()
@@ -84,6 +85,7 @@ func TestRunWithOnlyASchedule(t *testing.T) {
 // TestRunWithOnlyAnOnboardingFolder: a worker given only a drop folder (no schedule, no
 // servers) watches it until SIGTERM: a file dropped after it started is onboarded.
 func TestRunWithOnlyAnOnboardingFolder(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()

@@ -20,6 +20,7 @@ import (
 // and an account whose schema falls behind after start is still found by a later probe (each
 // account's schema is looked at in turn), named, and ready again once it is current.
 func TestReadyzManyAccountsFewSessions(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a worker for several seconds")
 	}

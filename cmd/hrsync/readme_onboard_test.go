@@ -24,6 +24,7 @@ var readmeShortOnboarding = regexp.MustCompile("(?s)onboards \\[`deploy/examples
 // TestReadmeDemoOnboardingStep holds docs/demo.md's step 4 to what the demo prints: the counts,
 // the date rejected and the setting its reason names; and the README's counts too.
 func TestReadmeDemoOnboardingStep(t *testing.T) {
+	t.Parallel()
 	demo, err := os.ReadFile(filepath.Join("..", "..", "docs", "demo.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +97,7 @@ var readmeDateReasons = regexp.MustCompile("(?m)^  \\| `([^`]+)`(?: under `([^`]
 // TestReadmeJoinDateReasons holds docs/onboarding.md's table of join date rejections to what
 // onboarding says of each cell.
 func TestReadmeJoinDateReasons(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "onboarding.md"))
 	if err != nil {
 		t.Fatal(err)

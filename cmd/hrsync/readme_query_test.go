@@ -68,6 +68,7 @@ type sicknessKey struct{ month, department string }
 // 0.5; an open-ended sickness up to today (UTC); the department of the version last seen by the
 // first day, or the first version when history begins later.
 func TestREADMESicknessDaysQuery(t *testing.T) {
+	t.Parallel()
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 80, Seed: 13, AbsenceYears: 3})
 
 	// The account's departments, and each listed employee's.

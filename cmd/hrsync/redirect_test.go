@@ -63,6 +63,7 @@ const redirectTestKey = "source-key-7f3a9c1e5b2d4f60"
 // `hrsync sync` against a source that redirects its pages to another origin fails, naming that
 // origin, and the other origin never receives the source key.
 func TestSyncRefusesRedirectToAnotherOrigin(t *testing.T) {
+	t.Parallel()
 	trap := newKeyTrap(t)
 	src := redirectingSource(t, trap.URL, http.StatusFound)
 	env := []string{"HRSYNC_SOURCE_URL=" + src.URL, "HRSYNC_SOURCE_API_KEY=" + redirectTestKey,
@@ -91,6 +92,7 @@ func TestSyncRefusesRedirectToAnotherOrigin(t *testing.T) {
 // another origin: the client gets a 502, the other origin never sees the source key, and the log
 // names the origin only.
 func TestForwardedCreateRefusesRedirectToAnotherOrigin(t *testing.T) {
+	t.Parallel()
 	trap := newKeyTrap(t)
 	src := redirectingSource(t, trap.URL, http.StatusTemporaryRedirect)
 	const serveKey = "serve-key-0b8e2f6a4c1d9e7f3a5b"
@@ -127,6 +129,7 @@ func TestForwardedCreateRefusesRedirectToAnotherOrigin(t *testing.T) {
 // origin creates nobody there: the other origin never receives the source key, and the rows
 // fail naming that origin.
 func TestOnboardRefusesRedirectedCreates(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	trap := newKeyTrap(t)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/hrreport"
 	"github.com/hrsync/hrsync/sink"
@@ -66,7 +67,7 @@ func (c *reportCommand) run(ctx context.Context, cfg config.Settings, stdout, st
 		return &usageError{"report: name the account to report with --account (configured: " + strings.Join(config.Names(accts), ", ") + ")"}
 	}
 	a := accts[0]
-	store, err := openStore(ctx, a, a.Logger(cfg.Logger(stderr)))
+	store, err := account.Open(ctx, a, a.Logger(cfg.Logger(stderr)))
 	if err != nil {
 		return err
 	}

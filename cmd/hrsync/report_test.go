@@ -16,6 +16,7 @@ import (
 // says, private, says where in one line, names people only with --names, and refuses a
 // command line it cannot act on with exit status 2. An empty warehouse gets a page saying so.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := filepath.Join(t.TempDir(), "w.db")
 	s, err := sink.Open(ctx, url, sink.Options{})

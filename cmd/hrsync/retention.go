@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
 	"github.com/hrsync/hrsync/sink"
@@ -32,15 +33,15 @@ func (c *retentionCommand) run(ctx context.Context, cfg config.Settings, stdout,
 		return err
 	}
 	log := cfg.Logger(stderr)
-	return eachAccount(ctx, accts, func(a *config.Account) error {
+	return account.Each(ctx, accts, func(a *config.Account) error {
 		p := a.LinePrefix()
 		if !a.Retention.Any() {
 			fmt.Fprintf(stdout, "%sno retention rule is configured (retention in config.yaml): nothing is erased\n", p)
 			return nil
 		}
-		open := openExistingWritable // makes no warehouse where there is none
+		open := account.OpenExistingWritable // makes no warehouse where there is none
 		if c.dryRun {
-			open = openExisting // reads only: a standby can answer it
+			open = account.OpenExisting // reads only: a standby can answer it
 		}
 		store, err := open(ctx, a, a.Logger(log))
 		if err != nil {
@@ -48,7 +49,7 @@ func (c *retentionCommand) run(ctx context.Context, cfg config.Settings, stdout,
 		}
 		defer store.Close()
 		res, err := retention.Run(ctx, store, a.Retention, retention.Options{DryRun: c.dryRun, Logger: a.Logger(log)})
-		if err != nil && !errors.Is(err, sink.ErrNotScrubbed) {
+		if err != nil && !errors.Is(err, sink.ErrNotScrubbed) && !errors.Is(err, sink.ErrNotJournaled) {
 			return a.Wrap(err)
 		}
 		personal.PrintRetention(stdout, p, a.Retention, res)

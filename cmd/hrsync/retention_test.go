@@ -15,6 +15,7 @@ import (
 // per rule what it would erase, and erases nothing; the run then erases the same, printing counts
 // per rule and table and never a value; a second run erases nothing.
 func TestRetentionCommand(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := warehouseOf(t,
 		`{"id":42,"first_name":"Zorblax","last_name":"Quendrith","email":"zq@marker.example","status":"Ex-employee","leaving_date":"2001-01-31","department":{"id":2,"name":"Kitchen"}}`,

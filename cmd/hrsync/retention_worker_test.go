@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
@@ -19,6 +20,7 @@ import (
 // restarted within the day, it finds the last run in the warehouse's log and runs nothing, the
 // check uncounted, the last success exported from the log.
 func TestWorkerRunsRetention(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
@@ -55,7 +57,7 @@ func TestWorkerRunsRetention(t *testing.T) {
 	if first == 0 {
 		t.Error("no last success")
 	}
-	p.stop(t, stopTimeout)
+	p.stop(t, account.StopTimeout)
 	s, err = sink.Open(ctx, path, sink.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -74,5 +76,5 @@ func TestWorkerRunsRetention(t *testing.T) {
 	if last := metricValue(t, m, "hrsync_retention_last_success_timestamp_seconds", ""); last < first-1 {
 		t.Errorf("after a restart, the last success is %v, want %v from the log", last, first)
 	}
-	p.stop(t, stopTimeout)
+	p.stop(t, account.StopTimeout)
 }

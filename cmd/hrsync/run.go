@@ -6,32 +6,29 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime/debug"
+	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
-	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/syncreport"
+	"github.com/hrsync/hrsync/internal/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// buildVersion names this build in what hrsync writes (reports, exports, the replica's ETags):
+// its version and short commit, e.g. "v1.2.3 (abc123def456)". Release builds set them with
+// -ldflags -X (package buildinfo).
+func buildVersion() string { return buildinfo.Get().Short() }
 
-func buildVersion() string {
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " (" + s.Value[:12] + ")"
-			}
-		}
-	}
-	return v
+// logStart is the first line the long-running commands log (commandSpec.logsStart): which build
+// wrote the log that follows.
+func logStart(log *slog.Logger) {
+	b := buildinfo.Get()
+	log.Info("hrsync starting", "version", b.Version, "commit", b.ShortCommit(), "go", b.GoVersion)
 }
 
 // usageError is a command line hrsync cannot act on: exit status 2.
@@ -56,7 +53,7 @@ func exitCode(err error) int {
 // guard: neither ok nor failed, exit status 3. One failure among them makes it 1.
 func onlyHeld(err error) bool {
 	switch e := err.(type) {
-	case *heldError:
+	case *syncreport.HeldError:
 		return true
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
@@ -88,20 +85,30 @@ type commandSpec struct {
 	// args is what it takes after its flags, for its usage line; "" means no arguments.
 	args string
 	new  func() command
+	// logsStart says whether it logs logStart's line first (run does, before the command), given
+	// its stderr; nil for never. The commands whose logs an operator reads later: the worker,
+	// the replica, a sync.
+	logsStart func(stderr io.Writer) bool
 }
+
+// always and piped are commandSpec.logsStart's: always, and only where stderr is no terminal (a
+// sync on a terminal draws its progress and logs only warnings: syncreport.Report.Logger).
+func always(io.Writer) bool       { return true }
+func piped(stderr io.Writer) bool { return !syncreport.IsTerminal(stderr) }
 
 // commands are hrsync's subcommands, in the order hrsync --help lists them.
 var commands = []commandSpec{
-	{name: "migrate", summary: "create or upgrade the warehouse schema",
+	{name: "migrate", summary: "create or upgrade the warehouse schema (--status, --dry-run: what it would run;\n" +
+		"--account)",
 		new: func() command { return &migrateCommand{} }},
 	{name: "serve", summary: "serve the warehouse as the /v1 interface (a read replica, or standalone)",
-		new: func() command { return &serveCommand{} }},
+		new: func() command { return &serveCommand{} }, logsStart: always},
 	{name: "sync", summary: "load the source into the warehouse (--dry-run, --resource, --full, --accept)",
-		new: func() command { return &syncCommand{} }},
+		new: func() command { return &syncCommand{} }, logsStart: piped},
 	{name: "onboard", summary: "create the new hires of CSV files, each exactly once (--dry-run, --retry-failed; files, or onboarding.dir)",
 		args: "[FILE.csv ...]", new: func() command { return &onboardCommand{} }},
 	{name: "run", summary: "the worker: syncs on the schedule, metrics, health (--serve, --now)",
-		new: func() command { return &runCommand{} }},
+		new: func() command { return &runCommand{} }, logsStart: always},
 	{name: "demo", summary: "everything at once, with nothing to set up: an in-process upstream, a sync, an\n" +
 		"onboarding, a second sync, a report, then the replica until Ctrl-C\n" +
 		"(--employees, --addr, --hires, --warehouse, --no-serve)",
@@ -115,8 +122,12 @@ var commands = []commandSpec{
 		new: func() command { return &subjectAccessCommand{} }},
 	{name: "erase", summary: "erase a person's personal data from the warehouse and keep it erased across syncs\n" +
 		"(--employee ID --reason TEXT [--classes] [--pre-emptive], --list, --lift ERASURE_ID\n" +
-		"--reason TEXT)",
+		"--reason TEXT, --reapply)",
 		new: func() command { return &eraseCommand{} }},
+	{name: "backup", summary: "copy a SQLite warehouse while syncs run: private, whole or not at all\n(--out FILE, --force, --account; Postgres: pg_dump, see docs/operations.md)",
+		new: func() command { return &backupCommand{} }},
+	{name: "restore", summary: "replace a SQLite warehouse with a backup, re-applying the erasures made since\n(--from FILE, --account)",
+		new: func() command { return &restoreCommand{} }},
 	{name: "retention", summary: "apply the retention rules now: erase what is past its period (leavers' data by\n" +
 		"class, old sicknesses' details, old onboarding files) (--dry-run, --account)",
 		new: func() command { return &retentionCommand{} }},
@@ -131,7 +142,7 @@ var commands = []commandSpec{
 // usageText is hrsync --help.
 func usageText() string {
 	var b strings.Builder
-	b.WriteString("usage: hrsync [--config FILE] COMMAND [flags]\n\nCommands:\n")
+	b.WriteString("usage: hrsync [--config FILE] COMMAND [flags]\n       hrsync --version\n\nCommands:\n")
 	width := 0
 	for _, c := range commands {
 		width = max(width, len(c.name))
@@ -161,12 +172,17 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	global := flag.NewFlagSet("hrsync", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	configPath := global.String("config", "", "config file")
+	showVersion := global.Bool("version", false, "print the version on one line")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText())
 			return nil
 		}
 		return &usageError{err.Error() + " (hrsync --help lists the commands)"}
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "hrsync", buildinfo.Get())
+		return nil
 	}
 	if global.NArg() == 0 {
 		fmt.Fprint(stderr, usageText())
@@ -206,6 +222,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	if spec.logsStart != nil && spec.logsStart(stderr) {
+		logStart(cfg.Logger(stderr))
+	}
 	return cmd.run(ctx, cfg, stdout, stderr)
 }
 
@@ -214,52 +233,26 @@ type versionCommand struct{}
 
 func (versionCommand) flags(*flag.FlagSet) {}
 
+// run prints the build, one field a line (hrsync --version prints it on one).
 func (versionCommand) run(_ context.Context, _ config.Settings, stdout, _ io.Writer) error {
-	fmt.Fprintln(stdout, "hrsync", buildVersion())
+	fmt.Fprint(stdout, buildinfo.Get().Lines("hrsync"))
 	return nil
 }
 
-// stopGrace is how long, once a command is asked to stop, its warehouse statements may go on
-// (a run's ledger entry, a lock's release) before their connections are closed under them: a
-// stop never waits on a warehouse that stopped answering.
-const stopGrace = 15 * time.Second
+// newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build.
+func newRegistry() *prometheus.Registry { return prom.NewRegistry(buildinfo.Get()) }
 
-// migrateCommand is hrsync migrate.
-type migrateCommand struct {
-	account string
-}
-
-func (c *migrateCommand) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.account, "account", "", "migrate only these accounts (comma-separated names from accounts; default: every one)")
-}
-
-// run migrates the warehouse of every account named (each schema, or SQLite file), going on
-// past one that fails; it fails when any did.
-func (c *migrateCommand) run(ctx context.Context, cfg config.Settings, stdout, stderr io.Writer) error {
-	accts, err := cfg.Pick(c.account)
+// oneAccount is the one account a command acts on: --account's (name), or the only one
+// configured; with several and none named, a usage error asking for the account which holds
+// what the command is about (which: "whose warehouse holds the person").
+func oneAccount(cfg config.Settings, name, command, which string) (*config.Account, error) {
+	accts, err := cfg.Pick(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	log := cfg.Logger(stderr) // says how many abandoned sync runs it closed
-	return eachAccount(ctx, accts, func(a *config.Account) error {
-		opts := a.SinkOptions()
-		opts.Logger = a.Logger(log)
-		applied, err := sink.Migrate(ctx, a.Warehouse.URL, opts)
-		if err != nil {
-			return a.Wrap(err)
-		}
-		where := sink.RedactURL(a.Warehouse.URL)
-		if a.Listed { // one of several: which of its database's warehouses
-			where = sink.RedactPlace(a.Warehouse.URL, a.Warehouse.Schema)
-		}
-		if len(applied) == 0 {
-			fmt.Fprintf(stdout, "%swarehouse %s is up to date\n", a.LinePrefix(), where)
-			return nil
-		}
-		fmt.Fprintf(stdout, "%swarehouse %s: applied migrations %v\n", a.LinePrefix(), where, applied)
-		return nil
-	})
+	if len(accts) > 1 {
+		return nil, &usageError{command + ": name the account " + which + " with --account (configured: " +
+			strings.Join(config.Names(accts), ", ") + ")"}
+	}
+	return accts[0], nil
 }
-
-// newRegistry is the process's Prometheus registry (prom.NewRegistry), with this build's version.
-func newRegistry() *prometheus.Registry { return prom.NewRegistry(version) }

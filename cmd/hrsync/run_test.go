@@ -21,9 +21,10 @@ import (
 	"github.com/hrsync/hrsync/sink/sinktest"
 )
 
-func TestMain(m *testing.M) { sinktest.Main(m) }
+func TestMain(m *testing.M) { sinktest.Main(m, removeBuilt) }
 
 func TestCommandLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args     []string
 		code     int
@@ -181,6 +182,7 @@ func get(t *testing.T, url, key string) (int, string) {
 }
 
 func TestMigrateThenServePostgres(t *testing.T) {
+	t.Parallel()
 	url, schemaName := sinktest.Postgres(t)
 	env := []string{"HRSYNC_WAREHOUSE_URL=" + url, "HRSYNC_WAREHOUSE_SCHEMA=" + schemaName, "HRSYNC_SERVE_API_KEYS=k1-4f9a0c7e2b1d8e6f3a5c9b0d,k2-4f9a0c7e2b1d8e6f3a5c9b0d"}
 
@@ -235,6 +237,7 @@ func allVersions() []int {
 }
 
 func TestServeGeneratesAKeyFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "hrsync.key")
 	env := []string{"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_SERVE_API_KEY_FILE=" + keyFile}

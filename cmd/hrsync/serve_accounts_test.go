@@ -25,6 +25,7 @@ import (
 // warehouse at start held one for every account. 24 accounts, because migrating a schema takes
 // about 2 s here: BenchmarkFleet serves 1,000 (docs/benchmarks.md).
 func TestServeManyAccounts(t *testing.T) {
+	t.Parallel()
 	const n, openAccounts = 24, 4
 	dbURL, prefix := sinktest.Postgres(t)
 	app := "hrsync_serve_" + prefix

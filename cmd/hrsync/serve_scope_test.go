@@ -34,6 +34,7 @@ func sha256Hex(s string) string {
 // TestServeKeyScopeErrors: a wrong scope in serve.keys is one line naming the key (never its
 // value), with the closest collection for a misspelt one.
 func TestServeKeyScopeErrors(t *testing.T) {
+	t.Parallel()
 	sum := sha256Hex("secret-value-4f9a0c7e2b1d8e6f3a5c9b0d")
 	tests := []struct{ name, keys, want string }{
 		{"key and sha256", "{name: d, key: secret-value-4f9a0c7e2b1d8e6f3a5c9b0d, sha256: " + sum + "}", "serve.keys d: set key or key_file, or sha256 (exactly one of them)"},
@@ -76,6 +77,7 @@ func TestServeKeyScopeErrors(t *testing.T) {
 // TestServeKeyScopes: serve.keys' scopes reach serve as given; writes left out is true for a key
 // without a scope and false for one with any.
 func TestServeKeyScopes(t *testing.T) {
+	t.Parallel()
 	sum := sha256Hex("k")
 	cfg, err := config.Load(sinktest.ConfigFile(t, `serve:
   keys:
@@ -127,6 +129,7 @@ func TestServeKeyScopes(t *testing.T) {
 // employees, the departments, its index; its other reads and its creates are 403, and the
 // access log names it, never the key. A key without a scope still reads everything.
 func TestScopedKeyServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 230, Seed: 5})
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: acct.Employees,
@@ -238,6 +241,7 @@ serve:
 // TestConfigDirectoryExample: config.yaml's directory example, uncommented with a real hash,
 // is a valid read-only key that reads employees and departments and no personal field.
 func TestConfigDirectoryExample(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../config.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +287,7 @@ func TestConfigDirectoryExample(t *testing.T) {
 // file's key is refused (401) and one line says so and how to keep it; listed as a key_file, it
 // is accepted again and the line goes. No log line holds a key.
 func TestServeScopeWarningsAndTheKeyFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "hrsync.key")
 	env := []string{"HRSYNC_WAREHOUSE_URL=" + warehouseFile(t, filepath.Join(dir, "w.db")), "HRSYNC_SERVE_API_KEY_FILE=" + keyFile}
@@ -376,6 +381,7 @@ func TestServeScopeWarningsAndTheKeyFile(t *testing.T) {
 
 // TestRunServeScopeWarnings: hrsync run --serve says at start what serve says of its keys.
 func TestRunServeScopeWarnings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "hrsync.key")
 	if err := os.WriteFile(keyFile, []byte("hrsync-4f9a0c7e2b1d8e6f3a5c9b0d4f9a0c7e2b1d\n"), 0o600); err != nil {

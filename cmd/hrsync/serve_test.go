@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
@@ -19,6 +20,7 @@ import (
 // The serve port answers every request in JSON with the right status, health endpoints and
 // paths an http.ServeMux would redirect included.
 func TestServePortAnswersJSON(t *testing.T) {
+	t.Parallel()
 	store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "wh.db"), sink.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +30,7 @@ func TestServePortAnswersJSON(t *testing.T) {
 	cfg.Serve.APIKeys = []string{"k1-4f9a0c7e2b1d8e6f3a5c9b0d"}
 	cfg.Serve.Writes = "local"
 	s := parsed(t, cfg)
-	h, err := apiMux(s, []accountStore{{acct: s.Accounts[0], store: store}}, prom.NewServe(newRegistry()), slog.New(slog.DiscardHandler))
+	h, err := account.APIMux(s, []account.Served{account.NewServed(s.Accounts[0], store)}, prom.NewServe(newRegistry()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +82,7 @@ func TestServePortAnswersJSON(t *testing.T) {
 // TestMetricsPortAnswersJSON: the metrics port serves the exposition on /metrics and answers
 // everything else it refuses in JSON, never a redirect or a text 404.
 func TestMetricsPortAnswersJSON(t *testing.T) {
+	t.Parallel()
 	store, err := sink.Open(context.Background(), filepath.Join(t.TempDir(), "wh.db"), sink.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 // a source forwards its creates when this process holds the source's key, and refuses them when
 // it does not; a mode that is set is taken as set, for every account.
 func TestWritesDefault(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "source.key")
 	if err := os.WriteFile(keyFile, []byte("# the key\nsrc-key-4f9a0c7e2b1d8e6f\n"), 0o600); err != nil {
@@ -82,6 +83,7 @@ func TestWritesDefault(t *testing.T) {
 // warning at start that such employees never reach the HR system. A standalone warehouse
 // creates locally, without a warning.
 func TestReplicaCreates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		source     bool // source.url set

@@ -19,6 +19,7 @@ import (
 // its own place in its schedule_spread (the default, none, an hour), as
 // hrsync_job_next_run_timestamp_seconds says: 02:00 plus the account's offset.
 func TestWorkerSpreadsSchedules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	metrics := freeAddr(t)
 	path := filepath.Join(dir, "config.yaml")
@@ -46,7 +47,7 @@ accounts:
 	defer func() { cancel(); <-done }()
 	next := regexp.MustCompile(`hrsync_job_next_run_timestamp_seconds\{account="([a-z]+)",task="sync"\} (\S+)`)
 	got := map[string]int64{}
-	for deadline := time.Now().Add(30 * time.Second); len(got) < 3; {
+	for deadline := time.Now().Add(upWithin); len(got) < 3; {
 		if time.Now().After(deadline) {
 			t.Fatalf("no next runs on /metrics within 30 s (%v):\n%s", got, logs)
 		}

@@ -29,6 +29,7 @@ import (
 // refuses the standby at start in one line, as migrate does. A schema the standby has not got
 // yet is named as the primary's to migrate.
 func TestServeOnHotStandby(t *testing.T) {
+	t.Parallel()
 	pg := sinktest.NewStandby(t)
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(150, 3)})
 	defer up.Close()

@@ -6,16 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/server"
-	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // subjectAccessCommand is hrsync subject-access: everything the warehouse holds about one
@@ -66,11 +64,11 @@ func (c *subjectAccessCommand) run(ctx context.Context, cfg config.Settings, std
 			return &usageError{fmt.Sprintf("subject-access: --employee %q: want an employee's id, a whole number above 0", c.employee)}
 		}
 	}
-	a, err := personAccount(cfg, c.account, "subject-access")
+	a, err := oneAccount(cfg, c.account, "subject-access", "whose warehouse holds the person")
 	if err != nil {
 		return err
 	}
-	store, err := openExisting(ctx, a, a.Logger(cfg.Logger(stderr))) // makes no warehouse where there is none
+	store, err := account.OpenExisting(ctx, a, a.Logger(cfg.Logger(stderr))) // makes no warehouse where there is none
 	if err != nil {
 		return err
 	}
@@ -113,7 +111,7 @@ func (c *subjectAccessCommand) run(ctx context.Context, cfg config.Settings, std
 	if err != nil {
 		return a.Wrap(fmt.Errorf("subject-access: %w", err))
 	}
-	keys, err := keyReadings(cfg, a)
+	keys, err := personal.KeyReadings(cfg, a)
 	if err != nil {
 		return fmt.Errorf("subject-access: %w", err)
 	}
@@ -148,37 +146,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// keyReadings are the keys of hrsync's replica that read account a's data (config.KeyScopes:
-// serve.keys by name; serve.api_keys, and the key file when it exists, with full access), each
-// with the classes it reads of each collection (server.Readable). A key file not made yet (serve
-// never ran) is no key. Keys are named, never given.
-func keyReadings(cfg config.Settings, a *config.Account) ([]personal.KeyReading, error) {
-	var out []personal.KeyReading
-	for _, k := range config.KeyScopes(cfg) {
-		if k.Account != a.Name {
-			continue
-		}
-		name := "the application using hrsync's API key " + strconv.Quote(k.Name)
-		switch k.Name {
-		case "serve.api_keys":
-			name = "the applications using hrsync's API keys of serve.api_keys (full access)"
-		case cfg.Serve.APIKeyFile:
-			if _, err := os.Stat(k.Name); err != nil {
-				continue
-			}
-			name = "the applications using hrsync's API key of its key file (full access)"
-		}
-		readings, err := server.Readable(k.Scope, a.Declarations)
-		if err != nil {
-			return nil, fmt.Errorf("key %s: %w", k.Name, err)
-		}
-		kr := personal.KeyReading{Name: name, Reads: map[string][]v1.Class{}}
-		for collection, r := range readings {
-			kr.Reads[collection] = r.Classes()
-		}
-		out = append(out, kr)
-	}
-	return out, nil
 }

@@ -83,6 +83,7 @@ func leaverWarehouse(t *testing.T) (env []string, configPath string) {
 // recipients and retention; not the warehouse's file, nor a bookkeeping column's name. The page
 // loads nothing from elsewhere, and prints (to PDF).
 func TestSubjectAccessBrowser(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: no browser")
 	}

@@ -73,6 +73,7 @@ var internalNames = []string{"listed", "origin", "synced_at", "valid_from", "val
 // JSON's values, cells safe for a spreadsheet; it prints the paths and the counts, never a
 // value.
 func TestSubjectAccessExport(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -257,6 +258,7 @@ func member(t *testing.T, c personal.Category, id, name string) personal.Member 
 // nothing; an export already there is not overwritten without --force, and is replaced with it;
 // an id that is not a number, or none, is a usage error.
 func TestSubjectAccessRefusals(t *testing.T) {
+	t.Parallel()
 	env := subjectWarehouse(t, "sqlite")
 	ctx := context.Background()
 	out := t.TempDir()
@@ -317,6 +319,7 @@ func TestSubjectAccessRefusals(t *testing.T) {
 // case; a name without its accents or case); several matches are listed with what tells them
 // apart, and none is exported; no match is an error naming the flag, not the value.
 func TestSubjectAccessFind(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := filepath.Join(t.TempDir(), "w.db")
 	s, err := sink.Open(ctx, url, sink.Options{})

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/user"
 	"slices"
@@ -14,15 +13,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
-	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/syncreport"
 	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/source/client"
-	v1 "github.com/hrsync/hrsync/source/v1"
-	"github.com/hrsync/hrsync/sync/runner"
 	"github.com/hrsync/hrsync/sync/walk"
 )
 
@@ -66,71 +60,6 @@ func (c *syncCommand) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.full, "full", false, "walk every collection whole, even those sync.window lets a run walk in part")
 	fs.StringVar(&c.account, "account", "", "sync only these accounts (comma-separated names from accounts; default: every one, one after another)")
 }
-
-// checkSource says what the account's source settings lack, before a command opens the
-// warehouse its client then paces on.
-func checkSource(a *config.Account) error {
-	where := func(key string) string {
-		if a.Listed {
-			return "accounts[" + a.Name + "]." + key + ", " + a.EnvVar(key)
-		}
-		return key + ", " + a.EnvVar(key)
-	}
-	if a.Source.URL == "" {
-		return a.Wrap(fmt.Errorf("source URL: not set (%s)", where("source.url")))
-	}
-	if a.Source.APIKey == "" {
-		return a.Wrap(fmt.Errorf("source API key: not set (%s, or source.api_key_file)", where("source.api_key")))
-	}
-	return nil
-}
-
-// newClient builds a client of the account, paced at its source.rate_limit; a process makes
-// one per account and shares it, so everything it sends the account counts against one budget.
-// With source.shared_budget (the default) and a store, that budget is the account's in the
-// warehouse, shared with every other hrsync process of the account (sink.Budget); without a
-// store (demo) or with shared_budget off, the process paces itself alone. reg, when not nil,
-// gets the shared budget's metrics.
-func newClient(a *config.Account, log *slog.Logger, store *sink.Store, reg prometheus.Registerer, opts client.Options) (*client.Client, error) {
-	c, b, err := newBudgetedClient(a, log, store, opts)
-	if err != nil {
-		return nil, err
-	}
-	if b != nil && reg != nil {
-		if err := reg.Register(prom.NewBudgetCollector(b)); err != nil {
-			return nil, fmt.Errorf("register the request budget's metrics: %w", err)
-		}
-	}
-	return c, nil
-}
-
-// newBudgetedClient is newClient without the metrics: the client, and its shared budget when
-// it has one (nil otherwise), whose waits the caller exports (the worker adds up those of its
-// runs').
-func newBudgetedClient(a *config.Account, log *slog.Logger, store *sink.Store, opts client.Options) (*client.Client, *sink.Budget, error) {
-	if err := checkSource(a); err != nil {
-		return nil, nil, err
-	}
-	opts.RateLimit, opts.Logger = a.Source.RateLimit, log
-	var b *sink.Budget
-	if sharesBudget(a) && store != nil {
-		var err error
-		b, err = store.NewBudget(sink.BudgetOptions{Account: a.Source.Account, PerMinute: a.Source.RateLimit,
-			Share: a.Source.BudgetShare, Logger: log})
-		if err != nil {
-			return nil, nil, a.Wrap(err)
-		}
-		opts.Budget = b
-	}
-	c, err := client.New(a.Source.URL, a.Source.APIKey, opts)
-	if err != nil {
-		return nil, nil, a.Wrap(err)
-	}
-	return c, b, nil
-}
-
-// sharesBudget is whether the account's clients pace on its budget in the warehouse.
-func sharesBudget(a *config.Account) bool { return a.Source.SharedBudget && a.Source.RateLimit > 0 }
 
 // resourcesOf is what --resource names: nothing, sync.resources (configured); otherwise the
 // collections it lists, comma-separated, all standing for every one the sync knows but the
@@ -215,7 +144,7 @@ func (c *syncCommand) run(ctx context.Context, cfg config.Settings, stdout, stde
 	if _, err := resourcesOf(c.resource, nil); err != nil {
 		return err
 	}
-	return eachAccount(ctx, accts, func(a *config.Account) error { return c.runAccount(ctx, cfg, a, stdout, stderr) })
+	return account.Each(ctx, accts, func(a *config.Account) error { return c.runAccount(ctx, cfg, a, stdout, stderr) })
 }
 
 // runAccount is one account's sync: its lock, its budget, its warehouse.
@@ -227,18 +156,11 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	rep := syncreport.New(stdout, stderr, syncreport.IsTerminal(stderr), a.LinePrefix(), a.Source.RateLimit, c.dryRun, nil)
 	defer rep.Close()
 	log := a.Logger(rep.Logger(cfg))
-	if err := checkSource(a); err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
-	store, err := openWritable(ctx, a, log)
+	syncer, err := account.OpenSync(ctx, a, log)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	src, err := newClient(a, log, store, nil, client.Options{})
-	if err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
+	defer syncer.Close()
 	concurrency := a.Sync.Concurrency
 	if c.concurrency > 0 {
 		concurrency = c.concurrency
@@ -250,98 +172,16 @@ func (c *syncCommand) runAccount(ctx context.Context, cfg config.Settings, a *co
 	}
 	rep.Options(&sopts)
 	rep.Begin(len(resources))
-	var results []walk.Result
-	err = walk.WithLock(ctx, store, func(ctx context.Context) error {
-		results, err = walk.New(src, store, sopts).Run(ctx, resources)
+	results, err := syncer.Run(ctx, sopts, resources)
+	if errors.Is(err, account.ErrSyncLocked) {
 		return err
-	})
-	if errors.Is(err, runner.ErrLocked) {
-		return fmt.Errorf("sync: %w; try again when it is done", a.Wrap(err))
 	}
 	rep.Close() // the totals, before the error that says what failed
 	if sopts.Accept != nil && !slices.ContainsFunc(results, func(r walk.Result) bool { return r.AcceptedBy != "" }) {
 		fmt.Fprintln(stdout, a.LinePrefix()+"--accept: nothing accepted: no collection of this run was held by a guard it had been held by")
 	}
 	if err != nil {
-		var msgs []string
-		var held []string // the collections held, to name in what to run
-		failed := false
-		for _, r := range results {
-			if r.Err == nil {
-				continue
-			}
-			msg := fmt.Sprintf("%s: %v", r.Resource, r.Err)
-			switch {
-			case errors.Is(r.Err, walk.ErrHeld):
-				held = append(held, string(r.Resource))
-				if c.dryRun {
-					msg = fmt.Sprintf("%s: the load would be held: %s", r.Resource, heldMessages(r.Err))
-				}
-			case errors.Is(r.Err, v1.ErrUnauthorized):
-				failed = true
-				msg += " (check source.api_key, HRSYNC_SOURCE_API_KEY; nothing else was synced)"
-				if a.Listed {
-					msg = fmt.Sprintf("%s: %v (check the account's source.api_key, %s; nothing else of it was synced)",
-						r.Resource, r.Err, a.EnvVar("source.api_key"))
-				}
-			default:
-				failed = true
-			}
-			msgs = append(msgs, msg)
-		}
-		if len(msgs) == 0 {
-			return fmt.Errorf("sync: %w", a.Wrap(err))
-		}
-		if len(held) > 0 {
-			msgs = append(msgs, c.acceptHint(a, held))
-		}
-		onlyHeld := !failed && !slices.ContainsFunc(joined(err), func(e error) bool { return !errors.Is(e, walk.ErrHeld) })
-		err := fmt.Errorf("sync: %w", a.Wrap(errors.New(strings.Join(msgs, "; "))))
-		if onlyHeld {
-			return &heldError{err}
-		}
-		return err
+		return syncreport.Failed(a, results, err, c.dryRun)
 	}
 	return nil
 }
-
-// acceptHint says what to run once the held collections' source is checked.
-func (c *syncCommand) acceptHint(a *config.Account, held []string) string {
-	cmd := "hrsync sync"
-	if a.Listed {
-		cmd += " --account " + a.Name
-	}
-	cmd += " --resource " + strings.Join(held, ",") + ` --accept "why"`
-	if c.dryRun {
-		return "a sync would write nothing of it: once you have checked the source, run `" + cmd + "`"
-	}
-	return "once you have checked the source, run `" + cmd + "`; until then scheduled syncs keep checking and the hold lifts by itself when the source is back to normal"
-}
-
-// heldMessages are the guards' messages of a held run's error.
-func heldMessages(err error) string {
-	var he *walk.HeldError
-	if !errors.As(err, &he) {
-		return err.Error()
-	}
-	msgs := make([]string, len(he.Holds))
-	for i, h := range he.Holds {
-		msgs[i] = h.Message
-	}
-	return strings.Join(msgs, "; ")
-}
-
-// joined are the errors err joins (errors.Join), or err alone.
-func joined(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
-
-// heldError is a sync whose only trouble was loads held by a load guard: neither ok nor
-// failed, exit status 3 (exitCode).
-type heldError struct{ err error }
-
-func (e *heldError) Error() string { return e.err.Error() }
-func (e *heldError) Unwrap() error { return e.err }

@@ -46,6 +46,7 @@ WHERE schemaname = $1 AND relname NOT IN ('sync_runs', 'load_profiles', 'load_ho
 // serve` then answers every record as the source did, and a second sync of the unchanged source
 // writes no row (pg_stat_user_tables says so).
 func TestSyncThenServe(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(1234, 3)})
 	defer up.Close()
 	url, schemaName := sinktest.Postgres(t)
@@ -140,6 +141,7 @@ func settledWrites(t *testing.T, url, schemaName string) int64 {
 // TestSyncExitsThreeWhenHeld: a load the shrink guard holds ends the command with exit status 3,
 // one line saying what to run, and --allow-mass-delete still accepts it.
 func TestSyncExitsThreeWhenHeld(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(50, 1)})
 	defer up.Close()
 	url, schemaName := sinktest.Postgres(t)
@@ -181,6 +183,7 @@ func TestSyncExitsThreeWhenHeld(t *testing.T) {
 }
 
 func TestSyncWithoutSourceSaysWhatIsMissing(t *testing.T) {
+	t.Parallel()
 	err := run(context.Background(), []string{"sync"}, []string{"HRSYNC_WAREHOUSE_URL=" + t.TempDir() + "/w.db"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "HRSYNC_SOURCE_URL") {
 		t.Errorf("err %v", err)
@@ -192,6 +195,7 @@ func TestSyncWithoutSourceSaysWhatIsMissing(t *testing.T) {
 // the employees, and exits 0. sync.resources picks the collections and --resource wins over it;
 // a run whose every collection is unavailable fails.
 func TestSyncSkipsCollectionsNotOffered(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(150, 4),
 		Fault: func(_ int, r *http.Request) fakeupstream.Fault {
 			if r.URL.Path == "/v1/working_patterns" {
@@ -263,6 +267,7 @@ func TestSyncSkipsCollectionsNotOffered(t *testing.T) {
 // TestRunSyncsTheConfiguredResources: the worker's scheduled sync walks sync.resources, and
 // nothing else.
 func TestRunSyncsTheConfiguredResources(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(40, 5)})
 	defer up.Close()
 	db := filepath.Join(t.TempDir(), "w.db")
@@ -273,7 +278,7 @@ func TestRunSyncsTheConfiguredResources(t *testing.T) {
 	var logs syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"run", "--now"}, env, io.Discard, &logs) }()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(upWithin)
 	for !strings.Contains(logs.String(), `msg="sync finished" resource=employees`) {
 		select {
 		case err := <-done:
@@ -281,7 +286,7 @@ func TestRunSyncsTheConfiguredResources(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no sync within 30 s:\n%s", logs.String())
+			t.Fatalf("no sync within %v:\n%s", upWithin, logs.String())
 		}
 	}
 	cancel()

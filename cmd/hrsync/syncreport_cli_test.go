@@ -28,6 +28,7 @@ func (*fakeTerminal) IsTerminal() bool { return true }
 // deleted nor walked twice), and the totals. Piped, the second sync writes the summaries and
 // the totals on stdout, the logs as configured on stderr, and no control character.
 func TestSyncSaysWhatItWillDoAndDid(t *testing.T) {
+	t.Parallel()
 	var once sync.Once
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(250, 4),
 		Fault: func(_ int, r *http.Request) fakeupstream.Fault {
@@ -103,6 +104,7 @@ func TestSyncSaysWhatItWillDoAndDid(t *testing.T) {
 // the run at once; the terminal shows no plan of unknown collections ("~0 pages … 13 unknown
 // until walked") above the error, only what failed and why.
 func TestSyncWithARefusedKeyPlansNothing(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(20, 4)})
 	defer up.Close()
 	env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=not-the-key-the-source-knows", "HRSYNC_SOURCE_RATE_LIMIT=6000",

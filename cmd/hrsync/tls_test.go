@@ -93,6 +93,7 @@ func startTLSServe(t *testing.T, ca *tlstest.CA, env ...string) (base string, lo
 // served without a restart, on SIGHUP and on a change of the files alone; a broken pair leaves
 // the previous one serving until it is mended.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	defer func(d time.Duration) { httpserve.CertPollInterval = d }(httpserve.CertPollInterval)
 	httpserve.CertPollInterval = 50 * time.Millisecond
 	dir := t.TempDir()
@@ -181,6 +182,7 @@ func TestServeTLS(t *testing.T) {
 // TestServeH2C: with serve.h2c, the cleartext port takes HTTP/2 with prior knowledge and
 // HTTP/1.1 both; without it, HTTP/2 with prior knowledge is refused.
 func TestServeH2C(t *testing.T) {
+	t.Parallel()
 	h2c := &http.Transport{Protocols: new(http.Protocols)}
 	h2c.Protocols.SetUnencryptedHTTP2(true)
 	for _, on := range []bool{true, false} {
@@ -213,6 +215,7 @@ func TestServeH2C(t *testing.T) {
 // TestServeTLSConfigErrors: a half-configured or unloadable certificate stops serve before it
 // listens, with one line saying what is wrong.
 func TestServeTLSConfigErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca := tlstest.NewCA(t)
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")

@@ -63,6 +63,7 @@ func TestKeyValueWarehouseStringIsRefused(t *testing.T) {
 // migrate prints a Postgres warehouse without its password, whether in the URL's user info or
 // its password parameter.
 func TestMigratePrintsNoPassword(t *testing.T) {
+	t.Parallel()
 	const secret = "Hunter2-Sekret-9"
 	for _, url := range []string{
 		"postgres://hrsync:" + secret + "@127.0.0.1:1/hr?connect_timeout=1",

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -25,19 +24,48 @@ import (
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
-// buildBinary builds hrsync once for the tests that run it as a process.
-func buildBinary(t *testing.T) string {
+// buildBinary is hrsync built for the tests that run it as a process: built once per test
+// process, at the first test that asks, into a directory TestMain removes. Each test building
+// its own copy cost the package a link of the whole binary per test.
+func buildBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hrsync")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build hrsync: %v", err)
+	built.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			built.err = fmt.Errorf("the go command is needed to build hrsync: %w", err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "hrsync-test-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir = dir
+		bin := filepath.Join(dir, "hrsync")
+		if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build: %w\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	return built.bin
+}
+
+// built is the binary buildBinary built, shared by every test of the process.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// removeBuilt removes buildBinary's directory (TestMain, after the tests).
+func removeBuilt() {
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
 	}
-	return bin
 }
 
 type process struct {
@@ -104,35 +132,6 @@ func (p *process) scrape(t *testing.T) string {
 	}
 }
 
-// gathered is the value of the series of name in reg whose labels include every one of labels
-// (name=value pairs), 0 when there is none: a counter's or a gauge's.
-func gathered(t *testing.T, reg prometheus.Gatherer, name string, labels ...string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			has := map[string]bool{}
-			for _, l := range m.GetLabel() {
-				has[l.GetName()+"="+l.GetValue()] = true
-			}
-			for _, l := range labels {
-				if !has[l] {
-					continue series
-				}
-			}
-			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return 0
-}
-
 func metricValue(t *testing.T, exposition, name, label string) float64 {
 	t.Helper()
 	// Legacy names: Prometheus conventions, as promtool checks them.
@@ -160,6 +159,7 @@ func metricValue(t *testing.T, exposition, name, label string) float64 {
 // every second; the advisory lock lets one sync at a time, the other skips and counts it, and
 // the ledger shows no overlapping runs of a resource.
 func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs processes for several seconds")
 	}
@@ -244,6 +244,7 @@ func TestTwoWorkersNeverSyncAtOnce(t *testing.T) {
 // TestRunStopsCleanlyMidSync: SIGTERM during a sync stops fetching, rolls the transaction
 // back, stops the servers, and exits 0 quickly; the ledger says the run did not finish.
 func TestRunStopsCleanlyMidSync(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	employeesAsked := make(chan struct{})
 	var once sync.Once

@@ -215,12 +215,13 @@ func TestCompose(t *testing.T) {
 
 func TestDockerfile(t *testing.T) {
 	const df = "deploy/Dockerfile"
-	checkKit(t, "", []string{"go.mod", "go.sum", ".dockerignore", df, "cmd/hrsync"}, []kitCase{
+	checkKit(t, "", []string{"go.mod", "go.sum", ".dockerignore", df, "cmd/hrsync", "internal/buildinfo"}, []kitCase{
 		{"the real Dockerfile passes", nil, "", false},
 		{"a docker build --check warning", []edit{{df, "FROM gcr.io/distroless/static-debian12:nonroot", "from gcr.io/distroless/static-debian12:nonroot"}}, "ConsistentInstructionCasing", false},
 		{"a Go older than go.mod's", []edit{{df, "ARG GO_VERSION=1.26", "ARG GO_VERSION=1.25"}}, "the build stage is golang:1.25-bookworm but go.mod says go 1.26", false},
 		{"a binary that needs libc", []edit{{df, "CGO_ENABLED=0 ", ""}}, `the go build line lacks "CGO_ENABLED=0"`, false},
-		{"a version hrsync version cannot print", []edit{{df, "-X main.version=${VERSION}", "-X main.Version=${VERSION}"}}, `the go build line lacks "-X main.version="`, false},
+		{"a version hrsync version cannot print", []edit{{df, "buildinfo.version=${VERSION}", "buildinfo.Version=${VERSION}"}}, `the go build line lacks "-X github.com/hrsync/hrsync/internal/buildinfo.version="`, false},
+		{"the version variable gone from package buildinfo", []edit{{"internal/buildinfo/buildinfo.go", "\tversion  string\n", ""}}, "package buildinfo in", false},
 		{"root at run time", []edit{{df, "USER 65532:65532", "USER 0:0"}}, `final stage USER "0:0": want a non-root user`, false},
 		{"a state directory others may read", []edit{{df, "--chmod=0700 /out/state", "--chmod=0755 /out/state"}}, "want the runtime user (65532) and 0700", false},
 		{"a shell ENTRYPOINT", []edit{{df, `ENTRYPOINT ["hrsync"]`, `ENTRYPOINT hrsync`}}, `want ENTRYPOINT ["hrsync"] in exec form`, false},

@@ -134,13 +134,16 @@ func checkStages(root, name string, stages []instructions.Stage, metaArgs []inst
 	base, goVersion := checkBuildStage(root, name, stages[0], expand, p)
 	fbase, user := checkFinalStage(name, stages[len(stages)-1], expand, defaults, p)
 	if !p.any() {
-		fmt.Fprintf(out, "ok: %s: %s build (go %s, CGO_ENABLED=0, -X main.version) into %s as %s, ENTRYPOINT hrsync, CMD run\n",
+		fmt.Fprintf(out, "ok: %s: %s build (go %s, CGO_ENABLED=0, -X buildinfo.version) into %s as %s, ENTRYPOINT hrsync, CMD run\n",
 			name, base, goVersion, fbase, user)
 	}
 }
 
+// versionVar is the variable hrsync version prints, which the go build line sets with -X.
+const versionVar = "github.com/hrsync/hrsync/internal/buildinfo.version"
+
 // checkBuildStage: golang of go.mod's version, and a go build of ./cmd/hrsync that is static,
-// trimmed and sets main.version, which package main declares.
+// trimmed and sets versionVar, which package buildinfo declares.
 func checkBuildStage(root, name string, build instructions.Stage, expand func(string) string, p *problems) (base, goVersion string) {
 	base = expand(build.BaseName)
 	goVersion, err := goDirective(filepath.Join(root, "go.mod"))
@@ -158,13 +161,13 @@ func checkBuildStage(root, name string, build instructions.Stage, expand func(st
 			buildCmd = strings.Join(r.CmdLine, " ")
 		}
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-s -w", "-X main.version=", "./cmd/hrsync"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-s -w", "-X " + versionVar + "=", "./cmd/hrsync"} {
 		if !strings.Contains(buildCmd, want) {
 			p.addf("%s: the go build line lacks %q", name, want)
 		}
 	}
-	if err := hasVersionVar(filepath.Join(root, "cmd", "hrsync")); err != nil {
-		p.addf("%s: -X main.version: %v", name, err)
+	if err := hasVersionVar(filepath.Join(root, "internal", "buildinfo"), "buildinfo"); err != nil {
+		p.addf("%s: -X %s: %v", name, versionVar, err)
 	}
 	return base, goVersion
 }
@@ -273,9 +276,9 @@ func majorMinor(v string) string {
 	return parts[0] + "." + parts[1]
 }
 
-// hasVersionVar checks that package main in dir declares a package-level string variable
-// version, which -ldflags "-X main.version=…" sets (it silently does nothing otherwise).
-func hasVersionVar(dir string) error {
+// hasVersionVar checks that package pkg in dir declares a package-level string variable
+// version, which -ldflags "-X <pkg path>.version=…" sets (it silently does nothing otherwise).
+func hasVersionVar(dir, pkg string) error {
 	fset := token.NewFileSet()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -289,7 +292,7 @@ func hasVersionVar(dir string) error {
 		if err != nil {
 			return err
 		}
-		if af.Name.Name != "main" {
+		if af.Name.Name != pkg {
 			continue
 		}
 		for _, d := range af.Decls {
@@ -316,7 +319,7 @@ func hasVersionVar(dir string) error {
 			}
 		}
 	}
-	return fmt.Errorf("package main in %s declares no variable version", dir)
+	return fmt.Errorf("package %s in %s declares no variable version", pkg, dir)
 }
 
 // buildContext lists the files (slash-separated, relative to root) that the build context

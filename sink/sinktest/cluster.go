@@ -47,16 +47,8 @@ func startThrowaway() (string, error) {
 	if !mainRunning.Load() {
 		return "", errors.New("not started: the package's tests do not run through sinktest.Main (add func TestMain(m *testing.M) { sinktest.Main(m) }), so it would never be stopped")
 	}
-	initdb, pgCtl, err := findBinaries()
+	c, err := startCluster()
 	if err != nil {
-		return "", err
-	}
-	c, err := newCluster(initdb, pgCtl, nil)
-	if err != nil {
-		return "", err
-	}
-	if err := c.start(); err != nil {
-		os.RemoveAll(c.dir)
 		return "", err
 	}
 
@@ -65,6 +57,39 @@ func startThrowaway() (string, error) {
 	clusterMu.Unlock()
 	stopOnSignal()
 	return c.url("postgres"), nil
+}
+
+// StartCluster starts a throwaway cluster from the installed initdb/pg_ctl (on PATH or under
+// /usr/lib/postgresql/*/bin; as the postgres OS user when running as root), configured as the
+// tests' own, and returns the libpq URL of its database postgres as user postgres. stop stops
+// the server and removes its files; it may be called more than once, and only the first call
+// does anything. It is for a program that holds one cluster for several test processes
+// (sink/sinktest/cmd/testpg, which scripts/test.sh runs): the caller must call stop, since
+// nothing else will.
+func StartCluster() (adminURL string, stop func() error, err error) {
+	c, err := startCluster()
+	if err != nil {
+		return "", nil, err
+	}
+	return c.url("postgres"), sync.OnceValue(c.stop), nil
+}
+
+// startCluster makes and starts a cluster with the tests' settings, removing what it made if
+// it cannot start it.
+func startCluster() (*throwaway, error) {
+	initdb, pgCtl, err := findBinaries()
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCluster(initdb, pgCtl, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.start(); err != nil {
+		os.RemoveAll(c.dir)
+		return nil, err
+	}
+	return c, nil
 }
 
 // newCluster makes a temp dir (owned by the postgres OS user when we are root) and, unless
@@ -159,14 +184,16 @@ func (c *throwaway) url(db string) string {
 func shutdown() error {
 	clusterMu.Lock()
 	defer clusterMu.Unlock()
+	var errs []error
 	if theServer != nil && theServer.db != nil && !dbClosed {
+		errs = append(errs, dropTemplate(theServer))
 		theServer.db.Close()
 		dbClosed = true
 	}
 	if cluster == nil || cluster.stopped {
-		return nil
+		return errors.Join(errs...)
 	}
-	return cluster.stop()
+	return errors.Join(append(errs, cluster.stop())...)
 }
 
 func (c *throwaway) stop() error {

@@ -21,6 +21,10 @@
 //     PATH or under /usr/lib/postgresql/*/bin), run as the postgres OS user
 //     when the tests run as root. [Main] stops it and removes its files.
 //
+// When no server answers, scripts/test.sh starts one throwaway cluster for the whole run
+// instead ([StartCluster], held by the command sink/sinktest/cmd/testpg) and hands its URL to
+// every test process in $HRSYNC_TEST_DATABASE_URL.
+//
 // The database [Database] is created on that server if it does not exist.
 // Every call to [Postgres] gets a fresh schema name; the schema is dropped
 // when the test ends.
@@ -95,11 +99,16 @@ var (
 )
 
 // Main runs the tests of a package and stops any throwaway Postgres cluster
-// this process started. Use it from TestMain:
+// this process started, then runs after (the package's own shared fixtures'
+// cleanups), in order. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { sinktest.Main(m) }
-func Main(m *testing.M) {
-	os.Exit(run(m))
+func Main(m *testing.M, after ...func()) {
+	code := run(m)
+	for _, f := range after {
+		f()
+	}
+	os.Exit(code)
 }
 
 // run is Main without the exit, so this package's own TestMain can look at

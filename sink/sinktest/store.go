@@ -11,18 +11,15 @@ import (
 // Backends are the warehouses every storage behaviour is tested on.
 var Backends = []string{"postgres", "sqlite"}
 
-// Store opens a migrated, empty warehouse of the named backend ("postgres": a fresh schema on
-// the test server; "sqlite": a file in the test's temp dir, a copy of one migrated: SQLiteFile) and closes it when the test ends.
+// Store opens a migrated, empty warehouse of the named backend ("postgres": a database of its own on
+// the test server, a copy of one migrated: MigratedPostgres; "sqlite": a file in the test's temp dir, a copy of one migrated: SQLiteFile) and closes it when the test ends.
 func Store(t testing.TB, backend string, opts sink.Options) *sink.Store {
 	t.Helper()
 	ctx := context.Background()
 	var url string
 	switch backend {
 	case "postgres":
-		url, opts.Schema = Postgres(t)
-		if _, err := sink.Migrate(ctx, url, opts); err != nil {
-			t.Fatalf("migrate: %v", err)
-		}
+		url, opts.Schema = MigratedPostgres(t)
 	case "sqlite":
 		url = filepath.Join(t.TempDir(), "hrsync.db")
 		SQLiteFile(t, url)
@@ -44,10 +41,7 @@ func TwoStores(t testing.TB, backend string, opts sink.Options) (a, b *sink.Stor
 	t.Helper()
 	ctx := context.Background()
 	if backend == "postgres" {
-		url, opts.Schema = Postgres(t)
-		if _, err := sink.Migrate(ctx, url, opts); err != nil {
-			t.Fatal(err)
-		}
+		url, opts.Schema = MigratedPostgres(t)
 	} else {
 		url = filepath.Join(t.TempDir(), "w.db")
 		SQLiteFile(t, url)

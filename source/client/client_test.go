@@ -22,6 +22,7 @@ import (
 const clientTestKey = "sandbox-SECRET-4b1d-key"
 
 func TestNewClient(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		base string
 		want string
@@ -109,6 +110,7 @@ func answerServer(t *testing.T, status int, header http.Header, body string) (*h
 }
 
 func TestCreateEmployee(t *testing.T) {
+	t.Parallel()
 	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JobTitle: "Engineer", JoinDate: "2024-02-29"}
 	var env struct {
 		Employees []v1.Employee `json:"employees"`
@@ -186,6 +188,7 @@ func documentedOnly(t *testing.T) (*httptest.Server, func() url.Values) {
 // The client sends a create as the interface documents it: every employee[...] field the
 // input has, by its documented name, once, with the join date as YYYY/MM/DD.
 func TestCreateEmployeeSendsTheDocumentedForm(t *testing.T) {
+	t.Parallel()
 	srv, last := documentedOnly(t)
 	c, err := New(srv.URL, clientTestKey, Options{HTTPClient: srv.Client(), MaxAttempts: 1})
 	if err != nil {
@@ -216,6 +219,7 @@ func TestCreateEmployeeSendsTheDocumentedForm(t *testing.T) {
 }
 
 func TestCreateEmployeeUnexpectedSuccessBodies(t *testing.T) {
+	t.Parallel()
 	ne := v1.NewEmployee{FirstName: "Ana", LastName: "López", Email: "ana@example.com", JoinDate: "2024-02-29"}
 	tests := []struct {
 		name   string
@@ -255,6 +259,7 @@ func TestCreateEmployeeUnexpectedSuccessBodies(t *testing.T) {
 }
 
 func TestCreateEmployeeErrorMapping(t *testing.T) {
+	t.Parallel()
 	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
 	past := time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)
 	reqID := http.Header{"X-Request-Id": {"req-123"}}
@@ -392,6 +397,7 @@ func wantRateLimit(okWait func(time.Duration) bool, requestID string) func(*test
 }
 
 func TestClientErrorsNeverShowTheKey(t *testing.T) {
+	t.Parallel()
 	srv, _ := answerServer(t, http.StatusCreated, nil, createdAnswer)
 	fc := newFakeClock()
 	c, err := New(srv.URL, clientTestKey, Options{HTTPClient: srv.Client(), clock: fc})
@@ -418,6 +424,7 @@ func TestClientErrorsNeverShowTheKey(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		h    string
@@ -445,6 +452,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestRetryAfterHugeSeconds(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	for _, h := range []string{"9223372037", "18446744073"} {
 		if got := retryAfter(h, now); got <= 0 {
@@ -454,6 +462,7 @@ func TestRetryAfterHugeSeconds(t *testing.T) {
 }
 
 func TestNewResponse(t *testing.T) {
+	t.Parallel()
 	link := `<https://api.example.com/v1/employees?page=1&per_page=10>; rel="first", <https://api.example.com/v1/employees?page=4&per_page=10>; rel="prev"`
 	resp := &http.Response{StatusCode: 200, Header: http.Header{
 		"Total": {" 45 "}, "Per-Page": {"10"}, "Link": {link}, "X-Request-Id": {"r-1"},
@@ -474,6 +483,7 @@ func TestNewResponse(t *testing.T) {
 }
 
 func TestClientErrorMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err  error
 		want string
@@ -506,6 +516,7 @@ const loosePage = `{"employees":[` +
 	`]}`
 
 func TestListEmployees(t *testing.T) {
+	t.Parallel()
 	link := `<https://api.example.com/v1/employees?page=1&per_page=100>; rel="first", ` +
 		`<https://api.example.com/v1/employees?page=1&per_page=100>; rel="prev", ` +
 		`<https://api.example.com/v1/employees?page=3&per_page=100>; rel="last", ` +
@@ -551,6 +562,7 @@ func TestListEmployees(t *testing.T) {
 }
 
 func TestListWorkingPatterns(t *testing.T) {
+	t.Parallel()
 	body := `{"working_patterns":[{"id":31,"name":"Office hours","default":true,"total_hours":"37.5",` +
 		`"mon":true,"sat":false,"mon_hr":"7.5","sat_hr":"0.0","created_at":"2015-06-01T10:12:44+01:00"}]}`
 	srv, last := answerServer(t, http.StatusOK, http.Header{"Total": {"1"}, "Per-Page": {"100"}}, body)
@@ -578,6 +590,7 @@ func TestListWorkingPatterns(t *testing.T) {
 // collection it does not offer; on a later page, or any other status, it is not. The error
 // keeps what it wraps: a 403 is still ErrUnauthorized, a 404 still an *ErrorResponse.
 func TestListNotOffered(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		status     int
@@ -626,6 +639,7 @@ func TestListNotOffered(t *testing.T) {
 }
 
 func TestListEnvelopeErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, body string
 		want       string // in the error
@@ -680,6 +694,7 @@ func TestListEnvelopeErrors(t *testing.T) {
 }
 
 func TestListBadPage(t *testing.T) {
+	t.Parallel()
 	srv, last := answerServer(t, http.StatusOK, nil, `{"employees":[]}`)
 	c, err := New(srv.URL, clientTestKey, Options{HTTPClient: srv.Client()})
 	if err != nil {
@@ -699,6 +714,7 @@ func TestListBadPage(t *testing.T) {
 }
 
 func TestSameOrigin(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		base   string
 		target string
@@ -743,6 +759,7 @@ func TestSameOrigin(t *testing.T) {
 }
 
 func TestNewClientOptions(t *testing.T) {
+	t.Parallel()
 	c, err := New("https://api.breathehr.com", clientTestKey, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -767,6 +784,7 @@ func TestNewClientOptions(t *testing.T) {
 }
 
 func TestListRecords(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		if r.URL.Path != "/v1/absences" || q.Get("page") != "2" || q.Get("per_page") != "100" || r.Header.Get("X-API-KEY") != clientTestKey ||

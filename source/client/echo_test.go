@@ -66,6 +66,7 @@ func echoSource(t *testing.T, statuses ...int) *httptest.Server {
 // into the text of the errors it returns (which callers log); the field problems of a refused
 // create are still there for the private report, through errors.As.
 func TestEchoingSourceReachesNoLog(t *testing.T) {
+	t.Parallel()
 	ne := v1.NewEmployee{FirstName: echoFirst, LastName: echoLast, Email: echoEmail, JoinDate: "2026-12-01"}
 	for _, tc := range []struct {
 		name     string

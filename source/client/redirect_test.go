@@ -116,6 +116,7 @@ func (w *redirectWorld) requests() []seenRequest {
 // same host over http) is refused before anything is sent there: list pages and creates alike,
 // for every redirect status. The error names the target's origin and nothing else of it.
 func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
+	t.Parallel()
 	plainPort := func(w *redirectWorld) string { return w.plain.Listener.Addr().(*net.TCPAddr).AddrPort().String() }
 	tests := []struct {
 		name   string
@@ -229,6 +230,7 @@ func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
 // A redirect within the source's origin is followed, with the key: a relative Location, an
 // absolute one, one with the default port spelt out; for list pages and creates.
 func TestRedirectWithinTheOriginIsFollowed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, base, location string
 	}{
@@ -289,6 +291,7 @@ func TestRedirectWithinTheOriginIsFollowed(t *testing.T) {
 // The client's guard is on a copy: the caller's HTTP client keeps its own redirect policy, which
 // the copy still applies within the origin.
 func TestRedirectGuardKeepsTheCallersClient(t *testing.T) {
+	t.Parallel()
 	w := newRedirectWorld(t)
 	w.source = "http://hr.example.com"
 	w.redirect = func(rw http.ResponseWriter, r *http.Request) {
@@ -315,6 +318,7 @@ func TestRedirectGuardKeepsTheCallersClient(t *testing.T) {
 // A plain-http source.url to another machine is warned about once, naming its origin, never the
 // key; https and loopback addresses are not.
 func TestCleartextSourceIsWarnedOnce(t *testing.T) {
+	t.Parallel()
 	cleartextWarned.Clear()
 	t.Cleanup(cleartextWarned.Clear)
 	var buf bytes.Buffer
@@ -345,6 +349,7 @@ func TestCleartextSourceIsWarnedOnce(t *testing.T) {
 }
 
 func TestOrigin(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"https://HR.Example.com:443/v1?x=1": "https://hr.example.com",
 		"http://hr.example.com:80/":         "http://hr.example.com",

@@ -68,6 +68,7 @@ func walk(t *testing.T, ctx context.Context, c *client.Client) ([]v1.Employee, [
 }
 
 func TestClientWalksTheFakeUpstream(t *testing.T) {
+	t.Parallel()
 	emps := fakeupstream.Generate(250, 7)
 	srv := sourcetest.NewServer(fakeupstream.Options{Employees: emps})
 	defer srv.Close()
@@ -108,6 +109,7 @@ func TestClientWalksTheFakeUpstream(t *testing.T) {
 }
 
 func TestClientRecoversFromUpstreamFaults(t *testing.T) {
+	t.Parallel()
 	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(120, 1)})
 	defer srv.Close()
 	srv.InjectFaults(
@@ -153,6 +155,7 @@ func TestClientRecoversFromUpstreamFaults(t *testing.T) {
 // upstream's clock stands still but for a jump of one window whenever the client meets a 429, so
 // the count of 429s does not depend on how fast the machine is.
 func TestClientWaitsOutTheUpstreamLimit(t *testing.T) {
+	t.Parallel()
 	const window = time.Minute
 	var mu sync.Mutex
 	now := time.Unix(1_700_000_000, 0)
@@ -184,6 +187,7 @@ func TestClientWaitsOutTheUpstreamLimit(t *testing.T) {
 }
 
 func TestClientRefusesForeignLinks(t *testing.T) {
+	t.Parallel()
 	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(150, 1)})
 	defer srv.Close()
 	c := newClient(t, srv, client.Options{})
@@ -205,6 +209,7 @@ func TestClientRefusesForeignLinks(t *testing.T) {
 }
 
 func TestClientWithWrongKey(t *testing.T) {
+	t.Parallel()
 	srv := sourcetest.NewServer(fakeupstream.Options{})
 	defer srv.Close()
 	c, err := client.New(srv.URL, "sandbox-wrong-key", client.Options{HTTPClient: srv.Client()})
@@ -218,6 +223,7 @@ func TestClientWithWrongKey(t *testing.T) {
 }
 
 func TestClientCreatesOnTheFakeUpstream(t *testing.T) {
+	t.Parallel()
 	srv := sourcetest.NewServer(fakeupstream.Options{Employees: fakeupstream.Generate(3, 1)})
 	defer srv.Close()
 	c := newClient(t, srv, client.Options{RateLimitWindow: time.Millisecond})

@@ -8,6 +8,7 @@ import (
 )
 
 func TestStatsContext(t *testing.T) {
+	t.Parallel()
 	if s := StatsFrom(context.Background()); s != nil {
 		t.Errorf("StatsFrom(Background) = %v", s)
 	}
@@ -39,6 +40,7 @@ func TestStatsContext(t *testing.T) {
 // Stats are counted per context: concurrent calls with the same Stats add up, calls with other
 // Stats or none do not touch them.
 func TestStatsCountedAcrossCalls(t *testing.T) {
+	t.Parallel()
 	srv, _ := scriptServer(t, rateLimited(""), status(500))
 	c, err := New(srv.URL, clientTestKey, Options{HTTPClient: srv.Client(), clock: newFakeClock()})
 	if err != nil {

@@ -308,6 +308,7 @@ func (c *creator) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Emp
 // In forward mode a create goes to the key's account's upstream, and its answer into that
 // account's store only.
 func TestForwardGoesToTheKeysAccount(t *testing.T) {
+	t.Parallel()
 	var opts server.Options
 	opts.Writes = server.WritesForward
 	ups := map[string]*creator{"one": {id: 9001}, "two": {id: 9002}}
@@ -349,6 +350,7 @@ func TestForwardGoesToTheKeysAccount(t *testing.T) {
 // with an upstream (a replica of a source) and created locally for one without (standalone);
 // an Account.Writes wins over Options.Writes.
 func TestWritesPerAccount(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		writes   server.Writes // Options.Writes
@@ -409,6 +411,7 @@ func TestWritesPerAccount(t *testing.T) {
 // The access log and Observe name the key and its account, never the key itself; an unknown key
 // is 401 exactly as with one account, with neither named.
 func TestAccessLogAndObserveNameTheAccount(t *testing.T) {
+	t.Parallel()
 	ts := newTenants(t, "sqlite")[:2]
 	var logs bytes.Buffer
 	var mu sync.Mutex
@@ -471,6 +474,7 @@ func TestAccessLogAndObserveNameTheAccount(t *testing.T) {
 // TestAccountsConfig: every configuration error is refused with a message naming the key by
 // its name, never the key itself.
 func TestAccountsConfig(t *testing.T) {
+	t.Parallel()
 	s1 := sinktest.Store(t, "sqlite", sink.Options{})
 	s2 := sinktest.Store(t, "sqlite", sink.Options{})
 	up := &creator{}

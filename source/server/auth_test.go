@@ -8,6 +8,7 @@ import (
 )
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	tests := []struct {
 		name   string

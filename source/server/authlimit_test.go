@@ -9,6 +9,7 @@ import (
 // TestAuthLimiterBounded: however many clients fail, at most max are followed, the least
 // recently refused forgotten first; a followed client keeps its count.
 func TestAuthLimiterBounded(t *testing.T) {
+	t.Parallel()
 	l := newAuthLimiter(3)
 	now := time.Unix(1e9, 0)
 	for range AuthFailureBurst {

@@ -19,6 +19,7 @@ import (
 // reads answer at once; a create it cannot write in time answers 503 JSON with Retry-After, not
 // a 500.
 func TestServeBesideASQLiteWriter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "w.db")
 	writer, err := sink.Open(ctx, path, sink.Options{})

@@ -205,6 +205,7 @@ var attackPaths = []struct {
 // the 64-bit FNV-1a of old, colliding), and with those and a cache whose lookup goes wrong
 // (PoisonCache): only the check of a hit against its request stands then.
 func TestCachedAnswersKeepScopesAndAccounts(t *testing.T) {
+	t.Parallel()
 	accts := attackAccounts(t)
 	keys := attackKeys()
 	for _, variant := range []string{"mac", "colliding-tags", "colliding-tags+poisoned-cache"} {
@@ -274,6 +275,7 @@ func TestCachedAnswersKeepScopesAndAccounts(t *testing.T) {
 // order, percent-encoding, a per_page cut to 100) share one ETag and one kept answer, and links
 // carry the parameters as read, not as written; what changes the answer changes the tag.
 func TestETagIgnoresWhatChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{CacheBytes: 1 << 20})
 	f.putN(t, 250)
 	same := [][]string{
@@ -320,6 +322,7 @@ func TestETagIgnoresWhatChangesNothing(t *testing.T) {
 // another they do not, one without a secret has a random one per process, and a secret under
 // 128 bits is refused.
 func TestETagSecret(t *testing.T) {
+	t.Parallel()
 	store := sinktest.Store(t, "sqlite", sink.Options{Now: func() time.Time { return fixedNow }})
 	(&fixture{store: store}).putN(t, 3)
 	tagOf := func(secret []byte, salt string) string {

@@ -164,6 +164,7 @@ func records(t *testing.T, f *fixture, key, path string) []map[string]any {
 // TestDenyClassesTags: a key denied classes has tags of its own, the same classes however they
 // are listed share them, and another scope's tag never answers 304.
 func TestDenyClassesTags(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{Keys: []server.Key{
 		{Name: "health", Key: "health-key-5b7d9f1a3c5e7a9b1d3f", Scope: server.Scope{DenyClasses: []v1.Class{v1.Health}}},
 		{Name: "health-2", Key: "health-2-key-5b7d9f1a3c5e7a9b1d3f", Scope: server.Scope{DenyClasses: []v1.Class{v1.Health, v1.Health}}},

@@ -59,6 +59,7 @@ type browserResult struct {
 // readable, every employee is counted. A replica that does not list the page's origin is
 // blocked by the browser.
 func TestCORSInABrowser(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("CI") != "" || os.Geteuid() == 0 {

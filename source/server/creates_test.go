@@ -26,6 +26,7 @@ func form(fields map[string]string) (io.Reader, string) {
 }
 
 func TestCreate(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	valid := map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29", "job_title": "Engineer"}
 
@@ -73,6 +74,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestCreateRefusals(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{MaxBodyBytes: 4096})
 	f.put(t, `{"id":7,"first_name":"Taken","last_name":"T","email":"taken@example.com"}`)
 	tests := []struct {
@@ -115,6 +117,7 @@ func TestCreateRefusals(t *testing.T) {
 // A form body over the limit is 413 and a malformed one 400 naming it, never "every field
 // missing"; each answer is a JSON error. Nothing is created.
 func TestCreateBodyErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	big := strings.Repeat("x", 65<<10)
 	urlencoded := "employee[first_name]=Ana&employee[last_name]=Lopez&employee[email]=ana%40example.com&employee[join_date]=2024%2F02%2F29&employee[job_title]=" + big
@@ -157,6 +160,7 @@ func TestCreateBodyErrors(t *testing.T) {
 }
 
 func TestWritesOff(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{Writes: server.WritesOff})
 	body, ct := form(map[string]string{"first_name": "A", "last_name": "B", "email": "a@example.com", "join_date": "2024/01/01"})
 	resp, b := f.do(t, "POST", "/v1/employees", body, "Content-Type", ct)
@@ -170,6 +174,7 @@ func TestWritesOff(t *testing.T) {
 const upstreamCreated = `{"employees":[{"id":5001,"account_id":77,"first_name":"Ana","last_name":"Lopez","email":"ana@example.com","job_title":null,"status":"Current employee","company_join_date":"2024-02-29","job_start_date":"2024-02-29","length_of_service_in_months":0,"age":null,"full_or_part_time":null,"notice_period":null,"working_pattern":{"id":31,"name":"Office hours","total_hours":"37.5","default":true},"holiday_allowance":{"id":12,"name":"Standard 25 days"},"line_manager":null,"holiday_approver":null,"department":null,"receives_statutory_holidays":false,"hr":false,"created_at":"2026-11-22T12:00:01Z","updated_at":"2026-11-22T12:00:01Z","middle_name":null}]}`
 
 func TestForwardWrites(t *testing.T) {
+	t.Parallel()
 	var gotKey, gotBody, gotCT string
 	status, answer := http.StatusCreated, upstreamCreated
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

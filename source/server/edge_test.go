@@ -19,6 +19,7 @@ import (
 // every answer varies on Origin. Without cors_origins, no Access-Control-* header is sent and a
 // preflight is a request like any other (401 without a key).
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	const dash = "https://dash.example.com"
 	f := newFixture(t, "sqlite", server.Options{CORSOrigins: []string{dash, "http://localhost:3000"}})
 	f.put(t, goldenEmployees...)
@@ -112,6 +113,7 @@ func vary(h http.Header, name string) bool {
 }
 
 func TestCORSOriginsConfig(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in, want string
 		ok       bool
@@ -146,6 +148,7 @@ func TestCORSOriginsConfig(t *testing.T) {
 // is an allowed host; else from the address the request arrived at. A client's own Host or
 // forwarding headers never reach a link.
 func TestLinksBehindProxies(t *testing.T) {
+	t.Parallel()
 	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	other := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	pub, _ := url.Parse("https://hr.example.com/api")
@@ -233,6 +236,7 @@ func (f *fixture) doHost(t *testing.T, method, path string, header ...string) (*
 // TestForwarded: the hop read is the rightmost whose client is not a trusted proxy (the one the
 // outermost trusted proxy added); what a client sets to its left, spoofed, is never read.
 func TestForwarded(t *testing.T) {
+	t.Parallel()
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	for _, tt := range []struct {
 		name                string

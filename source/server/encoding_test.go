@@ -7,6 +7,7 @@ import (
 )
 
 func TestNegotiate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ header, want string }{
 		{"", ""},
 		{"gzip", "gzip"},
@@ -64,6 +65,7 @@ func FuzzNegotiate(f *testing.F) {
 }
 
 func TestETagMatchEitherCoding(t *testing.T) {
+	t.Parallel()
 	tag := `"0123456789abcdef"`
 	gz := codedTag(tag, "gzip")
 	if gz != `"0123456789abcdef-gzip"` || codedTag(tag, "") != tag {
@@ -89,6 +91,7 @@ func TestETagMatchEitherCoding(t *testing.T) {
 // not kept, the least recently used goes first, and a newer version drops an account's older
 // answers.
 func TestAnswerCacheBound(t *testing.T) {
+	t.Parallel()
 	const max = 64 << 10
 	c := newAnswerCache(max)
 	a, b := &account{}, &account{}

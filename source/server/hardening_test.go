@@ -61,6 +61,7 @@ func serveAs(h http.Handler, method, target, peer, key string, header ...string)
 // method) grow the log by a few KB, not the 1.2 MB they did: each path is logged cut to its
 // first 256 bytes, saying so with its full length.
 func TestAccessLogBoundsClientStrings(t *testing.T) {
+	t.Parallel()
 	h, log, _ := edgeHandler(t, server.Options{})
 	long := "/v1/" + strings.Repeat("é", 30<<10) // 60 KB, cut at a character's start
 	for i := range 20 {
@@ -94,6 +95,7 @@ func TestAccessLogBoundsClientStrings(t *testing.T) {
 // refused; another client has its own allowance; behind a trusted proxy, the client is the hop
 // the proxy added, whatever a client puts to the left of it.
 func TestFailedAuthThrottled(t *testing.T) {
+	t.Parallel()
 	h, _, later := edgeHandler(t, server.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
 	const client = "198.51.100.7:5555"
 	for i := range server.AuthFailureBurst {
@@ -144,6 +146,7 @@ func TestFailedAuthThrottled(t *testing.T) {
 // TestContentEncodingRefused: a create whose body has a Content-Encoding the replica does not
 // decode is 415 with Accept-Encoding: identity, and creates nothing; identity is no coding.
 func TestContentEncodingRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	body, ct := hire("gz@example.com")
 	for _, ce := range []string{"gzip", "br", "identity, gzip", "x-custom"} {
@@ -173,6 +176,7 @@ func (failingBody) Read([]byte) (int, error) {
 // TestBodyReadErrorNamesNoAddress: a create whose body cannot be read (a read timeout) is 400
 // without the socket addresses the read error names (it used to be the body's message).
 func TestBodyReadErrorNamesNoAddress(t *testing.T) {
+	t.Parallel()
 	h, log, _ := edgeHandler(t, server.Options{})
 	for _, ct := range []string{"application/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
 		r := httptest.NewRequest("POST", "/v1/employees", failingBody{})
@@ -220,6 +224,7 @@ func TestBodyReadErrorNamesNoAddress(t *testing.T) {
 // TestKeyStrength: keys under 128 bits are refused, wherever serve takes them, with an error
 // that names the key by name or position, never by value, and says how to make one.
 func TestKeyStrength(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		key string
 		ok  bool
@@ -271,6 +276,7 @@ func TestKeyStrength(t *testing.T) {
 // other key sending the same Idempotency-Key is not replayed the first key's answer, which the
 // first key still gets.
 func TestIdempotencyKeyReorderedKeys(t *testing.T) {
+	t.Parallel()
 	const k1, k2 = "first-key-4f9a0c7e2b1d8e6f3a5c9b", "second-key-8b3e1a4c7d2f9e0a6c5b"
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {

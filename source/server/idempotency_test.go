@@ -47,6 +47,7 @@ func employeesNamed(t *testing.T, store *sink.Store, email string) int {
 // replayed too; another client's same key is its own; a record past its lifetime is forgotten;
 // a malformed key is 400.
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			f, later := clockedFixture(t, backend, server.Options{APIKeys: []string{testKey, "other-key-9f2c4e7a1b3d5f60a8e2"}, IdempotencyTTL: time.Hour})
@@ -132,6 +133,7 @@ func TestIdempotencyKey(t *testing.T) {
 // TestIdempotencyKeyConcurrent: eight identical creates at once under one key make one
 // employee; every answer is that create's (first or replayed) or 409 while it runs.
 func TestIdempotencyKeyConcurrent(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			f := newFixture(t, backend, server.Options{})
@@ -193,6 +195,7 @@ func (u *flaky) CreateEmployee(_ context.Context, ne v1.NewEmployee) (v1.Employe
 // not kept, so the retry is sent upstream; once created, a retry is answered from the replica
 // without a call upstream.
 func TestIdempotencyKeyForward(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			up := &flaky{fails: []error{&v1.RateLimitError{RetryAfter: time.Second}, fmt.Errorf("connection reset")}}
@@ -214,6 +217,7 @@ func TestIdempotencyKeyForward(t *testing.T) {
 // TestIdempotencyKeyStalled: a create whose process died before it answered is taken over
 // after the stale bound; one that created the employee first is answered with that employee.
 func TestIdempotencyKeyStalled(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			// A named key's Idempotency-Keys are kept under its name.
@@ -261,6 +265,7 @@ func TestIdempotencyKeyStalled(t *testing.T) {
 // keeps no hash of their request (issue 41, 6a), and a retry under the key is told plainly why it
 // cannot be matched: a 422 naming the erasure, no replay of the person, nothing created.
 func TestIdempotencyKeyOfAnErasedPerson(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			f, _ := clockedFixture(t, backend, server.Options{APIKeys: []string{testKey}, IdempotencyTTL: time.Hour})

@@ -83,6 +83,7 @@ func TestDenyClassesConfiguredMembers(t *testing.T) {
 // keys) changes when the configuration classes a member so that the key's answers change: a
 // client never revalidates an answer made under another configuration as current.
 func TestConfiguredMembersFingerprint(t *testing.T) {
+	t.Parallel()
 	fp := func(c v1.Class, m v1.Members) string {
 		t.Helper()
 		d, err := v1.NewDeclarations(m)

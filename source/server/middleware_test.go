@@ -16,6 +16,7 @@ import (
 )
 
 func TestRoutingErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	f.putN(t, 1)
 	tests := []struct {
@@ -59,6 +60,7 @@ func TestRoutingErrors(t *testing.T) {
 // Requests net/http's ServeMux would redirect (a 307 with an HTML body) or that carry an
 // over-long query get a JSON error with the right status instead.
 func TestRequestShapeErrorsAreJSON(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	f.putN(t, 1)
 	longQuery := "?page=1&q=" + strings.Repeat("a", 60<<10)
@@ -103,6 +105,7 @@ func TestRequestShapeErrorsAreJSON(t *testing.T) {
 // The access log never holds a query string's values beyond the interface's numeric page and
 // per_page: a key or an email a client puts there is not written.
 func TestAccessLogRedactsTheQuery(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	f := newFixture(t, "sqlite", server.Options{Logger: log})
@@ -147,6 +150,7 @@ func TestAccessLogRedactsTheQuery(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	resp, _ := f.do(t, "GET", "/v1/employees", nil, "X-Request-Id", "abc-123.x_y")
 	if resp.Header.Get("X-Request-Id") != "abc-123.x_y" {
@@ -168,6 +172,7 @@ func (panicky) ListRecords(context.Context, string, v1.Page) (v1.List[v1.Record]
 }
 
 func TestPanicIs500WithoutInternals(t *testing.T) {
+	t.Parallel()
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	f := fixtureOver(t, store, panicky{store}, server.Options{})
 	resp, b := f.do(t, "GET", "/v1/departments", nil)
@@ -180,6 +185,7 @@ func TestPanicIs500WithoutInternals(t *testing.T) {
 // A trailing slash answers as the path without it: the same body, the same headers, and links
 // without the slash.
 func TestTrailingSlash(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	f.putN(t, 3)
 	for _, path := range []string{"/v1/employees?per_page=2", "/v1/employees/2", "/v1", "/v1/working_patterns"} {

@@ -306,7 +306,7 @@ func openAPIDocument() obj {
 				"MethodNotAllowed": errorResponse("the path does not take this method", "Allow"),
 				"URITooLong":       errorResponse("a query string over 2 KiB"),
 				"InternalError":    errorResponse("an internal error (logged with the request id)"),
-				"Unavailable":      errorResponse("the warehouse is busy with a write, or the request was canceled", "Retry-After"),
+				"Unavailable":      errorResponse("the warehouse cannot be reached or is busy with a write, or the request was canceled", "Retry-After"),
 			},
 		},
 	}
@@ -334,6 +334,7 @@ func generatedOpenAPI(t *testing.T) []byte {
 // TestOpenAPIFileIsGenerated keeps openapi.json what the generator makes from the declared
 // collections; -update writes it.
 func TestOpenAPIFileIsGenerated(t *testing.T) {
+	t.Parallel()
 	got := generatedOpenAPI(t)
 	if *update {
 		if err := os.WriteFile("openapi.json", got, 0o644); err != nil {

@@ -83,6 +83,7 @@ func checkAnswer(t *testing.T, method, path string, resp *http.Response, body []
 // TestOpenAPIDocumentIsValid: the document is valid OpenAPI 3.1, by the validator's own check
 // against the specification's schema.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
 	v := openAPIValidator(t)
 	ok, errs := v.ValidateDocument()
 	if !ok {
@@ -95,6 +96,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 // TestOpenAPIGolden: every golden answer (the exact bytes served, testdata/golden) is what the
 // document says of its path and status.
 func TestOpenAPIGolden(t *testing.T) {
+	t.Parallel()
 	paths := map[string]string{"employees": "/v1/employees", "employees_page2": "/v1/employees?per_page=2&page=2",
 		"employee_42": "/v1/employees/42", "working_patterns": "/v1/working_patterns", "departments": "/v1/departments",
 		"holiday_allowances": "/v1/holiday_allowances", "not_found": "/v1/employees/900"}
@@ -136,6 +138,7 @@ func TestOpenAPIGolden(t *testing.T) {
 // TestOpenAPIAnswers: the answers a real handler gives, every status it can answer with, are
 // what the document says, errors included.
 func TestOpenAPIAnswers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{CORSOrigins: []string{"https://dash.example.com"},
 		Keys: []server.Key{{Name: "directory", Key: "directory-key-9f2c4e7a1b3d5f60a8e2", Scope: server.Scope{Collections: []string{"employees"},
 			Fields: []string{"id", "first_name", "line_manager.id"}, ReadOnly: true}}}})
@@ -213,6 +216,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 // of ids and emails at every depth, over records with nested objects and members beyond the
 // declared ones.
 func TestOpenAPIScopedAnswers(t *testing.T) {
+	t.Parallel()
 	deny := []string{"account_id", "first_name", "last_name", "email", "job_title", "status", "working_pattern",
 		"holiday_allowance", "line_manager.id", "holiday_approver.id", "department.id", "custom_fields", "dob"}
 	for _, c := range v1.Collections {
@@ -253,6 +257,7 @@ func TestOpenAPIScopedAnswers(t *testing.T) {
 // depth, so the document holds for every key's answers, whatever a list takes out (a record's
 // id cannot be denied, and an allow list must keep it).
 func TestOpenAPIRequiresOnlyRecordIDs(t *testing.T) {
+	t.Parallel()
 	var doc struct {
 		Components struct{ Schemas map[string]map[string]any }
 	}
@@ -304,6 +309,7 @@ func TestOpenAPIRequiresOnlyRecordIDs(t *testing.T) {
 // TestOpenAPIServedWithoutKey: the document is served as committed, without a key, with an
 // ETag that answers 304.
 func TestOpenAPIServedWithoutKey(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	resp, body := f.do(t, "GET", "/v1/openapi.json", nil, "X-API-KEY", "")
 	if resp.StatusCode != 200 || !bytes.Equal(body, server.OpenAPI) || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" {
@@ -322,6 +328,7 @@ func TestOpenAPIServedWithoutKey(t *testing.T) {
 // TestOpenAPIErrorsFromTheStore: the answers of a failing store (busy, internal) and a failing
 // upstream (rate limit, refused) are in the document too.
 func TestOpenAPIErrorsFromTheStore(t *testing.T) {
+	t.Parallel()
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	resp, body := fixtureOver(t, store, panicky{store}, server.Options{}).do(t, "GET", "/v1/departments", nil)
 	if resp.StatusCode != 500 {

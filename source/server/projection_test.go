@@ -25,6 +25,7 @@ func mustProjection(t testing.TB, deny bool, paths ...string) *projection {
 }
 
 func TestProjection(t *testing.T) {
+	t.Parallel()
 	allow := func(paths ...string) []string { return paths }
 	tests := []struct {
 		name  string
@@ -133,6 +134,7 @@ func TestProjection(t *testing.T) {
 }
 
 func TestProjectionErrors(t *testing.T) {
+	t.Parallel()
 	p := mustProjection(t, false, "id", "a.b")
 	for _, in := range []string{``, `[1]`, `"x"`, `{"id":1`, `{"id"}`, `{"id":}`, `{"id":1,}`, `{"a":{"b":1}`, `{"id":"x}`, `{"id":1} x`, `{"a":[{"b":1}`, `{"a":[1 2]}`, `{id:1}`} {
 		if out, err := p.appendProject(nil, []byte(in)); err == nil {
@@ -142,6 +144,7 @@ func TestProjectionErrors(t *testing.T) {
 }
 
 func TestCompileFields(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"", ".", "a.", ".a", "a..b", "**.", ".**.a"} {
 		if _, err := compileFields([]string{"id", bad}, false); err == nil || !strings.Contains(err.Error(), "empty segment") {
 			t.Errorf("path %q: %v", bad, err)

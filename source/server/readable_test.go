@@ -14,6 +14,7 @@ import (
 // (fields, nested paths, names at every depth, members no declaration names), denied classes,
 // collections, and members the configuration classes.
 func TestReadable(t *testing.T) {
+	t.Parallel()
 	costCentre, err := v1.NewDeclarations(v1.Members{"employees": {"cost_centre": v1.Employment}})
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +174,7 @@ func TestReadable(t *testing.T) {
 // TestReadableEveryMember: full access reads every declared member of every collection, each
 // with its declared class; a scope denying every class but not_personal reads no personal one.
 func TestReadableEveryMember(t *testing.T) {
+	t.Parallel()
 	full, err := server.Readable(server.Scope{}, v1.Declarations{})
 	if err != nil {
 		t.Fatal(err)
@@ -209,6 +211,7 @@ func TestReadableEveryMember(t *testing.T) {
 
 // TestReadableInvalidScope: an invalid scope is New's error.
 func TestReadableInvalidScope(t *testing.T) {
+	t.Parallel()
 	for _, s := range []server.Scope{
 		{Fields: []string{"first_name"}},
 		{Deny: []string{"id"}},
@@ -267,6 +270,7 @@ func classOf(fields []v1.Field, path string) v1.Class {
 // key reads it, and a member no declaration names is served to the key only when Readable says
 // it reads such members (and, when it reads all of them, unless its deny list names it).
 func TestReadableIsWhatServeServes(t *testing.T) {
+	t.Parallel()
 	scopes := map[string]server.Scope{
 		"deny-email":      {Deny: []string{"email"}},
 		"deny-paths":      {Deny: []string{"line_manager.email", "DOB", "employee"}},

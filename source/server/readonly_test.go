@@ -26,6 +26,7 @@ func (f creatorFunc) CreateEmployee(context.Context, v1.NewEmployee) (v1.Employe
 // On a read-only warehouse a create is 405 in every write mode, saying why, before anything is
 // sent upstream or kept under its Idempotency-Key; reads are served.
 func TestCreateOnReadOnlyWarehouse(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		for _, writes := range []server.Writes{server.WritesLocal, server.WritesForward} {
 			t.Run(backend+"/"+string(writes), func(t *testing.T) {

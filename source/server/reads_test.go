@@ -20,6 +20,7 @@ import (
 )
 
 func TestPagingHeaders(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	f.putN(t, 53)
 	base := f.srv.URL + "/v1/employees"
@@ -69,6 +70,7 @@ func TestPagingHeaders(t *testing.T) {
 func got(resp *http.Response) string { return resp.Header.Get("Link") }
 
 func TestBadPagingIs400(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	for _, q := range []string{"page=0", "page=-1", "page=abc", "page=1.5", "page=", "per_page=0", "per_page=-5", "per_page=x", "page=1&page=2", "page=99999999999999999999"} {
 		for _, path := range []string{"/v1/employees", "/v1/working_patterns", "/v1/departments", "/v1/holiday_allowances"} {
@@ -83,6 +85,7 @@ func TestBadPagingIs400(t *testing.T) {
 }
 
 func TestPublicURLInLinks(t *testing.T) {
+	t.Parallel()
 	pub, _ := url.Parse("https://hr.example.com/replica/v1/")
 	f := newFixture(t, "sqlite", server.Options{PublicURL: pub})
 	f.putN(t, 3)
@@ -142,6 +145,7 @@ func TestWalkFollowsNext(t *testing.T) {
 }
 
 func TestConditionalGet(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	f.putN(t, 30)
 	resp, body := f.do(t, "GET", "/v1/employees?page=2", nil)
@@ -179,6 +183,7 @@ func TestConditionalGet(t *testing.T) {
 // TestGolden pins the exact bytes served, identical on both backends. Run with -update to
 // rewrite testdata/golden after a deliberate change.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			f := newFixture(t, backend, server.Options{})
@@ -256,6 +261,7 @@ func golden(t *testing.T, name string, got []byte) {
 // paging, Link, Total, ETag and errors as employees, each record as the source's normal form,
 // and one record by id.
 func TestDeclaredCollections(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			f := newFixture(t, backend, server.Options{})
@@ -326,6 +332,7 @@ func TestDeclaredCollections(t *testing.T) {
 // TestIndex: GET /v1 lists the collections the replica serves, with their paths and Totals, and
 // answers a current ETag with 304.
 func TestIndex(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	f.putN(t, 3)
 	resp, body := f.do(t, "GET", "/v1", nil)
@@ -409,6 +416,7 @@ func TestUnavailableCollectionIs404(t *testing.T) {
 // Every answer with an ETag says how it may be cached, as the real service does, and that it
 // varies with the key (another key may read another account); a 304 says the same.
 func TestCacheHeaders(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{})
 	f.putN(t, 2)
 	for _, path := range []string{"/v1/employees", "/v1/employees/1", "/v1", "/v1/working_patterns", "/v1/departments"} {

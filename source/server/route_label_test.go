@@ -14,6 +14,7 @@ import (
 // own pattern, never "unmatched" for a path that is served. Together they give every value of
 // serve.RouteLabels (which docs/operations.md lists), and no other.
 func TestObservedRoutes(t *testing.T) {
+	t.Parallel()
 	// Observe is told after the answer is written: each request's route is awaited.
 	observed := make(chan string, 16)
 	f := newFixture(t, "sqlite", server.Options{Observe: func(_, route string, _ int, _ time.Duration) { observed <- route }})

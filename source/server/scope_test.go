@@ -274,6 +274,7 @@ func TestScopedAccess(t *testing.T) {
 
 // With writes off, a read-only key's create is refused as every key's is: 405.
 func TestScopedCreateWritesOff(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{Writes: server.WritesOff, Keys: scopedKeys()})
 	b, ct := form(map[string]string{"first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com", "join_date": "2024/02/29"})
 	resp, body := send(t, "POST", f.srv.URL+"/v1/employees", "read-only-key-9f2c4e7a1b3d5f60a8e2", b, "Content-Type", ct)
@@ -281,6 +282,7 @@ func TestScopedCreateWritesOff(t *testing.T) {
 }
 
 func TestScopedIndex(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "sqlite", server.Options{Keys: scopedKeys()})
 	f.putN(t, 3)
 	names := func(key string) []string {
@@ -363,6 +365,7 @@ func TestScopedETags(t *testing.T) {
 }
 
 func TestScopedKeyValidation(t *testing.T) {
+	t.Parallel()
 	store := sinktest.Store(t, "sqlite", sink.Options{Now: func() time.Time { return fixedNow }})
 	sum := hexSHA256("secret-k-9f2c4e7a1b3d5f60a8e2")
 	tests := []struct {

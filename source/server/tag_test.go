@@ -12,6 +12,7 @@ import (
 // TestETagNamesEveryField: keys that differ in any one field, or only in where one string ends
 // and the next begins, get different tags; the coding is not in the tag (codedTag adds it).
 func TestETagNamesEveryField(t *testing.T) {
+	t.Parallel()
 	tg := newTagger([]byte(strings.Repeat("k", MinETagSecretBytes)), "build")
 	acme, bolt := &account{name: "acme"}, &account{name: "bolt"}
 	base := answerKey{acct: acme, scope: "s", route: routeList, coll: "employees", id: 0,

@@ -40,6 +40,7 @@ func gunzip(t *testing.T, b []byte) []byte {
 // is the encoded length, HEAD says the same, Vary names Accept-Encoding, and a 304 answers the
 // tag of either coding; with the cache off and on, on both backends.
 func TestCompression(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		for _, cacheBytes := range []int64{0, 1 << 20} {
 			t.Run(fmt.Sprintf("%s/cache=%d", backend, cacheBytes), func(t *testing.T) {
@@ -145,6 +146,7 @@ func answerOf(resp *http.Response, body []byte) string {
 // without a cache, in each coding and for each route; and a change to the store (a put, a
 // create) is seen at once: no answer of the old version is served.
 func TestAnswerCacheHitIsTheMiss(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			f := newFixture(t, backend, server.Options{CacheBytes: 8 << 20})
@@ -226,6 +228,7 @@ func (s *slowStore) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Em
 // TestAnswerCacheHerd: identical concurrent misses are fetched and encoded once; every one gets
 // the answer.
 func TestAnswerCacheHerd(t *testing.T) {
+	// Not in parallel: its 16 requests must overlap in the slow store's 200 ms.
 	f := newFixture(t, "sqlite", server.Options{})
 	f.putN(t, 30)
 	store := &slowStore{Store: f.store}
@@ -259,6 +262,7 @@ func TestAnswerCacheHerd(t *testing.T) {
 // TestAnswerCacheBoundOverHTTP: however many pages are asked for, the cache keeps no more than
 // its bound.
 func TestAnswerCacheBoundOverHTTP(t *testing.T) {
+	t.Parallel()
 	const bound = 24 << 10
 	f := newFixture(t, "sqlite", server.Options{CacheBytes: bound})
 	f.putN(t, 60)
@@ -277,6 +281,7 @@ func TestAnswerCacheBoundOverHTTP(t *testing.T) {
 // TestIfNoneMatchAny: If-None-Match: * is a 304 for what exists (a list, a record, the index)
 // and leaves an unknown record a 404, with the cache on or off.
 func TestIfNoneMatchAny(t *testing.T) {
+	t.Parallel()
 	for _, cacheBytes := range []int64{0, 1 << 20} {
 		f := newFixture(t, "sqlite", server.Options{CacheBytes: cacheBytes})
 		f.put(t, goldenEmployees...)

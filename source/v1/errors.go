@@ -18,6 +18,10 @@ var (
 	// ErrBusy: a Store could not get its write lock in time (another writer holds it); the
 	// write may succeed if retried later. The handler answers it 503 with Retry-After.
 	ErrBusy = errors.New("the warehouse is busy with another write")
+	// ErrUnreachable: the Store's database cannot be reached now (down, refusing connections,
+	// shutting down, full); nothing was read or written, and the request may succeed if retried
+	// later. The handler answers it 503 with Retry-After.
+	ErrUnreachable = errors.New("the warehouse cannot be reached")
 )
 
 // Error type names used in bodies, as the real service writes them.

@@ -31,6 +31,7 @@ const (
 // open quote) is rejected with its reason and never a hire, however valid its cells look; a
 // file ending with a line ending reads as it always did.
 func TestReadHiresCutLastRow(t *testing.T) {
+	t.Parallel()
 	ann := onboard.Hire{Line: 2, Employee: emp("Ann", "Lee", "ann@example.com", "Nurse", "2026-12-01")}
 	tests := []struct {
 		name string
@@ -108,6 +109,7 @@ func TestReadHiresCutLastRow(t *testing.T) {
 // TestReadHiresCutQuoteOverLines: a file that ends inside a quoted cell opened lines before is
 // unreadable (the rows after the quote cannot be told apart), and says it may be cut short.
 func TestReadHiresCutQuoteOverLines(t *testing.T) {
+	t.Parallel()
 	f, err := onboard.ReadHireFile(strings.NewReader(cutHeader+cutDone+"Bo,Ek,bo@example.com,\"Nurse\nDay"), onboard.HireOptions{})
 	if err == nil || !strings.Contains(err.Error(), "lines 3-4: unbalanced quotes: the file ends inside a quoted cell") {
 		t.Errorf("err = %v", err)
@@ -120,6 +122,7 @@ func TestReadHiresCutQuoteOverLines(t *testing.T) {
 // TestReadHiresRowTooLong: a row longer than MaxRowBytes (a quote never closed) makes the file
 // unreadable before it holds much memory; blank lines cost nothing.
 func TestReadHiresRowTooLong(t *testing.T) {
+	t.Parallel()
 	long := cutHeader + cutDone + "Bo,\"Ek" + strings.Repeat("x", 200<<10) + "\",bo@example.com,,2026-12-01\n"
 	_, err := onboard.ReadHireFile(strings.NewReader(long), onboard.HireOptions{})
 	if err == nil || err.Error() != "a row after line 2 is longer than 64 KiB (a quote not closed, or not a CSV of new hires?): fix the file" {
@@ -189,6 +192,7 @@ func writeAged(t *testing.T, dir, name, data string, age time.Duration) {
 // is rejected with its reason. Named to onboard, the cut row is rejected at once. The cut row
 // (trunc2@example.co, the email cut from .com) is never created.
 func TestOnboardingFolderHoldsACutFile(t *testing.T) {
+	t.Parallel()
 	const settle = time.Minute
 	header := "First name,Last name,Join date,Email\n"
 	done := "Ann,Lee,2026-12-01,ann@example.com\n"
@@ -273,6 +277,7 @@ func TestOnboardingFolderHoldsACutFile(t *testing.T) {
 // sparse file: it takes no disk), against the default limit, and a small file against a small
 // limit.
 func TestOnboardingRefusesALargeFile(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		size  int64

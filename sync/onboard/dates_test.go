@@ -11,6 +11,7 @@ import (
 // TestParseJoinDateAccepts: every form a join date is read in, by default (day first, as UK
 // and European Excel writes dates) and under a configured layout.
 func TestParseJoinDateAccepts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, layout, want string
 	}{
@@ -70,6 +71,7 @@ func TestParseJoinDateAccepts(t *testing.T) {
 
 // TestParseJoinDateRejects: every rejection names the value and what would accept it.
 func TestParseJoinDateRejects(t *testing.T) {
+	t.Parallel()
 	const monthFirstHint = "if the file's dates are month first (12/25/2026), set onboarding.date_layout: 01/02/2006"
 	tests := []struct {
 		in, layout string
@@ -126,6 +128,7 @@ func TestParseJoinDateRejects(t *testing.T) {
 // file's order, unless another row's date can only be read in the other order: then they are
 // ambiguous, and rejected, saying what settles it.
 func TestReadHiresDatesAsAFileSaysThem(t *testing.T) {
+	t.Parallel()
 	const header = "First name,Last name,Email,Join date\n"
 	tests := []struct {
 		name   string

@@ -47,6 +47,7 @@ func rowOf(t *testing.T, r onboard.FileResult, email string) onboard.RowResult {
 // takes their email nowhere; the report says why and how to lift it; a dry run says the same.
 // Lifted, a re-export onboards them again.
 func TestOnboardingRefusesErasedPeople(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
@@ -136,6 +137,7 @@ func TestOnboardingRefusesErasedPeople(t *testing.T) {
 // sending) of a person erased since is neither looked up nor sent again, nor confirmed with
 // their email, when the file is dropped again.
 func TestOnboardingDoesNotResolveErasedPeople(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
@@ -195,6 +197,7 @@ func (l *racedLedger) ErasedEmail(ctx context.Context, email string) (int64, err
 // written back to the ledger nor their record kept in the warehouse, and the report says to
 // erase the new id too.
 func TestOnboardingConfirmsErasedPeopleWithoutTheirEmail(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()

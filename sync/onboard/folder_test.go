@@ -77,6 +77,7 @@ func warned(logs, file, outcome string) bool {
 // rows were all rejected go to failed/ with a report saying why and how to fix it, each logged
 // at WARN and counted; a file with some rows rejected goes ahead, at WARN.
 func TestNothingDroppedIsSilentlyIgnored(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			up := newUpstream(t, 0, fakeupstream.Options{})
@@ -171,6 +172,7 @@ func TestNothingDroppedIsSilentlyIgnored(t *testing.T) {
 // run failed (not ok); the worker goes on, the file put in failed/ for its content is not
 // retried pass after pass, and the next passes are ok.
 func TestAFailingPassIsAFailedJob(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 0, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	dir := t.TempDir()
@@ -223,6 +225,7 @@ func TestAFailingPassIsAFailedJob(t *testing.T) {
 // "rejected (done before)"), once; the copy left in failed/ is finished by the worker's next
 // retry of it, creating nobody twice.
 func TestAFixedFileIsTakenAgain(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
@@ -272,6 +275,7 @@ func TestAFixedFileIsTakenAgain(t *testing.T) {
 // date layout that reads the rows gives that file one try, a minute after it starts, and the
 // fix applies without anyone moving the file.
 func TestARestartedWorkerTakesAgainWhatItsSettingsRejected(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	up := newUpstream(t, 0, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
@@ -330,6 +334,7 @@ func (r *refusing) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Em
 // sent again for the same bytes read with the same settings, and is sent again when a setting
 // changes what would be sent (the date layout reads its date otherwise).
 func TestARefusedRowIsSentAgainOnlyWhenItsCreateChanged(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
@@ -366,6 +371,7 @@ func (l *takenEmails) EmailTaken(_ context.Context, email string) (bool, error) 
 // TestASkippedRowIsCheckedAgain: a row skipped because its email was taken is checked again the
 // next time its file is taken, and created once the email is free.
 func TestASkippedRowIsCheckedAgain(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
@@ -387,6 +393,7 @@ func TestASkippedRowIsCheckedAgain(t *testing.T) {
 // TestDocsShowWhatTheFolderSays holds docs/onboarding.md to what the folder pass logs and
 // reports for a workbook, Excel's Unicode Text and a UK export under a layout that rejects it.
 func TestDocsShowWhatTheFolderSays(t *testing.T) {
+	t.Parallel()
 	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "onboarding.md"))
 	if err != nil {
 		t.Fatal(err)

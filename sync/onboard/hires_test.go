@@ -108,6 +108,7 @@ func checkRows(t *testing.T, tests []rowsCase) {
 }
 
 func TestReadHiresSamples(t *testing.T) {
+	t.Parallel()
 	// What excel-europe.csv holds, read by default or with its layout configured.
 	europeWant := []onboard.Hire{
 		{Line: 2, Employee: emp("Jürgen", "Müller", "juergen.mueller@example.de", "Vertrieb; Innendienst", "2025-04-01")},
@@ -195,6 +196,7 @@ func TestReadHiresSamples(t *testing.T) {
 }
 
 func TestReadHiresHeaders(t *testing.T) {
+	t.Parallel()
 	want := []onboard.Hire{{Line: 2, Employee: emp("Ada", "Lovelace", "ada@example.com", "Analyst", "2025-01-06")}}
 	tests := []struct {
 		name   string
@@ -237,6 +239,7 @@ func TestReadHiresHeaders(t *testing.T) {
 
 // TestReadHiresFormats reads the same rows written every way a spreadsheet writes them.
 func TestReadHiresFormats(t *testing.T) {
+	t.Parallel()
 	rows := [][]string{
 		{"First name", "Last name", "Email", "Job title", "Join date", "Notes"},
 		{"Zoë", "Ødegård", "zoe@example.com", "Designer", "2025/03/03", ""},
@@ -281,6 +284,7 @@ func TestReadHiresFormats(t *testing.T) {
 }
 
 func TestReadHiresRowProblems(t *testing.T) {
+	t.Parallel()
 	const header = "First name,Last name,Email,Job title,Join date\n"
 	long := strings.Repeat("é", v1.MaxFieldLength+1)
 	tests := []struct {
@@ -355,6 +359,7 @@ func TestReadHiresRowProblems(t *testing.T) {
 }
 
 func TestReadHiresRowShapes(t *testing.T) {
+	t.Parallel()
 	checkRows(t, []rowsCase{
 		{
 			name: "blank cells past the header are ignored",
@@ -396,6 +401,7 @@ func TestReadHiresRowShapes(t *testing.T) {
 }
 
 func TestReadHiresLineNumbers(t *testing.T) {
+	t.Parallel()
 	in := "First name,Last name,Email,Join date,Notes\r\n" + // 1
 		"Ada,Lovelace,ada@example.com,2025-01-06,\"first\r\nsecond\r\nthird\"\r\n" + // 2-4
 		"\r\n" + // 5
@@ -420,6 +426,7 @@ func TestReadHiresLineNumbers(t *testing.T) {
 // TestReadHiresLoneCR tells a file of lone CR line ends (old Excel for Mac) from a file with a
 // lone CR inside a quoted cell, even in the header.
 func TestReadHiresLoneCR(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -448,6 +455,7 @@ func TestReadHiresLoneCR(t *testing.T) {
 }
 
 func TestReadHiresDuplicates(t *testing.T) {
+	t.Parallel()
 	checkRows(t, []rowsCase{
 		{
 			name: "any case, every repeat names the first",
@@ -506,6 +514,7 @@ func TestReadHiresDuplicates(t *testing.T) {
 }
 
 func TestReadHiresDateLayout(t *testing.T) {
+	t.Parallel()
 	in := "First name,Last name,Email,Join date\n" +
 		"Ada,Lovelace,ada@example.com,03/04/2025\n" +
 		"Grace,Hopper,grace@example.com,2025/04/03\n" +
@@ -563,6 +572,7 @@ func utf16Bytes(s string, bigEndian, bom bool) []byte {
 }
 
 func TestReadHiresFileErrors(t *testing.T) {
+	t.Parallel()
 	const good = "First name,Last name,Email,Join date\nAda,Lovelace,ada@example.com,2025-01-06\n"
 	boom := errors.New("disk on fire")
 	tests := []struct {
@@ -623,6 +633,7 @@ func TestReadHiresFileErrors(t *testing.T) {
 }
 
 func TestReadHiresMaxRows(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("First name,Last name,Email,Join date\n")
 	for i := range 3 {
@@ -648,6 +659,7 @@ func TestReadHiresMaxRows(t *testing.T) {
 }
 
 func TestSafeCell(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"", ""},
 		{"ada@example.com", "ada@example.com"},

@@ -15,6 +15,7 @@ import (
 // work, subfolders, a file still settling, a link already warned of, and failed/ files whose
 // retry is not due. Anything a pass would take, or say something of, makes it false.
 func TestIdle(t *testing.T) {
+	t.Parallel()
 	old := time.Now().Add(-time.Hour)
 	write := func(t *testing.T, path string, mod time.Time) {
 		t.Helper()
@@ -104,6 +105,7 @@ func TestIdle(t *testing.T) {
 // not before, and idle again once it is gone; a link makes it busy until a pass has warned of
 // it, and idle after.
 func TestIdleFollowsTheBackoff(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "failed"), 0o700); err != nil {
 		t.Fatal(err)

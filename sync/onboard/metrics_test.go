@@ -13,6 +13,7 @@ import (
 // hrsync_onboarding_rows_total for every outcome a run records (all but dry runs'
 // would-create), and for no other.
 func TestMetricsKnowEveryOutcome(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	onboard.NewMetrics(reg)
 	families, err := reg.Gather()
@@ -43,6 +44,7 @@ func TestMetricsKnowEveryOutcome(t *testing.T) {
 // TestMetricsKnowEveryFileOutcome: hrsync_onboarding_files_total has a series for every outcome
 // of a file from the start, so an alert on a file that cannot be read sees the first one.
 func TestMetricsKnowEveryFileOutcome(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	onboard.NewMetrics(reg)
 	for _, o := range []string{onboard.FileDone, onboard.FilePartlyRejected, onboard.FileRejected, onboard.FileUnreadable, onboard.FileUnresolved} {

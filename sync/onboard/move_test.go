@@ -13,6 +13,7 @@ import (
 // folder, and the move says the file read was replaced, so that its copy is filed instead:
 // nothing is filed unread.
 func TestMoveReadPutsBackAReplacement(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, data string) {
 		t.Helper()
@@ -55,6 +56,7 @@ func TestMoveReadPutsBackAReplacement(t *testing.T) {
 // period when it is opened (saved again since the pass listed it as settled) is held for a later
 // pass, unread.
 func TestProcessPathHoldsAFileSavedSinceListed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.csv")
 	if err := os.WriteFile(path, []byte("First name,Last name,Join date,Email\nAnn,Lee,2026-12-01,ann@example.com\n"), 0o600); err != nil {

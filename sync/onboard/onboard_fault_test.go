@@ -63,6 +63,7 @@ func exists(t *testing.T, path string) bool {
 // (CRLF, columns and rows reordered) and drop it again: everyone is created exactly once, and the
 // file left in failed/ is finished by a retry that creates nobody.
 func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
@@ -135,6 +136,7 @@ func TestOnboardingHealsAfterAnOutageAndAReExport(t *testing.T) {
 // is lost, and the source stops answering the look-up too, so the rows stay unresolved. The
 // next run, on a re-export, finds each person by email and sends nobody again.
 func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
@@ -202,6 +204,7 @@ func TestOnboardingFindsAnUnconfirmedCreateByEmail(t *testing.T) {
 // TestOnboardingDryRunReportStaysOutOfTheFolderScan: a dry run of a file in the drop folder
 // leaves its report where the next folder pass does not take it for a new-hire file.
 func TestOnboardingDryRunReportStaysOutOfTheFolderScan(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 5, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	dir := t.TempDir()

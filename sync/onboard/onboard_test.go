@@ -55,6 +55,7 @@ func outcomes(r onboard.FileResult) map[string]int {
 // every second new hire and then drops the connection unanswered still ends with every valid
 // row created exactly once.
 func TestOnboardingExactlyOnceWhenAnswersAreLost(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			var posts atomic.Int32
@@ -98,6 +99,7 @@ func TestOnboardingExactlyOnceWhenAnswersAreLost(t *testing.T) {
 // TestOnboardingResumesAfterACrash: the run stops between sending a create and its answer; the
 // next run looks the person up first and creates nobody twice.
 func TestOnboardingResumesAfterACrash(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	var posts atomic.Int32
 	up := newUpstream(t, 5, fakeupstream.Options{Fault: func(_ int, r *http.Request) fakeupstream.Fault {
@@ -127,6 +129,7 @@ func TestOnboardingResumesAfterACrash(t *testing.T) {
 }
 
 func TestOnboardingStopsOnARefusedKey(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 5, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	c, err := client.New(up.URL, "sandbox-wrong", client.Options{})
@@ -155,6 +158,7 @@ func TestOnboardingStopsOnARefusedKey(t *testing.T) {
 }
 
 func TestOnboardingFolder(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 5, fakeupstream.Options{})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	dir := t.TempDir()

@@ -51,6 +51,7 @@ func (p *panicOnce) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.E
 // the job runner), that panics is logged and counted on hrsync_job_panics_total{task="onboarding"},
 // and the next pass onboards the file.
 func TestOnboardingPollSurvivesAPanic(t *testing.T) {
+	t.Parallel()
 	up := sourcetest.NewServer(fakeupstream.Options{})
 	defer up.Close()
 	c, err := client.New(up.URL+"/v1", up.APIKey(), client.Options{})
@@ -125,6 +126,7 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value str
 // TestWorkerRetriesFailedFilesWithBackoff: a file that went to failed/ in a source outage is
 // retried by the worker's folder pass on its own once its backoff is due, and finished.
 func TestWorkerRetriesFailedFilesWithBackoff(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	dir := t.TempDir()

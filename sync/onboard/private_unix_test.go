@@ -99,6 +99,7 @@ func TestOnboardingFilesArePrivate(t *testing.T) {
 // (here to a folder others may read) is refused with a one-line error before anything is read,
 // sent or moved, and nothing lands where the link points.
 func TestOnboardingRefusesLinkedFolders(t *testing.T) {
+	t.Parallel()
 	for _, linked := range []string{"processed", "failed", "reports"} {
 		t.Run(linked, func(t *testing.T) {
 			up := newUpstream(t, 0, fakeupstream.Options{})
@@ -147,6 +148,7 @@ func TestOnboardingRefusesLinkedFolders(t *testing.T) {
 // TestOnboardingReplacesALinkedReport: a link where a report's temporary file or the report
 // itself goes is replaced, never written through.
 func TestOnboardingReplacesALinkedReport(t *testing.T) {
+	t.Parallel()
 	dir, outside := t.TempDir(), t.TempDir()
 	victim := filepath.Join(outside, "victim")
 	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {

@@ -22,6 +22,7 @@ import (
 // TestReadHiresNames: a rejected or skipped row carries its person's names as given, on one
 // line and cut short, so a person can find it; a row the CSV reader could not split has none.
 func TestReadHiresNames(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 80) // 160 bytes
 	in := "First name,Last name,Email,Join date,Department\n" +
 		"Ann,Lee,ann@example,2026-12-01,Finance\n" + // 2: rejected
@@ -65,6 +66,7 @@ func TestReadHiresNames(t *testing.T) {
 // after the columns scripts read, which keep their places) and names the columns not sent,
 // once; the log names the columns, never a cell; the result says where the report is.
 func TestReportNamesThePeopleAndTheColumnsNotSent(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 0, fakeupstream.Options{})
 	var logs bytes.Buffer
 	o := onboard.New(fastClient(t, up, client.Options{}), sinktest.Store(t, "sqlite", sink.Options{}),
@@ -116,6 +118,7 @@ func TestReportNamesThePeopleAndTheColumnsNotSent(t *testing.T) {
 // valid rows would be created, bad ones are rejected with their reasons, nothing is written
 // but the report.
 func TestDryRunWithoutALedger(t *testing.T) {
+	t.Parallel()
 	o := onboard.New(nil, nil, onboard.Options{DryRun: true})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "uk.csv")
@@ -165,6 +168,7 @@ func readReport(t *testing.T, path string) [][]string {
 // "Zoë Brontë" and not "ZoÃ« BrontÃ«"; read back by encoding/csv, the mark stripped as a reader
 // does, its header and names are intact. With NoBOM (onboarding.report_bom: false) it has none.
 func TestReportKeepsNamesForExcel(t *testing.T) {
+	t.Parallel()
 	r := onboard.FileResult{Name: "cohort.csv", Rows: []onboard.RowResult{
 		{Line: 2, Email: "zoe@example.com", Outcome: onboard.OutcomeCreated, EmployeeID: 7, FirstName: "Zoë", LastName: "Brontë"},
 		{Line: 3, Email: "sean@example.ie", Outcome: onboard.OutcomeRejected, Reason: "join_date: missing", FirstName: "Seán", LastName: "Ó Briain"},

@@ -10,6 +10,7 @@ import (
 // TestReadRefusesAFileThatGrows: the size limit holds while a file is read, not only for the
 // size it had when it was opened: a file that grows past it is refused, not read to its end.
 func TestReadRefusesAFileThatGrows(t *testing.T) {
+	t.Parallel()
 	o := New(nil, nil, Options{MaxFileBytes: 1 << 10})
 	data := "First name,Last name,Email,Join date\n" + strings.Repeat("Ann,Lee,ann@example.com,2026-12-01\n", 100)
 	for name, size := range map[string]int64{"size unknown": 0, "grew since opened": 100} {

@@ -9,6 +9,7 @@ import (
 // TestTaken: a refusal counts as "email in use" only when a reason of an email field says taken
 // or exists, in any case.
 func TestTaken(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		problems []v1.FieldProblem
 		want     bool

@@ -85,6 +85,7 @@ func countEmployees(t *testing.T, s *sink.Store) int {
 // an error naming the timeout, nothing of the merge is committed, and once the host is back the
 // next sync goes ahead.
 func TestSyncThroughASilentWarehouse(t *testing.T) {
+	t.Parallel()
 	proxy, store, direct := proxiedWarehouse(t, sink.Options{StatementTimeout: 2 * time.Second, ConnectTimeout: 2 * time.Second})
 	const n = 250
 	up := newUpstream(t, n, fakeupstream.Options{})
@@ -132,6 +133,7 @@ func TestSyncThroughASilentWarehouse(t *testing.T) {
 // Asked to stop while the warehouse is silent (with the default, long statement timeout), a
 // sync returns at once: it does not wait for the host or for the timeout.
 func TestSyncStopsWhileTheWarehouseIsSilent(t *testing.T) {
+	t.Parallel()
 	proxy, store, _ := proxiedWarehouse(t, sink.Options{})
 	up := newUpstream(t, 250, fakeupstream.Options{})
 	c := fastClient(t, up, client.Options{})
@@ -203,6 +205,7 @@ func holdFrom(r *http.Request, from int) {
 // "context canceled" of the page fetches its failure stopped. Several runs: the cancellations
 // race the cause.
 func TestStagingStatementTimeoutIsTheCause(t *testing.T) {
+	t.Parallel()
 	dbURL := dedicatedDatabase(t)
 	ctx := context.Background()
 	if _, err := sink.Migrate(ctx, dbURL, sink.Options{}); err != nil {
@@ -270,6 +273,7 @@ ORDER BY c.oid DESC LIMIT 1`).Scan(&table); err != nil {
 // A staging write that fails on SQLite (the file-size limit reached: a full disk) is reported
 // as itself, not as the cancellations it caused.
 func TestStagingDiskFullIsTheCause(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 3000, fakeupstream.Options{})
 	c := fastClient(t, up, client.Options{})
 	up.setHook(func(_ *fakeupstream.Service, _ int, r *http.Request) { holdFrom(r, 25) })

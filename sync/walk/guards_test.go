@@ -302,6 +302,7 @@ func TestAcceptingTripsAnotherGuard(t *testing.T) {
 // TestHeldStillQuietWhileAGuardComesBack: a scheduled run held by guards the last run knew
 // (held or accepted there) is no news; a guard the last run did not trip is.
 func TestHeldStillQuietWhileAGuardComesBack(t *testing.T) {
+	t.Parallel()
 	g := newGuarded(t, "sqlite")
 	g.up.SetEmployees(blanked(g.raws, "job_title", "email"))
 	if r := g.sync(walk.Options{}); r.Status != sink.RunHeld || r.StillHeld {
@@ -364,6 +365,7 @@ func TestHoldLiftsByItself(t *testing.T) {
 // acceptance that it would be published, but lifts nothing: the ledger, the warehouse and the
 // next run still see the hold.
 func TestDryRunOfAHeldLoad(t *testing.T) {
+	t.Parallel()
 	g := newGuarded(t, "sqlite")
 	before := g.state()
 	g.up.SetEmployees(blanked(g.raws, "job_title"))

@@ -20,6 +20,7 @@ import (
 // lease's TTL); a second process takes the lock and syncs. The first one must stop before it commits, saying
 // why, and the ledger must never show two ok runs of one resource at once.
 func TestLostLockStopsTheSync(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b, url, schema := sinktest.TwoStores(t, "postgres", sink.Options{})
 	// Two sources that differ, so the replica shows whose sync committed.

@@ -39,6 +39,7 @@ func scheduledRunLogs(t *testing.T, ctx context.Context, c *client.Client) strin
 // TestStoppedSyncLogsNoError: a sync interrupted because hrsync is stopping is a clean stop:
 // one line at INFO, nothing at ERROR, and the job runner adds nothing.
 func TestStoppedSyncLogsNoError(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 300, fakeupstream.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -59,6 +60,7 @@ func TestStoppedSyncLogsNoError(t *testing.T) {
 // TestFailedScheduledSyncIsLoggedOnce: a failing sync is logged once per collection by the
 // sync, not again by the job runner.
 func TestFailedScheduledSyncIsLoggedOnce(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 20, fakeupstream.Options{})
 	c, err := client.New(up.URL+"/v1", "not-the-key", client.Options{})
 	if err != nil {

@@ -197,6 +197,7 @@ func TestUnavailableCollections(t *testing.T) {
 // TestOrdered: whatever order the configuration names the collections in, a sync loads them in
 // the order of Known, each once.
 func TestOrdered(t *testing.T) {
+	t.Parallel()
 	got := walk.Ordered([]sink.Resource{sink.Employees, sink.WorkingPatterns, "absences", sink.Employees, "departments", "payslips"})
 	if want := []sink.Resource{"departments", sink.WorkingPatterns, sink.Employees, "absences"}; !slices.Equal(got, want) {
 		t.Errorf("Ordered = %v, want %v", got, want)
@@ -209,6 +210,7 @@ func TestOrdered(t *testing.T) {
 // TestUnavailableIsLoggedAsSuch: a scheduled sync logs each unavailable collection at INFO, and
 // a run in which every one was unavailable once at ERROR (the job runner adds nothing).
 func TestUnavailableIsLoggedAsSuch(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name    string
 		answers []answer

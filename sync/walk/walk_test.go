@@ -323,6 +323,7 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 }
 
 func TestCollectionNeverHoldsStill(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 120, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	c := fastClient(t, up, client.Options{})
@@ -358,6 +359,7 @@ func mustID(t *testing.T, raw json.RawMessage) int64 {
 }
 
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	t.Run("Link to another origin", func(t *testing.T) {
 		up := newUpstream(t, 150, fakeupstream.Options{WorkingPatterns: []json.RawMessage{}})
 		store := sinktest.Store(t, "sqlite", sink.Options{})
@@ -414,6 +416,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, 90, fakeupstream.Options{})
 	store := sinktest.Store(t, "postgres", sink.Options{})
 	v0, _ := store.Version(context.Background())
@@ -435,6 +438,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 // TestPacedSyncProvokesNo429 walks a source that enforces its limit, as the real one does, at
 // a budget just inside it.
 func TestPacedSyncProvokesNo429(t *testing.T) {
+	// Not in parallel: its pacing is measured in the source's one-second windows.
 	up := newUpstream(t, 700, fakeupstream.Options{RateLimit: 5, Window: time.Second, WorkingPatterns: []json.RawMessage{}})
 	store := sinktest.Store(t, "sqlite", sink.Options{})
 	c := fastClient(t, up, client.Options{RateLimit: 300}) // 5 a second
@@ -512,6 +516,7 @@ func TestHiresDuringTheWalk(t *testing.T) {
 }
 
 func TestJobHeldOnly(t *testing.T) {
+	t.Parallel()
 	held := &walk.HeldError{Resource: sink.Employees}
 	tests := []struct {
 		name string

@@ -498,7 +498,7 @@ func (s Settings) Pick(flag string) ([]*Account, error) {
 func (a *Account) SinkOptions() sink.Options {
 	return sink.Options{Schema: a.Warehouse.Schema, Account: a.Name, AccountID: a.AccountID,
 		StatementTimeout: a.Warehouse.StatementTimeout, MaxOpenConns: a.Warehouse.MaxConnections,
-		LockTTL: a.Warehouse.LockTTL, Declarations: a.Declarations}
+		LockTTL: a.Warehouse.LockTTL, Declarations: a.Declarations, ErasureJournal: a.Warehouse.ErasureJournal}
 }
 
 // Wrap names the account in err when it is one of accounts:.

@@ -91,14 +91,21 @@ type WarehouseConfig struct {
 	// LockTTL is how long a Postgres lock's lease lasts unrenewed: how soon another process
 	// takes over the syncs of one that died (see sink.Options.LockTTL).
 	LockTTL time.Duration `yaml:"lock_ttl"`
+	// ErasureJournal is the erasure journal's file (sink.Options.ErasureJournal): "" is, for a
+	// SQLite warehouse, the file beside it; a Postgres warehouse has none unless it is set.
+	ErasureJournal string `yaml:"erasure_journal"`
 }
 
 // ServeConfig is the /v1 replica.
 type ServeConfig struct {
-	Addr       string   `yaml:"addr"`
-	APIKeys    []string `yaml:"api_keys"`
-	APIKeyFile string   `yaml:"api_key_file"`
-	PublicURL  string   `yaml:"public_url"`
+	Addr string `yaml:"addr"`
+	// MetricsAddr is where serve answers /metrics and the health checks with their reasons;
+	// empty: metrics.addr. Its own, so that serve can run beside hrsync run from one
+	// configuration (run --serve has one metrics port for both, metrics.addr).
+	MetricsAddr string   `yaml:"metrics_addr"`
+	APIKeys     []string `yaml:"api_keys"`
+	APIKeyFile  string   `yaml:"api_key_file"`
+	PublicURL   string   `yaml:"public_url"`
 	// Writes is what POST /v1/employees does: local, forward or off; not set, it depends on
 	// the account (see account.writes): forward on a replica of a source whose key this
 	// process holds, off on one whose key it does not, local on a standalone warehouse.
@@ -478,6 +485,7 @@ var nonConfigEnv = []string{
 	"HRSYNC_TEST_DATABASE_URL", // sink/sinktest: the Postgres the tests use
 	"HRSYNC_TEST_THROWAWAY",    // sink/sinktest: the tests make a throwaway Postgres cluster
 	"HRSYNC_LINT_ONLY",         // scripts/test.sh: stop after the static checks (make lint)
+	"HRSYNC_PACKAGE_BUDGET",    // scripts/test.sh: the most one package's tests may take
 	"HRSYNC_BIN",               // deploy/check.sh: the binary it checks
 	"HRSYNC_CHECK_METRICS_URL", // deploy/check.sh: a running worker's metrics to check
 }

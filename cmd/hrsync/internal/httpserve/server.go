@@ -42,19 +42,37 @@ type Server struct {
 }
 
 // ServeAll runs the servers until ctx ends, then shuts them down; the first that fails stops
-// the others. With no server to run (every addr empty) it waits for ctx all the same.
+// the others. Every address is bound before any server starts: one that cannot be (in use by
+// another process) fails the call at once, with no server having answered a request. With no
+// server to run (every addr empty) it waits for ctx all the same.
 func ServeAll(ctx context.Context, log *slog.Logger, servers []Server) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	lns := make([]net.Listener, len(servers))
+	for i, s := range servers {
+		if s.Addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", s.Addr)
+		if err != nil {
+			for _, l := range lns[:i] {
+				if l != nil {
+					_ = l.Close()
+				}
+			}
+			return &ListenError{Name: s.Name, Addr: s.Addr, Err: err}
+		}
+		lns[i] = ln
+	}
 	errc := make(chan error, len(servers))
 	n := 0
-	for _, s := range servers {
-		if s.Addr == "" {
+	for i, s := range servers {
+		if lns[i] == nil {
 			continue
 		}
 		n++
 		go func() {
-			err := listenAndServe(ctx, log, s)
+			err := ServeOn(ctx, log, lns[i], s)
 			if err != nil {
 				cancel()
 			}
@@ -76,16 +94,22 @@ func ServeAll(ctx context.Context, log *slog.Logger, servers []Server) error {
 	return errors.Join(errs...)
 }
 
-// listenAndServe serves until ctx ends, then drains in-flight requests within shutdownTimeout.
-func listenAndServe(ctx context.Context, log *slog.Logger, s Server) error {
-	ln, err := net.Listen("tcp", s.Addr)
-	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", s.Name, s.Addr, err)
-	}
-	return ServeOn(ctx, log, ln, s)
+// ListenError is a server's address that could not be bound (in use, not an address of this
+// host, a port below 1024 for a user without the right): the caller names the setting to change.
+type ListenError struct {
+	Name string // the server's
+	Addr string
+	Err  error
 }
 
-// ServeOn is listenAndServe on a listener already open (s.addr unused); it closes ln.
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("%s: listen on %s: %v", e.Name, e.Addr, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// ServeOn serves s on a listener already open (s.Addr unused) until ctx ends, then drains
+// in-flight requests within ShutdownTimeout; it closes ln.
 func ServeOn(ctx context.Context, log *slog.Logger, ln net.Listener, s Server) error {
 	what := s.Name
 	srv := &http.Server{

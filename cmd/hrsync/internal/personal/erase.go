@@ -53,14 +53,19 @@ func PrintErased(w io.Writer, prefix string, employee int64, classes []v1.Class,
 		classes = slices.DeleteFunc(slices.Clone(v1.Classes), func(c v1.Class) bool { return !c.Erasable() })
 	}
 	fmt.Fprintf(w, "%serased employee %d (erasure %s; %s); rows changed:\n", prefix, employee, strings.Join(ids, ","), classList(classes))
+	return PrintRows(w, prefix, res.Rows)
+}
+
+// PrintRows prints the rows changed per table, one table a line, in the order of their names.
+func PrintRows(w io.Writer, prefix string, rows map[string]int64) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	tables := make([]string, 0, len(res.Rows))
-	for t := range res.Rows {
+	tables := make([]string, 0, len(rows))
+	for t := range rows {
 		tables = append(tables, t)
 	}
 	slices.Sort(tables)
 	for _, t := range tables {
-		fmt.Fprintf(tw, "%s  %s\t%d\n", prefix, t, res.Rows[t])
+		fmt.Fprintf(tw, "%s  %s\t%d\n", prefix, t, rows[t])
 	}
 	return tw.Flush()
 }

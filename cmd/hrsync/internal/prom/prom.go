@@ -16,18 +16,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/internal/buildinfo"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/server"
 )
 
 // NewRegistry is the process's Prometheus registry, with the Go and process collectors and the
-// build's version (hrsync_build_info).
-func NewRegistry(version string) *prometheus.Registry {
+// build (hrsync_build_info: its version, its commit, the Go that built it).
+func NewRegistry(build buildinfo.Info) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "hrsync_build_info", Help: "The running build; always 1."}, []string{"version"})
-	info.WithLabelValues(version).Set(1)
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "hrsync_build_info", Help: "The running build; always 1."},
+		[]string{"version", "revision", "goversion"})
+	info.WithLabelValues(build.Version, build.Commit, build.GoVersion).Set(1)
 	reg.MustRegister(info)
 	return reg
 }

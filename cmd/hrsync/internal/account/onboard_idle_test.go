@@ -1,9 +1,8 @@
-package main
+package account
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
+	"github.com/hrsync/hrsync/internal/buildinfo"
+	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/client"
 	"github.com/hrsync/hrsync/sync/runner"
@@ -24,6 +26,7 @@ import (
 // takes it; once it is in failed/ for its content (a workbook: nothing to retry), the polls are
 // idle again. Before, every poll opened the account's warehouse and took its lock.
 func TestEmptyFolderOpensNoWarehouse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	drop := filepath.Join(dir, "drop")
 	if err := os.Mkdir(drop, 0o700); err != nil {
@@ -33,20 +36,20 @@ func TestEmptyFolderOpensNoWarehouse(t *testing.T) {
 source: {url: "http://127.0.0.1:1", api_key: k}
 onboarding: {dir: %q}
 `, filepath.Join(dir, "hrsync.db"), drop))
-	if err := run(context.Background(), []string{"--config", path, "migrate"}, nil, io.Discard, io.Discard); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 	cfg, err := config.Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := sink.Migrate(context.Background(), cfg.Accounts[0].Warehouse.URL, cfg.Accounts[0].SinkOptions()); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
 	acct := cfg.Accounts[0]
 	acct.PollInterval, acct.Settle = 20*time.Millisecond, 0
 	ctx := t.Context()
-	reg := newRegistry()
-	as := newAccountSetup(acct, newMetricSets(reg))
-	c := &runCommand{source: client.NewHTTPClient(), sched: runner.NewScheduler()}
-	w, err := c.newWorker(ctx, as, nil, slog.New(slog.DiscardHandler))
+	reg := prom.NewRegistry(buildinfo.Get())
+	as := NewSetup(acct, NewMetricSets(reg))
+	source, sched := client.NewHTTPClient(), runner.NewScheduler()
+	w, err := NewWorker(ctx, as, WorkerOptions{Source: source, Scheduler: sched, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,16 @@
-package main
+package account
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"testing"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
+	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
+	"github.com/hrsync/hrsync/internal/buildinfo"
+	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/budget"
 	"github.com/hrsync/hrsync/source/client"
@@ -19,22 +21,23 @@ import (
 // (two runs at once share one; the last to end closes it), and its shared budget's metrics count
 // on across the runs, each of which opens a budget of its own.
 func TestAccountRunsOpenPerRun(t *testing.T) {
+	t.Parallel()
 	path := sinktest.ConfigFile(t, fmt.Sprintf(`warehouse: {url: %q}
 schedule: '0 0 1 1 *'
 source: {url: "http://127.0.0.1:1", api_key: k, rate_limit: 6000, shared_budget: true}
 `, filepath.Join(t.TempDir(), "hrsync.db")))
-	if err := run(context.Background(), []string{"--config", path, "migrate"}, nil, io.Discard, io.Discard); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 	cfg, err := config.Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := sink.Migrate(context.Background(), cfg.Accounts[0].Warehouse.URL, cfg.Accounts[0].SinkOptions()); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
 	ctx := t.Context()
-	reg := newRegistry()
-	as := newAccountSetup(cfg.Accounts[0], newMetricSets(reg))
-	c := &runCommand{source: client.NewHTTPClient(), sched: runner.NewScheduler()}
-	w, err := c.newWorker(ctx, as, nil, slog.New(slog.DiscardHandler))
+	reg := prom.NewRegistry(buildinfo.Get())
+	as := NewSetup(cfg.Accounts[0], NewMetricSets(reg))
+	source, sched := client.NewHTTPClient(), runner.NewScheduler()
+	w, err := NewWorker(ctx, as, WorkerOptions{Source: source, Scheduler: sched, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package account
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
-// servedStore is an account's warehouse as the /v1 replica reads it: a lazyStore (serve, and
+// servedStore is an account's warehouse as the /v1 replica reads it: a Lazy (serve, and
 // run --serve, whose worker holds no warehouse open between its runs).
 type servedStore interface {
 	server.Store
 	Ready(ctx context.Context) error
 }
 
-// openStores bounds how many accounts' warehouses serve keeps open at once (serve.open_accounts).
+// OpenStores bounds how many accounts' warehouses serve keeps open at once (serve.open_accounts).
 // serve answers for every account of the configuration, and an open warehouse keeps sessions
 // of its pool even while nobody asks for its account: 1,000 accounts opened at start held 1,000
 // Postgres sessions, ten times a default max_connections, and serve could not start. So a
@@ -27,19 +27,19 @@ type servedStore interface {
 // one asked least recently, with no request in progress, is closed first: sessions follow the
 // accounts being asked for, not the accounts configured. An account asked again after its
 // warehouse was closed pays one open (a connection and the schema's check) at that request.
-type openStores struct {
+type OpenStores struct {
 	max int // 0: no bound
 
 	mu   sync.Mutex
-	open []*lazyStore // open warehouses, in no order (few: at most max, plus those busy)
+	open []*Lazy // open warehouses, in no order (few: at most max, plus those busy)
 }
 
-// lazyStore is one account's warehouse, opened by openStores at its first request. serve still
-// checks every account's warehouse at start (checkStore), so a schema behind or a warehouse out
+// Lazy is one account's warehouse, opened by OpenStores at its first request. serve still
+// checks every account's warehouse at start (CheckStore), so a schema behind or a warehouse out
 // of reach is said then, not at a client's request.
-type lazyStore struct {
+type Lazy struct {
 	acct *config.Account
-	set  *openStores
+	set  *OpenStores
 	// open opens the warehouse and, for an account whose creates are forwarded, its client;
 	// and how to close what it opened.
 	open func(ctx context.Context) (*sink.Store, server.Creator, func(), error)
@@ -52,11 +52,13 @@ type lazyStore struct {
 	lastUse  time.Time // when the last of them ended
 	opening  chan struct{}
 	readOnly bool // what the warehouse last said (see ReadOnly)
+	// openFailed: the last try to open the warehouse failed (see Ready).
+	openFailed bool
 }
 
 // acquire is the account's warehouse for one use, opened when it is not; release ends the use.
 // A failure to open is tried again at the next request (the warehouse may be back).
-func (l *lazyStore) acquire(ctx context.Context) (_ *sink.Store, release func(), _ error) {
+func (l *Lazy) acquire(ctx context.Context) (_ *sink.Store, release func(), _ error) {
 	set := l.set
 	set.mu.Lock()
 	for l.opening != nil { // another request of the account is opening it
@@ -70,7 +72,7 @@ func (l *lazyStore) acquire(ctx context.Context) (_ *sink.Store, release func(),
 		set.mu.Lock()
 	}
 	if l.store == nil {
-		var evict *lazyStore
+		var evict *Lazy
 		if set.max > 0 && len(set.open) >= set.max {
 			for _, o := range set.open {
 				if o.busy == 0 && o.store != nil && (evict == nil || o.lastUse.Before(evict.lastUse)) {
@@ -93,9 +95,10 @@ func (l *lazyStore) acquire(ctx context.Context) (_ *sink.Store, release func(),
 		set.mu.Lock()
 		close(l.opening)
 		l.opening = nil
+		l.openFailed = err != nil
 		if err != nil {
 			set.mu.Unlock()
-			return nil, nil, err
+			return nil, nil, sink.Unreachable(err)
 		}
 		l.store, l.upstream, l.done = store, up, done
 		set.open = append(set.open, l)
@@ -111,7 +114,7 @@ func (l *lazyStore) acquire(ctx context.Context) (_ *sink.Store, release func(),
 	}, nil
 }
 
-func (s *openStores) remove(l *lazyStore) {
+func (s *OpenStores) remove(l *Lazy) {
 	for i, o := range s.open {
 		if o == l {
 			s.open = append(s.open[:i], s.open[i+1:]...)
@@ -122,9 +125,11 @@ func (s *openStores) remove(l *lazyStore) {
 
 // Ready is the warehouse's readiness while it is open; otherwise nil: serve checked it at
 // start, and checking it here would open it (a session for every account at every probe).
-func (l *lazyStore) Ready(ctx context.Context) error {
+// Unless the last try to open it failed: then a probe tries again, so that a replica whose
+// warehouse is down says so (and is taken out of a load balancer's rotation) until it opens.
+func (l *Lazy) Ready(ctx context.Context) error {
 	l.set.mu.Lock()
-	if l.store == nil || l.opening != nil {
+	if (l.store == nil && !l.openFailed) || l.opening != nil {
 		l.set.mu.Unlock()
 		return nil
 	}
@@ -140,7 +145,7 @@ func (l *lazyStore) Ready(ctx context.Context) error {
 // ReadOnly is whether the warehouse takes no writes (a hot standby), asked of it while it is
 // open; otherwise what it said when last asked (at serve's start, or while it was open), so that
 // /readyz opens no warehouse. A create asks the warehouse itself, opening it.
-func (l *lazyStore) ReadOnly(ctx context.Context) (bool, error) {
+func (l *Lazy) ReadOnly(ctx context.Context) (bool, error) {
 	l.set.mu.Lock()
 	if l.store == nil || l.opening != nil {
 		ro := l.readOnly
@@ -154,6 +159,7 @@ func (l *lazyStore) ReadOnly(ctx context.Context) (bool, error) {
 	}
 	defer release()
 	ro, err := s.ReadOnly(ctx)
+	err = sink.Unreachable(err)
 	if err == nil {
 		l.set.mu.Lock()
 		l.readOnly = ro
@@ -163,7 +169,7 @@ func (l *lazyStore) ReadOnly(ctx context.Context) (bool, error) {
 }
 
 // Close closes every open warehouse; serve's last step.
-func (s *openStores) Close() {
+func (s *OpenStores) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range s.open {
@@ -175,7 +181,7 @@ func (s *openStores) Close() {
 
 // lazyCreator forwards an account's creates to its source through the client built with its
 // warehouse (on the shared budget), opening both if they are not open.
-type lazyCreator struct{ l *lazyStore }
+type lazyCreator struct{ l *Lazy }
 
 func (c lazyCreator) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
 	_, release, err := c.l.acquire(ctx)
@@ -194,137 +200,145 @@ func (c lazyCreator) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.
 
 var errNoUpstream = errors.New("forward the create: the account has no source client")
 
-func (l *lazyStore) Version(ctx context.Context) (int64, error) {
+func (l *Lazy) Version(ctx context.Context) (int64, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer release()
-	return s.Version(ctx)
+	return unreachable2(s.Version(ctx))
 }
 
-func (l *lazyStore) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error) {
+func (l *Lazy) ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return v1.List[v1.Employee]{}, err
 	}
 	defer release()
-	return s.ListEmployees(ctx, p)
+	return unreachable2(s.ListEmployees(ctx, p))
 }
 
-func (l *lazyStore) Employee(ctx context.Context, id int64) (v1.Employee, int64, error) {
+func (l *Lazy) Employee(ctx context.Context, id int64) (v1.Employee, int64, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return v1.Employee{}, 0, err
 	}
 	defer release()
-	return s.Employee(ctx, id)
+	return unreachable3(s.Employee(ctx, id))
 }
 
-func (l *lazyStore) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
+func (l *Lazy) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return v1.List[v1.WorkingPattern]{}, err
 	}
 	defer release()
-	return s.ListWorkingPatterns(ctx, p)
+	return unreachable2(s.ListWorkingPatterns(ctx, p))
 }
 
-func (l *lazyStore) EmailTaken(ctx context.Context, email string) (bool, error) {
+func (l *Lazy) EmailTaken(ctx context.Context, email string) (bool, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer release()
-	return s.EmailTaken(ctx, email)
+	return unreachable2(s.EmailTaken(ctx, email))
 }
 
-func (l *lazyStore) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
+func (l *Lazy) CreateEmployee(ctx context.Context, ne v1.NewEmployee) (v1.Employee, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return v1.Employee{}, err
 	}
 	defer release()
-	return s.CreateEmployee(ctx, ne)
+	return unreachable2(s.CreateEmployee(ctx, ne))
 }
 
-func (l *lazyStore) PutEmployee(ctx context.Context, e v1.Employee) error {
+func (l *Lazy) PutEmployee(ctx context.Context, e v1.Employee) error {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return s.PutEmployee(ctx, e)
+	return sink.Unreachable(s.PutEmployee(ctx, e))
 }
 
-func (l *lazyStore) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
+func (l *Lazy) ListRecords(ctx context.Context, collection string, p v1.Page) (v1.List[v1.Record], error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return v1.List[v1.Record]{}, err
 	}
 	defer release()
-	return s.ListRecords(ctx, collection, p)
+	return unreachable2(s.ListRecords(ctx, collection, p))
 }
 
-func (l *lazyStore) Record(ctx context.Context, collection string, id int64) (v1.Record, int64, error) {
+func (l *Lazy) Record(ctx context.Context, collection string, id int64) (v1.Record, int64, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return v1.Record{}, 0, err
 	}
 	defer release()
-	return s.Record(ctx, collection, id)
+	return unreachable3(s.Record(ctx, collection, id))
 }
 
-func (l *lazyStore) Unavailable(ctx context.Context, collection string) (bool, error) {
+func (l *Lazy) Unavailable(ctx context.Context, collection string) (bool, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer release()
-	return s.Unavailable(ctx, collection)
+	return unreachable2(s.Unavailable(ctx, collection))
 }
 
-func (l *lazyStore) Totals(ctx context.Context) (int64, map[string]int64, error) {
+func (l *Lazy) Totals(ctx context.Context) (int64, map[string]int64, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer release()
-	return s.Totals(ctx)
+	return unreachable3(s.Totals(ctx))
 }
 
-func (l *lazyStore) ReserveIdempotency(ctx context.Context, c v1.IdempotencyClaim) (v1.IdempotencyRecord, bool, error) {
+func (l *Lazy) ReserveIdempotency(ctx context.Context, c v1.IdempotencyClaim) (v1.IdempotencyRecord, bool, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return v1.IdempotencyRecord{}, false, err
 	}
 	defer release()
-	return s.ReserveIdempotency(ctx, c)
+	return unreachable3(s.ReserveIdempotency(ctx, c))
 }
 
-func (l *lazyStore) CreateEmployeeOnce(ctx context.Context, ne v1.NewEmployee, client, key string) (v1.Employee, error) {
+func (l *Lazy) CreateEmployeeOnce(ctx context.Context, ne v1.NewEmployee, client, key string) (v1.Employee, error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return v1.Employee{}, err
 	}
 	defer release()
-	return s.CreateEmployeeOnce(ctx, ne, client, key)
+	return unreachable2(s.CreateEmployeeOnce(ctx, ne, client, key))
 }
 
-func (l *lazyStore) CompleteIdempotency(ctx context.Context, client, key string, rec v1.IdempotencyRecord) error {
+func (l *Lazy) CompleteIdempotency(ctx context.Context, client, key string, rec v1.IdempotencyRecord) error {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return s.CompleteIdempotency(ctx, client, key, rec)
+	return sink.Unreachable(s.CompleteIdempotency(ctx, client, key, rec))
 }
 
-func (l *lazyStore) ReleaseIdempotency(ctx context.Context, client, key string) error {
+func (l *Lazy) ReleaseIdempotency(ctx context.Context, client, key string) error {
 	s, release, err := l.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return s.ReleaseIdempotency(ctx, client, key)
+	return sink.Unreachable(s.ReleaseIdempotency(ctx, client, key))
+}
+
+// unreachable2 and unreachable3 are a store's answer with its error marked when it says the
+// warehouse could not be reached (sink.Unreachable), which the replica answers 503.
+func unreachable2[T any](v T, err error) (T, error) { return v, sink.Unreachable(err) }
+
+func unreachable3[T, U any](v T, u U, err error) (T, U, error) {
+	return v, u, sink.Unreachable(err)
 }

@@ -1,4 +1,4 @@
-package main
+package account
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type probeGroups struct {
 }
 
 // join puts w in the group of its warehouse URL.
-func (p *probeGroups) join(w *worker) {
+func (p *probeGroups) join(w *Worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.groups == nil {
@@ -31,7 +31,7 @@ func (p *probeGroups) join(w *worker) {
 	}
 	g := p.groups[w.acct.Warehouse.URL]
 	if g == nil {
-		g = &probeGroup{last: map[*worker]error{}}
+		g = &probeGroup{last: map[*Worker]error{}}
 		p.groups[w.acct.Warehouse.URL] = g
 	}
 	g.mu.Lock()
@@ -43,14 +43,14 @@ func (p *probeGroups) join(w *worker) {
 // probeGroup is the accounts of one warehouse URL.
 type probeGroup struct {
 	mu      sync.Mutex
-	members []*worker         // in the order they opened; the first is asked at every probe
+	members []*Worker         // in the order they opened; the first is asked at every probe
 	next    int               // the next of the others to ask
-	last    map[*worker]error // what each of the others said when last asked
+	last    map[*Worker]error // what each of the others said when last asked
 }
 
 // ready is w's readiness: asked of the warehouse for the group's first account, with one more
 // account's look in turn; for the others, what their last look said.
-func (g *probeGroup) ready(ctx context.Context, w *worker) error {
+func (g *probeGroup) ready(ctx context.Context, w *Worker) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if w != g.members[0] {
@@ -67,7 +67,7 @@ func (g *probeGroup) ready(ctx context.Context, w *worker) error {
 
 // saw records what opening w's warehouse for a run found: for an account other than the
 // group's first (asked at every probe), its readiness until the next look, a probe's or a run's.
-func (g *probeGroup) saw(w *worker, err error) {
+func (g *probeGroup) saw(w *Worker, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.members) > 0 && w != g.members[0] {

@@ -1,4 +1,4 @@
-package main
+package account
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 // in the accounts' order; a warehouse that does not open fails the start with its account named,
 // and a start stopped before the checks end returns at once.
 func TestCheckStores(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := slog.New(slog.DiscardHandler)
 	ctx := context.Background()
@@ -24,7 +25,7 @@ func TestCheckStores(t *testing.T) {
 	// opens in milliseconds).
 	template := &config.Account{Name: "template"}
 	template.Warehouse.URL = filepath.Join(t.TempDir(), "template.db")
-	if _, _, err := checkStore(ctx, template, log); err != nil {
+	if _, _, err := CheckStore(ctx, template, log); err != nil {
 		t.Fatal(err)
 	}
 	migrated, err := os.ReadFile(template.Warehouse.URL)
@@ -51,8 +52,8 @@ func TestCheckStores(t *testing.T) {
 		return as
 	}
 
-	as := accts(2*checkParallel+3, -1)
-	got, err := checkStores(ctx, as, log)
+	as := accts(2*CheckParallel+3, -1)
+	got, err := CheckStores(ctx, as, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +66,14 @@ func TestCheckStores(t *testing.T) {
 		}
 	}
 
-	if _, err := checkStores(ctx, accts(2*checkParallel, checkParallel+1), log); err == nil ||
-		!strings.HasPrefix(err.Error(), fmt.Sprintf("account a%02d: ", checkParallel+1)) {
-		t.Errorf("a warehouse that does not open: %v, want an error naming account a%02d", err, checkParallel+1)
+	if _, err := CheckStores(ctx, accts(2*CheckParallel, CheckParallel+1), log); err == nil ||
+		!strings.HasPrefix(err.Error(), fmt.Sprintf("account a%02d: ", CheckParallel+1)) {
+		t.Errorf("a warehouse that does not open: %v, want an error naming account a%02d", err, CheckParallel+1)
 	}
 
 	stopped, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := checkStores(stopped, accts(3, -1), log); !errors.Is(err, context.Canceled) {
+	if _, err := CheckStores(stopped, accts(3, -1), log); !errors.Is(err, context.Canceled) {
 		t.Errorf("stopped before the checks: %v, want context.Canceled", err)
 	}
 }

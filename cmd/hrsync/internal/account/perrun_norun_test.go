@@ -1,16 +1,17 @@
-package main
+package account
 
 import (
 	"context"
 	"errors"
 	"testing"
 
-	"github.com/hrsync/hrsync/source/v1"
+	v1 "github.com/hrsync/hrsync/source/v1"
 )
 
 // TestOnboardingOutsideARun: onboarding's warehouse and source, asked outside a run (none is
 // open), answer errNoRun rather than dereference a run that is not there.
 func TestOnboardingOutsideARun(t *testing.T) {
+	t.Parallel()
 	runs := &accountRuns{}
 	ctx := context.Background()
 	if _, err := (runLedger{runs}).OnboardingRows(ctx, "x"); !errors.Is(err, errNoRun) {

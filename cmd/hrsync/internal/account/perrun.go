@@ -1,4 +1,4 @@
-package main
+package account
 
 import (
 	"context"
@@ -26,8 +26,8 @@ import (
 // sync, onboarding and retention of one account running at once share one.
 type accountRuns struct {
 	acct *config.Account
-	// ctx is the worker's: once it ends (SIGTERM), a warehouse still open stopGrace later is
-	// interrupted (see openStore).
+	// ctx is the worker's: once it ends (SIGTERM), a warehouse still open StopGrace later is
+	// interrupted (see Open).
 	ctx   context.Context
 	log   *slog.Logger
 	copts client.Options // the source client's: the shared transport, the request metrics
@@ -110,9 +110,13 @@ func (r *accountRuns) open(ctx context.Context) (*accountRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := store.CheckJournal(ctx); err != nil { // syncs no one erased since a backup restored
+		_ = store.Close()
+		return nil, err
+	}
 	run := &accountRun{store: store}
-	run.stop = context.AfterFunc(r.ctx, func() { time.AfterFunc(stopGrace, store.Interrupt) })
-	if run.client, run.budget, err = newBudgetedClient(r.acct, r.log, store, r.copts); err != nil {
+	run.stop = context.AfterFunc(r.ctx, func() { time.AfterFunc(StopGrace, store.Interrupt) })
+	if run.client, run.budget, err = NewBudgetedClient(r.acct, r.log, store, r.copts); err != nil {
 		run.close(nil)
 		return nil, err
 	}

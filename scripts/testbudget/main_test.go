@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+const run = `{"Action":"start","Package":"github.com/hrsync/hrsync/sink"}
+{"Action":"run","Package":"github.com/hrsync/hrsync/sink","Test":"TestA"}
+{"Action":"pass","Package":"github.com/hrsync/hrsync/sink","Test":"TestA","Elapsed":400}
+# github.com/hrsync/hrsync/broken [build failed]
+{"Action":"pass","Package":"github.com/hrsync/hrsync/sink","Elapsed":412.5}
+{"Action":"skip","Package":"github.com/hrsync/hrsync/schema","Elapsed":0}
+{"Action":"fail","Package":"github.com/hrsync/hrsync/cmd/hrsync","Elapsed":501.25}
+{"Action":"pass","Package":"github.com/hrsync/hrsync/source/v1","Elapsed":3}
+{"Action":"output","Package":"github.com/hrsync/hrsync/source/v1","Output":"ok\n"}
+{"Action":"run","Package":"github.com/hrsync/hrsync/cut","Test":"TestCut"}
+`
+
+func TestPackagesAndBudget(t *testing.T) {
+	t.Parallel()
+	pkgs, err := Packages(strings.NewReader(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pkgs {
+		names = append(names, p.Name+" "+p.Action)
+	}
+	want := "github.com/hrsync/hrsync/cmd/hrsync fail,github.com/hrsync/hrsync/sink pass,github.com/hrsync/hrsync/source/v1 pass,github.com/hrsync/hrsync/schema skip"
+	if got := strings.Join(names, ","); got != want {
+		t.Errorf("packages %s\nwant %s", got, want)
+	}
+	tests := []struct {
+		budget time.Duration
+		over   string
+	}{
+		{10 * time.Minute, ""},
+		{501250 * time.Millisecond, ""}, // at the budget is within it
+		{8 * time.Minute, "github.com/hrsync/hrsync/cmd/hrsync took 8m21s, over the budget of 8m0s"},
+	}
+	for _, tt := range tests {
+		err := Check(pkgs, tt.budget)
+		var over *Over
+		switch {
+		case tt.over == "" && err != nil:
+			t.Errorf("budget %s: %v, want none", tt.budget, err)
+		case tt.over != "" && (!errors.As(err, &over) || !strings.HasPrefix(err.Error(), tt.over)):
+			t.Errorf("budget %s: %v, want %q", tt.budget, err, tt.over)
+		}
+	}
+	var b bytes.Buffer
+	if err := Table(&b, pkgs, "github.com/hrsync/hrsync", true); err != nil {
+		t.Fatal(err)
+	}
+	wantTable := "| package | seconds |\n|---|---:|\n| cmd/hrsync | 501.2 (fail) |\n| sink | 412.5 |\n| source/v1 | 3.0 |\n"
+	if b.String() != wantTable {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), wantTable)
+	}
+}
+
+// FuzzPackages: any input, however broken, gives an answer or a read error, and never a
+// package with a negative time.
+func FuzzPackages(f *testing.F) {
+	f.Add(run)
+	f.Add(`{"Action":"pass","Package":"p","Elapsed":-1}`)
+	f.Add(`{"Action":"pass","Package":"p","Elapsed":1e400}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		pkgs, err := Packages(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for i, p := range pkgs {
+			if p.Elapsed < 0 {
+				t.Errorf("package %q: elapsed %v", p.Name, p.Elapsed)
+			}
+			if i > 0 && p.Elapsed > pkgs[i-1].Elapsed {
+				t.Errorf("not slowest first: %v", pkgs)
+			}
+		}
+	})
+}

@@ -81,7 +81,7 @@ accounts:
 			`hrsync_sync_last_success_timestamp_seconds{account="acme",resource="employees"}`,
 			`hrsync_sync_last_success_timestamp_seconds{account="acme",resource="working_patterns"}`,
 			`hrsync_job_last_success_timestamp_seconds{account="acme",task="sync"}`,
-			`hrsync_job_duration_seconds_count{account="acme",task="sync"}`, // observed after the success
+			`hrsync_job_duration_seconds_count{account="acme",task="sync"}`,                 // observed after the success
 			`hrsync_job_last_success_timestamp_seconds{account="globex",task="onboarding"}`, // the pass that took the file
 			`hrsync_job_duration_seconds_count{account="globex",task="onboarding"}`,
 			`hrsync_onboarding_files_total{account="globex",outcome="done"} 1`,

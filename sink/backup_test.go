@@ -81,6 +81,7 @@ func checkFactsOfP(t *testing.T, s *sink.Store) {
 // keep them erased; a lift is re-applied the same way. The journal is private and holds
 // nothing of P in clear.
 func TestReapplyJournal(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

@@ -50,6 +50,7 @@ func proxied(t *testing.T, opts sink.Options) (*sinktest.Proxy, *sink.Store) {
 
 // Every way a statement can end while its host is silent, each within a bound.
 func TestStatementsEndWhileTheHostIsSilent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		opts sink.Options

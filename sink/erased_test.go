@@ -111,6 +111,7 @@ func TestErasureKeepsFingerprints(t *testing.T) {
 // them (INSERT … ON CONFLICT DO NOTHING, then SELECT), and each erasure's fingerprint is found
 // by the other.
 func TestErasureSecretMadeOnce(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

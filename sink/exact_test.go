@@ -86,6 +86,7 @@ func TestRecordFormsAreKeptApart(t *testing.T) {
 // the walk after it nothing. A sent value that is not a JSON object (edited by hand) is not
 // served: the typed columns are.
 func TestUpgradeKeepsRecordsAsSent(t *testing.T) {
+	t.Parallel()
 	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
@@ -256,6 +257,7 @@ func TestEmployeeFormsAreKeptApart(t *testing.T) {
 // TestCreatedEmployeeAges: an employee created here keeps no sent form: it is served from its
 // typed columns, its length of service reckoned when it is read, so it grows with the clock.
 func TestCreatedEmployeeAges(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

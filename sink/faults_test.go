@@ -294,6 +294,7 @@ func TestLoadUnderTheLock(t *testing.T) {
 // was noticed) by the next run under the sync lock, and by migrate; a run whose process holds
 // the lock, so may be running, is not.
 func TestAbandonedRunsAreClosed(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

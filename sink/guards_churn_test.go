@@ -238,6 +238,7 @@ func (m *churnMargins) String() string {
 // the fixture changes (departments, holiday allowances, working patterns) on the nights of the
 // one-off changes. No merge may hold anything.
 func TestGuardsHoldNothingOverAYearOfNightlyChurn(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -299,6 +300,7 @@ func TestGuardsHoldNothingOverAYearOfNightlyChurn(t *testing.T) {
 // account's nights, broken as issue 38 describes, are held, and nothing of the night becomes
 // visible; the next night, as it should be, is not held.
 func TestGuardsHoldTheChurnFixtureBroken(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

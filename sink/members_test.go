@@ -21,6 +21,7 @@ import (
 // unconfigured ones (health, as the sicknesses' extra class). Without the configuration the
 // same erasures take them all.
 func TestEraseConfiguredMembers(t *testing.T) {
+	t.Parallel()
 	decls, err := v1.NewDeclarations(v1.Members{
 		"employees":  {"cost_centre": v1.Employment, "diagnosis_code": v1.Health},
 		"sicknesses": {"absence_code": v1.Employment},
@@ -105,6 +106,7 @@ func TestEraseConfiguredMembers(t *testing.T) {
 // row and every version, as serve hides it from a key denied health; the person's names, which a
 // health erasure does not take, stay. Without the configuration it stays (identifying).
 func TestEraseConfiguredMemberInAnotherCase(t *testing.T) {
+	t.Parallel()
 	decls, err := v1.NewDeclarations(v1.Members{"employees": {"diagnosis_code": v1.Health}})
 	if err != nil {
 		t.Fatal(err)

@@ -84,6 +84,7 @@ func pendingVersions(ps []sink.Pending) []int {
 // status leaves every table, row, trigger and ledger row as they were (and a SQLite file's bytes);
 // migrate then applies exactly the migrations it listed.
 func TestMigrationStatusChangesNothing(t *testing.T) {
+	t.Parallel()
 	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
 		ms, err := schema.Migrations(d)
 		if err != nil {
@@ -163,6 +164,7 @@ func TestMigrationStatusChangesNothing(t *testing.T) {
 // SQLite file that does not exist) is at version 0 with every migration pending and the ledger's
 // table to make first, and the status creates neither the schema, the ledger nor the file.
 func TestMigrationStatusOfNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()

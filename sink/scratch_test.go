@@ -177,6 +177,7 @@ func (p scratchPlace) marked(t *testing.T, mark sink.ScratchMark) bool {
 }
 
 func TestResetScratch(t *testing.T) {
+	t.Parallel()
 	const (
 		made    = "made"    // an empty scratch warehouse, marked
 		refused = "refused" // ErrNotScratch, nothing touched

@@ -25,6 +25,7 @@ import (
 // and a row whose sent is not an object (edited by hand, not served from): a page that dropped
 // a column one of them is answered from gives another answer.
 func TestPagesSendOnlySent(t *testing.T) {
+	t.Parallel()
 	const employees, records = 30, 12
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 // an email (any they had, case and spaces ignored), the same on both backends, and gives what
 // tells several apart.
 func TestSubjectFindEmployees(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

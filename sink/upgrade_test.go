@@ -76,6 +76,7 @@ func oldForm(t *testing.T, raw string) (e v1.Employee, extra, nested []byte) {
 // the nested forms; the next walk of the same employees then writes nothing, and each is served
 // back exactly.
 func TestUpgradeMovesDivisionAndLocation(t *testing.T) {
+	t.Parallel()
 	for _, d := range []schema.Dialect{schema.Postgres, schema.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()

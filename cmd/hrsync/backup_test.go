@@ -28,6 +28,7 @@ import (
 // listed, a sync from the source that still holds them keeps them erased, and the same file
 // dropped again does not create them again (their fingerprints came back with the erasure).
 func TestBackupEraseRestoreAsAnOperatorWould(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

@@ -47,6 +47,7 @@ func TestVersionFlag(t *testing.T) {
 // buildinfo's variables, and checks that hrsync version and --version print them: -X on a
 // variable that is not there (a rename, a typo) builds fine and silently sets nothing.
 func TestVersionFromLdflags(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds hrsync; -short")
 	}

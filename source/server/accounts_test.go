@@ -120,6 +120,7 @@ func get(t *testing.T, srv *httptest.Server, key, path string, header ...string)
 // a handler over its account's store alone answers, holds no other account's names, and an id
 // only another account has is 404.
 func TestKeysReadOnlyTheirAccount(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -242,6 +243,7 @@ func collectionNames() []string {
 // Two accounts whose stores hold the same data at the same version answer different ETags, so
 // a client that changes keys never gets a 304 for the other account's page.
 func TestETagsDifferAcrossAccounts(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

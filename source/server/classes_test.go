@@ -21,6 +21,7 @@ func classKey(c v1.Class) string { return "deny-class-" + c.String() + "-key-4c8
 // and the record's id always. Full access asks each page first, so an answer it left in the
 // cache would be caught too.
 func TestDenyClassesAtEveryDepth(t *testing.T) {
+	t.Parallel()
 	denied := []v1.Class{v1.Health, v1.Identifying, v1.Financial, v1.FreeText, v1.Employment}
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 // record's depth, in any case it is sent in. Without the configuration the same keys see the
 // opposite.
 func TestDenyClassesConfiguredMembers(t *testing.T) {
+	t.Parallel()
 	decls, err := v1.NewDeclarations(v1.Members{"employees": {"cost_centre": v1.Employment, "diagnosis_code": v1.Health}})
 	if err != nil {
 		t.Fatal(err)

@@ -100,6 +100,7 @@ func TestPublicURLInLinks(t *testing.T) {
 // TestWalkFollowsNext walks the collection as a client does, following rel="next", at many
 // page sizes, on both backends: every record exactly once, in order, and Total agrees.
 func TestWalkFollowsNext(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -372,6 +373,7 @@ func TestIndex(t *testing.T) {
 // never synced, one offered again, and one that still holds records from before are answered
 // as lists.
 func TestUnavailableCollectionIs404(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

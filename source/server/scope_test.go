@@ -71,6 +71,7 @@ var personalMarks = []string{"QQ", "ACCT", "SALARY-", "home.example.net", "1970-
 // and gets each employee with exactly the scope's members, nested ones included, and no
 // personal text anywhere; a deny-list key walks them all and never sees a denied path.
 func TestScopedKeyWalksEveryEmployee(t *testing.T) {
+	t.Parallel()
 	const n = 257
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
@@ -191,6 +192,7 @@ func TestScopedKeyWalksEveryEmployee(t *testing.T) {
 }
 
 func TestScopedAccess(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -316,6 +318,7 @@ func TestScopedIndex(t *testing.T) {
 // URL at one version, a key gets the same tag each time (and its 304), keys of equal scopes
 // share tags, and a read-only key, whose answers are full access's, shares full access's.
 func TestScopedETags(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -519,6 +522,7 @@ func deepPaths() []string {
 // the typed ones. A dotted path denies that path only, and an allow list's **.name keeps the
 // member wherever its parent is kept.
 func TestDenyAtEveryDepth(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

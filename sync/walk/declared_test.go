@@ -19,6 +19,7 @@ import (
 // the unchanged account writes nothing; a collection the account does not offer is skipped as
 // unavailable.
 func TestSyncTheRestOfTheAPI(t *testing.T) {
+	t.Parallel()
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 40, Seed: 11, AbsenceYears: 1})
 	// Fields no declaration names, on every third record of every collection: kept and served
 	// back like the rest.

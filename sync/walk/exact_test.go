@@ -34,6 +34,7 @@ import (
 // the seed does not name. A second sync of the unchanged account writes nothing and no history
 // version.
 func TestReplicaServesRecordsExactly(t *testing.T) {
+	t.Parallel()
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 40, Seed: 23, AbsenceYears: 1})
 	for name, raws := range acct.Collections {
 		coll := v1.CollectionNamed(name)

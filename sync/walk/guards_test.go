@@ -181,6 +181,7 @@ const fillTitle = "fill:employees.job_title"
 // (one ERROR line over four runs); a person's acceptance publishes the fresh walk and the ledger
 // says who and why.
 func TestBlankColumnIsHeldUntilAccepted(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -253,6 +254,7 @@ func TestBlankColumnIsHeldUntilAccepted(t *testing.T) {
 // guard recorded as accepted. Accepting again publishes it: what the person accepted before is
 // not held again.
 func TestAcceptingTripsAnotherGuard(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -326,6 +328,7 @@ func TestHeldStillQuietWhileAGuardComesBack(t *testing.T) {
 // TestHoldLiftsByItself: while held, scheduled runs keep checking; when the source is back to
 // normal the hold lifts (said at INFO), nothing was written in between, and the gauge is 0.
 func TestHoldLiftsByItself(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -429,6 +432,7 @@ func (b *absenceBook) raws() []json.RawMessage {
 // windowed walk is weighed against the window it walked. A night whose window lost 40 % of its
 // absences is held, though that is a few percent of the whole collection's years of history.
 func TestWindowedNightsHoldNothing(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

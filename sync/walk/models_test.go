@@ -15,6 +15,7 @@ import (
 // absence figures of the account it loaded, row for row its derived view), the models section's
 // settings written into the warehouse first; a dry run does neither.
 func TestSyncRefreshesModels(t *testing.T) {
+	t.Parallel()
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 30, Seed: 5, AbsenceYears: 1})
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {

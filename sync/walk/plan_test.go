@@ -18,6 +18,7 @@ import (
 // the run's, each collection's result is told as it finishes (before the next one's first
 // page), and the progress says which collection of how many.
 func TestPlanSaysWhatTheRunWillDo(t *testing.T) {
+	t.Parallel()
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 230, Seed: 9})
 	resources := []sink.Resource{"departments", sink.WorkingPatterns, sink.Employees, "sicknesses", "statutory_holiday_countries"}
 	for _, backend := range sinktest.Backends {

@@ -19,6 +19,7 @@ import (
 // since nothing the source listed went; a source that lists an id 1 of its own replaces the
 // seed with it, counted new, not changed.
 func TestFirstSyncOfANewWarehouse(t *testing.T) {
+	t.Parallel()
 	acct := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 30, Seed: 5})
 	own := fakeupstream.GenerateAccount(fakeupstream.AccountOptions{Employees: 30, Seed: 5})
 	// The second account lists a pattern and an allowance of id 1 itself.

@@ -78,6 +78,7 @@ func runsCounter(t *testing.T, reg *prometheus.Registry, resource sink.Resource,
 // neither the run nor the other collections; the same answer later in a walk, a 401, or every
 // collection unavailable still fail.
 func TestUnavailableCollections(t *testing.T) {
+	t.Parallel()
 	const wp, emp = "/v1/working_patterns", "/v1/employees"
 	tests := []struct {
 		name    string

@@ -199,6 +199,7 @@ func assertReplica(t *testing.T, up *upstream, store *sink.Store, patterns bool)
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -238,6 +239,7 @@ func TestRoundTrip(t *testing.T) {
 // TestFaults: the source misbehaves in every way UPSTREAM.md describes and the load is still
 // exact; the ledger counts what happened.
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		faults      []fakeupstream.Fault
@@ -279,6 +281,7 @@ func TestFaults(t *testing.T) {
 // TestCollectionChangesMidWalk: records removed and added while pages are read shift the
 // pages; the sync notices, walks again, and ends exact.
 func TestCollectionChangesMidWalk(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
@@ -460,6 +463,7 @@ func TestPacedSyncProvokesNo429(t *testing.T) {
 // hires included, with the leaver deleted after the usual confirming walk. Where it lists them
 // first, every page after shifts: the walk is inconsistent and walked again.
 func TestHiresDuringTheWalk(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		employees int // 450: the last page half full; 400: full, the hires make a page of their own

@@ -60,6 +60,7 @@ func served(t *testing.T, store *sink.Store, name string) map[int64]string {
 // window is updated, not deleted. A full walk comes when the last one is older than FullEvery,
 // and when asked for.
 func TestWindowedWalk(t *testing.T) {
+	t.Parallel()
 	for _, backend := range sinktest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()

@@ -105,9 +105,7 @@ func TestStartLogLine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
 			env := []string{"HRSYNC_SOURCE_URL=" + up.URL, "HRSYNC_SOURCE_API_KEY=" + up.APIKey(), "HRSYNC_SOURCE_RATE_LIMIT=0"}
-			if err := run(context.Background(), []string{"migrate"}, env, io.Discard, io.Discard); err != nil {
-				t.Fatal(err)
-			}
+			warehouseFile(t, "hrsync.db") // the default warehouse, migrated
 			ctx, cancel := context.WithCancel(context.Background())
 			if tt.args[0] == "serve" {
 				cancel() // serve starts, and stops at once

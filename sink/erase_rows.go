@@ -95,7 +95,38 @@ func (x *eraser) employee(ctx context.Context, erasureID, id int64, classes []v1
 	if err := x.idempotency(ctx, id, classes); err != nil {
 		return err
 	}
+	if err := x.events(ctx, id, classes); err != nil {
+		return err
+	}
 	return x.onboarding(ctx, id, emails, classes)
+}
+
+// events erases the person from the joiner, mover and leaver events (docs/events.md) when their
+// identifying or employment data goes: their events and the log of their deliveries to
+// webhooks are deleted, whatever their state (what a
+// mover's says of them, their job title and moves, is employment data, and every event of
+// theirs says who joined or left), and what the events last told of them (event_state) is
+// taken again from their row as the erasure leaves it, so that the next load finds nothing of
+// them changed and tells nothing. Others' events name them by id only (a line manager), as
+// employees.line_manager_id does.
+func (x *eraser) events(ctx context.Context, id int64, classes []v1.Class) error {
+	if !slices.Contains(classes, v1.Identifying) && !slices.Contains(classes, v1.Employment) {
+		return nil
+	}
+	n, err := exec(ctx, x.tx, x.tx.Rebind(`DELETE FROM event_deliveries WHERE employee_id = ?`), id)
+	if err != nil {
+		return fmt.Errorf("erase event deliveries: %w", err)
+	}
+	x.rows["event_deliveries"] += n
+	if n, err = exec(ctx, x.tx, x.tx.Rebind(`DELETE FROM events WHERE employee_id = ?`), id); err != nil {
+		return fmt.Errorf("erase events: %w", err)
+	}
+	x.rows["events"] += n
+	if n, err = resnapshotState(ctx, x.tx, x.d, id); err != nil {
+		return fmt.Errorf("erase events: %w", err)
+	}
+	x.rows["event_state"] += n
+	return nil
 }
 
 // records erases the records ids of t.

@@ -133,6 +133,9 @@ type MergeOptions struct {
 	// against the records served inside it too, like with like, so that a window losing 40 %
 	// of its records is held however much history lies outside it.
 	Widened *Window
+	// RunID is the sync run the load is part of: the events a load of employees derives name
+	// it (events_derive.go).
+	RunID string
 }
 
 // DefaultMaxDeleteShare is the shrink guard's default: a complete walk may soft-delete at most
@@ -157,6 +160,8 @@ type MergeResult struct {
 	DeletionsRefused int64
 	// Profile is the load's profile, which the guards weighed.
 	Profile LoadProfile
+	// Events is what a published, complete load of employees derived (docs/events.md).
+	Events EventsResult
 }
 
 // Held reports whether a guard held the load: one tripped that was not accepted.
@@ -401,6 +406,11 @@ func (l *Load) Merge(ctx context.Context, opts MergeOptions) (MergeResult, error
 	}
 	if opts.DryRun || res.Held() {
 		return res, nil // rolled back by the deferred Rollback: a held load writes nothing
+	}
+	if l.t.name == string(Employees) && opts.Complete {
+		if res.Events, err = l.s.deriveEvents(ctx, tx, opts.RunID); err != nil {
+			return MergeResult{}, fmt.Errorf("merge %s: %w", l.resource, busyErr(err))
+		}
 	}
 	if l.lock != nil {
 		if err := l.lock.seal(ctx, tx); err != nil {

@@ -62,6 +62,9 @@ type Options struct {
 	// classes (personal_data.members); the zero value is the code's alone, where every member no
 	// declaration names is identifying.
 	Declarations v1.Declarations
+	// Events are the settings of the joiner, mover and leaver events loads derive (zero
+	// fields: the defaults).
+	Events EventSettings
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// ErasureJournal is the file every erasure and lift is also written to, outside the

@@ -217,6 +217,10 @@ var ownKinds = map[string]map[string]Kind{
 	"model_left_out":        {"start_date": KindDate, "end_date": KindDate, "first_seen": KindDate},
 	"model_starting_soon":   {"start_date": KindDate},
 	"model_management_tree": {"manager_left": KindBool, "in_cycle": KindBool},
+	// schema 0032
+	"events":           {"effective_at": KindTimestamp, "recorded_at": KindTimestamp, "data": KindJSON},
+	"event_deliveries": {"queued_at": KindTimestamp, "next_at": KindTimestamp, "done_at": KindTimestamp},
+	"event_state":      {"present": KindBool, "join_date": KindDate, "leaving_date": KindDate, "left_at": KindTimestamp},
 }
 
 // ownSubjects are the columns naming the person a row of a warehouse's own table is about where

@@ -188,6 +188,8 @@ type Result struct {
 	// published its load: the hold lifted (the source is back to normal, or a person accepted
 	// it); never in a dry run.
 	StillHeld, Lifted bool
+	// Events is what the load derived of joiner, mover and leaver events (employees only).
+	Events sink.EventsResult
 }
 
 // HeldError is a run's error when a load guard held its load: nothing of it was written.
@@ -607,7 +609,7 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		res.Status = sink.RunInconsistent
 	}
 	opts := sink.MergeOptions{DryRun: s.opts.DryRun, Complete: consistent, Guards: s.guards(r),
-		Accept: slices.Clone(s.opts.AcceptForGood), AllowMassDelete: s.opts.AllowMassDelete}
+		Accept: slices.Clone(s.opts.AcceptForGood), AllowMassDelete: s.opts.AllowMassDelete, RunID: res.Run.RunID}
 	if planned != nil && res.Window == nil {
 		opts.Widened = planned // like with like: the window's own shrink is weighed too
 	}
@@ -631,6 +633,16 @@ func (s *Syncer) load(ctx context.Context, r sink.Resource, res *Result, log *sl
 		log.Info("the warehouse's seeded default gave way to the source's records", "retired", mr.SeedRetired)
 	}
 	res.DeletionsRefused, res.Holds, res.Profile = mr.DeletionsRefused, mr.Holds, &mr.Profile
+	res.Events = mr.Events
+	switch ev := mr.Events; {
+	case ev.Baseline:
+		log.Info("events: the first load of employees is their baseline; the next ones derive joiner, mover and leaver events")
+	case ev.Held > 0:
+		log.Warn("events: a mass leaving; its leaver events are held until released (hrsync events release --run "+res.Run.RunID+")",
+			"leavers", ev.Leavers, "limit", ev.Limit, "held", ev.Held)
+	case ev.Derived > 0:
+		log.Info("events derived", "derived", ev.Derived, "published", ev.Published)
+	}
 	if !mr.Held() && !s.opts.DryRun && slices.ContainsFunc(mr.Holds, func(h sink.Hold) bool { return personal[h.Key()] }) {
 		res.AcceptedBy, res.AcceptReason = s.opts.Accept.By, s.opts.Accept.Reason
 	}

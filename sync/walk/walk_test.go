@@ -312,6 +312,22 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 			if r.Status != sink.RunOK || r.Walks != 2 || r.Inserted != 1 || r.Deleted != 0 {
 				t.Errorf("run %+v", r.Run)
 			}
+			// The events tell the hire, and no leaver: not the live record the shift hid from
+			// the first walk (paging drift), nor yet the leaver.
+			var hired struct{ ID int64 }
+			_ = json.Unmarshal(extra, &hired)
+			evs, err := store.ListEvents(context.Background(), sink.EventFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				if e.EmployeeID != hired.ID || !strings.HasPrefix(e.Type, "joiner.") {
+					t.Errorf("an event of the drifting walk: %d %s, want only %d's joining", e.EmployeeID, e.Type, hired.ID)
+				}
+			}
+			if len(evs) == 0 {
+				t.Errorf("no event for the hire %d", hired.ID)
+			}
 			up.setHook(nil)
 			rs, err = walk.New(c, store, walk.Options{}).Run(context.Background(), []sink.Resource{sink.Employees})
 			if err != nil {
@@ -319,6 +335,9 @@ func TestCollectionChangesMidWalk(t *testing.T) {
 			}
 			if r := result(t, rs, sink.Employees); r.Deleted != 1 || r.Walks != 2 {
 				t.Errorf("next run %+v: want the leaver deleted after two walks", r.Run)
+			}
+			if evs, _ := store.ListEvents(context.Background(), sink.EventFilter{Type: sink.EventLeaverEffective}); len(evs) != 1 || evs[0].EmployeeID != removed.ID {
+				t.Errorf("after the confirmed deletion, leaver events %+v, want %d's alone", evs, removed.ID)
 			}
 			assertReplica(t, up, store, false)
 		})

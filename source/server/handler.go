@@ -53,6 +53,10 @@ type Store interface {
 	// reservation of one whose answer is not kept.
 	CompleteIdempotency(ctx context.Context, client, key string, rec v1.IdempotencyRecord) error
 	ReleaseIdempotency(ctx context.Context, client, key string) error
+
+	// FeedEvents are up to limit published joiner, mover and leaver events after the feed
+	// position after, in feed order (GET /v1/events).
+	FeedEvents(ctx context.Context, after int64, limit int) ([]v1.Event, error)
 }
 
 // Creator creates an employee upstream; *client.Client (the client of the account) is one.

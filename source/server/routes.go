@@ -27,6 +27,7 @@ func (a *account) eachRoute(fn func(pattern string, get, post http.HandlerFunc))
 		fn("/v1/"+c.Name, func(w http.ResponseWriter, r *http.Request) { a.listRecords(w, r, c) }, nil)
 		fn("/v1/"+c.Name+"/{id}", func(w http.ResponseWriter, r *http.Request) { a.getRecord(w, r, c) }, nil)
 	}
+	fn(eventsPath, a.listEvents, nil)
 	fn("/v1", a.index, nil)
 }
 

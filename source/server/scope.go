@@ -160,7 +160,11 @@ func readable(w http.ResponseWriter, r *http.Request, collection string) bool {
 // collection it encodes (the classes it is denied, then its fields); appendItem itself when the
 // scope keeps every member.
 func projected[T any](r *http.Request, collection string, appendItem func(*T, []byte) []byte) func(*T, []byte) []byte {
-	s := scopeOf(r)
+	return projectedBy(scopeOf(r), collection, appendItem)
+}
+
+// projectedBy is appendItem with scope s applied (projected).
+func projectedBy[T any](s *scope, collection string, appendItem func(*T, []byte) []byte) func(*T, []byte) []byte {
 	if s == nil || (s.fields == nil && s.classes[collection] == nil) {
 		return appendItem
 	}

@@ -335,6 +335,15 @@ func (l *Lazy) ReleaseIdempotency(ctx context.Context, client, key string) error
 	return sink.Unreachable(s.ReleaseIdempotency(ctx, client, key))
 }
 
+func (l *Lazy) FeedEvents(ctx context.Context, after int64, limit int) ([]v1.Event, error) {
+	s, release, err := l.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return unreachable2(s.FeedEvents(ctx, after, limit))
+}
+
 // unreachable2 and unreachable3 are a store's answer with its error marked when it says the
 // warehouse could not be reached (sink.Unreachable), which the replica answers 503.
 func unreachable2[T any](v T, err error) (T, error) { return v, sink.Unreachable(err) }

@@ -68,6 +68,11 @@ CONTRACT=(
 	hrsync_serve_cache_bytes
 	hrsync_serve_tls_cert_expiry_timestamp_seconds
 	hrsync_build_info
+	hrsync_events_held
+	hrsync_webhook_deliveries_total
+	hrsync_webhook_pending
+	hrsync_webhook_oldest_pending_seconds
+	hrsync_webhook_dead
 )
 
 # kube-score, run with go run from the Go module proxy. Newer: go list -m -versions github.com/zegl/kube-score

@@ -135,6 +135,10 @@ var commands = []commandSpec{
 		"starters and leavers, turnover, absence, the Bradford list (--out FILE, --as-of DATE,\n" +
 		"--months N, --top N, --names, --account)",
 		new: func() command { return &reportCommand{} }},
+	{name: "events", summary: "the joiner, mover and leaver events: list (--state, --employee, --run), show ID,\n" +
+		"release (the leavers a mass leaving held; --run), publish; the webhooks' deliveries\n" +
+		"(--subscriber, --state) and replay (the dead ones, or an event's) (--account)",
+		args: "[list | show ID | release | publish | deliveries [ID] | replay [ID]]", new: func() command { return &eventsCommand{} }},
 	{name: "version", summary: "print the version",
 		new: func() command { return versionCommand{} }},
 }

@@ -3,6 +3,7 @@ package account
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/client"
+	"github.com/hrsync/hrsync/source/server"
+	"github.com/hrsync/hrsync/sync/events"
 	"github.com/hrsync/hrsync/sync/fleet"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/retention"
@@ -29,6 +32,7 @@ type MetricSets struct {
 	jobs      *runner.MetricSet
 	onboard   *onboard.MetricSet
 	retention *retention.MetricSet
+	events    *events.MetricSet
 	budgets   *prom.Budgets
 }
 
@@ -40,6 +44,7 @@ func NewMetricSets(reg prometheus.Registerer) *MetricSets {
 		jobs:      runner.NewMetricSet(reg, "account"),
 		onboard:   onboard.NewMetricSet(reg, "account"),
 		retention: retention.NewMetricSet(reg, "account"),
+		events:    events.NewMetricSet(reg, "account"),
 		budgets:   prom.NewBudgets(reg),
 	}
 }
@@ -52,6 +57,7 @@ type Setup struct {
 	jobMetrics  *runner.Metrics
 	onboard     *onboard.Metrics
 	retention   *retention.Metrics
+	events      *events.Metrics
 	// waits are the account's shared budget's, across the runs (and the replica's forwarded
 	// creates) that each open one; nil without a shared budget.
 	waits *budgetWaits
@@ -70,6 +76,13 @@ func NewSetup(a *config.Account, sets *MetricSets) *Setup {
 	}
 	if a.Retention.Any() {
 		as.retention = sets.retention.Account(a.Name)
+	}
+	if a.Schedule != "" {
+		names := make([]string, len(a.Webhooks))
+		for i, w := range a.Webhooks {
+			names[i] = w.Name
+		}
+		as.events = sets.events.Account(a.Name, names)
 	}
 	if SharesBudget(a) {
 		as.waits = &budgetWaits{}
@@ -181,6 +194,18 @@ func (c *workerRun) newWorker(ctx context.Context, as *Setup, slots *runner.Slot
 		job.RunAtStart = c.now || a.Sync.RunAtStart
 		job.Slots = slots
 		jobs = append(jobs, w.runs.job(job, func(run *accountRun) runner.Job { return syncer(run).Job(trigger, a.Resources) }))
+		// The events loads derive and date ahead go out as they come due (docs/events.md).
+		ev := events.Job(nil, as.events, log)
+		ev.Trigger = ev.Trigger.Delayed(a.Offset() % events.Every)
+		jobs = append(jobs, w.runs.job(ev, func(run *accountRun) runner.Job { return events.Job(run.store, as.events, log) }))
+		if len(a.Webhooks) > 0 {
+			dopts, err := DeliverOptions(a, as.events, log)
+			if err != nil {
+				return nil, err
+			}
+			job := events.DeliverJob(nil, dopts)
+			jobs = append(jobs, w.runs.job(job, func(run *accountRun) runner.Job { return events.DeliverJob(run.store, dopts) }))
+		}
 	} else if a.Onboarding.Dir != "" {
 		log.Info("no schedule: the worker only watches the onboarding folder")
 	} else if !a.Retention.Any() {
@@ -247,4 +272,18 @@ func (c *workerRun) checkWorker(ctx context.Context, w *Worker, copts client.Opt
 		return err
 	}
 	return nil
+}
+
+// DeliverOptions are the account's webhook deliveries' (events.webhooks): each subscriber's
+// payload is the event as its scope reads it, as the pull feed gives it to a key of that scope.
+func DeliverOptions(a *config.Account, m *events.Metrics, log *slog.Logger) (events.DeliverOptions, error) {
+	opts := events.DeliverOptions{RetryFor: a.RetryFor, Timeout: a.Timeout, RetryBackoff: a.RetryBackoff, Metrics: m, Logger: log}
+	for _, w := range a.Webhooks {
+		scope, err := server.NewEventScope(w.Scope, a.Declarations)
+		if err != nil {
+			return opts, a.Wrap(fmt.Errorf("events.webhooks %s: %w", w.Name, err))
+		}
+		opts.Subscribers = append(opts.Subscribers, events.Subscriber{Name: w.Name, URL: w.URL, Secret: w.Secret, Payload: scope.Event})
+	}
+	return opts, nil
 }

@@ -47,6 +47,8 @@ type AccountConfig struct {
 	PersonalData PersonalDataConfig `yaml:"personal_data"`
 	// Models takes the top-level section, its own keys laid over it.
 	Models ModelsConfig `yaml:"models"`
+	// Events takes the top-level section, its own keys laid over it.
+	Events EventsConfig `yaml:"events"`
 }
 
 // Account is one account as the commands run it: its settings parsed and validated once.
@@ -100,6 +102,11 @@ type Account struct {
 	// Models are the models section, parsed: what sync and report write into the warehouse
 	// (sink.Store.ApplyModelSettings) before they refresh its models.
 	Models sink.ModelSettings
+	// Events are the events section, parsed (sink.Options.Events); Webhooks its subscribers,
+	// RetryFor and Timeout their deliveries' (sync/events.DeliverOptions).
+	Events                          sink.EventSettings
+	Webhooks                        []Webhook
+	RetryFor, Timeout, RetryBackoff time.Duration
 }
 
 // ResolveWrites sets the account's write mode: serve.writes when it is set (set, "" when not),
@@ -159,7 +166,7 @@ func envName(name string) string {
 func (c Config) accountBase() AccountConfig {
 	a := AccountConfig{Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync, Onboarding: c.Onboarding,
 		Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, ScheduleSpread: c.ScheduleSpread, Retention: c.Retention,
-		PersonalData: c.PersonalData.clone(), Models: c.Models}
+		PersonalData: c.PersonalData.clone(), Models: c.Models, Events: c.Events}
 	a.Sync.Guards = c.Sync.Guards.clone() // an account's collections are laid over a copy
 	a.Source.URL, a.Source.APIKey, a.Source.APIKeyFile = "", "", ""
 	a.Warehouse.Schema = ""
@@ -213,7 +220,7 @@ func (c Config) parseAccounts() ([]*Account, error) {
 	if len(c.AccountList) == 0 {
 		a := AccountConfig{Name: c.Source.Account, Source: c.Source, Warehouse: c.Warehouse, Sync: c.Sync,
 			Onboarding: c.Onboarding, Schedule: c.Schedule, ScheduleTimezone: c.ScheduleTimezone, ScheduleSpread: c.ScheduleSpread,
-			Retention: c.Retention, PersonalData: c.PersonalData, Models: c.Models}
+			Retention: c.Retention, PersonalData: c.PersonalData, Models: c.Models, Events: c.Events}
 		acct, err := a.parse("")
 		if err != nil {
 			return nil, err
@@ -378,6 +385,21 @@ func (a AccountConfig) parse(what string) (*Account, error) {
 	if acct.Models, err = a.Models.parse(); err != nil {
 		return nil, fail("%v", err)
 	}
+	if acct.Events, err = a.Events.parse(); err != nil {
+		return nil, fail("%v", err)
+	}
+	if acct.Webhooks, err = a.Events.webhooks(); err != nil {
+		return nil, fail("%v", err)
+	}
+	switch e := a.Events; {
+	case e.RetryFor < time.Minute:
+		return nil, fail("events.retry_for %s: want a minute or more, such as 72h", e.RetryFor)
+	case e.Timeout < time.Second || e.Timeout > 5*time.Minute:
+		return nil, fail("events.timeout %s: want 1s to 5m", e.Timeout)
+	case e.RetryBackoff < 100*time.Millisecond || e.RetryBackoff > time.Hour:
+		return nil, fail("events.retry_backoff %s: want 100ms to 1h", e.RetryBackoff)
+	}
+	acct.RetryFor, acct.Timeout, acct.RetryBackoff = a.Events.RetryFor, a.Events.Timeout, a.Events.RetryBackoff
 	return acct, nil
 }
 
@@ -498,7 +520,8 @@ func (s Settings) Pick(flag string) ([]*Account, error) {
 func (a *Account) SinkOptions() sink.Options {
 	return sink.Options{Schema: a.Warehouse.Schema, Account: a.Name, AccountID: a.AccountID,
 		StatementTimeout: a.Warehouse.StatementTimeout, MaxOpenConns: a.Warehouse.MaxConnections,
-		LockTTL: a.Warehouse.LockTTL, Declarations: a.Declarations, ErasureJournal: a.Warehouse.ErasureJournal}
+		LockTTL: a.Warehouse.LockTTL, Declarations: a.Declarations, ErasureJournal: a.Warehouse.ErasureJournal,
+		Events: a.Events}
 }
 
 // Wrap names the account in err when it is one of accounts:.

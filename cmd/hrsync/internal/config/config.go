@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -25,6 +26,8 @@ import (
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/source/server"
 	v1 "github.com/hrsync/hrsync/source/v1"
+	"github.com/hrsync/hrsync/sync/events"
+	"github.com/hrsync/hrsync/sync/events/webhook"
 	"github.com/hrsync/hrsync/sync/onboard"
 	"github.com/hrsync/hrsync/sync/walk"
 )
@@ -56,6 +59,8 @@ type Config struct {
 	PersonalData PersonalDataConfig `yaml:"personal_data"`
 	// Models is what the warehouse's absence models count by (ModelsConfig).
 	Models ModelsConfig `yaml:"models"`
+	// Events are the joiner, mover and leaver events' settings (docs/events.md).
+	Events EventsConfig `yaml:"events"`
 	// AccountList are the upstream accounts one configuration syncs, each with its own source,
 	// warehouse schema, schedule, lock and request budget; none: the top-level sections are the
 	// one account. Read from the file only (its keys from HRSYNC_ACCOUNTS_<NAME>_… too).
@@ -324,6 +329,115 @@ type ModelsConfig struct {
 	Bradford BradfordConfig `yaml:"bradford"`
 }
 
+// EventsConfig is the events section: what the joiner, mover and leaver events a load derives
+// are timed and braked by (docs/events.md).
+type EventsConfig struct {
+	// TimeZone is the zone whose local midnights leavings and joinings take effect at (an IANA
+	// name; default Europe/London).
+	TimeZone string `yaml:"time_zone"`
+	// MaxLeavers and MaxLeaverShare are the mass-leaver brake: a load making more leavers than
+	// the larger of the two (a count, a share of the people present) holds their events until
+	// hrsync events release.
+	MaxLeavers     int     `yaml:"max_leavers"`
+	MaxLeaverShare float64 `yaml:"max_leaver_share"`
+	// Webhooks are the subscribers the worker POSTs each event to (docs/events.md#webhooks);
+	// RetryFor is how long a delivery is retried before it is dead, Timeout bounds an attempt.
+	Webhooks []WebhookConfig `yaml:"webhooks" env:"-"`
+	RetryFor time.Duration   `yaml:"retry_for"`
+	Timeout  time.Duration   `yaml:"timeout"`
+	// RetryBackoff is the wait after a delivery's first failed attempt, doubled after each
+	// next one (jittered) up to an hour.
+	RetryBackoff time.Duration `yaml:"retry_backoff"`
+}
+
+// WebhookConfig is one subscriber of events.webhooks: where its events go, the secret they are
+// signed with (secret, or secret_file holding it), and what of them it may read, as a serve
+// key's scope says it (fields or deny, deny_classes).
+type WebhookConfig struct {
+	Name        string   `yaml:"name"`
+	URL         string   `yaml:"url"`
+	Secret      string   `yaml:"secret"`
+	SecretFile  string   `yaml:"secret_file"`
+	Fields      []string `yaml:"fields"`
+	Deny        []string `yaml:"deny"`
+	DenyClasses []string `yaml:"deny_classes"`
+}
+
+// A Webhook is a subscriber of events.webhooks, checked, its secret read.
+type Webhook struct {
+	Name, URL, Secret string
+	Scope             server.Scope
+}
+
+// webhooks checks events.webhooks: each named once, an https URL (http only to this machine),
+// one valid secret, a valid scope.
+func (e EventsConfig) webhooks() ([]Webhook, error) {
+	var out []Webhook
+	seen := map[string]bool{}
+	for i, w := range e.Webhooks {
+		where := fmt.Sprintf("events.webhooks %d", i+1)
+		if w.Name == "" {
+			return nil, fmt.Errorf("%s: give it a name", where)
+		}
+		where = "events.webhooks " + w.Name
+		if seen[w.Name] {
+			return nil, fmt.Errorf("%s: named twice", where)
+		}
+		seen[w.Name] = true
+		u, err := url.Parse(w.URL)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+			return nil, fmt.Errorf("%s: url: want an https:// address (http:// only to this machine)", where)
+		}
+		secret := w.Secret
+		switch {
+		case (w.Secret == "") == (w.SecretFile == ""):
+			return nil, fmt.Errorf("%s: give secret or secret_file (one of them): a signing secret such as hrsync events secret prints", where)
+		case w.SecretFile != "":
+			if secret, err = readKeyFile(w.SecretFile); err != nil {
+				return nil, fmt.Errorf("%s: secret_file: %w", where, err)
+			}
+		}
+		if err := webhook.CheckSecret(secret); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		k := ServeKey{Name: w.Name, Fields: w.Fields, Deny: w.Deny, DenyClasses: w.DenyClasses}
+		if err := checkScope(k); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		scope := k.Scope()
+		scope.ReadOnly = true
+		if err := server.CheckScope(scope); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		out = append(out, Webhook{Name: w.Name, URL: w.URL, Secret: secret, Scope: scope})
+	}
+	return out, nil
+}
+
+// isLoopback is true of localhost and the loopback addresses.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// parse checks the section and gives it as the warehouse takes it.
+func (e EventsConfig) parse() (sink.EventSettings, error) {
+	zone, err := time.LoadLocation(e.TimeZone)
+	if err != nil || e.TimeZone == "" {
+		return sink.EventSettings{}, fmt.Errorf("events.time_zone %q: not a time zone (e.g. Europe/London, UTC)", e.TimeZone)
+	}
+	if e.MaxLeavers < 1 {
+		return sink.EventSettings{}, fmt.Errorf("events.max_leavers %d: want 1 or more", e.MaxLeavers)
+	}
+	if !(e.MaxLeaverShare > 0 && e.MaxLeaverShare <= 1) {
+		return sink.EventSettings{}, fmt.Errorf("events.max_leaver_share %v: want a share above 0 and at most 1, such as 0.05", e.MaxLeaverShare)
+	}
+	return sink.EventSettings{Zone: zone, MaxLeavers: e.MaxLeavers, MaxLeaverShare: e.MaxLeaverShare}, nil
+}
+
 // BradfordConfig is models.bradford.
 type BradfordConfig struct {
 	// WindowWeeks is the window, in weeks, ending on the day the factor is read for (52).
@@ -420,6 +534,8 @@ func Defaults() Config {
 		Log: LogConfig{Format: "text", Level: "info"},
 		Models: ModelsConfig{HolidayCalendar: sink.CalendarEnglandAndWales,
 			Bradford: BradfordConfig{WindowWeeks: 52, Bands: []string{"51", "201", "401", "601"}}},
+		Events: EventsConfig{TimeZone: "Europe/London", MaxLeavers: sink.DefaultMaxLeavers, MaxLeaverShare: sink.DefaultMaxLeaverShare,
+			RetryFor: events.DefaultRetryFor, Timeout: events.DefaultTimeout, RetryBackoff: events.DefaultRetryBackoff},
 
 		ScheduleTimezone: "UTC",
 		ScheduleSpread:   DefaultScheduleSpread,

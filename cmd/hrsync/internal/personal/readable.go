@@ -186,7 +186,7 @@ func valueText(v any) string {
 		}
 		return "false"
 	case string:
-		return x
+		return shown(x) // a date inside an object too: an event's leaving_date
 	case json.Number:
 		return x.String()
 	case []any:

@@ -1,0 +1,249 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+
+	"github.com/hrsync/hrsync/sink"
+	"github.com/hrsync/hrsync/source/v1"
+	"github.com/hrsync/hrsync/sync/events/webhook"
+	"github.com/hrsync/hrsync/sync/runner"
+)
+
+// Webhooks (docs/events.md#webhooks): the worker queues each published event for every
+// subscriber of events.webhooks and POSTs it, signed as the Standard Webhooks specification
+// says (package webhook), at least once: a delivery is recorded as done only after the
+// receiver's 2xx, so a worker killed between the two sends it again, with the same
+// webhook-id, which the receiver deduplicates by. An employee's events go in order: one is not
+// sent while an earlier one of theirs is still pending for that subscriber. A failed attempt is
+// tried again after an exponential backoff (events.retry_backoff, 5 s, doubling to an hour,
+// jittered; longer when the receiver's Retry-After asks), until the retry period has passed
+// since it was queued: then it is dead (hrsync events deliveries --state dead lists the dead
+// letters; hrsync events replay queues them again).
+
+// DeliverJobName is the delivery job's name in logs and in the task label of the job metrics.
+const DeliverJobName = "webhooks"
+
+// DeliverEvery is how often the delivery job runs a pass when it has nothing to do.
+const DeliverEvery = 5 * time.Second
+
+// Defaults of DeliverOptions.
+const (
+	DefaultRetryFor     = 72 * time.Hour
+	DefaultRetryBackoff = 5 * time.Second
+	DefaultTimeout      = 10 * time.Second
+	DefaultConcurrency  = 4
+	// dueBatch is how many deliveries per attempt at once a pass reads at a time.
+	dueBatch = 25
+	// passFor bounds one pass: it stops taking new deliveries after this long, so that the
+	// job's run ends and the runner's metrics and stop are timely.
+	passFor = 30 * time.Second
+)
+
+// A Subscriber is one of events.webhooks.
+type Subscriber struct {
+	Name, URL, Secret string
+	// Payload is the body of an event for this subscriber: the event as its scope lets it read
+	// it, the employee (nil: no longer listed) included (source/server.EventScope.Event).
+	Payload func(e v1.Event, emp *v1.Employee) ([]byte, error)
+}
+
+// DeliverStore is what delivery needs of the warehouse.
+type DeliverStore interface {
+	QueueDeliveries(ctx context.Context, subscribers []string) (int64, error)
+	DueDeliveries(ctx context.Context, subscriber string, limit int) ([]sink.Delivery, error)
+	RecordAttempt(ctx context.Context, subscriber, eventID string, a sink.Attempt) error
+	DeliveryStats(ctx context.Context) ([]sink.DeliveryStats, error)
+	Employee(ctx context.Context, id int64) (v1.Employee, int64, error)
+}
+
+// DeliverOptions configure delivery.
+type DeliverOptions struct {
+	Subscribers []Subscriber
+	// RetryFor is how long after it was queued a delivery is retried before it is dead
+	// (default DefaultRetryFor); Timeout bounds one attempt (default DefaultTimeout);
+	// Concurrency is how many attempts go at once (default DefaultConcurrency).
+	RetryFor, Timeout time.Duration
+	Concurrency       int
+	// Client sends the requests (default: a client with Timeout, no redirects followed).
+	Client  *http.Client
+	Metrics *Metrics
+	Logger  *slog.Logger
+	// Now is the clock (default time.Now). RetryBackoff is the wait after a first failed
+	// attempt (default DefaultRetryBackoff), doubled after each next one, jittered by half, at
+	// most an hour.
+	Now          func() time.Time
+	RetryBackoff time.Duration
+}
+
+func (o DeliverOptions) withDefaults() DeliverOptions {
+	if o.RetryFor <= 0 {
+		o.RetryFor = DefaultRetryFor
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: o.Timeout,
+			// A receiver's redirect is not followed: the signed request goes where it was configured.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = DefaultRetryBackoff
+	}
+	return o
+}
+
+// backoffFor is the wait after failed attempt n: cenkalti/backoff's exponential backoff from
+// initial, doubling, jittered by half, at most an hour.
+func backoffFor(initial time.Duration, attempt int) time.Duration {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.Multiplier, b.RandomizationFactor = initial, 2, 0.5
+	b.MaxInterval, b.MaxElapsedTime = time.Hour, 0
+	b.Reset()
+	d := b.NextBackOff()
+	for range min(attempt, 30) - 1 {
+		d = b.NextBackOff()
+	}
+	return d
+}
+
+// DeliverJob delivers the events to the subscribers, a pass at start and every DeliverEvery
+// after the last. It takes no lock: two workers' passes may send the same delivery, which is
+// at least once, as promised.
+func DeliverJob(store DeliverStore, opts DeliverOptions) runner.Job {
+	opts = opts.withDefaults()
+	return runner.Job{Name: DeliverJobName, Trigger: runner.Every(DeliverEvery), Run: func(ctx context.Context) error {
+		_, err := Deliver(ctx, store, opts)
+		return err
+	}}
+}
+
+// Deliver runs one pass: it queues what was published since the last, then sends what is due,
+// subscriber by subscriber, until nothing is due or the pass has run passFor. It returns how
+// many attempts it made.
+func Deliver(ctx context.Context, store DeliverStore, opts DeliverOptions) (int, error) {
+	opts = opts.withDefaults()
+	names := make([]string, len(opts.Subscribers))
+	for i, s := range opts.Subscribers {
+		names[i] = s.Name
+	}
+	if len(names) == 0 {
+		return 0, nil
+	}
+	if _, err := store.QueueDeliveries(ctx, names); err != nil {
+		opts.Logger.Error("webhooks: queue the events published", "err", err)
+		return 0, err
+	}
+	start := opts.Now()
+	attempts := 0
+	defer func() {
+		if stats, err := store.DeliveryStats(ctx); err == nil {
+			opts.Metrics.stats(opts.Now(), stats)
+		}
+	}()
+	for _, sub := range opts.Subscribers {
+		for opts.Now().Sub(start) < passFor {
+			// A batch of due deliveries, no two of one employee's (DueDeliveries), sent
+			// Concurrency at a time.
+			due, err := store.DueDeliveries(ctx, sub.Name, dueBatch*opts.Concurrency)
+			if err != nil {
+				opts.Logger.Error("webhooks: read the deliveries due", "subscriber", sub.Name, "err", err)
+				return attempts, err
+			}
+			if len(due) == 0 {
+				break
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, len(due))
+			next := make(chan int)
+			for range min(opts.Concurrency, len(due)) {
+				wg.Go(func() {
+					for i := range next {
+						errs[i] = attempt(ctx, store, opts, sub, due[i])
+					}
+				})
+			}
+			for i := range due {
+				next <- i
+			}
+			close(next)
+			wg.Wait()
+			attempts += len(due)
+			if err := errors.Join(errs...); err != nil {
+				return attempts, err
+			}
+			if err := ctx.Err(); err != nil {
+				return attempts, err
+			}
+		}
+	}
+	return attempts, nil
+}
+
+// attempt sends one delivery and records what it came to. Only a failure to record is
+// returned: the receiver's failures are the delivery's, recorded.
+func attempt(ctx context.Context, store DeliverStore, opts DeliverOptions, sub Subscriber, d sink.Delivery) error {
+	log := opts.Logger.With("subscriber", sub.Name, "event_id", d.Event.ID, "type", d.Event.Type)
+	var emp *v1.Employee
+	if e, _, err := store.Employee(ctx, d.Event.EmployeeID); err == nil {
+		emp = &e
+	} else if !errors.Is(err, v1.ErrNotFound) {
+		return fmt.Errorf("webhooks: read employee: %w", err)
+	}
+	body, err := sub.Payload(d.Event.Wire(), emp)
+	if err != nil {
+		return fmt.Errorf("webhooks: event %s: %w", d.Event.ID, err)
+	}
+	now := opts.Now()
+	actx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	outcome, retryAfter, status, sendErr := webhook.Send(actx, opts.Client, sub.URL, sub.Secret, d.Event.ID, now, body)
+	cancel()
+	if ctx.Err() != nil {
+		return ctx.Err() // stopping: the attempt is not the receiver's failure; it is sent again
+	}
+	a := sink.Attempt{Status: status}
+	switch {
+	case outcome == webhook.Delivered:
+		a.Delivered = true
+		opts.Metrics.delivered(sub.Name, now.Sub(d.Event.EffectiveAt))
+	default:
+		a.Error = fmt.Sprintf("status %d", status)
+		if sendErr != nil {
+			a.Error = sendErr.Error()
+		}
+		if outcome == webhook.Rejected {
+			a.Error = "rejected: " + a.Error
+		}
+		wait := max(backoffFor(opts.RetryBackoff, d.Attempts+1), retryAfter)
+		a.NextAt = now.Add(wait)
+		if a.NextAt.Sub(d.QueuedAt) > opts.RetryFor {
+			a.Dead = true
+			log.Warn("webhooks: delivery dead: its retries ran out", "attempts", d.Attempts+1, "last", a.Error)
+			opts.Metrics.dead(sub.Name)
+		} else {
+			log.Info("webhooks: delivery failed; retrying", "attempt", d.Attempts+1, "wait", wait.Round(time.Second), "last", a.Error)
+			opts.Metrics.failed(sub.Name)
+		}
+	}
+	if err := store.RecordAttempt(ctx, sub.Name, d.Event.ID, a); err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
+	return nil
+}

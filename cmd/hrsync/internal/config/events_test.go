@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,23 @@ func TestEventsSettingsErrors(t *testing.T) {
 		_, err := Load(sinktest.ConfigFile(t, "warehouse: {url: /data/hrsync.db}\nevents: {"+tt.section+"}\n"), nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "MfKQ9r8G") {
 			t.Errorf("%s: %v, want one line with %q and no secret", tt.section, err, tt.want)
+		}
+	}
+}
+
+// TestWebhookSecretsAreRedacted: a webhook's signing secret, and its key without the prefix,
+// never reach a log line.
+func TestWebhookSecretsAreRedacted(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	s, err := Load(sinktest.ConfigFile(t, "warehouse: {url: /data/hrsync.db}\nevents: {webhooks: [{name: a, url: 'https://a.example/h', secret: "+secret+"}]}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := s.Secrets()
+	for _, want := range []string{secret, "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"} {
+		if !slices.Contains(secrets, want) {
+			t.Errorf("Secrets() lacks %s…", want[:8])
 		}
 	}
 }

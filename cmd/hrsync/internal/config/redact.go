@@ -19,9 +19,9 @@ const minSecret = 4
 
 // Secrets are the configuration's secrets that a log line must never hold: the source API key
 // of every account, the warehouse passwords, the serve keys written in the configuration, the
-// ETag secret and the onboarding webhooks' addresses (serve's key files are read by serve, which
-// logs none of their keys). Each is also given as percent-encoded, the form a URL or a form
-// body carries it in.
+// ETag secret, the onboarding webhooks' addresses and the events' webhook secrets (serve's key
+// files are read by serve, which logs none of their keys). Each is also given as
+// percent-encoded, the form a URL or a form body carries it in.
 func (s Settings) Secrets() []string {
 	var raw []string
 	passwordOf := func(rawURL string) {
@@ -53,6 +53,9 @@ func (s Settings) Secrets() []string {
 		passwordOf(a.Warehouse.URL)
 		if a.Onboarding.Notify.URL != "" {
 			webhook(a.Onboarding.Notify.URL)
+		}
+		for _, w := range a.Webhooks { // the events' subscribers: their signing secrets
+			raw = append(raw, w.Secret, strings.TrimPrefix(w.Secret, "whsec_"))
 		}
 	}
 	var out []string

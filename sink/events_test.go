@@ -320,3 +320,41 @@ func TestEventsErasedWithThePerson(t *testing.T) {
 		})
 	}
 }
+
+// TestEventsAcrossTheClockChanges: a leaving takes effect at the local midnight after the last
+// day, in events.time_zone, on either side of both of the year's clock changes in London
+// (29 March 2026 forward, 25 October 2026 back) and in another zone.
+func TestEventsAcrossTheClockChanges(t *testing.T) {
+	t.Parallel()
+	newYork, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		zone      *time.Location
+		lastDay   string
+		effective string
+	}{
+		{nil, "2026-03-28", "2026-03-29T00:00:00Z"}, // the midnight before the change: GMT
+		{nil, "2026-03-29", "2026-03-29T23:00:00Z"}, // after it: BST
+		{nil, "2026-10-24", "2026-10-24T23:00:00Z"}, // BST still at midnight
+		{nil, "2026-10-25", "2026-10-26T00:00:00Z"}, // GMT again
+		{newYork, "2026-12-31", "2027-01-01T05:00:00Z"},
+	} {
+		t.Run(tt.lastDay, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			clock := &eventClock{}
+			clock.set("2026-03-01T12:00:00Z")
+			s := sinktest.Store(t, "sqlite", sink.Options{Now: clock.Now, Events: sink.EventSettings{Zone: tt.zone}})
+			people := eventPeople(10)
+			sinktest.WalkEmployees(t, s, slices.Clone(people), 50, sink.MergeOptions{Complete: true})
+			byID(people, 4).LeavingDate = tt.lastDay
+			sinktest.WalkEmployees(t, s, slices.Clone(people), 50, sink.MergeOptions{Complete: true})
+			got, err := s.ListEvents(ctx, sink.EventFilter{State: sink.EventPending})
+			if err != nil || len(got) != 1 || eventAt(got[0]) != tt.effective {
+				t.Fatalf("pending: %+v (%v), want 4's leaving effective at %s", got, err, tt.effective)
+			}
+		})
+	}
+}

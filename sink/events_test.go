@@ -37,6 +37,14 @@ func keys(es []sink.Event) (out []string) {
 }
 func sortedKeys(es []sink.Event) (o []string) { o = keys(es); slices.Sort(o); return o }
 
+// eventStore is a store of backend whose clock the test moves, set at start (RFC 3339).
+func eventStore(t *testing.T, backend, start string) (*sink.Store, *eventClock) {
+	t.Helper()
+	clock := &eventClock{}
+	clock.set(start)
+	return sinktest.Store(t, backend, sink.Options{Now: clock.Now}), clock
+}
+
 // eventPerson is employee id of department dept, with line manager manager (0: none), as
 // built locally: written from its fields (no Sent), which the tests change.
 func eventPerson(id, dept, manager int64, title, joined string) v1.Employee {
@@ -78,9 +86,7 @@ func TestEventsFromLoads(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			clock := &eventClock{}
-			clock.set("2026-03-27T12:00:00Z")
-			s := sinktest.Store(t, backend, sink.Options{Now: clock.Now})
+			s, clock := eventStore(t, backend, "2026-03-27T12:00:00Z")
 			walk := func(es []v1.Employee) sink.EventsResult {
 				t.Helper()
 				// Clones: the load keeps nothing of them, the test changes them after.
@@ -206,9 +212,7 @@ func TestEventsBrakeOnMassLeaving(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			clock := &eventClock{}
-			clock.set("2026-06-01T09:00:00Z")
-			s := sinktest.Store(t, backend, sink.Options{Now: clock.Now})
+			s, clock := eventStore(t, backend, "2026-06-01T09:00:00Z")
 			people := eventPeople(40)
 			sinktest.WalkEmployees(t, s, slices.Clone(people), 50, sink.MergeOptions{Complete: true, RunID: "baseline"})
 
@@ -262,9 +266,7 @@ func TestEventsOnlyFromCompleteLoads(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			clock := &eventClock{}
-			clock.set("2026-06-01T09:00:00Z")
-			s := sinktest.Store(t, backend, sink.Options{Now: clock.Now})
+			s, _ := eventStore(t, backend, "2026-06-01T09:00:00Z")
 			people := eventPeople(20)
 			sinktest.WalkEmployees(t, s, slices.Clone(people), 50, sink.MergeOptions{Complete: true})
 			byID(people, 7).JobTitle = "Staff engineer"
@@ -293,9 +295,7 @@ func TestEventsErasedWithThePerson(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			clock := &eventClock{}
-			clock.set("2026-06-01T09:00:00Z")
-			s := sinktest.Store(t, backend, sink.Options{Now: clock.Now})
+			s, clock := eventStore(t, backend, "2026-06-01T09:00:00Z")
 			people := eventPeople(20)
 			sinktest.WalkEmployees(t, s, slices.Clone(people), 50, sink.MergeOptions{Complete: true})
 			byID(people, 7).JobTitle = "Staff engineer"

@@ -78,9 +78,15 @@ func TestWebhookReceiverProcess(t *testing.T) {
 		h := sha256.Sum256(fmt.Appendf(nil, "%s/%d", id, n))
 		switch {
 		case h[0] < 64:
+			mu.Lock()
+			fmt.Fprintf(out, "500 %s\n", id)
+			mu.Unlock()
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		case h[0] < 90:
+			mu.Lock()
+			fmt.Fprintf(out, "slow %s\n", id)
+			mu.Unlock()
 			time.Sleep(1500 * time.Millisecond) // past the worker's 1 s timeout
 		}
 		var e struct {
@@ -208,6 +214,7 @@ events:
 		id            string
 		employee, seq int64
 	}
+	faults := map[string]int{}
 	read := func() (ok []receipt, bad int) {
 		f, err := os.Open(filepath.Join(dir, "received"))
 		if err != nil {
@@ -215,9 +222,12 @@ events:
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
+		clear(faults)
 		for sc.Scan() {
 			var r receipt
-			if strings.HasPrefix(sc.Text(), "badsig") {
+			if kind, _, _ := strings.Cut(sc.Text(), " "); kind == "500" || kind == "slow" {
+				faults[kind]++
+			} else if strings.HasPrefix(sc.Text(), "badsig") {
 				bad++
 			} else if _, err := fmt.Sscanf(sc.Text(), "ok %s %d %d", &r.id, &r.employee, &r.seq); err == nil {
 				ok = append(ok, r)
@@ -269,6 +279,6 @@ events:
 	if len(unique) != len(want) {
 		t.Errorf("the receiver has %d distinct events, the warehouse published %d", len(unique), len(want))
 	}
-	t.Logf("%d events published, %d distinct received in %d deliveries accepted (%d duplicates), %d kills",
-		len(want), len(unique), len(got), len(got)-len(unique), kills)
+	t.Logf("%d events published, %d distinct received in %d deliveries accepted (%d duplicates); %d kills, %d answers 500, %d past the timeout",
+		len(want), len(unique), len(got), len(got)-len(unique), kills, faults["500"], faults["slow"])
 }

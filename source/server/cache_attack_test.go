@@ -313,7 +313,7 @@ func TestETagIgnoresWhatChangesNothing(t *testing.T) {
 		}
 	}
 	resp, _ := f.do(t, "GET", "/v1/employees?per_page=500&page=2", nil)
-	if link := resp.Header.Get("Link"); strings.Contains(link, "500") || !strings.Contains(link, "per_page=100") {
+	if link := resp.Header.Get("Link"); strings.Contains(link, "per_page=500") || !strings.Contains(link, "per_page=100") { // not "500": the port may hold it
 		t.Errorf("Link %s: want per_page as read (100)", link)
 	}
 }

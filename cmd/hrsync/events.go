@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -74,7 +73,11 @@ func (c *eventsCommand) run(ctx context.Context, cfg config.Settings, stdout, st
 		}
 		return eventsreport.Deliveries(stdout, a.LinePrefix(), ds)
 	case "replay":
-		n, err := store.ReplayDeliveries(ctx, sink.DeliveryFilter{Subscriber: c.sub, State: cmp.Or(c.state, sink.DeliveryDead), EventID: c.id})
+		state := c.state // the dead ones, unless an event is named: it is sent again, delivered or not
+		if state == "" && c.id == "" {
+			state = sink.DeliveryDead
+		}
+		n, err := store.ReplayDeliveries(ctx, sink.DeliveryFilter{Subscriber: c.sub, State: state, EventID: c.id})
 		if err != nil {
 			return a.Wrap(err)
 		}

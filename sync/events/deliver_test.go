@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -132,6 +133,18 @@ func TestDeliverOrderDeadAndReplay(t *testing.T) {
 			}
 			if pending, _ := s.ListDeliveries(ctx, sink.DeliveryFilter{State: sink.DeliveryPending}); len(pending) != 0 {
 				t.Errorf("still pending: %+v", pending)
+			}
+			// One event named (hrsync events replay ID): sent again, delivered as it was.
+			first, err := s.ListDeliveries(ctx, sink.DeliveryFilter{State: sink.DeliveryDelivered, Limit: 1000})
+			if err != nil || len(first) != 3 {
+				t.Fatalf("delivered: %+v (%v)", first, err)
+			}
+			if n, err := s.ReplayDeliveries(ctx, sink.DeliveryFilter{EventID: first[0].Event.ID}); err != nil || n != 1 {
+				t.Fatalf("replay of %s: %d (%v)", first[0].Event.ID, n, err)
+			}
+			pass()
+			if want := fmt.Sprintf("%d %s", first[0].Event.EmployeeID, first[0].Event.Type); len(got) != 4 || got[3] != want {
+				t.Errorf("after replaying %s: %q", first[0].Event.ID, got)
 			}
 		})
 	}

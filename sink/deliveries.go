@@ -175,7 +175,10 @@ type DeliveryFilter struct {
 
 // ListDeliveries are the deliveries the filter selects, the newest queued last.
 func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Delivery, error) {
-	conds, args := deliveryConds(f)
+	conds, args := deliveryConds(f, "d.")
+	if conds != "" {
+		conds = "WHERE " + conds
+	}
 	if f.Limit <= 0 {
 		f.Limit = 100
 	}
@@ -192,18 +195,17 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 	return out, nil
 }
 
-func deliveryConds(f DeliveryFilter) (string, []any) {
+// deliveryConds are the filter's conditions on event_deliveries (its columns named with
+// prefix: "d." in a join, "" alone), joined by AND, and their arguments; "" for none.
+func deliveryConds(f DeliveryFilter, prefix string) (string, []any) {
 	var conds []string
 	var args []any
-	for _, c := range []struct{ col, v string }{{"d.subscriber", f.Subscriber}, {"d.state", f.State}, {"d.event_id", f.EventID}} {
+	for _, c := range []struct{ col, v string }{{"subscriber", f.Subscriber}, {"state", f.State}, {"event_id", f.EventID}} {
 		if c.v != "" {
-			conds, args = append(conds, c.col+" = ?"), append(args, c.v)
+			conds, args = append(conds, prefix+c.col+" = ?"), append(args, c.v)
 		}
 	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return "WHERE " + strings.Join(conds, " AND "), args
+	return strings.Join(conds, " AND "), args
 }
 
 // ReplayDeliveries queues again, due now, the deliveries the filter selects that are not
@@ -213,11 +215,11 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f DeliveryFilter) (int64, 
 	if f.State == DeliveryPending {
 		return 0, nil
 	}
-	conds, args := deliveryConds(f)
+	conds, args := deliveryConds(f, "")
 	now := s.opts.Now().UTC().Format(v1.TimestampLayout)
 	where := "state <> 'pending'"
 	if conds != "" {
-		where += " AND " + strings.ReplaceAll(strings.TrimPrefix(conds, "WHERE "), "d.", "")
+		where += " AND " + conds
 	}
 	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE event_deliveries SET state = 'pending', attempts = 0, queued_at = ?,
   next_at = ?, done_at = NULL WHERE `+where), append([]any{now, now}, args...)...)

@@ -342,7 +342,7 @@ func (el *eventLoad) person(id int64, prev *person, c person) (person, bool) {
 			el.mover(id, p, c)
 		}
 	}
-	if equalPerson(p, c) {
+	if p == c {
 		return c, false
 	}
 	return c, true
@@ -461,8 +461,6 @@ func jsonRef(id int64) json.RawMessage {
 	}
 	return json.RawMessage(`{"id":` + strconv.FormatInt(id, 10) + `}`)
 }
-
-func equalPerson(a, b person) bool { return a == b }
 
 // write withdraws what the load made untrue and inserts what it derived, the leavers' held
 // when held.

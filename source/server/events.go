@@ -157,12 +157,10 @@ func visibleChanges(s *scope, id int64, changes []v1.EventChange) []v1.EventChan
 		obj = append(obj, `,"`...)
 		obj = append(obj, c.Member...)
 		obj = append(obj, `":"x"}`...)
-		if kept := projectEmployee(s, obj); json.Valid(kept) {
-			var m map[string]json.RawMessage
-			if json.Unmarshal(kept, &m) == nil {
-				if _, ok := m[c.Member]; ok {
-					out = append(out, c)
-				}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(projectEmployee(s, obj), &m) == nil {
+			if _, ok := m[c.Member]; ok {
+				out = append(out, c)
 			}
 		}
 	}

@@ -186,7 +186,7 @@ func shutdown() error {
 	defer clusterMu.Unlock()
 	var errs []error
 	if theServer != nil && theServer.db != nil && !dbClosed {
-		errs = append(errs, dropTemplate(theServer))
+		errs = append(errs, stopDropper(), dropTemplate(theServer))
 		theServer.db.Close()
 		dbClosed = true
 	}

@@ -25,9 +25,10 @@ var template struct {
 // MigratedPostgres is Postgres for a test that wants a current warehouse and nothing else: a
 // libpq URL of a database of the test's own, whose schema (MigratedSchema) is migrated
 // already, and that schema's name. The database is a copy (CREATE DATABASE … TEMPLATE) of one
-// migrated once per test process: migrating a schema is 31 migrations and their history
+// migrated once per test process: migrating a schema is every migration and its history
 // triggers, seconds under the race detector, where the copy takes a fraction of one. It is
-// dropped when the test ends. Where the server makes no databases (a role without CREATEDB in
+// dropped after the test ends, in the background (see dropLater), the process waiting for the
+// drops before it exits. Where the server makes no databases (a role without CREATEDB in
 // HRSYNC_TEST_DATABASE_URL), it is Postgres's fresh schema, migrated here.
 func MigratedPostgres(t testing.TB) (url, schema string) {
 	t.Helper()
@@ -52,7 +53,7 @@ func MigratedPostgres(t testing.TB) (url, schema string) {
 	if _, err := s.db.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE "+pq.QuoteIdentifier(template.name)); err != nil {
 		t.Fatalf("sinktest: copying the migrated template on %s: %v", s.source, err)
 	}
-	t.Cleanup(func() { dropDatabase(t, s, name) })
+	t.Cleanup(func() { dropLater(s, name) })
 	if url, err = withDatabase(s.url, name); err != nil {
 		t.Fatalf("sinktest: %v", err)
 	}
@@ -78,21 +79,12 @@ func makeTemplate(s *server) (string, error) {
 	return name, nil
 }
 
-// dropDatabase drops a test's database, closing the sessions a pool may still hold on it.
-func dropDatabase(t testing.TB, s *server, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
-	defer cancel()
-	if _, err := s.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)"); err != nil {
-		t.Errorf("sinktest: dropping database %s on %s: %v", name, s.source, err)
-	}
-}
-
 // dropTemplate drops the template database, if this process made one (Main, after the tests).
 func dropTemplate(s *server) error {
 	if template.name == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), dropBatchTimeout)
 	defer cancel()
 	if _, err := s.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(template.name)+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("dropping the template database %s: %w", template.name, err)

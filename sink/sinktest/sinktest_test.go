@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -125,6 +126,59 @@ func TestSchemaDroppedAtCleanup(t *testing.T) {
 	}
 	if schemaExists(t, open(t, url), schema) {
 		t.Errorf("schema %s still exists after the test that got it ended", schema)
+	}
+}
+
+// The migrated databases of tests that ended are dropped by the dropper, many at once, while a
+// connection to each is still open (the test's pool, left to the drop's FORCE).
+func TestMigratedDatabasesDroppedAfterTheTests(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		names []string
+	)
+	t.Run("group", func(t *testing.T) {
+		for i := range 6 {
+			t.Run(strconv.Itoa(i), func(t *testing.T) {
+				t.Parallel()
+				u, schema := MigratedPostgres(t)
+				db, err := sql.Open("postgres", u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Not closed: the drop closes the sessions a test leaves.
+				var n int
+				if err := db.QueryRow("SELECT count(*) FROM " + pq.QuoteIdentifier(schema) + ".schema_migrations").Scan(&n); err != nil {
+					t.Fatalf("the copy is not migrated: %v", err)
+				}
+				p, err := neturl.Parse(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				names = append(names, strings.TrimPrefix(p.Path, "/"))
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	drops.mu.Lock()
+	d := drops.d
+	drops.mu.Unlock()
+	if d == nil {
+		t.Fatal("no dropper started: the databases were not queued")
+	}
+	if err := d.flush(); err != nil {
+		t.Fatal(err)
+	}
+	admin := open(t, withParam(theServer.adminURL, "connect_timeout", connectTimeout))
+	var left int
+	if err := admin.QueryRow("SELECT count(*) FROM pg_database WHERE datname = ANY($1)", pq.Array(names)).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 6 || left != 0 {
+		t.Errorf("%d of the %d databases %v still there after the dropper's flush", left, len(names), names)
 	}
 }
 

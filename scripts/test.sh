@@ -12,7 +12,9 @@
 #   HRSYNC_TEST_DATABASE_URL  Postgres admin URL for the tests (see package
 #                             sink/sinktest); skips looking for a server.
 #   HRSYNC_LINT_ONLY=1        stop after the static checks (make lint).
-#   HRSYNC_PACKAGE_BUDGET     the most one package's tests may take (default 10m).
+#   HRSYNC_PACKAGE_BUDGET     the most one package's tests may take (default 10m) on a
+#                             machine where the calibration takes HRSYNC_BUDGET_REFERENCE
+#                             (default 0.8s); scaled to this machine's calibration.
 set -euo pipefail
 
 # Staticcheck 2026.2.2, built for Go 1.26 (its go.mod says go 1.26.0).
@@ -24,6 +26,8 @@ GOTESTSUM_VERSION=v1.13.0
 # The most one package's tests may take (docs/development.md#the-suites-time): the suite runs
 # packages side by side, so the slowest is the floor of make test's time.
 PACKAGE_BUDGET=${HRSYNC_PACKAGE_BUDGET:-10m}
+# ... on a machine where scripts/testbudget/calibrate takes this long; scaled to this machine's.
+BUDGET_REFERENCE=${HRSYNC_BUDGET_REFERENCE:-0.8s}
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -244,12 +248,6 @@ if [[ ! -x $gts ]] || [[ $("$gts" --version 2>/dev/null) != "gotestsum version $
 fi
 "$gts" --version
 
-results=$(mktemp -d)
-section "go vet, staticcheck and deploy/check.sh, beside the tests (printed after them)"
-# In a subshell of its own, so that set -e stops it at the first failure and only it.
-(static_checks) >"$results/static.log" 2>&1 &
-static_pid=$!
-
 # The race detector instruments every package but SQLite itself: modernc.org/sqlite/lib is
 # SQLite's C translated to Go, and instrumenting each of its memory accesses made a 150-employee
 # demo take 62 s of CPU instead of 8.6 s (2.3 s without the race detector at all); most of the
@@ -265,12 +263,27 @@ static_pid=$!
 gcflags=(-gcflags='modernc.org/sqlite/lib=-race=false'
 	-gcflags='modernc.org/libc=-d=checkptr=0'
 	-gcflags='modernc.org/memory=-d=checkptr=0')
+
+# The budget of the slowest package is stated for a machine of a given speed and scaled to this
+# one's: calibrate runs a fixed workload of the suite's kind (SQLite, JSON, goroutines), built as
+# the tests are, before anything else runs beside it (docs/development.md#the-suites-time).
+section "This machine's speed, for the package budget (scripts/testbudget/calibrate)"
+calibration=$(go run -race "${gcflags[@]}" ./scripts/testbudget/calibrate) || die "scripts/testbudget/calibrate failed (above)"
+echo "calibration: $calibration; the budget of $PACKAGE_BUDGET holds where it takes $BUDGET_REFERENCE"
+
+results=$(mktemp -d)
+section "go vet, staticcheck and deploy/check.sh, beside the tests (printed after them)"
+# In a subshell of its own, so that set -e stops it at the first failure and only it.
+(static_checks) >"$results/static.log" 2>&1 &
+static_pid=$!
+
 # -parallel 8: most tests wait (on Postgres, a process, an upstream, a schedule) rather than
 # compute, so more of them run side by side than the two cores' default of two; Postgres's
 # default 100 connections hold it. Packages stay two at a time (-p): four at a time loaded the
 # machine so that a worker's first sync, 5 s alone, took over 30 s, and the run was no shorter.
-# -timeout: go test's default of 10 minutes per package is the budget's order; a package past
-# it fails here with its stacks, and the budget check below names it. A flag given wins.
+# -timeout: a bound on a hang, twice the budget on the slowest machine seen (the budget check
+# below names a package that is merely slow); a package past it fails with its stacks. A flag
+# given wins.
 #
 # The longest packages are listed first, longest first, so that go test builds and starts them
 # first: the run is as long as the longest chain of packages one slot runs, and a long package
@@ -281,10 +294,10 @@ module=$(go list -m)
 skip=()
 for p in "${longest[@]}"; do skip+=(-e "$module/${p#./}"); done
 mapfile -t rest < <(go list ./... | grep -vxF "${skip[@]}")
-section "go test -race ${gcflags[*]} -count=1 -parallel 8 -timeout 20m ${longest[*]} (the rest of ./...) $*"
+section "go test -race ${gcflags[*]} -count=1 -parallel 8 -timeout 30m ${longest[*]} (the rest of ./...) $*"
 status=0
 "$gts" --format pkgname-and-test-fails --jsonfile "$results/test.json" -- \
-	-race "${gcflags[@]}" -count=1 -parallel 8 -timeout 20m "${longest[@]}" "${rest[@]}" "$@" || status=$?
+	-race "${gcflags[@]}" -count=1 -parallel 8 -timeout 30m "${longest[@]}" "${rest[@]}" "$@" || status=$?
 
 static_status=0
 wait "$static_pid" || static_status=$?
@@ -294,8 +307,8 @@ cat "$results/static.log"
 	status=1
 }
 
-section "Each package's time (budget $PACKAGE_BUDGET for the slowest)"
-if ! go run ./scripts/testbudget -budget "$PACKAGE_BUDGET" "$results/test.json"; then
+section "Each package's time (budget $PACKAGE_BUDGET for the slowest, scaled to this machine)"
+if ! go run ./scripts/testbudget -budget "$PACKAGE_BUDGET" -reference "$BUDGET_REFERENCE" -calibration "$calibration" "$results/test.json"; then
 	status=1
 fi
 [[ $status == 0 ]] || die "go test or a static check failed, or a package passed the budget (above)"

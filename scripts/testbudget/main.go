@@ -3,7 +3,12 @@
 // slowest passed the budget: the suite's time is a limit on every change, so a package that
 // grows past it is found by the run that made it grow, not by CI's timeout months later.
 //
-//	go run ./scripts/testbudget -budget 10m [-markdown] FILE.json
+//	go run ./scripts/testbudget -budget 10m [-reference 0.8s -calibration 1.3s] [-markdown] FILE.json
+//
+// The budget is stated for a machine of a given speed: one where the calibrate command (a fixed
+// workload of the suite's kind, built as the tests are) takes -reference. Given what it took on
+// this machine (-calibration), the budget is scaled by the ratio, so a machine twice slower has
+// twice the budget, and a package that grew is still found on either.
 //
 // Exit status: 0 within the budget, 1 over it, 2 for a bad command line or a file it cannot read.
 package main
@@ -96,6 +101,18 @@ func Check(pkgs []Package, budget time.Duration) error {
 	return nil
 }
 
+// Scaled is budget for a machine whose calibration took calibration, where one whose calibration
+// took reference has budget itself. The ratio is held within [1/4, 4]: a calibration run on a
+// machine busy with something else must not lift the budget out of reach. Without both figures,
+// budget as it is.
+func Scaled(budget, reference, calibration time.Duration) time.Duration {
+	if reference <= 0 || calibration <= 0 {
+		return budget
+	}
+	ratio := min(max(float64(calibration)/float64(reference), 0.25), 4)
+	return time.Duration(float64(budget) * ratio).Round(time.Second)
+}
+
 // Table writes pkgs as a table: a markdown one, or aligned text. Packages without tests (0 s)
 // are left out. The module path is cut from each name.
 func Table(w io.Writer, pkgs []Package, module string, markdown bool) error {
@@ -127,12 +144,14 @@ func Table(w io.Writer, pkgs []Package, module string, markdown bool) error {
 }
 
 func main() {
-	budget := flag.Duration("budget", 10*time.Minute, "the most one package's tests may take")
+	budget := flag.Duration("budget", 10*time.Minute, "the most one package's tests may take (on a machine whose calibration takes -reference)")
+	reference := flag.Duration("reference", 0, "the calibration's time on a machine where -budget holds as given (0: not scaled)")
+	calibration := flag.Duration("calibration", 0, "the calibration's time on this machine (scripts/testbudget/calibrate)")
 	markdown := flag.Bool("markdown", false, "print the table as markdown (for docs/development.md)")
 	module := flag.String("module", "github.com/hrsync/hrsync", "module path cut from package names")
 	flag.Parse()
 	if flag.NArg() != 1 || *budget <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: testbudget [-budget 10m] [-markdown] FILE.json")
+		fmt.Fprintln(os.Stderr, "usage: testbudget [-budget 10m] [-reference D -calibration D] [-markdown] FILE.json")
 		os.Exit(2)
 	}
 	f, err := os.Open(flag.Arg(0))
@@ -150,7 +169,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testbudget:", err)
 		os.Exit(2)
 	}
-	if err := Check(pkgs, *budget); err != nil {
+	limit := Scaled(*budget, *reference, *calibration)
+	if limit != *budget {
+		fmt.Printf("budget: %s where the calibration takes %s; it took %s here: %s\n", *budget, *reference, *calibration, limit)
+	}
+	if err := Check(pkgs, limit); err != nil {
 		var over *Over
 		if errors.As(err, &over) {
 			fmt.Fprintln(os.Stderr, "testbudget: FAIL:", err)

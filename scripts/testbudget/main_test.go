@@ -62,6 +62,26 @@ func TestPackagesAndBudget(t *testing.T) {
 	}
 }
 
+func TestScaled(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		budget, reference, calibration, want time.Duration
+	}{
+		{10 * time.Minute, 800 * time.Millisecond, 1300 * time.Millisecond, 16*time.Minute + 15*time.Second}, // a slower machine
+		{10 * time.Minute, 800 * time.Millisecond, 400 * time.Millisecond, 5 * time.Minute},                  // a faster one
+		{10 * time.Minute, 800 * time.Millisecond, 800 * time.Millisecond, 10 * time.Minute},
+		{10 * time.Minute, 800 * time.Millisecond, 30 * time.Second, 40 * time.Minute}, // a busy machine: at most 4 times
+		{10 * time.Minute, 800 * time.Millisecond, time.Millisecond, 150 * time.Second},
+		{10 * time.Minute, 0, 1300 * time.Millisecond, 10 * time.Minute}, // not scaled
+		{10 * time.Minute, 800 * time.Millisecond, 0, 10 * time.Minute},
+	}
+	for _, tt := range tests {
+		if got := Scaled(tt.budget, tt.reference, tt.calibration); got != tt.want {
+			t.Errorf("Scaled(%s, %s, %s) = %s, want %s", tt.budget, tt.reference, tt.calibration, got, tt.want)
+		}
+	}
+}
+
 // FuzzPackages: any input, however broken, gives an answer or a read error, and never a
 // package with a negative time.
 func FuzzPackages(f *testing.F) {

@@ -85,7 +85,8 @@ CREATE INDEX r_dept ON r (dept, email)`); err != nil {
 				for q.Next() {
 					var body string
 					var r record
-					if err := q.Scan(&body); err == nil {
+					err := q.Scan(&body)
+					if err == nil {
 						err = json.Unmarshal([]byte(body), &r)
 					}
 					if err != nil {

@@ -14,7 +14,7 @@
 #   HRSYNC_LINT_ONLY=1        stop after the static checks (make lint).
 #   HRSYNC_PACKAGE_BUDGET     the most one package's tests may take (default 10m) on a
 #                             machine where the calibration takes HRSYNC_BUDGET_REFERENCE
-#                             (default 0.8s); scaled to this machine's calibration.
+#                             (default 0.7s); scaled to this machine's calibration.
 set -euo pipefail
 
 # Staticcheck 2026.2.2, built for Go 1.26 (its go.mod says go 1.26.0).
@@ -27,7 +27,7 @@ GOTESTSUM_VERSION=v1.13.0
 # packages side by side, so the slowest is the floor of make test's time.
 PACKAGE_BUDGET=${HRSYNC_PACKAGE_BUDGET:-10m}
 # ... on a machine where scripts/testbudget/calibrate takes this long; scaled to this machine's.
-BUDGET_REFERENCE=${HRSYNC_BUDGET_REFERENCE:-0.8s}
+BUDGET_REFERENCE=${HRSYNC_BUDGET_REFERENCE:-0.7s}
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

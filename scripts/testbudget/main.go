@@ -3,7 +3,7 @@
 // slowest passed the budget: the suite's time is a limit on every change, so a package that
 // grows past it is found by the run that made it grow, not by CI's timeout months later.
 //
-//	go run ./scripts/testbudget -budget 10m [-reference 0.8s -calibration 1.3s] [-markdown] FILE.json
+//	go run ./scripts/testbudget -budget 10m [-reference 0.7s -calibration 1.3s] [-markdown] FILE.json
 //
 // The budget is stated for a machine of a given speed: one where the calibrate command (a fixed
 // workload of the suite's kind, built as the tests are) takes -reference. Given what it took on

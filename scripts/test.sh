@@ -281,9 +281,9 @@ static_pid=$!
 # compute, so more of them run side by side than the two cores' default of two; Postgres's
 # default 100 connections hold it. Packages stay two at a time (-p): four at a time loaded the
 # machine so that a worker's first sync, 5 s alone, took over 30 s, and the run was no shorter.
-# -timeout: a bound on a hang, twice the budget on the slowest machine seen (the budget check
-# below names a package that is merely slow); a package past it fails with its stacks. A flag
-# given wins.
+# -timeout: a bound on a hang, above the scaled budget on the slowest machine seen (18½–21 min;
+# the budget check below names a package that is merely slow); a package past it fails with its
+# stacks. A flag given wins.
 #
 # The longest packages are listed first, longest first, so that go test builds and starts them
 # first: the run is as long as the longest chain of packages one slot runs, and a long package

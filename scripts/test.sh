@@ -270,6 +270,8 @@ gcflags=(-gcflags='modernc.org/sqlite/lib=-race=false'
 section "This machine's speed, for the package budget (scripts/testbudget/calibrate)"
 calibration=$(go run -race "${gcflags[@]}" ./scripts/testbudget/calibrate) || die "scripts/testbudget/calibrate failed (above)"
 echo "calibration: $calibration; the budget of $PACKAGE_BUDGET holds where it takes $BUDGET_REFERENCE"
+# The tests' bounds on a hang scale with it too (internal/slowness).
+export HRSYNC_TEST_CALIBRATION="$calibration" HRSYNC_BUDGET_REFERENCE="$BUDGET_REFERENCE"
 
 results=$(mktemp -d)
 section "go vet, staticcheck and deploy/check.sh, beside the tests (printed after them)"

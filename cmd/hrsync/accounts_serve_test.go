@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/account"
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -205,7 +206,8 @@ accounts:
 	}
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
+		bound := slowness.Bound(60 * time.Second)
+		deadline := time.Now().Add(bound)
 		for !cond() {
 			select {
 			case err := <-done:
@@ -213,7 +215,7 @@ accounts:
 			case <-time.After(100 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("no %s within 60 s:\n%s", what, logs)
+				t.Fatalf("no %s within %s:\n%s", what, bound, logs)
 			}
 		}
 	}

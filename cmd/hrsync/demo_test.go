@@ -22,6 +22,7 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/demo"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/personal"
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	v1 "github.com/hrsync/hrsync/source/v1"
@@ -347,6 +348,7 @@ func TestDemoStoppedEarlyIsClean(t *testing.T) {
 // shown beside the report.
 func waitServing(t *testing.T, out, logs *syncBuffer, done <-chan error, timeout time.Duration) {
 	t.Helper()
+	timeout = slowness.Bound(timeout)
 	deadline := time.After(timeout)
 	for !strings.Contains(out.String(), "Serving until Ctrl-C.") {
 		select {

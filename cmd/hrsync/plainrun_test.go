@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -24,7 +25,8 @@ func startPlain(t *testing.T, bin, dir string, env []string) *process {
 // fails the test at once if the process exits first.
 func (p *process) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	bound := slowness.Bound(60 * time.Second)
+	deadline := time.Now().Add(bound)
 	for !cond() {
 		select {
 		case err := <-p.done:
@@ -33,7 +35,7 @@ func (p *process) waitFor(t *testing.T, what string, cond func() bool) {
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 60 s:\n%s", what, p.stderr)
+			t.Fatalf("no %s within %s:\n%s", what, bound, p.stderr)
 		}
 	}
 }

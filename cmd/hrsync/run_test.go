@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/httpserve"
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -103,12 +104,13 @@ type syncBuffer = sinktest.Buffer
 
 // upWithin bounds a test's wait for a command to come up (answer /healthz or /metrics). A new
 // SQLite warehouse is migrated first, which under -race on a loaded two-core machine has taken
-// over ten seconds; a bound, not a measure: a command that is up ends the wait at once.
-const upWithin = time.Minute
+// over ten seconds; a bound, not a measure: a command that is up ends the wait at once. Scaled to
+// the machine, as every bound on a hang (internal/slowness).
+var upWithin = slowness.Bound(time.Minute)
 
 // reloadWithin bounds a test's wait for a running command to take a change (a certificate's
 // files, a signal) that it polls for every 50 ms.
-const reloadWithin = 30 * time.Second
+var reloadWithin = slowness.Bound(30 * time.Second)
 
 // warehouseFile writes a migrated, empty SQLite warehouse at path (a copy: sinktest.SQLiteFile)
 // and returns path, for a test that is not about making one: migrating a new file takes seconds

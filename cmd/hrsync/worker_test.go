@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
@@ -268,7 +269,7 @@ func TestRunStopsCleanlyMidSync(t *testing.T) {
 	p.scrape(t)
 	select { // working patterns are in; employees' first page is in flight
 	case <-employeesAsked:
-	case <-time.After(60 * time.Second):
+	case <-time.After(slowness.Bound(60 * time.Second)):
 		t.Fatalf("employees never asked for\n%s", p.stderr)
 	}
 	p.stop(t, 15*time.Second)

@@ -24,6 +24,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hrsync/hrsync/internal/slowness"
 )
 
 // event is the part of a test2json event testbudget reads (go doc cmd/test2json).
@@ -106,11 +108,7 @@ func Check(pkgs []Package, budget time.Duration) error {
 // machine busy with something else must not lift the budget out of reach. Without both figures,
 // budget as it is.
 func Scaled(budget, reference, calibration time.Duration) time.Duration {
-	if reference <= 0 || calibration <= 0 {
-		return budget
-	}
-	ratio := min(max(float64(calibration)/float64(reference), 0.25), 4)
-	return time.Duration(float64(budget) * ratio).Round(time.Second)
+	return time.Duration(float64(budget) * slowness.Ratio(reference, calibration)).Round(time.Second)
 }
 
 // Table writes pkgs as a table: a markdown one, or aligned text. Packages without tests (0 s)

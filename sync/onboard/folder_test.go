@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/client"
@@ -196,9 +197,10 @@ func TestAFailingPassIsAFailedJob(t *testing.T) {
 	}()
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		bound := slowness.Bound(30 * time.Second)
+		for deadline := time.Now().Add(bound); !cond(); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("no %s within 30 s:\n%s", what, logs.String())
+				t.Fatalf("no %s within %s:\n%s", what, bound, logs.String())
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/client"
@@ -66,8 +67,8 @@ func runWithin(t *testing.T, ctx context.Context, limit time.Duration, syncer *w
 	select {
 	case o := <-done:
 		return o.rs, o.err
-	case <-time.After(limit):
-		t.Fatalf("the sync was still waiting on the warehouse after %s", limit)
+	case <-time.After(slowness.Bound(limit)):
+		t.Fatalf("the sync was still waiting on the warehouse after %s", slowness.Bound(limit))
 		return nil, nil
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/client"
@@ -57,7 +58,7 @@ func TestLostLockStopsTheSync(t *testing.T) {
 	for _, ch := range []chan struct{}{reached, staged} {
 		select {
 		case <-ch:
-		case <-time.After(30 * time.Second):
+		case <-time.After(slowness.Bound(30 * time.Second)):
 			t.Fatal("the first sync never reached employees page 3")
 		}
 	}

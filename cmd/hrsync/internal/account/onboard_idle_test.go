@@ -13,6 +13,7 @@ import (
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
 	"github.com/hrsync/hrsync/internal/buildinfo"
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/client"
@@ -62,9 +63,10 @@ onboarding: {dir: %q}
 	}
 	waitFor := func(what string, done func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !done(); time.Sleep(10 * time.Millisecond) {
+		bound := slowness.Bound(30 * time.Second)
+		for deadline := time.Now().Add(bound); !done(); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("no %s within 30 s", what)
+				t.Fatalf("no %s within %s", what, bound)
 			}
 		}
 	}

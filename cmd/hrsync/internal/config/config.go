@@ -603,6 +603,7 @@ var nonConfigEnv = []string{
 	"HRSYNC_LINT_ONLY",         // scripts/test.sh: stop after the static checks (make lint)
 	"HRSYNC_PACKAGE_BUDGET",    // scripts/test.sh: the most one package's tests may take
 	"HRSYNC_BUDGET_REFERENCE",  // scripts/test.sh: the calibration's time where that budget holds
+	"HRSYNC_TEST_CALIBRATION",  // internal/slowness: this machine's calibration, for the tests' hang bounds
 	"HRSYNC_BIN",               // deploy/check.sh: the binary it checks
 	"HRSYNC_CHECK_METRICS_URL", // deploy/check.sh: a running worker's metrics to check
 }

@@ -37,9 +37,6 @@ type dialect interface {
 	// forUpdate follows a SELECT of one row that a transaction will write, to make a second
 	// writer wait for it ("" where transactions take the write lock first, as SQLite's do).
 	forUpdate() string
-	// noJIT readies tx for the models' large plans: Postgres's JIT compiled them for seconds to
-	// run them in a fraction of one (see Store.RefreshModels).
-	noJIT(ctx context.Context, tx *sqlx.Tx) error
 	// analyzeSmall gathers, within tx, the planner's statistics of a small table just rewritten
 	// that the next statements join, where the database would gather them late or never.
 	analyzeSmall(ctx context.Context, tx *sqlx.Tx, table string) error

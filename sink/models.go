@@ -51,9 +51,6 @@ func (s *Store) RefreshModels(ctx context.Context, force bool) (ModelRefresh, er
 		return r, fmt.Errorf("refresh models: %w", busyErr(err))
 	}
 	defer tx.Rollback()
-	if err := s.d.noJIT(ctx, tx); err != nil {
-		return r, fmt.Errorf("refresh models: %w", err)
-	}
 	// The row lock serializes refreshes of one warehouse: the second one reads the first's row
 	// once it commits, and finds the model fresh (SQLite's writers are serialized by the write
 	// lock its transactions take first).

@@ -87,16 +87,6 @@ func (pgDialect) today() string { return `(now() AT TIME ZONE 'UTC')::date` }
 
 func (pgDialect) forUpdate() string { return ` FOR UPDATE` }
 
-// noJIT: the models' views are one large plan whose estimated cost crosses jit_above_cost even
-// on a small warehouse, and compiling it costs seconds where running it takes a fraction of one
-// (a demo's monthly absence refresh: 5.2 s with JIT, 0.36 s without).
-func (pgDialect) noJIT(ctx context.Context, tx *sqlx.Tx) error {
-	if _, err := tx.ExecContext(ctx, `SET LOCAL jit = off`); err != nil {
-		return fmt.Errorf("jit off: %w", busyErr(err))
-	}
-	return nil
-}
-
 // analyzeSmall: autovacuum would gather the table's statistics late.
 func (pgDialect) analyzeSmall(ctx context.Context, tx *sqlx.Tx, table string) error {
 	if _, err := tx.ExecContext(ctx, `ANALYZE `+table); err != nil {
@@ -242,6 +232,14 @@ func (postgresBackend) open(_ context.Context, s *Store, rawURL string) error {
 	// statements have none (lib/pq sends them as simple queries, planned on every run), so its
 	// plans still see the staged rows' statistics.
 	q.Set("plan_cache_mode", "force_generic_plan")
+	// No JIT compilation in any session. The models' views are large plans: with statistics
+	// they are costed under jit_above_cost (migration 0029's design), but without (tables not
+	// analyzed yet, a small warehouse) the estimate crosses it, and compiling took seconds where
+	// running took milliseconds: model_bradford on a six-person warehouse, 4.3 s of which LLVM
+	// took 4.2 s (EXPLAIN ANALYZE) for 90 ms of work; a demo's absence refresh 5.2 s against
+	// 0.36 s. Refreshes and the report turned it off per transaction; every read of hrsync's now
+	// does. At 20,000 employees the models read the same with or without it (docs/benchmarks.md).
+	q.Set("jit", "off")
 	if q.Get("connect_timeout") == "" {
 		q.Set("connect_timeout", strconv.FormatInt(int64(max(s.opts.ConnectTimeout.Round(time.Second), time.Second)/time.Second), 10))
 	}

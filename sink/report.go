@@ -190,9 +190,6 @@ func (s *Store) PeopleReport(ctx context.Context, o PeopleReportOptions) (People
 		return PeopleReport{}, fmt.Errorf("people report: %w", err)
 	}
 	defer tx.Rollback()
-	if err := s.d.noJIT(ctx, tx); err != nil {
-		return PeopleReport{}, fmt.Errorf("people report: %w", err)
-	}
 	d := s.d
 	month := d.read(KindDate, "month")
 

@@ -20,6 +20,10 @@ SELECT NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'grafana_hr') AS create_
 CREATE ROLE grafana_hr LOGIN;
 \endif
 ALTER ROLE grafana_hr WITH LOGIN PASSWORD :'password';
+-- No JIT for its sessions, as hrsync's own have none: the planner costs the model views far above
+-- jit_above_cost, and compiling one took seconds where reading it took milliseconds
+-- (docs/models.md#on-postgres-no-jit).
+ALTER ROLE grafana_hr SET jit = off;
 GRANT USAGE ON SCHEMA :"schema" TO grafana_hr;
 GRANT SELECT ON :"schema".model_headcount_monthly, :"schema".model_starters_leavers_monthly,
     :"schema".model_turnover_monthly, :"schema".model_absence_monthly, :"schema".model_bradford

@@ -178,6 +178,10 @@ func TestGrafanaReaderRole(t *testing.T) {
 	if !strings.Contains(said.String(), `panel "Headcount trend" query A: 13 rows`) {
 		t.Errorf("as grafana_hr, the headcount has no rows:\n%s", said.String())
 	}
+	// Its sessions compile nothing (grafana-reader.sql: ALTER ROLE … SET jit = off).
+	if out, err := exec.Command("psql", "-X", "-At", "-d", asReader, "-c", "SHOW jit").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "off" {
+		t.Errorf("as grafana_hr, jit is %q (%v), want off", strings.TrimSpace(string(out)), err)
+	}
 	for _, table := range []string{"employees", "sicknesses", "employees_history"} {
 		if _, err := psqlCount(asReader, "SELECT * FROM "+schema+"."+table); err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Errorf("grafana_hr reads %s: %v, want permission denied", table, err)

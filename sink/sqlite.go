@@ -49,7 +49,6 @@ func (sqliteDialect) today() string { return `date('now')` }
 // forUpdate: a transaction takes the write lock as it begins (_txlock=immediate).
 func (sqliteDialect) forUpdate() string { return "" }
 
-
 // analyzeSmall: SQLite's planner does without statistics for the models' tables.
 func (sqliteDialect) analyzeSmall(context.Context, *sqlx.Tx, string) error { return nil }
 

@@ -50,7 +50,7 @@ func MarkersIn(t testing.TB, s *sink.Store, markers []string) []string {
 			}
 			for i, v := range vals {
 				// Each value is made text and lowered once: the scan reads every row of the
-				// warehouse, and was a sixteenth of the package's CPU when that was done per
+				// warehouse, and was a sixteenth of the sink tests' own CPU when that was done per
 				// marker.
 				var text string
 				switch v := v.(type) {

@@ -253,7 +253,7 @@ fi
 # demo take 62 s of CPU instead of 8.6 s (2.3 s without the race detector at all); most of the
 # suite's time was the race detector checking SQLite's own code. Only that package: leaving its
 # C library (modernc.org/libc) out too reported races that are not there, in sync.Map's users
-# (encoding/json, libopenapi): most likely libc's atomic.Pointer[T], compiled without the
+# (encoding/json among them): most likely libc's atomic.Pointer[T], compiled without the
 # detector, lends its generic instance to sync.Map's, whose loads the detector then cannot
 # see. hrsync's code, the driver's Go and the rest are instrumented whole.
 #

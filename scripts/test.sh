@@ -287,6 +287,9 @@ static_pid=$!
 # the budget check below names a package that is merely slow); a package past it fails with its
 # stacks. A flag given wins.
 #
+# -vet=off: go test's own few vet checks are a subset of the go vet ./... run beside the tests,
+# which would otherwise be made twice (half a minute of CPU on a cold cache).
+#
 # The longest packages are listed first, longest first, so that go test builds and starts them
 # first: the run is as long as the longest chain of packages one slot runs, and a long package
 # started last ends minutes after the rest (scripts/testbudget prints each package's time; keep
@@ -296,10 +299,10 @@ module=$(go list -m)
 skip=()
 for p in "${longest[@]}"; do skip+=(-e "$module/${p#./}"); done
 mapfile -t rest < <(go list ./... | grep -vxF "${skip[@]}")
-section "go test -race ${gcflags[*]} -count=1 -parallel 8 -timeout 30m ${longest[*]} (the rest of ./...) $*"
+section "go test -race ${gcflags[*]} -vet=off -count=1 -parallel 8 -timeout 30m ${longest[*]} (the rest of ./...) $*"
 status=0
 "$gts" --format pkgname-and-test-fails --jsonfile "$results/test.json" -- \
-	-race "${gcflags[@]}" -count=1 -parallel 8 -timeout 30m "${longest[@]}" "${rest[@]}" "$@" || status=$?
+	-race "${gcflags[@]}" -vet=off -count=1 -parallel 8 -timeout 30m "${longest[@]}" "${rest[@]}" "$@" || status=$?
 
 static_status=0
 wait "$static_pid" || static_status=$?

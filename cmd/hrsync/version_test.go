@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hrsync/hrsync/internal/buildinfo"
+	"github.com/hrsync/hrsync/internal/releasebuild"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
@@ -43,20 +44,14 @@ func TestVersionFlag(t *testing.T) {
 	}
 }
 
-// TestVersionFromLdflags builds hrsync as a release build does, with -ldflags -X on package
-// buildinfo's variables, and checks that hrsync version and --version print them: -X on a
-// variable that is not there (a rename, a typo) builds fine and silently sets nothing. The
-// release's other flags (.goreleaser.yaml: -trimpath, CGO_ENABLED=0) are left out: they change
-// nothing -X does, and each would compile every package again rather than link what
-// buildBinary's build and go vet's compiled (a minute and a half of CPU on a cold cache).
+// TestVersionFromLdflags builds hrsync as a release build does (package releasebuild), with
+// -ldflags -X on package buildinfo's variables, and checks that hrsync version and --version
+// print them: -X on a variable that is not there (a rename, a typo) builds fine and silently
+// sets nothing. Only the link is its own: buildBinary's build compiled the rest.
 func TestVersionFromLdflags(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds hrsync; -short")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build hrsync: %v", err)
 	}
 	const (
 		pkg    = "github.com/hrsync/hrsync/internal/buildinfo"
@@ -65,8 +60,8 @@ func TestVersionFromLdflags(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "hrsync")
 	ldflags := "-X " + pkg + ".version=v9.8.7 -X " + pkg + ".commit=" + commit +
 		" -X " + pkg + ".date=2026-11-29T06:00:00Z -X " + pkg + ".modified=false"
-	if out, err := exec.Command(goTool, "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := releasebuild.Build(context.Background(), "", ".", bin, ldflags); err != nil {
+		t.Fatal(err)
 	}
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {

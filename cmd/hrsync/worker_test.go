@@ -19,23 +19,20 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/hrsync/hrsync/internal/releasebuild"
 	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	"github.com/hrsync/hrsync/source/fakeupstream"
 	"github.com/hrsync/hrsync/source/sourcetest"
 )
 
-// buildBinary is hrsync built for the tests that run it as a process: built once per test
-// process, at the first test that asks, into a directory TestMain removes. Each test building
-// its own copy cost the package a link of the whole binary per test.
+// buildBinary is hrsync built for the tests that run it as a process, as a release is built
+// (package releasebuild: the binary that ships, and the packages go vet compiled): built once
+// per test process, at the first test that asks, into a directory TestMain removes. Each test
+// building its own copy cost the package a link of the whole binary per test.
 func buildBinary(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			built.err = fmt.Errorf("the go command is needed to build hrsync: %w", err)
-			return
-		}
 		dir, err := os.MkdirTemp("", "hrsync-test-bin-")
 		if err != nil {
 			built.err = err
@@ -43,8 +40,8 @@ func buildBinary(t testing.TB) string {
 		}
 		built.dir = dir
 		bin := filepath.Join(dir, "hrsync")
-		if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("build: %w\n%s", err, out)
+		if err := releasebuild.Build(context.Background(), "", ".", bin, ""); err != nil {
+			built.err = err
 			return
 		}
 		built.bin = bin

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/internal/releasebuild"
 	"github.com/hrsync/hrsync/schema"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
@@ -259,13 +260,12 @@ func buildOlder(t *testing.T) (*olderBinary, int) {
 	}
 	bin := filepath.Join(t.TempDir(), "hrsync-older")
 	start := time.Now()
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/hrsync")
-	build.Dir = src
-	// The module cache serves the older go.mod's modules (-mod=mod: no vendor directory, and a
-	// go.sum the build may complete); no other toolchain is fetched.
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the older hrsync (%s): %v\n%s", older, err, out)
+	// As its release was built (package releasebuild), which also reuses what this build's
+	// tests compiled of the modules both use. The module cache serves the older go.mod's modules
+	// (-mod=mod: no vendor directory, and a go.sum the build may complete); no other toolchain
+	// is fetched.
+	if err := releasebuild.Build(ctx, src, "./cmd/hrsync", bin, "", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOWORK=off"); err != nil {
+		t.Fatalf("build the older hrsync (%s): %v", older, err)
 	}
 	t.Logf("built the hrsync of %s (%d migrations) in %s", older, known, time.Since(start).Round(time.Second))
 	_, err = os.Stat(filepath.Join(src, "sink", "unreachable.go"))

@@ -56,11 +56,14 @@ var csvHeader = []string{"category", "source", "record", "member", "class", "val
 // (onboard.SafeCell); a value not held is an empty cell.
 func (s Subject) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
+	// A row of its own: the cells passed may be shared (the header is a package variable, and
+	// exports run side by side in serve and the tests).
 	write := func(cells ...string) {
+		row := make([]string, len(cells))
 		for i, c := range cells {
-			cells[i] = onboard.SafeCell(c)
+			row[i] = onboard.SafeCell(c)
 		}
-		_ = cw.Write(cells)
+		_ = cw.Write(row)
 	}
 	write(csvHeader...)
 	for _, c := range s.Categories {

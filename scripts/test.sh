@@ -92,7 +92,9 @@ testpg_pid=
 testpg_dir=
 start_test_cluster() {
 	testpg_dir=$(mktemp -d)
-	go build -o "$testpg_dir/testpg" ./sink/sinktest/cmd/testpg || die "could not build sink/sinktest/cmd/testpg (above)"
+	# Built as a release is (internal/releasebuild): what go vet compiles serves it, and it them.
+	CGO_ENABLED=0 go build -trimpath -tags timetzdata -o "$testpg_dir/testpg" ./sink/sinktest/cmd/testpg ||
+		die "could not build sink/sinktest/cmd/testpg (above)"
 	# exec: the coprocess's pid is testpg's, for stop_test_cluster to signal.
 	coproc TESTPG { exec "$testpg_dir/testpg"; }
 	testpg_pid=$TESTPG_PID
@@ -324,7 +326,8 @@ cat "$results/static.log"
 }
 
 section "Each package's time (budget $PACKAGE_BUDGET for the slowest, scaled to this machine)"
-if ! go run ./scripts/testbudget -budget "$PACKAGE_BUDGET" -reference "$BUDGET_REFERENCE" -calibration "$calibration" "$results/test.json"; then
+# (Built as a release is, as the static checks build: nothing compiled for it alone.)
+if ! CGO_ENABLED=0 go run -trimpath -tags timetzdata ./scripts/testbudget -budget "$PACKAGE_BUDGET" -reference "$BUDGET_REFERENCE" -calibration "$calibration" "$results/test.json"; then
 	status=1
 fi
 [[ $status == 0 ]] || die "go test or a static check failed, or a package passed the budget (above)"

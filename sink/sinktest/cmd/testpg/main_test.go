@@ -21,6 +21,8 @@ import (
 	"time"
 
 	_ "github.com/lib/pq"
+
+	"github.com/hrsync/hrsync/internal/releasebuild"
 )
 
 // bound is how long any one step may take: starting a cluster (initdb, pg_ctl start), its
@@ -175,9 +177,8 @@ func build(t *testing.T) string {
 	}
 	bin := filepath.Join(binDir, "testpg")
 	buildOnce.Do(func() {
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		// As scripts/test.sh builds it, and as a release is: the packages go vet compiled.
+		buildErr = releasebuild.Build(context.Background(), "", ".", bin, "")
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

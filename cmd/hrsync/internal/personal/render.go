@@ -57,7 +57,7 @@ var csvHeader = []string{"category", "source", "record", "member", "class", "val
 func (s Subject) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	// A row of its own: the cells passed may be shared (the header is a package variable, and
-	// exports run side by side in serve and the tests).
+	// one process may write exports side by side, as the tests run the command).
 	write := func(cells ...string) {
 		row := make([]string, len(cells))
 		for i, c := range cells {

@@ -148,6 +148,11 @@ func Postgres(t testing.TB) (url, schema string) {
 }
 
 func get() (*server, error) {
+	if !mainRunning.Load() {
+		// Main drops the databases the tests make (and the template) once they end; without it
+		// they are left on the server, run after run.
+		return nil, errors.New("the package's tests do not run through sinktest.Main (add func TestMain(m *testing.M) { sinktest.Main(m) }), so the databases they make would never be dropped")
+	}
 	once.Do(func() {
 		theServer, theErr = setup()
 	})

@@ -28,6 +28,14 @@ GOTESTSUM_VERSION=v1.13.0
 PACKAGE_BUDGET=${HRSYNC_PACKAGE_BUDGET:-10m}
 # ... on a machine where scripts/testbudget/calibrate takes this long; scaled to this machine's.
 BUDGET_REFERENCE=${HRSYNC_BUDGET_REFERENCE:-0.7s}
+# Every build but the race build is a release's (CGO_ENABLED=0 and these flags, as
+# internal/releasebuild, .goreleaser.yaml and deploy/Dockerfile build): go vet's, staticcheck's,
+# testpg's and testbudget's here, and the tests' hrsync and the image's in deploy/check.sh. One
+# compilation of every package then serves them all; each other set of flags compiles every
+# package again (a minute or more of CPU on a cold cache, as CI has).
+RELEASE_FLAGS=(-trimpath -tags=timetzdata)
+# release CMD...: CMD (go, or a tool that runs go list) building as a release does.
+release() { CGO_ENABLED=0 GOFLAGS="${RELEASE_FLAGS[*]}${GOFLAGS:+ $GOFLAGS}" "$@"; }
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -92,9 +100,7 @@ testpg_pid=
 testpg_dir=
 start_test_cluster() {
 	testpg_dir=$(mktemp -d)
-	# Built as a release is (internal/releasebuild): what go vet compiles serves it, and it them.
-	CGO_ENABLED=0 go build -trimpath -tags timetzdata -o "$testpg_dir/testpg" ./sink/sinktest/cmd/testpg ||
-		die "could not build sink/sinktest/cmd/testpg (above)"
+	release go build -o "$testpg_dir/testpg" ./sink/sinktest/cmd/testpg || die "could not build sink/sinktest/cmd/testpg (above)"
 	# exec: the coprocess's pid is testpg's, for stop_test_cluster to signal.
 	coproc TESTPG { exec "$testpg_dir/testpg"; }
 	testpg_pid=$TESTPG_PID
@@ -213,14 +219,10 @@ echo "ok"
 # tests (their output is printed after the tests'), not before: the tests keep the two cores
 # only partly busy while they wait on Postgres and processes, and these two minutes fit there.
 #
-# Both compile what they check as a release is built (CGO_ENABLED=0 -trimpath -tags timetzdata,
-# as internal/releasebuild builds it): the hrsync the tests run as a process and the image's
-# build in deploy/check.sh are built so too, and one compilation of every package serves them
-# all; each other set of flags compiles every package again (a minute or more of CPU on a cold
-# cache, as CI has).
+# Both compile what they check as a release is built (RELEASE_FLAGS, above).
 static_checks() {
 	section "go vet ./..."
-	CGO_ENABLED=0 go vet -trimpath -tags timetzdata ./...
+	release go vet ./...
 	echo "ok"
 
 	section "staticcheck $STATICCHECK_VERSION ./..."
@@ -232,7 +234,7 @@ static_checks() {
 		GOBIN="$gobin" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 	fi
 	"$sc" -version
-	CGO_ENABLED=0 GOFLAGS=-trimpath "$sc" -tags timetzdata ./...
+	release "$sc" ./...
 	echo "ok"
 
 	$lint_only && return 0
@@ -328,8 +330,7 @@ cat "$results/static.log"
 }
 
 section "Each package's time (budget $PACKAGE_BUDGET for the slowest, scaled to this machine)"
-# (Built as a release is, as the static checks build: nothing compiled for it alone.)
-if ! CGO_ENABLED=0 go run -trimpath -tags timetzdata ./scripts/testbudget -budget "$PACKAGE_BUDGET" -reference "$BUDGET_REFERENCE" -calibration "$calibration" "$results/test.json"; then
+if ! release go run ./scripts/testbudget -budget "$PACKAGE_BUDGET" -reference "$BUDGET_REFERENCE" -calibration "$calibration" "$results/test.json"; then
 	status=1
 fi
 [[ $status == 0 ]] || die "go test or a static check failed, or a package passed the budget (above)"

@@ -157,7 +157,7 @@ func deref(doc map[string]any, ptr string, v any) (string, map[string]any, error
 		ptr = ref[1:]
 		v = any(doc)
 		for _, token := range strings.Split(ref[2:], "/") {
-			token = strings.NewReplacer("~1", "/", "~0", "~").Replace(token)
+			token = unescapeToken.Replace(token)
 			next, ok := asObject(v)[token]
 			if !ok {
 				return "", nil, fmt.Errorf("$ref %q resolves to nothing", ref)
@@ -173,12 +173,18 @@ func asObject(v any) map[string]any {
 	return m
 }
 
+// A JSON pointer's tokens escape "~" and "/" (RFC 6901).
+var (
+	escapeToken   = strings.NewReplacer("~", "~0", "/", "~1")
+	unescapeToken = strings.NewReplacer("~1", "/", "~0", "~")
+)
+
 // pointer is the JSON pointer of tokens, each escaped.
 func pointer(tokens ...string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+		b.WriteString(escapeToken.Replace(t))
 	}
 	return b.String()
 }

@@ -42,10 +42,15 @@ var drops struct {
 }
 
 // dropLater queues a test's database to be dropped, starting the dropper on first use.
-func dropLater(s *server, name string) {
+func dropLater(s *server, name string) error {
 	drops.mu.Lock()
 	if drops.d == nil {
-		drops.d = newDropper(s)
+		d, err := newDropper(s)
+		if err != nil {
+			drops.mu.Unlock()
+			return fmt.Errorf("dropping database %s: %w", name, err)
+		}
+		drops.d = d
 	}
 	d := drops.d
 	drops.mu.Unlock()
@@ -56,16 +61,21 @@ func dropLater(s *server, name string) {
 	case d.wake <- struct{}{}:
 	default:
 	}
+	return nil
 }
 
-func newDropper(s *server) *dropper {
-	d := &dropper{s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// newDropper starts the dropper, on a pool of its own on s (connected when the first drop
+// needs it).
+func newDropper(s *server) (*dropper, error) {
+	connector, err := pq.NewConnector(withParam(s.url, "connect_timeout", connectTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("the dropper's pool on %s: %w", s.source, err)
+	}
+	d := &dropper{s: s, db: sql.OpenDB(connector), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	d.idle = sync.NewCond(&d.mu)
-	// Opening a pool connects nothing; a bad URL was refused by setup already.
-	d.db, _ = sql.Open("postgres", withParam(s.url, "connect_timeout", connectTimeout))
 	d.db.SetMaxOpenConns(dropConns)
 	go d.loop()
-	return d
+	return d, nil
 }
 
 func (d *dropper) loop() {

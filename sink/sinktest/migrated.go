@@ -53,7 +53,11 @@ func MigratedPostgres(t testing.TB) (url, schema string) {
 	if _, err := s.db.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE "+pq.QuoteIdentifier(template.name)); err != nil {
 		t.Fatalf("sinktest: copying the migrated template on %s: %v", s.source, err)
 	}
-	t.Cleanup(func() { dropLater(s, name) })
+	t.Cleanup(func() {
+		if err := dropLater(s, name); err != nil {
+			t.Errorf("sinktest: %v", err)
+		}
+	})
 	if url, err = withDatabase(s.url, name); err != nil {
 		t.Fatalf("sinktest: %v", err)
 	}

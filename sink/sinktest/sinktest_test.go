@@ -427,3 +427,17 @@ func TestThrowawayNeedsMain(t *testing.T) {
 	_, err := discover(discoverOptions{throwaway: true})
 	checkMessage(t, err, "throwaway cluster: not started", "sinktest.Main")
 }
+
+// A dropper that cannot make its pool says so; it does not start on a nil pool and panic in
+// the background.
+func TestDropperRefusesABadURL(t *testing.T) {
+	t.Parallel()
+	d, err := newDropper(&server{url: "postgres://u@host/db?sslmode=sometimes", source: "a test URL"})
+	if err == nil {
+		d.db.Close()
+		t.Fatal("newDropper accepted sslmode=sometimes")
+	}
+	if !strings.Contains(err.Error(), "the dropper's pool on a test URL") {
+		t.Errorf("error %q does not say whose pool", err)
+	}
+}

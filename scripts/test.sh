@@ -14,7 +14,8 @@
 #   HRSYNC_LINT_ONLY=1        stop after the static checks (make lint).
 #   HRSYNC_PACKAGE_BUDGET     the most one package's tests may take (default 10m) on a
 #                             machine where the calibration takes HRSYNC_BUDGET_REFERENCE
-#                             (default 0.7s); scaled to this machine's calibration.
+#                             (default internal/slowness.DefaultReference); scaled to this
+#                             machine's calibration.
 set -euo pipefail
 
 # Staticcheck 2026.2.2, built for Go 1.26 (its go.mod says go 1.26.0).
@@ -26,8 +27,8 @@ GOTESTSUM_VERSION=v1.13.0
 # The most one package's tests may take (docs/development.md#the-suites-time): the suite runs
 # packages side by side, so the slowest is the floor of make test's time.
 PACKAGE_BUDGET=${HRSYNC_PACKAGE_BUDGET:-10m}
-# ... on a machine where scripts/testbudget/calibrate takes this long; scaled to this machine's.
-BUDGET_REFERENCE=${HRSYNC_BUDGET_REFERENCE:-0.7s}
+# ... on a machine where scripts/testbudget/calibrate takes HRSYNC_BUDGET_REFERENCE, when set, or
+# internal/slowness.DefaultReference (testbudget's default, and the tests'); scaled to this one's.
 # Every build but the race build is a release's (CGO_ENABLED=0 and these flags, as
 # internal/releasebuild, .goreleaser.yaml and deploy/Dockerfile build): go vet's, staticcheck's,
 # testpg's and testbudget's here, and the tests' hrsync and the image's in deploy/check.sh. One
@@ -281,9 +282,9 @@ gcflags=(-gcflags='modernc.org/sqlite/lib=-race=false'
 # the tests are, before anything else runs beside it (docs/development.md#the-suites-time).
 section "This machine's speed, for the package budget (scripts/testbudget/calibrate)"
 calibration=$(go run -race "${gcflags[@]}" ./scripts/testbudget/calibrate) || die "scripts/testbudget/calibrate failed (above)"
-echo "calibration: $calibration; the budget of $PACKAGE_BUDGET holds where it takes $BUDGET_REFERENCE"
+echo "calibration: $calibration"
 # The tests' bounds on a hang scale with it too (internal/slowness).
-export HRSYNC_TEST_CALIBRATION="$calibration" HRSYNC_BUDGET_REFERENCE="$BUDGET_REFERENCE"
+export HRSYNC_TEST_CALIBRATION="$calibration"
 
 # A race-detecting program sleeps a second as it exits, by default, for reports still being
 # written; the tests' reports are written as each test ends. Not that second in each of some 35
@@ -330,7 +331,7 @@ cat "$results/static.log"
 }
 
 section "Each package's time (budget $PACKAGE_BUDGET for the slowest, scaled to this machine)"
-if ! release go run ./scripts/testbudget -budget "$PACKAGE_BUDGET" -reference "$BUDGET_REFERENCE" -calibration "$calibration" "$results/test.json"; then
+if ! release go run ./scripts/testbudget -budget "$PACKAGE_BUDGET" ${HRSYNC_BUDGET_REFERENCE:+-reference "$HRSYNC_BUDGET_REFERENCE"} -calibration "$calibration" "$results/test.json"; then
 	status=1
 fi
 [[ $status == 0 ]] || die "go test or a static check failed, or a package passed the budget (above)"

@@ -143,7 +143,7 @@ func Table(w io.Writer, pkgs []Package, module string, markdown bool) error {
 
 func main() {
 	budget := flag.Duration("budget", 10*time.Minute, "the most one package's tests may take (on a machine whose calibration takes -reference)")
-	reference := flag.Duration("reference", 0, "the calibration's time on a machine where -budget holds as given (0: not scaled)")
+	reference := flag.Duration("reference", slowness.DefaultReference, "the calibration's time on a machine where -budget holds as given (0: not scaled)")
 	calibration := flag.Duration("calibration", 0, "the calibration's time on this machine (scripts/testbudget/calibrate)")
 	markdown := flag.Bool("markdown", false, "print the table as markdown (for docs/development.md)")
 	module := flag.String("module", "github.com/hrsync/hrsync", "module path cut from package names")

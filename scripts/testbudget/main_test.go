@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hrsync/hrsync/internal/slowness"
 )
 
 const run = `{"Action":"start","Package":"github.com/hrsync/hrsync/sink"}
@@ -102,4 +107,30 @@ func FuzzPackages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The reference is stated in one place, internal/slowness; the page that explains the budget
+// gives the same figure, and the script leaves it to the code.
+func TestReferenceIsStatedOnce(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/development.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`HRSYNC_BUDGET_REFERENCE` \\(default ([0-9.]+) s\\)").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/development.md does not state HRSYNC_BUDGET_REFERENCE's default as (default N s)")
+	}
+	if d, err := time.ParseDuration(string(m[1]) + "s"); err != nil || d != slowness.DefaultReference {
+		t.Errorf("docs/development.md gives the reference as %s s; internal/slowness.DefaultReference is %s", m[1], slowness.DefaultReference)
+	}
+	script, err := os.ReadFile("../test.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{slowness.DefaultReference.String(), fmt.Sprintf("%gs", slowness.DefaultReference.Seconds()), "HRSYNC_BUDGET_REFERENCE:-"} {
+		if bytes.Contains(script, []byte(s)) {
+			t.Errorf("scripts/test.sh spells the reference (%s) again; it is internal/slowness.DefaultReference", s)
+		}
+	}
 }

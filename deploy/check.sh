@@ -271,6 +271,17 @@ if have_deploycheck; then
 		else
 			fail "hrsync --version printed '$("$HRSYNC_BIN" --version)', not 'hrsync deploycheck (commit 0123456789ab, built 2026-11-29, …)': the -X of .../internal/buildinfo are not applied"
 		fi
+		# The image holds the release's build (internal/releasebuild): the tests ran that binary.
+		settings=$("$GO" version -m "$HRSYNC_BIN" | awk '$1 == "build" { print $2 }')
+		missing=()
+		for want in CGO_ENABLED=0 -trimpath=true -tags=timetzdata; do
+			grep -qxF -- "$want" <<<"$settings" || missing+=("$want")
+		done
+		if ((${#missing[@]} == 0)); then
+			pass "the image's binary is the release's build (CGO_ENABLED=0 -trimpath -tags timetzdata, read back with go version -m)"
+		else
+			fail "the image's binary was not built as a release is: go version -m lacks ${missing[*]} (internal/releasebuild)"
+		fi
 		[[ -d "$TMP/out/state/new-hires" ]] || fail "the build stage does not create the state directory and its drop folder"
 	fi
 	echo "not checked here: building the image itself (no Docker engine on this machine; run docker build -f deploy/Dockerfile .)"

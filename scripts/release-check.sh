@@ -68,4 +68,9 @@ bins=(dist/hrsync_"$(go env GOOS)_$(go env GOARCH)"*/hrsync)
 first=$("${bins[0]}" version | head -n 1)
 [[ $first == "hrsync v"* && $first != "hrsync dev" ]] || fail "${bins[0]} version says '$first': the -X ldflags of .goreleaser.yaml set nothing"
 "${bins[0]}" version | grep -q "^commit:   $(git rev-parse HEAD)" || fail "${bins[0]} version does not name the commit $(git rev-parse HEAD)"
+# The release is built as the tests' binary is (internal/releasebuild).
+settings=$(go version -m "${bins[0]}" | awk '$1 == "build" { print $2 }')
+for want in CGO_ENABLED=0 -trimpath=true -tags=timetzdata; do
+	grep -qxF -- "$want" <<<"$settings" || fail "${bins[0]} was not built with $want (go version -m): .goreleaser.yaml and internal/releasebuild differ"
+done
 echo "ok: release check passed in $((SECONDS - started)) s (dist/)"

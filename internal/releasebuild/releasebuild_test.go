@@ -15,7 +15,8 @@ import (
 // TestFlagsAreTheReleases: the release's build (.goreleaser.yaml), the image's (deploy/Dockerfile)
 // and make test's static checks (scripts/test.sh) use the flags Build uses; were one to drift,
 // the tests would run another binary than the one shipped, and make test would compile every
-// package once more.
+// package once more. This reads the words; the builds themselves are read back with go version -m
+// where they are made (the image's in deploy/check.sh, the release's in scripts/release-check.sh).
 func TestFlagsAreTheReleases(t *testing.T) {
 	for _, file := range []string{".goreleaser.yaml", "deploy/Dockerfile", "scripts/test.sh"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", file))

@@ -266,7 +266,7 @@ fi
 # allocator were instrumented until 29 November: they cost sink a quarter of its CPU (198 s →
 # 148 s) and the whole run up to a third (1,143 s → 754 s), and the memory they touch is
 # SQLite's C heap, which the detector does not track; no Go code of hrsync's runs inside them (it
-# registers no SQLite function or hook). An earlier session saw races reported that were not
+# registers no SQLite function or hook: sink's TestSQLiteCallsNoGoCode fails when it does). An earlier session saw races reported that were not
 # there with libc left out, in sync.Map's users (encoding/json, and libopenapi, since removed),
 # and guessed at a generic instance of libc's lent to sync.Map; libc's only instance of another
 # package's generic type is atomic.Pointer[tzLocation], whose shape nothing else has, and a whole

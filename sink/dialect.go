@@ -44,6 +44,10 @@ type dialect interface {
 	// FROM list (with e.key their names), the condition that a member holds a value (not null,
 	// not empty), and the member's value as text.
 	jsonMembers(expr string) (from, filled, value string)
+	// idIn is the condition that expr is one of a list of ids, given as one parameter whose
+	// value is idList's: one statement, prepared once, for a list of any length.
+	idIn(expr string) string
+	idList(ids []int64) any
 	// stage inserts rows (each a value per column of cols) into table, within tx.
 	stage(ctx context.Context, tx *sqlx.Tx, table string, cols []string, rows [][]any) error
 	// serializeWrites makes tx wait for, then exclude, the other writers of the served tables

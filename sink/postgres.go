@@ -71,6 +71,10 @@ func (pgDialect) jsonMembers(expr string) (from, filled, value string) {
 		"e.value::text"
 }
 
+func (pgDialect) idIn(expr string) string { return expr + " = ANY(?)" }
+
+func (pgDialect) idList(ids []int64) any { return pq.Int64Array(ids) }
+
 func (pgDialect) pick(k Kind, expr string) string {
 	switch k {
 	case KindBool:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,12 +22,14 @@ type tableReads struct {
 	// pageQuery reads the served rows with ids in [?, ?], at most ? of them, a row that keeps
 	// sent as its id and sent only (selectList's sentOnly); pageFullQuery the same rows with
 	// every column, read only for a page with a sent that cannot be served (hand-edited);
-	// byIDQuery one served row, every column; totalsQuery the warehouse's version and the
-	// table's Total; visibleIDs the served ids in order (read in a snapshot with totals).
-	pageQuery, pageFullQuery, byIDQuery, totalsQuery, visibleIDs string
+	// byIDQuery one served row, every column; byIDsQuery the served rows of a list of ids (one
+	// parameter, the dialect's idList), every column, in id order; totalsQuery the warehouse's
+	// version and the table's Total; visibleIDs the served ids in order (read in a snapshot with
+	// totals).
+	pageQuery, pageFullQuery, byIDQuery, byIDsQuery, totalsQuery, visibleIDs string
 
-	mu                           sync.Mutex
-	page, pageFull, byID, totals *sqlx.Stmt
+	mu                                  sync.Mutex
+	page, pageFull, byID, byIDs, totals *sqlx.Stmt
 
 	ids idCache
 	// loadMu makes one goroutine reload the id cache after a write while the others wait and
@@ -41,6 +44,7 @@ func newTableReads(s *Store, t *table) *tableReads {
 		pageQuery:     s.db.Rebind("SELECT " + t.selectList(s.d, true) + "\nWHERE " + t.visible("t") + page),
 		pageFullQuery: s.db.Rebind(sel + page),
 		byIDQuery:     s.db.Rebind(sel + ` AND t.id = ?`),
+		byIDsQuery:    s.db.Rebind(sel + ` AND ` + s.d.idIn("t.id") + ` ORDER BY t.id`),
 		totalsQuery:   `SELECT version, ` + t.name + `_total FROM meta`,
 		visibleIDs:    `SELECT id FROM ` + t.name + ` t WHERE ` + t.visible("t") + ` ORDER BY id`,
 	}
@@ -53,8 +57,8 @@ func (r *tableReads) prepared(ctx context.Context, s *Store) error {
 	if r.totals != nil {
 		return nil
 	}
-	var stmts [4]*sqlx.Stmt
-	for i, q := range []string{r.pageQuery, r.pageFullQuery, r.byIDQuery, r.totalsQuery} {
+	var stmts [5]*sqlx.Stmt
+	for i, q := range []string{r.pageQuery, r.pageFullQuery, r.byIDQuery, r.byIDsQuery, r.totalsQuery} {
 		st, err := s.db.PreparexContext(ctx, q)
 		if err != nil {
 			for _, p := range stmts[:i] {
@@ -64,19 +68,19 @@ func (r *tableReads) prepared(ctx context.Context, s *Store) error {
 		}
 		stmts[i] = st
 	}
-	r.page, r.pageFull, r.byID, r.totals = stmts[0], stmts[1], stmts[2], stmts[3]
+	r.page, r.pageFull, r.byID, r.byIDs, r.totals = stmts[0], stmts[1], stmts[2], stmts[3], stmts[4]
 	return nil
 }
 
 func (r *tableReads) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, st := range []*sqlx.Stmt{r.page, r.pageFull, r.byID, r.totals} {
+	for _, st := range []*sqlx.Stmt{r.page, r.pageFull, r.byID, r.byIDs, r.totals} {
 		if st != nil {
 			_ = st.Close()
 		}
 	}
-	r.page, r.pageFull, r.byID, r.totals = nil, nil, nil, nil
+	r.page, r.pageFull, r.byID, r.byIDs, r.totals = nil, nil, nil, nil, nil
 }
 
 // listPage reads one page of a collection's served records, its Total and the version it was
@@ -189,6 +193,23 @@ func getOne[T any](ctx context.Context, s *Store, c *collection[T], id int64) (T
 	return list.Items[0], list.Version, nil
 }
 
+// getMany reads the served rows of ids, every column, in id order, in one statement (one
+// snapshot); an id not served (or not there) is left out, an id given twice read once. It is
+// getOne for a list: what a page of events reads of its employees, where reading them one by
+// one cost a statement each.
+func getMany[T any](ctx context.Context, s *Store, c *collection[T], ids []int64) ([]T, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	r := s.readsOf(c.name)
+	if err := r.prepared(ctx, s); err != nil {
+		return nil, err
+	}
+	list, err := readRows(ctx, s, c, r.byIDs, false, s.d.idList(ids))
+	return list.Items, err
+}
+
 // errSentUnserved is readRows' error for a row that keeps a sent its record could not take (not
 // a JSON object: edited by hand), which a page's statement sent without the other columns the
 // record is then built from.
@@ -265,6 +286,20 @@ func (s *Store) Employee(ctx context.Context, id int64) (v1.Employee, int64, err
 		return e, v, fmt.Errorf("get employee: %w", err)
 	}
 	return e, v, nil
+}
+
+// Employees reads the listed employees of ids in one statement, by id; an id not listed is not in
+// the map: what a page of the events feed or a batch of webhook deliveries reads.
+func (s *Store) Employees(ctx context.Context, ids []int64) (map[int64]v1.Employee, error) {
+	list, err := getMany(ctx, s, employeeCollection, ids)
+	if err != nil {
+		return nil, fmt.Errorf("get employees: %w", err)
+	}
+	out := make(map[int64]v1.Employee, len(list))
+	for _, e := range list {
+		out[e.ID] = e
+	}
+	return out, nil
 }
 
 // ListWorkingPatterns reads one page of the served working patterns: as ListEmployees, one kept

@@ -44,6 +44,24 @@ func (sqliteDialect) jsonMembers(expr string) (from, filled, value string) {
 		"e.value"
 }
 
+// idIn reads the list from a JSON array: SQLite has no array parameters, and an IN list of
+// placeholders would be a statement per length.
+func (sqliteDialect) idIn(expr string) string {
+	return expr + " IN (SELECT value FROM json_each(?))"
+}
+
+func (sqliteDialect) idList(ids []int64) any {
+	b := make([]byte, 0, 2+len(ids)*8)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
+}
+
 func (sqliteDialect) today() string { return `date('now')` }
 
 // forUpdate: a transaction takes the write lock as it begins (_txlock=immediate).

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +67,66 @@ func BenchmarkServeCached(b *testing.B) {
 					b.Fatalf("status %d, want %d", w.Code, c.status)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkEventsFeed is a full page of the events feed (100 movers, each with its employee's
+// record) through the handler (no network), on each backend; the feed is never cached, so each
+// request reads the warehouse. warm: one process's requests after its first; cold: a process's
+// first (the warehouse opened, its statements prepared, the page read, the warehouse closed).
+func BenchmarkEventsFeed(b *testing.B) {
+	for _, backend := range sinktest.Backends {
+		b.Run("db="+backend, func(b *testing.B) {
+			opts := sink.Options{Now: func() time.Time { return fixedNow }}
+			store, _, url, schema := sinktest.TwoStores(b, backend, opts)
+			people := make([]v1.Employee, 100)
+			for i := range people {
+				people[i] = sinktest.Employee(int64(i+1), 1, 0, "Engineer")
+				people[i].Sent = nil
+			}
+			sinktest.WalkEmployees(b, store, slices.Clone(people), 100, sink.MergeOptions{Complete: true})
+			for i := range people {
+				people[i].JobTitle = "Lead engineer"
+			}
+			sinktest.WalkEmployees(b, store, slices.Clone(people), 100, sink.MergeOptions{Complete: true})
+			get := func(b *testing.B, store server.Store) *httptest.ResponseRecorder {
+				h, err := server.NewHandler(store, server.Options{APIKeys: []string{testKey}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				req := httptest.NewRequest(http.MethodGet, "/v1/events?per_page=100", nil)
+				req.Header.Set("X-API-KEY", testKey)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %.300s", w.Code, w.Body)
+				}
+				return w
+			}
+			if w := get(b, store); strings.Count(w.Body.String(), `"type":"mover"`) != 100 {
+				b.Fatalf("%d movers: %.300s", strings.Count(w.Body.String(), `"type":"mover"`), w.Body)
+			}
+			b.Run("warm", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					get(b, store)
+				}
+			})
+			b.Run("cold", func(b *testing.B) {
+				opts.Schema = schema
+				b.ReportAllocs()
+				for b.Loop() {
+					s, err := sink.Open(context.Background(), url, opts)
+					if err != nil {
+						b.Fatal(err)
+					}
+					get(b, s)
+					if err := s.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		})
 	}
 }

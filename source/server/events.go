@@ -36,6 +36,15 @@ func (a *account) listEvents(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, r, "list events", err)
 		return
 	}
+	ids := make([]int64, len(events))
+	for i, e := range events {
+		ids[i] = e.EmployeeID
+	}
+	emps, err := a.store.Employees(ctx, ids)
+	if err != nil {
+		a.internal(w, r, "list events", err)
+		return
+	}
 	s := scopeOf(r)
 	b := []byte(`{"events":[`)
 	for i := range events {
@@ -43,14 +52,9 @@ func (a *account) listEvents(w http.ResponseWriter, r *http.Request) {
 			b = append(b, ',')
 		}
 		e := &events[i]
-		emp, _, err := a.store.Employee(ctx, e.EmployeeID)
-		empp := &emp
-		switch {
-		case errors.Is(err, v1.ErrNotFound):
-			empp = nil
-		case err != nil:
-			a.internal(w, r, "list events", err)
-			return
+		var empp *v1.Employee // nil: no longer listed
+		if emp, ok := emps[e.EmployeeID]; ok {
+			empp = &emp
 		}
 		if b, err = appendEvent(b, s, *e, empp); err != nil {
 			a.internal(w, r, "list events", err)

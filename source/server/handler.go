@@ -21,6 +21,8 @@ type Store interface {
 	ListEmployees(ctx context.Context, p v1.Page) (v1.List[v1.Employee], error)
 	// Employee returns one listed employee, or an error wrapping ErrNotFound.
 	Employee(ctx context.Context, id int64) (v1.Employee, int64, error)
+	// Employees reads the listed employees of ids at once, by id (one not listed is absent).
+	Employees(ctx context.Context, ids []int64) (map[int64]v1.Employee, error)
 	ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error)
 	// EmailTaken reports whether a listed employee has the email (case-insensitive).
 	EmailTaken(ctx context.Context, email string) (bool, error)

@@ -61,7 +61,7 @@ type DeliverStore interface {
 	DueDeliveries(ctx context.Context, subscriber string, limit int) ([]sink.Delivery, error)
 	RecordAttempt(ctx context.Context, subscriber, eventID string, a sink.Attempt) error
 	DeliveryStats(ctx context.Context) ([]sink.DeliveryStats, error)
-	Employee(ctx context.Context, id int64) (v1.Employee, int64, error)
+	Employees(ctx context.Context, ids []int64) (map[int64]v1.Employee, error)
 }
 
 // DeliverOptions configure delivery.
@@ -170,13 +170,28 @@ func Deliver(ctx context.Context, store DeliverStore, opts DeliverOptions) (int,
 			if len(due) == 0 {
 				break
 			}
+			// The batch's employees, read at once: each payload carries its employee's record
+			// as it stands (absent: no longer listed).
+			ids := make([]int64, len(due))
+			for i, d := range due {
+				ids[i] = d.Event.EmployeeID
+			}
+			emps, err := store.Employees(ctx, ids)
+			if err != nil {
+				opts.Logger.Error("webhooks: read the employees of the deliveries due", "subscriber", sub.Name, "err", err)
+				return attempts, err
+			}
 			var wg sync.WaitGroup
 			errs := make([]error, len(due))
 			next := make(chan int)
 			for range min(opts.Concurrency, len(due)) {
 				wg.Go(func() {
 					for i := range next {
-						errs[i] = attempt(ctx, store, opts, sub, due[i])
+						var emp *v1.Employee
+						if e, ok := emps[due[i].Event.EmployeeID]; ok {
+							emp = &e
+						}
+						errs[i] = attempt(ctx, store, opts, sub, due[i], emp)
 					}
 				})
 			}
@@ -197,16 +212,11 @@ func Deliver(ctx context.Context, store DeliverStore, opts DeliverOptions) (int,
 	return attempts, nil
 }
 
-// attempt sends one delivery and records what it came to. Only a failure to record is
-// returned: the receiver's failures are the delivery's, recorded.
-func attempt(ctx context.Context, store DeliverStore, opts DeliverOptions, sub Subscriber, d sink.Delivery) error {
+// attempt sends one delivery, with its employee's record emp (nil: no longer listed), and
+// records what it came to. Only a failure to record is returned: the receiver's failures are the
+// delivery's, recorded.
+func attempt(ctx context.Context, store DeliverStore, opts DeliverOptions, sub Subscriber, d sink.Delivery, emp *v1.Employee) error {
 	log := opts.Logger.With("subscriber", sub.Name, "event_id", d.Event.ID, "type", d.Event.Type)
-	var emp *v1.Employee
-	if e, _, err := store.Employee(ctx, d.Event.EmployeeID); err == nil {
-		emp = &e
-	} else if !errors.Is(err, v1.ErrNotFound) {
-		return fmt.Errorf("webhooks: read employee: %w", err)
-	}
 	body, err := sub.Payload(d.Event.Wire(), emp)
 	if err != nil {
 		return fmt.Errorf("webhooks: event %s: %w", d.Event.ID, err)

@@ -227,6 +227,15 @@ func (l *Lazy) Employee(ctx context.Context, id int64) (v1.Employee, int64, erro
 	return unreachable3(s.Employee(ctx, id))
 }
 
+func (l *Lazy) Employees(ctx context.Context, ids []int64) (map[int64]v1.Employee, error) {
+	s, release, err := l.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return unreachable2(s.Employees(ctx, ids))
+}
+
 func (l *Lazy) ListWorkingPatterns(ctx context.Context, p v1.Page) (v1.List[v1.WorkingPattern], error) {
 	s, release, err := l.acquire(ctx)
 	if err != nil {

@@ -206,18 +206,7 @@ accounts:
 	}
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
-		bound := slowness.Bound(60 * time.Second)
-		deadline := time.Now().Add(bound)
-		for !cond() {
-			select {
-			case err := <-done:
-				t.Fatalf("run ended (%v) before %s:\n%s", err, what, logs)
-			case <-time.After(100 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s within %s:\n%s", what, bound, logs)
-			}
-		}
+		slowness.Wait{For: 60 * time.Second, Every: 100 * time.Millisecond, Ended: done, Detail: logs.String}.Until(t, what, cond)
 	}
 	waitUntil("sync of the old account", func() bool { _, err := net.Dial("tcp", metrics); return err == nil && synced("old") })
 	code, body := get(t, "http://"+metrics+"/readyz", "")

@@ -25,19 +25,7 @@ func startPlain(t *testing.T, bin, dir string, env []string) *process {
 // fails the test at once if the process exits first.
 func (p *process) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	bound := slowness.Bound(60 * time.Second)
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		select {
-		case err := <-p.done:
-			p.done <- err // for stop
-			t.Fatalf("the worker exited (%v) before %s:\n%s", err, what, p.stderr)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s:\n%s", what, bound, p.stderr)
-		}
-	}
+	slowness.Wait{For: 60 * time.Second, Every: 100 * time.Millisecond, Ended: p.done, Detail: p.stderr.String}.Until(t, what, cond)
 }
 
 // stopWithin30s sends SIGTERM and wants exit status 0 within 30 s.

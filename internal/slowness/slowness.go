@@ -1,8 +1,8 @@
 // Package slowness scales the tests' bounds on a hang to the speed of the machine they run on.
 //
 // make test (scripts/test.sh) times a fixed workload first (scripts/testbudget/calibrate) and
-// passes the figure on in HRSYNC_TEST_CALIBRATION, beside HRSYNC_BUDGET_REFERENCE, the figure of
-// the machine the suite's budgets are stated for. A bound that waits for work the test does not
+// passes the figure on in HRSYNC_TEST_CALIBRATION; the machine the suite's budgets are stated
+// for took DefaultReference, or HRSYNC_BUDGET_REFERENCE when set. A bound that waits for work the test does not
 // measure — a sync reaching its merge, a worker starting — is a bound on a hang: on a machine
 // three times slower, it is three times as long. Bounds that are the point of a test (an answer
 // within its own timeout, a stop well inside the statement timeout) stay as written, or are

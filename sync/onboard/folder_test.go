@@ -197,12 +197,7 @@ func TestAFailingPassIsAFailedJob(t *testing.T) {
 	}()
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
-		bound := slowness.Bound(30 * time.Second)
-		for deadline := time.Now().Add(bound); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s within %s:\n%s", what, bound, logs.String())
-			}
-		}
+		slowness.Wait{For: 30 * time.Second, Detail: logs.String}.Until(t, what, cond)
 	}
 	runs := func(outcome string) float64 {
 		return counterValue(t, reg, "hrsync_job_runs_total", "outcome", outcome)

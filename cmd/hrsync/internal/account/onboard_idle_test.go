@@ -63,12 +63,7 @@ onboarding: {dir: %q}
 	}
 	waitFor := func(what string, done func() bool) {
 		t.Helper()
-		bound := slowness.Bound(30 * time.Second)
-		for deadline := time.Now().Add(bound); !done(); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s within %s", what, bound)
-			}
-		}
+		slowness.Wait{For: 30 * time.Second, Every: 10 * time.Millisecond}.Until(t, what, done)
 	}
 	w.Start()
 	defer func() {

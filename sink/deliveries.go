@@ -237,6 +237,8 @@ type DeliveryStats struct {
 	// OldestPending is when the oldest pending delivery was queued (zero: none pending): the
 	// subscriber's lag.
 	OldestPending time.Time
+	// NextAt is when the soonest pending delivery is due (zero: none pending).
+	NextAt time.Time
 }
 
 // DeliveryStats are every subscriber's.
@@ -244,7 +246,8 @@ func (s *Store) DeliveryStats(ctx context.Context) ([]DeliveryStats, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT s.name,
   (SELECT count(*) FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'pending'),
   (SELECT count(*) FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'dead'),
-  coalesce((SELECT `+s.d.read(KindTimestamp, "min(d.queued_at)")+` FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'pending'), '')
+  coalesce((SELECT `+s.d.read(KindTimestamp, "min(d.queued_at)")+` FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'pending'), ''),
+  coalesce((SELECT `+s.d.read(KindTimestamp, "min(d.next_at)")+` FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'pending'), '')
 FROM event_subscribers s ORDER BY s.name`)
 	if err != nil {
 		return nil, fmt.Errorf("delivery stats: %w", err)
@@ -253,12 +256,15 @@ FROM event_subscribers s ORDER BY s.name`)
 	var out []DeliveryStats
 	for rows.Next() {
 		var st DeliveryStats
-		var oldest string
-		if err := rows.Scan(&st.Subscriber, &st.Pending, &st.Dead, &oldest); err != nil {
+		var oldest, next string
+		if err := rows.Scan(&st.Subscriber, &st.Pending, &st.Dead, &oldest, &next); err != nil {
 			return nil, fmt.Errorf("delivery stats: %w", err)
 		}
 		if oldest != "" {
 			st.OldestPending = parseTimestamp(oldest)
+		}
+		if next != "" {
+			st.NextAt = parseTimestamp(next)
 		}
 		out = append(out, st)
 	}

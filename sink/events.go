@@ -302,6 +302,16 @@ func (s *Store) ReleaseEvents(ctx context.Context, run string) (released int64, 
 // PublishDue publishes the pending events whose time has come, in the order they take effect,
 // and returns how many.
 func (s *Store) PublishDue(ctx context.Context) (int64, error) {
+	// Most minutes nothing has come due: a read (on the partial index events_due) says so
+	// without waiting for the writers' lock, and without holding it against a load.
+	var due bool
+	if err := s.db.QueryRowContext(ctx, s.db.Rebind(`SELECT EXISTS (SELECT 1 FROM events WHERE state = 'pending' AND effective_at <= ?)`),
+		s.opts.Now().UTC().Format(v1.TimestampLayout)).Scan(&due); err != nil {
+		return 0, fmt.Errorf("publish events: %w", err)
+	}
+	if !due {
+		return 0, nil
+	}
 	var n int64
 	err := s.eventsTx(ctx, func(tx *sqlx.Tx) (err error) {
 		n, err = s.publishDue(ctx, tx)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,8 +32,15 @@ import (
 // DeliverJobName is the delivery job's name in logs and in the task label of the job metrics.
 const DeliverJobName = "webhooks"
 
-// DeliverEvery is how often the delivery job runs a pass when it has nothing to do.
+// DeliverEvery is how often the delivery job looks for work: a pass when this process has
+// published events since the last, when a retry the last pass left has come due, or when the
+// last pass is DeliverIdleFor old; otherwise nothing is opened (see Deliverer).
 const DeliverEvery = 5 * time.Second
+
+// DeliverIdleFor is the longest the delivery job goes without a pass: what other processes
+// publish or queue (a sync or hrsync events release or replay run by hand, another worker on the
+// same warehouse) goes out within it, and the delivery metrics are at most this old.
+const DeliverIdleFor = time.Minute
 
 // Defaults of DeliverOptions.
 const (
@@ -124,38 +132,103 @@ func backoffFor(initial time.Duration, attempt int) time.Duration {
 	return d
 }
 
-// DeliverJob delivers the events to the subscribers, a pass at start and every DeliverEvery
-// after the last. It takes no lock: two workers' passes may send the same delivery, which is
-// at least once, as promised.
-func DeliverJob(store DeliverStore, opts DeliverOptions) runner.Job {
-	opts = opts.withDefaults()
-	return runner.Job{Name: DeliverJobName, Trigger: runner.Every(DeliverEvery), Run: func(ctx context.Context) error {
-		_, err := Deliver(ctx, store, opts)
-		return err
+// A Deliverer is an account's delivery job in a worker. It keeps, between passes, what the last
+// one left: when its soonest retry is due, and whether this process has published events since
+// (Published). A firing with none of that, within DeliverIdleFor of the last pass, is idle: it
+// opens no warehouse (a worker of a hundred accounts with webhooks spent half a core opening
+// them every 5 s to find nothing).
+type Deliverer struct {
+	opts DeliverOptions
+
+	mu        sync.Mutex
+	passed    time.Time // when the last pass ended (zero: none yet, or it failed)
+	next      time.Time // when the soonest delivery it left pending is due (zero: none)
+	published bool      // this process published events since the last pass began
+}
+
+// NewDeliverer is the delivery job's state for one account's subscribers.
+func NewDeliverer(opts DeliverOptions) *Deliverer {
+	return &Deliverer{opts: opts.withDefaults()}
+}
+
+// Published tells the deliverer this process has published events (a load, the events job):
+// the next firing passes.
+func (d *Deliverer) Published() {
+	d.mu.Lock()
+	d.published = true
+	d.mu.Unlock()
+}
+
+// Job delivers the events to the subscribers on store, a pass at start, then at the firings
+// every DeliverEvery that have work (Idle). It takes no lock: two workers' passes may send the
+// same delivery, which is at least once, as promised. A worker builds it once for its trigger
+// and Idle (store nil) and once a run on the run's warehouse; they share the deliverer.
+func (d *Deliverer) Job(store DeliverStore) runner.Job {
+	return runner.Job{Name: DeliverJobName, Trigger: runner.Every(DeliverEvery), Idle: d.idle, Run: func(ctx context.Context) error {
+		d.mu.Lock()
+		d.published = false
+		d.mu.Unlock()
+		_, next, err := deliver(ctx, store, d.opts)
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if err != nil {
+			d.passed = time.Time{} // the next firing tries again
+			return err
+		}
+		d.passed, d.next = d.opts.Now(), next
+		return nil
 	}}
+}
+
+// idle says a firing would find nothing this process knows of, within DeliverIdleFor of the
+// last pass.
+func (d *Deliverer) idle() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := d.opts.Now()
+	switch {
+	case d.passed.IsZero() || d.published:
+		return false
+	case !d.next.IsZero() && !now.Before(d.next):
+		return false
+	}
+	return now.Sub(d.passed) < DeliverIdleFor
 }
 
 // Deliver runs one pass: it queues what was published since the last, then sends what is due,
 // subscriber by subscriber, until nothing is due or the pass has run passFor. It returns how
 // many attempts it made.
 func Deliver(ctx context.Context, store DeliverStore, opts DeliverOptions) (int, error) {
-	opts = opts.withDefaults()
+	n, _, err := deliver(ctx, store, opts.withDefaults())
+	return n, err
+}
+
+// deliver is Deliver, opts with their defaults; it also returns when the soonest delivery left
+// pending is due (zero: none; now or earlier: the pass stopped with deliveries due).
+func deliver(ctx context.Context, store DeliverStore, opts DeliverOptions) (attempts int, next time.Time, err error) {
 	names := make([]string, len(opts.Subscribers))
 	for i, s := range opts.Subscribers {
 		names[i] = s.Name
 	}
 	if len(names) == 0 {
-		return 0, nil
+		return 0, time.Time{}, nil
 	}
 	if _, err := store.QueueDeliveries(ctx, names); err != nil {
 		opts.Logger.Error("webhooks: queue the events published", "err", err)
-		return 0, err
+		return 0, time.Time{}, err
 	}
 	start := opts.Now()
-	attempts := 0
 	defer func() {
-		if stats, err := store.DeliveryStats(ctx); err == nil {
-			opts.Metrics.stats(opts.Now(), stats)
+		stats, serr := store.DeliveryStats(ctx)
+		if serr != nil {
+			next = opts.Now() // not known: the next firing passes
+			return
+		}
+		opts.Metrics.stats(opts.Now(), stats)
+		for _, st := range stats {
+			if !st.NextAt.IsZero() && slices.Contains(names, st.Subscriber) && (next.IsZero() || st.NextAt.Before(next)) {
+				next = st.NextAt
+			}
 		}
 	}()
 	for _, sub := range opts.Subscribers {
@@ -165,7 +238,7 @@ func Deliver(ctx context.Context, store DeliverStore, opts DeliverOptions) (int,
 			due, err := store.DueDeliveries(ctx, sub.Name, dueBatch*opts.Concurrency)
 			if err != nil {
 				opts.Logger.Error("webhooks: read the deliveries due", "subscriber", sub.Name, "err", err)
-				return attempts, err
+				return attempts, next, err
 			}
 			if len(due) == 0 {
 				break
@@ -179,14 +252,14 @@ func Deliver(ctx context.Context, store DeliverStore, opts DeliverOptions) (int,
 			emps, err := store.Employees(ctx, ids)
 			if err != nil {
 				opts.Logger.Error("webhooks: read the employees of the deliveries due", "subscriber", sub.Name, "err", err)
-				return attempts, err
+				return attempts, next, err
 			}
 			var wg sync.WaitGroup
 			errs := make([]error, len(due))
-			next := make(chan int)
+			work := make(chan int)
 			for range min(opts.Concurrency, len(due)) {
 				wg.Go(func() {
-					for i := range next {
+					for i := range work {
 						var emp *v1.Employee
 						if e, ok := emps[due[i].Event.EmployeeID]; ok {
 							emp = &e
@@ -196,20 +269,20 @@ func Deliver(ctx context.Context, store DeliverStore, opts DeliverOptions) (int,
 				})
 			}
 			for i := range due {
-				next <- i
+				work <- i
 			}
-			close(next)
+			close(work)
 			wg.Wait()
 			attempts += len(due)
 			if err := errors.Join(errs...); err != nil {
-				return attempts, err
+				return attempts, next, err
 			}
 			if err := ctx.Err(); err != nil {
-				return attempts, err
+				return attempts, next, err
 			}
 		}
 	}
-	return attempts, nil
+	return attempts, next, nil
 }
 
 // attempt sends one delivery, with its employee's record emp (nil: no longer listed), and

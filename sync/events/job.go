@@ -28,10 +28,10 @@ type Store interface {
 	HeldEvents(ctx context.Context) (int64, []string, error)
 }
 
-// Job publishes the events that have come due, at start and every minute. It takes no lock: a
-// publication and a load's serialize on the warehouse's writes, and one publishes what the
-// other did not.
-func Job(store Store, m *Metrics, log *slog.Logger) runner.Job {
+// Job publishes the events that have come due, at start and every minute, and tells published
+// (when not nil) when it did. It takes no lock: a publication and a load's serialize on the
+// warehouse's writes, and one publishes what the other did not.
+func Job(store Store, m *Metrics, log *slog.Logger, published func()) runner.Job {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -43,6 +43,9 @@ func Job(store Store, m *Metrics, log *slog.Logger) runner.Job {
 		}
 		if n > 0 {
 			log.Info("events published as they came due", "published", n)
+			if published != nil {
+				published()
+			}
 		}
 		held, _, err := store.HeldEvents(ctx)
 		if err != nil {

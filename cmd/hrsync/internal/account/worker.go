@@ -187,24 +187,37 @@ func (c *workerRun) newWorker(ctx context.Context, as *Setup, slots *runner.Slot
 	// warehouse lock, never overlapping itself, a panic recovered and counted, the same metrics.
 	var jobs []runner.Job
 	if a.Schedule != "" {
+		// The webhooks' deliverer, when the account has subscribers: told when this process
+		// publishes events (a load, the events job), so that its job passes at once and
+		// otherwise opens nothing while it knows of no work (events.Deliverer).
+		published := func() {}
+		var deliverer *events.Deliverer
+		if len(a.Webhooks) > 0 {
+			dopts, err := DeliverOptions(a, as.events, log)
+			if err != nil {
+				return nil, err
+			}
+			deliverer = events.NewDeliverer(dopts)
+			published = deliverer.Published
+		}
 		wopts := a.WalkOptions() // the load guards included: a held load stays held until its source is back or a person accepts it
 		wopts.Metrics, wopts.Logger = as.syncMetrics, log
+		wopts.Finished = func(r walk.Result) {
+			if r.Events.Published > 0 {
+				published()
+			}
+		}
 		syncer := func(run *accountRun) *walk.Syncer { return walk.New(run.client, run.store, wopts) }
 		job := syncer(&accountRun{}).Job(trigger, a.Resources)
 		job.RunAtStart = c.now || a.Sync.RunAtStart
 		job.Slots = slots
 		jobs = append(jobs, w.runs.job(job, func(run *accountRun) runner.Job { return syncer(run).Job(trigger, a.Resources) }))
 		// The events loads derive and date ahead go out as they come due (docs/events.md).
-		ev := events.Job(nil, as.events, log)
+		ev := events.Job(nil, as.events, log, published)
 		ev.Trigger = ev.Trigger.Delayed(a.Offset() % events.Every)
-		jobs = append(jobs, w.runs.job(ev, func(run *accountRun) runner.Job { return events.Job(run.store, as.events, log) }))
-		if len(a.Webhooks) > 0 {
-			dopts, err := DeliverOptions(a, as.events, log)
-			if err != nil {
-				return nil, err
-			}
-			job := events.DeliverJob(nil, dopts)
-			jobs = append(jobs, w.runs.job(job, func(run *accountRun) runner.Job { return events.DeliverJob(run.store, dopts) }))
+		jobs = append(jobs, w.runs.job(ev, func(run *accountRun) runner.Job { return events.Job(run.store, as.events, log, published) }))
+		if deliverer != nil {
+			jobs = append(jobs, w.runs.job(deliverer.Job(nil), func(run *accountRun) runner.Job { return deliverer.Job(run.store) }))
 		}
 	} else if a.Onboarding.Dir != "" {
 		log.Info("no schedule: the worker only watches the onboarding folder")

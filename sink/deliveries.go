@@ -237,7 +237,8 @@ type DeliveryStats struct {
 	// OldestPending is when the oldest pending delivery was queued (zero: none pending): the
 	// subscriber's lag.
 	OldestPending time.Time
-	// NextAt is when the soonest pending delivery is due (zero: none pending).
+	// NextAt is when the soonest pending delivery that may be sent is due: one behind an earlier
+	// pending delivery of its employee's goes with that one (zero: none pending).
 	NextAt time.Time
 }
 
@@ -247,7 +248,9 @@ func (s *Store) DeliveryStats(ctx context.Context) ([]DeliveryStats, error) {
   (SELECT count(*) FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'pending'),
   (SELECT count(*) FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'dead'),
   coalesce((SELECT `+s.d.read(KindTimestamp, "min(d.queued_at)")+` FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'pending'), ''),
-  coalesce((SELECT `+s.d.read(KindTimestamp, "min(d.next_at)")+` FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'pending'), '')
+  coalesce((SELECT `+s.d.read(KindTimestamp, "min(d.next_at)")+` FROM event_deliveries d WHERE d.subscriber = s.name AND d.state = 'pending'
+    AND NOT EXISTS (SELECT 1 FROM event_deliveries o WHERE o.subscriber = d.subscriber AND o.employee_id = d.employee_id
+      AND o.state = 'pending' AND o.seq < d.seq)), '')
 FROM event_subscribers s ORDER BY s.name`)
 	if err != nil {
 		return nil, fmt.Errorf("delivery stats: %w", err)

@@ -120,12 +120,18 @@ func TestDelivererIdle(t *testing.T) {
 			if refused.Load() != 1 {
 				t.Fatalf("refused %d, want 1", refused.Load())
 			}
-			step("its retry not yet due", true)
+			move(2, "Principal") // a second event of the same person's, queued behind the refused one
+			d.Published()
+			step("published behind the refused one", false)
+			if refused.Load() != 1 {
+				t.Fatalf("refused %d, want still 1: the second waits behind the first", refused.Load())
+			}
+			step("its retry not yet due, the second behind it", true)
 			advance(20 * time.Second) // past the first backoff (10 s, jittered by half), within DeliverIdleFor
 			refuse.Store(false)
 			step("its retry due", false)
-			if sent.Load() != 3 {
-				t.Fatalf("sent %d after the retry, want 3", sent.Load())
+			if sent.Load() != 4 {
+				t.Fatalf("sent %d after the retry, want 4 (the retried one and the one behind it)", sent.Load())
 			}
 			step("nothing left", true)
 

@@ -89,6 +89,8 @@ type DeliverOptions struct {
 	// most an hour.
 	Now          func() time.Time
 	RetryBackoff time.Duration
+	// Every is how often a Deliverer's job looks for work (default DeliverEvery).
+	Every time.Duration
 }
 
 func (o DeliverOptions) withDefaults() DeliverOptions {
@@ -111,6 +113,9 @@ func (o DeliverOptions) withDefaults() DeliverOptions {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Every <= 0 {
+		o.Every = DeliverEvery
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = DefaultRetryBackoff
@@ -160,11 +165,11 @@ func (d *Deliverer) Published() {
 }
 
 // Job delivers the events to the subscribers on store, a pass at start, then at the firings
-// every DeliverEvery that have work (Idle). It takes no lock: two workers' passes may send the
+// (every DeliverOptions.Every) that have work (Idle). It takes no lock: two workers' passes may send the
 // same delivery, which is at least once, as promised. A worker builds it once for its trigger
 // and Idle (store nil) and once a run on the run's warehouse; they share the deliverer.
 func (d *Deliverer) Job(store DeliverStore) runner.Job {
-	return runner.Job{Name: DeliverJobName, Trigger: runner.Every(DeliverEvery), Idle: d.idle, Run: func(ctx context.Context) error {
+	return runner.Job{Name: DeliverJobName, Trigger: runner.Every(d.opts.Every), Idle: d.idle, Run: func(ctx context.Context) error {
 		d.mu.Lock()
 		d.published = false
 		d.mu.Unlock()

@@ -44,6 +44,8 @@ type workerRun struct {
 	// sched wakes every account's jobs: one goroutine and one timer for all their triggers,
 	// not one for each job of each account.
 	sched *runner.Scheduler
+	// deliverEvery is how often the webhooks jobs look for work (0: events.DeliverEvery).
+	deliverEvery time.Duration
 }
 
 // StopTimeout bounds how long run waits, when asked to stop, for a job's run to end (a sync to

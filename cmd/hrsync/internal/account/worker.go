@@ -106,12 +106,15 @@ type WorkerOptions struct {
 	// Now syncs once at start, then on the schedule.
 	Now    bool
 	Logger *slog.Logger
+	// DeliverEvery is how often an account's webhooks job looks for work (default
+	// events.DeliverEvery; tests shorten it).
+	DeliverEvery time.Duration
 }
 
 // NewWorker is one account's worker outside a whole hrsync run (Run builds its own): checked,
 // its jobs built, not started.
 func NewWorker(ctx context.Context, as *Setup, opts WorkerOptions) (*Worker, error) {
-	c := &workerRun{now: opts.Now, source: opts.Source, sched: opts.Scheduler}
+	c := &workerRun{now: opts.Now, source: opts.Source, sched: opts.Scheduler, deliverEvery: opts.DeliverEvery}
 	return c.newWorker(ctx, as, opts.Slots, opts.Logger)
 }
 
@@ -197,6 +200,7 @@ func (c *workerRun) newWorker(ctx context.Context, as *Setup, slots *runner.Slot
 			if err != nil {
 				return nil, err
 			}
+			dopts.Every = c.deliverEvery
 			deliverer = events.NewDeliverer(dopts)
 			published = deliverer.Published
 		}

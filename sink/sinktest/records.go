@@ -27,6 +27,18 @@ func Employee(id, dept, manager int64, title string) v1.Employee {
 	return e
 }
 
+// Engineers are employees 1 to n, each an Engineer of department 1 with no line manager
+// (Employee), built from their fields (no sent form), so that a change a test makes to a field
+// is what a load stores: the staff of the events tests and benchmarks.
+func Engineers(n int) []v1.Employee {
+	es := make([]v1.Employee, n)
+	for i := range es {
+		es[i] = Employee(int64(i+1), 1, 0, "Engineer")
+		es[i].Sent = nil
+	}
+	return es
+}
+
 // WalkEmployees stages employees in pages of size and merges them, as a sync's walk does.
 func WalkEmployees(t testing.TB, s *sink.Store, es []v1.Employee, size int, opts sink.MergeOptions) sink.MergeResult {
 	t.Helper()

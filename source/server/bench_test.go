@@ -80,11 +80,7 @@ func BenchmarkEventsFeed(b *testing.B) {
 		b.Run("db="+backend, func(b *testing.B) {
 			opts := sink.Options{Now: func() time.Time { return fixedNow }}
 			store, _, url, schema := sinktest.TwoStores(b, backend, opts)
-			people := make([]v1.Employee, 100)
-			for i := range people {
-				people[i] = sinktest.Employee(int64(i+1), 1, 0, "Engineer")
-				people[i].Sent = nil
-			}
+			people := sinktest.Engineers(100)
 			sinktest.WalkEmployees(b, store, slices.Clone(people), 100, sink.MergeOptions{Complete: true})
 			for i := range people {
 				people[i].JobTitle = "Lead engineer"

@@ -31,11 +31,7 @@ func BenchmarkDeliver(b *testing.B) {
 			secret, _ := webhook.NewSecret()
 			scope, _ := server.NewEventScope(server.Scope{}, v1.Declarations{})
 			opts := events.DeliverOptions{Subscribers: []events.Subscriber{{Name: "bench", URL: recv.URL, Secret: secret, Payload: scope.Event}}}
-			people := make([]v1.Employee, 2000)
-			for i := range people {
-				people[i] = sinktest.Employee(int64(i+1), 1, 0, "Engineer")
-				people[i].Sent = nil
-			}
+			people := sinktest.Engineers(2000)
 			sinktest.WalkEmployees(b, s, slices.Clone(people), 500, sink.MergeOptions{Complete: true})
 			if _, err := events.Deliver(ctx, s, opts); err != nil { // registers the subscriber
 				b.Fatal(err)

@@ -35,10 +35,8 @@ func TestDeliverOrderDeadAndReplay(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			var now atomic.Int64
-			now.Store(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC).UnixNano())
-			clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-			s := sinktest.Store(t, backend, sink.Options{Now: clock})
+			clock := newMovedClock()
+			s := sinktest.Store(t, backend, sink.Options{Now: clock.Now})
 			secret, err := webhook.NewSecret()
 			if err != nil {
 				t.Fatal(err)
@@ -59,8 +57,8 @@ func TestDeliverOrderDeadAndReplay(t *testing.T) {
 				if err := wh.VerifyIgnoringTimestamp(body, r.Header); err != nil {
 					t.Errorf("signature: %v", err)
 				}
-				if ts := r.Header.Get("webhook-timestamp"); ts != strconv.FormatInt(clock().Unix(), 10) {
-					t.Errorf("webhook-timestamp %s, want the clock's %d", ts, clock().Unix())
+				if ts := r.Header.Get("webhook-timestamp"); ts != strconv.FormatInt(clock.Now().Unix(), 10) {
+					t.Errorf("webhook-timestamp %s, want the clock's %d", ts, clock.Now().Unix())
 				}
 				var e struct {
 					Type     string         `json:"type"`
@@ -88,18 +86,14 @@ func TestDeliverOrderDeadAndReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := events.DeliverOptions{Subscribers: []events.Subscriber{{Name: "idp", URL: recv.URL, Secret: secret, Payload: scope.Event}},
-				RetryFor: time.Hour, RetryBackoff: time.Minute, Now: clock}
+				RetryFor: time.Hour, RetryBackoff: time.Minute, Now: clock.Now}
 			pass := func() {
 				t.Helper()
 				if _, err := events.Deliver(ctx, s, opts); err != nil {
 					t.Fatal(err)
 				}
 			}
-			people := make([]v1.Employee, 6)
-			for i := range people {
-				people[i] = sinktest.Employee(int64(i+1), 1, 0, "Engineer")
-				people[i].Sent = nil
-			}
+			people := sinktest.Engineers(6)
 			sinktest.WalkEmployees(t, s, slices.Clone(people), 50, sink.MergeOptions{Complete: true})
 			pass()                      // registers the subscriber at the feed's end
 			people[2].JobTitle = "Lead" // 3: a mover, refused
@@ -113,7 +107,7 @@ func TestDeliverOrderDeadAndReplay(t *testing.T) {
 			}
 			// Retried after its backoff, refused again, until the hour has passed: dead.
 			for range 8 {
-				now.Add(int64(20 * time.Minute))
+				clock.Add(20 * time.Minute)
 				pass()
 			}
 			dead, err := s.ListDeliveries(ctx, sink.DeliveryFilter{State: sink.DeliveryDead})

@@ -41,11 +41,8 @@ func TestDelivererIdle(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			var now atomic.Int64
-			now.Store(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC).UnixNano())
-			clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-			advance := func(d time.Duration) { now.Add(int64(d)) }
-			s := sinktest.Store(t, backend, sink.Options{Now: clock})
+			clock := newMovedClock()
+			s := sinktest.Store(t, backend, sink.Options{Now: clock.Now})
 			var sent, refused atomic.Int64
 			var refuse atomic.Bool
 			recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -67,14 +64,10 @@ func TestDelivererIdle(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := events.NewDeliverer(events.DeliverOptions{Subscribers: []events.Subscriber{{Name: "idp", URL: recv.URL, Secret: secret, Payload: scope.Event}},
-				RetryFor: time.Hour, RetryBackoff: 10 * time.Second, Now: clock})
+				RetryFor: time.Hour, RetryBackoff: 10 * time.Second, Now: clock.Now})
 			store := &failOnce{DeliverStore: s}
 			job := d.Job(store)
-			people := make([]v1.Employee, 4)
-			for i := range people {
-				people[i] = sinktest.Employee(int64(i+1), 1, 0, "Engineer")
-				people[i].Sent = nil
-			}
+			people := sinktest.Engineers(4)
 			move := func(i int, title string) { // a load that publishes a mover
 				people[i].JobTitle = title
 				sinktest.WalkEmployees(t, s, slices.Clone(people), 50, sink.MergeOptions{Complete: true})
@@ -93,13 +86,13 @@ func TestDelivererIdle(t *testing.T) {
 			sinktest.WalkEmployees(t, s, slices.Clone(people), 50, sink.MergeOptions{Complete: true})
 			step("the first firing", false) // registers the subscriber
 			step("nothing since", true)
-			advance(events.DeliverEvery)
+			clock.Add(events.DeliverEvery)
 			step("a firing later, nothing since", true)
 
 			move(0, "Lead") // published without telling the deliverer: another process's sync
-			advance(events.DeliverEvery)
+			clock.Add(events.DeliverEvery)
 			step("another process's event, before DeliverIdleFor", true)
-			advance(events.DeliverIdleFor)
+			clock.Add(events.DeliverIdleFor)
 			step("DeliverIdleFor after the last pass", false)
 			if sent.Load() != 1 {
 				t.Fatalf("sent %d, want the mover", sent.Load())
@@ -127,7 +120,7 @@ func TestDelivererIdle(t *testing.T) {
 				t.Fatalf("refused %d, want still 1: the second waits behind the first", refused.Load())
 			}
 			step("its retry not yet due, the second behind it", true)
-			advance(20 * time.Second) // past the first backoff (10 s, jittered by half), within DeliverIdleFor
+			clock.Add(20 * time.Second) // past the first backoff (10 s, jittered by half), within DeliverIdleFor
 			refuse.Store(false)
 			step("its retry due", false)
 			if sent.Load() != 4 {

@@ -1,23 +1,14 @@
 package account
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hrsync/hrsync/cmd/hrsync/internal/config"
-	"github.com/hrsync/hrsync/cmd/hrsync/internal/prom"
-	"github.com/hrsync/hrsync/internal/buildinfo"
 	"github.com/hrsync/hrsync/internal/slowness"
-	"github.com/hrsync/hrsync/sink"
-	"github.com/hrsync/hrsync/sink/sinktest"
-	"github.com/hrsync/hrsync/source/client"
-	"github.com/hrsync/hrsync/sync/runner"
 )
 
 // TestEmptyFolderOpensNoWarehouse: a worker's polls of an empty drop folder (every 30 s by
@@ -33,46 +24,16 @@ func TestEmptyFolderOpensNoWarehouse(t *testing.T) {
 	if err := os.Mkdir(drop, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	path := sinktest.ConfigFile(t, fmt.Sprintf(`warehouse: {url: %q}
+	c := startCountingWorker(t, fmt.Sprintf(`warehouse: {url: %q}
 source: {url: "http://127.0.0.1:1", api_key: k}
 onboarding: {dir: %q}
-`, filepath.Join(dir, "hrsync.db"), drop))
-	cfg, err := config.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sink.Migrate(context.Background(), cfg.Accounts[0].Warehouse.URL, cfg.Accounts[0].SinkOptions()); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	acct := cfg.Accounts[0]
-	acct.PollInterval, acct.Settle = 20*time.Millisecond, 0
-	ctx := t.Context()
-	reg := prom.NewRegistry(buildinfo.Get())
-	as := NewSetup(acct, NewMetricSets(reg))
-	source, sched := client.NewHTTPClient(), runner.NewScheduler()
-	w, err := NewWorker(ctx, as, WorkerOptions{Source: source, Scheduler: sched, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	var opens atomic.Int64
-	saw := w.runs.seen
-	w.runs.seen = func(err error) { opens.Add(1); saw(err) }
-	okRuns := func() float64 {
-		return gathered(t, reg, "hrsync_job_runs_total", "task=onboarding", "outcome=ok")
-	}
+`, filepath.Join(dir, "hrsync.db"), drop), func(a *config.Account) { a.PollInterval, a.Settle = 20*time.Millisecond, 0 }, WorkerOptions{})
+	opens := &c.opens
+	okRuns := func() float64 { return c.okRuns(t, "onboarding") }
 	waitFor := func(what string, done func() bool) {
 		t.Helper()
 		slowness.Wait{For: 30 * time.Second, Every: 10 * time.Millisecond}.Until(t, what, done)
 	}
-	w.Start()
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := w.Stop(stopCtx); err != nil {
-			t.Error(err)
-		}
-	}()
 
 	waitFor("five ok polls of the empty folder", func() bool { return okRuns() >= 5 })
 	if n := opens.Load(); n != 0 {
@@ -97,11 +58,7 @@ onboarding: {dir: %q}
 	report := filepath.Join(drop, "failed", "cohort.xlsx.result.csv")
 	waitFor("report of the workbook in failed/", func() bool { _, err := os.Stat(report); return err == nil })
 	// Its pass has ended once the runner counts it (failed: a file failed).
-	waitFor("the workbook's pass to end", func() bool {
-		w.runs.mu.Lock()
-		defer w.runs.mu.Unlock()
-		return w.runs.cur == nil && opens.Load() > 0
-	})
+	waitFor("the workbook's pass to end", func() bool { return c.closed() && opens.Load() > 0 })
 	taken := opens.Load()
 	seen = okRuns()
 	waitFor("ok polls after the workbook", func() bool { return okRuns() >= seen+5 })

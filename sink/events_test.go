@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hrsync/hrsync/internal/slowness"
 	"github.com/hrsync/hrsync/sink"
 	"github.com/hrsync/hrsync/sink/sinktest"
 	v1 "github.com/hrsync/hrsync/source/v1"
@@ -354,6 +355,42 @@ func TestEventsAcrossTheClockChanges(t *testing.T) {
 			got, err := s.ListEvents(ctx, sink.EventFilter{State: sink.EventPending})
 			if err != nil || len(got) != 1 || eventAt(got[0]) != tt.effective {
 				t.Fatalf("pending: %+v (%v), want 4's leaving effective at %s", got, err, tt.effective)
+			}
+		})
+	}
+}
+
+// TestPublishDueWithNothingDueTakesNoLock: the events job's minute, when nothing has come due,
+// is a read: it neither waits for nor takes the writers' lock, which another process (here a
+// second store on the warehouse) holds throughout. A write in its place waits for the lock.
+func TestPublishDueWithNothingDueTakesNoLock(t *testing.T) {
+	t.Parallel()
+	for _, backend := range sinktest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			a, b, _, _ := sinktest.TwoStores(t, backend, sink.Options{})
+			ctx := context.Background()
+			// b takes the writers' lock as a load's transaction does: SQLite's begins immediate,
+			// Postgres's locks meta's row.
+			tx, err := sinktest.DB(b).BeginTxx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback() }()
+			if backend == "postgres" {
+				if _, err := tx.ExecContext(ctx, `SELECT 1 FROM meta FOR UPDATE`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			blocked, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			if _, err := a.QueueDeliveries(blocked, []string{"idp"}); err == nil {
+				t.Fatal("a write went ahead while another store held the writers' lock: the test proves nothing")
+			}
+			within, cancel := context.WithTimeout(ctx, slowness.Bound(5*time.Second))
+			defer cancel()
+			if n, err := a.PublishDue(within); err != nil || n != 0 {
+				t.Errorf("PublishDue with nothing due, the lock held elsewhere: %d, %v; want 0 at once", n, err)
 			}
 		})
 	}
